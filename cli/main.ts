@@ -1,0 +1,56 @@
+/**
+ * Entry of the `callpipe` command. Each subcommand lives in `cli/commands/<name>.ts` and exports
+ * `summary`, `help` and `run(argv)`; this file only dispatches, so adding a command is adding a file.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CliError, type Command } from './command.ts';
+
+const COMMANDS = ['demo', 'up', 'process', 'backfill', 'schedule', 'status', 'plan', 'emulator', 'fixture', 'tools'];
+
+function commandFile(name: string): string {
+  return fileURLToPath(new URL(`./commands/${name}.ts`, import.meta.url));
+}
+
+async function loadCommand(name: string): Promise<Command | undefined> {
+  if (!COMMANDS.includes(name) || !existsSync(commandFile(name))) return undefined;
+  return (await import(`./commands/${name}.ts`)) as Command;
+}
+
+async function usage(): Promise<string> {
+  const lines = ['Usage: callpipe <command> [options]', '', 'Commands:'];
+  for (const name of COMMANDS) {
+    const cmd = await loadCommand(name);
+    if (cmd) lines.push(`  ${name.padEnd(10)} ${cmd.summary}`);
+  }
+  lines.push('', 'Run `callpipe <command> --help` for the options of one command.');
+  return lines.join('\n');
+}
+
+async function run(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(await usage());
+    return name ? 0 : 2;
+  }
+  const cmd = await loadCommand(name);
+  if (!cmd) throw new CliError(`unknown command '${name}' (see callpipe --help)`);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(cmd.help);
+    return 0;
+  }
+  return cmd.run(rest);
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    // One clear line for the user; the stack only when asked for.
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(`callpipe: ${message}`);
+    if (process.env.CALLPIPE_DEBUG && err instanceof Error) console.error(err.stack);
+    process.exitCode = err instanceof CliError ? err.exitCode : 1;
+  },
+);

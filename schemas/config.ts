@@ -1,0 +1,303 @@
+/**
+ * Configuration of callpipe: one schema, read from `CALLPIPE_*` environment variables, an optional JSON
+ * config file (`CALLPIPE_CONFIG`, or `callpipe.config.json` in the working directory), and the standard
+ * AWS variables. Precedence: CALLPIPE_* variable > config file > AWS_* variable > default.
+ *
+ * Every value fails fast with the name of the variable that carried it, so a typo in a nightly cron
+ * environment stops the run at start-up rather than at 3 a.m. in the middle of a batch.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(1).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const positive = z.coerce.number().positive();
+const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+
+export const serviceConfigSchema = z.object({
+  /** Base URL of the text-analysis family; the client appends `/nlp/v1/...` (spec 01, Versioning). */
+  baseUrl: z.url(),
+  /** Base URL of the speech-recognition family (`/asr/v1/...`); defaults to `baseUrl`. */
+  asrBaseUrl: z.url().optional(),
+  /** Token endpoint (spec 01, Authentication). */
+  authUrl: z.url(),
+  clientId: z.string().min(1),
+  clientSecret: z.string().min(1),
+  /** Recognition model id (spec 02, Recognition models); 8 kHz telephone audio by default. */
+  model: z.string().min(1),
+  /** Domain id, 8 alphanumerics (spec 02). */
+  domainId: z.string().regex(/^[A-Za-z0-9]{8}$/, 'must be 8 alphanumeric characters'),
+  /** Client pacing: audio is sent at real time × speed. 1 against the real service. */
+  speed: positive,
+});
+
+export const s3ConfigSchema = z.object({
+  /** S3 endpoint URL; empty means AWS's default endpoint for the region. */
+  endpoint: z.string().optional(),
+  region: z.string().min(1),
+  bucket: z.string().min(3),
+  inputPrefix: z.string(),
+  outputPrefix: z.string(),
+  stagingPrefix: z.string(),
+  accessKeyId: z.string().optional(),
+  secretAccessKey: z.string().optional(),
+  /** Path-style addressing, needed by local S3 servers. */
+  forcePathStyle: bool,
+});
+
+export const temporalConfigSchema = z.object({
+  address: z.string().min(1),
+  namespace: z.string().min(1),
+  /** Prefix of every task queue: `callpipe`, `callpipe-media`, `callpipe-asr`, `callpipe-nlp`. */
+  taskQueuePrefix: z.string().min(1),
+});
+
+export const limitsConfigSchema = z.object({
+  /** Concurrent recognition sessions of the account (spec 02: 550 No Resource beyond it), per worker process. */
+  asrConcurrentSessions: positiveInt,
+  /** Text-analysis requests per second across all workers (Temporal task-queue rate limit). */
+  nlpRequestsPerSecond: positive,
+  /** Text-analysis requests in flight per process (p-limit). */
+  nlpConcurrency: positiveInt,
+  /** ffmpeg processes per media worker: about one per core. */
+  mediaConcurrency: positiveInt,
+  /** Longest recognition session in seconds (spec 02 Limits: 3,000 s). */
+  maxSessionSeconds: positive.max(3000),
+});
+
+export const stackConfigSchema = z.object({
+  /** State folder of the local stack: databases, S3 data, logs. */
+  home: z.string().min(1),
+  temporalPort: port,
+  temporalUiPort: port,
+  s3Port: port,
+  emulatorPort: port,
+  metricsPort: port,
+  /** `fixed`: refuse taken ports; `auto`: take free ones. */
+  ports: z.enum(['fixed', 'auto']),
+  emulatorSpeed: positive,
+  emulatorPhrasebook: z.string().optional(),
+  emulatorFaults: z.string().optional(),
+});
+
+export const configSchema = z.object({
+  service: serviceConfigSchema,
+  s3: s3ConfigSchema,
+  temporal: temporalConfigSchema,
+  limits: limitsConfigSchema,
+  stack: stackConfigSchema,
+  logLevel: z.enum(['debug', 'info', 'warn', 'error']),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type ServiceConfig = z.infer<typeof serviceConfigSchema>;
+export type S3Config = z.infer<typeof s3ConfigSchema>;
+export type TemporalConfig = z.infer<typeof temporalConfigSchema>;
+export type LimitsConfig = z.infer<typeof limitsConfigSchema>;
+export type StackConfig = z.infer<typeof stackConfigSchema>;
+
+/** Credentials of the local emulator's default account; only ever used against the local stack. */
+export const LOCAL_CLIENT_ID = 'callpipe-local';
+export const LOCAL_CLIENT_SECRET = 'callpipe-local-secret';
+export const LOCAL_DOMAIN_ID = 'cpdomain';
+/** Credentials of the local S3 server. */
+export const LOCAL_S3_ACCESS_KEY = 'callpipe';
+export const LOCAL_S3_SECRET_KEY = 'callpipe-secret';
+
+/** Defaults describe the local stack, so that `callpipe demo` works with no configuration at all. */
+export const DEFAULTS = {
+  service: {
+    baseUrl: 'http://127.0.0.1:8787/api/dev',
+    authUrl: 'http://127.0.0.1:8787/v1/oauth/accesstokens',
+    clientId: LOCAL_CLIENT_ID,
+    clientSecret: LOCAL_CLIENT_SECRET,
+    model: 'ja-gen_tf-08',
+    domainId: LOCAL_DOMAIN_ID,
+    speed: 1,
+  },
+  s3: {
+    endpoint: 'http://127.0.0.1:8333',
+    region: 'us-east-1',
+    bucket: 'callpipe',
+    inputPrefix: 'input/',
+    outputPrefix: 'results/',
+    stagingPrefix: 'staging/',
+    accessKeyId: LOCAL_S3_ACCESS_KEY,
+    secretAccessKey: LOCAL_S3_SECRET_KEY,
+    forcePathStyle: true,
+  },
+  temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueuePrefix: 'callpipe' },
+  limits: {
+    asrConcurrentSessions: 16,
+    nlpRequestsPerSecond: 20,
+    nlpConcurrency: 8,
+    mediaConcurrency: 2,
+    maxSessionSeconds: 3000,
+  },
+  stack: {
+    home: '.callpipe',
+    temporalPort: 7233,
+    temporalUiPort: 8233,
+    s3Port: 8333,
+    emulatorPort: 8787,
+    metricsPort: 9464,
+    ports: 'fixed',
+    emulatorSpeed: 1,
+  },
+  logLevel: 'info',
+} as const;
+
+/** Environment variable → config path. The table is the documentation (README, .env.example). */
+export const ENV_VARS: Record<string, string> = {
+  CALLPIPE_SERVICE_URL: 'service.baseUrl',
+  CALLPIPE_ASR_URL: 'service.asrBaseUrl',
+  CALLPIPE_AUTH_URL: 'service.authUrl',
+  CALLPIPE_CLIENT_ID: 'service.clientId',
+  CALLPIPE_CLIENT_SECRET: 'service.clientSecret',
+  CALLPIPE_MODEL: 'service.model',
+  CALLPIPE_DOMAIN_ID: 'service.domainId',
+  CALLPIPE_SERVICE_SPEED: 'service.speed',
+  CALLPIPE_S3_ENDPOINT: 's3.endpoint',
+  CALLPIPE_S3_REGION: 's3.region',
+  CALLPIPE_S3_BUCKET: 's3.bucket',
+  CALLPIPE_S3_INPUT_PREFIX: 's3.inputPrefix',
+  CALLPIPE_S3_OUTPUT_PREFIX: 's3.outputPrefix',
+  CALLPIPE_S3_STAGING_PREFIX: 's3.stagingPrefix',
+  CALLPIPE_S3_ACCESS_KEY_ID: 's3.accessKeyId',
+  CALLPIPE_S3_SECRET_ACCESS_KEY: 's3.secretAccessKey',
+  CALLPIPE_S3_FORCE_PATH_STYLE: 's3.forcePathStyle',
+  CALLPIPE_TEMPORAL_ADDRESS: 'temporal.address',
+  CALLPIPE_TEMPORAL_NAMESPACE: 'temporal.namespace',
+  CALLPIPE_TASK_QUEUE_PREFIX: 'temporal.taskQueuePrefix',
+  CALLPIPE_ASR_CONCURRENT_SESSIONS: 'limits.asrConcurrentSessions',
+  CALLPIPE_NLP_RPS: 'limits.nlpRequestsPerSecond',
+  CALLPIPE_NLP_CONCURRENCY: 'limits.nlpConcurrency',
+  CALLPIPE_MEDIA_CONCURRENCY: 'limits.mediaConcurrency',
+  CALLPIPE_MAX_SESSION_SECONDS: 'limits.maxSessionSeconds',
+  CALLPIPE_HOME: 'stack.home',
+  CALLPIPE_TEMPORAL_PORT: 'stack.temporalPort',
+  CALLPIPE_TEMPORAL_UI_PORT: 'stack.temporalUiPort',
+  CALLPIPE_S3_PORT: 'stack.s3Port',
+  CALLPIPE_EMULATOR_PORT: 'stack.emulatorPort',
+  CALLPIPE_METRICS_PORT: 'stack.metricsPort',
+  CALLPIPE_PORTS: 'stack.ports',
+  CALLPIPE_EMULATOR_SPEED: 'stack.emulatorSpeed',
+  CALLPIPE_EMULATOR_PHRASEBOOK: 'stack.emulatorPhrasebook',
+  CALLPIPE_EMULATOR_FAULTS: 'stack.emulatorFaults',
+  CALLPIPE_LOG_LEVEL: 'logLevel',
+};
+
+/** Standard AWS conventions, applied beneath CALLPIPE_* and the config file. */
+const AWS_VARS: Record<string, string> = {
+  AWS_ENDPOINT_URL_S3: 's3.endpoint',
+  AWS_ENDPOINT_URL: 's3.endpoint',
+  AWS_REGION: 's3.region',
+  AWS_DEFAULT_REGION: 's3.region',
+  AWS_ACCESS_KEY_ID: 's3.accessKeyId',
+  AWS_SECRET_ACCESS_KEY: 's3.secretAccessKey',
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Tree = Record<string, unknown>;
+
+function setPath(tree: Tree, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = tree;
+  for (const part of parts.slice(0, -1)) {
+    node[part] = { ...((node[part] as Tree | undefined) ?? {}) };
+    node = node[part] as Tree;
+  }
+  node[parts.at(-1)!] = value;
+}
+
+function getPath(tree: Tree, path: string): unknown {
+  return path.split('.').reduce<unknown>((node, part) => (node as Tree | undefined)?.[part], tree);
+}
+
+function mergeDeep(base: Tree, over: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const prev = out[key];
+    out[key] =
+      value && typeof value === 'object' && !Array.isArray(value) && prev && typeof prev === 'object'
+        ? mergeDeep(prev as Tree, value as Tree)
+        : value;
+  }
+  return out;
+}
+
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Config file path; default `CALLPIPE_CONFIG` or `./callpipe.config.json` when present. */
+  file?: string;
+  /** Values that win over everything (used by the local stack and tests). */
+  overrides?: Tree;
+}
+
+/** Reads and validates the configuration. Throws {@link ConfigError} naming the variable at fault. */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  let tree: Tree = structuredClone(DEFAULTS) as unknown as Tree;
+  const origin = new Map<string, string>();
+
+  for (const [name, path] of Object.entries(AWS_VARS).reverse()) {
+    const value = env[name];
+    if (value !== undefined && value !== '') {
+      setPath(tree, path, value);
+      origin.set(path, name);
+    }
+  }
+
+  const file = options.file ?? env.CALLPIPE_CONFIG ?? (existsSync('callpipe.config.json') ? 'callpipe.config.json' : undefined);
+  if (file) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(resolve(file), 'utf8'));
+    } catch (err) {
+      throw new ConfigError(`config file ${file}: ${(err as Error).message}`);
+    }
+    if (!parsed || typeof parsed !== 'object') throw new ConfigError(`config file ${file}: not a JSON object`);
+    tree = mergeDeep(tree, parsed as Tree);
+    for (const path of Object.values(ENV_VARS)) {
+      if (getPath(parsed as Tree, path) !== undefined) origin.set(path, `${file}: ${path}`);
+    }
+  }
+
+  for (const [name, path] of Object.entries(ENV_VARS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') {
+      setPath(tree, path, value);
+      origin.set(path, name);
+    }
+  }
+  if (options.overrides) tree = mergeDeep(tree, options.overrides);
+
+  const result = configSchema.safeParse(tree);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const path = issue.path.join('.');
+    const where = origin.get(path) ?? envNameOf(path) ?? path;
+    // Never echo the value: it may be a secret.
+    throw new ConfigError(`invalid configuration ${where}: ${issue.message}`);
+  }
+  return result.data;
+}
+
+function envNameOf(path: string): string | undefined {
+  return Object.entries(ENV_VARS).find(([, p]) => p === path)?.[0];
+}
+
+/** Task queue names (DESIGN.md, Task queues and limits). */
+export function taskQueues(config: Pick<Config, 'temporal'>) {
+  const prefix = config.temporal.taskQueuePrefix;
+  return {
+    workflows: prefix,
+    media: `${prefix}-media`,
+    asr: `${prefix}-asr`,
+    nlp: `${prefix}-nlp`,
+  } as const;
+}
