@@ -14,6 +14,15 @@ export default defineConfig({
         },
       },
       {
+        // Contract tests: real HTTP against servers the test file starts itself (the emulator), no stack.
+        test: {
+          name: 'contract',
+          include: ['test/contract/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],

@@ -1,0 +1,73 @@
+/**
+ * The synthetic-recording contract (DESIGN.md, "Synthetic recordings the emulator can recognize").
+ *
+ * No speech model is available offline, so test recordings carry their words in-band as DTMF: each
+ * utterance is `*` + decimal phrase id + `#`. The fixture generator (activities/media) writes it and the
+ * emulator (emulator/) decodes it; both take their numbers from here so they cannot drift apart.
+ */
+import { z } from 'zod';
+
+/** Standard DTMF pairs (ITU-T Q.23): symbol → [low Hz, high Hz]. */
+export const DTMF_FREQUENCIES: Readonly<Record<string, readonly [number, number]>> = {
+  '1': [697, 1209],
+  '2': [697, 1336],
+  '3': [697, 1477],
+  '4': [770, 1209],
+  '5': [770, 1336],
+  '6': [770, 1477],
+  '7': [852, 1209],
+  '8': [852, 1336],
+  '9': [852, 1477],
+  '*': [941, 1209],
+  '0': [941, 1336],
+  '#': [941, 1477],
+};
+export const DTMF_LOW_HZ = [697, 770, 852, 941] as const;
+export const DTMF_HIGH_HZ = [1209, 1336, 1477] as const;
+
+/** Tone and gap lengths of one symbol, in seconds. */
+export const DTMF_TONE_SECONDS = 0.08;
+export const DTMF_GAP_SECONDS = 0.04;
+/** Level of each of the two sines, in dBFS (the pair peaks about 6 dB higher). */
+export const DTMF_LEVEL_DBFS = -12;
+
+/** The in-band text of one utterance. */
+export function phraseSymbols(phraseId: number): string {
+  return `*${phraseId}#`;
+}
+
+/** Duration in seconds of the DTMF burst for a phrase id: every symbol is a tone then a gap. */
+export function phraseDurationSeconds(phraseId: number): number {
+  return phraseSymbols(phraseId).length * (DTMF_TONE_SECONDS + DTMF_GAP_SECONDS);
+}
+
+/** Text the emulator answers for a segment that decodes to no known phrase id. */
+export const UNKNOWN_PHRASE_TEXT = '〈不明〉';
+
+/**
+ * Phrase id ranges of the default phrasebook (emulator/phrasebook.ja.json), so that generated call
+ * scripts give agents agent lines and customers customer lines.
+ */
+export const AGENT_PHRASE_IDS = { from: 1, to: 99 } as const;
+export const CUSTOMER_PHRASE_IDS = { from: 101, to: 199 } as const;
+
+/** A phrasebook: phrase id (decimal string) → text. */
+export const phrasebookSchema = z.record(z.string().regex(/^\d+$/), z.string().min(1));
+export type Phrasebook = z.infer<typeof phrasebookSchema>;
+
+/** A fixture script: per channel, phrases and their start times (seconds from the recording's start). */
+export const fixtureScriptSchema = z.object({
+  /** Total length in seconds; default: just after the last phrase. */
+  durationSeconds: z.number().positive().optional(),
+  sampleRate: z.number().int().min(8000).max(96000).optional(),
+  /** Background: digital silence or low noise (about -60 dBFS). */
+  background: z.enum(['silence', 'noise']).default('silence'),
+  channels: z
+    .array(
+      z.object({
+        phrases: z.array(z.object({ id: z.number().int().nonnegative(), start: z.number().nonnegative() })),
+      }),
+    )
+    .min(1),
+});
+export type FixtureScript = z.infer<typeof fixtureScriptSchema>;
