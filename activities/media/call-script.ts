@@ -1,0 +1,93 @@
+/**
+ * Realistic call scripts for tests, benchmarks and the demo: an agent and a customer taking turns, a
+ * phrase every few seconds, now and then a hold. Seeded and deterministic, so a failing test names a
+ * script that can be rendered again.
+ */
+import {
+  AGENT_PHRASE_IDS,
+  CUSTOMER_PHRASE_IDS,
+  phraseDurationSeconds,
+  type FixtureScript,
+} from '../../schemas/synthetic-recording.ts';
+
+export interface CallScriptOptions {
+  /** Length of the call in seconds (1 minute to several hours are typical). */
+  durationSeconds: number;
+  /** Seed of the pseudo-random choices; the same seed gives the same script. Default 1. */
+  seed?: number;
+  /** Stereo (default): agent on channel 0, customer on channel 1. Mono: both on channel 0, never overlapping. */
+  stereo?: boolean;
+  /** Background of the rendered recording. Default 'silence'. */
+  background?: 'silence' | 'noise';
+  /** Sample rate written into the script (the renderer's default rate). */
+  sampleRate?: number;
+}
+
+/** Pause between two phrases of one speaker's turn, seconds. */
+const PHRASE_GAP_SECONDS = { min: 0.6, max: 2.5 } as const;
+/** Pause before the other speaker answers, seconds. */
+const TURN_GAP_SECONDS = { min: 0.8, max: 3 } as const;
+/** Phrases per turn. */
+const PHRASES_PER_TURN = { min: 1, max: 3 } as const;
+/** Chance that a turn is followed by a hold (the agent checks something), and its length. */
+const HOLD_PROBABILITY = 0.04;
+const HOLD_SECONDS = { min: 8, max: 40 } as const;
+/** Silence at the start and end of the call. */
+const LEAD_IN_SECONDS = 0.5;
+const TAIL_SECONDS = 0.5;
+
+/** mulberry32: a small, fast, seedable generator; quality is ample for choosing phrases. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const roundMs = (seconds: number) => Math.round(seconds * 1000) / 1000;
+
+/** Generates a call script; see {@link CallScriptOptions}. */
+export function generateCallScript(options: CallScriptOptions): FixtureScript {
+  const { durationSeconds, seed = 1, stereo = true, background = 'silence', sampleRate } = options;
+  if (!(durationSeconds > LEAD_IN_SECONDS + TAIL_SECONDS)) {
+    throw new RangeError(`call length must be more than ${LEAD_IN_SECONDS + TAIL_SECONDS} s`);
+  }
+  const random = seededRandom(seed);
+  const between = (range: { min: number; max: number }) => range.min + random() * (range.max - range.min);
+  const intBetween = (range: { from: number; to: number } | { min: number; max: number }) => {
+    const [lo, hi] = 'from' in range ? [range.from, range.to] : [range.min, range.max];
+    return lo + Math.floor(random() * (hi - lo + 1));
+  };
+
+  const channels: FixtureScript['channels'] = stereo ? [{ phrases: [] }, { phrases: [] }] : [{ phrases: [] }];
+  const end = durationSeconds - TAIL_SECONDS;
+  let t = LEAD_IN_SECONDS;
+  let speaker: 0 | 1 = 0; // the agent answers the call
+  for (;;) {
+    const turn = intBetween(PHRASES_PER_TURN);
+    let said = 0;
+    for (let i = 0; i < turn; i++) {
+      const id = intBetween(speaker === 0 ? AGENT_PHRASE_IDS : CUSTOMER_PHRASE_IDS);
+      const length = phraseDurationSeconds(id);
+      if (t + length > end) break;
+      channels[stereo ? speaker : 0]!.phrases.push({ id, start: roundMs(t) });
+      said++;
+      // Rounding to the millisecond may move a start by 0.5 ms: the gaps keep phrases well apart.
+      t += length + (i < turn - 1 ? between(PHRASE_GAP_SECONDS) : 0);
+    }
+    if (said === 0) break;
+    t += between(TURN_GAP_SECONDS);
+    if (random() < HOLD_PROBABILITY) t += between(HOLD_SECONDS);
+    speaker = speaker === 0 ? 1 : 0;
+  }
+  return {
+    durationSeconds,
+    ...(sampleRate ? { sampleRate } : {}),
+    background,
+    channels,
+  };
+}
