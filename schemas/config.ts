@@ -10,7 +10,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 
-const port = z.coerce.number().int().min(1).max(65535);
+// 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
+const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const positive = z.coerce.number().positive();
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);

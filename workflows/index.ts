@@ -1,0 +1,2 @@
+// The workflow bundle's entry: re-exports only.
+export { stackCheck } from './stack-check.ts';
