@@ -1,0 +1,225 @@
+/**
+ * The session plan. Per track, the recording is cut into sessions that cover it with no gap or
+ * overlap, none longer than `maxSessionSeconds`. Each cut goes in the middle of the longest silence
+ * found in a search window; with no silence there, a hard cut at the window's end, flagged.
+ *
+ * Strategies only differ in where the window is:
+ * - `fixed`: just before the limit (sessions as long as allowed, fewest sessions);
+ * - `balanced`: around an even split of the rest of the track into sessions of a target length chosen
+ *   from a concurrent-session budget, so that all sessions of all tracks run at once and the call's
+ *   makespan is about one session (a 2-hour stereo call with budget 16: 8 sessions of 15 min per
+ *   channel). The target never exceeds the limit and never drops below `minSessionSeconds`.
+ */
+import {
+  planOptionsSchema,
+  sessionPlanSchema,
+  type PlanOptions,
+  type PlanSession,
+  type ResolvedPlanOptions,
+  type SessionPlan,
+  type Silence,
+  type Track,
+} from '../../schemas/plan.ts';
+import type { ProbeResult } from '../../schemas/media-probe.ts';
+import { planTracks } from './channels.ts';
+import { MediaError } from './errors.ts';
+import { intersectSilences, scanSilences } from './silence.ts';
+
+/** Plan times live on a millisecond grid: 8 bytes of 8 kHz mu-law, 16 samples at 16 kHz. */
+const GRID = 1000;
+const toGrid = (seconds: number) => Math.round(seconds * GRID) / GRID;
+const floorToGrid = (seconds: number) => Math.floor(seconds * GRID + 1e-6) / GRID;
+/** A silence piece must be this long for its middle, rounded to the grid, to stay strictly inside it. */
+const MIN_USABLE_SILENCE_SECONDS = 2 / GRID;
+/** A search window never reaches back more than this fraction of the session it ends. */
+const MAX_WINDOW_FRACTION = 0.5;
+
+/** Where to look for the next cut, or `end` when the rest of the track is the last session. */
+type Window = { lo: number; hi: number } | 'end';
+type WindowRule = (start: number, duration: number) => Window;
+
+/** The session length a balanced plan aims at. */
+export function balancedTargetSeconds(
+  durationSeconds: number,
+  trackCount: number,
+  options: ResolvedPlanOptions,
+): number {
+  const even = (durationSeconds * trackCount) / options.budget;
+  return Math.min(options.maxSessionSeconds, Math.max(options.minSessionSeconds, even));
+}
+
+function windowRule(options: ResolvedPlanOptions, target: number | undefined): WindowRule {
+  const { maxSessionSeconds: max, searchWindowSeconds: window } = options;
+  const reachBack = (start: number, hi: number, lo: number) =>
+    Math.max(lo, start + (hi - start) * MAX_WINDOW_FRACTION);
+  if (target === undefined) {
+    return (start, duration) => {
+      if (duration - start <= max) return 'end';
+      const hi = start + max;
+      return { lo: reachBack(start, hi, hi - window), hi };
+    };
+  }
+  return (start, duration) => {
+    const remaining = duration - start;
+    const left = Math.max(Math.round(remaining / target), Math.ceil(remaining / max - 1e-9));
+    if (left <= 1) return 'end';
+    const ideal = start + remaining / left;
+    const hi = Math.min(ideal + window / 2, start + max);
+    return { lo: reachBack(start, hi, Math.min(ideal - window / 2, hi - window / 2)), hi };
+  };
+}
+
+/** Index of the first silence that ends after `t` (silences sorted by start, not overlapping). */
+function firstEndingAfter(silences: Silence[], t: number): number {
+  let lo = 0;
+  let hi = silences.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (silences[mid]!.end <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The longest part of a silence inside [lo, hi] (the later one on a tie: longer sessions). */
+function longestSilenceIn(
+  silences: Silence[],
+  lo: number,
+  hi: number,
+): { silence: Silence; cut: number } | undefined {
+  let best: { silence: Silence; cut: number; length: number } | undefined;
+  for (let i = firstEndingAfter(silences, lo); i < silences.length && silences[i]!.start < hi; i++) {
+    const s = silences[i]!;
+    const from = Math.max(s.start, lo);
+    const to = Math.min(s.end, hi);
+    const length = to - from;
+    if (length >= MIN_USABLE_SILENCE_SECONDS && (!best || length >= best.length)) {
+      best = { silence: s, cut: toGrid((from + to) / 2), length };
+    }
+  }
+  return best && { silence: best.silence, cut: best.cut };
+}
+
+/** Sessions of one track (indices are assigned by the caller). */
+function planTrack(
+  track: Track,
+  durationSeconds: number,
+  silences: Silence[],
+  rule: WindowRule,
+): Omit<PlanSession, 'index'>[] {
+  const sorted = [...silences].sort((a, b) => a.start - b.start);
+  const sessions: Omit<PlanSession, 'index'>[] = [];
+  const base = { track: track.track, channel: track.channel, speaker: track.speaker };
+  let start = 0;
+  for (;;) {
+    const window = rule(start, durationSeconds);
+    if (window === 'end') {
+      sessions.push({ ...base, start, end: durationSeconds, cut: 'end', silence: null });
+      return sessions;
+    }
+    const found = longestSilenceIn(sorted, window.lo, window.hi);
+    const end = found ? found.cut : toGrid(window.hi);
+    sessions.push({
+      ...base,
+      start,
+      end,
+      cut: found ? 'silence' : 'hard',
+      silence: found ? { ...found.silence } : null,
+    });
+    start = end;
+  }
+}
+
+export interface PlanSessionsInput {
+  /** Decoded length of the recording, seconds; floored to the millisecond grid here. */
+  durationSeconds: number;
+  tracks: Track[];
+  /** Silences of each track (same order as `tracks`). */
+  silences: Silence[][];
+  options?: PlanOptions;
+}
+
+/** The pure planner: from a length, tracks and their silences to sessions. */
+export function planSessions(input: PlanSessionsInput): {
+  sessions: PlanSession[];
+  options: ResolvedPlanOptions;
+  targetSessionSeconds?: number;
+  durationSeconds: number;
+} {
+  const parsed = planOptionsSchema.safeParse(input.options ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new MediaError('invalid-option', `plan option ${issue.path.join('.')}: ${issue.message}`);
+  }
+  const options = parsed.data;
+  const durationSeconds = floorToGrid(input.durationSeconds);
+  if (!(durationSeconds > 0))
+    throw new MediaError('zero-duration', 'nothing to plan: the recording is shorter than 1 ms');
+  const target =
+    options.strategy === 'balanced'
+      ? balancedTargetSeconds(durationSeconds, input.tracks.length, options)
+      : undefined;
+  const rule = windowRule(options, target);
+  const sessions = input.tracks
+    .flatMap((track, i) => planTrack(track, durationSeconds, input.silences[i] ?? [], rule))
+    .map((s, index) => ({ index, ...s }));
+  return {
+    sessions,
+    options,
+    durationSeconds,
+    ...(target !== undefined ? { targetSessionSeconds: toGrid(target) } : {}),
+  };
+}
+
+/** Probes' facts + a silence scan → the plan document. */
+export async function planRecording(
+  probe: ProbeResult,
+  options: PlanOptions = {},
+  signal?: AbortSignal,
+): Promise<SessionPlan> {
+  const resolved = planOptionsSchema.parse(options);
+  const tracks = planTracks(probe.channels, resolved.channels);
+  const perChannel = await scanSilences(probe.path, {
+    streamIndex: probe.streamIndex,
+    channels: probe.channels,
+    noiseDb: resolved.silenceNoiseDb,
+    minSeconds: resolved.silenceMinSeconds,
+    durationSeconds: probe.durationSeconds,
+    signal,
+  });
+  const silences = tracks.map((t) => intersectSilences(t.sourceChannels.map((c) => perChannel[c] ?? [])));
+  const planned = planSessions({
+    durationSeconds: probe.durationSeconds,
+    tracks,
+    silences,
+    options: resolved,
+  });
+  const o = planned.options;
+  return sessionPlanSchema.parse({
+    version: 1,
+    source: {
+      path: probe.path,
+      fingerprint: probe.fingerprint,
+      sampleRate: probe.sampleRate,
+      channels: probe.channels,
+      durationSeconds: planned.durationSeconds,
+      streamIndex: probe.streamIndex,
+    },
+    options: {
+      strategy: o.strategy,
+      maxSessionSeconds: o.maxSessionSeconds,
+      searchWindowSeconds: o.searchWindowSeconds,
+      silenceNoiseDb: o.silenceNoiseDb,
+      silenceMinSeconds: o.silenceMinSeconds,
+      ...(o.strategy === 'balanced'
+        ? {
+            budget: o.budget,
+            minSessionSeconds: o.minSessionSeconds,
+            targetSessionSeconds: planned.targetSessionSeconds,
+          }
+        : {}),
+    },
+    tracks,
+    sessions: planned.sessions,
+  });
+}

@@ -1,0 +1,99 @@
+/**
+ * Staging storage for transcoded sessions. The interface is what the media activities need and no more;
+ * the S3 implementation lives in activities/storage/, the local-directory one here serves tests and
+ * offline runs. Keys are deterministic (source fingerprint + session + format), so a retried or
+ * re-run transcode finds its own earlier output.
+ */
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { SessionAudioFormat } from '../../schemas/media-transcode.ts';
+
+/** Object metadata: strings only, as S3 user metadata is. */
+export type StagingMeta = Record<string, string>;
+
+export interface StagedObjectInfo {
+  size: number;
+  meta: StagingMeta;
+}
+
+export interface StagingStore {
+  exists(key: string): Promise<boolean>;
+  /**
+   * Stores `body` under `key`. Atomic: the object appears only once the body has ended without error;
+   * a body stream that errors (e.g. a length check failing) leaves no object behind.
+   */
+  put(key: string, body: Readable | Buffer, meta: StagingMeta): Promise<void>;
+  /** Size and metadata of an object, or undefined when there is none. */
+  head(key: string): Promise<StagedObjectInfo | undefined>;
+}
+
+/** File name extension of each session format in keys. */
+const FORMAT_EXTENSIONS: Record<SessionAudioFormat, string> = { mulaw: 'mulaw', pcm16k: 's16le-16k' };
+
+export interface StagingKeyInput {
+  fingerprint: string;
+  track: number;
+  start: number;
+  end: number;
+  format: SessionAudioFormat;
+  /** Prefix such as the configured staging prefix (`staging/`). */
+  prefix?: string;
+}
+
+/**
+ * `<prefix><fingerprint>/t<track>/<startMs>-<endMs>.<ext>`: the same source, session range and format
+ * always give the same key; a different plan of the same source gives different keys.
+ */
+export function stagingKey(input: StagingKeyInput): string {
+  const fp = input.fingerprint.replace(/[^A-Za-z0-9._-]/g, '-');
+  const ms = (s: number) => String(Math.round(s * 1000)).padStart(9, '0');
+  return `${input.prefix ?? ''}${fp}/t${input.track}/${ms(input.start)}-${ms(input.end)}.${FORMAT_EXTENSIONS[input.format]}`;
+}
+
+const META_SUFFIX = '.meta.json';
+
+/** Staging in a local directory: `<root>/<key>` and `<root>/<key>.meta.json`. */
+export class LocalStagingStore implements StagingStore {
+  constructor(readonly root: string) {}
+
+  /** The file of a key; refuses keys that would leave the root. */
+  pathOf(key: string): string {
+    const root = resolve(this.root);
+    const path = resolve(root, key);
+    if (!path.startsWith(root + sep)) throw new RangeError(`staging key escapes the store: ${key}`);
+    return path;
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.head(key)) !== undefined;
+  }
+
+  async head(key: string): Promise<StagedObjectInfo | undefined> {
+    const path = this.pathOf(key);
+    try {
+      const [info, meta] = await Promise.all([stat(path), readFile(path + META_SUFFIX, 'utf8')]);
+      return { size: info.size, meta: JSON.parse(meta) as StagingMeta };
+    } catch {
+      return undefined;
+    }
+  }
+
+  async put(key: string, body: Readable | Buffer, meta: StagingMeta): Promise<void> {
+    const path = this.pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    const tmp = join(dirname(path), `.${randomUUID()}.tmp`);
+    try {
+      if (Buffer.isBuffer(body)) await writeFile(tmp, body);
+      else await pipeline(body, createWriteStream(tmp));
+      await writeFile(path + META_SUFFIX, JSON.stringify(meta));
+      await rename(tmp, path);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+  }
+}

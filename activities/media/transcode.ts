@@ -1,0 +1,155 @@
+/**
+ * Transcode one planned session to the recognizer's format, streamed from ffmpeg's stdout into staging
+ * storage. Cut exactly: input seek to the session's start, the track's channel(s) panned to mono,
+ * resampled, padded, then trimmed to the exact sample count (`atrim=end_sample`), so a session of N s
+ * is N × 8,000 bytes of mu-law whatever the source's packet boundaries; a counting stream checks it
+ * on the way to storage and fails the upload when it does not hold.
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  SESSION_AUDIO_BYTES_PER_SECOND,
+  type SessionAudioFormat,
+  type StagedSession,
+} from '../../schemas/media-transcode.ts';
+import { panFilter } from './channels.ts';
+import { MediaLengthError } from './errors.ts';
+import { spawnFfmpeg, type ToolProcess } from './ffmpeg.ts';
+import { stagingKey, type StagingStore } from './staging.ts';
+
+/** ffmpeg parameters of each session format (spec 02, Audio formats). */
+const FORMATS: Record<
+  SessionAudioFormat,
+  { sampleRate: number; bytesPerSample: number; codec: string; muxer: string }
+> = {
+  mulaw: { sampleRate: 8000, bytesPerSample: 1, codec: 'pcm_mulaw', muxer: 'mulaw' },
+  pcm16k: { sampleRate: 16000, bytesPerSample: 2, codec: 'pcm_s16le', muxer: 's16le' },
+};
+/** Extra input read past the session's end, so the resampler's tail is real audio rather than padding. */
+const READ_PAST_END_SECONDS = 0.5;
+
+/** Exact byte length of `seconds` of audio in `format` (plan times are on a millisecond grid). */
+export function expectedBytes(seconds: number, format: SessionAudioFormat): number {
+  const f = FORMATS[format];
+  return Math.round(seconds * f.sampleRate) * f.bytesPerSample;
+}
+
+export interface TranscodeRange {
+  /** Local source file. */
+  path: string;
+  /** Audio stream index in the file (ProbeResult.streamIndex). */
+  streamIndex: number;
+  /** Source channels of the track (one, or several mixed at equal gain). */
+  sourceChannels: number[];
+  start: number;
+  end: number;
+  format: SessionAudioFormat;
+}
+
+/** ffmpeg's arguments for one exact range: exposed for the benchmark and tests. */
+export function transcodeArgs(range: TranscodeRange): string[] {
+  const f = FORMATS[range.format];
+  const samples = Math.round((range.end - range.start) * f.sampleRate);
+  const filters = [panFilter(range), `aresample=${f.sampleRate}`, 'apad', `atrim=end_sample=${samples}`].join(
+    ',',
+  );
+  return [
+    '-v',
+    'error',
+    ...(range.start > 0 ? ['-ss', range.start.toFixed(3)] : []),
+    '-t',
+    (range.end - range.start + READ_PAST_END_SECONDS).toFixed(3),
+    '-i',
+    range.path,
+    '-map',
+    `0:${range.streamIndex}`,
+    '-af',
+    filters,
+    '-c:a',
+    f.codec,
+    '-f',
+    f.muxer,
+    'pipe:1',
+  ];
+}
+
+/** Starts the transcode of a range; read `stdout` (raw audio), await `done`. */
+export function transcodeStream(range: TranscodeRange, signal?: AbortSignal): ToolProcess {
+  return spawnFfmpeg(transcodeArgs(range), { signal });
+}
+
+/** Passes bytes through and fails the stream unless exactly `expected` bytes went by. */
+export class ExactLengthStream extends Transform {
+  bytes = 0;
+  constructor(
+    readonly expected: number,
+    readonly what: string,
+  ) {
+    super();
+  }
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.expected) callback(new MediaLengthError(this.expected, this.bytes, this.what));
+    else callback(null, chunk);
+  }
+  override _flush(callback: TransformCallback): void {
+    callback(
+      this.bytes === this.expected ? null : new MediaLengthError(this.expected, this.bytes, this.what),
+    );
+  }
+}
+
+export interface TranscodeSessionInput extends TranscodeRange {
+  /** Source fingerprint (ProbeResult.fingerprint): part of the key and checked on reuse. */
+  fingerprint: string;
+  track: number;
+}
+
+export interface TranscodeSessionOptions {
+  store: StagingStore;
+  /** Key prefix (the configured staging prefix). */
+  keyPrefix?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Transcodes one session into staging, unless it is already there for the same fingerprint with the
+ * right length.
+ */
+export async function transcodeSession(
+  input: TranscodeSessionInput,
+  options: TranscodeSessionOptions,
+): Promise<StagedSession> {
+  const { store, signal } = options;
+  const key = stagingKey({ ...input, prefix: options.keyPrefix });
+  const bytes = expectedBytes(input.end - input.start, input.format);
+  const staged = { key, format: input.format, bytes, start: input.start, end: input.end };
+
+  const existing = await store.head(key);
+  if (existing && existing.size === bytes && existing.meta.fingerprint === input.fingerprint) {
+    return { ...staged, reused: true };
+  }
+
+  const proc = transcodeStream(input, signal);
+  const counter = new ExactLengthStream(bytes, `session ${input.start}-${input.end} s of ${input.path}`);
+  const meta = {
+    fingerprint: input.fingerprint,
+    format: input.format,
+    bytes: String(bytes),
+    start: String(input.start),
+    end: String(input.end),
+    track: String(input.track),
+  };
+  const results = await Promise.allSettled([
+    proc.done,
+    pipeline(proc.stdout, counter),
+    store.put(key, counter, meta),
+  ]);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    proc.kill();
+    // ffmpeg's own failure explains a short output better than the length check does.
+    throw results[0].status === 'rejected' ? results[0].reason : failed.reason;
+  }
+  return { ...staged, reused: false };
+}

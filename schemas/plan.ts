@@ -1,0 +1,109 @@
+/**
+ * The session plan of one recording: which channels are recognized as which speaker (tracks), and the
+ * recognition sessions of each track, each at most `maxSessionSeconds` long (spec 02 Limits: 3,000 s of
+ * stream audio per session) and cut, whenever the search window holds one, inside a silence.
+ *
+ * Glossary: a *channel* is a channel of the source file; a *track* is what one speaker's recognition
+ * hears (one channel, or several mixed down); a *session* is one stream-recognition session over a
+ * time range of one track. Times are seconds from the recording's start, on a millisecond grid, so a
+ * session of N s is exactly N × 8,000 bytes of 8 kHz mu-law.
+ */
+import { z } from 'zod';
+
+/** Longest audio per stream session (spec 02, Limits). */
+export const SERVICE_MAX_SESSION_SECONDS = 3000;
+
+/** How a session's end was chosen: in a silence, at the limit for want of one, or at the recording's end. */
+export const cutKindSchema = z.enum(['silence', 'hard', 'end']);
+export type CutKind = z.infer<typeof cutKindSchema>;
+
+export const silenceSchema = z.object({ start: z.number().nonnegative(), end: z.number().nonnegative() });
+export type Silence = z.infer<typeof silenceSchema>;
+
+/** A source channel index, or `mix` for a track that mixes several channels. */
+export const trackChannelSchema = z.union([z.number().int().nonnegative(), z.literal('mix')]);
+
+export const trackSchema = z.object({
+  track: z.number().int().nonnegative(),
+  channel: trackChannelSchema,
+  /** Source channels heard by this track: one, or several mixed down at equal gain. */
+  sourceChannels: z.array(z.number().int().nonnegative()).min(1),
+  speaker: z.string().min(1),
+});
+export type Track = z.infer<typeof trackSchema>;
+
+export const planSessionSchema = z.object({
+  /** Position in the plan (track by track, in time order). */
+  index: z.number().int().nonnegative(),
+  track: z.number().int().nonnegative(),
+  channel: trackChannelSchema,
+  speaker: z.string().min(1),
+  start: z.number().nonnegative(),
+  end: z.number().positive(),
+  /** How the end was chosen. */
+  cut: cutKindSchema,
+  /** The silence the cut was placed in (`cut: 'silence'`), else null. */
+  silence: silenceSchema.nullable(),
+});
+export type PlanSession = z.infer<typeof planSessionSchema>;
+
+/** Channel → speaker mapping (see activities/media/channels.ts for the rules). */
+export const channelOptionsSchema = z.object({
+  /** Speaker of source channel i; default `agent`, `customer`, then `channel-<i>`. */
+  speakers: z.array(z.string().min(1)).optional(),
+  /** `separate`: one track per channel (default for mono and stereo); `mix`: one track of all (picked) channels. */
+  mode: z.enum(['separate', 'mix']).optional(),
+  /** Source channels to use; default: all. A file of more than two channels is mixed unless channels are picked. */
+  pick: z.array(z.number().int().nonnegative()).min(1).optional(),
+});
+export type ChannelOptions = z.infer<typeof channelOptionsSchema>;
+
+export const planOptionsSchema = z.object({
+  /** `fixed`: sessions as long as the limit allows; `balanced`: lengths chosen from a concurrency budget. */
+  strategy: z.enum(['fixed', 'balanced']).default('fixed'),
+  maxSessionSeconds: z
+    .number()
+    .positive()
+    .max(SERVICE_MAX_SESSION_SECONDS)
+    .default(SERVICE_MAX_SESSION_SECONDS),
+  /** How far before the limit (fixed) or around the target (balanced) a silence is looked for. */
+  searchWindowSeconds: z.number().positive().default(60),
+  /** silencedetect's threshold: quieter than this is silence. */
+  silenceNoiseDb: z.number().max(0).default(-30),
+  /** Shortest silence that counts (0.3 s: no utterance is cut in a gap that long). */
+  silenceMinSeconds: z.number().positive().default(0.3),
+  /** balanced: sessions that can run at once (the account's concurrent sessions). */
+  budget: z.number().int().positive().default(16),
+  /** balanced: no session shorter than this (each session costs a start and a stop), unless the track is. */
+  minSessionSeconds: z.number().positive().default(60),
+  channels: channelOptionsSchema.default({}),
+});
+export type PlanOptions = z.input<typeof planOptionsSchema>;
+export type ResolvedPlanOptions = z.output<typeof planOptionsSchema>;
+
+export const sessionPlanSchema = z.object({
+  version: z.literal(1),
+  source: z.object({
+    path: z.string(),
+    fingerprint: z.string(),
+    sampleRate: z.number().int().positive(),
+    channels: z.number().int().positive(),
+    /** Planned length: the decoded length, floored to the millisecond grid. */
+    durationSeconds: z.number().positive(),
+    streamIndex: z.number().int().nonnegative(),
+  }),
+  options: z.object({
+    strategy: z.enum(['fixed', 'balanced']),
+    maxSessionSeconds: z.number().positive(),
+    searchWindowSeconds: z.number().positive(),
+    silenceNoiseDb: z.number(),
+    silenceMinSeconds: z.number().positive(),
+    budget: z.number().int().positive().optional(),
+    minSessionSeconds: z.number().positive().optional(),
+    /** balanced: the session length aimed at. */
+    targetSessionSeconds: z.number().positive().optional(),
+  }),
+  tracks: z.array(trackSchema).min(1),
+  sessions: z.array(planSessionSchema).min(1),
+});
+export type SessionPlan = z.infer<typeof sessionPlanSchema>;
