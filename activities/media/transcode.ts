@@ -7,11 +7,7 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import {
-  SESSION_AUDIO_BYTES_PER_SECOND,
-  type SessionAudioFormat,
-  type StagedSession,
-} from '../../schemas/media-transcode.ts';
+import type { SessionAudioFormat, StagedSession } from '../../schemas/media-transcode.ts';
 import { panFilter } from './channels.ts';
 import { MediaLengthError } from './errors.ts';
 import { spawnFfmpeg, type ToolProcess } from './ffmpeg.ts';
