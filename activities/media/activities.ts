@@ -1,0 +1,113 @@
+/**
+ * The media activities (task queue `callpipe-media`): thin wrappers that take small JSON inputs, call
+ * the plain functions of this folder and return small JSON outputs; audio goes through staging
+ * storage, never through workflow history. Errors leave as Temporal ApplicationFailures whose type is
+ * the error class and whose retryability comes from the class (errors.ts), so the retry decision is
+ * made in one place.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ProbeResult } from '../../schemas/media-probe.ts';
+import type { SessionAudioFormat, StagedSession } from '../../schemas/media-transcode.ts';
+import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
+import { isRetryable } from './errors.ts';
+import { planRecording as planFromProbe } from './plan.ts';
+import { probeRecording as probeFile } from './probe.ts';
+import type { StagingStore } from './staging.ts';
+import { transcodeSession as transcodeToStaging } from './transcode.ts';
+
+export interface MediaActivityDeps {
+  /** Where transcoded sessions go (S3 in production, a local directory in tests). */
+  store: StagingStore;
+  /** Key prefix in the store (the configured staging prefix). */
+  keyPrefix?: string;
+  /** Plan options used when an input gives none (e.g. maxSessionSeconds from config). */
+  planDefaults?: PlanOptions;
+  /** Cancellation of the current activity; default: the Temporal activity context's signal, when there is one. */
+  cancellationSignal?: () => AbortSignal | undefined;
+}
+
+export interface ProbeRecordingInput {
+  /** Local file (S3 objects are spooled to a temp file by the caller). */
+  path: string;
+  /** A fingerprint already known (e.g. the S3 ETag); default: SHA-256 of the content. */
+  fingerprint?: string;
+}
+
+export interface PlanRecordingInput {
+  path: string;
+  /** The probe's result, when the workflow already has it (saves a decode pass). */
+  probe?: ProbeResult;
+  fingerprint?: string;
+  options?: PlanOptions;
+}
+
+export interface TranscodeSessionActivityInput {
+  path: string;
+  fingerprint: string;
+  streamIndex: number;
+  track: number;
+  /** The track's source channels (SessionPlan.tracks[track].sourceChannels). */
+  sourceChannels: number[];
+  start: number;
+  end: number;
+  format: SessionAudioFormat;
+}
+
+function activitySignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined; // called outside an activity (tests, CLI)
+  }
+}
+
+/** Our error classes → ApplicationFailure with the class name as type and its retryability. */
+export function toActivityFailure(err: unknown): unknown {
+  if (err instanceof ApplicationFailure || !(err instanceof Error)) return err;
+  const details = 'kind' in err ? [{ kind: (err as { kind: unknown }).kind }] : [];
+  return ApplicationFailure.create({
+    type: err.name,
+    message: err.message,
+    nonRetryable: !isRetryable(err),
+    details,
+    cause: err,
+  });
+}
+
+async function wrap<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw toActivityFailure(err);
+  }
+}
+
+export function createMediaActivities(deps: MediaActivityDeps) {
+  const signal = () => (deps.cancellationSignal ?? activitySignal)();
+  return {
+    async probeRecording(input: ProbeRecordingInput): Promise<ProbeResult> {
+      return wrap(() => probeFile(input.path, { fingerprint: input.fingerprint, signal: signal() }));
+    },
+
+    async planRecording(input: PlanRecordingInput): Promise<SessionPlan> {
+      return wrap(async () => {
+        const probe =
+          input.probe ?? (await probeFile(input.path, { fingerprint: input.fingerprint, signal: signal() }));
+        return planFromProbe(
+          { ...probe, path: input.path },
+          { ...deps.planDefaults, ...input.options },
+          signal(),
+        );
+      });
+    },
+
+    async transcodeSession(input: TranscodeSessionActivityInput): Promise<StagedSession> {
+      return wrap(() =>
+        transcodeToStaging(input, { store: deps.store, keyPrefix: deps.keyPrefix, signal: signal() }),
+      );
+    },
+  };
+}
+
+export type MediaActivities = ReturnType<typeof createMediaActivities>;
