@@ -1,0 +1,85 @@
+/**
+ * The typed client of the Language Analysis Service: `createServiceClient(config, options)`.
+ *
+ * Glossary: *family* — endpoints sharing a path prefix and base URL (`nlp`, `asr`, and the token
+ * endpoint); *session* — one stream recognition, start to `completed`, at most 3,000 s of audio;
+ * *chunk* — the 240 ms of audio of one request; *cost* — requests, retries and bytes of one call.
+ *
+ * No retries are hidden in here (Temporal owns them); the exceptions are the token refresh on 99998 /
+ * 401, which the spec makes part of authentication, and nothing else. Use `withRetry` outside Temporal.
+ */
+import type { ServiceConfig } from '../schemas/config.ts';
+import type { FillerRemovalResult, KeywordResult, SentimentResult } from '../schemas/service-nlp.ts';
+import { silentLogger, trimSlash, type ClientContext, type ServiceLogger } from './context.ts';
+import { createLimiters, type ConcurrencyOptions } from './limits.ts';
+import { keyword, type KeywordOptions } from './nlp/keyword.ts';
+import { removeFiller, type RemoveFillerOptions } from './nlp/remove-filler.ts';
+import { sentiment } from './nlp/sentiment.ts';
+import { summarize, type SummarizeOptions, type SummaryOutcome } from './nlp/summarize.ts';
+import type { NlpCallOptions, NlpResponse } from './nlp/call.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './http.ts';
+import { StreamSession, type StreamRecognitionOptions } from './stream-session.ts';
+import { Credentials, TokenProvider } from './tokens.ts';
+
+export interface ServiceClientOptions {
+  /** Per-process concurrency per family; defaults 8 text requests, 16 recognition sessions. */
+  concurrency?: ConcurrencyOptions;
+  /** Time limit of each text-analysis request; default 30 s. */
+  nlpTimeoutMs?: number;
+  /** Time limit of each token request; default 30 s. */
+  tokenTimeoutMs?: number;
+  /** Debug/warn logging; never receives secrets, tokens or cookie values. Default: silent. */
+  logger?: ServiceLogger;
+}
+
+export interface NlpClient {
+  /** `/nlp/beta/remove_filler`: fillers, normalized and fixed sentence. */
+  removeFiller(text: string, options?: RemoveFillerOptions): Promise<NlpResponse<FillerRemovalResult>>;
+  /** `/nlp/v1/summary`, hierarchical beyond 5,000 characters; `extract-cc` by default. */
+  summarize(document: string, options?: SummarizeOptions): Promise<NlpResponse<SummaryOutcome>>;
+  /** `/nlp/v1/sentiment` of one sentence. */
+  sentiment(sentence: string, options?: NlpCallOptions): Promise<NlpResponse<SentimentResult>>;
+  /** `/nlp/v1/keyword` of a document given as sentences. */
+  keyword(sentences: string[], options?: KeywordOptions): Promise<NlpResponse<KeywordResult>>;
+}
+
+export interface ServiceClient {
+  /** The shared access-token cache (single-flight, refreshed before expiry). */
+  readonly tokens: TokenProvider;
+  readonly nlp: NlpClient;
+  /** Starts a stream recognition session; see {@link StreamSession}. */
+  recognizeStream(options: StreamRecognitionOptions): StreamSession;
+}
+
+/** Builds a client for one account. The config's secret is kept only inside a redacting holder. */
+export function createServiceClient(
+  config: ServiceConfig,
+  options: ServiceClientOptions = {},
+): ServiceClient {
+  const tokens = new TokenProvider({
+    authUrl: config.authUrl,
+    credentials: new Credentials(config.clientId, config.clientSecret),
+    timeoutMs: options.tokenTimeoutMs,
+  });
+  const ctx: ClientContext = {
+    nlpBaseUrl: trimSlash(config.baseUrl),
+    asrBaseUrl: trimSlash(config.asrBaseUrl ?? config.baseUrl),
+    tokens,
+    limiters: createLimiters(options.concurrency),
+    logger: options.logger ?? silentLogger,
+    model: config.model,
+    domainId: config.domainId,
+    speed: config.speed,
+    nlpTimeoutMs: options.nlpTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+  };
+  return {
+    tokens,
+    nlp: {
+      removeFiller: (text, opts) => removeFiller(ctx, text, opts),
+      summarize: (document, opts) => summarize(ctx, document, opts),
+      sentiment: (sentence, opts) => sentiment(ctx, sentence, opts),
+      keyword: (sentences, opts) => keyword(ctx, sentences, opts),
+    },
+    recognizeStream: (opts) => new StreamSession(ctx, opts),
+  };
+}
