@@ -20,8 +20,14 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' },
-            { group: ['fs', 'path', 'crypto', 'child_process', 'http', 'https', 'os'], message: 'No Node built-ins in workflows.' },
-            { group: ['@aws-sdk/*', 'p-limit', 'csv-parse', '@temporalio/client', '@temporalio/worker'], message: 'No I/O libraries in workflows.' },
+            {
+              group: ['fs', 'path', 'crypto', 'child_process', 'http', 'https', 'os'],
+              message: 'No Node built-ins in workflows.',
+            },
+            {
+              group: ['@aws-sdk/*', 'p-limit', 'csv-parse', '@temporalio/client', '@temporalio/worker'],
+              message: 'No I/O libraries in workflows.',
+            },
           ],
         },
       ],

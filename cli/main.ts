@@ -6,7 +6,18 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CliError, type Command } from './command.ts';
 
-const COMMANDS = ['demo', 'up', 'process', 'backfill', 'schedule', 'status', 'plan', 'emulator', 'fixture', 'tools'];
+const COMMANDS = [
+  'demo',
+  'up',
+  'process',
+  'backfill',
+  'schedule',
+  'status',
+  'plan',
+  'emulator',
+  'fixture',
+  'tools',
+];
 
 function commandFile(name: string): string {
   return fileURLToPath(new URL(`./commands/${name}.ts`, import.meta.url));

@@ -14,7 +14,10 @@ import { z } from 'zod';
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const positive = z.coerce.number().positive();
-const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+const bool = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
+]);
 
 export const serviceConfigSchema = z.object({
   /** Base URL of the text-analysis family; the client appends `/nlp/v1/...` (spec 01, Versioning). */
@@ -253,7 +256,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     }
   }
 
-  const file = options.file ?? env.CALLPIPE_CONFIG ?? (existsSync('callpipe.config.json') ? 'callpipe.config.json' : undefined);
+  const file =
+    options.file ??
+    env.CALLPIPE_CONFIG ??
+    (existsSync('callpipe.config.json') ? 'callpipe.config.json' : undefined);
   if (file) {
     let parsed: unknown;
     try {
@@ -261,7 +267,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     } catch (err) {
       throw new ConfigError(`config file ${file}: ${(err as Error).message}`);
     }
-    if (!parsed || typeof parsed !== 'object') throw new ConfigError(`config file ${file}: not a JSON object`);
+    if (!parsed || typeof parsed !== 'object')
+      throw new ConfigError(`config file ${file}: not a JSON object`);
     tree = mergeDeep(tree, parsed as Tree);
     for (const path of Object.values(ENV_VARS)) {
       if (getPath(parsed as Tree, path) !== undefined) origin.set(path, `${file}: ${path}`);

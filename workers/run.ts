@@ -8,12 +8,14 @@ export async function runWorkers(queues: QueueName[]): Promise<void> {
   installRuntime(config);
   const connection = await connect(config);
   try {
-    const workers = (await Promise.all(queues.map((q) => createQueueWorker(q, { config, connection })))).filter(
-      (w) => w !== undefined,
-    );
+    const workers = (
+      await Promise.all(queues.map((q) => createQueueWorker(q, { config, connection })))
+    ).filter((w) => w !== undefined);
     // The SDK's Runtime shuts workers down on SIGINT/SIGTERM; `run()` resolves once they have drained.
     const running = Promise.all(workers.map((w) => w.run()));
-    console.log(JSON.stringify({ msg: 'workers ready', queues, taskQueues: workers.map((w) => w.options.taskQueue) }));
+    console.log(
+      JSON.stringify({ msg: 'workers ready', queues, taskQueues: workers.map((w) => w.options.taskQueue) }),
+    );
     await running;
   } finally {
     await connection.close();

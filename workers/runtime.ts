@@ -5,7 +5,13 @@
  */
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
-import { DefaultLogger, NativeConnection, Runtime, type LogEntry, type WorkerOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  type LogEntry,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import type { Config } from '../schemas/config.ts';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));

@@ -17,7 +17,10 @@ export interface WorkerDeps {
 }
 
 /** The worker of one queue, or undefined while that queue has no activities to serve. */
-export async function createQueueWorker(queue: QueueName, { config, connection }: WorkerDeps): Promise<Worker | undefined> {
+export async function createQueueWorker(
+  queue: QueueName,
+  { config, connection }: WorkerDeps,
+): Promise<Worker | undefined> {
   const queues = taskQueues(config);
   const base = { connection, namespace: config.temporal.namespace, taskQueue: queues[queue] };
   switch (queue) {

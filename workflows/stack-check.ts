@@ -15,7 +15,9 @@ export interface StackCheckInput {
   mediaTaskQueue?: string;
 }
 
-export async function stackCheck(input: StackCheckInput): Promise<{ key: string; text: string; bytes: number }> {
+export async function stackCheck(
+  input: StackCheckInput,
+): Promise<{ key: string; text: string; bytes: number }> {
   if (input.mediaTaskQueue) {
     const acts = proxyActivities<StorageActivities>({
       taskQueue: input.mediaTaskQueue,

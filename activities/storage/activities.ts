@@ -8,7 +8,10 @@ export interface StorageActivityDeps {
 export function createStorageActivities({ store }: StorageActivityDeps) {
   return {
     /** Writes a text object and reads it back: the stack's smoke test (`npm run demo` before the pipeline). */
-    async writeAndReadBack(input: { key: string; text: string }): Promise<{ key: string; text: string; bytes: number }> {
+    async writeAndReadBack(input: {
+      key: string;
+      text: string;
+    }): Promise<{ key: string; text: string; bytes: number }> {
       await store.put(input.key, input.text, { contentType: 'text/plain; charset=utf-8' });
       const text = await store.getText(input.key);
       return { key: input.key, text, bytes: Buffer.byteLength(text) };

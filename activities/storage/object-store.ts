@@ -36,9 +36,17 @@ export interface ListPage {
 
 export interface ObjectStore {
   readonly bucket: string;
-  put(key: string, body: string | Buffer, options?: { contentType?: string; metadata?: Record<string, string> }): Promise<void>;
+  put(
+    key: string,
+    body: string | Buffer,
+    options?: { contentType?: string; metadata?: Record<string, string> },
+  ): Promise<void>;
   /** Uploads a local file (streamed; a known length avoids aws-chunked encoding). */
-  putFile(key: string, path: string, options?: { contentType?: string; metadata?: Record<string, string> }): Promise<void>;
+  putFile(
+    key: string,
+    path: string,
+    options?: { contentType?: string; metadata?: Record<string, string> },
+  ): Promise<void>;
   getText(key: string): Promise<string>;
   getBuffer(key: string): Promise<Buffer>;
   getStream(key: string): Promise<Readable>;
@@ -71,15 +79,33 @@ export function createS3Client(config: S3Config): S3Client {
 
 function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return err instanceof NotFound || err instanceof NoSuchKey || e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
+  return (
+    err instanceof NotFound ||
+    err instanceof NoSuchKey ||
+    e?.name === 'NotFound' ||
+    e?.name === 'NoSuchKey' ||
+    e?.$metadata?.httpStatusCode === 404
+  );
 }
 
-export function createObjectStore(config: S3Config, client: S3Client = createS3Client(config), bucket = config.bucket): ObjectStore {
+export function createObjectStore(
+  config: S3Config,
+  client: S3Client = createS3Client(config),
+  bucket = config.bucket,
+): ObjectStore {
   const Bucket = bucket;
   const store: ObjectStore = {
     bucket,
     async put(key, body, options) {
-      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: options?.contentType, Metadata: options?.metadata }));
+      await client.send(
+        new PutObjectCommand({
+          Bucket,
+          Key: key,
+          Body: body,
+          ContentType: options?.contentType,
+          Metadata: options?.metadata,
+        }),
+      );
     },
     async putFile(key, path, options) {
       const { size } = await stat(path);
@@ -111,7 +137,13 @@ export function createObjectStore(config: S3Config, client: S3Client = createS3C
     async head(key) {
       try {
         const res = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
-        return { key, size: res.ContentLength ?? 0, etag: res.ETag?.replaceAll('"', ''), lastModified: res.LastModified, metadata: res.Metadata };
+        return {
+          key,
+          size: res.ContentLength ?? 0,
+          etag: res.ETag?.replaceAll('"', ''),
+          lastModified: res.LastModified,
+          metadata: res.Metadata,
+        };
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw err;
@@ -121,9 +153,16 @@ export function createObjectStore(config: S3Config, client: S3Client = createS3C
       return (await store.head(key)) !== undefined;
     },
     async listPage(prefix, next, pageSize = 1000) {
-      const res = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: next, MaxKeys: pageSize }));
+      const res = await client.send(
+        new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: next, MaxKeys: pageSize }),
+      );
       return {
-        objects: (res.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0, etag: o.ETag?.replaceAll('"', ''), lastModified: o.LastModified })),
+        objects: (res.Contents ?? []).map((o) => ({
+          key: o.Key!,
+          size: o.Size ?? 0,
+          etag: o.ETag?.replaceAll('"', ''),
+          lastModified: o.LastModified,
+        })),
         next: res.IsTruncated ? res.NextContinuationToken : undefined,
       };
     },
@@ -133,7 +172,12 @@ export function createObjectStore(config: S3Config, client: S3Client = createS3C
       do {
         const page = await store.listPage(prefix, next);
         if (page.objects.length > 0) {
-          await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: page.objects.map((o) => ({ Key: o.key })) } }));
+          await client.send(
+            new DeleteObjectsCommand({
+              Bucket,
+              Delete: { Objects: page.objects.map((o) => ({ Key: o.key })) },
+            }),
+          );
           deleted += page.objects.length;
         }
         next = page.next;

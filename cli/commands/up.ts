@@ -15,18 +15,24 @@ Stops everything on Ctrl-C or SIGTERM.
   --json         print one JSON line with every address once all is healthy`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('up', argv, {
-    ports: { type: 'string' },
-    json: { type: 'boolean', default: false },
-    'no-workers': { type: 'boolean', default: false },
-    'no-emulator': { type: 'boolean', default: false },
-  }, false);
+  const { values } = parseCommandArgs(
+    'up',
+    argv,
+    {
+      ports: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      'no-workers': { type: 'boolean', default: false },
+      'no-emulator': { type: 'boolean', default: false },
+    },
+    false,
+  );
   if (values.ports && values.ports !== 'fixed' && values.ports !== 'auto') {
     throw new CliError(`up: --ports must be 'fixed' or 'auto', not '${values.ports}'`);
   }
   const config = loadConfig();
   const running = readStackFile(config.stack.home);
-  if (running) throw new CliError(`a stack is already running from ${config.stack.home} (pid ${running.pid})`, 1);
+  if (running)
+    throw new CliError(`a stack is already running from ${config.stack.home} (pid ${running.pid})`, 1);
 
   const log = values.json ? () => {} : (line: string) => console.error(line);
   let stack;

@@ -54,13 +54,17 @@ export async function resolvePorts<K extends string>(
 ): Promise<Record<K, number>> {
   const out = {} as Record<K, number>;
   const taken = new Set<number>();
-  for (const [name, spec] of Object.entries(wanted) as [K, { port: number; variable: string; offsets?: number[] }][]) {
+  for (const [name, spec] of Object.entries(wanted) as [
+    K,
+    { port: number; variable: string; offsets?: number[] },
+  ][]) {
     if (spec.port === 0) {
       out[name] = await freePortWith(spec.offsets ?? [], taken);
       continue;
     }
     const all = [spec.port, ...(spec.offsets ?? []).map((o) => spec.port + o)];
-    const free = (await Promise.all(all.map((p) => isPortFree(p)))).every(Boolean) && !all.some((p) => taken.has(p));
+    const free =
+      (await Promise.all(all.map((p) => isPortFree(p)))).every(Boolean) && !all.some((p) => taken.has(p));
     if (free) {
       all.forEach((p) => taken.add(p));
       out[name] = spec.port;

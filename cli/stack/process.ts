@@ -41,7 +41,12 @@ export class ManagedProcess {
     const { name, command, args, env, cwd, logFile, healthCheck } = this.options;
     mkdirSync(dirname(logFile), { recursive: true });
     const log = createWriteStream(logFile, { flags: 'a' });
-    const child = spawn(command, args, { env: env ?? process.env, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command, args, {
+      env: env ?? process.env,
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     this.child = child;
     this.exitCode = null;
     let buffered = '';
@@ -70,13 +75,17 @@ export class ManagedProcess {
       const error = await Promise.race([spawnError, sleep(0).then(() => undefined)]);
       if (error) throw new Error(`${name}: could not start ${command}: ${error.message}`);
       if (this.exitCode !== null) {
-        throw new Error(`${name} exited with code ${this.exitCode} while starting; last log lines:\n${this.tail()}`);
+        throw new Error(
+          `${name} exited with code ${this.exitCode} while starting; last log lines:\n${this.tail()}`,
+        );
       }
       if (await healthCheck().catch(() => false)) return;
       await sleep(200);
     }
     await this.stop();
-    throw new Error(`${name} did not become healthy within ${this.options.startTimeoutMs ?? 60_000} ms; log: ${logFile}\n${this.tail()}`);
+    throw new Error(
+      `${name} did not become healthy within ${this.options.startTimeoutMs ?? 60_000} ms; log: ${logFile}\n${this.tail()}`,
+    );
   }
 
   /** Last lines of the log, for error messages. */

@@ -54,7 +54,12 @@ export interface RunningStack {
   /** CALLPIPE_* variables that reach this stack, for child processes and CLI commands. */
   env: Record<string, string>;
   tools: ToolPaths;
-  processes: { temporal: ManagedProcess; s3: ManagedProcess; emulator?: ManagedProcess; workers?: ManagedProcess };
+  processes: {
+    temporal: ManagedProcess;
+    s3: ManagedProcess;
+    emulator?: ManagedProcess;
+    workers?: ManagedProcess;
+  };
   /** Starts (or restarts) the workers process. */
   startWorkers(): Promise<ManagedProcess>;
   stop(): Promise<void>;
@@ -214,7 +219,10 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
         '--log-level',
         'warn',
         '--ui-disable-news-fetch',
-        ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+        ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => [
+          '--search-attribute',
+          `${name}=${type}`,
+        ]),
       ],
       env: childEnv(),
       logFile: join(home, 'logs', 'temporal.log'),
@@ -344,7 +352,10 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
         : {}),
       ...(options.workers !== false ? { metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics` } : {}),
     };
-    writeFileSync(stackFile(home), JSON.stringify({ pid: process.pid, addresses, env } satisfies StackFile, null, 2));
+    writeFileSync(
+      stackFile(home),
+      JSON.stringify({ pid: process.pid, addresses, env } satisfies StackFile, null, 2),
+    );
 
     return {
       addresses,

@@ -62,7 +62,9 @@ function run(cmd: string, args: string[], log: (line: string) => void): void {
   const res = spawnSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   if (res.error || res.status !== 0) {
     const tail = `${res.stderr ?? ''}${res.stdout ?? ''}`.trim().split('\n').slice(-5).join('\n');
-    throw new ToolsError(`${cmd} ${args.join(' ')} failed${res.error ? `: ${res.error.message}` : ''}\n${tail}`);
+    throw new ToolsError(
+      `${cmd} ${args.join(' ')} failed${res.error ? `: ${res.error.message}` : ''}\n${tail}`,
+    );
   }
 }
 

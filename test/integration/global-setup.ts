@@ -47,7 +47,12 @@ export default async function setup(project: TestProject) {
       },
     },
   });
-  const stack = await startStack({ config, workflowBundlePath, emulator: emulatorReady, log: (l) => console.error(`[stack] ${l}`) });
+  const stack = await startStack({
+    config,
+    workflowBundlePath,
+    emulator: emulatorReady,
+    log: (l) => console.error(`[stack] ${l}`),
+  });
   project.provide('stack', stack.addresses);
   project.provide('stackEnv', stack.env);
   project.provide('workflowBundlePath', workflowBundlePath);
