@@ -17,7 +17,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const paths = ensureTools({ log: values.quiet ? undefined : (line) => console.error(line) });
     if (values.json) console.log(JSON.stringify(paths));
-    else if (!values.quiet) console.log(`tools ready in ${Date.now() - started} ms: ${Object.values(paths).join(', ')}`);
+    else if (!values.quiet)
+      console.log(`tools ready in ${Date.now() - started} ms: ${Object.values(paths).join(', ')}`);
     return 0;
   } catch (err) {
     if (err instanceof ToolsError) throw new CliError(err.message, 1);

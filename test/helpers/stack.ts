@@ -8,9 +8,14 @@ export function stackConfig(): Config {
   return loadConfig({ env: inject('stackEnv') });
 }
 
-export async function temporalClient(config = stackConfig()): Promise<{ client: Client; close: () => Promise<void> }> {
+export async function temporalClient(
+  config = stackConfig(),
+): Promise<{ client: Client; close: () => Promise<void> }> {
   const connection = await Connection.connect({ address: config.temporal.address });
-  return { client: new Client({ connection, namespace: config.temporal.namespace }), close: () => connection.close() };
+  return {
+    client: new Client({ connection, namespace: config.temporal.namespace }),
+    close: () => connection.close(),
+  };
 }
 
 export function objectStore(config = stackConfig()): ObjectStore {
