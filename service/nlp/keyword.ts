@@ -21,7 +21,7 @@ export interface KeywordOptions extends NlpCallOptions {
  * Keywords of a document given as an array of sentences (already separated, so `do_segment` is moot,
  * spec 01 Rule 2), ordered by descending score.
  */
-export function keyword(
+export async function keyword(
   ctx: ClientContext,
   sentences: string[],
   options: KeywordOptions = {},

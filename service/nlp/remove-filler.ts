@@ -11,7 +11,7 @@ export interface RemoveFillerOptions extends NlpCallOptions {
 }
 
 /** Removes fillers from `text`; one result object per sentence when `doSegment` splits it. */
-export function removeFiller(
+export async function removeFiller(
   ctx: ClientContext,
   text: string,
   options: RemoveFillerOptions = {},

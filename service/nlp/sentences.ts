@@ -31,7 +31,7 @@ export function cutLongSentence(sentence: string, max: number): string[] {
   let rest = sentence;
   while (rest.length > max) {
     let cut = -1;
-    for (let i = max - 1; i > max / 2; i -= 1) {
+    for (let i = max - 1; i >= max / 2; i -= 1) {
       if (SOFT_BREAK.test(rest[i]!)) {
         cut = i + 1;
         break;

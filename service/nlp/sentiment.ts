@@ -6,7 +6,7 @@ import { NLP_ENDPOINTS } from './endpoints.ts';
 import { validateRequest } from './validate.ts';
 
 /** Sentiment of one sentence: label, score and emotional phrases (`emotion` may join labels with commas). */
-export function sentiment(
+export async function sentiment(
   ctx: ClientContext,
   sentence: string,
   options: NlpCallOptions = {},
