@@ -42,8 +42,8 @@ export function audioOffset(seconds: number, codec: AudioCodec, sampleRate: numb
   return { bytes: frames * bytesPerSample(codec), seconds: frames / sampleRate };
 }
 
-/** Anything the session can read audio from: a Node Readable of raw bytes or any async iterable of bytes. */
-export type AudioSource = Readable | AsyncIterable<Uint8Array | string>;
+/** Anything the session can read audio from: a Node Readable of raw bytes, or any (async) iterable of byte chunks. */
+export type AudioSource = Readable | AsyncIterable<Uint8Array | string> | Iterable<Uint8Array>;
 
 /**
  * Re-cuts a byte stream into pieces of exactly `size` bytes (the last one may be shorter, spec 02),
