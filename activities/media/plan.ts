@@ -33,9 +33,11 @@ const floorToGrid = (seconds: number) => Math.floor(seconds * GRID + 1e-6) / GRI
 const MIN_USABLE_SILENCE_SECONDS = 2 / GRID;
 /** A search window never reaches back more than this fraction of the session it ends. */
 const MAX_WINDOW_FRACTION = 0.5;
+/** balanced: the window spans at most this fraction of the target on each side of the ideal cut. */
+const BALANCED_WINDOW_FRACTION = 0.1;
 
 /** Where to look for the next cut, or `end` when the rest of the track is the last session. */
-type Window = { lo: number; hi: number } | 'end';
+type Window = { lo: number; hi: number; ideal: number } | 'end';
 type WindowRule = (start: number, duration: number) => Window;
 
 /** The session length a balanced plan aims at. */
@@ -56,16 +58,20 @@ function windowRule(options: ResolvedPlanOptions, target: number | undefined): W
     return (start, duration) => {
       if (duration - start <= max) return 'end';
       const hi = start + max;
-      return { lo: reachBack(start, hi, hi - window), hi };
+      return { lo: reachBack(start, hi, hi - window), hi, ideal: hi };
     };
   }
+  // Around the target the window is narrower for short sessions, so their lengths stay near the target.
+  const half = Math.min(window / 2, target * BALANCED_WINDOW_FRACTION);
   return (start, duration) => {
     const remaining = duration - start;
     const left = Math.max(Math.round(remaining / target), Math.ceil(remaining / max - 1e-9));
     if (left <= 1) return 'end';
     const ideal = start + remaining / left;
-    const hi = Math.min(ideal + window / 2, start + max);
-    return { lo: reachBack(start, hi, Math.min(ideal - window / 2, hi - window / 2)), hi };
+    // Never past the limit, and never so late that the last session falls under the floor.
+    const hi = Math.max(Math.min(ideal + half, start + max, duration - options.minSessionSeconds), ideal);
+    const lo = reachBack(start, hi, Math.min(ideal - half, hi - half));
+    return { lo, hi: Math.min(hi, start + max), ideal };
   };
 }
 
@@ -81,20 +87,30 @@ function firstEndingAfter(silences: Silence[], t: number): number {
   return lo;
 }
 
-/** The longest part of a silence inside [lo, hi] (the later one on a tie: longer sessions). */
+/**
+ * The longest part of a silence inside [lo, hi]; among equally long ones, the one nearest the ideal cut
+ * (the limit for `fixed`, the even split for `balanced`).
+ */
 function longestSilenceIn(
   silences: Silence[],
-  lo: number,
-  hi: number,
+  window: { lo: number; hi: number; ideal: number },
 ): { silence: Silence; cut: number } | undefined {
-  let best: { silence: Silence; cut: number; length: number } | undefined;
+  const { lo, hi, ideal } = window;
+  let best: { silence: Silence; cut: number; length: number; distance: number } | undefined;
   for (let i = firstEndingAfter(silences, lo); i < silences.length && silences[i]!.start < hi; i++) {
     const s = silences[i]!;
     const from = Math.max(s.start, lo);
     const to = Math.min(s.end, hi);
     const length = to - from;
-    if (length >= MIN_USABLE_SILENCE_SECONDS && (!best || length >= best.length)) {
-      best = { silence: s, cut: toGrid((from + to) / 2), length };
+    if (length < MIN_USABLE_SILENCE_SECONDS) continue;
+    const cut = toGrid((from + to) / 2);
+    const distance = Math.abs(cut - ideal);
+    if (
+      !best ||
+      length > best.length + 1e-9 ||
+      (Math.abs(length - best.length) <= 1e-9 && distance < best.distance)
+    ) {
+      best = { silence: s, cut, length, distance };
     }
   }
   return best && { silence: best.silence, cut: best.cut };
@@ -117,7 +133,7 @@ function planTrack(
       sessions.push({ ...base, start, end: durationSeconds, cut: 'end', silence: null });
       return sessions;
     }
-    const found = longestSilenceIn(sorted, window.lo, window.hi);
+    const found = longestSilenceIn(sorted, window);
     const end = found ? found.cut : toGrid(window.hi);
     sessions.push({
       ...base,
