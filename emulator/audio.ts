@@ -1,0 +1,51 @@
+/**
+ * Audio decoding for recognition: the two codecs of spec 02 ("Audio formats"), to float samples in
+ * [-1, 1]. Linear PCM is 16-bit little-endian mono; mu-law is G.711 at 8 kHz.
+ */
+export type AudioCodec = 'pcm' | 'mulaw';
+
+const MULAW_TABLE = (() => {
+  const table = new Float32Array(256);
+  for (let i = 0; i < 256; i++) {
+    const u = ~i & 0xff;
+    const sign = u & 0x80;
+    const exponent = (u >> 4) & 0x07;
+    const mantissa = u & 0x0f;
+    const magnitude = (((mantissa << 3) + 0x84) << exponent) - 0x84;
+    table[i] = (sign ? -magnitude : magnitude) / 32768;
+  }
+  return table;
+})();
+
+/** Bytes per sample of a codec. */
+export function bytesPerSample(codec: AudioCodec): number {
+  return codec === 'pcm' ? 2 : 1;
+}
+
+/**
+ * Streaming decoder: keeps an odd trailing byte of PCM for the next chunk, so a chunk boundary in the
+ * middle of a sample loses nothing.
+ */
+export class AudioDecoder {
+  private carry: number | undefined;
+
+  constructor(readonly codec: AudioCodec) {}
+
+  decode(bytes: Buffer): Float32Array {
+    if (this.codec === 'mulaw') {
+      const out = new Float32Array(bytes.length);
+      for (let i = 0; i < bytes.length; i++) out[i] = MULAW_TABLE[bytes[i]!]!;
+      return out;
+    }
+    let data = bytes;
+    if (this.carry !== undefined) {
+      data = Buffer.concat([Buffer.from([this.carry]), bytes]);
+      this.carry = undefined;
+    }
+    const n = data.length >> 1;
+    if (data.length & 1) this.carry = data[data.length - 1];
+    const out = new Float32Array(n);
+    for (let i = 0; i < n; i++) out[i] = data.readInt16LE(i * 2) / 32768;
+    return out;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * A minimal multipart/form-data parser (RFC 7578) for file recognition: binary-safe, tolerant of parts
+ * without a Content-Type and of LF-only line ends, as real clients send them.
+ */
+export interface Part {
+  name: string | undefined;
+  contentType: string | undefined;
+  data: Buffer;
+}
+
+export function parseMultipart(body: Buffer, boundary: string): Part[] | undefined {
+  const delimiter = Buffer.from(`--${boundary}`);
+  const parts: Part[] = [];
+  let pos = body.indexOf(delimiter);
+  if (pos < 0) return undefined;
+  for (;;) {
+    pos += delimiter.length;
+    if (body[pos] === 0x2d && body[pos + 1] === 0x2d) break; // closing "--"
+    // Skip to the end of the delimiter line.
+    const lineEnd = body.indexOf('\n', pos);
+    if (lineEnd < 0) return undefined;
+    const headerStart = lineEnd + 1;
+    let headerEnd = body.indexOf('\r\n\r\n', headerStart);
+    let bodyStart = headerEnd + 4;
+    const lf = body.indexOf('\n\n', headerStart);
+    if (headerEnd < 0 || (lf >= 0 && lf < headerEnd)) {
+      headerEnd = lf;
+      bodyStart = lf + 2;
+    }
+    if (headerEnd < 0) return undefined;
+    const next = body.indexOf(delimiter, bodyStart);
+    if (next < 0) return undefined;
+    let dataEnd = next;
+    if (body[dataEnd - 1] === 0x0a) dataEnd--;
+    if (body[dataEnd - 1] === 0x0d) dataEnd--;
+    const headers = body.subarray(headerStart, headerEnd).toString('utf8').split(/\r?\n/);
+    let name: string | undefined;
+    let contentType: string | undefined;
+    for (const line of headers) {
+      const colon = line.indexOf(':');
+      if (colon < 0) continue;
+      const key = line.slice(0, colon).trim().toLowerCase();
+      const value = line.slice(colon + 1).trim();
+      if (key === 'content-disposition') name = /\bname="?([^";]+)"?/i.exec(value)?.[1];
+      else if (key === 'content-type') contentType = value;
+    }
+    parts.push({ name, contentType, data: body.subarray(bodyStart, dataEnd) });
+    pos = next;
+  }
+  return parts;
+}

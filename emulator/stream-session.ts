@@ -1,0 +1,392 @@
+/**
+ * Stream recognition sessions: the state machine of spec 02 ("States and transitions").
+ *
+ *   no session ─start─► ready ─audio─► receiving ─audio─► receiving ─stop─► completed
+ *                                                         └─cancel─► cancelled
+ *   any ─error─► ended (every later request on the id: 411 Invalid Unique ID)
+ *
+ * Rules enforced, each with its code (spec 02, Errors; the codes the spec leaves open are chosen in
+ * emulator/README.md):
+ * - a known unique id, with the load-balancer cookie of the start answer, else 411;
+ * - one request at a time: a request while the previous one is unanswered, 412;
+ * - the `token` cookie of the last answer (it rotates on every answer), else 450;
+ * - the first audio within 1 s of the start answer, stop/cancel within 1 s of the last audio answer,
+ *   else 552; no request for `idleSeconds` (10 s), 651;
+ * - 240 ms per audio request (others logged, or 413 with strict chunks); at most 3,000 s per session, 413;
+ * - pacing: the recognizer works in real time ÷ speed with a buffer of `bufferSeconds`; audio further
+ *   ahead than that, 412.
+ * All time rules are divided by `speed`, and get `slackMs` of wall-clock tolerance so that scheduling
+ * noise of a loaded machine is not mistaken for a client's fault.
+ */
+import { randomBytes } from 'node:crypto';
+import { LOCAL_DOMAIN_ID } from '../schemas/config.ts';
+import type { Account } from './accounts.ts';
+import type { Answer } from './answer.ts';
+import { asrErrors, errorBody, type AsrError } from './asr-errors.ts';
+import { bytesPerSample } from './audio.ts';
+import type { FaultInjector } from './faults.ts';
+import { Recognizer, type ServerMessage, type TimedMessage } from './recognizer.ts';
+import { validateStart, type StartParams } from './start-params.ts';
+import type { Stats } from './stats.ts';
+
+/** Spec 02, Limits. */
+export const CHUNK_SECONDS = 0.24;
+export const MAX_SESSION_SECONDS = 3000;
+export const DEADLINE_SECONDS = 1;
+/** Not in the spec: a session that hears nothing for this long (÷ speed) ends with 651. */
+export const DEFAULT_IDLE_SECONDS = 10;
+export const DEFAULT_BUFFER_SECONDS = 2;
+export const DEFAULT_SLACK_MS = 50;
+export const DEFAULT_LB_COOKIE = 'CPLBROUTE';
+/** Ended ids remembered (to answer 411, or the error a sweep found); oldest forgotten first. */
+const ENDED_MEMORY = 20_000;
+
+export interface StreamTiming {
+  speed: number;
+  pacing: boolean;
+  bufferSeconds: number;
+  slackMs: number;
+  strictChunks: boolean;
+  idleSeconds: number;
+  lbCookieName: string;
+}
+
+type State = 'ready' | 'receiving' | 'completed' | 'cancelled' | 'failed';
+
+export class StreamSession {
+  state: State = 'ready';
+  busy = false;
+  token = newToken();
+  /** performance.now() of the last answer sent, and of the start and last audio answers. */
+  lastAnswerAt = 0;
+  startAnsweredAt = 0;
+  lastAudioAnsweredAt = 0;
+  /** performance.now() of the first audio request's arrival: the recognizer clock's zero. */
+  firstAudioAt: number | undefined;
+  receivedSeconds = 0;
+  chunkIndex = 0;
+  shortChunkSeen = false;
+  failure: AsrError | undefined;
+  private held: TimedMessage[] = [];
+  readonly recognizer: Recognizer;
+  readonly chunkBytes: number;
+
+  constructor(
+    readonly id: string,
+    readonly account: Account,
+    readonly params: StartParams,
+    phrasebook: Map<number, string>,
+  ) {
+    this.recognizer = new Recognizer(id, params, phrasebook);
+    this.chunkBytes = Math.round(CHUNK_SECONDS * params.samplingRate) * bytesPerSample(params.codec);
+  }
+
+  hold(messages: TimedMessage[]): void {
+    this.held.push(...messages);
+  }
+
+  /** Messages the recognizer has reached by audio time `position`. */
+  release(position: number): ServerMessage[] {
+    let n = 0;
+    while (n < this.held.length && this.held[n]!.at <= position + 1e-9) n++;
+    return this.held.splice(0, n).map((m) => m.message);
+  }
+}
+
+function newToken(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+export function newUniqueId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+export interface RegistryDeps {
+  timing: StreamTiming;
+  phrasebook: () => Map<number, string>;
+  faults: () => FaultInjector;
+  stats: Stats;
+  lbValue: string;
+}
+
+export class SessionRegistry {
+  private live = new Map<string, StreamSession>();
+  private ended = new Map<string, AsrError | undefined>();
+  private timers = new Set<NodeJS.Timeout>();
+  private sweeper: NodeJS.Timeout;
+
+  constructor(private readonly deps: RegistryDeps) {
+    this.sweeper = setInterval(() => this.sweep(), 250);
+    this.sweeper.unref();
+  }
+
+  get timing(): StreamTiming {
+    return this.deps.timing;
+  }
+
+  get activeCount(): number {
+    return this.live.size;
+  }
+
+  private deadlineMs(seconds: number): number {
+    return (seconds * 1000) / this.timing.speed + this.timing.slackMs;
+  }
+
+  private cookies(session: StreamSession): string[] {
+    return [`token=${session.token}; Path=/; HttpOnly`];
+  }
+
+  /** Ends a session, freeing its slot; `pending` is an error to tell the next request (a sweep's). */
+  private end(session: StreamSession, state: State, pending?: AsrError): void {
+    if (this.live.get(session.id) !== session) return;
+    this.live.delete(session.id);
+    session.state = state;
+    session.account.activeSessions--;
+    const s = this.deps.stats.sessions;
+    if (state === 'completed') s.completed++;
+    else if (state === 'cancelled') s.cancelled++;
+    else s.failed++;
+    this.ended.set(session.id, pending);
+    if (this.ended.size > ENDED_MEMORY) this.ended.delete(this.ended.keys().next().value!);
+  }
+
+  private fail(session: StreamSession, error: AsrError, log: Answer['log'] = {}): Answer {
+    session.failure = error;
+    this.end(session, 'failed');
+    return {
+      status: error.code,
+      json: errorBody(session.id, error),
+      contentType: 'application/json; charset=UTF-8',
+      log: { session: session.id, code: error.code, ...log },
+    };
+  }
+
+  private static errorAnswer(uniqueId: string, error: AsrError): Answer {
+    return {
+      status: error.code,
+      json: errorBody(uniqueId, error),
+      contentType: 'application/json; charset=UTF-8',
+      log: { session: uniqueId || undefined, code: error.code },
+    };
+  }
+
+  /** Times out sessions nobody talks to, so their slots come back (and tells the next request why). */
+  sweep(now = performance.now()): void {
+    for (const session of this.live.values()) {
+      if (session.busy) continue;
+      const ready =
+        session.state === 'ready' && now - session.startAnsweredAt > this.deadlineMs(DEADLINE_SECONDS);
+      const idle = now - session.lastAnswerAt > this.deadlineMs(this.timing.idleSeconds);
+      if (ready) {
+        session.failure = asrErrors.networkError();
+        this.end(session, 'failed', session.failure);
+      } else if (idle) {
+        session.failure = asrErrors.sessionTimeout();
+        this.end(session, 'failed', session.failure);
+      }
+    }
+  }
+
+  start(account: Account, model: string, body: unknown): Answer {
+    const v = validateStart(model, body);
+    if (!v.ok) return SessionRegistry.errorAnswer(newUniqueId(), v.error);
+    // A well-formed domain id that is not the account's: spec 02's remedy for 550 is "check the ASR
+    // domain id".
+    const domains = account.domainIds.length > 0 ? account.domainIds : [LOCAL_DOMAIN_ID];
+    if (!domains.includes(v.params.domainId))
+      return SessionRegistry.errorAnswer(newUniqueId(), asrErrors.noResource());
+    if (account.activeSessions >= account.concurrentSessions) {
+      return SessionRegistry.errorAnswer(newUniqueId(), asrErrors.noResource());
+    }
+    const session = new StreamSession(newUniqueId(), account, v.params, this.deps.phrasebook());
+    account.activeSessions++;
+    this.live.set(session.id, session);
+    this.deps.stats.sessions.started++;
+    session.startAnsweredAt = session.lastAnswerAt = performance.now();
+    return {
+      status: 200,
+      json: [{ msg: { msgname: 'started', uniqueId: session.id } }],
+      contentType: 'application/json; charset=UTF-8',
+      headers: {
+        'Unique-ID': session.id,
+        'Set-Cookie': [
+          ...this.cookies(session),
+          `${this.timing.lbCookieName}=${this.deps.lbValue}; Path=/; HttpOnly`,
+        ],
+      },
+      log: { session: session.id, messages: ['started'] },
+      onSent: () => {
+        session.startAnsweredAt = session.lastAnswerAt = performance.now();
+      },
+    };
+  }
+
+  /** Audio, stop or cancel on an existing session. */
+  async request(
+    kind: 'audio' | 'stop' | 'cancel' | 'invalid',
+    uniqueId: string | undefined,
+    cookies: Record<string, string>,
+    body: Buffer,
+    model: string,
+  ): Promise<Answer> {
+    const now = performance.now();
+    const session = uniqueId ? this.live.get(uniqueId) : undefined;
+    if (
+      !session ||
+      session.params.model !== model ||
+      cookies[this.timing.lbCookieName] !== this.deps.lbValue
+    ) {
+      // Without the load-balancer cookie the request reaches a backend that never saw this id.
+      const pending = uniqueId ? this.ended.get(uniqueId) : undefined;
+      if (pending && uniqueId) {
+        this.ended.set(uniqueId, undefined);
+        return SessionRegistry.errorAnswer(uniqueId, pending);
+      }
+      return SessionRegistry.errorAnswer(uniqueId ?? '', asrErrors.invalidState());
+    }
+    if (session.busy) return this.fail(session, asrErrors.intervalTooBrief());
+    if (cookies.token !== session.token) return this.fail(session, asrErrors.invalidToken());
+    if (session.state === 'ready' && now - session.startAnsweredAt > this.deadlineMs(DEADLINE_SECONDS)) {
+      return this.fail(session, asrErrors.networkError());
+    }
+    if (
+      (kind === 'stop' || kind === 'cancel') &&
+      session.state === 'receiving' &&
+      now - session.lastAudioAnsweredAt > this.deadlineMs(DEADLINE_SECONDS)
+    ) {
+      return this.fail(session, asrErrors.networkError());
+    }
+    if (now - session.lastAnswerAt > this.deadlineMs(this.timing.idleSeconds)) {
+      return this.fail(session, asrErrors.sessionTimeout());
+    }
+    if (kind === 'invalid') return this.fail(session, asrErrors.invalidParameter('msg.msgname is invalid'));
+    if (kind === 'audio') return this.audio(session, body, now);
+    if (kind === 'cancel') {
+      this.end(session, 'cancelled');
+      return {
+        status: 200,
+        json: [{ msg: { msgname: 'completed', uniqueId: session.id, cause: 'CANCEL' } }],
+        contentType: 'application/json; charset=UTF-8',
+        headers: { 'Set-Cookie': this.rotate(session) },
+        log: { session: session.id, messages: ['completed'] },
+      };
+    }
+    return this.stop(session, now);
+  }
+
+  private rotate(session: StreamSession): string[] {
+    session.token = newToken();
+    return this.cookies(session);
+  }
+
+  /** Audio seconds the recognizer has reached at `now`. */
+  private position(session: StreamSession, now: number): number {
+    if (!this.timing.pacing || session.firstAudioAt === undefined) return session.receivedSeconds;
+    return Math.min(session.receivedSeconds, ((now - session.firstAudioAt) / 1000) * this.timing.speed);
+  }
+
+  private audio(session: StreamSession, body: Buffer, now: number): Answer {
+    const t = this.timing;
+    const p = session.params;
+    const bps = p.codec === 'pcm' ? 2 : 1;
+    const seconds = body.length / bps / p.samplingRate;
+    const logBase = { session: session.id, chunk: session.chunkIndex, bytes: body.length };
+    if (body.length !== session.chunkBytes) {
+      // 240 ms per request, the last one may be shorter (spec 02, Limits).
+      if (
+        t.strictChunks &&
+        (body.length > session.chunkBytes || body.length === 0 || session.shortChunkSeen)
+      ) {
+        return this.fail(session, asrErrors.invalidData(), logBase);
+      }
+      if (body.length < session.chunkBytes) session.shortChunkSeen = true;
+      this.deps.stats.nonStandardChunks++;
+    }
+    if (session.receivedSeconds + seconds > MAX_SESSION_SECONDS + 1e-9) {
+      return this.fail(session, asrErrors.invalidData(), logBase);
+    }
+    if (t.pacing) {
+      const zero = session.firstAudioAt ?? now;
+      const recognized = ((now - zero) / 1000) * t.speed;
+      const ahead = session.receivedSeconds + seconds - recognized;
+      if (ahead > t.bufferSeconds + (t.slackMs / 1000) * t.speed + 1e-9) {
+        return this.fail(session, asrErrors.intervalTooBrief(), logBase);
+      }
+    }
+    const injected = this.deps.faults().streamError(session.receivedSeconds);
+    if (injected) return this.fail(session, injected, { ...logBase, fault: `stream${injected.code}` });
+
+    session.firstAudioAt ??= now;
+    session.state = 'receiving';
+    session.hold(session.recognizer.push(body));
+    session.receivedSeconds += seconds;
+    session.chunkIndex++;
+    this.deps.stats.chunks++;
+    this.deps.stats.audioSeconds += seconds;
+    const messages = session.release(this.position(session, now));
+    // Unanswered until written: a request arriving before then (under injected latency) is 412.
+    session.busy = true;
+    const sent = () => {
+      session.busy = false;
+      session.lastAnswerAt = session.lastAudioAnsweredAt = performance.now();
+    };
+    const headers = { 'Set-Cookie': this.rotate(session) };
+    const log = {
+      ...logBase,
+      audioSeconds: session.receivedSeconds,
+      messages: messages.map((m) => m.msg.msgname),
+    };
+    if (messages.length === 0) return { status: 204, headers, log, onSent: sent };
+    return {
+      status: 200,
+      json: messages,
+      contentType: 'application/json; charset=UTF-8',
+      headers,
+      log,
+      onSent: sent,
+    };
+  }
+
+  private async stop(session: StreamSession, now: number): Promise<Answer> {
+    // "200 returned after all recognition is complete": wait for the recognizer clock to reach the end.
+    session.busy = true;
+    const behind = session.receivedSeconds - this.position(session, now);
+    if (behind > 0) await this.sleep((behind / this.timing.speed) * 1000);
+    session.busy = false;
+    // A request that came in meanwhile ended the session: this answer tells the same error.
+    if (session.failure) return SessionRegistry.errorAnswer(session.id, session.failure);
+    session.hold(session.recognizer.flush());
+    const messages: ServerMessage[] = [
+      ...session.release(Infinity),
+      { msg: { msgname: 'completed', uniqueId: session.id, cause: 'STOP' } },
+    ];
+    this.end(session, 'completed');
+    return {
+      status: 200,
+      json: messages,
+      contentType: 'application/json; charset=UTF-8',
+      headers: { 'Set-Cookie': this.rotate(session) },
+      log: {
+        session: session.id,
+        audioSeconds: session.receivedSeconds,
+        messages: messages.map((m) => m.msg.msgname),
+      },
+    };
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        resolve();
+      }, ms);
+      this.timers.add(timer);
+    });
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+}
