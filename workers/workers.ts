@@ -4,9 +4,8 @@
  */
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { taskQueues, type Config } from '../schemas/config.ts';
-import { createObjectStore } from '../activities/storage/object-store.ts';
-import { createStorageActivities } from '../activities/storage/activities.ts';
 import { workflowSource } from './runtime.ts';
+import { asrQueueActivities, mediaQueueActivities, nlpQueueActivities } from './activities.ts';
 
 export type QueueName = 'workflows' | 'media' | 'asr' | 'nlp';
 export const QUEUE_NAMES: QueueName[] = ['workflows', 'media', 'asr', 'nlp'];
@@ -16,38 +15,31 @@ export interface WorkerDeps {
   connection: NativeConnection;
 }
 
-/** The worker of one queue, or undefined while that queue has no activities to serve. */
-export async function createQueueWorker(
-  queue: QueueName,
-  { config, connection }: WorkerDeps,
-): Promise<Worker | undefined> {
+export async function createQueueWorker(queue: QueueName, { config, connection }: WorkerDeps): Promise<Worker> {
   const queues = taskQueues(config);
   const base = { connection, namespace: config.temporal.namespace, taskQueue: queues[queue] };
   switch (queue) {
     case 'workflows':
       return Worker.create({ ...base, ...workflowSource() });
-    case 'media': {
-      const store = createObjectStore(config.s3);
+    case 'media':
       return Worker.create({
         ...base,
-        activities: { ...createStorageActivities({ store }) },
+        activities: mediaQueueActivities({ config }),
         // ffmpeg is CPU-bound: about one per core.
         maxConcurrentActivityTaskExecutions: config.limits.mediaConcurrency,
       });
-    }
     case 'asr':
-      return undefined;
       return Worker.create({
         ...base,
-        activities: {},
-        // Open recognition streams are capped by the account's concurrent sessions (spec 02: 550).
+        activities: asrQueueActivities({ config }),
+        // Open recognition streams: the account's concurrent sessions (spec 02: 550 No Resource beyond
+        // it). With several asr workers, give each its share (see README).
         maxConcurrentActivityTaskExecutions: config.limits.asrConcurrentSessions,
       });
     case 'nlp':
-      return undefined;
       return Worker.create({
         ...base,
-        activities: {},
+        activities: nlpQueueActivities({ config }),
         maxConcurrentActivityTaskExecutions: config.limits.nlpConcurrency,
         // Server-side rate limit across every worker of this queue.
         maxTaskQueueActivitiesPerSecond: config.limits.nlpRequestsPerSecond,

@@ -1,2 +1,3 @@
 // The workflow bundle's entry: re-exports only.
 export { stackCheck } from './stack-check.ts';
+export { processRecording, progressQuery } from './process-recording.ts';

@@ -49,7 +49,8 @@ export interface ObjectStore {
   ): Promise<void>;
   getText(key: string): Promise<string>;
   getBuffer(key: string): Promise<Buffer>;
-  getStream(key: string): Promise<Readable>;
+  /** A stream of the object, from byte `start` on when given (HTTP Range). */
+  getStream(key: string, options?: { start?: number }): Promise<Readable>;
   /** Spools an object to a local file (e.g. for ffmpeg, which cannot seek in a pipe). */
   download(key: string, path: string): Promise<void>;
   head(key: string): Promise<ObjectInfo | undefined>;
@@ -120,8 +121,9 @@ export function createObjectStore(
         }),
       );
     },
-    async getStream(key) {
-      const res = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+    async getStream(key, options) {
+      const Range = options?.start ? `bytes=${options.start}-` : undefined;
+      const res = await client.send(new GetObjectCommand({ Bucket, Key: key, Range }));
       return res.Body as Readable;
     },
     async getBuffer(key) {

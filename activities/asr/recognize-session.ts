@@ -1,0 +1,278 @@
+/**
+ * Recognition of one planned session (task queue `callpipe-asr`): streams the staged mu-law audio to
+ * the service, and survives what a long stream meets.
+ *
+ * - A stream recognition error (spec 02: the session is dead after it) starts a new session from a
+ *   start request, resuming just after the last final result, not from the beginning; the new session's
+ *   times are mapped back onto the recording's clock by `startOffsetSeconds`.
+ * - A worker crash: the final results so far are staged in object storage as they come (throttled), and
+ *   the heartbeat carries the resume point; the retried attempt reads both and resumes there.
+ * - Restarts per session are bounded; past the bound the activity fails with the last reason.
+ *
+ * The session's finished result is written to `resultKey`; an existing one is returned as is, so a
+ * re-run starts no new recognition.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { audioOffset, isServiceError, type ServiceClient, type RecognizedUtterance } from '../../service/index.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+
+/** Spec 02, Audio formats: the 8 kHz models take 8-bit mu-law. */
+const CODEC = 'mulaw' as const;
+const SAMPLE_RATE = 8000;
+/** Partial results are staged at most this often (seconds of wall time): crash loss vs. write cost. */
+const PARTIAL_WRITE_INTERVAL_MS = 2000;
+/** A resumed stream's finals ending this close to its start are the previous utterance's tail. */
+const TAIL_SECONDS = 0.05;
+/** Service error kinds after which a new session is worth a try. */
+const RESTARTABLE = new Set(['session', 'transient', 'rateLimited']);
+
+export const sessionUtteranceSchema = z.object({
+  start: z.number(),
+  end: z.number(),
+  text: z.string(),
+  score: z.number().optional(),
+});
+export type SessionUtterance = z.infer<typeof sessionUtteranceSchema>;
+
+/** What a finished session leaves in object storage (claim check: the workflow gets only its key). */
+export const sessionResultSchema = z.object({
+  session: z.number().int(),
+  start: z.number(),
+  end: z.number(),
+  utterances: z.array(sessionUtteranceSchema),
+  audioSecondsSent: z.number(),
+  restarts: z.number().int(),
+  reStreamedSeconds: z.number(),
+  requests: z.number().int(),
+  restartReasons: z.array(z.string()),
+});
+export type SessionResult = z.infer<typeof sessionResultSchema>;
+
+/** Staged progress of an unfinished session: the final results up to `resumeAt`. */
+const partialSchema = z.object({
+  resumeAt: z.number(),
+  utterances: z.array(sessionUtteranceSchema),
+  audioSecondsSent: z.number(),
+  restarts: z.number().int(),
+  reStreamedSeconds: z.number(),
+  requests: z.number().int(),
+  restartReasons: z.array(z.string()),
+});
+type Partial = z.infer<typeof partialSchema>;
+
+export interface RecognizeSessionInput {
+  callId: string;
+  session: number;
+  /** Staged raw 8 kHz mu-law of the session (exactly (end − start) × 8,000 bytes). */
+  audioKey: string;
+  /** The session's range on the recording's clock, seconds. */
+  start: number;
+  end: number;
+  /** Where the finished SessionResult goes. */
+  resultKey: string;
+  /** New sessions allowed after errors before the activity gives up. */
+  maxRestarts: number;
+  model?: string;
+}
+
+export interface RecognizeSessionOutput {
+  resultKey: string;
+  utterances: number;
+  audioSecondsSent: number;
+  restarts: number;
+  reStreamedSeconds: number;
+  requests: number;
+  /** True when the result was already there (nothing was streamed). */
+  reused: boolean;
+}
+
+/** Heartbeat details: the resume point and counters, small and secret-free. */
+export interface RecognizeHeartbeat {
+  resumeAt: number;
+  positionSeconds: number;
+  utterances: number;
+  restarts: number;
+}
+
+export interface AsrActivityDeps {
+  service: ServiceClient;
+  store: ObjectStore;
+  /** Client pacing (real time ÷ speed). */
+  speed: number;
+  /** Wait before a new session after an error; grows with each restart. */
+  restartDelayMs?: number;
+}
+
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(err: unknown): string {
+  if (isServiceError(err)) return `${err.kind} error ${err.code ?? err.httpStatus ?? ''}: ${err.message}`.trim();
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function createAsrActivities(deps: AsrActivityDeps) {
+  const partialKey = (resultKey: string) => `${resultKey}.partial.json`;
+
+  async function loadPartial(input: RecognizeSessionInput): Promise<Partial> {
+    const fresh: Partial = {
+      resumeAt: input.start,
+      utterances: [],
+      audioSecondsSent: 0,
+      restarts: 0,
+      reStreamedSeconds: 0,
+      requests: 0,
+      restartReasons: [],
+    };
+    if (!(await deps.store.exists(partialKey(input.resultKey)))) return fresh;
+    const staged = partialSchema.parse(JSON.parse(await deps.store.getText(partialKey(input.resultKey))));
+    return staged.resumeAt > input.start && staged.resumeAt < input.end ? staged : fresh;
+  }
+
+  async function recognizeSession(input: RecognizeSessionInput): Promise<RecognizeSessionOutput> {
+    const ctx = activityContext();
+    const existing = await deps.store.head(input.resultKey);
+    if (existing) {
+      const result = sessionResultSchema.parse(JSON.parse(await deps.store.getText(input.resultKey)));
+      return {
+        resultKey: input.resultKey,
+        utterances: result.utterances.length,
+        audioSecondsSent: 0,
+        restarts: result.restarts,
+        reStreamedSeconds: result.reStreamedSeconds,
+        requests: 0,
+        reused: true,
+      };
+    }
+
+    // A retried attempt (crash, timeout) resumes where the staged results end.
+    const state = await loadPartial(input);
+    if (ctx && ctx.info.attempt > 1 && state.resumeAt > input.start) {
+      ctx.log.info('resuming session after a failed attempt', { session: input.session, resumeAt: state.resumeAt });
+    }
+    let lastPartialWrite = Date.now();
+    let partialWriting: Promise<void> = Promise.resolve();
+    const stagePartial = (force = false) => {
+      if (!force && Date.now() - lastPartialWrite < PARTIAL_WRITE_INTERVAL_MS) return partialWriting;
+      lastPartialWrite = Date.now();
+      const snapshot = JSON.stringify(state);
+      partialWriting = partialWriting.then(() =>
+        deps.store.put(partialKey(input.resultKey), snapshot, { contentType: 'application/json' }),
+      );
+      return partialWriting;
+    };
+
+    for (;;) {
+      const offset = audioOffset(state.resumeAt - input.start, CODEC, SAMPLE_RATE);
+      const streamStart = input.start + offset.seconds;
+      let position = streamStart;
+      const audio = await deps.store.getStream(input.audioKey, { start: offset.bytes });
+      const session = deps.service.recognizeStream({
+        audio,
+        codec: CODEC,
+        sampleRate: SAMPLE_RATE,
+        model: input.model,
+        startOffsetSeconds: streamStart,
+        speed: deps.speed,
+        signal: ctx?.cancellationSignal,
+        callbacks: {
+          onFinal: (u: RecognizedUtterance) => {
+            // A resumed stream starts at the end of the last kept final: anything ending right there is
+            // that utterance's tail, already kept.
+            if (streamStart > input.start && u.endSeconds <= streamStart + TAIL_SECONDS) return;
+            state.utterances.push({ start: u.startSeconds, end: u.endSeconds, text: u.text, ...(u.score !== undefined ? { score: u.score } : {}) });
+            state.resumeAt = Math.max(state.resumeAt, u.endSeconds);
+            void stagePartial();
+          },
+          onProgress: (p) => {
+            position = p.positionSeconds;
+            ctx?.heartbeat({
+              resumeAt: state.resumeAt,
+              positionSeconds: p.positionSeconds,
+              utterances: state.utterances.length,
+              restarts: state.restarts,
+            } satisfies RecognizeHeartbeat);
+          },
+        },
+      });
+      try {
+        const summary = await session.done;
+        state.audioSecondsSent += summary.audioSecondsSent;
+        state.requests += summary.cost.requests;
+        break;
+      } catch (err) {
+        if (isServiceError(err) && err.cost) state.requests += err.cost.requests;
+        state.audioSecondsSent += Math.max(0, position - streamStart);
+        if (ctx?.cancellationSignal.aborted) throw err;
+        const restartable = isServiceError(err) ? RESTARTABLE.has(err.kind) : true;
+        if (!restartable) {
+          throw ApplicationFailure.create({
+            type: isServiceError(err) ? `Service${err.kind[0]!.toUpperCase()}${err.kind.slice(1)}` : 'RecognitionError',
+            message: `session ${input.session}: ${describe(err)}`,
+            nonRetryable: isServiceError(err) && (err.kind === 'invalid' || err.kind === 'auth'),
+          });
+        }
+        if (state.restarts >= input.maxRestarts) {
+          await stagePartial(true);
+          throw ApplicationFailure.create({
+            type: 'RecognitionRestartsExhausted',
+            message: `session ${input.session}: gave up after ${state.restarts} restarts; last error: ${describe(err)}`,
+            nonRetryable: true,
+          });
+        }
+        // Audio past the resume point was sent but produced no kept result: it is sent again.
+        state.reStreamedSeconds += Math.max(0, position - state.resumeAt);
+        state.restarts += 1;
+        state.restartReasons.push(describe(err));
+        ctx?.log.warn('recognition session failed; starting a new one from the last final result', {
+          session: input.session,
+          resumeAt: state.resumeAt,
+          restarts: state.restarts,
+          reason: describe(err),
+        });
+        await stagePartial(true);
+        const delay = (isServiceError(err) && err.retryAfterMs) || (deps.restartDelayMs ?? 200) * state.restarts;
+        await sleep(delay);
+      }
+    }
+
+    await partialWriting.catch(() => {});
+    const result: SessionResult = {
+      session: input.session,
+      start: input.start,
+      end: input.end,
+      utterances: state.utterances,
+      audioSecondsSent: round(state.audioSecondsSent),
+      restarts: state.restarts,
+      reStreamedSeconds: round(state.reStreamedSeconds),
+      requests: state.requests,
+      restartReasons: state.restartReasons,
+    };
+    await deps.store.put(input.resultKey, JSON.stringify(result), { contentType: 'application/json' });
+    return {
+      resultKey: input.resultKey,
+      utterances: result.utterances.length,
+      audioSecondsSent: result.audioSecondsSent,
+      restarts: result.restarts,
+      reStreamedSeconds: result.reStreamedSeconds,
+      requests: result.requests,
+      reused: false,
+    };
+  }
+
+  return { recognizeSession };
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+export type AsrActivities = ReturnType<typeof createAsrActivities>;

@@ -1,0 +1,145 @@
+/** `callpipe process`: uploads/locates recordings, starts one workflow each, optionally waits with progress. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { CliError, parseCommandArgs } from '../command.ts';
+import { connectPipeline, type PipelineClient } from '../stack-client.ts';
+import { outputLocation, resolveSource, submitRecording, type Submitted } from '../submit.ts';
+import { parseS3Url } from '../../activities/storage/object-store.ts';
+import { callOutputKey } from '../../activities/storage/call-id.ts';
+import type { OutputLocation } from '../../schemas/recording.ts';
+import type { ProcessRecordingProgress, ProcessRecordingResult } from '../../workflows/process-recording.ts';
+
+export const summary = 'processes recordings (local files or s3://bucket/key)';
+export const help = `Usage: callpipe process <file | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--wait] [--json] [--redo]
+
+Uploads local files to the input prefix, starts one processRecording workflow per recording (the same
+recording twice is one workflow) and prints the workflow ids. A call whose result.json exists is skipped
+unless --redo.
+
+  --out <dir|s3://…>  where results go (default: s3://<bucket>/<output prefix>); a local directory gets
+                      a copy of each call's result.json / transcript.vtt / error.json (implies --wait)
+  --wait              wait for the calls, showing progress, then print a table
+  --json              machine-readable output (one JSON document)
+  --redo              process calls again even when done
+Exit code: 0 when every call is done or skipped, 1 when any failed.`;
+
+export interface CallOutcome extends ProcessRecordingResult {
+  workflowId: string;
+  source: string;
+}
+
+const BAR_WIDTH = 20;
+
+function bar(fraction: number): string {
+  const filled = Math.round(Math.max(0, Math.min(1, fraction)) * BAR_WIDTH);
+  return `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}]`;
+}
+
+function progressLine(s: Submitted, p: ProcessRecordingProgress | undefined): string {
+  if (!p) return `${s.callId.padEnd(40)} starting…`;
+  const fraction = p.sessionsTotal ? (p.sessionsTranscoded + p.sessionsRecognized) / (2 * p.sessionsTotal) : 0;
+  return `${s.callId.padEnd(40)} ${bar(fraction)} ${p.stage.padEnd(9)} sessions ${p.sessionsRecognized}/${p.sessionsTotal}`;
+}
+
+/** Waits for every call, redrawing one progress line per call on a TTY (plain lines otherwise). */
+export async function waitWithProgress(calls: Submitted[], quiet: boolean): Promise<CallOutcome[]> {
+  const tty = process.stderr.isTTY && !quiet;
+  const last = new Map<string, string>();
+  let drawn = 0;
+  let finished = 0;
+  const outcomes = calls.map((c) =>
+    c.handle.result().then((r: ProcessRecordingResult) => {
+      finished += 1;
+      return { ...r, workflowId: c.workflowId, source: `s3://${c.source.bucket}/${c.source.key}` };
+    }),
+  );
+  const all = Promise.all(outcomes);
+  while (finished < calls.length) {
+    const lines = await Promise.all(
+      calls.map(async (c) => {
+        const p = await c.handle.query<ProcessRecordingProgress>('progress').catch(() => undefined);
+        return progressLine(c, p);
+      }),
+    );
+    if (tty) {
+      if (drawn) process.stderr.write(`\x1b[${drawn}A`);
+      for (const line of lines) process.stderr.write(`\x1b[2K${line}\n`);
+      drawn = lines.length;
+    } else if (!quiet) {
+      lines.forEach((line, i) => {
+        const stage = line.split(/\s+/)[2];
+        if (last.get(calls[i]!.callId) !== stage) process.stderr.write(`${line}\n`);
+        last.set(calls[i]!.callId, stage ?? '');
+      });
+    }
+    await Promise.race([all, new Promise((r) => setTimeout(r, 1000))]);
+  }
+  return all;
+}
+
+export function outcomeTable(outcomes: CallOutcome[]): string {
+  const rows = outcomes.map((o) => [
+    o.callId,
+    o.status,
+    o.durationSeconds !== undefined ? `${o.durationSeconds.toFixed(1)} s` : '',
+    o.sessions !== undefined ? String(o.sessions) : '',
+    o.utterances !== undefined ? String(o.utterances) : '',
+    o.status === 'failed' ? `${o.stage}: ${o.reason}` : (o.resultKey ?? ''),
+  ]);
+  const header = ['call', 'status', 'audio', 'sessions', 'utterances', 'result / reason'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
+
+async function copyResults(pc: PipelineClient, output: OutputLocation, outcomes: CallOutcome[], dir: string) {
+  const store = pc.store.withBucket(output.bucket);
+  for (const o of outcomes) {
+    const target = join(dir, o.callId);
+    await mkdir(target, { recursive: true });
+    for (const file of ['result.json', 'transcript.vtt', 'error.json']) {
+      const key = callOutputKey(output, o.callId, file);
+      if (await store.exists(key)) await writeFile(join(target, file), await store.getBuffer(key));
+    }
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('process', argv, {
+    out: { type: 'string' },
+    wait: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+    redo: { type: 'boolean', default: false },
+  });
+  if (positionals.length === 0) throw new CliError('process: give at least one file or s3://bucket/key');
+  const localOut = values.out && !parseS3Url(values.out) ? resolve(values.out) : undefined;
+  const wait = values.wait || !!localOut;
+
+  const pc = await connectPipeline();
+  try {
+    const output = outputLocation(localOut ? undefined : values.out, pc.config);
+    const submitted: Submitted[] = [];
+    for (const input of positionals) {
+      const source = await resolveSource(input, pc.store, pc.config);
+      submitted.push(await submitRecording(pc, source, { output, redo: values.redo }));
+    }
+    if (!wait) {
+      if (values.json) {
+        console.log(JSON.stringify(submitted.map((s) => ({ callId: s.callId, workflowId: s.workflowId, source: s.source }))));
+      } else {
+        for (const s of submitted) console.log(`${s.callId}  started  ${s.workflowId}`);
+        if (pc.webUiUrl) console.log(`Web UI: ${pc.webUiUrl}/namespaces/${pc.config.temporal.namespace}/workflows`);
+      }
+      return 0;
+    }
+    const outcomes = await waitWithProgress(submitted, values.json);
+    if (localOut) await copyResults(pc, output, outcomes, localOut);
+    if (values.json) console.log(JSON.stringify(outcomes, null, 2));
+    else {
+      console.log(outcomeTable(outcomes));
+      console.log(`results: ${localOut ?? `s3://${output.bucket}/${output.prefix}`}`);
+    }
+    return outcomes.some((o) => o.status === 'failed') ? 1 : 0;
+  } finally {
+    await pc.close();
+  }
+}

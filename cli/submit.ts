@@ -1,0 +1,107 @@
+/**
+ * Submitting recordings: local files are uploaded to the input prefix (content-addressed, so the same
+ * file is the same object), S3 sources are looked up, and one processRecording workflow is started per
+ * recording version (the same version twice is one workflow: USE_EXISTING on a running one).
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
+import { taskQueues, type Config } from '../schemas/config.ts';
+import type { OutputLocation, RecordingSource } from '../schemas/recording.ts';
+import type { ObjectStore } from '../activities/storage/object-store.ts';
+import { parseS3Url } from '../activities/storage/object-store.ts';
+import { callIdOf, workflowIdOf } from '../activities/storage/call-id.ts';
+import type { PipelineClient } from './stack-client.ts';
+import { CliError } from './command.ts';
+import type { ProcessRecordingInput } from '../workflows/process-recording.ts';
+import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/search-attribute-keys.ts';
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  return hash.digest('hex');
+}
+
+/** Resolves a command-line input to an object in storage, uploading local files. */
+export async function resolveSource(input: string, store: ObjectStore, config: Config): Promise<RecordingSource> {
+  const s3 = parseS3Url(input);
+  if (s3) {
+    if (!s3.key) throw new CliError(`'${input}' names a bucket, not an object`);
+    const head = await store.withBucket(s3.bucket).head(s3.key);
+    if (!head) throw new CliError(`no such object: ${input}`, 1);
+    return { bucket: s3.bucket, key: s3.key, etag: head.etag, size: head.size };
+  }
+  const path = resolve(input);
+  if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`no such file: ${input}`, 1);
+  const digest = await sha256File(path);
+  const key = `${config.s3.inputPrefix}local/${digest.slice(0, 16)}/${basename(path)}`;
+  let head = await store.head(key);
+  if (!head) {
+    await store.putFile(key, path);
+    head = await store.head(key);
+  }
+  return { bucket: store.bucket, key, etag: head?.etag, size: head?.size ?? statSync(path).size };
+}
+
+/** `--out`: an S3 URL, or the configured output prefix (local directories get a copy after the run). */
+export function outputLocation(out: string | undefined, config: Config): OutputLocation {
+  const s3 = out ? parseS3Url(out) : undefined;
+  if (s3) return { bucket: s3.bucket, prefix: s3.key && !s3.key.endsWith('/') ? `${s3.key}/` : s3.key };
+  return { bucket: config.s3.bucket, prefix: config.s3.outputPrefix };
+}
+
+export interface SubmitOptions {
+  output: OutputLocation;
+  redo?: boolean;
+  batchId?: string;
+  metadata?: Record<string, string>;
+  extra?: Partial<ProcessRecordingInput>;
+}
+
+export interface Submitted {
+  source: RecordingSource;
+  callId: string;
+  workflowId: string;
+  handle: WorkflowHandle;
+}
+
+export async function submitRecording(
+  pipelineClient: PipelineClient,
+  source: RecordingSource,
+  options: SubmitOptions,
+): Promise<Submitted> {
+  const { client, config } = pipelineClient;
+  const callId = callIdOf(source);
+  // A redo is a new version of the work: its own workflow id, so it never attaches to the old run.
+  const workflowId = `${workflowIdOf(source, callId)}${options.redo ? `-redo-${Date.now()}` : ''}`;
+  const input: ProcessRecordingInput = {
+    callId,
+    source,
+    output: options.output,
+    stagingPrefix: config.s3.stagingPrefix,
+    redo: options.redo,
+    batchId: options.batchId,
+    metadata: options.metadata,
+    pacingSpeed: config.service.speed,
+    plan: { maxSessionSeconds: config.limits.maxSessionSeconds },
+    queues: { media: taskQueues(config).media, asr: taskQueues(config).asr, nlp: taskQueues(config).nlp },
+    ...options.extra,
+  };
+  const handle = await client.workflow.start('processRecording', {
+    taskQueue: taskQueues(config).workflows,
+    workflowId,
+    args: [input],
+    // Same recording version twice: one run. A closed run may be run again (e.g. after a failure);
+    // a done call is skipped by the workflow itself.
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    typedSearchAttributes: [
+      { key: SEARCH_ATTRIBUTE_KEYS.callId, value: callId },
+      ...(options.batchId ? [{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: options.batchId }] : []),
+    ],
+    staticSummary: `call ${callId}: s3://${source.bucket}/${source.key}`,
+  });
+  return { source, callId, workflowId, handle };
+}

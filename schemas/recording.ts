@@ -1,0 +1,37 @@
+/**
+ * What travels in workflow history for one recording: where it is, where its results go, and small
+ * facts. Never audio, never whole transcripts (those go through staging storage), never secrets.
+ */
+import { z } from 'zod';
+
+/** An input recording in object storage. `etag`/`size` make its identity: a changed file is a new call. */
+export const recordingSourceSchema = z.object({
+  bucket: z.string().min(1),
+  key: z.string().min(1),
+  etag: z.string().optional(),
+  size: z.number().int().nonnegative().optional(),
+});
+export type RecordingSource = z.infer<typeof recordingSourceSchema>;
+
+/** Where results go: a bucket and a key prefix (`results/`). */
+export const outputLocationSchema = z.object({
+  bucket: z.string().min(1),
+  prefix: z.string(),
+});
+export type OutputLocation = z.infer<typeof outputLocationSchema>;
+
+/** The stages of a call, in order: kept current in the `CallpipeStage` search attribute. */
+export const STAGES = [
+  'queued',
+  'probe',
+  'plan',
+  'transcode',
+  'recognize',
+  'merge',
+  'fillers',
+  'analyze',
+  'write',
+  'done',
+  'failed',
+] as const;
+export type Stage = (typeof STAGES)[number];

@@ -1,0 +1,62 @@
+/**
+ * Activities of each task queue, built from configuration (STYLE: factories that take their
+ * dependencies, so tests pass fakes and workers pass the real things).
+ */
+import type { Config } from '../schemas/config.ts';
+import { createServiceClient, type ServiceClient } from '../service/index.ts';
+import { createObjectStore, type ObjectStore } from '../activities/storage/object-store.ts';
+import { createStorageActivities } from '../activities/storage/activities.ts';
+import { S3StagingStore } from '../activities/storage/staging-s3.ts';
+import { createCallStateActivities } from '../activities/storage/call-state.ts';
+import { createResultActivities } from '../activities/storage/results.ts';
+import { createRecordingMediaActivities } from '../activities/media/recording.ts';
+import { createMergeActivities } from '../activities/asr/merge-timeline.ts';
+import { createAsrActivities } from '../activities/asr/recognize-session.ts';
+import { createNlpActivities } from '../activities/nlp/activities.ts';
+
+export interface ActivityDeps {
+  config: Config;
+  store?: ObjectStore;
+  service?: ServiceClient;
+}
+
+function deps({ config, store, service }: ActivityDeps) {
+  return {
+    store: store ?? createObjectStore(config.s3),
+    service:
+      service ??
+      createServiceClient(config.service, {
+        concurrency: { nlp: config.limits.nlpConcurrency, asrSessions: config.limits.asrConcurrentSessions },
+      }),
+  };
+}
+
+/** `callpipe-media`: probe, plan, transcode, merge, results (CPU and object storage). */
+export function mediaQueueActivities(input: ActivityDeps) {
+  const { store } = deps(input);
+  const { config } = input;
+  return {
+    ...createStorageActivities({ store }),
+    ...createRecordingMediaActivities({
+      store,
+      staging: new S3StagingStore(store),
+      stagingPrefix: config.s3.stagingPrefix,
+      planDefaults: { maxSessionSeconds: config.limits.maxSessionSeconds },
+    }),
+    ...createMergeActivities({ store }),
+    ...createResultActivities({ store }),
+    ...createCallStateActivities({ store }),
+  };
+}
+
+/** `callpipe-asr`: one long, heartbeating activity per recognition session. */
+export function asrQueueActivities(input: ActivityDeps) {
+  const { store, service } = deps(input);
+  return createAsrActivities({ service, store, speed: input.config.service.speed });
+}
+
+/** `callpipe-nlp`: text calls, rate-limited. */
+export function nlpQueueActivities(input: ActivityDeps) {
+  const { store, service } = deps(input);
+  return createNlpActivities({ service, store });
+}
