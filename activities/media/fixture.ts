@@ -52,6 +52,8 @@ const BLOCK_FRAMES = 65536;
 /** Low background noise: white noise at about -60 dBFS RMS (a uniform variable's RMS is its bound / √3). */
 const NOISE_RMS_DBFS = -60;
 const NOISE_BOUND = Math.round(32767 * 10 ** (NOISE_RMS_DBFS / 20) * Math.sqrt(3));
+/** MP3 is mono or stereo; ffmpeg would otherwise downmix silently. */
+const MP3_MAX_CHANNELS = 2;
 /** Silence after the last phrase when the script gives no length. */
 const DEFAULT_TAIL_SECONDS = 1;
 
@@ -199,9 +201,14 @@ export async function renderFixture(
       `the script has ${valid.channels.length} channels: cannot write ${channels}`,
     );
   }
+  if (container === 'mp3' && channels > MP3_MAX_CHANNELS) {
+    throw new MediaError('invalid-option', `MP3 holds at most ${MP3_MAX_CHANNELS} channels, not ${channels}`);
+  }
   const durationSeconds = valid.durationSeconds ?? scriptEndSeconds(valid) + DEFAULT_TAIL_SECONDS;
   const encoder = ENCODERS[container];
-  const codec = container === 'wav' && options.wavCodec ? ['-c:a', options.wavCodec] : encoder.codec;
+  const codec = container === 'wav' && options.wavCodec ? ['-c:a', options.wavCodec] : [...encoder.codec];
+  // More than two channels of Opus: discrete channels (no surround layout can be guessed for them).
+  if (container === 'ogg' && channels > 2) codec.push('-mapping_family', '255');
   const pcm = Readable.from(renderPcm(valid, { sampleRate, channels, seed: options.seed }), {
     objectMode: false,
   });

@@ -38,9 +38,18 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
       return media.probeRecording({ path, fingerprint: sourceFingerprint(input.source) });
     },
 
-    async planSource(input: { source: RecordingSource; probe: ProbeResult; options?: PlanOptions }): Promise<SessionPlan> {
+    async planSource(input: {
+      source: RecordingSource;
+      probe: ProbeResult;
+      options?: PlanOptions;
+    }): Promise<SessionPlan> {
       const path = await local(input.source);
-      return media.planRecording({ path, probe: { ...input.probe, path }, fingerprint: input.probe.fingerprint, options: input.options });
+      return media.planRecording({
+        path,
+        probe: { ...input.probe, path },
+        fingerprint: input.probe.fingerprint,
+        options: input.options,
+      });
     },
 
     async transcodeSource(input: {

@@ -1,0 +1,153 @@
+import { join } from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createMediaActivities } from '../../activities/media/activities.ts';
+import {
+  FfmpegError,
+  isRetryable,
+  MediaCancelledError,
+  MediaError,
+  MediaToolMissingError,
+} from '../../activities/media/errors.ts';
+import { runFfmpeg, runFfprobe, spawnFfmpeg } from '../../activities/media/ffmpeg.ts';
+import { generateCallScript } from '../../activities/media/call-script.ts';
+import { renderFixture } from '../../activities/media/fixture.ts';
+import { LocalStagingStore } from '../../activities/media/staging.ts';
+import { makeTempDir, writeWav } from '../helpers/media-fixtures.ts';
+
+const tmp = makeTempDir();
+afterAll(() => tmp.cleanup());
+const savedFfmpeg = process.env.CALLPIPE_FFMPEG;
+afterEach(() => {
+  if (savedFfmpeg === undefined) delete process.env.CALLPIPE_FFMPEG;
+  else process.env.CALLPIPE_FFMPEG = savedFfmpeg;
+});
+
+describe('ffmpeg wrapper', () => {
+  it('maps a failing run to FfmpegError with the exit code and the stderr tail', async () => {
+    const err = await runFfmpeg([
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'nosuchfilter',
+      '-f',
+      'null',
+      '-',
+    ]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FfmpegError);
+    expect((err as FfmpegError).exitCode).not.toBe(0);
+    expect((err as FfmpegError).stderrTail).toMatch(/nosuchfilter|No such filter/i);
+    expect((err as FfmpegError).message).toMatch(/^ffmpeg exited with code \d+: /);
+    expect(isRetryable(err)).toBe(true);
+  });
+
+  it('passes file names as arguments, never through a shell', async () => {
+    const path = join(tmp.dir, 'a name; with $(shell) `chars`.wav');
+    writeWav(path, { dataBytes: 1600 });
+    const json = JSON.parse(
+      await runFfprobe(['-v', 'error', '-show_entries', 'stream=codec_name', '-of', 'json', path]),
+    ) as {
+      streams: { codec_name: string }[];
+    };
+    expect(json.streams[0]!.codec_name).toBe('pcm_s16le');
+  });
+
+  it('cancels a running ffmpeg through its AbortSignal', async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    // An endless source: only the cancellation can end it.
+    const run = runFfmpeg(['-v', 'error', '-re', '-f', 'lavfi', '-i', 'anullsrc', '-f', 'null', '-'], {
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 200);
+    await expect(run).rejects.toBeInstanceOf(MediaCancelledError);
+    expect(Date.now() - started).toBeLessThan(5000);
+    // Already cancelled: nothing starts.
+    const proc = spawnFfmpeg(['-f', 'lavfi', '-i', 'anullsrc', '-f', 'null', '-'], {
+      signal: controller.signal,
+    });
+    await expect(proc.done).rejects.toBeInstanceOf(MediaCancelledError);
+  });
+
+  it('reports a missing binary as MediaToolMissingError', async () => {
+    process.env.CALLPIPE_FFMPEG = join(tmp.dir, 'no-such-ffmpeg');
+    const err = await runFfmpeg(['-version']).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MediaToolMissingError);
+    expect(isRetryable(err)).toBe(false);
+  });
+
+  it('streams stdout with backpressure and stdin from a buffer', async () => {
+    // 1 s of 8 kHz s16le in, mu-law out: exactly 8,000 bytes.
+    const proc = spawnFfmpeg(
+      [
+        '-v',
+        'error',
+        '-f',
+        's16le',
+        '-ar',
+        '8000',
+        '-ac',
+        '1',
+        '-i',
+        'pipe:0',
+        '-c:a',
+        'pcm_mulaw',
+        '-f',
+        'mulaw',
+        'pipe:1',
+      ],
+      {
+        stdin: Buffer.alloc(16000),
+      },
+    );
+    const chunks: Buffer[] = [];
+    for await (const chunk of proc.stdout) chunks.push(chunk as Buffer);
+    await proc.done;
+    expect(Buffer.concat(chunks).length).toBe(8000);
+  });
+});
+
+describe('createMediaActivities', () => {
+  it('probes, plans and transcodes with small JSON in and out', async () => {
+    const path = join(tmp.dir, 'call.wav');
+    await renderFixture(generateCallScript({ durationSeconds: 90, seed: 6 }), path, { sampleRate: 16000 });
+    const store = new LocalStagingStore(join(tmp.dir, 'staging'));
+    const media = createMediaActivities({
+      store,
+      keyPrefix: 'staging/',
+      planDefaults: { maxSessionSeconds: 40 },
+    });
+    const probe = await media.probeRecording({ path });
+    const plan = await media.planRecording({ path, probe });
+    expect(JSON.stringify(plan).length).toBeLessThan(10_000);
+    expect(Math.max(...plan.sessions.map((s) => s.end - s.start))).toBeLessThanOrEqual(40);
+    const s = plan.sessions[1]!;
+    const staged = await media.transcodeSession({
+      path,
+      fingerprint: probe.fingerprint,
+      streamIndex: probe.streamIndex,
+      track: s.track,
+      sourceChannels: plan.tracks[s.track]!.sourceChannels,
+      start: s.start,
+      end: s.end,
+      format: 'mulaw',
+    });
+    expect(staged.key.startsWith('staging/')).toBe(true);
+    expect((await store.head(staged.key))!.size).toBe(Math.round((s.end - s.start) * 1000) * 8);
+  });
+
+  it('fails bad inputs as non-retryable ApplicationFailures named after the error class', async () => {
+    const media = createMediaActivities({ store: new LocalStagingStore(join(tmp.dir, 'x')) });
+    writeWav(join(tmp.dir, 'zero.wav'), {});
+    const err = await media.probeRecording({ path: join(tmp.dir, 'zero.wav') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({
+      type: 'MediaError',
+      nonRetryable: true,
+      details: [{ kind: 'zero-duration' }],
+    });
+    expect((err as ApplicationFailure).cause).toBeInstanceOf(MediaError);
+  });
+});
