@@ -23,6 +23,8 @@ export type FakeHandler = (req: RecordedRequest, all: RecordedRequest[]) => Fake
 export interface FakeServer {
   url: string;
   requests: RecordedRequest[];
+  /** TCP connections accepted so far (keep-alive reuse shows as few connections for many requests). */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -55,11 +57,16 @@ export async function startFakeServer(handler: FakeHandler): Promise<FakeServer>
       });
     });
   });
+  let connections = 0;
+  server.on('connection', () => {
+    connections += 1;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
