@@ -14,7 +14,7 @@ function scriptOf(ch: string): Script {
   if (c >= 0x30a0 && c <= 0x30ff) return 'katakana';
   if ((c >= 0x4e00 && c <= 0x9fff) || ch === '々' || ch === '〆') return 'kanji';
   if (/[A-Za-z0-9Ａ-Ｚａ-ｚ０-９]/.test(ch)) return 'latin';
-  if (/[、。，．！？!?,.「」『』（）()［］\[\]・…]/.test(ch)) return 'punct';
+  if (/[、。，．！？!?,.「」『』（）()［］[\]・…]/.test(ch)) return 'punct';
   return 'other';
 }
 

@@ -1,0 +1,462 @@
+/**
+ * Stream recognition over real HTTP (issue 3, items 3 and 5; spec 02): start validation with the exact
+ * 410 details, the started answer and its cookies, the session's rules and their codes, messages and
+ * options. Each test opens its own sessions against one emulator at speed 100.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
+import { synthesize, toMulaw, toPcm16 } from '../helpers/dtmf-audio.ts';
+import {
+  finals,
+  MULAW_8K,
+  post,
+  sleep,
+  streamAudio,
+  StreamClient,
+  token,
+  type Msg,
+} from './emulator.client.ts';
+
+const SPEED = 100;
+const CHUNK = 1920; // 240 ms of 8 kHz mu-law (spec 02, Limits)
+let emu: RunningEmulator;
+let access: string;
+
+beforeAll(async () => {
+  emu = await startEmulator({ port: 0, speed: SPEED, strictChunks: false });
+  access = await token(emu);
+});
+afterAll(async () => {
+  await emu.close();
+});
+
+const silence = (seconds: number) => Buffer.alloc(Math.round(seconds * 8000), 0xff); // mu-law silence
+
+function expectError(res: { status: number; json: unknown }, code: number, message: string, detail: string) {
+  expect(res.status).toBe(code);
+  const body = res.json as Msg[];
+  expect(Array.isArray(body)).toBe(true);
+  const last = body.at(-1)!;
+  expect(last.msg.msgname).toBe('completed');
+  expect(last.errorinfo).toEqual({ code, message, level: 'ERROR', detail });
+}
+
+async function started(param = MULAW_8K, extra: Record<string, unknown> = {}, model = 'ja-gen_tf-08') {
+  const c = new StreamClient(emu, access, model);
+  const res = await c.start(param, extra);
+  expect(res.status).toBe(200);
+  return c;
+}
+
+describe('start: validation (410 Invalid Parameter, spec 02 Errors)', () => {
+  const base = { ...MULAW_8K };
+  const cases: [string, string, Record<string, unknown>, Record<string, unknown>?][] = [
+    ['unknown model', 'Invalid Model Name', base],
+    ['domain id of 7 characters', 'Invalid domainid', { ...base, 'recognizeParameter.domainId': 'cpdomai' }],
+    ['domain id with a symbol', 'Invalid domainid', { ...base, 'recognizeParameter.domainId': 'cp-domai' }],
+    [
+      'missing domain id',
+      'Invalid domainid',
+      { 'baseParam.samplingRate': 8000, 'baseParam.audioCodec': 'mulaw' },
+    ],
+    [
+      'rate below the model',
+      'param.baseParam.samplingRate is invalid (must be at least the model bandwidth)',
+      { ...base, 'baseParam.samplingRate': 6000, 'baseParam.audioCodec': 'pcm' },
+    ],
+    [
+      'mu-law at 16 kHz',
+      'param.baseParam.samplingRate must be 8000 Hz',
+      { ...base, 'baseParam.samplingRate': 16000 },
+    ],
+    [
+      'missing rate',
+      'param.baseParam.samplingRate is invalid (must be at least the model bandwidth)',
+      { 'recognizeParameter.domainId': 'cpdomain' },
+    ],
+    ['unknown codec', 'param.baseParam.audioCodec is invalid', { ...base, 'baseParam.audioCodec': 'opus' }],
+    [
+      'maxResults 0',
+      'param.recognizeParameter.maxResults is invalid',
+      { ...base, 'recognizeParameter.maxResults': 0 },
+    ],
+    [
+      'maxResults 31',
+      'param.recognizeParameter.maxResults is invalid',
+      { ...base, 'recognizeParameter.maxResults': 31 },
+    ],
+    ['boolean as a number', 'param.baseParam.filler is invalid', { ...base, 'baseParam.filler': 1 }],
+    ['words not a list', 'Invalid Parameter -> List is null', base, { words: 'x' }],
+    ['word with neither field', 'Invalid Parameter -> List is null', base, { words: [{}] }],
+    ['empty surface', 'Surface empty', base, { words: [{ surface: '', reading: 'テスト' }] }],
+    ['empty reading', 'Reading empty', base, { words: [{ surface: '試験', reading: '' }] }],
+    ['illegal surface', 'Surface illegal', base, { words: [{ surface: 'a|b', reading: 'エービー' }] }],
+    ['hiragana reading', 'Reading illegal', base, { words: [{ surface: '試験', reading: 'しけん' }] }],
+    ['prob 0', 'Prob illegal', base, { words: [{ surface: '試験', reading: 'シケン', prob: 0 }] }],
+    ['prob 101', 'Prob illegal', base, { words: [{ surface: '試験', reading: 'シケン', prob: 101 }] }],
+    ['prob 2.5', 'Prob illegal', base, { words: [{ surface: '試験', reading: 'シケン', prob: 2.5 }] }],
+    [
+      'too long',
+      'Surface too long',
+      base,
+      { words: [{ surface: 'あ'.repeat(80), reading: 'ア'.repeat(4) }] },
+    ],
+    [
+      '1001 words',
+      'Cascade words exceeded 1000',
+      base,
+      { words: Array.from({ length: 1001 }, () => ({ surface: 'a', reading: 'ア' })) },
+    ],
+  ];
+  for (const [name, detail, param, extra] of cases) {
+    it(`${name} → ${detail}`, async () => {
+      const c = new StreamClient(emu, access, name === 'unknown model' ? 'ja-nope-08' : 'ja-gen_tf-08');
+      expectError(await c.start(param, extra), 410, 'Invalid Parameter', detail);
+    });
+  }
+
+  it('mu-law only on the three 8 kHz models', async () => {
+    for (const model of ['ja-gen_tf-16', 'ja-gen_sf-16', 'en_en-gen_sf-16']) {
+      const c = new StreamClient(emu, access, model);
+      expectError(
+        await c.start({ ...MULAW_8K }),
+        410,
+        'Invalid Parameter',
+        'param.baseParam.samplingRate is invalid (must be at least the model bandwidth)',
+      );
+    }
+    for (const model of ['ja-gen_tf-08', 'ja-mdl1_nrw-08', 'ja-mdl2_nrw-08']) {
+      const c = new StreamClient(emu, access, model);
+      expect((await c.start({ ...MULAW_8K })).status).toBe(200);
+      expect((await c.command('cancel')).status).toBe(200);
+    }
+  });
+
+  it('msgname other than start → msg.msgname is invalid', async () => {
+    const res = await post(
+      `${emu.baseUrl}/asr/v1/speech_recognition/ja-gen_tf-08`,
+      JSON.stringify({ msg: { msgname: 'begin' }, param: MULAW_8K }),
+      {
+        'Content-Type': 'application/json',
+        Authorization: `Bearer ${access}`,
+      },
+    );
+    expectError(res, 410, 'Invalid Parameter', 'msg.msgname is invalid');
+  });
+
+  it('accepts numbers and booleans as strings, words: [], any key order, content type with spaces', async () => {
+    const body = JSON.stringify({
+      words: [],
+      param: {
+        'recognizeParameter.maxResults': '5',
+        'baseParam.filler': 'true',
+        'recognizeParameter.domainId': 'cpdomain',
+        'baseParam.audioCodec': 'mulaw',
+        'baseParam.samplingRate': '8000',
+      },
+      msg: { msgname: 'start' },
+    });
+    const res = await post(`${emu.baseUrl}/asr/v1/speech_recognition/ja-gen_tf-08`, body, {
+      'Content-Type': ' application/json ;  charset=UTF-8 ',
+      Authorization: `Bearer ${access}`,
+    });
+    expect(res.status).toBe(200);
+    const valid = await new StreamClient(emu, access).start(MULAW_8K, {
+      words: [{ surface: '回線', reading: 'カイセン', prob: '50' }],
+    });
+    expect(valid.status).toBe(200);
+  });
+
+  it('a well-formed domain id that is not the account’s → 550 No Resource', async () => {
+    const c = new StreamClient(emu, access);
+    expectError(
+      await c.start({ ...MULAW_8K, 'recognizeParameter.domainId': 'otherdom' }),
+      550,
+      'No Resource',
+      'VRG_RESPONSE_SERVICE_UNAVAILABLE',
+    );
+  });
+});
+
+describe('started answer', () => {
+  it('is [{msg:{msgname:"started", uniqueId}}] with a token cookie and a load-balancer cookie, never Secure', async () => {
+    const c = new StreamClient(emu, access);
+    const res = await c.start();
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=UTF-8');
+    const body = res.json as Msg[];
+    expect(body).toEqual([
+      { msg: { msgname: 'started', uniqueId: expect.stringMatching(/^[0-9a-f]{32}$/) } },
+    ]);
+    expect(res.headers['unique-id']).toBe(body[0]!.msg.uniqueId);
+    const cookies = res.headers['set-cookie'] as string[];
+    expect(cookies.some((x) => x.startsWith('token='))).toBe(true);
+    expect(cookies.some((x) => x.startsWith('CPLBROUTE='))).toBe(true);
+    expect(cookies.every((x) => !/secure/i.test(x))).toBe(true);
+    await c.command('cancel');
+  });
+
+  it('works at /api/asr/v1 as well as /api/dev/asr/v1', async () => {
+    const res = await post(
+      `${emu.url}/api/asr/v1/speech_recognition/ja-gen_tf-08`,
+      JSON.stringify({ msg: { msgname: 'start' }, param: MULAW_8K }),
+      {
+        'Content-Type': 'application/json',
+        Authorization: `Bearer ${access}`,
+      },
+    );
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('session rules', () => {
+  it('audio answers 204 when there is nothing to say and rotates the token cookie', async () => {
+    const c = await started();
+    const before = c.jar.get('token');
+    const res = await c.audio(silence(0.24));
+    expect(res.status).toBe(204);
+    expect(res.body.length).toBe(0);
+    expect(c.jar.get('token')).not.toBe(before);
+    const stop = await c.command('stop');
+    expect(stop.status).toBe(200);
+    expect(stop.json).toEqual([{ msg: { msgname: 'completed', uniqueId: c.uniqueId, cause: 'STOP' } }]);
+  });
+
+  it('unknown unique id → 411 Invalid State', async () => {
+    const c = await started();
+    expectError(
+      await c.audio(silence(0.24), { 'Unique-ID': 'f'.repeat(32) }),
+      411,
+      'Invalid State',
+      'Invalid Unique ID',
+    );
+  });
+
+  it('missing load-balancer cookie → 411', async () => {
+    const c = await started();
+    expectError(
+      await c.audio(silence(0.24), { Cookie: `token=${c.jar.get('token')}` }),
+      411,
+      'Invalid State',
+      'Invalid Unique ID',
+    );
+  });
+
+  it('a token cookie other than the last answer’s → 450, and the session is dead (411 after)', async () => {
+    const c = await started();
+    const first = c.jar.get('token')!;
+    expect((await c.audio(silence(0.24))).status).toBe(204);
+    const stale = `token=${first}; CPLBROUTE=${c.jar.get('CPLBROUTE')}`;
+    expectError(await c.audio(silence(0.24), { Cookie: stale }), 450, 'Invalid Token', 'token Error');
+    expectError(await c.audio(silence(0.24)), 411, 'Invalid State', 'Invalid Unique ID');
+    expectError(await c.command('stop'), 411, 'Invalid State', 'Invalid Unique ID');
+  });
+
+  it('first audio later than 1 s ÷ speed (+ slack) after the start answer → 552 Network Error', async () => {
+    const c = await started();
+    await sleep(1000 / SPEED + 50 + 40);
+    expectError(await c.audio(silence(0.24)), 552, 'Network Error', 'Network');
+  });
+
+  it('stop later than 1 s ÷ speed (+ slack) after the last audio answer → 552', async () => {
+    const c = await started();
+    expect((await c.audio(silence(0.24))).status).toBe(204);
+    await sleep(1000 / SPEED + 50 + 40);
+    expectError(await c.command('stop'), 552, 'Network Error', 'Network');
+  });
+
+  it('cancel answers 200 with completed CANCEL and ends the session', async () => {
+    const c = await started();
+    await c.audio(silence(0.24));
+    const res = await c.command('cancel');
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual([{ msg: { msgname: 'completed', uniqueId: c.uniqueId, cause: 'CANCEL' } }]);
+    expectError(await c.audio(silence(0.24)), 411, 'Invalid State', 'Invalid Unique ID');
+  });
+
+  it('audio further ahead than the 2 s buffer → 412 Interval Too Brief', async () => {
+    const c = await started();
+    let res;
+    let n = 0;
+    do res = await c.audio(silence(0.24));
+    while (res.status === 204 && ++n < 200);
+    expectError(res, 412, 'Interval Too Brief', 'audio transmission interval is too short');
+    // 2 s buffer + 50 ms slack × 100 = 7 s of audio at most, sent in far less than 70 ms of wall time.
+    expect(n).toBeGreaterThanOrEqual(8);
+    expect(n).toBeLessThan(40);
+  });
+
+  it('a request while the previous is unanswered (stop waiting for recognition) → 412', async () => {
+    const c = await started();
+    for (let i = 0; i < 8; i++) expect((await c.audio(silence(0.24))).status).toBe(204);
+    const stop = c.command('stop'); // waits for the recognizer to catch up (~19 ms)
+    await sleep(2);
+    const again = await c.audio(silence(0.24));
+    expectError(again, 412, 'Interval Too Brief', 'audio transmission interval is too short');
+    expectError(await stop, 412, 'Interval Too Brief', 'audio transmission interval is too short');
+  });
+
+  it('an unknown msgname on a session → 410 and the session ends', async () => {
+    const c = await started();
+    expectError(await c.command('pause'), 410, 'Invalid Parameter', 'msg.msgname is invalid');
+    expectError(await c.audio(silence(0.24)), 411, 'Invalid State', 'Invalid Unique ID');
+  });
+
+  it('a session nobody talks to for 10 s ÷ speed → 651 Session Timeout, told once, then 411', async () => {
+    const c = await started();
+    expect((await c.audio(silence(0.24))).status).toBe(204);
+    await sleep(10_000 / SPEED + 50 + 300);
+    expectError(await c.audio(silence(0.24)), 651, 'Session Timeout', '');
+    expectError(await c.audio(silence(0.24)), 411, 'Invalid State', 'Invalid Unique ID');
+  });
+
+  it('stop completes after all results are out: completed STOP last', async () => {
+    const c = await started();
+    const audio = toMulaw(synthesize({ rate: 8000, phrases: [{ id: 1, start: 0.3 }], duration: 1.2 }));
+    const run = await streamAudio(c, audio, { chunkBytes: CHUNK, bytesPerSecond: 8000, speed: SPEED });
+    expect(run.errors).toEqual([]);
+    const names = run.messages.map((m) => m.msg.msgname);
+    expect(names).toEqual([
+      'speechStartDetected',
+      'speechEndDetected',
+      'recognized',
+      'recognized',
+      'completed',
+    ]);
+    expect(run.messages.at(-1)!.msg.cause).toBe('STOP');
+    expect(run.messages[3]!.result).toEqual({ type: 2, sentence: [] });
+    expect(run.messages.every((m) => m.msg.uniqueId === c.uniqueId)).toBe(true);
+  });
+});
+
+describe('chunk sizes and session length', () => {
+  it('non-240 ms chunks are accepted and counted without --strict-chunks', async () => {
+    const before = emu.stats().nonStandardChunks;
+    const c = await started();
+    expect((await c.audio(silence(0.1))).status).toBe(204);
+    expect((await c.audio(silence(0.3))).status).toBe(204);
+    expect(emu.stats().nonStandardChunks).toBe(before + 2);
+    await c.command('cancel');
+  });
+
+  it('with --strict-chunks: a larger chunk → 413; a shorter one only as the last', async () => {
+    const strict = await startEmulator({ port: 0, speed: SPEED, strictChunks: true });
+    try {
+      const t = await token(strict);
+      const a = new StreamClient(strict, t);
+      await a.start();
+      expectError(await a.audio(silence(0.3)), 413, 'Invalid Data', 'Data is not available');
+      const b = new StreamClient(strict, t);
+      await b.start();
+      expect((await b.audio(silence(0.24))).status).toBe(204);
+      expect((await b.audio(silence(0.1))).status).toBe(204);
+      expectError(await b.audio(silence(0.24)), 413, 'Invalid Data', 'Data is not available');
+      const c = new StreamClient(strict, t);
+      await c.start();
+      expect((await c.audio(silence(0.24))).status).toBe(204);
+      expect((await c.audio(silence(0.1))).status).toBe(204);
+      expect((await c.command('stop')).status).toBe(200);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('more than 3,000 s of audio in a session → 413', async () => {
+    const off = await startEmulator({ port: 0, pacing: 'off' });
+    try {
+      const c = new StreamClient(off, await token(off));
+      await c.start();
+      const big = silence(600);
+      for (let i = 0; i < 5; i++) expect((await c.audio(big)).status).toBe(204);
+      expectError(await c.audio(silence(0.24)), 413, 'Invalid Data', 'Data is not available');
+    } finally {
+      await off.close();
+    }
+  });
+});
+
+describe('recognized messages and options', () => {
+  const audio8k = toMulaw(synthesize({ rate: 8000, phrases: [{ id: 8, start: 0.5 }], duration: 1.8 }));
+  const text8 = 'えーっと、ご登録のお電話番号をお伺いしてもよろしいでしょうか。';
+
+  async function recognize(param: Record<string, unknown>, model = 'ja-gen_tf-08') {
+    const c = await started(param, {}, model);
+    const run = await streamAudio(c, audio8k, { chunkBytes: CHUNK, bytesPerSecond: 8000, speed: SPEED });
+    expect(run.errors).toEqual([]);
+    return run.messages;
+  }
+
+  it('defaults: no fillers, no punctuation, spaces between words, one candidate, no reading, no interim', async () => {
+    const messages = await recognize(MULAW_8K);
+    const f = messages.filter((m) => m.msg.msgname === 'recognized' && m.result!.type === 1);
+    expect(f).toHaveLength(1);
+    const s = f[0]!.result!.sentence;
+    expect(s).toHaveLength(1);
+    expect(s[0]!.surface.replace(/ /g, '')).toBe('ご登録のお電話番号をお伺いしてもよろしいでしょうか');
+    expect(s[0]!.surface).toContain(' ');
+    expect(s[0]).not.toHaveProperty('reading');
+    expect(messages.some((m) => m.result?.type === 0)).toBe(false);
+  });
+
+  it('filler, punctuation, reading, delimiter false, maxResults, enableProgress', async () => {
+    const messages = await recognize({
+      ...MULAW_8K,
+      'baseParam.filler': true,
+      'baseParam.punctuation': true,
+      'baseParam.reading': true,
+      'baseParam.delimiter': false,
+      'recognizeParameter.maxResults': 3,
+      'recognizeParameter.enableProgress': true,
+    });
+    const final = messages.find((m) => m.result?.type === 1)!.result!.sentence;
+    expect(final[0]!.surface).toBe(`[えーっと]、${text8.slice(5)}`);
+    expect(final[0]!.reading).toMatch(/^エーット/);
+    expect(final.length).toBe(3);
+    expect(final[1]!.score).toBeLessThan(final[0]!.score);
+    const interim = messages.filter((m) => m.result?.type === 0);
+    expect(interim.length).toBeGreaterThanOrEqual(1);
+    // Interim results show fillers, punctuation and spaces whatever the options, and never a reading.
+    expect(interim[0]!.result!.sentence[0]!.surface).toContain('[えーっと] 、');
+    expect(interim[0]!.result!.sentence[0]).not.toHaveProperty('reading');
+    const order = messages.map((m) =>
+      m.msg.msgname === 'recognized' ? `r${m.result!.type}` : m.msg.msgname,
+    );
+    expect(order.indexOf('r0')).toBeLessThan(order.indexOf('speechEndDetected'));
+  });
+
+  it('punctuation is ignored on ja-gen_sf-16 (the model does not allow it)', async () => {
+    const pcm16 = toPcm16(synthesize({ rate: 16000, phrases: [{ id: 8, start: 0.5 }], duration: 1.8 }));
+    const c = await started(
+      {
+        'baseParam.samplingRate': 16000,
+        'recognizeParameter.domainId': 'cpdomain',
+        'baseParam.punctuation': true,
+        'baseParam.delimiter': false,
+      },
+      {},
+      'ja-gen_sf-16',
+    );
+    const run = await streamAudio(c, pcm16, { chunkBytes: 7680, bytesPerSecond: 32000, speed: SPEED });
+    expect(finals(run.messages)[0]!.surface).toBe('ご登録のお電話番号をお伺いしてもよろしいでしょうか');
+  });
+
+  it('times are relative to the first audio byte: ms in timeinfo, seconds in sentences', async () => {
+    const messages = await recognize(MULAW_8K);
+    const start = messages.find((m) => m.msg.msgname === 'speechStartDetected')!.timeinfo!.startDetectTime!;
+    const end = messages.find((m) => m.msg.msgname === 'speechEndDetected')!.timeinfo!.endDetectTime!;
+    expect(Math.abs(start - 500)).toBeLessThanOrEqual(20);
+    expect(Math.abs(end - (500 + 3 * 120 - 40))).toBeLessThanOrEqual(20);
+    const s = finals(messages)[0]!;
+    expect(Math.abs(s.startTime - 0.5)).toBeLessThan(0.1);
+    expect(Math.abs(s.endTime - 0.82)).toBeLessThan(0.1);
+  });
+
+  it('an undecodable segment → 〈不明〉', async () => {
+    const noise = Buffer.alloc(8000);
+    for (let i = 0; i < noise.length; i++) noise[i] = (i * 7919) % 256;
+    const audio = Buffer.concat([silence(0.3), noise.subarray(0, 2400), silence(0.9)]);
+    const c = await started();
+    const run = await streamAudio(c, audio, { chunkBytes: CHUNK, bytesPerSecond: 8000, speed: SPEED });
+    expect(finals(run.messages).map((s) => s.surface)).toEqual(['〈不明〉']);
+  });
+});
