@@ -291,14 +291,12 @@ export class SessionRegistry {
     const bps = p.codec === 'pcm' ? 2 : 1;
     const seconds = body.length / bps / p.samplingRate;
     const logBase = { session: session.id, chunk: session.chunkIndex, bytes: body.length };
+    // 240 ms per request, the last one may be shorter (spec 02, Limits): with strict chunks, nothing may
+    // follow a shorter one.
+    if (t.strictChunks && (body.length > session.chunkBytes || body.length === 0 || session.shortChunkSeen)) {
+      return this.fail(session, asrErrors.invalidData(), logBase);
+    }
     if (body.length !== session.chunkBytes) {
-      // 240 ms per request, the last one may be shorter (spec 02, Limits).
-      if (
-        t.strictChunks &&
-        (body.length > session.chunkBytes || body.length === 0 || session.shortChunkSeen)
-      ) {
-        return this.fail(session, asrErrors.invalidData(), logBase);
-      }
       if (body.length < session.chunkBytes) session.shortChunkSeen = true;
       this.deps.stats.nonStandardChunks++;
     }
