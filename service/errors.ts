@@ -65,7 +65,9 @@ export const ASR_OPERATOR_CODES: readonly number[] = [
 /** HTTP-level statuses without a service code. */
 function kindOfHttpStatus(status: number | undefined): ServiceErrorKind {
   if (status === undefined) return 'transient';
-  if (status === 401) return 'auth';
+  // 403: the account may not use the endpoint (spec 01: Developers accounts cannot use speech
+  // recognition); as actionable as bad credentials, and no retry helps.
+  if (status === 401 || status === 403) return 'auth';
   if (status === 429) return 'rateLimited';
   if (status === 408 || status >= 500) return 'transient';
   return 'invalid';
@@ -83,11 +85,15 @@ export function classifyCode(
   family: ErrorFamily,
   code: number | string | undefined,
   httpStatus: number | undefined,
+  format?: ErrorBodyFormat,
 ): ServiceErrorKind {
   const n = typeof code === 'string' && /^\d+$/.test(code) ? Number(code) : code;
   if (typeof n === 'number') {
     const shared = NLP_CODE_KINDS[n];
     if (shared) return shared;
+    // A gateway's envelope in front of the recognizer (`{"status":403}`) carries an HTTP status, not a
+    // recognition code: 403 there is not a session error.
+    if (family === 'asr' && format === 'envelope') return kindOfHttpStatus(httpStatus);
     if (family === 'asr') {
       const known = ASR_REQUEST_CODE_KINDS[n];
       if (known) return known;
@@ -175,7 +181,11 @@ export function isServiceError(err: unknown): err is ServiceError {
   return err instanceof ServiceError;
 }
 
+/** Which of the spec's error formats a body was. */
+export type ErrorBodyFormat = 'envelope' | 'errorinfo' | 'fault' | 'tts';
+
 interface ParsedErrorBody {
+  format: ErrorBodyFormat;
   code?: number | string | undefined;
   serviceMessage?: string | undefined;
   detail?: string | undefined;
@@ -192,26 +202,32 @@ function asNumberIfNumeric(code: number | string): number | string {
 export function parseErrorBody(body: unknown): ParsedErrorBody | undefined {
   const envelope = envelopeErrorSchema.safeParse(body);
   if (envelope.success && !Array.isArray(body)) {
-    return { code: envelope.data.status, serviceMessage: envelope.data.message };
+    return { format: 'envelope', code: envelope.data.status, serviceMessage: envelope.data.message };
   }
   const elements = Array.isArray(body) ? [...body].reverse() : [body];
   for (const element of elements) {
     const carrier = errorInfoCarrierSchema.safeParse(element);
     if (carrier.success) {
       const info = carrier.data.errorinfo;
-      return { code: asNumberIfNumeric(info.code), serviceMessage: info.message, detail: info.detail };
+      return {
+        format: 'errorinfo',
+        code: asNumberIfNumeric(info.code),
+        serviceMessage: info.message,
+        detail: info.detail,
+      };
     }
   }
   const fault = faultBodySchema.safeParse(body);
   if (fault.success) {
     const errorcode = fault.data.fault.detail?.errorcode;
     return {
+      format: 'fault',
       code: errorcode === undefined ? undefined : asNumberIfNumeric(errorcode),
       serviceMessage: fault.data.fault.faultstring,
     };
   }
   const tts = ttsErrorBodySchema.safeParse(body);
-  if (tts.success) return { code: asNumberIfNumeric(tts.data.code), detail: tts.data.detail };
+  if (tts.success) return { format: 'tts', code: asNumberIfNumeric(tts.data.code), detail: tts.data.detail };
   return undefined;
 }
 
@@ -234,7 +250,7 @@ export interface ErrorResponse {
 /** Builds the ServiceError of an HTTP error response, or of a 200 whose envelope says `status > 0`. */
 export function errorFromResponse(res: ErrorResponse): ServiceError {
   const parsed = parseErrorBody(res.body);
-  const kind = classifyCode(res.family, parsed?.code, res.httpStatus);
+  const kind = classifyCode(res.family, parsed?.code, res.httpStatus, parsed?.format);
   const codeText = parsed?.code === undefined ? '' : ` code ${parsed.code}`;
   const words = [parsed?.serviceMessage, parsed?.detail].filter(Boolean).join(': ');
   return new ServiceError({

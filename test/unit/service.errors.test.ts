@@ -68,6 +68,7 @@ describe('classifyCode: every code of the spec and its class', () => {
 describe('parseErrorBody: every error format', () => {
   it('nlp envelope with status > 0', () => {
     expect(parseErrorBody({ result: {}, status: 99997, message: 'Too Many Requests' })).toEqual({
+      format: 'envelope',
       code: 99997,
       serviceMessage: 'Too Many Requests',
     });
@@ -89,6 +90,7 @@ describe('parseErrorBody: every error format', () => {
       },
     ];
     expect(parseErrorBody(body)).toEqual({
+      format: 'errorinfo',
       code: 412,
       serviceMessage: 'Interval Too Brief',
       detail: 'audio transmission interval is too short',
@@ -103,6 +105,7 @@ describe('parseErrorBody: every error format', () => {
     expect(
       parseErrorBody({ fault: { faultstring: 'Invalid Parameter', detail: { errorcode: '410' } } }),
     ).toEqual({
+      format: 'fault',
       code: 410,
       serviceMessage: 'Invalid Parameter',
     });
@@ -116,6 +119,7 @@ describe('parseErrorBody: every error format', () => {
   });
   it('speech synthesis body', () => {
     expect(parseErrorBody({ code: '400', detail: 'text : must not be blank' })).toEqual({
+      format: 'tts',
       code: 400,
       detail: 'text : must not be blank',
     });
@@ -203,6 +207,36 @@ describe('errorFromResponse', () => {
     expect(json.kind).toBe('transient');
     expect(json).not.toHaveProperty('cause');
     expect(inspect(err)).toContain('ServiceError(transient)');
+  });
+});
+
+describe('gateway envelopes in front of the recognizer', () => {
+  it('a 403 envelope on asr (account without speech recognition) is auth, not session', () => {
+    const err = errorFromResponse({
+      family: 'asr',
+      endpoint: '/asr/v1/speech_recognition/m',
+      httpStatus: 403,
+      body: { result: {}, message: 'An error has occurred.', status: 403 },
+    });
+    expect(err.kind).toBe('auth');
+  });
+  it('a 401 envelope on asr is auth (and so triggers the one token refresh)', () => {
+    const err = errorFromResponse({
+      family: 'asr',
+      endpoint: '/asr/v1/speech_recognition/m',
+      httpStatus: 401,
+      body: { result: {}, message: 'An error has occurred.', status: 401 },
+    });
+    expect(err.kind).toBe('auth');
+  });
+  it('a 99997 envelope on asr stays rateLimited', () => {
+    const err = errorFromResponse({
+      family: 'asr',
+      endpoint: '/asr/v1/speech_recognition/m',
+      httpStatus: 429,
+      body: { status: 99997, message: 'x' },
+    });
+    expect(err.kind).toBe('rateLimited');
   });
 });
 
