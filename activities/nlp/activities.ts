@@ -1,0 +1,38 @@
+/**
+ * The text activities (task queue `callpipe-nlp`): filler removal, summary, sentiment and keywords of
+ * one call. Each takes small JSON (keys, options), reads the call's Timeline (and the fillers output)
+ * from staging storage, writes its output JSON (schemas/result.ts) to `outputKey`, and returns
+ * `{ status, outputKey | reason, cost }`. Errors: failures.ts.
+ *
+ * Concurrency per process is the client's p-limit; the rate across workers is the task queue's rate
+ * limit, set by the worker.
+ */
+import { extractKeywords } from './keywords.ts';
+import { removeFillers } from './fillers.ts';
+import { analyzeSentiment } from './sentiment.ts';
+import type { NlpActivityDeps } from './step.ts';
+import { summarizeCall } from './summary.ts';
+import type {
+  AnalyzeSentimentInput,
+  ExtractKeywordsInput,
+  NlpStepOutput,
+  RemoveFillersInput,
+  SummarizeCallInput,
+} from './types.ts';
+
+export function createNlpActivities(deps: NlpActivityDeps) {
+  return {
+    /** Fillers out of every utterance, batched (fillers.ts); output: FillersOutput. */
+    removeFillers: (input: RemoveFillersInput): Promise<NlpStepOutput> => removeFillers(deps, input),
+    /** `extract-cc` summary of the dialog, hierarchical beyond 5,000 characters; output: SummaryOutput. */
+    summarizeCall: (input: SummarizeCallInput): Promise<NlpStepOutput> => summarizeCall(deps, input),
+    /** Sentiment per utterance, per speaker and per quarter; output: SentimentOutput. */
+    analyzeSentiment: (input: AnalyzeSentimentInput): Promise<NlpStepOutput> => analyzeSentiment(deps, input),
+    /** Keywords of the whole call; output: KeywordsOutput. */
+    extractKeywords: (input: ExtractKeywordsInput): Promise<NlpStepOutput> => extractKeywords(deps, input),
+  };
+}
+
+export type NlpActivities = ReturnType<typeof createNlpActivities>;
+export type { NlpActivityDeps, NlpActivityOptions } from './step.ts';
+export type * from './types.ts';

@@ -1,0 +1,67 @@
+/**
+ * Progress of a step kept across its attempts. A step of hundreds of requests (sentiment is one per
+ * utterance) would otherwise start over after every rate-limited attempt, and with 30 % of requests
+ * blocked it would never finish. On a failure the step saves what it has (and what it cost) beside its
+ * output; the next attempt resumes from there and counts the earlier cost, so the result's request and
+ * retry counts cover every attempt. The checkpoint is deleted when the step succeeds.
+ */
+import { z } from 'zod';
+import { type CallCost } from '../../service/index.ts';
+import { requestCostSchema } from '../../schemas/result.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+
+const checkpointSchema = z.object({
+  version: z.literal(1),
+  step: z.string(),
+  /** The inputs the progress belongs to: a checkpoint of other inputs is ignored. */
+  inputs: z.string(),
+  cost: requestCostSchema,
+  /** Step-specific progress, keyed by utterance index or batch number. */
+  done: z.record(z.string(), z.unknown()),
+});
+
+export interface Checkpoint<T> {
+  cost: CallCost;
+  done: Map<number, T>;
+}
+
+export function checkpointKey(outputKey: string): string {
+  return `${outputKey}.checkpoint.json`;
+}
+
+export async function loadCheckpoint<T>(
+  store: ObjectStore,
+  outputKey: string,
+  step: string,
+  inputs: string,
+): Promise<Checkpoint<T> | undefined> {
+  const key = checkpointKey(outputKey);
+  if (!(await store.exists(key))) return undefined;
+  const parsed = checkpointSchema.safeParse(JSON.parse(await store.getText(key)));
+  if (!parsed.success || parsed.data.step !== step || parsed.data.inputs !== inputs) return undefined;
+  const done = new Map<number, T>();
+  for (const [k, v] of Object.entries(parsed.data.done)) done.set(Number(k), v as T);
+  return { cost: parsed.data.cost, done };
+}
+
+export async function saveCheckpoint<T>(
+  store: ObjectStore,
+  outputKey: string,
+  step: string,
+  inputs: string,
+  checkpoint: Checkpoint<T>,
+): Promise<void> {
+  const body = {
+    version: 1,
+    step,
+    inputs,
+    cost: checkpoint.cost,
+    done: Object.fromEntries(checkpoint.done),
+  };
+  await store.put(checkpointKey(outputKey), JSON.stringify(body), { contentType: 'application/json' });
+}
+
+export async function deleteCheckpoint(store: ObjectStore, outputKey: string): Promise<void> {
+  const key = checkpointKey(outputKey);
+  if (await store.exists(key)) await store.deletePrefix(key);
+}

@@ -1,0 +1,32 @@
+/**
+ * Keywords of a whole call (spec 01: `/nlp/v1/keyword`). The document goes as an array of sentences
+ * (Rule 2: already separated, so `do_segment` is moot), in time order; `max_keyword_num` (Rule 4) is
+ * configurable.
+ */
+import { keywordsOutputSchema } from '../../schemas/result.ts';
+import { splitSentences } from '../../service/nlp/sentences.ts';
+import { readCallText, type CallUtterance } from './call-text.ts';
+import { runStep, type NlpActivityDeps } from './step.ts';
+import { DEFAULT_CALL_KEYWORDS, type ExtractKeywordsInput, type NlpStepOutput } from './types.ts';
+
+/** The call's sentences in time order, an utterance of several sentences split into them. */
+export function callSentences(utterances: readonly CallUtterance[]): string[] {
+  return utterances.flatMap((u) => splitSentences(u.text).map((s) => s.trim())).filter((s) => s !== '');
+}
+
+export async function extractKeywords(
+  deps: NlpActivityDeps,
+  input: ExtractKeywordsInput,
+): Promise<NlpStepOutput> {
+  const maxKeywords = input.maxKeywords ?? DEFAULT_CALL_KEYWORDS;
+  const inputs = JSON.stringify([input.timelineKey, input.fillersKey ?? null, maxKeywords]);
+  return runStep(deps, 'keywords', input, inputs, keywordsOutputSchema, async (run) => {
+    const text = await readCallText(deps.store, input);
+    const sentences = callSentences(text.utterances);
+    const base = { step: 'keywords' as const, callId: input.callId, maxKeywords };
+    if (sentences.length === 0) return { ...base, keywords: [] };
+    const res = await run.request((o) => deps.service.nlp.keyword(sentences, { ...o, maxKeywords }));
+    run.progress(1, 1);
+    return { ...base, keywords: res.result.map((k) => ({ form: k.form, score: k.score })) };
+  });
+}

@@ -1,0 +1,50 @@
+/**
+ * Publishes the JSON Schema of result.json (and of error.json, under `$defs.CallError`) from the zod
+ * schemas of `result.ts`: `npx tsx schemas/generate-json-schema.ts` rewrites `result.schema.json`.
+ * `test/unit/result.json-schema.test.ts` fails when the committed file differs from what this builds.
+ */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { format, resolveConfig } from 'prettier';
+import { z } from 'zod';
+import { errorDocumentSchema, RESULT_SCHEMA_VERSION, resultDocumentSchema } from './result.ts';
+
+export const JSON_SCHEMA_PATH = fileURLToPath(new URL('./result.schema.json', import.meta.url));
+export const JSON_SCHEMA_ID = `https://callpipe.dev/schemas/result.v${RESULT_SCHEMA_VERSION}.schema.json`;
+
+type JsonSchema = Record<string, unknown> & { $defs?: Record<string, unknown> };
+
+/** The published document: result.json's schema at the top, error.json's in `$defs.CallError`. */
+export function buildJsonSchema(): JsonSchema {
+  const options = { target: 'draft-2020-12', io: 'output' } as const;
+  const result = z.toJSONSchema(resultDocumentSchema, options) as JsonSchema;
+  const error = z.toJSONSchema(errorDocumentSchema, options) as JsonSchema;
+  // Both tops are `$ref`s into their `$defs` (every schema of result.ts carries an id), so merging the
+  // `$defs` puts error.json's schema at `#/$defs/CallError`.
+  const { $schema, $defs: resultDefs = {}, ...resultSchema } = result;
+  const $defs: Record<string, unknown> = { ...resultDefs, ...error.$defs };
+  return {
+    $schema,
+    $id: JSON_SCHEMA_ID,
+    ...resultSchema,
+    $defs: Object.fromEntries(Object.entries($defs).sort(([a], [b]) => a.localeCompare(b))),
+  };
+}
+
+/** The file's exact text, formatted by prettier with the repository's settings (`npm run lint` checks it). */
+export async function renderJsonSchema(): Promise<string> {
+  const config = (await resolveConfig(JSON_SCHEMA_PATH)) ?? {};
+  return format(JSON.stringify(buildJsonSchema()), { ...config, parser: 'json' });
+}
+
+async function run(): Promise<void> {
+  writeFileSync(JSON_SCHEMA_PATH, await renderJsonSchema());
+  console.log(`wrote ${JSON_SCHEMA_PATH}`);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  run().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

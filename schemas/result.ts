@@ -1,0 +1,362 @@
+/**
+ * The output documents of a call (DESIGN.md, Output): `result.json`, written last under
+ * `<out>/<callId>/` so its presence means the call is done, and `error.json`, written instead when the
+ * call failed. The JSON Schema published beside this file (`result.schema.json`) is generated from
+ * these schemas by `npx tsx schemas/generate-json-schema.ts`; a unit test fails when it is stale.
+ *
+ * The outputs of the text steps (fillers, sentiment, summary, keywords) are defined here too: each step
+ * writes its part to staging storage, and `writeResult` embeds them, so the part a step wrote and the
+ * part a reader finds in result.json are the same shape.
+ *
+ * Glossary: *utterance* — one final recognition result on the recording's clock (seconds from its
+ * start); *speaker* — the label of the channel it was heard on; *session* — one stream recognition of
+ * at most 3,000 s of one track; *restart* — a session resumed from a new start request after an error;
+ * *step* — one text analysis over the whole call.
+ *
+ * Versioning: `schemaVersion` changes only on an incompatible change (a field removed, renamed or
+ * retyped); new optional fields keep it.
+ */
+import { z } from 'zod';
+import { cutKindSchema, silenceSchema } from './plan.ts';
+
+export const RESULT_SCHEMA_VERSION = 1;
+
+const seconds = z.number().nonnegative();
+const count = z.number().int().nonnegative();
+
+// --- shared pieces -------------------------------------------------------------------------------------
+
+/** The text steps, in the order the workflow runs them. */
+export const NLP_STEPS = ['fillers', 'summary', 'sentiment', 'keywords'] as const;
+export const nlpStepSchema = z.enum(NLP_STEPS);
+export type NlpStep = z.infer<typeof nlpStepSchema>;
+
+/** What the service calls of one step or endpoint cost (service/cost.ts, CallCost). */
+export const requestCostSchema = z
+  .object({
+    requests: count.describe('HTTP requests sent, token requests included'),
+    retries: count.describe(
+      'requests that repeated an earlier one (in the activity and across its attempts)',
+    ),
+    bytesSent: count,
+    bytesReceived: count,
+  })
+  .meta({ id: 'RequestCost' });
+export type RequestCost = z.infer<typeof requestCostSchema>;
+
+/** A text step that did not produce its part: the call is still done, without that part. */
+export const stepFailureSchema = z
+  .object({
+    step: nlpStepSchema,
+    reason: z.string().min(1).describe('why, in words a user can act on'),
+  })
+  .meta({ id: 'StepFailure' });
+export type StepFailure = z.infer<typeof stepFailureSchema>;
+
+// --- step outputs (staging) ----------------------------------------------------------------------------
+
+/** A filler the service removed; offsets are into the utterance's `normalizedText` (spec 01: positions within `normalized_sentence`). */
+export const fillerSchema = z
+  .object({
+    text: z.string().describe('the filler as the service reported it (`form`), e.g. `えーっと、`'),
+    begin: count.describe('zero-based start, in UTF-16 code units of normalizedText'),
+    end: count.describe('exclusive end, in UTF-16 code units of normalizedText'),
+  })
+  .meta({ id: 'Filler' });
+export type Filler = z.infer<typeof fillerSchema>;
+
+export const utteranceFillersSchema = z.object({
+  index: count,
+  /** The text after the service normalized lengthened or disrupted expressions (`normalized_sentence`s joined). */
+  normalizedText: z.string(),
+  /** `normalizedText` without its fillers (`fixed_sentence`s joined), leading pause marks trimmed. */
+  cleanedText: z.string(),
+  fillers: z.array(fillerSchema),
+});
+export type UtteranceFillers = z.infer<typeof utteranceFillersSchema>;
+
+export const fillersOutputSchema = z.object({
+  step: z.literal('fillers'),
+  callId: z.string().min(1),
+  utterances: z.array(utteranceFillersSchema),
+  /** Requests of the batched form (several utterances each) and per-utterance fallbacks. */
+  batches: count,
+  fallbacks: count,
+  cost: requestCostSchema,
+});
+export type FillersOutput = z.infer<typeof fillersOutputSchema>;
+
+export const SENTIMENT_LABELS = ['Positive', 'Negative', 'Neutral'] as const;
+export const sentimentLabelSchema = z.enum(SENTIMENT_LABELS);
+export type SentimentLabel = z.infer<typeof sentimentLabelSchema>;
+
+/**
+ * How `value` is defined (spec 01 gives a label and a float `score` per sentence, 0–1 in the samples):
+ * Positive → +score, Negative → −score, Neutral → 0, clamped to [−1, 1]. An aggregate's `meanValue` is
+ * the plain mean over its analysed utterances (each utterance counts once, however long), and its label
+ * is Positive above +{@link SENTIMENT_NEUTRAL_BAND}, Negative below −{@link SENTIMENT_NEUTRAL_BAND},
+ * Neutral between.
+ */
+export const SENTIMENT_SCORING =
+  'value = +score for Positive, -score for Negative, 0 for Neutral, clamped to [-1, 1]; ' +
+  'meanValue = mean of value over analysed utterances; label = Positive if meanValue > 0.1, ' +
+  'Negative if meanValue < -0.1, else Neutral';
+export const SENTIMENT_NEUTRAL_BAND = 0.1;
+
+export const utteranceSentimentSchema = z
+  .object({
+    label: sentimentLabelSchema,
+    score: z.number().describe("the service's score of the label"),
+    value: z.number().min(-1).max(1).describe('signed score: see sentiment.scoring'),
+    emotions: z
+      .array(z.object({ form: z.string(), labels: z.array(z.string()) }))
+      .describe('emotional phrases and their labels (喜ぶ, 不安, P, N, …)'),
+  })
+  .meta({ id: 'UtteranceSentiment' });
+export type UtteranceSentiment = z.infer<typeof utteranceSentimentSchema>;
+
+export const sentimentAggregateSchema = z
+  .object({
+    utterances: count.describe('utterances analysed'),
+    positive: count,
+    negative: count,
+    neutral: count,
+    meanValue: z.number().min(-1).max(1).nullable().describe('null when no utterance was analysed'),
+    label: sentimentLabelSchema.nullable(),
+  })
+  .meta({ id: 'SentimentAggregate' });
+export type SentimentAggregate = z.infer<typeof sentimentAggregateSchema>;
+
+export const sentimentQuarterSchema = z.object({
+  quarter: z.number().int().min(1).max(4),
+  /** The quarter's time span (seconds); an utterance belongs to the quarter holding its midpoint. */
+  start: seconds,
+  end: seconds,
+  overall: sentimentAggregateSchema,
+  bySpeaker: z.record(z.string(), sentimentAggregateSchema),
+});
+export type SentimentQuarter = z.infer<typeof sentimentQuarterSchema>;
+
+/** The call-level part of sentiment (result.json's `sentiment`). */
+export const sentimentSummarySchema = z.object({
+  scoring: z.string(),
+  overall: sentimentAggregateSchema,
+  bySpeaker: z.record(z.string(), sentimentAggregateSchema),
+  byQuarter: z.array(sentimentQuarterSchema).length(4),
+});
+export type SentimentSummary = z.infer<typeof sentimentSummarySchema>;
+
+export const sentimentOutputSchema = sentimentSummarySchema.extend({
+  step: z.literal('sentiment'),
+  callId: z.string().min(1),
+  /** One entry per utterance of the timeline; `sentiment` null when it had no text to analyse. */
+  utterances: z.array(z.object({ index: count, sentiment: utteranceSentimentSchema.nullable() })),
+  cost: requestCostSchema,
+});
+export type SentimentOutput = z.infer<typeof sentimentOutputSchema>;
+
+export const summarySchema = z
+  .object({
+    text: z.string().describe('the summary; empty when the call had no text'),
+    mode: z.enum(['extract', 'extract-cc']),
+    levels: count.describe('0: the dialog was its own summary; 1: one request; more: summaries of summaries'),
+    windows: count.describe('summary requests made'),
+    documentChars: count.describe('characters of the dialog summarized'),
+  })
+  .meta({ id: 'Summary' });
+export type Summary = z.infer<typeof summarySchema>;
+
+export const summaryOutputSchema = summarySchema.extend({
+  step: z.literal('summary'),
+  callId: z.string().min(1),
+  cost: requestCostSchema,
+});
+export type SummaryOutput = z.infer<typeof summaryOutputSchema>;
+
+export const keywordSchema = z.object({ form: z.string(), score: z.number() }).meta({ id: 'Keyword' });
+export type Keyword = z.infer<typeof keywordSchema>;
+
+export const keywordsOutputSchema = z.object({
+  step: z.literal('keywords'),
+  callId: z.string().min(1),
+  maxKeywords: z.number().int().positive(),
+  keywords: z.array(keywordSchema),
+  cost: requestCostSchema,
+});
+export type KeywordsOutput = z.infer<typeof keywordsOutputSchema>;
+
+// --- facts the workflow gathers --------------------------------------------------------------------
+
+export const sourceFactsSchema = z
+  .object({
+    uri: z.string().min(1).describe('where the recording was read: s3://bucket/key, or a local path'),
+    bucket: z.string().optional(),
+    key: z.string().optional(),
+    etag: z.string().optional(),
+    sizeBytes: count.optional(),
+    lastModified: z.string().optional().describe('ISO 8601'),
+    fingerprint: z.string().optional().describe('content fingerprint, e.g. sha256:<hex>'),
+    metadata: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('manifest columns given with the recording'),
+  })
+  .meta({ id: 'SourceFacts' });
+export type SourceFacts = z.infer<typeof sourceFactsSchema>;
+
+export const audioFactsSchema = z
+  .object({
+    durationSeconds: seconds.describe('decoded length of the recording'),
+    container: z.string().optional(),
+    codec: z.string().optional(),
+    sampleRate: z.number().int().positive(),
+    channels: z.number().int().positive(),
+    sizeBytes: count.optional(),
+    hasVideo: z.boolean().optional(),
+    tracks: z
+      .array(
+        z.object({
+          track: count,
+          speaker: z.string().min(1),
+          sourceChannels: z.array(count).min(1),
+        }),
+      )
+      .optional()
+      .describe('which source channels each speaker was heard on'),
+  })
+  .meta({ id: 'AudioFacts' });
+export type AudioFacts = z.infer<typeof audioFactsSchema>;
+
+export const sessionFactsSchema = z
+  .object({
+    index: count,
+    track: count,
+    speaker: z.string().min(1),
+    start: seconds.describe('absolute start of the session, seconds'),
+    end: seconds,
+    cut: cutKindSchema.describe('how the end was chosen: in a silence, hard at the limit, or at the end'),
+    silence: silenceSchema.nullable().describe('the silence the cut was placed in'),
+    restarts: count.describe('new start requests after a recognition error'),
+    reStreamedAudioSeconds: seconds.describe('audio sent again because of restarts'),
+    restartReasons: z.array(z.string()).optional(),
+    audioSecondsSent: seconds.optional().describe('audio sent in all, restarts included'),
+    reused: z.boolean().optional().describe('recognized by an earlier run and reused'),
+    utterances: count.optional(),
+  })
+  .meta({ id: 'SessionFacts' });
+export type SessionFacts = z.infer<typeof sessionFactsSchema>;
+
+/** Requests of one endpoint as the result reports them; bytes when they were measured. */
+export const endpointCostSchema = z
+  .object({
+    requests: count,
+    retries: count,
+    bytesSent: count.optional(),
+    bytesReceived: count.optional(),
+  })
+  .meta({ id: 'EndpointCost' });
+export type EndpointCost = z.infer<typeof endpointCostSchema>;
+
+export const processingFactsSchema = z
+  .object({
+    workflowId: z.string().optional(),
+    runId: z.string().optional(),
+    startedAt: z.string().optional(),
+    finishedAt: z.string().optional(),
+    batchId: z.string().optional(),
+    requests: z
+      .record(z.string(), endpointCostSchema)
+      .describe(
+        'per endpoint: fillers (/nlp/beta/remove_filler), summary (/nlp/v1/summary), sentiment ' +
+          '(/nlp/v1/sentiment), keywords (/nlp/v1/keyword), recognition (/asr/v1/...), token requests included',
+      ),
+    totalRequests: count,
+    retries: count.describe('sum of retries over every endpoint'),
+    restarts: count.describe('recognition restarts over every session'),
+    reStreamedAudioSeconds: seconds,
+    wallSeconds: z.record(z.string(), seconds).describe('wall time per stage, seconds'),
+  })
+  .meta({ id: 'ProcessingFacts' });
+export type ProcessingFacts = z.infer<typeof processingFactsSchema>;
+
+// --- result.json -------------------------------------------------------------------------------------
+
+export const resultUtteranceSchema = z
+  .object({
+    index: count,
+    speaker: z.string().min(1),
+    track: count,
+    session: count,
+    start: seconds.describe('absolute start, seconds from the start of the recording'),
+    end: seconds,
+    text: z.string().describe('recognized text as the service returned it'),
+    confidence: z.number().optional(),
+    normalizedText: z.string().nullable().describe('null when filler removal did not run'),
+    cleanedText: z.string().nullable().describe('text without fillers; null when filler removal did not run'),
+    fillers: z.array(fillerSchema),
+    sentiment: utteranceSentimentSchema.nullable(),
+  })
+  .meta({ id: 'Utterance' });
+export type ResultUtterance = z.infer<typeof resultUtteranceSchema>;
+
+export const speakerTalkSchema = z
+  .object({
+    speaker: z.string().min(1),
+    utterances: count,
+    talkSeconds: seconds.describe("time covered by the speaker's utterances (overlaps of its own merged)"),
+    silenceSeconds: seconds.describe('duration of the call minus talkSeconds'),
+    talkShare: z.number().min(0).max(1).describe('talkSeconds / duration of the call'),
+  })
+  .meta({ id: 'SpeakerTalk' });
+export type SpeakerTalk = z.infer<typeof speakerTalkSchema>;
+
+export const talkSchema = z.object({
+  bySpeaker: z.array(speakerTalkSchema),
+  silenceSeconds: seconds.describe('time when nobody talks'),
+  overlapSeconds: seconds.describe('time when two or more speakers talk at once'),
+});
+export type Talk = z.infer<typeof talkSchema>;
+
+export const resultDocumentSchema = z
+  .object({
+    schemaVersion: z.literal(RESULT_SCHEMA_VERSION),
+    callId: z.string().min(1),
+    source: sourceFactsSchema,
+    audio: audioFactsSchema,
+    speakers: z.array(z.string().min(1)),
+    sessions: z.array(sessionFactsSchema),
+    utterances: z.array(resultUtteranceSchema),
+    talk: talkSchema,
+    sentiment: sentimentSummarySchema.nullable().describe('null when sentiment analysis did not run'),
+    summary: summarySchema.nullable(),
+    keywords: z.array(keywordSchema).nullable(),
+    processing: processingFactsSchema,
+    stepFailures: z.array(stepFailureSchema),
+    writtenAt: z.iso.datetime(),
+  })
+  .meta({
+    id: 'CallResult',
+    title: 'callpipe result.json',
+    description: 'Analytics of one call; its presence under <out>/<callId>/ means the call is done.',
+  });
+export type ResultDocument = z.infer<typeof resultDocumentSchema>;
+
+// --- error.json --------------------------------------------------------------------------------------
+
+export const errorDocumentSchema = z
+  .object({
+    schemaVersion: z.literal(RESULT_SCHEMA_VERSION),
+    callId: z.string().min(1),
+    source: sourceFactsSchema,
+    stage: z.string().min(1).describe('the stage that failed: probe, plan, transcode, recognize, …'),
+    reason: z.string().min(1).describe('why, in words a user can act on'),
+    at: z.iso.datetime(),
+    workflowId: z.string().optional(),
+    runId: z.string().optional(),
+  })
+  .meta({
+    id: 'CallError',
+    title: 'callpipe error.json',
+    description: 'Written instead of result.json when a call failed.',
+  });
+export type ErrorDocument = z.infer<typeof errorDocumentSchema>;
