@@ -37,7 +37,8 @@ import {
   DEFAULT_BUFFER_SECONDS,
   DEFAULT_IDLE_SECONDS,
   DEFAULT_LB_COOKIE,
-  DEFAULT_SLACK_MS,
+  DEFAULT_DEADLINE_SLACK_MS,
+  DEFAULT_PACING_SLACK_MS,
   SessionRegistry,
 } from './stream-session.ts';
 import { DEFAULT_TOKEN_LIFETIME_SECONDS, gatewayErrorBody, TokenStore } from './tokens.ts';
@@ -55,7 +56,11 @@ export interface EmulatorOptions {
   bufferSeconds?: number;
   /** Refuse audio requests that are not 240 ms (413); otherwise they are accepted and counted. */
   strictChunks?: boolean;
-  /** Wall-clock tolerance added to every stream time rule, in ms. Default 50; 0 for exact. */
+  /** Wall-clock tolerance of the 1-s deadlines and the idle timeout, in ms. Default 250; 0 for exact. */
+  deadlineSlackMs?: number;
+  /** Wall-clock tolerance of pacing, in ms (× speed = seconds of audio). Default 50; 0 for exact. */
+  pacingSlackMs?: number;
+  /** Sets both tolerances at once (the two options above win). */
   slackMs?: number;
   /** Seconds (÷ speed) without a request after which a stream session ends with 651. Default 10. */
   idleSeconds?: number;
@@ -81,6 +86,13 @@ export interface EmulatorOptions {
   seed?: number;
 }
 
+/** The counters of `/emulator/stats`. */
+export type EmulatorStats = ReturnType<Stats['snapshot']> & {
+  activeSessions: number;
+  faultsInjected: Record<string, number>;
+  accounts: { clientId: string; kind: string; activeSessions: number }[];
+};
+
 export interface RunningEmulator {
   port: number;
   /** http://127.0.0.1:PORT */
@@ -92,7 +104,7 @@ export interface RunningEmulator {
   clientId: string;
   clientSecret: string;
   domainId: string;
-  stats(): ReturnType<Stats['snapshot']>;
+  stats(): EmulatorStats;
   resetStats(): void;
   setFaults(faults: EmulatorFaultsInput): void;
   close(): Promise<void>;
@@ -134,7 +146,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       speed,
       pacing: (options.pacing ?? 'on') === 'on',
       bufferSeconds: options.bufferSeconds ?? DEFAULT_BUFFER_SECONDS,
-      slackMs: options.slackMs ?? DEFAULT_SLACK_MS,
+      deadlineSlackMs: options.deadlineSlackMs ?? options.slackMs ?? DEFAULT_DEADLINE_SLACK_MS,
+      pacingSlackMs: options.pacingSlackMs ?? options.slackMs ?? DEFAULT_PACING_SLACK_MS,
       strictChunks: options.strictChunks ?? false,
       idleSeconds: options.idleSeconds ?? DEFAULT_IDLE_SECONDS,
       lbCookieName: options.lbCookieName ?? DEFAULT_LB_COOKIE,
@@ -145,7 +158,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     lbValue: `emu-${randomBytes(4).toString('hex')}`,
   });
 
-  function snapshot() {
+  function snapshot(): EmulatorStats {
     return stats.snapshot({
       activeSessions: sessions.activeCount,
       faultsInjected: faults.counts,

@@ -48,7 +48,7 @@ export class Stats {
     Object.assign(this, new Stats());
   }
 
-  snapshot(extra: Record<string, unknown>) {
+  snapshot<T extends object>(extra: T) {
     const cpu = process.cpuUsage(this.cpuBase);
     const wallMs = performance.now() - this.timeBase;
     return {

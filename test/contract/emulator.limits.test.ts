@@ -7,7 +7,12 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator/server.ts';
+import {
+  startEmulator,
+  type EmulatorOptions,
+  type EmulatorStats,
+  type RunningEmulator,
+} from '../../emulator/server.ts';
 import { getJson, MULAW_8K, nlp, post, StreamClient, token, type Msg } from './emulator.client.ts';
 
 const running: RunningEmulator[] = [];
@@ -206,7 +211,7 @@ describe('evidence', () => {
     await c.audio(silence);
     await c.command('stop');
     await sentiment(emu, t);
-    const stats = (await getJson(`${emu.url}/emulator/stats`)) as ReturnType<RunningEmulator['stats']>;
+    const stats = (await getJson(`${emu.url}/emulator/stats`)) as EmulatorStats;
     expect(stats).toMatchObject({
       requests: 6,
       tokensIssued: 1,

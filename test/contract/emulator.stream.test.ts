@@ -41,7 +41,11 @@ function expectError(res: { status: number; json: unknown }, code: number, messa
   expect(last.errorinfo).toEqual({ code, message, level: 'ERROR', detail });
 }
 
-async function started(param = MULAW_8K, extra: Record<string, unknown> = {}, model = 'ja-gen_tf-08') {
+async function started(
+  param: Record<string, unknown> = MULAW_8K,
+  extra: Record<string, unknown> = {},
+  model = 'ja-gen_tf-08',
+) {
   const c = new StreamClient(emu, access, model);
   const res = await c.start(param, extra);
   expect(res.status).toBe(200);
@@ -254,14 +258,14 @@ describe('session rules', () => {
 
   it('first audio later than 1 s ÷ speed (+ slack) after the start answer → 552 Network Error', async () => {
     const c = await started();
-    await sleep(1000 / SPEED + 50 + 40);
+    await sleep(1000 / SPEED + 250 + 40);
     expectError(await c.audio(silence(0.24)), 552, 'Network Error', 'Network');
   });
 
   it('stop later than 1 s ÷ speed (+ slack) after the last audio answer → 552', async () => {
     const c = await started();
     expect((await c.audio(silence(0.24))).status).toBe(204);
-    await sleep(1000 / SPEED + 50 + 40);
+    await sleep(1000 / SPEED + 250 + 40);
     expectError(await c.command('stop'), 552, 'Network Error', 'Network');
   });
 
@@ -305,7 +309,7 @@ describe('session rules', () => {
   it('a session nobody talks to for 10 s ÷ speed → 651 Session Timeout, told once, then 411', async () => {
     const c = await started();
     expect((await c.audio(silence(0.24))).status).toBe(204);
-    await sleep(10_000 / SPEED + 50 + 300);
+    await sleep(10_000 / SPEED + 250 + 300);
     expectError(await c.audio(silence(0.24)), 651, 'Session Timeout', '');
     expectError(await c.audio(silence(0.24)), 411, 'Invalid State', 'Invalid Unique ID');
   });
