@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { findFillers } from '../../emulator/nlp/fillers.ts';
+import { analyzeSentiment } from '../../emulator/nlp/sentiment.ts';
+import { loadPhrasebook } from '../../emulator/phrasebook.ts';
+import { AGENT_PHRASE_IDS, CUSTOMER_PHRASE_IDS } from '../../schemas/synthetic-recording.ts';
+
+describe('the shipped phrasebook', () => {
+  const book = loadPhrasebook();
+  const ids = [...book.keys()];
+
+  it('has at least 150 phrases, agents in 1–99 and customers in 101–199', () => {
+    expect(book.size).toBeGreaterThanOrEqual(150);
+    const inRange = (id: number, r: { from: number; to: number }) => id >= r.from && id <= r.to;
+    expect(ids.every((id) => inRange(id, AGENT_PHRASE_IDS) || inRange(id, CUSTOMER_PHRASE_IDS))).toBe(true);
+    expect(ids.filter((id) => inRange(id, AGENT_PHRASE_IDS)).length).toBeGreaterThanOrEqual(70);
+    expect(ids.filter((id) => inRange(id, CUSTOMER_PHRASE_IDS)).length).toBeGreaterThanOrEqual(70);
+  });
+
+  it('gives filler removal, sentiment and keywords something to do', () => {
+    const texts = [...book.values()];
+    const withFillers = texts.filter((t) => findFillers(t).length > 0);
+    expect(withFillers.length).toBeGreaterThanOrEqual(25);
+    const sentiments = texts.map((t) => analyzeSentiment(t).sentiment);
+    expect(sentiments.filter((s) => s === 'Positive').length).toBeGreaterThanOrEqual(10);
+    expect(sentiments.filter((s) => s === 'Negative').length).toBeGreaterThanOrEqual(10);
+    for (const word of ['請求', '解約', '回線', '修理', '返品', 'ルーター'])
+      expect(texts.some((t) => t.includes(word))).toBe(true);
+  });
+});
