@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { createNlpActivities } from '../../activities/nlp/activities.ts';
+import { callSentences } from '../../activities/nlp/keywords.ts';
+import { dialogDocument } from '../../activities/nlp/summary.ts';
+import { keywordsOutputSchema, summaryOutputSchema } from '../../schemas/result.ts';
+import { FakeService, MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
+
+const base = { callId: 'call-1', timelineKey: 't/timeline.json' };
+
+function setup(utterances = SAMPLE_UTTERANCES) {
+  const store = new MemoryStore();
+  store.objects.set(base.timelineKey, JSON.stringify(timeline(utterances)));
+  const service = new FakeService();
+  const activities = createNlpActivities({
+    service: service.client,
+    store,
+    options: { requestBaseDelayMs: 1 },
+  });
+  return { store, service, activities };
+}
+
+describe('summarizeCall', () => {
+  it('sends the dialog in time order, without speaker labels, with extract-cc', async () => {
+    const shuffled = [SAMPLE_UTTERANCES[2]!, SAMPLE_UTTERANCES[0]!, SAMPLE_UTTERANCES[1]!];
+    const { store, service, activities } = setup(shuffled);
+    const out = await activities.summarizeCall({ ...base, outputKey: 't/summary.json', sentLen: 2 });
+    expect(out.status).toBe('ok');
+    const call = service.calls.find((c) => c.endpoint === 'summarize')!;
+    expect(String(call.input).split('\n')).toEqual([0, 1, 2].map((i) => SAMPLE_UTTERANCES[i]!.text));
+    expect(String(call.input)).not.toMatch(/agent|customer/);
+    expect(call.options).toMatchObject({ mode: 'extract-cc', sentLen: 2 });
+    const doc = summaryOutputSchema.parse(store.json('t/summary.json'));
+    expect(doc).toMatchObject({
+      text: SAMPLE_UTTERANCES[0]!.text,
+      mode: 'extract-cc',
+      levels: 1,
+      windows: 1,
+    });
+    expect(doc.documentChars).toBe(String(call.input).length);
+  });
+
+  it('a call without words has an empty summary and costs no request', async () => {
+    const { store, service, activities } = setup([utterance(0, 'agent', 0, 1, '  ')]);
+    const out = await activities.summarizeCall({ ...base, outputKey: 't/summary.json' });
+    expect(out).toMatchObject({ status: 'ok', cost: { requests: 0 } });
+    expect(service.calls).toHaveLength(0);
+    expect(summaryOutputSchema.parse(store.json('t/summary.json')).text).toBe('');
+  });
+
+  it('invalid input fails the step with its reason, without throwing', async () => {
+    const { store, service, activities } = setup();
+    service.failNext({ kind: 'invalid', code: 17001 });
+    const out = await activities.summarizeCall({ ...base, outputKey: 't/summary.json' });
+    expect(out.status).toBe('failed');
+    expect(out.reason).toMatch(/^summary: .*invalid/);
+    expect(out.cost.requests).toBe(1);
+    expect(store.objects.has('t/summary.json')).toBe(false);
+  });
+
+  it('dialogDocument drops empty utterances', () => {
+    const doc = dialogDocument([
+      { utterance: SAMPLE_UTTERANCES[0]!, text: 'a。' },
+      { utterance: SAMPLE_UTTERANCES[1]!, text: '' },
+      { utterance: SAMPLE_UTTERANCES[2]!, text: 'b。' },
+    ]);
+    expect(doc).toBe('a。\nb。');
+  });
+});
+
+describe('extractKeywords', () => {
+  it('sends the call as an array of sentences with max_keyword_num', async () => {
+    const { store, service, activities } = setup();
+    const out = await activities.extractKeywords({ ...base, outputKey: 't/keywords.json', maxKeywords: 1 });
+    expect(out.status).toBe('ok');
+    const call = service.calls.find((c) => c.endpoint === 'keyword')!;
+    expect(call.input).toEqual(callSentences(SAMPLE_UTTERANCES.map((u) => ({ utterance: u, text: u.text }))));
+    expect((call.input as string[])[0]).toBe('お電話ありがとうございます。');
+    expect((call.input as string[])[1]).toBe('カスタマーセンターの佐藤でございます。');
+    expect(call.options).toMatchObject({ maxKeywords: 1 });
+    const doc = keywordsOutputSchema.parse(store.json('t/keywords.json'));
+    expect(doc).toMatchObject({ maxKeywords: 1, keywords: [{ form: '請求書', score: 10 }] });
+  });
+
+  it('defaults to 10 keywords, and a silent call has none without a request', async () => {
+    const { service, activities } = setup();
+    await activities.extractKeywords({ ...base, outputKey: 't/keywords.json' });
+    expect(service.calls[0]!.options).toMatchObject({ maxKeywords: 10 });
+    const silent = setup([]);
+    const out = await silent.activities.extractKeywords({ ...base, outputKey: 't/k.json' });
+    expect(out.status).toBe('ok');
+    expect(silent.service.calls).toHaveLength(0);
+  });
+
+  it('a timeline that is not a Timeline is a non-retryable failure naming the field', async () => {
+    const { store, activities } = setup();
+    store.objects.set(base.timelineKey, JSON.stringify({ callId: 'c', utterances: 'nope' }));
+    await expect(activities.extractKeywords({ ...base, outputKey: 't/k.json' })).rejects.toMatchObject({
+      type: 'InvalidStepInput',
+      nonRetryable: true,
+    });
+  });
+});
