@@ -8,7 +8,6 @@
  * across an utterance boundary), that batch falls back to one request per utterance, so every
  * utterance's text stays its own.
  */
-import type { FillerRemovalResult } from '../../schemas/service-nlp.ts';
 import { fillersOutputSchema, type Filler, type UtteranceFillers } from '../../schemas/result.ts';
 import type { Utterance } from '../../schemas/transcript.ts';
 import { readTimeline } from './call-text.ts';
@@ -20,7 +19,12 @@ import {
   type RemoveFillersInput,
 } from './types.ts';
 
-type SentenceResult = FillerRemovalResult[number];
+/** One sentence of a remove_filler answer (FillerRemovalResult's item, without its extra fields). */
+export interface SentenceResult {
+  fillers: readonly { begin_pos: number; end_pos: number; form: string }[];
+  normalized_sentence: string;
+  fixed_sentence: string;
+}
 
 /** Sentence ends the service splits at (the client's splitter uses the same set). */
 const TERMINATOR = /[。．！？!?]$/u;
