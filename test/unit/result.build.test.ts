@@ -1,0 +1,338 @@
+import { describe, expect, it } from 'vitest';
+import {
+  buildErrorDocument,
+  buildResult,
+  callOutputKey,
+  createResultActivities,
+  redact,
+  resolveOutputLocation,
+  talkTimeBySpeaker,
+  type ResultFacts,
+} from '../../activities/storage/results.ts';
+import { escapeCueText, toWebVtt, vttTimestamp } from '../../activities/storage/webvtt.ts';
+import { errorDocumentSchema, resultDocumentSchema } from '../../schemas/result.ts';
+import { MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
+
+const cost = { requests: 2, retries: 1, bytesSent: 10, bytesReceived: 20 };
+
+const facts: ResultFacts = {
+  source: { bucket: 'in', key: 'calls/2026/a.wav', etag: 'abc', size: 1234, metadata: { agent: 'sato' } },
+  audio: {
+    durationSeconds: 100,
+    sampleRate: 8000,
+    channels: 2,
+    container: 'wav',
+    codec: 'pcm_s16le',
+    // What the probe also returns: not copied into the result.
+    ...({ path: '/tmp/x.wav', streamIndex: 0 } as object),
+  },
+  plan: {
+    tracks: [
+      { track: 0, speaker: 'agent', sourceChannels: [0] },
+      { track: 1, speaker: 'customer', sourceChannels: [1] },
+    ],
+  },
+  sessions: [
+    {
+      index: 0,
+      track: 0,
+      speaker: 'agent',
+      start: 0,
+      end: 100,
+      cut: 'end',
+      silence: null,
+      restarts: 1,
+      reStreamedSeconds: 4.5,
+    },
+    {
+      index: 1,
+      track: 1,
+      speaker: 'customer',
+      start: 0,
+      end: 100,
+      cut: 'end',
+      silence: null,
+      audioKey: 'staging/1.raw',
+    },
+  ],
+  processing: {
+    workflowId: 'call-a-1',
+    requests: { recognition: 120, fillers: 1, summary: 9 },
+    retries: 3,
+    stageMs: { probe: 1500, recognize: 61_000 },
+    wallMs: 75_000,
+  },
+};
+
+const fillers = {
+  step: 'fillers' as const,
+  callId: 'call-1',
+  batches: 1,
+  fallbacks: 0,
+  cost,
+  utterances: SAMPLE_UTTERANCES.map((u) => ({
+    index: u.index,
+    normalizedText: u.text,
+    cleanedText: u.text.replace(/^(えーっと、あの、|えー、|うーん、)/, ''),
+    fillers: u.index === 1 ? [{ text: 'えーっと、', begin: 0, end: 5 }] : [],
+  })),
+};
+
+describe('talkTimeBySpeaker', () => {
+  it('merges a speaker’s own overlaps, and measures silence and cross-talk', () => {
+    const talk = talkTimeBySpeaker(
+      [
+        utterance(0, 'agent', 0, 10, 'a'),
+        utterance(1, 'agent', 5, 15, 'b'), // overlaps the agent's own: counts once
+        utterance(2, 'customer', 12, 20, 'c'), // 3 s of cross-talk
+        utterance(3, 'customer', 95, 120, 'd'), // clamped to the call's end
+      ],
+      100,
+      ['agent', 'customer', 'supervisor'],
+    );
+    expect(talk.bySpeaker).toEqual([
+      { speaker: 'agent', utterances: 2, talkSeconds: 15, silenceSeconds: 85, talkShare: 0.15 },
+      { speaker: 'customer', utterances: 2, talkSeconds: 13, silenceSeconds: 87, talkShare: 0.13 },
+      { speaker: 'supervisor', utterances: 0, talkSeconds: 0, silenceSeconds: 100, talkShare: 0 },
+    ]);
+    expect(talk.overlapSeconds).toBe(3);
+    expect(talk.silenceSeconds).toBe(75);
+  });
+});
+
+describe('WebVTT', () => {
+  it('formats timestamps as HH:MM:SS.mmm, hours included', () => {
+    expect(vttTimestamp(0)).toBe('00:00:00.000');
+    expect(vttTimestamp(3.2)).toBe('00:00:03.200');
+    expect(vttTimestamp(3725.0015)).toBe('01:02:05.002');
+    expect(vttTimestamp(36_000)).toBe('10:00:00.000');
+  });
+
+  it('writes voice-tagged cues of the cleaned text, in time order, escaping markup', () => {
+    const vtt = toWebVtt([
+      { index: 1, speaker: 'customer', start: 3.8, end: 6, text: 'えーっと、はい', cleanedText: 'はい' },
+      { index: 0, speaker: 'agent', start: 0.5, end: 3.2, text: 'A < B & C' },
+      { index: 2, speaker: 'agent', start: 7, end: 7, text: 'えー', cleanedText: '' },
+      { index: 3, speaker: 'agent', start: 8, end: 8, text: '一瞬' },
+    ]);
+    expect(vtt).toBe(
+      'WEBVTT\n\n' +
+        'u0\n00:00:00.500 --> 00:00:03.200\n<v agent>A &lt; B &amp; C</v>\n\n' +
+        'u1\n00:00:03.800 --> 00:00:06.000\n<v customer>はい</v>\n\n' +
+        'u3\n00:00:08.000 --> 00:00:08.001\n<v agent>一瞬</v>\n',
+    );
+    expect(escapeCueText('a\n\nb --> c')).toBe('a b --&gt; c');
+  });
+});
+
+describe('output keys', () => {
+  it('resolve s3 URLs, bucket/prefix pairs and plain prefixes to <prefix>/<callId>/<file>', () => {
+    expect(resolveOutputLocation({ outputPrefix: 's3://out/results/' })).toEqual({
+      bucket: 'out',
+      prefix: 'results',
+    });
+    expect(resolveOutputLocation({ output: { bucket: 'b', prefix: 'r/' } })).toEqual({
+      bucket: 'b',
+      prefix: 'r',
+    });
+    expect(resolveOutputLocation({ outputPrefix: 'nightly/2026' })).toEqual({
+      bucket: undefined,
+      prefix: 'nightly/2026',
+    });
+    expect(callOutputKey('results', 'call-1', 'result.json')).toBe('results/call-1/result.json');
+    expect(callOutputKey('', 'call-1', 'result.json')).toBe('call-1/result.json');
+  });
+
+  it('never leave the prefix: unsafe call ids and prefixes are refused', () => {
+    for (const id of ['..', '../x', 'a/b', '/abs', '.hidden', 'a..b', '', 'a\\b', 'x'.repeat(200)]) {
+      expect(() => callOutputKey('results', id, 'result.json'), id).toThrow(/unsafe call id/);
+    }
+    for (const prefix of ['/abs', 'a/../b', '..', 'a\\b']) {
+      expect(() => resolveOutputLocation({ outputPrefix: prefix }), prefix).toThrow(/prefix/);
+    }
+    expect(() => resolveOutputLocation({ outputPrefix: 'file:///etc' })).toThrow(/s3:\/\//);
+  });
+});
+
+describe('buildResult', () => {
+  const parts = {
+    callId: 'call-1',
+    timeline: timeline([...SAMPLE_UTTERANCES].reverse()),
+    fillers,
+    stepFailures: [{ step: 'summary', reason: 'summary: invalid input (Bearer abc.def-123)' }],
+    facts,
+    writtenAt: '2026-11-22T00:00:00.000Z',
+  };
+
+  it('assembles a valid document from the timeline, the steps and the facts', () => {
+    const result = buildResult(parts);
+    expect(resultDocumentSchema.safeParse(result).success).toBe(true);
+    expect(result.utterances.map((u) => u.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(result.utterances[1]).toMatchObject({
+      speaker: 'customer',
+      start: 3.8,
+      end: 6,
+      text: 'えーっと、あの、請求書の件で電話しました',
+      cleanedText: '請求書の件で電話しました',
+      fillers: [{ text: 'えーっと、', begin: 0, end: 5 }],
+      sentiment: null,
+    });
+    expect(result.source).toEqual({
+      uri: 's3://in/calls/2026/a.wav',
+      bucket: 'in',
+      key: 'calls/2026/a.wav',
+      etag: 'abc',
+      sizeBytes: 1234,
+      metadata: { agent: 'sato' },
+    });
+    expect(result.audio).not.toHaveProperty('path');
+    expect(result.audio.tracks).toHaveLength(2);
+    expect(result.sessions[0]).toMatchObject({ restarts: 1, reStreamedAudioSeconds: 4.5, utterances: 6 });
+    expect(result.sessions[1]).not.toHaveProperty('audioKey');
+    expect(result.processing).toMatchObject({
+      requests: {
+        recognition: { requests: 120, retries: 0 },
+        fillers: cost,
+        summary: { requests: 9, retries: 0 },
+      },
+      totalRequests: 131,
+      retries: 3,
+      restarts: 1,
+      reStreamedAudioSeconds: 4.5,
+      wallSeconds: { probe: 1.5, recognize: 61, total: 75 },
+    });
+    expect(result.stepFailures).toEqual([
+      { step: 'summary', reason: 'summary: invalid input (Bearer [redacted])' },
+    ]);
+    expect(result.summary).toBeNull();
+    expect(result.sentiment).toBeNull();
+    expect(result.talk.bySpeaker.map((s) => s.speaker)).toEqual(['agent', 'customer']);
+  });
+
+  it('without the fillers step, cleaned text is null and the transcript falls back to the raw text', () => {
+    const result = buildResult({ ...parts, fillers: undefined });
+    expect(result.utterances.every((u) => u.cleanedText === null && u.fillers.length === 0)).toBe(true);
+    expect(toWebVtt(result.utterances)).toContain('<v customer>えーっと、あの、請求書の件で電話しました</v>');
+  });
+
+  it('refuses a document that breaks the schema, naming the field', () => {
+    expect(() => buildResult({ ...parts, stepFailures: [{ step: 'translate', reason: 'x' }] })).toThrow(
+      /stepFailures/,
+    );
+  });
+
+  it('redacts tokens in reasons', () => {
+    expect(redact('auth failed: Authorization: Bearer eyJhbGciOi.x_y')).toBe(
+      'auth failed: Authorization: Bearer [redacted]',
+    );
+    expect(redact('{"clientSecret":"s3cr3t"}')).not.toContain('s3cr3t');
+  });
+});
+
+describe('writeResult and writeError', () => {
+  function staged() {
+    const store = new MemoryStore('staging');
+    store.objects.set('s/timeline.json', JSON.stringify(timeline(SAMPLE_UTTERANCES)));
+    store.objects.set('s/fillers.json', JSON.stringify(fillers));
+    store.objects.set(
+      's/summary.json',
+      JSON.stringify({
+        step: 'summary',
+        callId: 'call-1',
+        text: '請求書の件。',
+        mode: 'extract-cc',
+        levels: 1,
+        windows: 1,
+        documentChars: 90,
+        cost,
+      }),
+    );
+    store.objects.set(
+      's/keywords.json',
+      JSON.stringify({
+        step: 'keywords',
+        callId: 'call-1',
+        maxKeywords: 10,
+        keywords: [{ form: '請求書', score: 3 }],
+        cost,
+      }),
+    );
+    return store;
+  }
+  const input = {
+    callId: 'call-1',
+    outputPrefix: 's3://results-bucket/out/',
+    timelineKey: 's/timeline.json',
+    fillersKey: 's/fillers.json',
+    summaryKey: 's/summary.json',
+    keywordsKey: 's/keywords.json',
+    stepFailures: [{ step: 'sentiment', reason: 'sentiment: invalid' }],
+    facts,
+  };
+
+  it('writes transcript.vtt, then result.json last, in the output bucket; a repeat writes the same', async () => {
+    const store = staged();
+    const { writeResult, writeError } = createResultActivities({ store });
+    await writeError({
+      callId: 'call-1',
+      outputPrefix: input.outputPrefix,
+      source: facts.source,
+      stage: 'fillers',
+      reason: 'earlier run',
+    });
+    const out = await writeResult(input);
+    expect(out).toEqual({
+      bucket: 'results-bucket',
+      resultKey: 'out/call-1/result.json',
+      vttKey: 'out/call-1/transcript.vtt',
+      utterances: 6,
+    });
+    const results = store.withBucket('results-bucket');
+    expect(results.writes.slice(-2)).toEqual([
+      'results-bucket/out/call-1/transcript.vtt',
+      'results-bucket/out/call-1/result.json',
+    ]);
+    expect(results.objects.has('out/call-1/error.json')).toBe(false);
+    const doc = resultDocumentSchema.parse(results.json('out/call-1/result.json'));
+    expect(doc.summary?.text).toBe('請求書の件。');
+    expect(doc.keywords).toEqual([{ form: '請求書', score: 3 }]);
+    expect(doc.processing.requests.keywords).toEqual(cost);
+    const vtt = results.objects.get('out/call-1/transcript.vtt')!;
+    expect(vtt).toContain('00:00:03.800 --> 00:00:06.000\n<v customer>請求書の件で電話しました</v>');
+    const first = { ...doc, writtenAt: '' };
+    await writeResult(input);
+    expect({ ...resultDocumentSchema.parse(results.json('out/call-1/result.json')), writtenAt: '' }).toEqual(
+      first,
+    );
+    expect(store.writes.every((w) => !w.startsWith('staging/out'))).toBe(true);
+  });
+
+  it('refuses a call id that would leave the prefix, as a non-retryable failure, writing nothing', async () => {
+    const store = staged();
+    const { writeResult } = createResultActivities({ store });
+    await expect(writeResult({ ...input, callId: '../escape' })).rejects.toMatchObject({
+      type: 'OutputKeyError',
+      nonRetryable: true,
+    });
+    expect(store.withBucket('results-bucket').writes).toEqual([]);
+  });
+
+  it('writeError writes a valid error.json with stage and reason in the store’s bucket for a plain prefix', async () => {
+    const store = staged();
+    const { writeError } = createResultActivities({ store });
+    const out = await writeError({
+      callId: 'call-1',
+      output: { bucket: 'staging', prefix: 'results/' },
+      source: { bucket: 'in', key: 'bad.wav' },
+      stage: 'probe',
+      reason: 'not an audio file: invalid data found when processing input',
+    });
+    expect(out).toEqual({ bucket: 'staging', errorKey: 'results/call-1/error.json' });
+    const doc = errorDocumentSchema.parse(store.json('results/call-1/error.json'));
+    expect(doc).toMatchObject({ callId: 'call-1', stage: 'probe', source: { uri: 's3://in/bad.wav' } });
+    expect(doc.reason).toMatch(/not an audio file/);
+    expect(buildErrorDocument({ callId: 'c', source: { uri: 'x' }, stage: 's', reason: '' }).reason).toBe(
+      'unknown',
+    );
+  });
+});

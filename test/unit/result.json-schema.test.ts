@@ -1,0 +1,23 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { JSON_SCHEMA_PATH, renderJsonSchema } from '../../schemas/generate-json-schema.ts';
+
+describe('schemas/result.schema.json', () => {
+  it('is what `npx tsx schemas/generate-json-schema.ts` builds from schemas/result.ts', async () => {
+    const committed = readFileSync(JSON_SCHEMA_PATH, 'utf8');
+    // On failure: run the generator and commit the file with the schema change.
+    expect(committed).toBe(await renderJsonSchema());
+  });
+
+  it('publishes result.json at the top and error.json under $defs.CallError', () => {
+    const schema = JSON.parse(readFileSync(JSON_SCHEMA_PATH, 'utf8'));
+    expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(schema.$ref).toBe('#/$defs/CallResult');
+    expect(schema.$defs.CallResult.required).toEqual(
+      expect.arrayContaining(['schemaVersion', 'callId', 'utterances', 'talk', 'processing', 'stepFailures']),
+    );
+    expect(schema.$defs.CallError.required).toEqual(
+      expect.arrayContaining(['callId', 'source', 'stage', 'reason', 'at']),
+    );
+  });
+});
