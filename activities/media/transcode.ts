@@ -136,16 +136,27 @@ export async function transcodeSession(
     end: String(input.end),
     track: String(input.track),
   };
-  const results = await Promise.allSettled([
-    proc.done,
-    pipeline(proc.stdout, counter),
-    store.put(key, counter, meta),
-  ]);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) {
+  // Whichever side fails first stops the other: a failed upload must not leave ffmpeg blocked on a
+  // full pipe, a failed ffmpeg or length check must not leave a half object.
+  let lengthFailed = false;
+  let storeFailure: unknown;
+  counter.once('error', () => (lengthFailed = true));
+  const feeding = pipeline(proc.stdout, counter).catch((err: unknown) => {
     proc.kill();
-    // ffmpeg's own failure explains a short output better than the length check does.
-    throw results[0].status === 'rejected' ? results[0].reason : failed.reason;
-  }
+    throw err;
+  });
+  const putting = store.put(key, counter, meta).catch((err: unknown) => {
+    // The store failing on its own (not because the body failed) is the cause of everything after.
+    if (!lengthFailed) storeFailure = err;
+    proc.kill();
+    counter.destroy(err as Error);
+    throw err;
+  });
+  const [ffmpeg, ...rest] = await Promise.allSettled([proc.done, feeding, putting]);
+  if (storeFailure !== undefined) throw storeFailure;
+  // ffmpeg's own failure explains a short output better than the length check does.
+  if (ffmpeg.status === 'rejected') throw ffmpeg.reason;
+  const failed = rest.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
   return { ...staged, reused: false };
 }

@@ -1,10 +1,11 @@
+import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCallScript } from '../../activities/media/call-script.ts';
-import { MediaLengthError } from '../../activities/media/errors.ts';
+import { FfmpegError, MediaCancelledError, MediaLengthError } from '../../activities/media/errors.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { planRecording } from '../../activities/media/plan.ts';
 import { probeRecording } from '../../activities/media/probe.ts';
@@ -25,6 +26,12 @@ afterAll(() => tmp.cleanup());
 
 /** Phrase start tolerance after resampling, mu-law and framing: a 10 ms hop plus edge effects. */
 const START_TOLERANCE_SECONDS = 0.03;
+
+const rangeOf = (probe: ProbeResult) => ({
+  path: probe.path,
+  streamIndex: probe.streamIndex,
+  sourceChannels: [0],
+});
 
 async function collect(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -205,6 +212,63 @@ describe('transcodeSession', () => {
     const other = await transcodeSession({ ...input, fingerprint: 'sha256:other' }, { store });
     expect(other.reused).toBe(false);
     expect(other.key).not.toBe(first.key);
+  });
+
+  it('fails with the store’s error, promptly, when the upload fails mid-stream', async () => {
+    const { probe } = sources['call.wav']!;
+    const failing: LocalStagingStore = Object.assign(new LocalStagingStore(join(tmp.dir, 'failing')), {
+      async put(_key: string, body: Readable | Buffer) {
+        if (Buffer.isBuffer(body)) throw new Error('no');
+        for await (const _chunk of body) throw new Error('S3 went away');
+      },
+    });
+    const input = {
+      ...rangeOf(probe),
+      fingerprint: probe.fingerprint,
+      track: 0,
+      start: 0,
+      end: 60,
+      format: 'mulaw' as const,
+    };
+    await expect(transcodeSession(input, { store: failing })).rejects.toThrow('S3 went away');
+    expect(await failing.exists(stagingKey(input))).toBe(false);
+  });
+
+  it('reports ffmpeg’s failure, not a length error, and stores nothing', async () => {
+    const store = new LocalStagingStore(join(tmp.dir, 'ffmpeg-fails'));
+    const bad = join(tmp.dir, 'not-audio.wav');
+    writeFileSync(bad, Buffer.alloc(5000, 7));
+    const input = {
+      path: bad,
+      streamIndex: 0,
+      sourceChannels: [0],
+      fingerprint: 'x',
+      track: 0,
+      start: 0,
+      end: 1,
+      format: 'mulaw' as const,
+    };
+    await expect(transcodeSession(input, { store })).rejects.toBeInstanceOf(FfmpegError);
+    expect(await store.exists(stagingKey(input))).toBe(false);
+  });
+
+  it('is cancelled through its AbortSignal', async () => {
+    const { probe } = sources['call.ogg']!;
+    const controller = new AbortController();
+    controller.abort();
+    const input = {
+      ...rangeOf(probe),
+      fingerprint: probe.fingerprint,
+      track: 0,
+      start: 0,
+      end: 60,
+      format: 'mulaw' as const,
+    };
+    const store = new LocalStagingStore(join(tmp.dir, 'cancelled'));
+    await expect(transcodeSession(input, { store, signal: controller.signal })).rejects.toBeInstanceOf(
+      MediaCancelledError,
+    );
+    expect(await store.exists(stagingKey(input))).toBe(false);
   });
 
   it('mixes a stereo call down to one track with both speakers', async () => {
