@@ -9,6 +9,7 @@
  */
 import { extractKeywords } from './keywords.ts';
 import { removeFillers } from './fillers.ts';
+import { createPacer } from './pacing.ts';
 import { analyzeSentiment } from './sentiment.ts';
 import type { NlpActivityDeps } from './step.ts';
 import { summarizeCall } from './summary.ts';
@@ -20,7 +21,12 @@ import type {
   SummarizeCallInput,
 } from './types.ts';
 
-export function createNlpActivities(deps: NlpActivityDeps) {
+export function createNlpActivities(input: NlpActivityDeps) {
+  // One pacer for every step of this process: the account's rate is shared by all of them.
+  const deps: NlpActivityDeps = {
+    ...input,
+    pacer: input.pacer ?? createPacer(input.options?.requestsPerSecond),
+  };
   return {
     /** Fillers out of every utterance, batched (fillers.ts); output: FillersOutput. */
     removeFillers: (input: RemoveFillersInput): Promise<NlpStepOutput> => removeFillers(deps, input),

@@ -24,6 +24,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
 import { attemptNumber, cancellationSignal, heartbeat } from './context.ts';
 import { stepErrorOutcome, type FailurePolicy } from './failures.ts';
+import { unpaced, type RequestPacer } from './pacing.ts';
 import type { NlpStepInput, NlpStepOutput } from './types.ts';
 
 /** Attempts of one request inside an activity attempt (the first included), for 99997 and transient errors. */
@@ -37,6 +38,11 @@ export interface NlpActivityOptions extends FailurePolicy {
   /** Backoff of those retries (full jitter, at least the service's Retry-After). */
   requestBaseDelayMs?: number;
   requestMaxDelayMs?: number;
+  /**
+   * Text requests per second of this worker process, over every step (pacing.ts); default unpaced.
+   * Set it to the account's rate divided by the number of NLP workers (config `nlpRequestsPerSecond`).
+   */
+  requestsPerSecond?: number;
 }
 
 export interface NlpActivityDeps {
@@ -44,6 +50,8 @@ export interface NlpActivityDeps {
   /** Staging storage: the timeline, the steps' outputs and their checkpoints. */
   store: ObjectStore;
   options?: NlpActivityOptions;
+  /** Shared by the steps of one factory; default from `options.requestsPerSecond`. */
+  pacer?: RequestPacer;
 }
 
 export interface StepRun<T> {
@@ -88,15 +96,21 @@ export async function runStep<T, S extends z.ZodType>(
       done,
       signal,
       request: (call) =>
-        withRetry(() => call({ meter, signal }), {
-          attempts: options.requestAttempts ?? DEFAULT_REQUEST_ATTEMPTS,
-          baseDelayMs: options.requestBaseDelayMs ?? DEFAULT_REQUEST_BASE_DELAY_MS,
-          maxDelayMs: options.requestMaxDelayMs ?? DEFAULT_REQUEST_MAX_DELAY_MS,
-          shouldRetry: retryableInAttempt,
-          meter,
-          signal,
-          random: options.random,
-        }),
+        withRetry(
+          async () => {
+            await (deps.pacer ?? unpaced).acquire(signal);
+            return call({ meter, signal });
+          },
+          {
+            attempts: options.requestAttempts ?? DEFAULT_REQUEST_ATTEMPTS,
+            baseDelayMs: options.requestBaseDelayMs ?? DEFAULT_REQUEST_BASE_DELAY_MS,
+            maxDelayMs: options.requestMaxDelayMs ?? DEFAULT_REQUEST_MAX_DELAY_MS,
+            shouldRetry: retryableInAttempt,
+            meter,
+            signal,
+            random: options.random,
+          },
+        ),
       progress: (n, total) => heartbeat({ step, done: n, total }),
     };
     const document = await work(run);

@@ -100,3 +100,16 @@ describe('extractKeywords', () => {
     });
   });
 });
+
+describe('request pacing', () => {
+  it('spaces requests evenly at the configured rate, and is off by default', async () => {
+    const { createPacer, unpaced } = await import('../../activities/nlp/pacing.ts');
+    expect(createPacer(undefined)).toBe(unpaced);
+    const pacer = createPacer(50); // 20 ms apart
+    const started = performance.now();
+    for (let i = 0; i < 6; i++) await pacer.acquire();
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(95);
+    expect(elapsed).toBeLessThan(400);
+  });
+});

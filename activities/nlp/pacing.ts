@@ -1,0 +1,32 @@
+/**
+ * Request pacing of one worker process. Temporal's task-queue rate limit spaces activity *starts*; one
+ * sentiment activity then sends a request per utterance, as fast as the client's concurrency allows,
+ * and a burst of them is what the service answers with 99997 (spec 01, Limits). Spacing the requests of
+ * every step of this process evenly keeps them under the account's rate. Off unless configured.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface RequestPacer {
+  /** Resolves when the next request may be sent. */
+  acquire(signal?: AbortSignal): Promise<void>;
+}
+
+export const unpaced: RequestPacer = { acquire: async () => undefined };
+
+/** Evenly spaced slots, `1000 / requestsPerSecond` ms apart, handed out in call order. */
+export function createPacer(
+  requestsPerSecond: number | undefined,
+  now = () => performance.now(),
+): RequestPacer {
+  if (!requestsPerSecond || !(requestsPerSecond > 0)) return unpaced;
+  const interval = 1000 / requestsPerSecond;
+  let next = 0;
+  return {
+    async acquire(signal) {
+      const t = now();
+      const slot = Math.max(t, next);
+      next = slot + interval;
+      if (slot > t) await sleep(slot - t, undefined, { signal });
+    },
+  };
+}
