@@ -13,6 +13,7 @@ import { createRecordingMediaActivities } from '../activities/media/recording.ts
 import { createMergeActivities } from '../activities/asr/merge-timeline.ts';
 import { createAsrActivities } from '../activities/asr/recognize-session.ts';
 import { createNlpActivities } from '../activities/nlp/activities.ts';
+import { createBackfillActivities } from '../activities/backfill/activities.ts';
 
 export interface ActivityDeps {
   config: Config;
@@ -59,4 +60,9 @@ export function asrQueueActivities(input: ActivityDeps) {
 export function nlpQueueActivities(input: ActivityDeps) {
   const { store, service } = deps(input);
   return createNlpActivities({ service, store });
+}
+
+/** `callpipe` (beside the workflows): the batches' listing and report activities (object storage only). */
+export function workflowsQueueActivities(input: ActivityDeps) {
+  return createBackfillActivities({ store: input.store ?? createObjectStore(input.config.s3) });
 }

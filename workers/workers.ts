@@ -5,7 +5,12 @@
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { taskQueues, type Config } from '../schemas/config.ts';
 import { workflowSource } from './runtime.ts';
-import { asrQueueActivities, mediaQueueActivities, nlpQueueActivities } from './activities.ts';
+import {
+  asrQueueActivities,
+  mediaQueueActivities,
+  nlpQueueActivities,
+  workflowsQueueActivities,
+} from './activities.ts';
 
 export type QueueName = 'workflows' | 'media' | 'asr' | 'nlp';
 export const QUEUE_NAMES: QueueName[] = ['workflows', 'media', 'asr', 'nlp'];
@@ -15,12 +20,20 @@ export interface WorkerDeps {
   connection: NativeConnection;
 }
 
-export async function createQueueWorker(queue: QueueName, { config, connection }: WorkerDeps): Promise<Worker> {
+export async function createQueueWorker(
+  queue: QueueName,
+  { config, connection }: WorkerDeps,
+): Promise<Worker> {
   const queues = taskQueues(config);
   const base = { connection, namespace: config.temporal.namespace, taskQueue: queues[queue] };
   switch (queue) {
     case 'workflows':
-      return Worker.create({ ...base, ...workflowSource() });
+      // Workflows, and the batches' small listing/report activities (no CPU, no service calls).
+      return Worker.create({
+        ...base,
+        ...workflowSource(),
+        activities: workflowsQueueActivities({ config }),
+      });
     case 'media':
       return Worker.create({
         ...base,

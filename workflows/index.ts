@@ -1,3 +1,5 @@
 // The workflow bundle's entry: re-exports only.
 export { stackCheck } from './stack-check.ts';
 export { processRecording, progressQuery } from './process-recording.ts';
+export { backfill, backfillProgressQuery, pauseUpdate, resumeUpdate, cancelUpdate } from './backfill.ts';
+export { nightlyBackfill } from './nightly.ts';

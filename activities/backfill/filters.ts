@@ -1,0 +1,36 @@
+/** Which listed recordings a backfill takes (schemas/backfill.ts, filters). Pure: unit-tested. */
+import { DEFAULT_EXTENSIONS, type BackfillFilters } from '../../schemas/backfill.ts';
+
+export interface FilterCandidate {
+  key: string;
+  size?: number;
+  /** The call's date: the manifest's started_at, else the object's last-modified time. */
+  date?: Date;
+}
+
+/** Lower-case extension without the dot; '' when the name has none. */
+export function extensionOf(key: string): string {
+  const name = key.split('/').pop() ?? key;
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
+}
+
+/** Why a candidate is left out, or undefined when it is taken. */
+export function filterReason(candidate: FilterCandidate, filters: BackfillFilters = {}): string | undefined {
+  if (candidate.key.endsWith('/')) return 'folder marker';
+  const extensions = (filters.extensions ?? DEFAULT_EXTENSIONS).map((e) =>
+    e.replace(/^\./, '').toLowerCase(),
+  );
+  const ext = extensionOf(candidate.key);
+  if (!extensions.includes(ext)) return `extension '${ext}' not in ${extensions.join(',')}`;
+  if (candidate.size !== undefined) {
+    if (filters.minBytes !== undefined && candidate.size < filters.minBytes) return 'smaller than minBytes';
+    if (filters.maxBytes !== undefined && candidate.size > filters.maxBytes) return 'larger than maxBytes';
+  }
+  if (candidate.date && (filters.from || filters.until)) {
+    const t = candidate.date.getTime();
+    if (filters.from && t < Date.parse(filters.from)) return 'before from';
+    if (filters.until && t >= Date.parse(filters.until)) return 'not before until';
+  }
+  return undefined;
+}

@@ -1,0 +1,55 @@
+/**
+ * The batch report: rows accumulated in small part objects in S3 (one per listed page for skipped and
+ * missing calls, one per run for the calls it started), merged into `report.json` and `report.csv`.
+ * Pure formatting here; the activities do the I/O.
+ */
+import { REPORT_COLUMNS, type BackfillCounters, type ReportRow } from '../../schemas/backfill.ts';
+
+/** Where a batch's report and parts live: `<out>batches/<batchId>/` (call ids never equal `batches`). */
+export function batchReportPrefix(outputPrefix: string, batchId: string): string {
+  return `${outputPrefix}batches/${batchId.replace(/[^A-Za-z0-9._-]/g, '_')}/`;
+}
+
+/** Parts of one execution of the batch (its first run id), so a re-run does not merge an older one's. */
+export function partsPrefix(reportPrefix: string, executionId: string): string {
+  return `${reportPrefix}parts/${executionId}/`;
+}
+
+function csvCell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  const text = typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : String(value);
+  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+export function reportCsv(rows: ReportRow[]): string {
+  const lines = [REPORT_COLUMNS.join(',')];
+  for (const row of rows) lines.push(REPORT_COLUMNS.map((c) => csvCell(row[c])).join(','));
+  return `${lines.join('\n')}\n`;
+}
+
+/** Rows in a stable order (source key); when a call appears twice (a re-listed page), the last wins. */
+export function mergeRows(parts: ReportRow[][]): ReportRow[] {
+  const byCall = new Map<string, ReportRow>();
+  for (const part of parts) for (const row of part) byCall.set(row.callId, row);
+  return [...byCall.values()].sort((a, b) => a.source.localeCompare(b.source));
+}
+
+export interface BatchReport {
+  batchId: string;
+  source: string;
+  output: string;
+  startedAt: string;
+  finishedAt: string;
+  status: string;
+  runs: number;
+  counters: BackfillCounters;
+  audioHours: number;
+  rows: ReportRow[];
+}
+
+/** Counters recomputed from the rows (the report is the record; the workflow's counters are progress). */
+export function countRows(rows: ReportRow[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const r of rows) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
+}

@@ -1,0 +1,261 @@
+/**
+ * `callpipe backfill`: starts (or attaches to) the backfill of a prefix or a manifest and follows it
+ * with a progress bar. The batch id, and so the workflow id, derive from the input and the output: the
+ * same command twice attaches to the running batch, or, once it finished, runs it again (skipping done
+ * calls).
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
+import { CliError, parseCommandArgs } from '../command.ts';
+import { connectPipeline, type PipelineClient } from '../stack-client.ts';
+import { outputLocation } from '../submit.ts';
+import { parseS3Url } from '../../activities/storage/object-store.ts';
+import { slug } from '../../activities/storage/call-id.ts';
+import { taskQueues, type Config } from '../../schemas/config.ts';
+import {
+  backfillInputSchema,
+  type BackfillFilters,
+  type BackfillInput,
+  type BackfillRequest,
+  type BackfillSource,
+} from '../../schemas/backfill.ts';
+import type { OutputLocation } from '../../schemas/recording.ts';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
+import type { backfill, BackfillProgress, BackfillResult } from '../../workflows/backfill.ts';
+
+export const summary = 'processes everything under an s3:// prefix or listed in a CSV manifest';
+export const help = `Usage: callpipe backfill <s3://bucket/prefix | --manifest <file.csv | s3://bucket/key>> [options]
+
+Starts one backfill batch (or attaches to the running one of the same input and output), shows its
+progress, and prints where the batch report is. Calls whose result.json exists are skipped without
+starting any work; every other recording gets one processRecording workflow, at most --concurrency at once.
+
+  --manifest <file|s3://…>  CSV with a uri or key column, and optional call_id, agent, direction,
+                            started_at, channels (e.g. agent,customer) and any other columns, which
+                            travel into each result's source.metadata. A local file is uploaded first.
+  --out <s3://bucket/prefix> where results go (default: the configured output prefix)
+  --concurrency <N>         calls processed at once (sliding window; default 20)
+  --ext <wav,mp3,…>         extensions to take (default: wav,mp3,m4a,mp4,aac,ogg,opus,flac,webm,wma)
+  --min-bytes <N>, --max-bytes <N>   size filter
+  --from <ISO>, --until <ISO>        date filter (manifest started_at, else the object's last-modified)
+  --page-size <N>           recordings listed per page (default 200)
+  --children-per-run <N>    children per workflow run before continue-as-new (default 500)
+  --redo                    process calls again even when done
+  --detach                  start or attach, print the ids, do not wait
+  --json                    machine-readable output (one JSON document)
+Exit code: 0 when the batch finished with no failed call, 1 otherwise.
+
+Control a running batch: \`callpipe status <id>\`, and the workflow's updates pause / resume / cancel
+(e.g. \`temporal workflow update execute --name pause -w <id>\`), or cancel it in the Web UI.`;
+
+function shortHash(text: string, n = 10): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, n);
+}
+
+/** The batch id of an input: readable, and stable for the same source, output and filters. */
+export function batchIdOf(source: BackfillSource, output: OutputLocation, identity: string): string {
+  const where = source.kind === 'prefix' ? source.prefix || source.bucket : basename(source.key);
+  const name = slug(where.replace(/\/+$/, '').split('/').slice(-2).join('-'));
+  return `${source.kind}-${name}-${shortHash(`${identity}|${output.bucket}/${output.prefix}`)}`;
+}
+
+export function backfillWorkflowId(batchId: string): string {
+  return `backfill-${batchId}`;
+}
+
+/** What every child needs from the configuration (as `callpipe process` passes it). */
+export function childDefaults(config: Config): BackfillInput['child'] {
+  const q = taskQueues(config);
+  return {
+    stagingPrefix: config.s3.stagingPrefix,
+    pacingSpeed: config.service.speed,
+    maxSessionSeconds: config.limits.maxSessionSeconds,
+    queues: { media: q.media, asr: q.asr, nlp: q.nlp },
+  };
+}
+
+export interface StartedBackfill {
+  batchId: string;
+  workflowId: string;
+  handle: WorkflowHandle<typeof backfill>;
+  input: BackfillInput;
+}
+
+/** Starts a batch, or attaches to the running one with the same id (USE_EXISTING). */
+export async function startBackfill(
+  pc: PipelineClient,
+  request: Omit<BackfillRequest, 'child'> & { child?: BackfillRequest['child'] },
+): Promise<StartedBackfill> {
+  const input = backfillInputSchema.parse({ child: childDefaults(pc.config), ...request });
+  const workflowId = backfillWorkflowId(input.batchId);
+  const handle = await pc.client.workflow.start<typeof backfill>('backfill', {
+    taskQueue: taskQueues(pc.config).workflows,
+    workflowId,
+    args: [input],
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    typedSearchAttributes: [{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: input.batchId }],
+    staticSummary: `backfill ${input.batchId}`,
+  });
+  return { batchId: input.batchId, workflowId, handle, input };
+}
+
+/** A local manifest goes to the input prefix, content-addressed; an s3:// one is used where it is. */
+async function manifestSource(
+  pc: PipelineClient,
+  manifest: string,
+): Promise<{ source: BackfillSource; identity: string }> {
+  const s3 = parseS3Url(manifest);
+  if (s3) {
+    if (!s3.key) throw new CliError(`--manifest '${manifest}' names a bucket, not an object`);
+    const head = await pc.store.withBucket(s3.bucket).head(s3.key);
+    if (!head) throw new CliError(`no such manifest: ${manifest}`, 1);
+    return {
+      source: { kind: 'manifest', bucket: s3.bucket, key: s3.key },
+      identity: `${manifest}@${head.etag}`,
+    };
+  }
+  const path = resolve(manifest);
+  if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`no such file: ${manifest}`, 1);
+  const text = readFileSync(path);
+  const digest = createHash('sha256').update(text).digest('hex');
+  const key = `${pc.config.s3.inputPrefix}manifests/${digest.slice(0, 16)}/${basename(path)}`;
+  if (!(await pc.store.exists(key))) await pc.store.put(key, text, { contentType: 'text/csv' });
+  return { source: { kind: 'manifest', bucket: pc.store.bucket, key }, identity: `sha256:${digest}` };
+}
+
+function intOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new CliError(`backfill: --${name} must be a positive integer`);
+  return n;
+}
+
+function isoOption(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const t = Date.parse(value);
+  if (Number.isNaN(t)) throw new CliError(`backfill: --${name} must be an ISO 8601 date or time`);
+  return new Date(t).toISOString();
+}
+
+const BAR_WIDTH = 30;
+
+export function progressLine(p: BackfillProgress): string {
+  const settled = p.done + p.failed + p.cancelled;
+  const total = p.started + (p.listingFinished ? 0 : 1);
+  const fraction = p.listingFinished && p.started === 0 ? 1 : settled / Math.max(1, total);
+  const filled = Math.round(Math.min(1, fraction) * BAR_WIDTH);
+  return (
+    `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${p.phase.padEnd(9)} ` +
+    `listed ${p.listed}${p.listingFinished ? '' : '+'} skipped ${p.skipped} running ${p.running} ` +
+    `done ${p.done} failed ${p.failed}${p.cancelled ? ` cancelled ${p.cancelled}` : ''} ` +
+    `audio ${p.audioHours.toFixed(2)} h run ${p.run}`
+  );
+}
+
+/** Follows a batch to its end, redrawing one line on a TTY (a line per change otherwise). */
+export async function followBackfill(handle: WorkflowHandle, quiet: boolean): Promise<BackfillResult> {
+  const tty = process.stderr.isTTY && !quiet;
+  let done = false;
+  // `result()` follows continue-as-new to the last run.
+  const result = handle.result().finally(() => {
+    done = true;
+  }) as Promise<BackfillResult>;
+  let last = '';
+  while (!done) {
+    const p = await handle.query<BackfillProgress>('progress').catch(() => undefined);
+    if (p && !quiet) {
+      const line = progressLine(p);
+      if (tty) process.stderr.write(`\r\x1b[2K${line}`);
+      else if (line !== last) process.stderr.write(`${line}\n`);
+      last = line;
+    }
+    await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
+  }
+  if (tty) process.stderr.write('\n');
+  return result;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('backfill', argv, {
+    manifest: { type: 'string' },
+    out: { type: 'string' },
+    concurrency: { type: 'string' },
+    ext: { type: 'string' },
+    'min-bytes': { type: 'string' },
+    'max-bytes': { type: 'string' },
+    from: { type: 'string' },
+    until: { type: 'string' },
+    'page-size': { type: 'string' },
+    'children-per-run': { type: 'string' },
+    redo: { type: 'boolean', default: false },
+    detach: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  });
+  if (positionals.length > 1) throw new CliError('backfill: give one s3://bucket/prefix (or --manifest)');
+  const hasPrefix = positionals.length === 1;
+  if (hasPrefix === Boolean(values.manifest))
+    throw new CliError('backfill: give either an s3://bucket/prefix or --manifest <file.csv | s3://…>');
+  if (values.out && !parseS3Url(values.out)) throw new CliError('backfill: --out must be s3://bucket/prefix');
+
+  const filters: BackfillFilters = {
+    ...(values.ext ? { extensions: values.ext.split(',').map((e) => e.trim().replace(/^\./, '')) } : {}),
+    ...(values['min-bytes'] ? { minBytes: Number(values['min-bytes']) } : {}),
+    ...(values['max-bytes'] ? { maxBytes: intOption('max-bytes', values['max-bytes']) } : {}),
+    ...(values.from ? { from: isoOption('from', values.from) } : {}),
+    ...(values.until ? { until: isoOption('until', values.until) } : {}),
+  };
+
+  const pc = await connectPipeline();
+  try {
+    const output = outputLocation(values.out, pc.config);
+    let source: BackfillSource;
+    let identity: string;
+    if (values.manifest) {
+      ({ source, identity } = await manifestSource(pc, values.manifest));
+    } else {
+      const s3 = parseS3Url(positionals[0]!);
+      if (!s3) throw new CliError(`backfill: '${positionals[0]}' is not s3://bucket/prefix`);
+      source = { kind: 'prefix', bucket: s3.bucket, prefix: s3.key };
+      identity = `s3://${s3.bucket}/${s3.key}`;
+    }
+    const batchId = batchIdOf(source, output, `${identity}|${JSON.stringify(filters)}`);
+    const started = await startBackfill(pc, {
+      batchId,
+      source,
+      output,
+      filters,
+      window: intOption('concurrency', values.concurrency),
+      pageSize: intOption('page-size', values['page-size']),
+      childrenPerRun: intOption('children-per-run', values['children-per-run']),
+      redo: values.redo,
+    });
+    const ui = pc.webUiUrl
+      ? `${pc.webUiUrl}/namespaces/${pc.config.temporal.namespace}/workflows?query=${encodeURIComponent(`CallpipeBatchId="${batchId}"`)}`
+      : undefined;
+    if (values.detach) {
+      if (values.json) console.log(JSON.stringify({ batchId, workflowId: started.workflowId, webUi: ui }));
+      else console.log(`batch ${batchId}  workflow ${started.workflowId}${ui ? `\nWeb UI: ${ui}` : ''}`);
+      return 0;
+    }
+    if (!values.json) {
+      console.error(`batch ${batchId} (workflow ${started.workflowId})`);
+      if (ui) console.error(`Web UI: ${ui}`);
+    }
+    const result = await followBackfill(started.handle, values.json);
+    if (values.json) console.log(JSON.stringify({ workflowId: started.workflowId, ...result }, null, 2));
+    else {
+      console.log(
+        `${result.status}: ${result.done} done, ${result.failed} failed, ${result.skipped} skipped, ` +
+          `${result.missing} missing, ${result.filtered} filtered out, ${result.audioHours.toFixed(2)} h of audio, ` +
+          `${result.run + 1} run(s)`,
+      );
+      console.log(`report: s3://${output.bucket}/${result.reportCsvKey} (and report.json)`);
+    }
+    return result.failed > 0 || result.status !== 'done' ? 1 : 0;
+  } finally {
+    await pc.close();
+  }
+}

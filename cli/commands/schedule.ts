@@ -1,0 +1,229 @@
+/**
+ * `callpipe schedule`: the nightly Temporal Schedule (create or update), and list / pause / resume /
+ * trigger / delete of callpipe's schedules.
+ *
+ * Policies, set explicitly: overlap BUFFER_ONE (a night that starts while the previous night's batch
+ * still runs waits for it instead of being dropped or running beside it; its day still comes from its
+ * own scheduled time), and a catch-up window (default 1 day: after an outage of the server, the missed
+ * night is run once it is back, older ones are not).
+ */
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { CliError, parseCommandArgs } from '../command.ts';
+import { connectPipeline, type PipelineClient } from '../stack-client.ts';
+import { outputLocation } from '../submit.ts';
+import { parseS3Url } from '../../activities/storage/object-store.ts';
+import { taskQueues } from '../../schemas/config.ts';
+import { backfillInputSchema } from '../../schemas/backfill.ts';
+import { templateProblem } from '../../workflows/nightly-date.ts';
+import type { NightlyInput } from '../../workflows/nightly.ts';
+import { childDefaults } from './backfill.ts';
+
+export const summary =
+  'creates or updates the nightly backfill Schedule; list, pause, resume, trigger, delete';
+export const help = `Usage:
+  callpipe schedule nightly --cron "<expr>" --source <template> [--out s3://…] [--timezone Z] [--id name]
+                            [--concurrency N] [--days-back N] [--catchup-window 1d]
+  callpipe schedule list [--json]
+  callpipe schedule pause <id> [--note text]
+  callpipe schedule resume <id>
+  callpipe schedule trigger <id>
+  callpipe schedule delete <id>
+
+nightly: creates the Schedule, or updates it when it exists. Each action runs the backfill of the day
+before the action's time (in --timezone, default UTC): --source is a template such as
+s3://bucket/recordings/{yyyy}/{mm}/{dd}/ ({date} is yyyy-mm-dd). Overlap policy: BUFFER_ONE (a night
+waits for the previous one); catch-up window: --catchup-window (default 1d). Schedule id: --id
+(default callpipe-nightly).`;
+
+export const DEFAULT_SCHEDULE_ID = 'callpipe-nightly';
+
+export interface NightlyScheduleOptions {
+  id: string;
+  cron: string;
+  sourceTemplate: string;
+  out?: string;
+  timeZone: string;
+  window?: number;
+  daysBack?: number;
+  catchupWindow: string;
+}
+
+/** Create-or-update (client.schedule.create throws when the id exists: NOTES.md). */
+export async function upsertNightlySchedule(
+  pc: PipelineClient,
+  options: NightlyScheduleOptions,
+): Promise<'created' | 'updated'> {
+  const problem = templateProblem(options.sourceTemplate);
+  if (problem) throw new CliError(`schedule nightly: --source ${problem}`);
+  const output = outputLocation(options.out, pc.config);
+  // Defaults are filled here, so the workflows need no schema code; the batch id and source are the night's.
+  const {
+    batchId: _b,
+    source: _s,
+    ...backfill
+  } = backfillInputSchema.parse({
+    batchId: 'template',
+    source: { kind: 'prefix', bucket: 'template', prefix: '' },
+    output,
+    child: childDefaults(pc.config),
+    ...(options.window ? { window: options.window } : {}),
+  });
+  const args: [NightlyInput] = [
+    {
+      scheduleId: options.id,
+      sourceTemplate: options.sourceTemplate,
+      timeZone: options.timeZone,
+      daysBack: options.daysBack ?? 1,
+      backfill,
+    },
+  ];
+  const spec = { cronExpressions: [options.cron], timezone: options.timeZone };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: 'nightlyBackfill',
+    taskQueue: taskQueues(pc.config).workflows,
+    // The server appends the action's time to this id.
+    workflowId: `nightly-${options.id}`,
+    args,
+  };
+  const policies = {
+    overlap: ScheduleOverlapPolicy.BUFFER_ONE,
+    catchupWindow: options.catchupWindow,
+    pauseOnFailure: false,
+  };
+  try {
+    await pc.client.schedule.create({ scheduleId: options.id, spec, action, policies });
+    return 'created';
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await pc.client.schedule.getHandle(options.id).update((previous) => ({
+      ...previous,
+      spec,
+      action,
+      policies: { ...previous.policies, ...policies },
+    }));
+    return 'updated';
+  }
+}
+
+function cronValid(expr: string): boolean {
+  // 5 fields (or 6 with seconds), or an @-macro; the server validates the rest.
+  return (
+    /^@(yearly|annually|monthly|weekly|daily|midnight|hourly)$/.test(expr) ||
+    /^\S+(\s+\S+){4,5}$/.test(expr.trim())
+  );
+}
+
+async function withSchedule<T>(id: string | undefined, work: (id: string) => Promise<T>): Promise<T> {
+  if (!id) throw new CliError('schedule: give the schedule id');
+  try {
+    return await work(id);
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) throw new CliError(`no such schedule: ${id}`, 1);
+    throw err;
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  const { values, positionals } = parseCommandArgs('schedule', rest, {
+    cron: { type: 'string' },
+    source: { type: 'string' },
+    out: { type: 'string' },
+    timezone: { type: 'string', default: 'UTC' },
+    id: { type: 'string', default: DEFAULT_SCHEDULE_ID },
+    concurrency: { type: 'string' },
+    'days-back': { type: 'string' },
+    'catchup-window': { type: 'string', default: '1d' },
+    note: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  });
+  if (!sub || !['nightly', 'list', 'pause', 'resume', 'trigger', 'delete'].includes(sub)) {
+    throw new CliError('schedule: nightly | list | pause | resume | trigger | delete (see --help)');
+  }
+  if (sub === 'nightly') {
+    if (!values.cron || !cronValid(values.cron))
+      throw new CliError('schedule nightly: --cron "<min hour dom mon dow>" is required');
+    if (!values.source)
+      throw new CliError('schedule nightly: --source s3://bucket/…/{yyyy}/{mm}/{dd}/ is required');
+    if (values.out && !parseS3Url(values.out))
+      throw new CliError('schedule nightly: --out must be s3://bucket/prefix');
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: values.timezone });
+    } catch {
+      throw new CliError(`schedule nightly: unknown time zone '${values.timezone}'`);
+    }
+  }
+  const pc = await connectPipeline();
+  try {
+    const id = positionals[0];
+    switch (sub) {
+      case 'nightly': {
+        const window = values.concurrency ? Number(values.concurrency) : undefined;
+        const outcome = await upsertNightlySchedule(pc, {
+          id: values.id,
+          cron: values.cron!,
+          sourceTemplate: values.source!,
+          out: values.out,
+          timeZone: values.timezone,
+          window,
+          daysBack: values['days-back'] ? Number(values['days-back']) : undefined,
+          catchupWindow: values['catchup-window'],
+        });
+        if (values.json) console.log(JSON.stringify({ scheduleId: values.id, outcome }));
+        else
+          console.log(
+            `schedule ${values.id} ${outcome}: ${values.cron} (${values.timezone}) → ${values.source}`,
+          );
+        return 0;
+      }
+      case 'list': {
+        const rows: { id: string; paused: boolean; next?: string; workflowType?: string; note?: string }[] =
+          [];
+        for await (const s of pc.client.schedule.list()) {
+          rows.push({
+            id: s.scheduleId,
+            paused: s.state.paused,
+            next: s.info.nextActionTimes[0]?.toISOString(),
+            workflowType: s.action?.workflowType,
+            note: s.state.note,
+          });
+        }
+        if (values.json) console.log(JSON.stringify(rows));
+        else if (rows.length === 0) console.log('no schedules');
+        else
+          for (const r of rows)
+            console.log(
+              `${r.id.padEnd(24)} ${r.paused ? 'paused ' : 'active '} next ${r.next ?? '—'}  ${r.workflowType ?? ''}`,
+            );
+        return 0;
+      }
+      case 'pause':
+        await withSchedule(id, (s) =>
+          pc.client.schedule.getHandle(s).pause(values.note ?? 'paused with callpipe schedule pause'),
+        );
+        console.log(`schedule ${id} paused`);
+        return 0;
+      case 'resume':
+        await withSchedule(id, (s) =>
+          pc.client.schedule.getHandle(s).unpause('resumed with callpipe schedule resume'),
+        );
+        console.log(`schedule ${id} resumed`);
+        return 0;
+      case 'trigger':
+        // A manual run now, even if a night is running (it is a different day, or attaches to nothing).
+        await withSchedule(id, (s) =>
+          pc.client.schedule.getHandle(s).trigger(ScheduleOverlapPolicy.ALLOW_ALL),
+        );
+        console.log(`schedule ${id} triggered`);
+        return 0;
+      case 'delete':
+        await withSchedule(id, (s) => pc.client.schedule.getHandle(s).delete());
+        console.log(`schedule ${id} deleted`);
+        return 0;
+    }
+    return 2;
+  } finally {
+    await pc.close();
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * The boundaries of a backfill: what a client starts it with (a prefix or a manifest, filters, the
+ * window), what one listed page hands the workflow, and the rows of the batch report.
+ *
+ * Glossary: a *batch* is one backfill (id `CallpipeBatchId`), made of *runs* (continue-as-new); each run
+ * lists *pages* of recordings and starts one `processRecording` child per recording that is not done.
+ */
+import { z } from 'zod';
+import { outputLocationSchema, recordingSourceSchema } from './recording.ts';
+
+/** Extensions listed by default: what the media activities can decode (ffmpeg). */
+export const DEFAULT_EXTENSIONS = ['wav', 'mp3', 'm4a', 'mp4', 'aac', 'ogg', 'opus', 'flac', 'webm', 'wma'];
+
+/** Recordings per listed page (S3 ListObjectsV2 returns at most 1,000). */
+export const DEFAULT_PAGE_SIZE = 200;
+/** Children running at once. */
+export const DEFAULT_WINDOW = 20;
+/**
+ * Children per run before continue-as-new. Each child costs about 6 history events in the parent
+ * (initiated, started, completed and the workflow tasks around them); 500 keeps a run near 4,000 events,
+ * far under the 51,200-event limit (NOTES.md, Temporal limits).
+ */
+export const DEFAULT_CHILDREN_PER_RUN = 500;
+
+export const backfillFiltersSchema = z.object({
+  /** File extensions to take, lower case without the dot; default {@link DEFAULT_EXTENSIONS}. */
+  extensions: z.array(z.string().min(1)).optional(),
+  /** Smallest and largest object size in bytes. */
+  minBytes: z.number().int().nonnegative().optional(),
+  maxBytes: z.number().int().positive().optional(),
+  /**
+   * Only recordings from this instant on / before this instant (ISO 8601). The date is the manifest's
+   * `started_at` when given, else the object's last-modified time.
+   */
+  from: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
+});
+export type BackfillFilters = z.infer<typeof backfillFiltersSchema>;
+
+export const backfillSourceSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('prefix'), bucket: z.string().min(1), prefix: z.string() }),
+  /** A CSV manifest in object storage (the CLI uploads local ones first). */
+  z.object({ kind: z.literal('manifest'), bucket: z.string().min(1), key: z.string().min(1) }),
+]);
+export type BackfillSource = z.infer<typeof backfillSourceSchema>;
+
+export const backfillInputSchema = z.object({
+  /** Names the batch: search attribute, report folder. Derived from the source by the CLI. */
+  batchId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/),
+  source: backfillSourceSchema,
+  output: outputLocationSchema,
+  filters: backfillFiltersSchema.default({}),
+  /** Children running at once (the sliding window). */
+  window: z.number().int().positive().max(1000).default(DEFAULT_WINDOW),
+  pageSize: z.number().int().positive().max(1000).default(DEFAULT_PAGE_SIZE),
+  /** Children started per run before continue-as-new (rounded up to whole pages). */
+  childrenPerRun: z.number().int().positive().max(1500).default(DEFAULT_CHILDREN_PER_RUN),
+  /** Process calls again even when their result.json exists. */
+  redo: z.boolean().default(false),
+  /** Fields of every child's ProcessRecordingInput (staging prefix, pacing, plan, queues). */
+  child: z
+    .object({
+      stagingPrefix: z.string(),
+      pacingSpeed: z.number().positive().optional(),
+      maxSessionSeconds: z.number().positive().optional(),
+      queues: z.object({ media: z.string(), asr: z.string(), nlp: z.string() }).optional(),
+    })
+    .default({ stagingPrefix: 'staging/' }),
+  /** Task queue of the children and of the batch's own activities; default: the batch's. */
+  taskQueue: z.string().optional(),
+  /** Start paused (tests, or to look at the listing first). */
+  paused: z.boolean().optional(),
+});
+/** What a client passes (defaults optional); parse it with the schema before starting the workflow. */
+export type BackfillRequest = z.input<typeof backfillInputSchema>;
+/** What the workflow gets: every default filled in by the client, so workflow code needs no zod. */
+export type BackfillInput = z.output<typeof backfillInputSchema>;
+
+/** One recording the batch will start a child for. */
+export const backfillItemSchema = z.object({
+  callId: z.string(),
+  workflowId: z.string(),
+  source: recordingSourceSchema,
+  metadata: z.record(z.string(), z.string()).optional(),
+  /** Channel → speaker mapping from the manifest, e.g. ['customer', 'agent']. */
+  speakers: z.array(z.string().min(1)).optional(),
+});
+export type BackfillItem = z.infer<typeof backfillItemSchema>;
+
+/** Where listing stands: an S3 continuation token, or the next manifest page. */
+export const backfillCursorSchema = z.object({
+  page: z.number().int().nonnegative(),
+  token: z.string().optional(),
+  finished: z.boolean(),
+});
+export type BackfillCursor = z.infer<typeof backfillCursorSchema>;
+
+export interface BackfillPage {
+  items: BackfillItem[];
+  cursor: BackfillCursor;
+  listed: number;
+  /** Left out by the filters (not in the report). */
+  filtered: number;
+  /** Done before (result.json exists): in the report as `skipped`, no child started. */
+  skipped: number;
+  /** Manifest rows naming objects that do not exist: in the report as `missing`. */
+  missing: number;
+}
+
+export const REPORT_STATUSES = ['done', 'failed', 'skipped', 'missing', 'cancelled'] as const;
+export type ReportStatus = (typeof REPORT_STATUSES)[number];
+
+export const reportRowSchema = z.object({
+  callId: z.string(),
+  source: z.string(),
+  status: z.enum(REPORT_STATUSES),
+  reason: z.string().optional(),
+  stage: z.string().optional(),
+  durationSeconds: z.number().optional(),
+  sessions: z.number().int().optional(),
+  /** Wall time of the call's workflow as the batch saw it, seconds. */
+  wallSeconds: z.number().optional(),
+  requests: z.number().int().optional(),
+  workflowId: z.string().optional(),
+  resultKey: z.string().optional(),
+});
+export type ReportRow = z.infer<typeof reportRowSchema>;
+
+/** Columns of report.csv, in order. */
+export const REPORT_COLUMNS = [
+  'callId',
+  'source',
+  'status',
+  'reason',
+  'stage',
+  'durationSeconds',
+  'sessions',
+  'wallSeconds',
+  'requests',
+  'workflowId',
+  'resultKey',
+] as const satisfies readonly (keyof ReportRow)[];
+
+/** Counters of a batch: the `progress` query and the head of report.json. */
+export interface BackfillCounters {
+  listed: number;
+  filtered: number;
+  skipped: number;
+  missing: number;
+  started: number;
+  done: number;
+  failed: number;
+  cancelled: number;
+  audioSeconds: number;
+}

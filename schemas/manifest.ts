@@ -1,0 +1,58 @@
+/**
+ * A backfill manifest: a CSV with a header row, one recording per row.
+ *
+ * | column            | meaning                                                                       |
+ * | ----------------- | ----------------------------------------------------------------------------- |
+ * | `uri` or `key`    | required: `s3://bucket/key`, or a key in the manifest's bucket (or `bucket`)  |
+ * | `bucket`          | bucket of `key` (default: the manifest's)                                     |
+ * | `call_id`         | the call's id (names its output folder); default derived from bucket + key   |
+ * | `agent`           | agent id or name                                                              |
+ * | `direction`       | `inbound` or `outbound`                                                       |
+ * | `started_at`      | when the call started (ISO 8601); the date filters use it                     |
+ * | `channels`        | channel → speaker mapping, in channel order: `agent,customer` or `customer|agent` |
+ *
+ * Every column but `uri`/`key`/`bucket` travels into the result's `source.metadata` (other columns too,
+ * so a team's own fields such as `queue` or `ticket` reach the results without code changes).
+ */
+import { z } from 'zod';
+
+export const MANIFEST_KEY_COLUMNS = ['uri', 'key'] as const;
+
+const callIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "letters, digits, '.', '_' and '-' only")
+  .refine((v) => !v.includes('..'), 'must not contain ..');
+
+export const manifestRowSchema = z
+  .object({
+    uri: z
+      .string()
+      .regex(/^s3:\/\/[^/]+\/.+/, 'must be s3://bucket/key')
+      .optional(),
+    key: z.string().min(1).optional(),
+    bucket: z.string().min(1).optional(),
+    call_id: callIdSchema.optional(),
+    agent: z.string().optional(),
+    direction: z.enum(['inbound', 'outbound']).optional(),
+    started_at: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+    channels: z
+      .string()
+      .regex(/^[^,|]+([,|][^,|]+)*$/, 'speakers separated by , or |')
+      .optional(),
+  })
+  .catchall(z.string())
+  .refine((row) => row.uri !== undefined || row.key !== undefined, 'needs a uri or a key column value');
+export type ManifestRow = z.infer<typeof manifestRowSchema>;
+
+/** A manifest row, resolved: where the recording is, and what travels with it. */
+export const manifestEntrySchema = z.object({
+  /** 1-based line of the row in the CSV (the header is line 1), for error messages. */
+  line: z.number().int().positive(),
+  bucket: z.string().min(1),
+  key: z.string().min(1),
+  callId: z.string().optional(),
+  startedAt: z.string().optional(),
+  speakers: z.array(z.string().min(1)).optional(),
+  metadata: z.record(z.string(), z.string()),
+});
+export type ManifestEntry = z.infer<typeof manifestEntrySchema>;
