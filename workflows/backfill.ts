@@ -282,8 +282,8 @@ export async function backfill(input: BackfillInput, carry?: BackfillCarry): Pro
         continueRun = true;
         break;
       }
-      await condition(() => cancelRequested || !state.paused);
-      if (cancelRequested) break;
+      // No pause wait here: a paused batch lists its next page (so progress shows what is ahead) and
+      // holds before the first child of it.
       phase = 'listing';
       const page = await activities.listBackfillPage({
         source: input.source,

@@ -63,7 +63,8 @@ export function parseManifest(text: string | Buffer, bucket: string): ManifestEn
       return;
     }
     const row = parsed.data;
-    const fromUri = row.uri ? S3_URI.exec(row.uri) : null;
+    // A `key` cell holding an s3:// URL is taken as one (manifests mix both in practice).
+    const fromUri = S3_URI.exec(row.uri ?? row.key ?? '');
     const { uri: _uri, key: _key, bucket: _bucket, ...rest } = cells;
     entries.push({
       line,

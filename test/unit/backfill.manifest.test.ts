@@ -50,4 +50,11 @@ describe('parseManifest', () => {
   it('reads channel mappings with , or |', () => {
     expect(parseChannelMapping('agent | customer')).toEqual(['agent', 'customer']);
   });
+
+  it('takes an s3:// URL in the key column as a URL', () => {
+    expect(parseManifest('key\ns3://other/x/a.wav\n', 'b')[0]).toMatchObject({
+      bucket: 'other',
+      key: 'x/a.wav',
+    });
+  });
 });
