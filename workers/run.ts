@@ -1,11 +1,15 @@
 /** Runs the workers of the given queues in this process until SIGINT/SIGTERM, then shuts down gracefully. */
 import { loadConfig } from '../schemas/config.ts';
-import { connect, installRuntime } from './runtime.ts';
+import { connect, freeLoopbackPort, installRuntime, serveMetrics } from './runtime.ts';
 import { createQueueWorker, type QueueName } from './workers.ts';
 
 export async function runWorkers(queues: QueueName[]): Promise<void> {
   const config = loadConfig();
-  installRuntime(config);
+  const temporalMetricsPort = await freeLoopbackPort();
+  installRuntime(config, { temporalMetricsPort });
+  // Metrics come up before the workers so a scrape never finds the port closed while they start.
+  const metrics = await serveMetrics(config.stack.metricsPort, temporalMetricsPort);
+  console.log(JSON.stringify({ msg: 'metrics ready', url: metrics.url }));
   const connection = await connect(config);
   try {
     const workers = (
@@ -19,6 +23,7 @@ export async function runWorkers(queues: QueueName[]): Promise<void> {
     await running;
   } finally {
     await connection.close();
+    metrics.server.close();
   }
 }
 

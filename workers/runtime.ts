@@ -5,6 +5,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import {
   DefaultLogger,
   NativeConnection,
@@ -13,17 +15,27 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import type { Config } from '../schemas/config.ts';
+import { registry } from '../activities/metrics.ts';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 let runtimeInstalled = false;
 
 /** Log lines are JSON with the SDK's context (workflow id, activity id…). Secrets never reach a logger. */
-export function installRuntime(config: Config): void {
+export function installRuntime(config: Config, options: { temporalMetricsPort?: number } = {}): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const level = config.logLevel.toUpperCase() as 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   Runtime.install({
+    // Temporal's own metrics (task slots, latencies, polls…) on a loopback port that serveMetrics
+    // folds into the one /metrics endpoint of the process.
+    ...(options.temporalMetricsPort
+      ? {
+          telemetryOptions: {
+            metrics: { prometheus: { bindAddress: `127.0.0.1:${options.temporalMetricsPort}` } },
+          },
+        }
+      : {}),
     logger: new DefaultLogger(level, (entry: LogEntry) => {
       process.stderr.write(
         `${JSON.stringify({ time: new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString(), level: entry.level, msg: entry.message, ...entry.meta })}\n`,
@@ -41,4 +53,51 @@ export function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workfl
   const bundle = process.env.CALLPIPE_WORKFLOW_BUNDLE;
   if (bundle) return { workflowBundle: { code: readFileSync(bundle, 'utf8') } };
   return { workflowsPath: WORKFLOWS_PATH };
+}
+
+/** A loopback port free now, for Temporal's exporter (only serveMetrics reads it). */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host: '127.0.0.1' }, () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * The worker process's Prometheus endpoint, `GET /metrics` on `port` (0: any free port): callpipe's
+ * counters (activities/metrics.ts) followed by Temporal's runtime metrics, fetched from the SDK's own
+ * exporter on `temporalPort` (the two runtimes cannot share one listener; scrapers see one target).
+ * Binds 127.0.0.1 unless CALLPIPE_METRICS_HOST says otherwise (0.0.0.0 in containers).
+ */
+export async function serveMetrics(
+  port: number,
+  temporalPort?: number,
+): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    if (req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404).end('see /metrics\n');
+      return;
+    }
+    void (async () => {
+      const ours = await registry.metrics();
+      const temporal = temporalPort
+        ? await fetch(`http://127.0.0.1:${temporalPort}/metrics`, { signal: AbortSignal.timeout(2000) })
+            .then((r) => r.text())
+            .catch(() => '# Temporal runtime metrics unavailable\n')
+        : '';
+      res.writeHead(200, { 'content-type': registry.contentType }).end(`${ours}\n${temporal}`);
+    })().catch((err: unknown) => res.writeHead(500).end(String(err)));
+  });
+  const host = process.env.CALLPIPE_METRICS_HOST ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host }, () => resolve());
+  });
+  const address = server.address();
+  const bound = typeof address === 'object' && address ? address.port : port;
+  return { url: `http://${host}:${bound}/metrics`, server };
 }

@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { audioOffset, isServiceError, type ServiceClient, type RecognizedUtterance } from '../../service/index.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { metrics } from '../metrics.ts';
 
 /** Spec 02, Audio formats: the 8 kHz models take 8-bit mu-law. */
 const CODEC = 'mulaw' as const;
@@ -175,6 +176,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
       const streamStart = input.start + offset.seconds;
       let position = streamStart;
       const audio = await deps.store.getStream(input.audioKey, { start: offset.bytes });
+      metrics.streamOpened();
       const session = deps.service.recognizeStream({
         audio,
         codec: CODEC,
@@ -205,10 +207,16 @@ export function createAsrActivities(deps: AsrActivityDeps) {
       });
       try {
         const summary = await session.done;
+        metrics.streamClosed();
+        metrics.requestsOk('asr/stream', summary.cost.requests);
+        metrics.audioRecognized(summary.audioSecondsSent);
         state.audioSecondsSent += summary.audioSecondsSent;
         state.requests += summary.cost.requests;
         break;
       } catch (err) {
+        metrics.streamClosed();
+        metrics.requestsOk('asr/stream', (isServiceError(err) && err.cost ? err.cost.requests : 1) - 1);
+        metrics.requestFailed('asr/stream', err);
         if (isServiceError(err) && err.cost) state.requests += err.cost.requests;
         state.audioSecondsSent += Math.max(0, position - streamStart);
         if (ctx?.cancellationSignal.aborted) throw err;
@@ -231,6 +239,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
         // Audio past the resume point was sent but produced no kept result: it is sent again.
         state.reStreamedSeconds += Math.max(0, position - state.resumeAt);
         state.restarts += 1;
+        metrics.restarted();
         state.restartReasons.push(describe(err));
         ctx?.log.warn('recognition session failed; starting a new one from the last final result', {
           session: input.session,

@@ -26,6 +26,7 @@ import { attemptNumber, cancellationSignal, heartbeat } from './context.ts';
 import { stepErrorOutcome, type FailurePolicy } from './failures.ts';
 import { unpaced, type RequestPacer } from './pacing.ts';
 import type { NlpStepInput, NlpStepOutput } from './types.ts';
+import { metrics } from '../metrics.ts';
 
 /** Attempts of one request inside an activity attempt (the first included), for 99997 and transient errors. */
 export const DEFAULT_REQUEST_ATTEMPTS = 3;
@@ -99,7 +100,8 @@ export async function runStep<T, S extends z.ZodType>(
         withRetry(
           async () => {
             await (deps.pacer ?? unpaced).acquire(signal);
-            return call({ meter, signal });
+            // Counted per request sent (retries included), by step and outcome (activities/metrics.ts).
+            return metrics.observe(`nlp/${step}`, () => call({ meter, signal }));
           },
           {
             attempts: options.requestAttempts ?? DEFAULT_REQUEST_ATTEMPTS,

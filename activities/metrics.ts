@@ -1,0 +1,83 @@
+/**
+ * callpipe's own Prometheus metrics (prom-client), counted where the numbers are known: the recognition
+ * activity (streams, audio, restarts) and the text steps (requests). The worker process serves them on
+ * `config.stack.metricsPort` together with Temporal's runtime metrics (workers/runtime.ts).
+ *
+ * Labels are bounded sets (endpoint families, error kinds), never call ids or anything a user typed.
+ */
+import { Counter, Gauge, Registry } from 'prom-client';
+
+export const registry = new Registry();
+
+const requests = new Counter({
+  name: 'callpipe_service_requests_total',
+  help: 'Requests to the Language Analysis Service by endpoint (asr/stream, nlp/<step>) and outcome (ok or the error kind)',
+  labelNames: ['endpoint', 'outcome'] as const,
+  registers: [registry],
+});
+const blocked = new Counter({
+  name: 'callpipe_service_99997_total',
+  help: 'Answers with code 99997 (request blocked: too many at once), by endpoint',
+  labelNames: ['endpoint'] as const,
+  registers: [registry],
+});
+const openStreams = new Gauge({
+  name: 'callpipe_asr_open_streams',
+  help: 'Stream recognition sessions open in this process',
+  registers: [registry],
+});
+const audioSeconds = new Counter({
+  name: 'callpipe_asr_audio_seconds_recognized_total',
+  help: 'Seconds of audio streamed to recognition in sessions that completed',
+  registers: [registry],
+});
+const restarts = new Counter({
+  name: 'callpipe_asr_session_restarts_total',
+  help: 'New recognition sessions started after an error, resuming after the last final result',
+  registers: [registry],
+});
+
+function errorKind(err: unknown): { outcome: string; code?: number } {
+  const e = err as { name?: string; kind?: string; code?: unknown } | undefined;
+  if (e?.name === 'ServiceError' && typeof e.kind === 'string') {
+    const code = Number(e.code);
+    return { outcome: e.kind, ...(Number.isFinite(code) ? { code } : {}) };
+  }
+  return { outcome: e?.name === 'AbortError' ? 'cancelled' : 'error' };
+}
+
+export const metrics = {
+  /** `count` requests that went well. */
+  requestsOk(endpoint: string, count = 1): void {
+    if (count > 0) requests.inc({ endpoint, outcome: 'ok' }, count);
+  },
+  /** One request that failed with `err` (a ServiceError gives its kind and code). */
+  requestFailed(endpoint: string, err: unknown): void {
+    const { outcome, code } = errorKind(err);
+    requests.inc({ endpoint, outcome });
+    if (code === 99997) blocked.inc({ endpoint });
+  },
+  /** Runs one request and counts its outcome. */
+  async observe<T>(endpoint: string, request: () => Promise<T>): Promise<T> {
+    try {
+      const out = await request();
+      metrics.requestsOk(endpoint);
+      return out;
+    } catch (err) {
+      metrics.requestFailed(endpoint, err);
+      throw err;
+    }
+  },
+  streamOpened(): void {
+    openStreams.inc();
+  },
+  streamClosed(): void {
+    openStreams.dec();
+  },
+  audioRecognized(seconds: number): void {
+    if (seconds > 0) audioSeconds.inc(seconds);
+  },
+  restarted(): void {
+    restarts.inc();
+  },
+};
