@@ -22,15 +22,23 @@ export function pipelineConfig(env: NodeJS.ProcessEnv = process.env): { config: 
   const base = loadConfig({ env });
   const stack = readStackFile(base.stack.home);
   if (!stack) return { config: base };
-  const explicit = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('CALLPIPE_') && k !== 'CALLPIPE_HOME'));
-  return { config: loadConfig({ env: { ...env, ...stack.env, ...explicit } }), webUiUrl: stack.addresses.webUiUrl };
+  const explicit = Object.fromEntries(
+    Object.entries(env).filter(([k]) => k.startsWith('CALLPIPE_') && k !== 'CALLPIPE_HOME'),
+  );
+  return {
+    config: loadConfig({ env: { ...env, ...stack.env, ...explicit } }),
+    webUiUrl: stack.addresses.webUiUrl,
+  };
 }
 
 export async function connectPipeline(config?: Config, webUiUrl?: string): Promise<PipelineClient> {
   const resolved = config ? { config, webUiUrl } : pipelineConfig();
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address: resolved.config.temporal.address, connectTimeout: 5000 });
+    connection = await Connection.connect({
+      address: resolved.config.temporal.address,
+      connectTimeout: 5000,
+    });
   } catch (err) {
     throw new CliError(
       `cannot reach Temporal at ${resolved.config.temporal.address} (${(err as Error).message}); start the stack with \`callpipe up\``,

@@ -25,7 +25,11 @@ async function sha256File(path: string): Promise<string> {
 }
 
 /** Resolves a command-line input to an object in storage, uploading local files. */
-export async function resolveSource(input: string, store: ObjectStore, config: Config): Promise<RecordingSource> {
+export async function resolveSource(
+  input: string,
+  store: ObjectStore,
+  config: Config,
+): Promise<RecordingSource> {
   const s3 = parseS3Url(input);
   if (s3) {
     if (!s3.key) throw new CliError(`'${input}' names a bucket, not an object`);

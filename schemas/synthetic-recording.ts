@@ -46,10 +46,11 @@ export const UNKNOWN_PHRASE_TEXT = '〈不明〉';
 
 /**
  * Phrase id ranges of the default phrasebook (emulator/phrasebook.ja.json), so that generated call
- * scripts give agents agent lines and customers customer lines.
+ * scripts give agents agent lines and customers customer lines. Every id of both ranges is in the
+ * default phrasebook (test/unit/emulator.phrasebook.test.ts), so generated calls decode to known text.
  */
-export const AGENT_PHRASE_IDS = { from: 1, to: 99 } as const;
-export const CUSTOMER_PHRASE_IDS = { from: 101, to: 199 } as const;
+export const AGENT_PHRASE_IDS = { from: 1, to: 89 } as const;
+export const CUSTOMER_PHRASE_IDS = { from: 101, to: 175 } as const;
 
 /** A phrasebook: phrase id (decimal string) → text. */
 export const phrasebookSchema = z.record(z.string().regex(/^\d+$/), z.string().min(1));

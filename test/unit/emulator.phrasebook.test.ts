@@ -8,7 +8,13 @@ describe('the shipped phrasebook', () => {
   const book = loadPhrasebook();
   const ids = [...book.keys()];
 
-  it('has at least 150 phrases, agents in 1–99 and customers in 101–199', () => {
+  it('has every id of the generator ranges, so generated calls decode to known text', () => {
+    for (const range of [AGENT_PHRASE_IDS, CUSTOMER_PHRASE_IDS]) {
+      for (let id = range.from; id <= range.to; id++) expect(book.has(id), `phrase ${id}`).toBe(true);
+    }
+  });
+
+  it('has at least 150 phrases, agents in 1–89 and customers in 101–175', () => {
     expect(book.size).toBeGreaterThanOrEqual(150);
     const inRange = (id: number, r: { from: number; to: number }) => id >= r.from && id <= r.to;
     expect(ids.every((id) => inRange(id, AGENT_PHRASE_IDS) || inRange(id, CUSTOMER_PHRASE_IDS))).toBe(true);

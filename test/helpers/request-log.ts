@@ -1,0 +1,33 @@
+/** Reading the emulator's JSON-lines request log: the evidence of what was really sent. */
+import { existsSync, readFileSync } from 'node:fs';
+
+export interface RequestLogEntry {
+  time: string;
+  endpoint: string;
+  session?: string;
+  chunk?: number;
+  audioSeconds?: number;
+  bytes?: number;
+  status: number;
+  code?: number;
+  messages?: string[];
+  fault?: string;
+}
+
+export function readRequestLog(path: string): RequestLogEntry[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RequestLogEntry);
+}
+
+/** Recognition sessions started (answers carrying the `started` message). */
+export function streamStarts(entries: RequestLogEntry[]): number {
+  return entries.filter((e) => e.messages?.includes('started')).length;
+}
+
+/** Seconds of 8 kHz mu-law audio sent in audio requests. */
+export function muLawSecondsSent(entries: RequestLogEntry[]): number {
+  return entries.filter((e) => e.chunk !== undefined && e.bytes).reduce((s, e) => s + e.bytes! / 8000, 0);
+}

@@ -1,0 +1,180 @@
+/**
+ * processRecording under faults, each compared with a fault-free run of the same recording. Each test
+ * runs an emulator of its own (faults are fixed at its start) and workers on a unique task queue prefix,
+ * against the shared stack's Temporal and S3.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
+import type { EmulatorFaultsInput } from '../../schemas/emulator-faults.ts';
+import type { Config } from '../../schemas/config.ts';
+import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
+import { resolveSource, submitRecording } from '../../cli/submit.ts';
+import {
+  childWorkers,
+  compareTranscript,
+  expectedUtterances,
+  inProcessWorkers,
+  makeCall,
+  queuesOf,
+  uniquePrefix,
+  withPrefix,
+  type GeneratedCall,
+} from '../helpers/pipeline.ts';
+import { stackConfig } from '../helpers/stack.ts';
+import { muLawSecondsSent, readRequestLog } from '../helpers/request-log.ts';
+import type { ProcessRecordingProgress, ProcessRecordingResult } from '../../workflows/process-recording.ts';
+
+const SPEED = 100;
+
+interface ResultDoc {
+  utterances: { speaker: string; start: number; end: number; text: string }[];
+  processing: { retries: number; restarts: number; reStreamedSeconds: number };
+}
+
+describe('processRecording under faults', () => {
+  let dir: string;
+  let pc: PipelineClient;
+  let call: GeneratedCall;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'callpipe-faults-'));
+    pc = await connectPipeline(stackConfig());
+    // 25 minutes of mono call: long enough for an error after 20 minutes of one session's audio.
+    call = await makeCall(dir, 'call-25min.wav', {
+      durationSeconds: 1500,
+      stereo: false,
+      seed: 5,
+      sampleRate: 8000,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await pc?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function emulatorWith(faults: EmulatorFaultsInput | undefined, label: string) {
+    const requestLogPath = join(dir, `${label}-requests.jsonl`);
+    const emulator = await startEmulator({ port: 0, speed: SPEED, faults, requestLogPath, seed: 3 });
+    return { emulator, requestLogPath };
+  }
+
+  function configFor(emulator: RunningEmulator, label: string): Config {
+    return withPrefix(stackConfig(), uniquePrefix(label), {
+      baseUrl: emulator.baseUrl,
+      authUrl: emulator.authUrl,
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      domainId: emulator.domainId,
+      speed: SPEED,
+    });
+  }
+
+  async function run(
+    config: Config,
+    label: string,
+    during?: (r: Awaited<ReturnType<typeof submitRecording>>) => Promise<void>,
+  ) {
+    const source = await resolveSource(call.path, pc.store, pc.config);
+    const submitted = await submitRecording(pc, source, {
+      output: { bucket: pc.config.s3.bucket, prefix: `faults/${label}/` },
+      redo: true,
+      extra: { queues: queuesOf(config), pacingSpeed: SPEED, heartbeatTimeoutSeconds: 5 },
+    });
+    await during?.(submitted);
+    const result: ProcessRecordingResult = await submitted.handle.result();
+    expect(result.status, result.reason).toBe('done');
+    return { result, doc: JSON.parse(await pc.store.getText(result.resultKey!)) as ResultDoc };
+  }
+
+  let baseline: ResultDoc;
+
+  it('fault-free run: the transcript equals the script', async () => {
+    const { emulator } = await emulatorWith(undefined, 'baseline');
+    const config = configFor(emulator, 'baseline');
+    const workers = await inProcessWorkers(config);
+    try {
+      baseline = (await run(config, 'baseline')).doc;
+      const { missing, extra } = compareTranscript(
+        baseline.utterances,
+        expectedUtterances(call.script, ['mixed']),
+      );
+      expect(missing).toEqual([]);
+      expect(extra).toEqual([]);
+    } finally {
+      await workers.stop();
+      await emulator.close();
+    }
+  });
+
+  it('a recognition error after 20 minutes of audio costs at most 15 s of re-streamed audio, same result', async () => {
+    const { emulator, requestLogPath } = await emulatorWith(
+      { streamErrors: [{ code: 600, afterAudioSeconds: 1200, times: 1 }] },
+      'stream-error',
+    );
+    const config = configFor(emulator, 'stream-error');
+    const workers = await inProcessWorkers(config);
+    try {
+      const { doc } = await run(config, 'stream-error');
+      expect(doc.processing.restarts).toBe(1);
+      expect(doc.utterances).toEqual(baseline.utterances);
+      // From the request log: every second sent beyond the recording's own length was sent twice.
+      const reStreamed = muLawSecondsSent(readRequestLog(requestLogPath)) - 1500;
+      expect(reStreamed).toBeGreaterThanOrEqual(0);
+      expect(reStreamed).toBeLessThanOrEqual(15);
+      console.log(`stream error at 1200 s: re-streamed ${reStreamed.toFixed(2)} s of audio`);
+    } finally {
+      await workers.stop();
+      await emulator.close();
+    }
+  });
+
+  it('SIGKILL of the worker mid-session: a new worker resumes and the result equals the fault-free one', async () => {
+    const { emulator, requestLogPath } = await emulatorWith(undefined, 'sigkill');
+    const config = configFor(emulator, 'sigkill');
+    const first = childWorkers(config, join(dir, 'sigkill-workers-1.log'));
+    await first.start();
+    let second: ReturnType<typeof childWorkers> | undefined;
+    try {
+      const { doc } = await run(config, 'sigkill', async (submitted) => {
+        // Wait until recognition is well under way, then kill the worker as a crash would.
+        for (;;) {
+          const p = await submitted.handle.query<ProcessRecordingProgress>('progress').catch(() => undefined);
+          const sent = muLawSecondsSent(readRequestLog(requestLogPath));
+          if (p?.stage === 'recognize' && sent > 300) break;
+          await sleep(100);
+        }
+        await first.kill();
+        second = childWorkers(config, join(dir, 'sigkill-workers-2.log'));
+        await second.start();
+      });
+      expect(doc.utterances).toEqual(baseline.utterances);
+      const reStreamed = muLawSecondsSent(readRequestLog(requestLogPath)) - 1500;
+      console.log(`worker SIGKILL: re-streamed ${reStreamed.toFixed(2)} s of audio`);
+      // The retried attempt resumed from the staged results, not from the start of the session.
+      expect(reStreamed).toBeLessThan(300);
+    } finally {
+      await first.stop();
+      await second?.stop();
+      await emulator.close();
+    }
+  });
+
+  it('99997 on 30 % of text requests: the call completes and the result records the retries', async () => {
+    const { emulator } = await emulatorWith({ seed: 9, rateLimitBursts: { probability: 0.3 } }, 'rate-limit');
+    const config = configFor(emulator, 'rate-limit');
+    const workers = await inProcessWorkers(config);
+    try {
+      const { doc } = await run(config, 'rate-limit');
+      expect(doc.processing.retries).toBeGreaterThan(0);
+      expect(doc.utterances.map((u) => u.text)).toEqual(baseline.utterances.map((u) => u.text));
+    } finally {
+      await workers.stop();
+      await emulator.close();
+    }
+  });
+});
