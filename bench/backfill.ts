@@ -1,0 +1,189 @@
+/**
+ * Backfill benchmark (issue 6, "Done when"): N short generated recordings under one prefix, backfilled
+ * on a local stack of its own (free ports, temp CALLPIPE_HOME, emulator at speed 100) with
+ * continue-as-new; then the same backfill again, which must skip every call without starting a
+ * recognition. Prints wall times, calls per second, the runs and the largest history (events) of any
+ * run, and checks every call was done exactly once (one processRecording workflow per call).
+ *
+ *   npx tsx bench/backfill.ts                 # 2,000 recordings
+ *   npx tsx bench/backfill.ts --count 200 --window 40 --children-per-run 300
+ *
+ * Recordings are a few distinct rendered calls uploaded under many keys, each copy made unique in its
+ * silent tail (each key is its own call), so making them costs seconds, not the benchmark.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pLimit from 'p-limit';
+import { generateCallScript } from '../activities/media/call-script.ts';
+import { renderFixture } from '../activities/media/fixture.ts';
+import { loadConfig } from '../schemas/config.ts';
+import { startStack } from '../cli/stack/stack.ts';
+import { connectPipeline } from '../cli/stack-client.ts';
+import { outputLocation } from '../cli/submit.ts';
+import { progressLine, startBackfill } from '../cli/commands/backfill.ts';
+import type { BackfillProgress, BackfillResult } from '../workflows/backfill.ts';
+
+const DISTINCT = 10;
+
+function streamStarts(logPath: string | undefined): number {
+  if (!logPath || !existsSync(logPath)) return 0;
+  return readFileSync(logPath, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"started"')).length;
+}
+
+async function run(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      count: { type: 'string', default: '2000' },
+      seconds: { type: 'string', default: '3' },
+      window: { type: 'string', default: '50' },
+      'children-per-run': { type: 'string', default: '500' },
+      'page-size': { type: 'string', default: '250' },
+      speed: { type: 'string', default: '100' },
+      keep: { type: 'boolean', default: false },
+    },
+  });
+  const count = Number(values.count);
+  const home = mkdtempSync(join(tmpdir(), 'callpipe-bench-backfill-'));
+  const log = (line: string) => console.error(`[bench] ${line}`);
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      stack: {
+        home,
+        temporalPort: 0,
+        temporalUiPort: 0,
+        s3Port: 0,
+        emulatorPort: 0,
+        metricsPort: 0,
+        ports: 'auto',
+        emulatorSpeed: Number(values.speed),
+      },
+    },
+  });
+  const stack = await startStack({ config, ports: 'auto', log });
+  const pc = await connectPipeline(stack.config, stack.addresses.webUiUrl);
+  try {
+    log(`rendering ${DISTINCT} distinct ${values.seconds} s calls and uploading ${count} recordings…`);
+    const files: string[] = [];
+    for (let i = 0; i < DISTINCT; i++) {
+      const path = join(home, `call-${i}.wav`);
+      await renderFixture(
+        generateCallScript({ durationSeconds: Number(values.seconds), stereo: true, seed: i + 1 }),
+        path,
+        { sampleRate: 8000 },
+      );
+      files.push(path);
+    }
+    const prefix = `recordings/bench/`;
+    const limit = pLimit(32);
+    const bodies = files.map((f) => readFileSync(f));
+    await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        limit(() => {
+          // Each recording its own content: the last samples (the silent tail) carry its number, far
+          // below the silence threshold. Identical copies would share staged audio (keys follow the
+          // content's etag), which is not what a night's recordings look like.
+          const body = Buffer.from(bodies[i % DISTINCT]!);
+          body.writeUInt16LE(i % 256, body.length - 4);
+          body.writeUInt16LE(Math.floor(i / 256) % 256, body.length - 2);
+          return pc.store.put(`${prefix}${String(i).padStart(5, '0')}.wav`, body);
+        }),
+      ),
+    );
+
+    const request = {
+      batchId: `bench-${count}`,
+      source: { kind: 'prefix' as const, bucket: pc.store.bucket, prefix },
+      output: outputLocation(undefined, pc.config),
+      window: Number(values.window),
+      childrenPerRun: Number(values['children-per-run']),
+      pageSize: Number(values['page-size']),
+    };
+    log(
+      `backfill of ${count} recordings: window ${request.window}, ${request.childrenPerRun} children per run…`,
+    );
+    const t0 = Date.now();
+    const first = await startBackfill(pc, request);
+    const timer = setInterval(() => {
+      first.handle
+        .query<BackfillProgress>('progress')
+        .then((p) => log(progressLine(p)))
+        .catch(() => undefined);
+    }, 10_000);
+    const result = (await first.handle.result().finally(() => clearInterval(timer))) as BackfillResult;
+    const wallSeconds = (Date.now() - t0) / 1000;
+
+    // Every run of the chain, as visibility saw it: the largest history of any run.
+    let runs = 0;
+    let largestHistory = 0;
+    for await (const w of pc.client.workflow.list({ query: `WorkflowId = '${first.workflowId}'` })) {
+      runs += 1;
+      largestHistory = Math.max(largestHistory, w.historyLength);
+    }
+    // Why calls failed, if any did (from the batch report).
+    const report = JSON.parse(await pc.store.getText(result.reportJsonKey)) as {
+      rows: { status: string; stage?: string; reason?: string }[];
+    };
+    const failures: Record<string, number> = {};
+    for (const r of report.rows.filter((row) => row.status === 'failed')) {
+      const why = `${r.stage ?? '?'}: ${(r.reason ?? '').slice(0, 160)}`;
+      failures[why] = (failures[why] ?? 0) + 1;
+    }
+    const children = (
+      await pc.client.workflow.count(
+        `WorkflowType = 'processRecording' AND CallpipeBatchId = "${request.batchId}"`,
+      )
+    ).count;
+
+    log('the same backfill again (every call should be skipped)…');
+    const startsBefore = streamStarts(stack.addresses.requestLog);
+    const t1 = Date.now();
+    const again = await startBackfill(pc, request);
+    const second = (await again.handle.result()) as BackfillResult;
+    const secondSeconds = (Date.now() - t1) / 1000;
+    const newStarts = streamStarts(stack.addresses.requestLog) - startsBefore;
+
+    const summary = {
+      count,
+      recordingSeconds: Number(values.seconds),
+      window: request.window,
+      childrenPerRun: request.childrenPerRun,
+      emulatorSpeed: Number(values.speed),
+      first: {
+        status: result.status,
+        done: result.done,
+        failed: result.failed,
+        wallSeconds,
+        callsPerSecond: Math.round((result.done / wallSeconds) * 100) / 100,
+        runs,
+        largestHistoryEvents: largestHistory,
+        largestHistoryEventsSeenByWorkflow: result.maxHistoryEvents,
+        processRecordingWorkflows: children,
+        exactlyOnce: children === count && result.done === count,
+        failures,
+      },
+      second: {
+        status: second.status,
+        skipped: second.skipped,
+        started: second.started,
+        wallSeconds: secondSeconds,
+        recognitionsStarted: newStarts,
+      },
+    };
+    console.log(JSON.stringify(summary, null, 2));
+    if (!summary.first.exactlyOnce || second.skipped !== count || newStarts !== 0) process.exitCode = 1;
+  } finally {
+    await pc.close();
+    await stack.stop();
+    if (!values.keep) rmSync(home, { recursive: true, force: true });
+  }
+}
+
+run().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
