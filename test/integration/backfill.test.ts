@@ -8,6 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation } from '../../cli/submit.ts';
@@ -18,6 +21,21 @@ import { readRequestLog, streamStarts } from '../helpers/request-log.ts';
 import type { BackfillProgress, BackfillResult } from '../../workflows/backfill.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
+
+const CLI = fileURLToPath(new URL('../../bin/callpipe.js', import.meta.url));
+
+/** Runs the `callpipe` command against the test stack (found through its CALLPIPE_HOME). */
+async function callpipe(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...inject('stackEnv') },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
 
 function startsSoFar(): number {
   return streamStarts(readRequestLog(inject('stack').requestLog!));
@@ -212,5 +230,34 @@ describe('backfill', () => {
     expect(doc.source.metadata).toMatchObject({ agent: 'alice', direction: 'inbound', queue: 'vip' });
     // channels=customer: channel 0 is the customer.
     expect(new Set(doc.utterances.map((u) => u.speaker))).toEqual(new Set(['customer']));
+  });
+
+  it('callpipe backfill runs a prefix with a report; status lists the batch and its calls', async () => {
+    const { prefix } = await recordings('cli', 2, 3);
+    const url = `s3://${pc.store.bucket}/${prefix}`;
+    const first = await callpipe('backfill', url, '--concurrency', '2', '--json');
+    expect(first.code, first.stderr).toBe(0);
+    const result = JSON.parse(first.stdout) as BackfillResult & { workflowId: string };
+    expect(result).toMatchObject({ status: 'done', done: 2, filtered: 1 });
+    // The same command again: the same batch (id from the input), every call skipped.
+    const again = JSON.parse((await callpipe('backfill', url, '--json')).stdout) as BackfillResult & {
+      workflowId: string;
+    };
+    expect(again.workflowId).toBe(result.workflowId);
+    expect(again.skipped).toBe(2);
+
+    const status = await callpipe('status', result.workflowId, '--json');
+    expect(status.code, status.stderr).toBe(0);
+    const shown = JSON.parse(status.stdout) as {
+      batch: { progress: BackfillProgress };
+      calls: { outcome?: string }[];
+    };
+    expect(shown.batch.progress.skipped).toBe(2);
+    expect(shown.calls.map((c) => c.outcome)).toEqual(['done', 'done']);
+    const overview = JSON.parse((await callpipe('status', '--json')).stdout) as {
+      batches: { workflowId: string }[];
+    };
+    expect(overview.batches.map((b) => b.workflowId)).toContain(result.workflowId);
+    expect((await callpipe('backfill')).stderr).toMatch(/either an s3:\/\/bucket\/prefix or --manifest/);
   });
 });
