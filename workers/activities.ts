@@ -69,7 +69,14 @@ export function nlpQueueActivities(input: ActivityDeps) {
   return createNlpActivities({
     service,
     store,
-    options: { requestsPerSecond: input.config.limits.nlpRequestsPerSecond },
+    options: {
+      requestsPerSecond: input.config.limits.nlpRequestsPerSecond,
+      // 99997 is a short burst block (spec 01, Limits): ride it out per request with a few quick
+      // backoffs rather than failing a step of hundreds of requests back to Temporal.
+      requestAttempts: 8,
+      requestMaxDelayMs: 4000,
+      rateLimitMaxMs: 15_000,
+    },
   });
 }
 

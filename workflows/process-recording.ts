@@ -149,11 +149,22 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
       taskQueue: queues.nlp,
       startToCloseTimeout: '10 minutes',
       // 99997 and quota waits come back as nextRetryDelay from the activity; this is the fallback.
-      retry: { maximumAttempts: 20, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+      retry: {
+        maximumAttempts: 20,
+        initialInterval: '1 second',
+        backoffCoefficient: 2,
+        maximumInterval: '5 minutes',
+      },
       summary,
     });
 
-  if (!input.redo && (await results({ summary: 'is the call done?' }).resultExists({ output: input.output, callId: input.callId }))) {
+  if (
+    !input.redo &&
+    (await results({ summary: 'is the call done?' }).resultExists({
+      output: input.output,
+      callId: input.callId,
+    }))
+  ) {
     setStage('done', 'already processed');
     return { callId: input.callId, status: 'skipped', resultKey: `${callDir}result.json` };
   }
@@ -198,8 +209,11 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
         Promise.all(
           plan.sessions.map(async (s) => {
             const track = plan.tracks[s.track]!;
-            const out = await media({ summary: `transcode session ${s.index} (${s.speaker} ${s.start}–${s.end} s)` }).transcodeSource({
+            const out = await media({
+              summary: `transcode session ${s.index} (${s.speaker} ${s.start}–${s.end} s)`,
+            }).transcodeSource({
               source: input.source,
+              keyPrefix: `${staging}audio/`,
               fingerprint: probe.fingerprint,
               streamIndex: probe.streamIndex,
               track: s.track,
@@ -358,12 +372,14 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
 
     if (input.cleanupStaging !== false) {
       await results({ summary: 'clean up staging' })
-        .deleteStaging({ prefixes: [staging, ...staged.map((s) => s.key)] })
+        .deleteStaging({ prefixes: [staging] })
         .catch(() => undefined); // leftovers cost storage, not correctness
     }
 
     setStage('done');
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.outcome, value: stepFailures.length ? 'partial' : 'done' }]);
+    upsertSearchAttributes([
+      { key: SEARCH_ATTRIBUTE_KEYS.outcome, value: stepFailures.length ? 'partial' : 'done' },
+    ]);
     return {
       callId: input.callId,
       status: 'done',

@@ -50,8 +50,13 @@ export function unbracketFillers(text: string): string {
   return text.replace(/\[([^\]]*)\]/g, '$1');
 }
 
-/** Partial results are staged at most this often (seconds of wall time): crash loss vs. write cost. */
-const PARTIAL_WRITE_INTERVAL_MS = 2000;
+/**
+ * Partial results are staged when this much audio has been recognized since the last write, or this
+ * much wall time has passed: a crash re-streams at most about that much audio (plus the heartbeat
+ * timeout), at the cost of one small PUT per interval per session.
+ */
+const PARTIAL_WRITE_AUDIO_SECONDS = 10;
+const PARTIAL_WRITE_INTERVAL_MS = 5000;
 /** A resumed stream's finals ending this close to its start are the previous utterance's tail. */
 const TAIL_SECONDS = 0.05;
 /** Service error kinds after which a new session is worth a try. */
@@ -193,10 +198,15 @@ export function createAsrActivities(deps: AsrActivityDeps) {
       });
     }
     let lastPartialWrite = Date.now();
+    let lastPartialAt = state.resumeAt;
     let partialWriting: Promise<void> = Promise.resolve();
     const stagePartial = (force = false) => {
-      if (!force && Date.now() - lastPartialWrite < PARTIAL_WRITE_INTERVAL_MS) return partialWriting;
+      const due =
+        state.resumeAt - lastPartialAt >= PARTIAL_WRITE_AUDIO_SECONDS ||
+        Date.now() - lastPartialWrite >= PARTIAL_WRITE_INTERVAL_MS;
+      if (!force && !due) return partialWriting;
       lastPartialWrite = Date.now();
+      lastPartialAt = state.resumeAt;
       const snapshot = JSON.stringify(state);
       partialWriting = partialWriting.then(() =>
         deps.store.put(partialKey(input.resultKey), snapshot, { contentType: 'application/json' }),

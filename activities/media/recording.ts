@@ -52,8 +52,13 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
       });
     },
 
+    /**
+     * Staged under the call's own `keyPrefix`: two calls of identical content must not share (and
+     * clean up) each other's audio; retries of one call still find their earlier output.
+     */
     async transcodeSource(input: {
       source: RecordingSource;
+      keyPrefix: string;
       fingerprint: string;
       streamIndex: number;
       track: number;
@@ -62,9 +67,14 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
       end: number;
       format: SessionAudioFormat;
     }): Promise<StagedSession> {
-      const { source, ...rest } = input;
+      const { source, keyPrefix, ...rest } = input;
       const path = await local(source);
-      return media.transcodeSession({ ...rest, path });
+      const callMedia = createMediaActivities({
+        store: deps.staging,
+        keyPrefix,
+        planDefaults: deps.planDefaults,
+      });
+      return callMedia.transcodeSession({ ...rest, path });
     },
   };
 }

@@ -9,7 +9,9 @@ import { callOutputKey } from './call-id.ts';
 export function createCallStateActivities({ store }: { store: ObjectStore }) {
   return {
     async resultExists(input: { output: OutputLocation; callId: string }): Promise<boolean> {
-      return store.withBucket(input.output.bucket).exists(callOutputKey(input.output, input.callId, 'result.json'));
+      return store
+        .withBucket(input.output.bucket)
+        .exists(callOutputKey(input.output, input.callId, 'result.json'));
     },
 
     /** Deletes staging objects: each entry is a key or a prefix ending in `/`. */

@@ -22,7 +22,11 @@ export function sourceCacheKey(source: RecordingSource): string {
 }
 
 /** Path of a local copy of `source`, downloading it once (concurrent callers share the download). */
-export async function localCopy(store: ObjectStore, source: RecordingSource, dir = CACHE_DIR): Promise<string> {
+export async function localCopy(
+  store: ObjectStore,
+  source: RecordingSource,
+  dir = CACHE_DIR,
+): Promise<string> {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, sourceCacheKey(source));
   if (existsSync(path)) {
