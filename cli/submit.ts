@@ -8,7 +8,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
-import { taskQueues, type Config } from '../schemas/config.ts';
+import { planOptionsOf, taskQueues, type Config } from '../schemas/config.ts';
 import type { OutputLocation, RecordingSource } from '../schemas/recording.ts';
 import type { ObjectStore } from '../activities/storage/object-store.ts';
 import { parseS3Url } from '../activities/storage/object-store.ts';
@@ -89,7 +89,7 @@ export async function submitRecording(
     batchId: options.batchId,
     metadata: options.metadata,
     pacingSpeed: config.service.speed,
-    plan: { maxSessionSeconds: config.limits.maxSessionSeconds },
+    plan: planOptionsOf(config),
     queues: { media: taskQueues(config).media, asr: taskQueues(config).asr, nlp: taskQueues(config).nlp },
     ...options.extra,
   };

@@ -63,6 +63,10 @@ export const backfillInputSchema = z.object({
       stagingPrefix: z.string(),
       pacingSpeed: z.number().positive().optional(),
       maxSessionSeconds: z.number().positive().optional(),
+      /** Session planning of every child (config `limits.planStrategy`, `minSessionSeconds`, budget). */
+      planStrategy: z.enum(['fixed', 'balanced']).optional(),
+      planBudget: z.number().int().positive().optional(),
+      minSessionSeconds: z.number().positive().optional(),
       queues: z.object({ media: z.string(), asr: z.string(), nlp: z.string() }).optional(),
     })
     .default({ stagingPrefix: 'staging/' }),

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import type { PlanOptions } from './plan.ts';
 
 // 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
 const port = z.coerce.number().int().min(0).max(65535);
@@ -68,6 +69,14 @@ export const limitsConfigSchema = z.object({
   mediaConcurrency: positiveInt,
   /** Longest recognition session in seconds (spec 02 Limits: 3,000 s). */
   maxSessionSeconds: positive.max(3000),
+  /**
+   * Session planning: `balanced` cuts each recording into sessions of about duration × tracks ÷
+   * `asrConcurrentSessions` (so a long call finishes in a fraction of its length instead of holding the
+   * night back); `fixed` cuts at `maxSessionSeconds` (fewest sessions). Default `balanced`.
+   */
+  planStrategy: z.enum(['fixed', 'balanced']),
+  /** balanced: shortest session worth its start, stop and transcode (a shorter track stays whole). */
+  minSessionSeconds: positive,
 });
 
 export const stackConfigSchema = z.object({
@@ -138,6 +147,8 @@ export const DEFAULTS = {
     nlpConcurrency: 8,
     mediaConcurrency: 2,
     maxSessionSeconds: 3000,
+    planStrategy: 'balanced',
+    minSessionSeconds: 60,
   },
   stack: {
     home: '.callpipe',
@@ -179,6 +190,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_NLP_CONCURRENCY: 'limits.nlpConcurrency',
   CALLPIPE_MEDIA_CONCURRENCY: 'limits.mediaConcurrency',
   CALLPIPE_MAX_SESSION_SECONDS: 'limits.maxSessionSeconds',
+  CALLPIPE_PLAN_STRATEGY: 'limits.planStrategy',
+  CALLPIPE_MIN_SESSION_SECONDS: 'limits.minSessionSeconds',
   CALLPIPE_HOME: 'stack.home',
   CALLPIPE_TEMPORAL_PORT: 'stack.temporalPort',
   CALLPIPE_TEMPORAL_UI_PORT: 'stack.temporalUiPort',
@@ -297,6 +310,23 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
 function envNameOf(path: string): string | undefined {
   return Object.entries(ENV_VARS).find(([, p]) => p === path)?.[0];
+}
+
+/**
+ * Session planning from configuration. The budget is the asr worker's concurrent sessions: each call is
+ * cut as if it had the whole budget to itself. Several calls share it in a batch, but that costs the
+ * makespan bound nothing: a call's longest session (its session audio ÷ budget) never exceeds the
+ * batch's total session audio ÷ budget, so `max(longest session, total ÷ budget)` stays at its floor;
+ * the price is a few more sessions (a start and a stop request, an ffmpeg run each) for short calls,
+ * held back by `minSessionSeconds`. Planning for the whole batch would need every call probed first.
+ */
+export function planOptionsOf(config: Pick<Config, 'limits'>): PlanOptions {
+  return {
+    strategy: config.limits.planStrategy,
+    maxSessionSeconds: config.limits.maxSessionSeconds,
+    budget: config.limits.asrConcurrentSessions,
+    minSessionSeconds: config.limits.minSessionSeconds,
+  };
 }
 
 /** Task queue names (DESIGN.md, Task queues and limits). */

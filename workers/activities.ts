@@ -2,7 +2,7 @@
  * Activities of each task queue, built from configuration (STYLE: factories that take their
  * dependencies, so tests pass fakes and workers pass the real things).
  */
-import type { Config } from '../schemas/config.ts';
+import { planOptionsOf, type Config } from '../schemas/config.ts';
 import { createServiceClient, type ServiceClient } from '../service/index.ts';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store.ts';
 import { createStorageActivities } from '../activities/storage/activities.ts';
@@ -42,7 +42,8 @@ export function mediaQueueActivities(input: ActivityDeps) {
       store,
       staging: new S3StagingStore(store),
       stagingPrefix: config.s3.stagingPrefix,
-      planDefaults: { maxSessionSeconds: config.limits.maxSessionSeconds },
+      // What a plan input leaves out (workflows started by older clients) follows this worker's config.
+      planDefaults: planOptionsOf(config),
     }),
     ...createMergeActivities({ store }),
     ...createResultActivities({ store }),

@@ -236,6 +236,9 @@ export async function backfill(input: BackfillInput, carry?: BackfillCarry): Pro
       counters.started += 1;
       const plan: ProcessRecordingInput['plan'] = {
         ...(input.child.maxSessionSeconds ? { maxSessionSeconds: input.child.maxSessionSeconds } : {}),
+        ...(input.child.planStrategy ? { strategy: input.child.planStrategy } : {}),
+        ...(input.child.planBudget ? { budget: input.child.planBudget } : {}),
+        ...(input.child.minSessionSeconds ? { minSessionSeconds: input.child.minSessionSeconds } : {}),
         ...(item.speakers ? { channels: { speakers: item.speakers } } : {}),
       };
       const childInput: ProcessRecordingInput = {

@@ -72,6 +72,9 @@ export function childDefaults(config: Config): BackfillInput['child'] {
     stagingPrefix: config.s3.stagingPrefix,
     pacingSpeed: config.service.speed,
     maxSessionSeconds: config.limits.maxSessionSeconds,
+    planStrategy: config.limits.planStrategy,
+    planBudget: config.limits.asrConcurrentSessions,
+    minSessionSeconds: config.limits.minSessionSeconds,
     queues: { media: q.media, asr: q.asr, nlp: q.nlp },
   };
 }

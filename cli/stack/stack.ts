@@ -132,6 +132,8 @@ export function stackEnv(config: Config): Record<string, string> {
     CALLPIPE_NLP_CONCURRENCY: String(config.limits.nlpConcurrency),
     CALLPIPE_MEDIA_CONCURRENCY: String(config.limits.mediaConcurrency),
     CALLPIPE_MAX_SESSION_SECONDS: String(config.limits.maxSessionSeconds),
+    CALLPIPE_PLAN_STRATEGY: config.limits.planStrategy,
+    CALLPIPE_MIN_SESSION_SECONDS: String(config.limits.minSessionSeconds),
     CALLPIPE_LOG_LEVEL: config.logLevel,
     CALLPIPE_METRICS_PORT: String(config.stack.metricsPort),
     CALLPIPE_EMULATOR_SPEED: String(config.stack.emulatorSpeed),

@@ -84,7 +84,13 @@ describe('processRecording under faults', () => {
     const submitted = await submitRecording(pc, source, {
       output: { bucket: pc.config.s3.bucket, prefix: `faults/${label}/` },
       redo: true,
-      extra: { queues: queuesOf(config), pacingSpeed: SPEED, heartbeatTimeoutSeconds: 5 },
+      // One session per track: the faults land at set points of a long session's audio.
+      extra: {
+        queues: queuesOf(config),
+        pacingSpeed: SPEED,
+        heartbeatTimeoutSeconds: 5,
+        plan: { strategy: 'fixed' },
+      },
     });
     await during?.(submitted);
     const result: ProcessRecordingResult = await submitted.handle.result();
