@@ -12,6 +12,11 @@ export default tseslint.config(
     },
   },
   {
+    // Plain-JavaScript scripts run on Node (TypeScript files get these from @types/node).
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
     // Workflow code is replayed: no Node built-ins, no I/O libraries, only types from activities.
     files: ['workflows/**/*.ts'],
     rules: {

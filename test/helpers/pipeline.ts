@@ -125,7 +125,7 @@ export function compareTranscript(
   toleranceSeconds = 0.3,
 ) {
   // Punctuation is not guaranteed (spec 02, behaviour 2) and spaces depend on `delimiter`: compare words.
-  const norm = (t: string) => t.replace(/[\s、。，．,.?？!！\[\]]+/g, '');
+  const norm = (t: string) => t.replace(/[\s、。，．,.?？!！[\]]+/g, '');
   const unmatched = [...got];
   const missing: ExpectedUtterance[] = [];
   for (const e of expected) {
