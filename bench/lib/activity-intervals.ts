@@ -1,0 +1,60 @@
+/**
+ * When each activity of a workflow ran, read from its history (started → completed, failed or timed
+ * out): the measured intervals behind "transcode share of the wall time" and similar figures.
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+
+/** A history event's protobuf timestamp (seconds may be a Long) in ms. */
+function tsToMs(ts: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return Number(ts?.seconds ?? 0) * 1000 + (ts?.nanos ?? 0) / 1e6;
+}
+
+export interface Interval {
+  type: string;
+  startMs: number;
+  endMs: number;
+}
+
+export async function activityIntervals(handle: WorkflowHandle): Promise<Interval[]> {
+  const history = await handle.fetchHistory();
+  const scheduled = new Map<string, string>();
+  const started = new Map<string, number>();
+  const out: Interval[] = [];
+  for (const e of history.events ?? []) {
+    const id = String(e.eventId);
+    const at = tsToMs(e.eventTime);
+    if (e.activityTaskScheduledEventAttributes) {
+      scheduled.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
+    } else if (e.activityTaskStartedEventAttributes) {
+      started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), at);
+    } else {
+      const closed =
+        e.activityTaskCompletedEventAttributes ??
+        e.activityTaskFailedEventAttributes ??
+        e.activityTaskTimedOutEventAttributes;
+      if (!closed) continue;
+      const key = String(closed.scheduledEventId);
+      const startMs = started.get(key);
+      // The started event of a retried activity is written with the final attempt only.
+      if (startMs !== undefined) out.push({ type: scheduled.get(key) ?? '?', startMs, endMs: at });
+    }
+  }
+  return out;
+}
+
+/** Length of the union of intervals, ms. */
+export function unionMs(intervals: { startMs: number; endMs: number }[]): number {
+  const sorted = [...intervals].sort((a, b) => a.startMs - b.startMs);
+  let total = 0;
+  let end = -Infinity;
+  let start = -Infinity;
+  for (const i of sorted) {
+    if (i.startMs > end) {
+      if (end > start) total += end - start;
+      start = i.startMs;
+      end = i.endMs;
+    } else end = Math.max(end, i.endMs);
+  }
+  if (end > start) total += end - start;
+  return total;
+}

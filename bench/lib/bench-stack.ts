@@ -1,0 +1,80 @@
+/**
+ * A local stack of a benchmark's own: free ports, a temp CALLPIPE_HOME, the emulator at `speed`, and
+ * `budget` concurrent recognition sessions per asr worker. Torn down by `close()`, home included
+ * unless kept.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../schemas/config.ts';
+import { startStack, type RunningStack } from '../../cli/stack/stack.ts';
+import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
+
+export interface BenchStackOptions {
+  label: string;
+  speed: number;
+  /** Concurrent recognition sessions (CALLPIPE_ASR_CONCURRENT_SESSIONS), the planner's budget too. */
+  budget: number;
+  /** Text requests per second across workers (CALLPIPE_NLP_RPS). */
+  nlpRps?: number;
+  /** Emulator fault-injection file. */
+  faultsFile?: string;
+  /** Extra worker environment (e.g. short heartbeat timeouts). */
+  workerEnv?: Record<string, string>;
+  keep?: boolean;
+  log: (line: string) => void;
+}
+
+export interface BenchStack {
+  home: string;
+  stack: RunningStack;
+  pc: PipelineClient;
+  close(): Promise<void>;
+}
+
+export async function startBenchStack(options: BenchStackOptions): Promise<BenchStack> {
+  const home = mkdtempSync(join(tmpdir(), `callpipe-bench-${options.label}-`));
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      limits: {
+        asrConcurrentSessions: options.budget,
+        ...(options.nlpRps ? { nlpRequestsPerSecond: options.nlpRps } : {}),
+      },
+      stack: {
+        home,
+        temporalPort: 0,
+        temporalUiPort: 0,
+        s3Port: 0,
+        emulatorPort: 0,
+        metricsPort: 0,
+        ports: 'auto',
+        emulatorSpeed: options.speed,
+        ...(options.faultsFile ? { emulatorFaults: options.faultsFile } : {}),
+      },
+    },
+  });
+  const stack = await startStack({
+    config,
+    ports: 'auto',
+    log: options.log,
+    workerEnv: options.workerEnv,
+  });
+  let pc: PipelineClient;
+  try {
+    pc = await connectPipeline(stack.config, stack.addresses.webUiUrl);
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+  return {
+    home,
+    stack,
+    pc,
+    async close() {
+      await pc.close().catch(() => undefined);
+      await stack.stop();
+      if (!options.keep) rmSync(home, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * A synthetic night of calls: lengths, channels, containers and sample rates drawn from a seed, rendered
+ * once (DTMF scripts, activities/media/fixture.ts) into a git-ignored cache, so generating the audio is
+ * never part of a measured run and a second run starts at once.
+ */
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateCallScript, seededRandom } from '../../activities/media/call-script.ts';
+import { renderFixture, type FixtureContainer } from '../../activities/media/fixture.ts';
+import { PROJECT_ROOT } from '../../cli/tools/provision.ts';
+import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
+
+export const BENCH_CACHE = join(PROJECT_ROOT, '.bench-cache');
+
+export interface CallSpec {
+  name: string;
+  durationSeconds: number;
+  stereo: boolean;
+  container: FixtureContainer;
+  sampleRate: number;
+  seed: number;
+}
+
+export interface NightShape {
+  calls: number;
+  minSeconds: number;
+  maxSeconds: number;
+  seed: number;
+}
+
+const CONTAINERS: FixtureContainer[] = ['wav', 'm4a', 'mp3'];
+const RATES = [8000, 16000, 22050, 44100, 48000];
+
+/**
+ * Lengths are log-uniform between the bounds (many short calls, a few long ones, as a contact center's
+ * night looks) and the first call is always the longest allowed, so every night has its long pole.
+ */
+export function nightSpecs(shape: NightShape): CallSpec[] {
+  const random = seededRandom(shape.seed);
+  const { minSeconds, maxSeconds } = shape;
+  return Array.from({ length: shape.calls }, (_, i) => {
+    const u = random();
+    const durationSeconds = i === 0 ? maxSeconds : Math.round(minSeconds * (maxSeconds / minSeconds) ** u);
+    const stereo = i === 0 || random() < 0.5;
+    const container = CONTAINERS[i % CONTAINERS.length]!;
+    const sampleRate = RATES[Math.floor(random() * RATES.length)]!;
+    const seed = shape.seed * 1000 + i;
+    const name = `call-${String(i).padStart(2, '0')}-${durationSeconds}s-${stereo ? 'stereo' : 'mono'}-${sampleRate}.${container}`;
+    return { name, durationSeconds, stereo, container, sampleRate, seed };
+  });
+}
+
+export function scriptOf(spec: CallSpec): FixtureScript {
+  return generateCallScript({ durationSeconds: spec.durationSeconds, stereo: spec.stereo, seed: spec.seed });
+}
+
+/** Renders what the cache lacks; returns the path of every call. */
+export async function renderCalls(
+  specs: CallSpec[],
+  dir: string,
+  log: (line: string) => void,
+): Promise<string[]> {
+  mkdirSync(dir, { recursive: true });
+  const paths: string[] = [];
+  for (const spec of specs) {
+    const path = join(dir, spec.name);
+    if (!existsSync(path)) {
+      const t0 = Date.now();
+      // Written under a temporary name: an interrupted render never leaves a truncated call cached.
+      const partial = join(dir, `.partial-${spec.name}`);
+      await renderFixture(scriptOf(spec), partial, {
+        sampleRate: spec.sampleRate,
+        container: spec.container,
+        seed: spec.seed,
+      });
+      renameSync(partial, path);
+      log(`rendered ${spec.name} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    paths.push(path);
+  }
+  return paths;
+}

@@ -1,0 +1,167 @@
+/**
+ * Night benchmark (issue 7): a synthetic night of calls through the real stack, planned `balanced`
+ * and then `fixed` (a second pass with a fresh output prefix), each compared with its ideal makespan.
+ *
+ *   npm run bench:night              # 40 calls of 3–130 minutes
+ *   npm run bench:night -- --quick   # 8 calls of 1–12 minutes, under two minutes
+ *   npm run bench:night -- --calls 20 --max-minutes 60 --budget 16 --speed 100 [--strategies balanced]
+ *
+ * Per pass it prints, measured in that run: the wall time from the first start to the last result; the
+ * ideal bound max(longest session, total session audio ÷ budget) ÷ speed and the ratio of the two;
+ * requests per audio hour by endpoint (from each result.json); the workers process's peak RSS
+ * (VmHWM; the workers are restarted before each pass); and the transcode share of the wall time (the
+ * union of the transcode activities' intervals, from the workflows' histories). Rendering the night's
+ * audio is not measured: files are cached under `.bench-cache/night/`.
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { planOptionsOf } from '../schemas/config.ts';
+import { resolveSource } from '../cli/submit.ts';
+import type { ResultDocument } from '../schemas/result.ts';
+import { startBenchStack } from './lib/bench-stack.ts';
+import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
+import { runCalls, type CallsRun } from './lib/run-calls.ts';
+import { makespanBound, requestsPerAudioHour } from './lib/makespan.ts';
+import { peakRssMb } from './lib/proc-memory.ts';
+import { unionMs } from './lib/activity-intervals.ts';
+
+type Strategy = 'balanced' | 'fixed';
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Speaker, start and text of every utterance: what must not depend on how the call was cut. */
+function transcriptOf(doc: ResultDocument | undefined): string {
+  return JSON.stringify(doc?.utterances.map((u) => [u.speaker, round(u.start, 2), u.text]) ?? null);
+}
+
+function passFigures(run: CallsRun, budget: number, speed: number, rssMb: number | undefined) {
+  const docs = run.calls.flatMap((c) => (c.doc ? [c.doc] : []));
+  const bound = makespanBound(docs, budget, speed);
+  const activities = run.calls.flatMap((c) => c.activities);
+  const transcodeMs = unionMs(activities.filter((a) => a.type === 'transcodeSource'));
+  const recognizeMs = unionMs(activities.filter((a) => a.type === 'recognizeSession'));
+  const firstRecognition = Math.min(
+    ...activities.filter((a) => a.type === 'recognizeSession').map((a) => a.startMs),
+  );
+  return {
+    calls: run.calls.length,
+    done: run.calls.filter((c) => c.result.status === 'done').length,
+    failed: run.calls
+      .filter((c) => c.result.status !== 'done')
+      .map((c) => `${c.name}: ${c.result.stage ?? ''} ${c.result.reason ?? c.result.status}`),
+    audioHours: round(docs.reduce((s, d) => s + d.audio.durationSeconds, 0) / 3600, 2),
+    sessions: bound.sessions,
+    sessionAudioSeconds: Math.round(bound.totalSessionSeconds),
+    longestSessionSeconds: round(bound.longestSessionSeconds),
+    wallSeconds: round(run.wallSeconds),
+    idealSeconds: round(bound.idealSeconds),
+    ratio: round(run.wallSeconds / bound.idealSeconds, 3),
+    requestsPerAudioHour: requestsPerAudioHour(docs),
+    workersPeakRssMb: rssMb,
+    transcodeShare: round(transcodeMs / 1000 / run.wallSeconds, 3),
+    transcodeSeconds: round(transcodeMs / 1000),
+    recognitionSpanSeconds: round(recognizeMs / 1000),
+    firstRecognitionAfterSeconds: round((firstRecognition - run.t0) / 1000),
+  };
+}
+
+async function run(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      calls: { type: 'string' },
+      'min-minutes': { type: 'string' },
+      'max-minutes': { type: 'string' },
+      budget: { type: 'string', default: '16' },
+      speed: { type: 'string', default: '100' },
+      'nlp-rps': { type: 'string' },
+      strategies: { type: 'string', default: 'balanced,fixed' },
+      seed: { type: 'string', default: '7' },
+      keep: { type: 'boolean', default: false },
+    },
+  });
+  const quick = values.quick;
+  const shape = {
+    calls: Number(values.calls ?? (quick ? 8 : 40)),
+    minSeconds: Number(values['min-minutes'] ?? (quick ? 1 : 3)) * 60,
+    maxSeconds: Number(values['max-minutes'] ?? (quick ? 12 : 130)) * 60,
+    seed: Number(values.seed),
+  };
+  const budget = Number(values.budget);
+  const speed = Number(values.speed);
+  const strategies = values.strategies.split(',').map((s) => s.trim()) as Strategy[];
+  const log = (line: string) => console.error(`[night] ${line}`);
+
+  const specs = nightSpecs(shape);
+  log(`rendering what the cache lacks of ${specs.length} calls (not measured)…`);
+  const paths = await renderCalls(specs, join(BENCH_CACHE, 'night'), log);
+
+  const bench = await startBenchStack({
+    label: 'night',
+    speed,
+    budget,
+    ...(values['nlp-rps'] ? { nlpRps: Number(values['nlp-rps']) } : {}),
+    keep: values.keep,
+    log,
+  });
+  try {
+    const { pc, stack } = bench;
+    log('uploading the night (not measured)…');
+    const sources = await Promise.all(
+      specs.map(async (spec, i) => ({
+        name: spec.name,
+        source: await resolveSource(paths[i]!, pc.store, pc.config),
+      })),
+    );
+    const recordingSeconds = specs.reduce((s, c) => s + c.durationSeconds, 0);
+    const passes: Record<string, ReturnType<typeof passFigures>> = {};
+    const transcripts: Record<string, string[]> = {};
+    for (const strategy of strategies) {
+      // Fresh workers per pass: their peak RSS belongs to this pass alone.
+      const workers = await stack.startWorkers();
+      log(`${strategy}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
+      const plan = planOptionsOf({ limits: { ...stack.config.limits, planStrategy: strategy } });
+      const result = await runCalls(pc, sources, {
+        prefix: `night/${Date.now()}-${strategy}/`,
+        batchId: `night-${strategy}`,
+        extra: { plan },
+      });
+      passes[strategy] = passFigures(result, budget, speed, peakRssMb(workers.pid));
+      transcripts[strategy] = result.calls.map((c) => transcriptOf(c.doc));
+      log(`${strategy}: ${JSON.stringify(passes[strategy])}`);
+    }
+    const [a, b] = strategies;
+    const summary = {
+      night: {
+        calls: specs.length,
+        recordingHours: round(recordingSeconds / 3600, 2),
+        stereo: specs.filter((s) => s.stereo).length,
+        containers: [...new Set(specs.map((s) => s.container))],
+        sampleRates: [...new Set(specs.map((s) => s.sampleRate))].sort((x, y) => x - y),
+        minutes: [Math.min(...specs.map((s) => s.durationSeconds)) / 60, shape.maxSeconds / 60],
+      },
+      budget,
+      speed,
+      passes,
+      ...(a && b && passes[a] && passes[b]
+        ? {
+            comparison: {
+              [`${b}WallOver${a}Wall`]: round(passes[b].wallSeconds / passes[a].wallSeconds, 3),
+              [`${b}IdealOver${a}Ideal`]: round(passes[b].idealSeconds / passes[a].idealSeconds, 3),
+              callsWithDifferentTranscripts: transcripts[a]!.filter((t, i) => t !== transcripts[b]![i])
+                .length,
+            },
+          }
+        : {}),
+    };
+    console.log(JSON.stringify(summary, null, 2));
+    if (Object.values(passes).some((p) => p.done !== p.calls)) process.exitCode = 1;
+  } finally {
+    await bench.close();
+  }
+}
+
+run().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
