@@ -21,6 +21,10 @@ export interface BenchStackOptions {
   faultsFile?: string;
   /** Extra worker environment (e.g. short heartbeat timeouts). */
   workerEnv?: Record<string, string>;
+  /** Start the stack's workers (default true); drills run their own. */
+  workers?: boolean;
+  /** Prebuilt workflow bundle for the stack's workers. */
+  workflowBundlePath?: string;
   keep?: boolean;
   log: (line: string) => void;
 }
@@ -59,6 +63,8 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     ports: 'auto',
     log: options.log,
     workerEnv: options.workerEnv,
+    workers: options.workers,
+    workflowBundlePath: options.workflowBundlePath,
   });
   let pc: PipelineClient;
   try {
