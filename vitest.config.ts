@@ -10,7 +10,9 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
-          testTimeout: 30_000,
+          testTimeout: 60_000,
+          // Fixtures are generated with real ffmpeg in beforeAll hooks: slow on a loaded 2-core machine.
+          hookTimeout: 120_000,
         },
       },
       {

@@ -70,30 +70,26 @@ export const sessionUtteranceSchema = z.object({
 });
 export type SessionUtterance = z.infer<typeof sessionUtteranceSchema>;
 
-/** What a finished session leaves in object storage (claim check: the workflow gets only its key). */
-export const sessionResultSchema = z.object({
-  session: z.number().int(),
-  start: z.number(),
-  end: z.number(),
+/** What recognizing a session has cost so far, and what it kept. */
+const sessionProgressSchema = z.object({
   utterances: z.array(sessionUtteranceSchema),
   audioSecondsSent: z.number(),
   restarts: z.number().int(),
   reStreamedSeconds: z.number(),
   requests: z.number().int(),
   restartReasons: z.array(z.string()),
+});
+
+/** What a finished session leaves in object storage (claim check: the workflow gets only its key). */
+export const sessionResultSchema = sessionProgressSchema.extend({
+  session: z.number().int(),
+  start: z.number(),
+  end: z.number(),
 });
 export type SessionResult = z.infer<typeof sessionResultSchema>;
 
 /** Staged progress of an unfinished session: the final results up to `resumeAt`. */
-const partialSchema = z.object({
-  resumeAt: z.number(),
-  utterances: z.array(sessionUtteranceSchema),
-  audioSecondsSent: z.number(),
-  restarts: z.number().int(),
-  reStreamedSeconds: z.number(),
-  requests: z.number().int(),
-  restartReasons: z.array(z.string()),
-});
+const partialSchema = sessionProgressSchema.extend({ resumeAt: z.number() });
 type Partial = z.infer<typeof partialSchema>;
 
 export interface RecognizeSessionInput {

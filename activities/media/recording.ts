@@ -3,13 +3,14 @@
  * by the activities of one worker), then runs the plain media functions on it. Probe, plan and
  * transcode are separate activities so a long transcode retries alone and the workflow shows progress.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
-import type { SessionAudioFormat, StagedSession } from '../../schemas/media-transcode.ts';
+import type { StagedSession } from '../../schemas/media-transcode.ts';
 import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource } from '../../schemas/recording.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { localCopy } from '../storage/source-cache.ts';
-import { createMediaActivities } from './activities.ts';
+import { createMediaActivities, type TranscodeSessionActivityInput } from './activities.ts';
 import type { StagingStore } from './staging.ts';
 
 export interface RecordingMediaDeps {
@@ -24,6 +25,25 @@ function sourceFingerprint(source: RecordingSource): string | undefined {
   return source.etag ? `etag:${source.etag}` : undefined;
 }
 
+/**
+ * The worker's local copy is a hashed cache path that means nothing to the reader of `error.json`:
+ * failures name the object instead (`s3://bucket/key`). The cause keeps the original, for operators.
+ */
+async function namedBySource<T>(source: RecordingSource, path: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof ApplicationFailure) || !err.message.includes(path)) throw err;
+    throw ApplicationFailure.create({
+      type: err.type ?? undefined,
+      message: err.message.split(path).join(`s3://${source.bucket}/${source.key}`),
+      nonRetryable: err.nonRetryable ?? undefined,
+      details: err.details as unknown[] | undefined,
+      cause: err,
+    });
+  }
+}
+
 export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
   const media = createMediaActivities({
     store: deps.staging,
@@ -35,7 +55,9 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
   return {
     async probeSource(input: { source: RecordingSource }): Promise<ProbeResult> {
       const path = await local(input.source);
-      return media.probeRecording({ path, fingerprint: sourceFingerprint(input.source) });
+      return namedBySource(input.source, path, () =>
+        media.probeRecording({ path, fingerprint: sourceFingerprint(input.source) }),
+      );
     },
 
     async planSource(input: {
@@ -44,29 +66,23 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
       options?: PlanOptions;
     }): Promise<SessionPlan> {
       const path = await local(input.source);
-      return media.planRecording({
-        path,
-        probe: { ...input.probe, path },
-        fingerprint: input.probe.fingerprint,
-        options: input.options,
-      });
+      return namedBySource(input.source, path, () =>
+        media.planRecording({
+          path,
+          probe: { ...input.probe, path },
+          fingerprint: input.probe.fingerprint,
+          options: input.options,
+        }),
+      );
     },
 
     /**
      * Staged under the call's own `keyPrefix`: two calls of identical content must not share (and
      * clean up) each other's audio; retries of one call still find their earlier output.
      */
-    async transcodeSource(input: {
-      source: RecordingSource;
-      keyPrefix: string;
-      fingerprint: string;
-      streamIndex: number;
-      track: number;
-      sourceChannels: number[];
-      start: number;
-      end: number;
-      format: SessionAudioFormat;
-    }): Promise<StagedSession> {
+    async transcodeSource(
+      input: Omit<TranscodeSessionActivityInput, 'path'> & { source: RecordingSource; keyPrefix: string },
+    ): Promise<StagedSession> {
       const { source, keyPrefix, ...rest } = input;
       const path = await local(source);
       const callMedia = createMediaActivities({
@@ -74,7 +90,7 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
         keyPrefix,
         planDefaults: deps.planDefaults,
       });
-      return callMedia.transcodeSession({ ...rest, path });
+      return namedBySource(source, path, () => callMedia.transcodeSession({ ...rest, path }));
     },
   };
 }

@@ -1,18 +1,9 @@
 /** Reading the emulator's JSON-lines request log: the evidence of what was really sent. */
 import { existsSync, readFileSync } from 'node:fs';
+import type { LogEntry } from '../../emulator/stats.ts';
 
-export interface RequestLogEntry {
-  time: string;
-  endpoint: string;
-  session?: string;
-  chunk?: number;
-  audioSeconds?: number;
-  bytes?: number;
-  status: number;
-  code?: number;
-  messages?: string[];
-  fault?: string;
-}
+/** One line of the log, as the emulator writes it. */
+export type RequestLogEntry = LogEntry;
 
 export function readRequestLog(path: string): RequestLogEntry[] {
   if (!existsSync(path)) return [];
