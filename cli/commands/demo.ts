@@ -107,6 +107,8 @@ export async function run(argv: string[]): Promise<number> {
   const env = { ...process.env };
   // Real-time recognition of two hours of audio would take an hour: the demo runs the emulator faster.
   env.CALLPIPE_EMULATOR_SPEED = values.speed ?? env.CALLPIPE_EMULATOR_SPEED ?? '100';
+  // Sentiment is one request per utterance: use most of the emulator account's 50 requests/s.
+  env.CALLPIPE_NLP_RPS ??= '45';
   const base: Config = loadConfig({ env });
   const started = Date.now();
 
