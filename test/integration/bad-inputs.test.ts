@@ -1,0 +1,268 @@
+/**
+ * The bad-input corpus (test/corpus/generate.ts) on the shared stack: every recording is submitted in
+ * one batch, so a bad file must fail alone with a readable `error.json` while the others complete; the
+ * manifest cases run as backfills. The 10-hour call is checked through its plan and one transcoded
+ * session (streaming it whole is a bench run; see test/corpus/README.md). Outcomes: test/corpus/README.md.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { Writable } from 'node:stream';
+import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
+import { submitRecording } from '../../cli/submit.ts';
+import { startBackfill } from '../../cli/commands/backfill.ts';
+import { probeRecording } from '../../activities/media/probe.ts';
+import { planRecording } from '../../activities/media/plan.ts';
+import { expectedBytes, transcodeStream } from '../../activities/media/transcode.ts';
+import { phraseDurationSeconds } from '../../schemas/synthetic-recording.ts';
+import { compareTranscript, expectedUtterances } from '../helpers/pipeline.ts';
+import { stackConfig } from '../helpers/stack.ts';
+import { generateCorpus, TEN_HOURS, type CorpusCase } from '../corpus/generate.ts';
+import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
+import type { BackfillResult } from '../../workflows/backfill.ts';
+import type { ReportRow } from '../../schemas/backfill.ts';
+import type { OutputLocation, RecordingSource } from '../../schemas/recording.ts';
+
+interface ResultDoc {
+  callId: string;
+  source: { key?: string; uri?: string };
+  audio: {
+    durationSeconds: number;
+    sampleRate: number;
+    channels: number;
+    codec?: string;
+    hasVideo?: boolean;
+  };
+  sessions: { start: number; end: number }[];
+  utterances: { speaker: string; start: number; end: number; text: string }[];
+  stepFailures?: { step: string; reason: string }[];
+}
+
+const SAFE_CALL_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+describe('bad-input corpus', () => {
+  let dir: string;
+  let pc: PipelineClient;
+  let cases: CorpusCase[];
+  let output: OutputLocation;
+  const run = randomUUID().slice(0, 8);
+  /** Every input of this run lives under its own prefix. */
+  const prefix = `corpus-${run}/`;
+  const results = new Map<string, ProcessRecordingResult>();
+
+  /** `/keys/…` stays absolute-looking: the run prefix goes after its slash. */
+  const keyOf = (c: CorpusCase) =>
+    c.key.startsWith('/') ? `/${prefix}${c.key.slice(1)}` : `${prefix}${c.key}`;
+  const fileCases = () => cases.filter((c) => c.kind === 'file');
+  const byName = (name: string) => cases.find((c) => c.name === name)!;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'callpipe-corpus-'));
+    pc = await connectPipeline(stackConfig());
+    cases = await generateCorpus(dir);
+    output = { bucket: pc.config.s3.bucket, prefix: `${prefix}results/` };
+    const batchId = `corpus-${run}`;
+    // One batch: every file at once, as `callpipe process a b c…` submits them.
+    const submitted = await Promise.all(
+      fileCases().map(async (c) => {
+        const key = keyOf(c);
+        let source: RecordingSource = { bucket: pc.store.bucket, key };
+        if (c.uploadable !== false) {
+          await pc.store.putFile(key, c.path);
+          const head = (await pc.store.head(key))!;
+          source = { ...source, etag: head.etag, size: head.size };
+        }
+        return {
+          c,
+          s: await submitRecording(pc, source, { output, batchId, extra: c.plan ? { plan: c.plan } : {} }),
+        };
+      }),
+    );
+    await Promise.all(
+      submitted.map(async ({ c, s }) => {
+        results.set(c.name, await s.handle.result());
+      }),
+    );
+  }, 240_000);
+
+  afterAll(async () => {
+    await pc?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fails each unreadable input at its stage with a one-line reason naming the object, and the batch goes on', async () => {
+    for (const c of fileCases()) {
+      const r = results.get(c.name)!;
+      if (c.expected.status !== 'failed') {
+        expect(r.status, `${c.name}: ${r.reason}`).toBe('done');
+        continue;
+      }
+      expect(r.status, c.name).toBe('failed');
+      expect(r.stage, c.name).toBe(c.expected.stage);
+      const doc = JSON.parse(await pc.store.getText(r.errorKey!)) as { stage: string; reason: string };
+      expect(doc.stage, c.name).toBe(c.expected.stage);
+      expect(doc.reason, c.name).toMatch(c.expected.reason);
+      // One line a user can act on: no stack trace, no worker-local cache path, the object named.
+      expect(doc.reason, c.name).not.toMatch(/\n/);
+      expect(doc.reason, c.name).not.toMatch(/callpipe-sources|\/tmp\//);
+      expect(doc.reason, c.name).toContain(`s3://${pc.store.bucket}/${keyOf(c)}`);
+      expect(r.errorKey!.startsWith(`${output.prefix}${r.callId}/`), c.name).toBe(true);
+    }
+  });
+
+  it('processes every readable input to a transcript equal to its script', async () => {
+    for (const c of fileCases()) {
+      if (c.expected.status !== 'done') continue;
+      const r = results.get(c.name)!;
+      const doc = JSON.parse(await pc.store.getText(r.resultKey!)) as ResultDoc;
+      const { missing, extra } = compareTranscript(
+        doc.utterances,
+        expectedUtterances(c.script!, c.expected.speakers),
+      );
+      expect(missing, c.name).toEqual([]);
+      expect(extra, c.name).toEqual([]);
+    }
+  });
+
+  it('reads each format for what it is', async () => {
+    const doc = async (name: string) =>
+      JSON.parse(await pc.store.getText(results.get(name)!.resultKey!)) as ResultDoc;
+    const video = await doc('video-with-audio');
+    expect(video.audio).toMatchObject({ hasVideo: true, channels: 2, sampleRate: 16000 });
+    const six = await doc('hires-6ch');
+    expect(six.audio).toMatchObject({ channels: 6, sampleRate: 96000 });
+    expect(new Set(six.utterances.map((u) => u.speaker))).toEqual(new Set(['mixed']));
+    expect((await doc('alaw-8k')).audio.codec).toBe('pcm_alaw');
+    const oneSecond = await doc('one-second');
+    expect(oneSecond.utterances).toHaveLength(1);
+    expect(oneSecond.sessions).toHaveLength(1);
+    // Lying headers: the length is what decodes, not what the header claims.
+    expect((await doc('lying-duration-wav')).audio.durationSeconds).toBeCloseTo(12, 1);
+    expect((await doc('lying-duration-mp3')).audio.durationSeconds).toBeLessThan(12.5);
+    const silent = await doc('silent-hour');
+    expect(silent.audio.durationSeconds).toBe(3600);
+    expect(silent.utterances).toEqual([]);
+    expect(Math.max(...silent.sessions.map((s) => s.end - s.start))).toBeLessThanOrEqual(3000);
+  });
+
+  it("keeps outputs of keys with spaces, non-ASCII characters and '../' under the output prefix", async () => {
+    for (const name of ['key-spaces', 'key-non-ascii', 'key-absolute', 'key-dotdot']) {
+      const r = results.get(name)!;
+      expect(r.callId, name).toMatch(SAFE_CALL_ID);
+      expect(r.callId, name).not.toContain('..');
+      const written = r.resultKey ?? r.errorKey!;
+      expect(written.startsWith(`${output.prefix}${r.callId}/`), name).toBe(true);
+      const doc = JSON.parse(await pc.store.getText(written)) as ResultDoc;
+      // The source is recorded as it is, byte for byte.
+      expect(JSON.stringify(doc.source), name).toContain(JSON.stringify(keyOf(byName(name))));
+    }
+    // Every object of this run is an input or sits under the output prefix: nothing escaped beside them.
+    const keys: string[] = [];
+    let next: string | undefined;
+    do {
+      const page = await pc.store.listPage(prefix, next);
+      keys.push(...page.objects.map((o) => o.key));
+      next = page.next;
+    } while (next);
+    // The store keeps keys as given, except that it drops a leading '/'.
+    const inputs = new Set(fileCases().map((c) => keyOf(c).replace(/^\//, '')));
+    expect(keys.filter((k) => !inputs.has(k) && !k.startsWith(output.prefix))).toEqual([]);
+  });
+
+  it('plans a 10-hour call into 16 balanced sessions cut in silence, and transcodes a session to its exact length', async () => {
+    const c = byName('ten-hours');
+    const probe = await probeRecording(c.path);
+    expect(probe.durationSeconds).toBe(TEN_HOURS);
+    const plan = await planRecording(probe, c.plan);
+    expect(plan.sessions).toHaveLength(16);
+    expect(plan.sessions.every((s) => s.end - s.start <= 3000)).toBe(true);
+    expect(plan.sessions.slice(0, -1).every((s) => s.cut === 'silence')).toBe(true);
+    expect(plan.sessions.at(-1)!.end).toBe(TEN_HOURS);
+    // No phrase straddles a cut.
+    for (const p of c.script!.channels[0]!.phrases) {
+      const end = p.start + phraseDurationSeconds(p.id);
+      expect(plan.sessions.some((s) => s.start <= p.start && end <= s.end)).toBe(true);
+    }
+    // The last session: seeking 9+ hours into the FLAC gives exactly its length of mu-law.
+    const last = plan.sessions.at(-1)!;
+    const proc = transcodeStream({
+      path: c.path,
+      streamIndex: probe.streamIndex,
+      sourceChannels: [0],
+      start: last.start,
+      end: last.end,
+      format: 'mulaw',
+    });
+    let bytes = 0;
+    await Promise.all([
+      pipeline(
+        proc.stdout,
+        new Writable({
+          write(chunk: Buffer, _e, cb) {
+            bytes += chunk.length;
+            cb();
+          },
+        }),
+      ),
+      proc.done,
+    ]);
+    expect(bytes).toBe(expectedBytes(last.end - last.start, 'mulaw'));
+  }, 120_000);
+
+  it('backfills a manifest: good rows done, a missing object reported, a duplicate row processed once', async () => {
+    const c = byName('manifest');
+    const csv = readFileSync(c.path, 'utf8').replaceAll('{prefix}', prefix);
+    const manifestKey = `${prefix}${c.key}`;
+    await pc.store.put(manifestKey, csv);
+    // Its own output prefix: the same recordings are already done under the batch's.
+    const manifestOutput = { bucket: pc.store.bucket, prefix: `${prefix}manifest-results/` };
+    const started = await startBackfill(pc, {
+      batchId: `corpus-manifest-${run}`,
+      source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
+      output: manifestOutput,
+    });
+    const result = (await started.handle.result()) as BackfillResult;
+    const rows = (JSON.parse(await pc.store.getText(result.reportJsonKey)) as { rows: ReportRow[] }).rows;
+    const expected = c.expected.status === 'manifest' ? c.expected.rows : [];
+    const statusOf = (key: string) =>
+      rows.filter((r) => r.source === `s3://${pc.store.bucket}/${prefix}${key}`).map((r) => r.status);
+    for (const key of new Set(expected.map((e) => e.key))) {
+      expect(statusOf(key).sort(), `${key}: ${JSON.stringify(rows)}`).toEqual(
+        expected
+          .filter((e) => e.key === key)
+          .map((e) => e.status)
+          .sort(),
+      );
+    }
+    expect(result.failed).toBe(0);
+    // The duplicate started no second workflow: one result for that call, under the manifest's output.
+    const dup = rows.find((r) => r.status === 'done' && r.source.includes('agent 7'))!;
+    expect(dup.resultKey!.startsWith(`${manifestOutput.prefix}${dup.callId}/`)).toBe(true);
+  });
+
+  it('fails a manifest with a broken CSV quote at once, naming the problem', async () => {
+    const c = byName('manifest-broken-quote');
+    const manifestKey = `${prefix}${c.key}`;
+    await pc.store.put(manifestKey, readFileSync(c.path, 'utf8').replaceAll('{prefix}', prefix));
+    const started = await startBackfill(pc, {
+      batchId: `corpus-broken-${run}`,
+      source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
+      output,
+    });
+    const t0 = Date.now();
+    const failure = await started.handle.result().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeDefined();
+    // The reason sits at the bottom of WorkflowFailed → ActivityFailure → ApplicationFailure.
+    let e = failure as { cause?: unknown; message?: string };
+    while (e.cause) e = e.cause as typeof e;
+    if (c.expected.status === 'batch-failed') expect(e.message).toMatch(c.expected.reason);
+    // Not retried: a CSV does not get better by reading it again.
+    expect(Date.now() - t0).toBeLessThan(30_000);
+  });
+});
