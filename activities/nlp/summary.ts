@@ -8,11 +8,16 @@ import { readCallText, type CallUtterance } from './call-text.ts';
 import { runStep, type NlpActivityDeps } from './step.ts';
 import type { NlpStepOutput, SummarizeCallInput } from './types.ts';
 
-/** The dialog as the call-center model wants it: no speaker labels, time order, one utterance a line. */
+/**
+ * The dialog as the call-center model wants it: no speaker labels, time order, one utterance a line.
+ * An utterance said again word for word (a repeated confirmation, "はい") adds nothing to a summary but
+ * weight, and an extractive summary would pick it twice: only its first occurrence is kept.
+ */
 export function dialogDocument(utterances: readonly CallUtterance[]): string {
+  const seen = new Set<string>();
   return utterances
     .map((u) => u.text)
-    .filter((text) => text !== '')
+    .filter((text) => text !== '' && !seen.has(text) && seen.add(text))
     .join('\n');
 }
 

@@ -57,11 +57,12 @@ describe('summarizeCall', () => {
     expect(store.objects.has('t/summary.json')).toBe(false);
   });
 
-  it('dialogDocument drops empty utterances', () => {
+  it('dialogDocument drops empty utterances and word-for-word repeats', () => {
     const doc = dialogDocument([
       { utterance: SAMPLE_UTTERANCES[0]!, text: 'a。' },
       { utterance: SAMPLE_UTTERANCES[1]!, text: '' },
       { utterance: SAMPLE_UTTERANCES[2]!, text: 'b。' },
+      { utterance: SAMPLE_UTTERANCES[0]!, text: 'a。' },
     ]);
     expect(doc).toBe('a。\nb。');
   });
