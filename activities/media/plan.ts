@@ -65,7 +65,10 @@ function windowRule(options: ResolvedPlanOptions, target: number | undefined): W
   const half = Math.min(window / 2, target * BALANCED_WINDOW_FRACTION);
   return (start, duration) => {
     const remaining = duration - start;
-    const left = Math.max(Math.round(remaining / target), Math.ceil(remaining / max - 1e-9));
+    // As many sessions as the target asks for, but never so many that one falls under the floor.
+    const byTarget = Math.round(remaining / target);
+    const byFloor = Math.max(1, Math.floor(remaining / options.minSessionSeconds + 1e-9));
+    const left = Math.max(Math.min(byTarget, byFloor), Math.ceil(remaining / max - 1e-9));
     if (left <= 1) return 'end';
     const ideal = start + remaining / left;
     // Never past the limit, and never so late that the last session falls under the floor.

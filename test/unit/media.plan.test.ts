@@ -188,6 +188,21 @@ describe('planSessions: balanced strategy', () => {
     for (const s of short.sessions) expect(s.end - s.start).toBeGreaterThan(90);
   });
 
+  it('cuts a short call no finer than the floor allows (95 s with a 60 s floor is one session)', () => {
+    const plan = (durationSeconds: number) =>
+      planSessions({
+        durationSeconds,
+        tracks: MONO,
+        silences: [periodicSilences(durationSeconds, 5, 3.5)],
+        options: { strategy: 'balanced', budget: 16, minSessionSeconds: 60 },
+      }).sessions;
+    expect(plan(95)).toHaveLength(1);
+    expect(plan(119)).toHaveLength(1);
+    const two = plan(130);
+    expect(two).toHaveLength(2);
+    for (const s of two) expect(s.end - s.start).toBeGreaterThanOrEqual(55);
+  });
+
   it('balancedTargetSeconds spreads the audio of all tracks over the budget', () => {
     const options = planOptionsSchema.parse({ strategy: 'balanced', budget: 10, minSessionSeconds: 30 });
     expect(balancedTargetSeconds(3000, 2, options)).toBe(600);
