@@ -54,5 +54,7 @@ export const manifestEntrySchema = z.object({
   startedAt: z.string().optional(),
   speakers: z.array(z.string().min(1)).optional(),
   metadata: z.record(z.string(), z.string()),
+  /** Line of an earlier row naming the same recording and call id: this row is reported, not run. */
+  duplicateOf: z.number().int().positive().optional(),
 });
 export type ManifestEntry = z.infer<typeof manifestEntrySchema>;

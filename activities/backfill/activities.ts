@@ -6,7 +6,12 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import pLimit from 'p-limit';
-import type { ObjectStore, ObjectInfo } from '../storage/object-store.ts';
+import {
+  isPermanentS3Error,
+  s3StatusOf,
+  type ObjectStore,
+  type ObjectInfo,
+} from '../storage/object-store.ts';
 import { callIdOf, callOutputKey, workflowIdOf } from '../storage/call-id.ts';
 import type {
   BackfillCursor,
@@ -93,6 +98,15 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
         }
         throw err;
       }
+      // A row repeated (same object, same call id) is one call: the repeat is marked here, where every
+      // row is seen, so pages far apart do not start it twice.
+      const firstLine = new Map<string, number>();
+      for (const e of entries) {
+        const id = JSON.stringify([e.bucket, e.key, e.callId ?? '']);
+        const first = firstLine.get(id);
+        if (first === undefined) firstLine.set(id, e.line);
+        else e.duplicateOf = first;
+      }
       const pages = Math.ceil(entries.length / input.pageSize);
       const limit = pLimit(HEAD_CONCURRENCY);
       await Promise.all(
@@ -113,7 +127,7 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
     async listBackfillPage(input: ListPageInput): Promise<BackfillPage> {
       const limit = pLimit(HEAD_CONCURRENCY);
       const rows: ReportRow[] = [];
-      let candidates: (ManifestEntry & { info?: ObjectInfo })[];
+      let candidates: (ManifestEntry & { info?: ObjectInfo; refused?: string })[];
       let cursor: BackfillCursor;
 
       if (input.source.kind === 'prefix') {
@@ -132,7 +146,16 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
         // A manifest names objects: look each up for its version (etag), size and date.
         candidates = await Promise.all(
           entries.map((e) =>
-            limit(async () => ({ ...e, info: await store.withBucket(e.bucket).head(e.key) })),
+            limit(async () => {
+              try {
+                return { ...e, info: await store.withBucket(e.bucket).head(e.key) };
+              } catch (err) {
+                // One row naming a key the store refuses (e.g. `../` segments) must not stall the
+                // batch in retries and fail it: that row is reported, the others go on.
+                if (!isPermanentS3Error(err)) throw err;
+                return { ...e, refused: `object storage refused the key (HTTP ${s3StatusOf(err)})` };
+              }
+            }),
           ),
         );
         const next = input.cursor.page + 1;
@@ -144,13 +167,22 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
       const taken: BackfillItem[] = [];
       for (const c of candidates) {
         const callId = c.callId ?? callIdOf({ bucket: c.bucket, key: c.key });
+        if (c.duplicateOf !== undefined) {
+          rows.push({
+            callId,
+            source: `s3://${c.bucket}/${c.key}`,
+            status: 'skipped',
+            reason: `duplicate of manifest line ${c.duplicateOf}`,
+          });
+          continue;
+        }
         if (!c.info) {
           missing += 1;
           rows.push({
             callId,
             source: `s3://${c.bucket}/${c.key}`,
             status: 'missing',
-            reason: 'no such object',
+            reason: c.refused ?? 'no such object',
           });
           continue;
         }

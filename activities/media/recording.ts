@@ -8,7 +8,7 @@ import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { StagedSession } from '../../schemas/media-transcode.ts';
 import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource } from '../../schemas/recording.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { isPermanentS3Error, s3StatusOf, type ObjectStore } from '../storage/object-store.ts';
 import { localCopy } from '../storage/source-cache.ts';
 import { createMediaActivities, type TranscodeSessionActivityInput } from './activities.ts';
 import type { StagingStore } from './staging.ts';
@@ -50,7 +50,23 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
     keyPrefix: deps.stagingPrefix,
     planDefaults: deps.planDefaults,
   });
-  const local = (source: RecordingSource) => localCopy(deps.store, source);
+  const local = async (source: RecordingSource): Promise<string> => {
+    try {
+      return await localCopy(deps.store, source);
+    } catch (err) {
+      // A key the store refuses, or an object gone since submission, fails this call with a reason
+      // rather than five retries and the S3 error's bare name ("Invalid Request").
+      if (!isPermanentS3Error(err)) throw err;
+      const status = s3StatusOf(err);
+      const why =
+        status === 404 ? 'no such object' : `object storage refused it (${status} ${(err as Error).message})`;
+      throw ApplicationFailure.create({
+        type: 'SourceUnreadable',
+        message: `cannot read s3://${source.bucket}/${source.key}: ${why}`,
+        nonRetryable: true,
+      });
+    }
+  };
 
   return {
     async probeSource(input: { source: RecordingSource }): Promise<ProbeResult> {

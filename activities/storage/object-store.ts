@@ -89,6 +89,21 @@ function isNotFound(err: unknown): boolean {
   );
 }
 
+/** HTTP status of a failed S3 request, when the store answered at all. */
+export function s3StatusOf(err: unknown): number | undefined {
+  return (err as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+}
+
+/**
+ * The store answered that this request cannot succeed as made (a 4xx other than timeout and
+ * throttling): no such object, a key it refuses to hold (SeaweedFS answers 400 to `../` segments),
+ * access denied. Retrying in seconds will not help; the caller should fail or report it.
+ */
+export function isPermanentS3Error(err: unknown): boolean {
+  const status = s3StatusOf(err);
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
 export function createObjectStore(
   config: S3Config,
   client: S3Client = createS3Client(config),

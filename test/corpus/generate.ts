@@ -31,7 +31,14 @@ export type CorpusOutcome =
     }
   | { status: 'failed'; stage: 'probe' | 'plan' | 'transcode'; reason: RegExp; note: string }
   | { status: 'batch-failed'; reason: RegExp; note: string }
-  | { status: 'manifest'; rows: { key: string; status: 'done' | 'missing' | 'skipped' }[]; note: string };
+  | {
+      status: 'manifest';
+      /** The report's rows: one per call (a duplicate row folds into its call's row). */
+      rows: { key: string; status: 'done' | 'missing' }[];
+      /** Rows counted as skipped: duplicates of an earlier row. */
+      duplicates: number;
+      note: string;
+    };
 
 export interface CorpusCase {
   /** Short stable name (test titles, the README table). */
@@ -406,7 +413,7 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     expected: {
       status: 'failed',
       stage: 'probe',
-      reason: /cannot read|no such object|Invalid Request/i,
+      reason: /^cannot read s3:\/\/.*: object storage refused it \(400 /,
       note: 'error.json under the output prefix, with a safe call id',
     },
   });
@@ -435,9 +442,9 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
         { key: 'keys/東京センター/通話①－お客様.wav', status: 'done' },
         { key: 'keys/never-uploaded.wav', status: 'missing' },
         { key: 'keys/../../escape.wav', status: 'missing' },
-        { key: 'keys/agent 7/call of 2024 05 01.wav', status: 'skipped' },
       ],
-      note: 'missing → report row `missing`; duplicate → processed once, second row `skipped`',
+      duplicates: 1,
+      note: 'missing and refused keys: report rows `missing` with the reason; the duplicate row starts nothing (progress `skipped`, reason "duplicate of manifest line 2")',
     },
   });
 

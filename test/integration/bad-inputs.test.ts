@@ -212,7 +212,7 @@ describe('bad-input corpus', () => {
     expect(bytes).toBe(expectedBytes(last.end - last.start, 'mulaw'));
   }, 120_000);
 
-  it('backfills a manifest: good rows done, a missing object reported, a duplicate row processed once', async () => {
+  it('backfills a manifest: good rows done, missing and refused objects reported, a duplicate row run once', async () => {
     const c = byName('manifest');
     const csv = readFileSync(c.path, 'utf8').replaceAll('{prefix}', prefix);
     const manifestKey = `${prefix}${c.key}`;
@@ -238,9 +238,20 @@ describe('bad-input corpus', () => {
       );
     }
     expect(result.failed).toBe(0);
-    // The duplicate started no second workflow: one result for that call, under the manifest's output.
+    // The duplicate row started nothing: two calls done, one row skipped, one workflow for that call.
+    expect(result.done).toBe(2);
+    expect(result.skipped).toBe(c.expected.status === 'manifest' ? c.expected.duplicates : -1);
     const dup = rows.find((r) => r.status === 'done' && r.source.includes('agent 7'))!;
+    const runs: string[] = [];
+    for await (const w of pc.client.workflow.list({
+      query: `WorkflowType = 'processRecording' AND CallpipeBatchId = "corpus-manifest-${run}"`,
+    }))
+      if (w.workflowId === dup.workflowId) runs.push(w.runId);
+    expect(runs).toHaveLength(1);
     expect(dup.resultKey!.startsWith(`${manifestOutput.prefix}${dup.callId}/`)).toBe(true);
+    expect(rows.find((r) => r.source.includes('escape'))?.reason).toBe(
+      'object storage refused the key (HTTP 400)',
+    );
   });
 
   it('fails a manifest with a broken CSV quote at once, naming the problem', async () => {
