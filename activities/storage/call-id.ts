@@ -23,7 +23,9 @@ export function slug(name: string): string {
   const cleaned = withoutExt
     .normalize('NFKC')
     .replace(/[^A-Za-z0-9_-]+/g, '-')
-    .replace(/^-+|-+$/g, '')
+    // A call id starts with a letter or digit (assertSafeCallId): `_draft.wav` must not make one that
+    // every output write then refuses.
+    .replace(/^[-_]+|-+$/g, '')
     .slice(0, MAX_SLUG);
   return cleaned || 'call';
 }
