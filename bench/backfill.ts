@@ -18,8 +18,7 @@ import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import { generateCallScript } from '../activities/media/call-script.ts';
 import { renderFixture } from '../activities/media/fixture.ts';
-import { loadConfig } from '../schemas/config.ts';
-import { startStack } from '../cli/stack/stack.ts';
+import { isolatedStackConfig, startStack } from '../cli/stack/stack.ts';
 import { connectPipeline } from '../cli/stack-client.ts';
 import { outputLocation } from '../cli/submit.ts';
 import { progressLine, startBackfill } from '../cli/commands/backfill.ts';
@@ -49,21 +48,7 @@ async function run(): Promise<void> {
   const count = Number(values.count);
   const home = mkdtempSync(join(tmpdir(), 'callpipe-bench-backfill-'));
   const log = (line: string) => console.error(`[bench] ${line}`);
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      stack: {
-        home,
-        temporalPort: 0,
-        temporalUiPort: 0,
-        s3Port: 0,
-        emulatorPort: 0,
-        metricsPort: 0,
-        ports: 'auto',
-        emulatorSpeed: Number(values.speed),
-      },
-    },
-  });
+  const config = isolatedStackConfig(home, Number(values.speed));
   const stack = await startStack({ config, ports: 'auto', log });
   const pc = await connectPipeline(stack.config, stack.addresses.webUiUrl);
   try {

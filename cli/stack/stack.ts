@@ -140,6 +140,34 @@ export function stackEnv(config: Config): Record<string, string> {
   };
 }
 
+/**
+ * Configuration of a throw-away stack (tests, benchmarks): its own home, every port free, the emulator at
+ * `emulatorSpeed`. Never touches the developer's `.callpipe/` or the default ports.
+ */
+export function isolatedStackConfig(
+  home: string,
+  emulatorSpeed: number,
+  overrides: { limits?: Partial<Config['limits']>; stack?: Partial<Config['stack']> } = {},
+): Config {
+  return loadConfig({
+    env: {},
+    overrides: {
+      limits: { ...overrides.limits },
+      stack: {
+        home,
+        temporalPort: 0,
+        temporalUiPort: 0,
+        s3Port: 0,
+        emulatorPort: 0,
+        metricsPort: 0,
+        ports: 'auto',
+        emulatorSpeed,
+        ...overrides.stack,
+      },
+    },
+  });
+}
+
 export async function startStack(options: StackOptions = {}): Promise<RunningStack> {
   const log = options.log ?? (() => {});
   const base = options.config ?? loadConfig();

@@ -8,11 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { loadConfig } from '../../schemas/config.ts';
-import { startStack, type StackAddresses } from '../../cli/stack/stack.ts';
+import { isolatedStackConfig, startStack, type StackAddresses } from '../../cli/stack/stack.ts';
 import { WORKFLOWS_PATH } from '../../workers/runtime.ts';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -31,28 +28,13 @@ export default async function setup(project: TestProject) {
   const workflowBundlePath = join(home, 'workflow-bundle.js');
   writeFileSync(workflowBundlePath, code);
 
-  const emulatorReady = existsSync(fileURLToPath(new URL('../../cli/commands/emulator.ts', import.meta.url)));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      // Under the emulator's default account rate (50 requests/s): sentiment is one request per utterance.
-      limits: { nlpRequestsPerSecond: 45, nlpConcurrency: 8 },
-      stack: {
-        home,
-        temporalPort: 0,
-        temporalUiPort: 0,
-        s3Port: 0,
-        emulatorPort: 0,
-        metricsPort: 0,
-        ports: 'auto',
-        emulatorSpeed: TEST_EMULATOR_SPEED,
-      },
-    },
+  // Under the emulator's default account rate (50 requests/s): sentiment is one request per utterance.
+  const config = isolatedStackConfig(home, TEST_EMULATOR_SPEED, {
+    limits: { nlpRequestsPerSecond: 45, nlpConcurrency: 8 },
   });
   const stack = await startStack({
     config,
     workflowBundlePath,
-    emulator: emulatorReady,
     log: (l) => console.error(`[stack] ${l}`),
   });
   project.provide('stack', stack.addresses);
