@@ -89,9 +89,23 @@ function sessionAudio(docs: ResultDocument[]): number {
 
 /** What the drill's results have that the baseline's have not, call by call. */
 function compare(baseline: CallsRun, run: CallsRun) {
-  const key = (d: ResultDocument | undefined) =>
-    JSON.stringify(d?.utterances.map((u) => [u.speaker, u.start, u.end, u.text]) ?? null);
-  const differing = run.calls.filter((c, i) => key(c.doc) !== key(baseline.calls[i]!.doc)).map((c) => c.name);
+  type U = ResultDocument['utterances'][number];
+  const row = (u: U | undefined) => (u ? [u.speaker, u.start, u.end, u.text] : null);
+  const key = (d: ResultDocument | undefined) => JSON.stringify(d?.utterances.map(row) ?? null);
+  const differing = run.calls.flatMap((c, i) => {
+    if (key(c.doc) === key(baseline.calls[i]!.doc)) return [];
+    const a = baseline.calls[i]!.doc?.utterances ?? [];
+    const b = c.doc?.utterances ?? [];
+    const at = a.findIndex((u, k) => JSON.stringify(row(u)) !== JSON.stringify(row(b[k])));
+    // Enough to see what went wrong: the counts and the first utterance that differs.
+    return [
+      {
+        call: c.name,
+        utterances: [a.length, b.length],
+        first: at >= 0 ? [row(a[at]), row(b[at])] : undefined,
+      },
+    ];
+  });
   const missing = run.calls.filter((c) => c.result.status !== 'done').map((c) => c.name);
   return { differing, missing };
 }

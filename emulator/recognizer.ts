@@ -34,8 +34,11 @@ const ALTERNATIVE_PENALTY = 0.15;
 /** At most this many alternatives, whatever maxResults asks: n is an upper limit (spec 02, rule 6). */
 const MAX_ALTERNATIVES = 4;
 
-const ms = (seconds: number) => Math.round(seconds * 1000);
-const sec = (seconds: number) => Math.round(seconds * 1000) / 1000;
+// Times are whole samples (multiples of 1/8 ms at 8 kHz): a half-millisecond tie is real, and float
+// noise must not decide it, or the same audio streamed from another offset gets times 1 ms apart.
+const TIE_EPSILON_MS = 1e-6;
+const ms = (seconds: number) => Math.round(seconds * 1000 + TIE_EPSILON_MS);
+const sec = (seconds: number) => ms(seconds) / 1000;
 
 export class Recognizer {
   private readonly decoder: AudioDecoder;

@@ -63,7 +63,9 @@ const PARTIAL_WRITE_INTERVAL_MS = 5000;
  * (6,700 requests/s), while the server hears of at most one per 80 % of the heartbeat timeout anyway.
  */
 const HEARTBEAT_INTERVAL_MS = 1000;
-/** A resumed stream's finals ending this close to its start are the previous utterance's tail. */
+/** Audio per stream request (spec 02: 240 ms): the grid a resumed stream starts on. */
+const REQUEST_SECONDS = 0.24;
+/** A resumed stream's finals ending this close to the resume point are the previous utterance's tail. */
 const TAIL_SECONDS = 0.05;
 /** Service error kinds after which a new session is worth a try. */
 const RESTARTABLE = new Set(['session', 'transient', 'rateLimited']);
@@ -211,15 +213,32 @@ export function createAsrActivities(deps: AsrActivityDeps) {
       lastPartialWrite = Date.now();
       lastPartialAt = state.resumeAt;
       const snapshot = JSON.stringify(state);
-      partialWriting = partialWriting.then(() =>
-        deps.store.put(partialKey(input.resultKey), snapshot, { contentType: 'application/json' }),
-      );
+      // A failed write (S3 restarting) costs only resume precision: the next one carries a newer
+      // snapshot. It must never reject unobserved: an unhandled rejection ends the worker process.
+      partialWriting = partialWriting
+        .then(() =>
+          deps.store.put(partialKey(input.resultKey), snapshot, { contentType: 'application/json' }),
+        )
+        .catch((err: unknown) => {
+          ctx?.log.warn('could not stage partial results; the next write will', {
+            session: input.session,
+            reason: describe(err),
+          });
+        });
       return partialWriting;
     };
 
     for (;;) {
-      const offset = audioOffset(state.resumeAt - input.start, CODEC, SAMPLE_RATE);
+      // A resumed stream starts on the session's request grid, up to 240 ms before the resume point:
+      // the service frames audio from a stream's start, so on the same grid it hears the very same
+      // requests as a stream that never broke and places every later utterance at the same times
+      // (off the grid, edges moved by a few ms). Finals ending by the resume point are the tail of the
+      // last kept one and are dropped.
+      const resumeAt = state.resumeAt;
+      const onGrid = Math.floor((resumeAt - input.start) / REQUEST_SECONDS + 1e-9) * REQUEST_SECONDS;
+      const offset = audioOffset(onGrid, CODEC, SAMPLE_RATE);
       const streamStart = input.start + offset.seconds;
+      if (resumeAt > input.start) state.reStreamedSeconds += Math.max(0, resumeAt - streamStart);
       let position = streamStart;
       const audio = await deps.store.getStream(input.audioKey, { start: offset.bytes });
       metrics.streamOpened();
@@ -236,7 +255,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
           onFinal: (u: RecognizedUtterance) => {
             // A resumed stream starts at the end of the last kept final: anything ending right there is
             // that utterance's tail, already kept.
-            if (streamStart > input.start && u.endSeconds <= streamStart + TAIL_SECONDS) return;
+            if (resumeAt > input.start && u.endSeconds <= resumeAt + TAIL_SECONDS) return;
             state.utterances.push({
               start: u.startSeconds,
               end: u.endSeconds,

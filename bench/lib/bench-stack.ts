@@ -73,14 +73,19 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     await stack.stop();
     throw err;
   }
-  return {
-    home,
-    stack,
-    pc,
-    async close() {
-      await pc.close().catch(() => undefined);
-      await stack.stop();
-      if (!options.keep) rmSync(home, { recursive: true, force: true });
-    },
+  const close = async () => {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+    await pc.close().catch(() => undefined);
+    await stack.stop();
+    if (!options.keep) rmSync(home, { recursive: true, force: true });
   };
+  // The stack's children run in process groups of their own: an interrupted benchmark must stop them.
+  const interrupted = () => {
+    options.log('interrupted: stopping the stack…');
+    void close().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  return { home, stack, pc, close };
 }
