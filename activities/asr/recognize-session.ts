@@ -63,6 +63,12 @@ const PARTIAL_WRITE_INTERVAL_MS = 5000;
  * (6,700 requests/s), while the server hears of at most one per 80 % of the heartbeat timeout anyway.
  */
 const HEARTBEAT_INTERVAL_MS = 1000;
+/**
+ * Writing a finished session's result: attempts, and the longest wait between two (about 40 s in all);
+ * the wait stays under the shortest heartbeat timeout we use (5 s), as each wait heartbeats once.
+ */
+const RESULT_WRITE_ATTEMPTS = 20;
+const RESULT_WRITE_MAX_DELAY_MS = 2000;
 /** Audio per stream request (spec 02: 240 ms): the grid a resumed stream starts on. */
 const REQUEST_SECONDS = 0.24;
 /** A resumed stream's finals ending this close to the resume point are the previous utterance's tail. */
@@ -342,7 +348,30 @@ export function createAsrActivities(deps: AsrActivityDeps) {
       requests: state.requests,
       restartReasons: state.restartReasons,
     };
-    await deps.store.put(input.resultKey, JSON.stringify(result), { contentType: 'application/json' });
+    // The session's results exist only in memory now: a failed write would cost streaming (in real
+    // time) everything since the last staged partial, so ride out an object store that restarts.
+    const body = JSON.stringify(result);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await deps.store.put(input.resultKey, body, { contentType: 'application/json' });
+        break;
+      } catch (err) {
+        if (attempt >= RESULT_WRITE_ATTEMPTS || ctx?.cancellationSignal.aborted) throw err;
+        ctx?.log.warn('could not write the session result; trying again', {
+          session: input.session,
+          attempt,
+          reason: describe(err),
+        });
+        // Heartbeat while waiting, so the activity is not taken for dead meanwhile.
+        ctx?.heartbeat({
+          resumeAt: state.resumeAt,
+          positionSeconds: input.end,
+          utterances: state.utterances.length,
+          restarts: state.restarts,
+        } satisfies RecognizeHeartbeat);
+        await sleep(Math.min(RESULT_WRITE_MAX_DELAY_MS, 250 * 2 ** (attempt - 1)));
+      }
+    }
     return {
       resultKey: input.resultKey,
       utterances: result.utterances.length,
