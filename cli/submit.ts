@@ -85,6 +85,7 @@ export async function submitRecording(
     source,
     output: options.output,
     stagingPrefix: config.s3.stagingPrefix,
+    cleanupStaging: !config.s3.keepStaging,
     redo: options.redo,
     batchId: options.batchId,
     metadata: options.metadata,

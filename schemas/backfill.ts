@@ -61,6 +61,8 @@ export const backfillInputSchema = z.object({
   child: z
     .object({
       stagingPrefix: z.string(),
+      /** Keep each call's staging objects after success (config `s3.keepStaging`). */
+      keepStaging: z.boolean().optional(),
       pacingSpeed: z.number().positive().optional(),
       maxSessionSeconds: z.number().positive().optional(),
       /** Session planning of every child (config `limits.planStrategy`, `minSessionSeconds`, budget). */

@@ -49,6 +49,8 @@ export const s3ConfigSchema = z.object({
   secretAccessKey: z.string().optional(),
   /** Path-style addressing, needed by local S3 servers. */
   forcePathStyle: bool,
+  /** Keep a call's staged audio and intermediate documents after success (for debugging); default: delete. */
+  keepStaging: bool,
 });
 
 export const temporalConfigSchema = z.object({
@@ -139,6 +141,7 @@ export const DEFAULTS = {
     accessKeyId: LOCAL_S3_ACCESS_KEY,
     secretAccessKey: LOCAL_S3_SECRET_KEY,
     forcePathStyle: true,
+    keepStaging: false,
   },
   temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueuePrefix: 'callpipe' },
   limits: {
@@ -182,6 +185,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_S3_ACCESS_KEY_ID: 's3.accessKeyId',
   CALLPIPE_S3_SECRET_ACCESS_KEY: 's3.secretAccessKey',
   CALLPIPE_S3_FORCE_PATH_STYLE: 's3.forcePathStyle',
+  CALLPIPE_KEEP_STAGING: 's3.keepStaging',
   CALLPIPE_TEMPORAL_ADDRESS: 'temporal.address',
   CALLPIPE_TEMPORAL_NAMESPACE: 'temporal.namespace',
   CALLPIPE_TASK_QUEUE_PREFIX: 'temporal.taskQueuePrefix',

@@ -246,6 +246,7 @@ export async function backfill(input: BackfillInput, carry?: BackfillCarry): Pro
         source: item.source,
         output: input.output,
         stagingPrefix: input.child.stagingPrefix,
+        ...(input.child.keepStaging ? { cleanupStaging: false } : {}),
         batchId: input.batchId,
         redo: input.redo,
         ...(item.metadata ? { metadata: item.metadata } : {}),

@@ -70,6 +70,7 @@ export function childDefaults(config: Config): BackfillInput['child'] {
   const q = taskQueues(config);
   return {
     stagingPrefix: config.s3.stagingPrefix,
+    keepStaging: config.s3.keepStaging,
     pacingSpeed: config.service.speed,
     maxSessionSeconds: config.limits.maxSessionSeconds,
     planStrategy: config.limits.planStrategy,
