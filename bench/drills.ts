@@ -247,7 +247,7 @@ async function run(): Promise<void> {
           await sleep(3000);
           await t.start();
           const down = round((Date.now() - stoppedAt) / 1000);
-          return `Temporal down ${down} s at half the batch's audio; same workers process alive after: see workersAlive`;
+          return `Temporal down ${down} s at half the batch's audio; the workers process is not restarted`;
         },
       },
       s3: {
