@@ -6,8 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../schemas/config.ts';
-import { startStack, type RunningStack } from '../../cli/stack/stack.ts';
+import { isolatedStackConfig, startStack, type RunningStack } from '../../cli/stack/stack.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 
 export interface BenchStackOptions {
@@ -38,25 +37,12 @@ export interface BenchStack {
 
 export async function startBenchStack(options: BenchStackOptions): Promise<BenchStack> {
   const home = mkdtempSync(join(tmpdir(), `callpipe-bench-${options.label}-`));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      limits: {
-        asrConcurrentSessions: options.budget,
-        ...(options.nlpRps ? { nlpRequestsPerSecond: options.nlpRps } : {}),
-      },
-      stack: {
-        home,
-        temporalPort: 0,
-        temporalUiPort: 0,
-        s3Port: 0,
-        emulatorPort: 0,
-        metricsPort: 0,
-        ports: 'auto',
-        emulatorSpeed: options.speed,
-        ...(options.faultsFile ? { emulatorFaults: options.faultsFile } : {}),
-      },
+  const config = isolatedStackConfig(home, options.speed, {
+    limits: {
+      asrConcurrentSessions: options.budget,
+      ...(options.nlpRps ? { nlpRequestsPerSecond: options.nlpRps } : {}),
     },
+    stack: options.faultsFile ? { emulatorFaults: options.faultsFile } : {},
   });
   const stack = await startStack({
     config,
