@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { createNlpActivities } from '../../activities/nlp/activities.ts';
 import {
   alignResults,
   batchItems,
@@ -9,20 +8,12 @@ import {
 } from '../../activities/nlp/fillers.ts';
 import { removeFiller } from '../../emulator/nlp/remove-filler.ts';
 import { fillersOutputSchema } from '../../schemas/result.ts';
-import { FakeService, MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
+import { SAMPLE_UTTERANCES, nlpSetup, utterance } from './nlp.helpers.ts';
 
 const input = { callId: 'call-1', timelineKey: 'calls/c1/timeline.json', outputKey: 'calls/c1/fillers.json' };
 
 function setup(utterances = SAMPLE_UTTERANCES) {
-  const store = new MemoryStore();
-  store.objects.set(input.timelineKey, JSON.stringify(timeline(utterances)));
-  const service = new FakeService();
-  const activities = createNlpActivities({
-    service: service.client,
-    store,
-    options: { requestBaseDelayMs: 1 },
-  });
-  return { store, service, activities };
+  return nlpSetup(input.timelineKey, utterances);
 }
 
 describe('fillers: pure parts', () => {

@@ -10,6 +10,7 @@ import { CostMeter, ServiceError, type ServiceClient, type ServiceErrorKind } fr
 import type { NlpCallOptions } from '../../service/index.ts';
 import type { FillerRemovalResult } from '../../schemas/service-nlp.ts';
 import type { Timeline, Utterance } from '../../schemas/transcript.ts';
+import { createNlpActivities } from '../../activities/nlp/activities.ts';
 
 export class MemoryStore implements ObjectStore {
   readonly objects = new Map<string, string>();
@@ -195,4 +196,17 @@ export class FakeService {
         ),
     },
   };
+}
+
+/** The NLP activities over an in-memory store holding a timeline of `utterances`, and a fake service. */
+export function nlpSetup(timelineKey: string, utterances: Utterance[] = SAMPLE_UTTERANCES) {
+  const store = new MemoryStore();
+  store.objects.set(timelineKey, JSON.stringify(timeline(utterances)));
+  const service = new FakeService();
+  const activities = createNlpActivities({
+    service: service.client,
+    store,
+    options: { requestBaseDelayMs: 1 },
+  });
+  return { store, service, activities };
 }

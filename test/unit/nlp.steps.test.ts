@@ -1,22 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { createNlpActivities } from '../../activities/nlp/activities.ts';
 import { callSentences } from '../../activities/nlp/keywords.ts';
 import { dialogDocument } from '../../activities/nlp/summary.ts';
 import { keywordsOutputSchema, summaryOutputSchema } from '../../schemas/result.ts';
-import { FakeService, MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
+import { SAMPLE_UTTERANCES, nlpSetup, utterance } from './nlp.helpers.ts';
 
 const base = { callId: 'call-1', timelineKey: 't/timeline.json' };
 
 function setup(utterances = SAMPLE_UTTERANCES) {
-  const store = new MemoryStore();
-  store.objects.set(base.timelineKey, JSON.stringify(timeline(utterances)));
-  const service = new FakeService();
-  const activities = createNlpActivities({
-    service: service.client,
-    store,
-    options: { requestBaseDelayMs: 1 },
-  });
-  return { store, service, activities };
+  return nlpSetup(base.timelineKey, utterances);
 }
 
 describe('summarizeCall', () => {
