@@ -11,20 +11,10 @@ const { writeAndReadBack } = proxyActivities<StorageActivities>({
 export interface StackCheckInput {
   key: string;
   text: string;
-  /** Task queue of the media activities (tests use their own prefix). */
-  mediaTaskQueue?: string;
 }
 
 export async function stackCheck(
   input: StackCheckInput,
 ): Promise<{ key: string; text: string; bytes: number }> {
-  if (input.mediaTaskQueue) {
-    const acts = proxyActivities<StorageActivities>({
-      taskQueue: input.mediaTaskQueue,
-      startToCloseTimeout: '1 minute',
-      retry: { maximumAttempts: 5 },
-    });
-    return acts.writeAndReadBack({ key: input.key, text: input.text });
-  }
   return writeAndReadBack({ key: input.key, text: input.text });
 }

@@ -14,13 +14,10 @@ export function createCallStateActivities({ store }: { store: ObjectStore }) {
         .exists(callOutputKey(input.output, input.callId, 'result.json'));
     },
 
-    /** Deletes staging objects: each entry is a key or a prefix ending in `/`. */
+    /** Deletes every staging object under each prefix. */
     async deleteStaging(input: { prefixes: string[] }): Promise<{ deleted: number }> {
       let deleted = 0;
-      for (const prefix of input.prefixes) {
-        if (prefix.endsWith('/')) deleted += await store.deletePrefix(prefix);
-        else if (await store.exists(prefix)) deleted += await store.deletePrefix(prefix);
-      }
+      for (const prefix of input.prefixes) deleted += await store.deletePrefix(prefix);
       return { deleted };
     },
   };

@@ -46,7 +46,7 @@ function progressLine(s: Submitted, p: ProcessRecordingProgress | undefined): st
 /** Waits for every call, redrawing one progress line per call on a TTY (plain lines otherwise). */
 export async function waitWithProgress(calls: Submitted[], quiet: boolean): Promise<CallOutcome[]> {
   const tty = process.stderr.isTTY && !quiet;
-  const last = new Map<string, string>();
+  const lastStage = new Map<string, string>();
   let drawn = 0;
   let finished = 0;
   const outcomes = calls.map((c) =>
@@ -57,21 +57,20 @@ export async function waitWithProgress(calls: Submitted[], quiet: boolean): Prom
   );
   const all = Promise.all(outcomes);
   while (finished < calls.length) {
-    const lines = await Promise.all(
-      calls.map(async (c) => {
-        const p = await c.handle.query<ProcessRecordingProgress>('progress').catch(() => undefined);
-        return progressLine(c, p);
-      }),
+    const progress = await Promise.all(
+      calls.map((c) => c.handle.query<ProcessRecordingProgress>('progress').catch(() => undefined)),
     );
+    const lines = calls.map((c, i) => progressLine(c, progress[i]));
     if (tty) {
       if (drawn) process.stderr.write(`\x1b[${drawn}A`);
       for (const line of lines) process.stderr.write(`\x1b[2K${line}\n`);
       drawn = lines.length;
     } else if (!quiet) {
-      lines.forEach((line, i) => {
-        const stage = line.split(/\s+/)[2];
-        if (last.get(calls[i]!.callId) !== stage) process.stderr.write(`${line}\n`);
-        last.set(calls[i]!.callId, stage ?? '');
+      // Without a terminal to redraw, a call gets a line when its stage changes.
+      calls.forEach((c, i) => {
+        const stage = progress[i]?.stage ?? 'starting';
+        if (lastStage.get(c.callId) !== stage) process.stderr.write(`${lines[i]}\n`);
+        lastStage.set(c.callId, stage);
       });
     }
     await Promise.race([all, new Promise((r) => setTimeout(r, 1000))]);

@@ -105,6 +105,27 @@ async function httpAnswers(url: string): Promise<boolean> {
   return res.status > 0;
 }
 
+/**
+ * The all-queues worker entry (`workers/all.ts`) as a child process: healthy once it prints its
+ * `workers ready` line. The stack runs it, and tests run their own to SIGKILL one.
+ */
+export function workersProcess(env: NodeJS.ProcessEnv, logFile: string): ManagedProcess {
+  let ready = false;
+  return new ManagedProcess({
+    name: 'workers',
+    command: process.execPath,
+    args: ['--import', 'tsx', join(PROJECT_ROOT, 'workers', 'all.ts')],
+    env,
+    cwd: PROJECT_ROOT,
+    logFile,
+    onStdoutLine: (line) => {
+      if (line.includes('"workers ready"')) ready = true;
+    },
+    healthCheck: async () => ready,
+    startTimeoutMs: 120_000,
+  });
+}
+
 export function stackEnv(config: Config): Record<string, string> {
   return {
     CALLPIPE_HOME: config.stack.home,
@@ -354,27 +375,19 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
 
     const processes: RunningStack['processes'] = { temporal, s3, emulator };
     const startWorkers = async (): Promise<ManagedProcess> => {
-      await processes.workers?.stop();
+      const previous = processes.workers;
+      await previous?.stop();
+      if (previous) started.splice(started.indexOf(previous), 1);
       log('starting workers…');
-      let ready = false;
-      const workers = new ManagedProcess({
-        name: 'workers',
-        command: process.execPath,
-        args: ['--import', 'tsx', join(PROJECT_ROOT, 'workers', 'all.ts')],
-        env: childEnv({
+      const workers = workersProcess(
+        childEnv({
           ...(options.workflowBundlePath ? { CALLPIPE_WORKFLOW_BUNDLE: options.workflowBundlePath } : {}),
           ...options.workerEnv,
         }),
-        cwd: PROJECT_ROOT,
-        logFile: join(home, 'logs', 'workers.log'),
-        onStdoutLine: (line) => {
-          if (line.includes('"workers ready"')) ready = true;
-        },
-        healthCheck: async () => ready,
-        startTimeoutMs: 120_000,
-      });
+        join(home, 'logs', 'workers.log'),
+      );
       await workers.start();
-      if (!started.includes(workers)) started.push(workers);
+      started.push(workers);
       processes.workers = workers;
       return workers;
     };

@@ -4,7 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
@@ -15,10 +14,8 @@ import { loadPhrasebook } from '../../emulator/phrasebook.ts';
 import { connect, installRuntime } from '../../workers/runtime.ts';
 import { createQueueWorker, QUEUE_NAMES } from '../../workers/workers.ts';
 import { ManagedProcess } from '../../cli/stack/process.ts';
-import { stackEnv } from '../../cli/stack/stack.ts';
+import { stackEnv, workersProcess } from '../../cli/stack/stack.ts';
 import type { Utterance } from '../../schemas/transcript.ts';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface GeneratedCall {
   path: string;
@@ -79,13 +76,8 @@ export function childWorkers(
   logFile: string,
   extraEnv: Record<string, string> = {},
 ): ManagedProcess {
-  let ready = false;
-  return new ManagedProcess({
-    name: 'test-workers',
-    command: process.execPath,
-    args: ['--import', 'tsx', join(ROOT, 'workers', 'all.ts')],
-    cwd: ROOT,
-    env: {
+  return workersProcess(
+    {
       ...process.env,
       ...stackEnv(config),
       CALLPIPE_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
@@ -94,12 +86,7 @@ export function childWorkers(
       ...extraEnv,
     },
     logFile,
-    onStdoutLine: (line) => {
-      if (line.includes('"workers ready"')) ready = true;
-    },
-    healthCheck: async () => ready,
-    startTimeoutMs: 60_000,
-  });
+  );
 }
 
 export interface ExpectedUtterance {

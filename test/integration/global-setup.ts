@@ -3,13 +3,12 @@
  * same `startStack` that `callpipe up` runs, and one prebuilt workflow bundle. Torn down even when
  * tests fail (vitest calls the returned teardown in every case).
  */
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { isolatedStackConfig, startStack, type StackAddresses } from '../../cli/stack/stack.ts';
-import { WORKFLOWS_PATH } from '../../workers/runtime.ts';
+import { writeWorkflowBundle } from '../../workers/runtime.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,9 +23,7 @@ export const TEST_EMULATOR_SPEED = 100;
 
 export default async function setup(project: TestProject) {
   const home = mkdtempSync(join(tmpdir(), 'callpipe-test-'));
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
-  const workflowBundlePath = join(home, 'workflow-bundle.js');
-  writeFileSync(workflowBundlePath, code);
+  const workflowBundlePath = await writeWorkflowBundle(home);
 
   // Under the emulator's default account rate (50 requests/s): sentiment is one request per utterance.
   const config = isolatedStackConfig(home, TEST_EMULATOR_SPEED, {
@@ -46,12 +43,3 @@ export default async function setup(project: TestProject) {
     if (!process.env.CALLPIPE_KEEP_TEST_HOME) rmSync(home, { recursive: true, force: true });
   };
 }
-
-const quietLogger = {
-  log: () => {},
-  trace: () => {},
-  debug: () => {},
-  info: () => {},
-  warn: (m: string) => console.error(m),
-  error: (m: string) => console.error(m),
-};

@@ -6,10 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import { bundleWorkflows } from '../../workers/runtime.ts';
 
 const DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
-const WORKFLOWS = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
 describe('recorded workflow histories', () => {
   const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
@@ -21,7 +21,7 @@ describe('recorded workflow histories', () => {
   });
 
   it('replay clean against the current workflow code', { timeout: 120_000 }, async () => {
-    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: silent });
+    const code = await bundleWorkflows();
     for (const file of files) {
       // Passed as JSON: the worker parses it with its own protobuf runtime (a History object built by
       // another copy of protobufjs would not be recognized).
@@ -31,5 +31,3 @@ describe('recorded workflow histories', () => {
     }
   });
 });
-
-const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
