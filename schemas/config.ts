@@ -94,6 +94,8 @@ export const stackConfigSchema = z.object({
   emulatorSpeed: positive,
   emulatorPhrasebook: z.string().optional(),
   emulatorFaults: z.string().optional(),
+  /** Accounts file of the emulator (credentials, rate limit, sessions); default: one local account. */
+  emulatorAccounts: z.string().optional(),
 });
 
 export const configSchema = z.object({
@@ -206,6 +208,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_EMULATOR_SPEED: 'stack.emulatorSpeed',
   CALLPIPE_EMULATOR_PHRASEBOOK: 'stack.emulatorPhrasebook',
   CALLPIPE_EMULATOR_FAULTS: 'stack.emulatorFaults',
+  CALLPIPE_EMULATOR_ACCOUNTS: 'stack.emulatorAccounts',
   CALLPIPE_LOG_LEVEL: 'logLevel',
 };
 

@@ -1,17 +1,27 @@
 /**
- * The one place requests leave the process. Global `fetch` (Node 20's undici) keeps connections alive
- * per origin by default and opens as many as there are requests in flight, which suits many concurrent
- * recognition sessions each running a strict request/response loop every 240 ms: every session reuses a
- * warm socket, and no request waits behind another session's.
+ * The one place requests leave the process, over `node:http`/`node:https` with keep-alive agents: every
+ * recognition session runs a strict request/response loop every 240 ms, so each reuses a warm socket, and
+ * no request waits behind another session's (no cap on sockets per origin).
+ *
+ * Not the global `fetch`: measured on this machine, undici's fetch spent about 5× the CPU per small
+ * request (200–330 µs against 30–70 µs, client and server together), which at 16 sessions × 100×
+ * emulator speed (6,700 requests/s) was the whole core of the workers process.
  *
  * Network failures and timeouts become `transient` ServiceErrors; an abort by the caller's own signal
- * rejects with the signal's reason so that cancellation stays cancellation.
+ * rejects with the signal's reason so that cancellation stays cancellation. Redirects are not followed.
  */
+import http from 'node:http';
+import https from 'node:https';
 import { ServiceError, type ErrorFamily } from './errors.ts';
 import type { CostMeter } from './cost.ts';
 
 /** Default time limit of one request, unless the caller gives one. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true }),
+  'https:': new https.Agent({ keepAlive: true }),
+};
 
 export interface HttpRequest {
   url: string;
@@ -26,54 +36,91 @@ export interface HttpRequest {
   meter?: CostMeter | undefined;
 }
 
+/** The response headers callers read (names case-insensitive). */
+export interface ResponseHeaders {
+  get(name: string): string | null;
+  /** Every `Set-Cookie` header, one string each. */
+  getSetCookie(): string[];
+}
+
 export interface HttpResponse {
   status: number;
-  headers: Headers;
+  headers: ResponseHeaders;
   /** Body as text; empty for 204. */
   text: string;
 }
 
-function byteLength(body: string | Uint8Array | undefined): number {
-  if (body === undefined) return 0;
-  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+function responseHeaders(raw: http.IncomingHttpHeaders): ResponseHeaders {
+  return {
+    get(name) {
+      const value = raw[name.toLowerCase()];
+      if (value === undefined) return null;
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+    getSetCookie: () => raw['set-cookie'] ?? [],
+  };
 }
 
 /** Sends one request and reads the whole body. Never throws for an HTTP status: the caller decides. */
 export async function sendRequest(req: HttpRequest): Promise<HttpResponse> {
   req.signal?.throwIfAborted();
   const timeoutMs = req.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
-  req.meter?.addRequest(byteLength(req.body));
-  try {
-    const res = await fetch(req.url, {
-      method: req.method ?? 'POST',
-      headers: req.headers,
-      body: req.body as BodyInit | undefined,
-      signal,
-      redirect: 'error',
-    });
-    const text = await res.text();
-    req.meter?.addReceived(Buffer.byteLength(text));
-    return { status: res.status, headers: res.headers, text };
-  } catch (err) {
-    if (req.signal?.aborted) throw req.signal.reason;
-    const timedOut = timeout.aborted;
-    const reason = timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(err);
-    throw new ServiceError({
+  const body =
+    req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
+  req.meter?.addRequest(body?.byteLength ?? 0);
+  const url = new URL(req.url);
+  const transport = url.protocol === 'https:' ? https : http;
+  const agent = agents[url.protocol as keyof typeof agents];
+  if (!agent) throw new RangeError(`unsupported URL scheme ${url.protocol} for ${req.endpoint}`);
+  const fail = (reason: string, cause?: unknown) =>
+    new ServiceError({
       kind: 'transient',
       message: `${req.endpoint} failed (transient): ${reason}`,
       endpoint: req.endpoint,
       detail: reason,
-      cause: timedOut ? undefined : err,
+      cause,
     });
-  }
-}
 
-function describeNetworkError(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return `network error ${cause.code}`;
-  return `network error: ${cause?.message ?? (err as Error).message}`;
+  return new Promise<HttpResponse>((resolve, reject) => {
+    let settled = false;
+    const finish = (settle: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+      settle();
+    };
+    const request = transport.request(url, {
+      method: req.method ?? 'POST',
+      agent,
+      headers:
+        body === undefined ? req.headers : { ...req.headers, 'Content-Length': String(body.byteLength) },
+    });
+    const timer = setTimeout(() => {
+      finish(() => reject(fail(`no answer within ${timeoutMs} ms`)));
+      request.destroy();
+    }, timeoutMs);
+    const onAbort = () => {
+      finish(() => reject(req.signal!.reason));
+      request.destroy();
+    };
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      const reason = err.code ? `network error ${err.code}` : `network error: ${err.message}`;
+      finish(() => reject(fail(reason, err)));
+    });
+    request.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', (err) => finish(() => reject(fail(`network error: ${err.message}`, err))));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        req.meter?.addReceived(Buffer.byteLength(text));
+        finish(() => resolve({ status: res.statusCode ?? 0, headers: responseHeaders(res.headers), text }));
+      });
+    });
+    request.end(body);
+  });
 }
 
 /** Parses a JSON body; `undefined` for an empty or non-JSON body (the error parsers then fall back to HTTP status). */

@@ -1,43 +1,61 @@
 /**
- * Pacing of audio requests: 240 ms of audio every 240 ms ÷ `speed` (spec 02: 412 "Interval Too Brief"
- * when sent faster; the service expects real time, `speed` 1; emulators run faster).
+ * Pacing of audio requests: 240 ms of audio per 240 ms ÷ `speed` of wall time (spec 02: 412 "Interval
+ * Too Brief" when sent faster; the service expects real time, `speed` 1; emulators run faster).
  *
- * Each request waits until one interval after the previous *send*, and (enforced by the session) until
- * the previous response arrived. Measured from sends rather than from a fixed schedule, a late response
- * is never followed by a catch-up burst, so no two requests are ever closer than one interval; the cost
- * is a drift of the timer's lateness per request (about 1 ms in 240, under 0.5 %).
+ * Request n is due at `anchor + n × interval` and never leaves earlier, so the audio sent never runs ahead
+ * of the wall clock since the stream began: what a microphone produces, which a real-time service must
+ * accept. Timer lateness (whole milliseconds) and round trips therefore cost nothing on average, where
+ * spacing each send from the previous one lost both on every request (about 44× instead of 100× at
+ * speed 100, 0.5 % at speed 1).
+ *
+ * A slow response leaves the schedule behind; the next requests then go as soon as their responses allow
+ * (the session never sends before the previous answer) until the schedule is met again. That catch-up is
+ * bounded: a debt over `maxCatchUpChunks` intervals is forgiven by re-anchoring the schedule, so a stall
+ * is never followed by more than that many back-to-back requests.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** Default bound of the catch-up after a stall: about a second of audio at 240 ms per request. */
+export const DEFAULT_MAX_CATCH_UP_CHUNKS = 4;
+
 export class Pacer {
   readonly intervalMs: number;
-  #lastSendAt: number | undefined;
+  readonly maxLagMs: number;
+  #dueAt: number | undefined;
   readonly #now: () => number;
 
-  constructor(chunkMs: number, speed: number, now: () => number = () => performance.now()) {
+  constructor(
+    chunkMs: number,
+    speed: number,
+    now: () => number = () => performance.now(),
+    maxCatchUpChunks = DEFAULT_MAX_CATCH_UP_CHUNKS,
+  ) {
     if (!(speed > 0) || !Number.isFinite(speed))
       throw new RangeError(`speed must be a positive number, not ${speed}`);
     this.intervalMs = chunkMs / speed;
+    this.maxLagMs = this.intervalMs * maxCatchUpChunks;
     this.#now = now;
   }
 
-  /** Milliseconds to wait before the next send (0 for the first). */
+  /** Milliseconds to wait before the next send (0 for the first, and when behind schedule). */
   delayMs(): number {
-    if (this.#lastSendAt === undefined) return 0;
-    return Math.max(0, this.#lastSendAt + this.intervalMs - this.#now());
+    if (this.#dueAt === undefined) return 0;
+    return Math.max(0, this.#dueAt - this.#now());
   }
 
   /** Waits until the next send is due; rejects if `signal` aborts. */
   async wait(signal?: AbortSignal): Promise<void> {
     // Timers have millisecond granularity and may fire a fraction early against performance.now():
-    // wait in whole milliseconds until the interval has really passed.
+    // wait in whole milliseconds until the due time has really passed.
     for (let delay = this.delayMs(); delay > 0; delay = this.delayMs()) {
       await sleep(Math.ceil(delay), undefined, { signal });
     }
   }
 
-  /** Records that a request was just sent. */
+  /** Records that a request was just sent: the next one is due one interval after this one was. */
   sent(): void {
-    this.#lastSendAt = this.#now();
+    const now = this.#now();
+    if (this.#dueAt === undefined || now - this.#dueAt > this.maxLagMs) this.#dueAt = now;
+    this.#dueAt += this.intervalMs;
   }
 }

@@ -3,11 +3,12 @@
  * `budget` concurrent recognition sessions per asr worker. Torn down by `close()`, home included
  * unless kept.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isolatedStackConfig, startStack, type RunningStack } from '../../cli/stack/stack.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
+import { defaultAccountInput } from '../../emulator/accounts.ts';
 
 export interface BenchStackOptions {
   label: string;
@@ -16,6 +17,8 @@ export interface BenchStackOptions {
   budget: number;
   /** Text requests per second across workers (CALLPIPE_NLP_RPS). */
   nlpRps?: number;
+  /** The emulator account's text-request rate limit (99997 beyond it); default the emulator's 50/s. */
+  textRateLimit?: { requestsPerSecond: number; burst: number };
   /** Emulator fault-injection file. */
   faultsFile?: string;
   /** Extra worker environment (e.g. short heartbeat timeouts). */
@@ -37,12 +40,20 @@ export interface BenchStack {
 
 export async function startBenchStack(options: BenchStackOptions): Promise<BenchStack> {
   const home = mkdtempSync(join(tmpdir(), `callpipe-bench-${options.label}-`));
+  let emulatorAccounts: string | undefined;
+  if (options.textRateLimit) {
+    emulatorAccounts = join(home, 'emulator-accounts.json');
+    writeFileSync(emulatorAccounts, JSON.stringify([defaultAccountInput({ rateLimit: options.textRateLimit })]));
+  }
   const config = isolatedStackConfig(home, options.speed, {
     limits: {
       asrConcurrentSessions: options.budget,
       ...(options.nlpRps ? { nlpRequestsPerSecond: options.nlpRps } : {}),
     },
-    stack: options.faultsFile ? { emulatorFaults: options.faultsFile } : {},
+    stack: {
+      ...(options.faultsFile ? { emulatorFaults: options.faultsFile } : {}),
+      ...(emulatorAccounts ? { emulatorAccounts } : {}),
+    },
   });
   const stack = await startStack({
     config,

@@ -360,6 +360,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       ];
       if (config.stack.emulatorPhrasebook) args.push('--phrasebook', config.stack.emulatorPhrasebook);
       if (config.stack.emulatorFaults) args.push('--faults', config.stack.emulatorFaults);
+      if (config.stack.emulatorAccounts) args.push('--accounts', config.stack.emulatorAccounts);
       emulator = new ManagedProcess({
         name: 'emulator',
         command: process.execPath,

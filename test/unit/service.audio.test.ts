@@ -51,30 +51,52 @@ describe('audioOffset (resume)', () => {
 });
 
 describe('Pacer', () => {
-  it('spaces sends by 240 ms ÷ speed, measured from the previous send', async () => {
-    const pacer = new Pacer(240, 4);
-    expect(pacer.intervalMs).toBe(60);
-    const times: number[] = [];
-    for (let i = 0; i < 6; i += 1) {
-      await pacer.wait();
-      times.push(performance.now());
+  it('keeps 240 ms ÷ speed per request on average: late timers and round trips do not accumulate', () => {
+    let now = 0;
+    const pacer = new Pacer(240, 80, () => now); // 3 ms per request
+    const sends: number[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      const delay = pacer.delayMs();
+      if (delay > 0) now += Math.ceil(delay) + 1; // a whole-millisecond timer that fires 1 ms late
+      sends.push(now);
       pacer.sent();
+      now += 1; // the round trip
     }
-    const gaps = times.slice(1).map((t, i) => t - times[i]!);
-    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(59.5);
-    expect(times.at(-1)! - times[0]!).toBeLessThan(5 * 60 + 60);
+    // Never ahead of the schedule: request n leaves at least n intervals after the first.
+    sends.forEach((t, n) => expect(t).toBeGreaterThanOrEqual(n * 3));
+    // Spacing each send from the previous one made this 4 ms per request; the schedule keeps 3.
+    expect((sends.at(-1)! - sends[0]!) / 199).toBeLessThanOrEqual(3.01);
   });
-  it('does not wait when the previous send is already an interval ago (no catch-up burst either)', () => {
+  it('never runs ahead of the wall clock since the first send', () => {
     let now = 0;
     const pacer = new Pacer(240, 1, () => now);
     expect(pacer.delayMs()).toBe(0);
     pacer.sent();
     now = 100;
     expect(pacer.delayMs()).toBe(140);
-    now = 1000; // a slow response
-    expect(pacer.delayMs()).toBe(0);
+    now = 240;
     pacer.sent();
-    now = 1001;
+    now = 250; // a quick response: the next request waits for its slot, not for an interval after it
+    expect(pacer.delayMs()).toBe(230);
+  });
+  it('catches up after a slow response, but at most maxCatchUpChunks requests back to back', () => {
+    let now = 0;
+    const pacer = new Pacer(240, 1, () => now, 4);
+    pacer.sent(); // due: 240
+    now = 700; // the answer took 700 ms: two slots missed, within the bound
+    expect(pacer.delayMs()).toBe(0);
+    pacer.sent(); // due: 480
+    now = 710;
+    expect(pacer.delayMs()).toBe(0);
+    pacer.sent(); // due: 720
+    now = 715;
+    expect(pacer.delayMs()).toBe(5); // caught up: back on the original schedule
+    now = 720;
+    pacer.sent(); // due: 960
+    now = 3000; // a stall of 2 s: more than 4 intervals behind, so the debt is forgiven
+    expect(pacer.delayMs()).toBe(0);
+    pacer.sent(); // re-anchored: due 3240
+    now = 3001;
     expect(pacer.delayMs()).toBe(239);
   });
   it('rejects a non-positive speed', () => {
