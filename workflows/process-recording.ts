@@ -1,8 +1,8 @@
 /**
  * processRecording: one recording from object storage to `<out>/<callId>/result.json`.
  *
- * probe → plan → transcode sessions → recognize sessions (parallel; the asr worker's slots bound how
- * many stream at once) → merge timeline → fillers → summary, sentiment, keywords → write outputs.
+ * probe → plan → per session: transcode, then recognize (sessions in parallel; the asr worker's slots
+ * bound how many stream at once) → merge timeline → fillers → summary, sentiment, keywords → write outputs.
  * History carries keys and small facts only. A failure at any stage writes `error.json` with the stage
  * and the reason, and the workflow completes with status `failed` so batches go on and report it.
  */
@@ -12,6 +12,7 @@ import {
   CancellationScope,
   defineQuery,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   setCurrentDetails,
@@ -82,6 +83,9 @@ export interface ProcessRecordingProgress {
 }
 
 export const progressQuery = defineQuery<ProcessRecordingProgress>('progress');
+
+/** Patch id: sessions stream as soon as their own audio is staged (no barrier after all transcodes). */
+export const PIPELINED_SESSIONS = 'pipelined-sessions';
 
 const DEFAULT_QUEUES = { media: 'callpipe-media', asr: 'callpipe-asr', nlp: 'callpipe-nlp' };
 
@@ -179,7 +183,7 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
     try {
       return await work();
     } catch (err) {
-      if (isCancellation(err)) throw err;
+      if (isCancellation(err) || err instanceof StageFailure) throw err;
       throw new StageFailure(name, reasonOf(err));
     } finally {
       stageMs[name] = (stageMs[name] ?? 0) + (Date.now() - t0);
@@ -203,65 +207,97 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
     progress.sessionsTotal = plan.sessions.length;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.speakers, value: plan.tracks.length }]);
 
-    const staged = await timed(
-      'transcode',
-      () =>
-        Promise.all(
-          plan.sessions.map(async (s) => {
-            const track = plan.tracks[s.track]!;
-            const out = await media({
-              summary: `transcode session ${s.index} (${s.speaker} ${s.start}–${s.end} s)`,
-            }).transcodeSource({
-              source: input.source,
-              keyPrefix: `${staging}audio/`,
-              fingerprint: probe.fingerprint,
-              streamIndex: probe.streamIndex,
-              track: s.track,
-              sourceChannels: track.sourceChannels,
-              start: s.start,
-              end: s.end,
-              format: 'mulaw',
-            });
-            progress.sessionsTranscoded += 1;
-            return out;
-          }),
-        ),
-      `${plan.sessions.length} sessions`,
-    );
+    const transcodeOne = async (s: SessionPlan['sessions'][number]) => {
+      const track = plan.tracks[s.track]!;
+      const out = await media({
+        summary: `transcode session ${s.index} (${s.speaker} ${s.start}–${s.end} s)`,
+      }).transcodeSource({
+        source: input.source,
+        keyPrefix: `${staging}audio/`,
+        fingerprint: probe.fingerprint,
+        streamIndex: probe.streamIndex,
+        track: s.track,
+        sourceChannels: track.sourceChannels,
+        start: s.start,
+        end: s.end,
+        format: 'mulaw',
+      });
+      progress.sessionsTranscoded += 1;
+      return out;
+    };
+    const recognizeOne = async (s: SessionPlan['sessions'][number], audioKey: string) => {
+      const seconds = s.end - s.start;
+      const out = await proxyActivities<AsrActivities>({
+        taskQueue: queues.asr,
+        // Streaming is paced in real time ÷ speed; leave room for restarts.
+        startToCloseTimeout: `${Math.ceil((seconds / speed) * 2 + 300)} seconds`,
+        heartbeatTimeout: `${input.heartbeatTimeoutSeconds ?? 30} seconds`,
+        retry: {
+          maximumAttempts: 5,
+          initialInterval: '1 second',
+          nonRetryableErrorTypes: ['RecognitionRestartsExhausted', 'ServiceInvalid', 'ServiceAuth'],
+        },
+        summary: `recognize session ${s.index}: ${s.speaker}, ${s.start}–${s.end} s`,
+      }).recognizeSession({
+        callId: input.callId,
+        session: s.index,
+        audioKey,
+        start: s.start,
+        end: s.end,
+        resultKey: `${staging}sessions/${String(s.index).padStart(4, '0')}.json`,
+        maxRestarts: input.maxRestarts ?? 10,
+      });
+      progress.sessionsRecognized += 1;
+      progress.audioSecondsRecognized += seconds;
+      return out;
+    };
+    const sessionCount = `${plan.sessions.length} sessions`;
 
-    const recognized: RecognizeSessionOutput[] = await timed(
-      'recognize',
-      () =>
-        Promise.all(
+    let recognized: RecognizeSessionOutput[];
+    const audioKeys: string[] = [];
+    if (patched(PIPELINED_SESSIONS)) {
+      // Each session streams as soon as its own audio is staged. Waiting for the whole call's transcodes
+      // first held every recognition slot idle at the start of a night, while the transcodes of all the
+      // night's calls shared the media workers (10.8 s of a 250-s ideal at speed 10).
+      stage = 'transcode';
+      setStage('transcode', sessionCount);
+      const t0 = Date.now();
+      let stagedAt = t0;
+      const failAs = (name: Stage) => (err: unknown) => {
+        throw isCancellation(err) ? err : new StageFailure(name, reasonOf(err));
+      };
+      try {
+        recognized = await Promise.all(
           plan.sessions.map(async (s, i) => {
-            const seconds = s.end - s.start;
-            const out = await proxyActivities<AsrActivities>({
-              taskQueue: queues.asr,
-              // Streaming is paced in real time ÷ speed; leave room for restarts.
-              startToCloseTimeout: `${Math.ceil((seconds / speed) * 2 + 300)} seconds`,
-              heartbeatTimeout: `${input.heartbeatTimeoutSeconds ?? 30} seconds`,
-              retry: {
-                maximumAttempts: 5,
-                initialInterval: '1 second',
-                nonRetryableErrorTypes: ['RecognitionRestartsExhausted', 'ServiceInvalid', 'ServiceAuth'],
-              },
-              summary: `recognize session ${s.index}: ${s.speaker}, ${s.start}–${s.end} s`,
-            }).recognizeSession({
-              callId: input.callId,
-              session: s.index,
-              audioKey: staged[i]!.key,
-              start: s.start,
-              end: s.end,
-              resultKey: `${staging}sessions/${String(s.index).padStart(4, '0')}.json`,
-              maxRestarts: input.maxRestarts ?? 10,
-            });
-            progress.sessionsRecognized += 1;
-            progress.audioSecondsRecognized += seconds;
-            return out;
+            const audio = await transcodeOne(s).catch(failAs('transcode'));
+            audioKeys[i] = audio.key;
+            if (progress.sessionsTranscoded === plan.sessions.length) {
+              stagedAt = Date.now();
+              stage = 'recognize';
+              setStage('recognize', sessionCount);
+            }
+            return recognizeOne(s, audio.key).catch(failAs('recognize'));
           }),
-        ),
-      `${plan.sessions.length} sessions`,
-    );
+        );
+      } finally {
+        // Overlapping stages: transcode until the last session is staged, recognize after it.
+        stageMs.transcode = (stagedAt > t0 ? stagedAt : Date.now()) - t0;
+        if (stagedAt > t0) stageMs.recognize = Date.now() - stagedAt;
+      }
+    } else {
+      // Histories from before PIPELINED_SESSIONS: every transcode, then every recognition.
+      const audio = await timed(
+        'transcode',
+        () => Promise.all(plan.sessions.map(transcodeOne)),
+        sessionCount,
+      );
+      audioKeys.push(...audio.map((a) => a.key));
+      recognized = await timed(
+        'recognize',
+        () => Promise.all(plan.sessions.map((s, i) => recognizeOne(s, audio[i]!.key))),
+        sessionCount,
+      );
+    }
 
     const timelineKey = `${staging}timeline.json`;
     const merged = await timed('merge', () =>
@@ -349,7 +385,7 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
           plan,
           sessions: plan.sessions.map((s, i) => ({
             ...s,
-            audioKey: staged[i]!.key,
+            audioKey: audioKeys[i]!,
             restarts: recognized[i]!.restarts,
             reStreamedSeconds: recognized[i]!.reStreamedSeconds,
             audioSecondsSent: recognized[i]!.audioSecondsSent,

@@ -14,9 +14,15 @@ const DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 describe('recorded workflow histories', () => {
   const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
 
-  it('exist for the recording workflow, done and failed', () => {
+  it('exist for the recording workflow, done and failed, from before and after each patch', () => {
     expect(files).toEqual(
-      expect.arrayContaining(['process-recording-stereo.json', 'process-recording-failed.json']),
+      expect.arrayContaining([
+        'process-recording-stereo.json',
+        'process-recording-failed.json',
+        // Recorded before the `pipelined-sessions` patch: runs in flight at a deploy take the old path.
+        'process-recording-stereo-before-pipelined-sessions.json',
+        'process-recording-failed-before-pipelined-sessions.json',
+      ]),
     );
   });
 
