@@ -12,6 +12,11 @@
  * (VmHWM; the workers are restarted before each pass); and the transcode share of the wall time (the
  * union of the transcode activities' intervals, from the workflows' histories). Rendering the night's
  * audio is not measured: files are cached under `.bench-cache/night/`.
+ *
+ * Text requests run at the service's rate compressed like its clock (`--text-rate compressed`, the
+ * default): at speed 100 a night's recognition takes 1/100 of its real time, and so must the 50
+ * requests/s of text analysis, or the benchmark measures a night in which text analysis is 100 times
+ * its real share. `--text-rate real` keeps 45/s whatever the speed.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -47,7 +52,7 @@ function passFigures(run: CallsRun, budget: number, speed: number, rssMb: number
   const recognitions = activities.filter((a) => a.type === 'recognizeSession');
   const firstRecognition = Math.min(...recognitions.map((a) => a.startMs));
   // Recognition's own makespan: what the planner and the session budget decide. The rest of the wall
-  // time is text analysis of the last calls, which speed does not scale (real requests per second).
+  // time is the text analysis of the last calls to finish recognition.
   const recognitionMakespan = (Math.max(...recognitions.map((a) => a.endMs)) - run.t0) / 1000;
   return {
     calls: run.calls.length,
@@ -64,8 +69,8 @@ function passFigures(run: CallsRun, budget: number, speed: number, rssMb: number
     ratio: round(run.wallSeconds / bound.idealSeconds, 3),
     requestsPerAudioHour: requestsPerAudioHour(docs),
     workersPeakRssMb: rssMb,
-    // Audio seconds per second of a session's activity: below `speed` when pacing drifts (timer
-    // lateness of about 1 ms per request is 40 % of a 2.4-ms interval at speed 100) or sessions wait.
+    // Audio seconds per second of a session's activity: below `speed` when requests cannot keep the
+    // schedule (a CPU-bound machine) or sessions wait.
     effectiveSpeed: round(
       bound.totalSessionSeconds / (recognitions.reduce((t, a) => t + a.endMs - a.startMs, 0) / 1000),
     ),

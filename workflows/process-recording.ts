@@ -30,6 +30,7 @@ import type { PlanOptions, SessionPlan } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
 import type { OutputLocation, RecordingSource, Stage } from '../schemas/recording.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
+import { sessionPriority } from './session-priority.ts';
 
 export interface ProcessRecordingInput {
   /** Stable id of the call: names its output folder. Chosen by the caller (cli/, backfill). */
@@ -198,7 +199,10 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.audioSeconds, value: probe.durationSeconds }]);
 
     const plan: SessionPlan = await timed('plan', () =>
-      media({ summary: `plan ${Math.round(probe.durationSeconds)} s` }).planSource({
+      media({
+        summary: `plan ${Math.round(probe.durationSeconds)} s`,
+        priority: sessionPriority(probe.durationSeconds),
+      }).planSource({
         source: input.source,
         probe,
         options: input.plan,
@@ -211,6 +215,7 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
       const track = plan.tracks[s.track]!;
       const out = await media({
         summary: `transcode session ${s.index} (${s.speaker} ${s.start}–${s.end} s)`,
+        priority: sessionPriority(s.end - s.start),
       }).transcodeSource({
         source: input.source,
         keyPrefix: `${staging}audio/`,
@@ -238,6 +243,7 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
           nonRetryableErrorTypes: ['RecognitionRestartsExhausted', 'ServiceInvalid', 'ServiceAuth'],
         },
         summary: `recognize session ${s.index}: ${s.speaker}, ${s.start}–${s.end} s`,
+        priority: sessionPriority(seconds),
       }).recognizeSession({
         callId: input.callId,
         session: s.index,

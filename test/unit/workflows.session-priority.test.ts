@@ -1,0 +1,12 @@
+import { describe, expect, it } from 'vitest';
+import { sessionPriority } from '../../workflows/session-priority.ts';
+
+describe('sessionPriority', () => {
+  it('orders longer sessions first, within Temporal keys 1–5', () => {
+    const lengths = [3000, 1200, 1199, 600, 300, 240, 120, 90, 60, 1, 0];
+    const keys = lengths.map((s) => sessionPriority(s).priorityKey);
+    expect(keys).toEqual([1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 5]);
+    // Never a higher key (later dispatch) for a longer session.
+    for (let i = 1; i < keys.length; i += 1) expect(keys[i]!).toBeGreaterThanOrEqual(keys[i - 1]!);
+  });
+});
