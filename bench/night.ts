@@ -54,6 +54,14 @@ function passFigures(run: CallsRun, budget: number, speed: number, rssMb: number
   // Recognition's own makespan: what the planner and the session budget decide. The rest of the wall
   // time is the text analysis of the last calls to finish recognition.
   const recognitionMakespan = (Math.max(...recognitions.map((a) => a.endMs)) - run.t0) / 1000;
+  // What stood between the start and the first recognition: that call's activities up to it, each as
+  // seconds from the start when asked for (queued), started and ended.
+  const firstCall = run.calls.find((c) => c.activities.some((a) => a.startMs === firstRecognition));
+  const secondsOf = (ms: number) => round((ms - run.t0) / 1000, 2);
+  const startup = (firstCall?.activities ?? [])
+    .filter((a) => a.startMs <= firstRecognition)
+    .sort((a, b) => a.scheduledMs - b.scheduledMs)
+    .map((a) => `${a.type} ${secondsOf(a.scheduledMs)}/${secondsOf(a.startMs)}/${secondsOf(a.endMs)}`);
   return {
     calls: run.calls.length,
     done: run.calls.filter((c) => c.result.status === 'done').length,
@@ -80,6 +88,8 @@ function passFigures(run: CallsRun, budget: number, speed: number, rssMb: number
     transcodeSeconds: round(transcodeMs / 1000),
     recognitionSpanSeconds: round(recognizeMs / 1000),
     firstRecognitionAfterSeconds: round((firstRecognition - run.t0) / 1000),
+    // queued/started/ended, seconds from the start
+    startup,
   };
 }
 

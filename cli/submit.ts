@@ -8,7 +8,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
-import { planOptionsOf, taskQueues, type Config } from '../schemas/config.ts';
+import { planOptionsOf, recordingQueues, taskQueues, type Config } from '../schemas/config.ts';
 import type { OutputLocation, RecordingSource } from '../schemas/recording.ts';
 import type { ObjectStore } from '../activities/storage/object-store.ts';
 import { parseS3Url } from '../activities/storage/object-store.ts';
@@ -91,7 +91,7 @@ export async function submitRecording(
     metadata: options.metadata,
     pacingSpeed: config.service.speed,
     plan: planOptionsOf(config),
-    queues: { media: taskQueues(config).media, asr: taskQueues(config).asr, nlp: taskQueues(config).nlp },
+    queues: recordingQueues(config),
     ...options.extra,
   };
   const handle = await client.workflow.start('processRecording', {

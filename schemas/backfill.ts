@@ -69,7 +69,9 @@ export const backfillInputSchema = z.object({
       planStrategy: z.enum(['fixed', 'balanced']).optional(),
       planBudget: z.number().int().positive().optional(),
       minSessionSeconds: z.number().positive().optional(),
-      queues: z.object({ media: z.string(), asr: z.string(), nlp: z.string() }).optional(),
+      queues: z
+        .object({ media: z.string(), probe: z.string().optional(), asr: z.string(), nlp: z.string() })
+        .optional(),
     })
     .default({ stagingPrefix: 'staging/' }),
   /** Task queue of the children and of the batch's own activities; default: the batch's. */

@@ -56,7 +56,7 @@ export const s3ConfigSchema = z.object({
 export const temporalConfigSchema = z.object({
   address: z.string().min(1),
   namespace: z.string().min(1),
-  /** Prefix of every task queue: `callpipe`, `callpipe-media`, `callpipe-asr`, `callpipe-nlp`. */
+  /** Prefix of every task queue: `callpipe`, `callpipe-media`, `callpipe-probe`, `callpipe-asr`, `callpipe-nlp`. */
   taskQueuePrefix: z.string().min(1),
 });
 
@@ -69,6 +69,12 @@ export const limitsConfigSchema = z.object({
   nlpConcurrency: positiveInt,
   /** ffmpeg processes per media worker: about one per core. */
   mediaConcurrency: positiveInt,
+  /**
+   * Probes per media worker, on a queue of their own (`<prefix>-probe`): a night's flood of new calls'
+   * probes (each a download and a full decode) never holds the slots that plan and transcode the calls
+   * already under way, which feed the recognition sessions.
+   */
+  probeConcurrency: positiveInt,
   /** Longest recognition session in seconds (spec 02 Limits: 3,000 s). */
   maxSessionSeconds: positive.max(3000),
   /**
@@ -151,6 +157,7 @@ export const DEFAULTS = {
     nlpRequestsPerSecond: 20,
     nlpConcurrency: 8,
     mediaConcurrency: 2,
+    probeConcurrency: 1,
     maxSessionSeconds: 3000,
     planStrategy: 'balanced',
     minSessionSeconds: 60,
@@ -195,6 +202,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_NLP_RPS: 'limits.nlpRequestsPerSecond',
   CALLPIPE_NLP_CONCURRENCY: 'limits.nlpConcurrency',
   CALLPIPE_MEDIA_CONCURRENCY: 'limits.mediaConcurrency',
+  CALLPIPE_PROBE_CONCURRENCY: 'limits.probeConcurrency',
   CALLPIPE_MAX_SESSION_SECONDS: 'limits.maxSessionSeconds',
   CALLPIPE_PLAN_STRATEGY: 'limits.planStrategy',
   CALLPIPE_MIN_SESSION_SECONDS: 'limits.minSessionSeconds',
@@ -342,7 +350,14 @@ export function taskQueues(config: Pick<Config, 'temporal'>) {
   return {
     workflows: prefix,
     media: `${prefix}-media`,
+    probe: `${prefix}-probe`,
     asr: `${prefix}-asr`,
     nlp: `${prefix}-nlp`,
   } as const;
+}
+
+/** The queues a processRecording workflow sends its activities to (its `queues` input). */
+export function recordingQueues(config: Pick<Config, 'temporal'>) {
+  const { media, probe, asr, nlp } = taskQueues(config);
+  return { media, probe, asr, nlp };
 }

@@ -1,4 +1,4 @@
-// Worker entry for the `media` task queue.
+// Worker entry for the `media` task queue and its `probe` queue (a media worker probes too).
 import { main } from './run.ts';
 
-main(['media']);
+main(['media', 'probe']);

@@ -12,8 +12,8 @@ import {
   workflowsQueueActivities,
 } from './activities.ts';
 
-export type QueueName = 'workflows' | 'media' | 'asr' | 'nlp';
-export const QUEUE_NAMES: QueueName[] = ['workflows', 'media', 'asr', 'nlp'];
+export type QueueName = 'workflows' | 'media' | 'probe' | 'asr' | 'nlp';
+export const QUEUE_NAMES: QueueName[] = ['workflows', 'media', 'probe', 'asr', 'nlp'];
 
 export interface WorkerDeps {
   config: Config;
@@ -40,6 +40,13 @@ export async function createQueueWorker(
         activities: mediaQueueActivities({ config }),
         // ffmpeg is CPU-bound: about one per core.
         maxConcurrentActivityTaskExecutions: config.limits.mediaConcurrency,
+      });
+    case 'probe':
+      // The same activities; the workflow sends only probes here (see limits.probeConcurrency).
+      return Worker.create({
+        ...base,
+        activities: mediaQueueActivities({ config }),
+        maxConcurrentActivityTaskExecutions: config.limits.probeConcurrency,
       });
     case 'asr':
       return Worker.create({

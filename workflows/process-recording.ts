@@ -54,7 +54,7 @@ export interface ProcessRecordingInput {
   /** Delete the staged audio and intermediates after success (default true). */
   cleanupStaging?: boolean;
   /** Task queue names; default `callpipe-media`, `callpipe-asr`, `callpipe-nlp`. */
-  queues?: { media: string; asr: string; nlp: string };
+  queues?: { media: string; asr: string; nlp: string; probe?: string };
 }
 
 export interface ProcessRecordingResult {
@@ -88,7 +88,12 @@ export const progressQuery = defineQuery<ProcessRecordingProgress>('progress');
 /** Patch id: sessions stream as soon as their own audio is staged (no barrier after all transcodes). */
 export const PIPELINED_SESSIONS = 'pipelined-sessions';
 
-const DEFAULT_QUEUES = { media: 'callpipe-media', asr: 'callpipe-asr', nlp: 'callpipe-nlp' };
+const DEFAULT_QUEUES = {
+  media: 'callpipe-media',
+  probe: 'callpipe-probe',
+  asr: 'callpipe-asr',
+  nlp: 'callpipe-nlp',
+};
 
 /** Marks the failing stage on an error that leaves the pipeline. */
 class StageFailure extends Error {
@@ -193,7 +198,10 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
 
   try {
     const probe: ProbeResult = await timed('probe', () =>
-      media({ summary: `probe ${input.source.key}` }).probeSource({ source: input.source }),
+      // On a queue of its own when the caller names one (older callers: the media queue).
+      media({ summary: `probe ${input.source.key}`, taskQueue: queues.probe ?? queues.media }).probeSource({
+        source: input.source,
+      }),
     );
     progress.audioSeconds = probe.durationSeconds;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.audioSeconds, value: probe.durationSeconds }]);

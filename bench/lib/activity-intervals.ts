@@ -11,20 +11,22 @@ function tsToMs(ts: { seconds?: unknown; nanos?: number | null } | null | undefi
 
 export interface Interval {
   type: string;
+  /** When the workflow asked for it: `startMs - scheduledMs` is the wait for a worker slot. */
+  scheduledMs: number;
   startMs: number;
   endMs: number;
 }
 
 export async function activityIntervals(handle: WorkflowHandle): Promise<Interval[]> {
   const history = await handle.fetchHistory();
-  const scheduled = new Map<string, string>();
+  const scheduled = new Map<string, { type: string; at: number }>();
   const started = new Map<string, number>();
   const out: Interval[] = [];
   for (const e of history.events ?? []) {
     const id = String(e.eventId);
     const at = tsToMs(e.eventTime);
     if (e.activityTaskScheduledEventAttributes) {
-      scheduled.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
+      scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at });
     } else if (e.activityTaskStartedEventAttributes) {
       started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), at);
     } else {
@@ -36,7 +38,9 @@ export async function activityIntervals(handle: WorkflowHandle): Promise<Interva
       const key = String(closed.scheduledEventId);
       const startMs = started.get(key);
       // The started event of a retried activity is written with the final attempt only.
-      if (startMs !== undefined) out.push({ type: scheduled.get(key) ?? '?', startMs, endMs: at });
+      const asked = scheduled.get(key);
+      if (startMs !== undefined)
+        out.push({ type: asked?.type ?? '?', scheduledMs: asked?.at ?? startMs, startMs, endMs: at });
     }
   }
   return out;

@@ -13,7 +13,7 @@ import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { outputLocation } from '../submit.ts';
 import { parseS3Url } from '../../activities/storage/object-store.ts';
 import { slug } from '../../activities/storage/call-id.ts';
-import { taskQueues, type Config } from '../../schemas/config.ts';
+import { recordingQueues, taskQueues, type Config } from '../../schemas/config.ts';
 import {
   backfillInputSchema,
   type BackfillFilters,
@@ -67,7 +67,6 @@ export function backfillWorkflowId(batchId: string): string {
 
 /** What every child needs from the configuration (as `callpipe process` passes it). */
 export function childDefaults(config: Config): BackfillInput['child'] {
-  const q = taskQueues(config);
   return {
     stagingPrefix: config.s3.stagingPrefix,
     keepStaging: config.s3.keepStaging,
@@ -76,7 +75,7 @@ export function childDefaults(config: Config): BackfillInput['child'] {
     planStrategy: config.limits.planStrategy,
     planBudget: config.limits.asrConcurrentSessions,
     minSessionSeconds: config.limits.minSessionSeconds,
-    queues: { media: q.media, asr: q.asr, nlp: q.nlp },
+    queues: recordingQueues(config),
   };
 }
 

@@ -152,6 +152,7 @@ export function stackEnv(config: Config): Record<string, string> {
     CALLPIPE_NLP_RPS: String(config.limits.nlpRequestsPerSecond),
     CALLPIPE_NLP_CONCURRENCY: String(config.limits.nlpConcurrency),
     CALLPIPE_MEDIA_CONCURRENCY: String(config.limits.mediaConcurrency),
+    CALLPIPE_PROBE_CONCURRENCY: String(config.limits.probeConcurrency),
     CALLPIPE_MAX_SESSION_SECONDS: String(config.limits.maxSessionSeconds),
     CALLPIPE_PLAN_STRATEGY: config.limits.planStrategy,
     CALLPIPE_MIN_SESSION_SECONDS: String(config.limits.minSessionSeconds),

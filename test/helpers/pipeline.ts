@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
-import { taskQueues, type Config } from '../../schemas/config.ts';
+import { recordingQueues, type Config } from '../../schemas/config.ts';
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture, type FixtureOptions } from '../../activities/media/fixture.ts';
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
@@ -48,8 +48,7 @@ export function withPrefix(config: Config, prefix: string, service?: Partial<Con
 }
 
 export function queuesOf(config: Config) {
-  const q = taskQueues(config);
-  return { media: q.media, asr: q.asr, nlp: q.nlp };
+  return recordingQueues(config);
 }
 
 /** Every queue's worker in this process, until `stop()`. */

@@ -13,6 +13,7 @@ describe('loadConfig', () => {
     expect(taskQueues(config)).toEqual({
       workflows: 'callpipe',
       media: 'callpipe-media',
+      probe: 'callpipe-probe',
       asr: 'callpipe-asr',
       nlp: 'callpipe-nlp',
     });
