@@ -32,7 +32,7 @@ function deps({ config, store, service }: ActivityDeps) {
   };
 }
 
-/** `callpipe-media`: probe, plan, transcode, merge, results (CPU and object storage). */
+/** `callpipe-media` (and `callpipe-probe`, probes only): probe, plan, transcode, merge, results (CPU and object storage). */
 export function mediaQueueActivities(input: ActivityDeps) {
   const { store } = deps(input);
   const { config } = input;

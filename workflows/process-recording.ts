@@ -53,7 +53,7 @@ export interface ProcessRecordingInput {
   heartbeatTimeoutSeconds?: number;
   /** Delete the staged audio and intermediates after success (default true). */
   cleanupStaging?: boolean;
-  /** Task queue names; default `callpipe-media`, `callpipe-asr`, `callpipe-nlp`. */
+  /** Task queue names; default `callpipe-media`, `callpipe-probe`, `callpipe-asr`, `callpipe-nlp`. */
   queues?: { media: string; asr: string; nlp: string; probe?: string };
 }
 
