@@ -205,6 +205,25 @@ async function run(): Promise<void> {
               [`${b}IdealOver${a}Ideal`]: round(passes[b].idealSeconds / passes[a].idealSeconds, 3),
               callsWithDifferentTranscripts: transcripts[a]!.filter((t, i) => t !== transcripts[b]![i])
                 .length,
+              // The first utterance that differs, per call: what a reader needs to tell a moved cut from noise.
+              differences: specs.flatMap((spec, i) => {
+                const [x, y] = [
+                  JSON.parse(transcripts[a]![i]!),
+                  JSON.parse(transcripts[b]![i]!),
+                ] as unknown[][];
+                if (JSON.stringify(x) === JSON.stringify(y)) return [];
+                const found = (x ?? []).findIndex((u, k) => JSON.stringify(u) !== JSON.stringify(y?.[k]));
+                const at = found === -1 ? (x ?? []).length : found;
+                return [
+                  {
+                    call: spec.name,
+                    utterance: at,
+                    [a]: x?.[at],
+                    [b]: y?.[at],
+                    counts: [x?.length, y?.length],
+                  },
+                ];
+              }),
             },
           }
         : {}),
