@@ -43,7 +43,10 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
   let emulatorAccounts: string | undefined;
   if (options.textRateLimit) {
     emulatorAccounts = join(home, 'emulator-accounts.json');
-    writeFileSync(emulatorAccounts, JSON.stringify([defaultAccountInput({ rateLimit: options.textRateLimit })]));
+    writeFileSync(
+      emulatorAccounts,
+      JSON.stringify([defaultAccountInput({ rateLimit: options.textRateLimit })]),
+    );
   }
   const config = isolatedStackConfig(home, options.speed, {
     limits: {
