@@ -166,7 +166,7 @@ describe('planSessions: balanced strategy', () => {
     expect(sessions.length).toBeLessThanOrEqual(16);
   });
 
-  it('never exceeds 3,000 s (10 h stereo, budget 16) and never goes under the floor', () => {
+  it('never exceeds 3,000 s (10 h stereo, budget 16): full rounds of the budget; never under the floor', () => {
     const silences = [periodicSilences(36000, 5, 3.5), periodicSilences(36000, 5, 3.5)];
     const long = planSessions({
       durationSeconds: 36000,
@@ -174,8 +174,11 @@ describe('planSessions: balanced strategy', () => {
       silences,
       options: { strategy: 'balanced', budget: 16 },
     });
-    expect(long.targetSessionSeconds).toBe(3000);
+    // 72,000 s over 16 sessions would be 4,500 s each: two rounds of 16 sessions of 2,250 s, where
+    // sessions at the 3,000-s limit (26 of them) left the second round 10 sessions long.
+    expect(long.targetSessionSeconds).toBe(2250);
     checkPlan(long.sessions, 36000, silences, { max: 3000, window: 60 });
+    expect(long.sessions).toHaveLength(32);
 
     const short = planSessions({
       durationSeconds: 600,
@@ -207,6 +210,9 @@ describe('planSessions: balanced strategy', () => {
     const options = planOptionsSchema.parse({ strategy: 'balanced', budget: 10, minSessionSeconds: 30 });
     expect(balancedTargetSeconds(3000, 2, options)).toBe(600);
     expect(balancedTargetSeconds(100, 1, options)).toBe(30);
+    const budget16 = planOptionsSchema.parse({ strategy: 'balanced', budget: 16 });
+    expect(balancedTargetSeconds(48000, 1, budget16)).toBe(3000); // exactly one round at the limit
+    expect(balancedTargetSeconds(50000, 1, budget16)).toBe(1562.5); // two rounds
   });
 });
 
