@@ -29,7 +29,8 @@ import type { ResultDocument } from '../schemas/result.ts';
 import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
 import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
-import { workersProcess, writeWorkflowBundle } from './lib/workers-process.ts';
+import { workersProcess } from './lib/workers-process.ts';
+import { writeWorkflowBundle } from '../workers/runtime.ts';
 
 const SPEED = 100;
 const BUDGET = 16;

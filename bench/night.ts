@@ -38,9 +38,21 @@ const TEXT_RPS = 45;
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-/** Speaker, start and text of every utterance: what must not depend on how the call was cut. */
-function transcriptOf(doc: ResultDocument | undefined): string {
-  return JSON.stringify(doc?.utterances.map((u) => [u.speaker, round(u.start, 2), u.text]) ?? null);
+/** Speaker, start and text of every utterance, one string each: what must not depend on how the call was cut. */
+function transcriptOf(doc: ResultDocument | undefined): string[] {
+  return doc?.utterances.map((u) => JSON.stringify([u.speaker, round(u.start, 2), u.text])) ?? [];
+}
+
+/** Per call whose transcripts differ: the first utterance that does, and both utterance counts. */
+function transcriptDifferences(names: string[], a: [string, string[][]], b: [string, string[][]]) {
+  return names.flatMap((call, i) => {
+    const [x, y] = [a[1][i]!, b[1][i]!];
+    const at = x.findIndex((u, k) => u !== y[k]);
+    // A prefix of the other differs where it ends.
+    const first = at !== -1 ? at : x.length !== y.length ? x.length : undefined;
+    if (first === undefined) return [];
+    return [{ call, utterance: first, [a[0]]: x[first], [b[0]]: y[first], counts: [x.length, y.length] }];
+  });
 }
 
 function passFigures(run: CallsRun, budget: number, speed: number, rssMb: number | undefined) {
@@ -159,7 +171,7 @@ async function run(): Promise<void> {
       string,
       ReturnType<typeof passFigures> & { workersCpuCores: number; emulatorCpuCores: number }
     > = {};
-    const transcripts: Record<string, string[]> = {};
+    const transcripts: Record<string, string[][]> = {};
     for (const strategy of strategies) {
       // Fresh workers per pass: their peak RSS belongs to this pass alone.
       const workers = await stack.startWorkers();
@@ -185,6 +197,15 @@ async function run(): Promise<void> {
       log(`${strategy}: ${JSON.stringify(passes[strategy])}`);
     }
     const [a, b] = strategies;
+    // The first utterance that differs, per call: what a reader needs to tell a moved cut from noise.
+    const differences =
+      a && b && transcripts[a] && transcripts[b]
+        ? transcriptDifferences(
+            specs.map((spec) => spec.name),
+            [a, transcripts[a]],
+            [b, transcripts[b]],
+          )
+        : [];
     const summary = {
       night: {
         calls: specs.length,
@@ -203,27 +224,8 @@ async function run(): Promise<void> {
             comparison: {
               [`${b}WallOver${a}Wall`]: round(passes[b].wallSeconds / passes[a].wallSeconds, 3),
               [`${b}IdealOver${a}Ideal`]: round(passes[b].idealSeconds / passes[a].idealSeconds, 3),
-              callsWithDifferentTranscripts: transcripts[a]!.filter((t, i) => t !== transcripts[b]![i])
-                .length,
-              // The first utterance that differs, per call: what a reader needs to tell a moved cut from noise.
-              differences: specs.flatMap((spec, i) => {
-                const [x, y] = [
-                  JSON.parse(transcripts[a]![i]!),
-                  JSON.parse(transcripts[b]![i]!),
-                ] as unknown[][];
-                if (JSON.stringify(x) === JSON.stringify(y)) return [];
-                const found = (x ?? []).findIndex((u, k) => JSON.stringify(u) !== JSON.stringify(y?.[k]));
-                const at = found === -1 ? (x ?? []).length : found;
-                return [
-                  {
-                    call: spec.name,
-                    utterance: at,
-                    [a]: x?.[at],
-                    [b]: y?.[at],
-                    counts: [x?.length, y?.length],
-                  },
-                ];
-              }),
+              callsWithDifferentTranscripts: differences.length,
+              differences,
             },
           }
         : {}),

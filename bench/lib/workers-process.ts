@@ -7,8 +7,6 @@ import type { ManagedProcess } from '../../cli/stack/process.ts';
 import { toolEnv } from '../../cli/tools/provision.ts';
 import { workersProcess as stackWorkersProcess, type RunningStack } from '../../cli/stack/stack.ts';
 
-export { writeWorkflowBundle } from '../../workers/runtime.ts';
-
 export function workersProcess(
   stack: RunningStack,
   options: { name: string; bundlePath: string; env: Record<string, string> },

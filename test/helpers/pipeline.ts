@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
-import { recordingQueues, type Config } from '../../schemas/config.ts';
+import type { Config } from '../../schemas/config.ts';
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture, type FixtureOptions } from '../../activities/media/fixture.ts';
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
@@ -45,10 +45,6 @@ export function withPrefix(config: Config, prefix: string, service?: Partial<Con
     temporal: { ...config.temporal, taskQueuePrefix: prefix },
     service: { ...config.service, ...service },
   };
-}
-
-export function queuesOf(config: Config) {
-  return recordingQueues(config);
 }
 
 /** Every queue's worker in this process, until `stop()`. */

@@ -19,11 +19,10 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { resolveSource, submitRecording } from '../../cli/submit.ts';
-import type { Config } from '../../schemas/config.ts';
+import { recordingQueues, type Config } from '../../schemas/config.ts';
 import {
   inProcessWorkers,
   makeCall,
-  queuesOf,
   uniquePrefix,
   withPrefix,
   type GeneratedCall,
@@ -125,7 +124,7 @@ describe('secrets and output keys', () => {
         const submitted = await submitRecording(pc, source, {
           output: { bucket: pc.store.bucket, prefix: `security-${run}/${label}/` },
           redo: true,
-          extra: { queues: queuesOf(config), pacingSpeed: pc.config.service.speed },
+          extra: { queues: recordingQueues(config), pacingSpeed: pc.config.service.speed },
         });
         ours.push(submitted.workflowId);
         const result: ProcessRecordingResult = await submitted.handle.result();
