@@ -11,7 +11,7 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } 
 import { planOptionsOf, recordingQueues, taskQueues, type Config } from '../schemas/config.ts';
 import type { OutputLocation, RecordingSource } from '../schemas/recording.ts';
 import type { ObjectStore } from '../activities/storage/object-store.ts';
-import { parseS3Url } from '../activities/storage/object-store.ts';
+import { outputLocationOf, parseS3Url, uploadKey } from '../schemas/call-keys.ts';
 import { callIdOf, workflowIdOf } from '../activities/storage/call-id.ts';
 import type { PipelineClient } from './stack-client.ts';
 import { CliError } from './command.ts';
@@ -40,7 +40,7 @@ export async function resolveSource(
   const path = resolve(input);
   if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`no such file: ${input}`, 1);
   const digest = await sha256File(path);
-  const key = `${config.s3.inputPrefix}local/${digest.slice(0, 16)}/${basename(path)}`;
+  const key = uploadKey(config.s3.inputPrefix, 'local', digest, basename(path));
   let head = await store.head(key);
   if (!head) {
     await store.putFile(key, path);
@@ -51,9 +51,11 @@ export async function resolveSource(
 
 /** `--out`: an S3 URL, or the configured output prefix (local directories get a copy after the run). */
 export function outputLocation(out: string | undefined, config: Config): OutputLocation {
-  const s3 = out ? parseS3Url(out) : undefined;
-  if (s3) return { bucket: s3.bucket, prefix: s3.key && !s3.key.endsWith('/') ? `${s3.key}/` : s3.key };
-  return { bucket: config.s3.bucket, prefix: config.s3.outputPrefix };
+  try {
+    return outputLocationOf(out && parseS3Url(out) ? out : config.s3.outputPrefix, config.s3.bucket);
+  } catch (err) {
+    throw new CliError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 export interface SubmitOptions {

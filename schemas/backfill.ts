@@ -6,7 +6,7 @@
  * lists *pages* of recordings and starts one `processRecording` child per recording that is not done.
  */
 import { z } from 'zod';
-import { outputLocationSchema, recordingSourceSchema } from './recording.ts';
+import { OUTCOMES, outputLocationSchema, recordingSourceSchema } from './recording.ts';
 
 /** Extensions listed by default: what the media activities can decode (ffmpeg). */
 export const DEFAULT_EXTENSIONS = ['wav', 'mp3', 'm4a', 'mp4', 'aac', 'ogg', 'opus', 'flac', 'webm', 'wma'];
@@ -115,7 +115,8 @@ export interface BackfillPage {
   missing: number;
 }
 
-export const REPORT_STATUSES = ['done', 'failed', 'skipped', 'missing', 'cancelled'] as const;
+/** A call's outcome (schemas/recording.ts), or what the batch alone can say of a row. */
+export const REPORT_STATUSES = [...OUTCOMES, 'missing', 'cancelled'] as const;
 export type ReportStatus = (typeof REPORT_STATUSES)[number];
 
 export const reportRowSchema = z.object({

@@ -13,12 +13,12 @@ export const recordingSourceSchema = z.object({
 });
 export type RecordingSource = z.infer<typeof recordingSourceSchema>;
 
-/** Where results go: a bucket and a key prefix (`results/`). */
+/** Where results go: a bucket and a key prefix (`results/`), normalized by schemas/call-keys.ts. */
 export const outputLocationSchema = z.object({
   bucket: z.string().min(1),
   prefix: z.string(),
 });
-export type OutputLocation = z.infer<typeof outputLocationSchema>;
+export type { OutputLocation } from './call-keys.ts';
 
 /** The stages of a call, in order: kept current in the `CallpipeStage` search attribute. */
 export const STAGES = [
@@ -35,3 +35,11 @@ export const STAGES = [
   'failed',
 ] as const;
 export type Stage = (typeof STAGES)[number];
+
+/**
+ * How a call ended, in one vocabulary for the workflow's status, the `CallpipeOutcome` search attribute,
+ * `process --json` and the batch report: `done` (every step), `partial` (result.json written, a text step
+ * failed: see its `stepFailures`), `failed` (error.json written), `skipped` (done before; nothing run).
+ */
+export const OUTCOMES = ['done', 'partial', 'failed', 'skipped'] as const;
+export type Outcome = (typeof OUTCOMES)[number];

@@ -14,7 +14,6 @@
  * Query: `progress`.
  */
 import {
-  ApplicationFailure,
   CancellationScope,
   CancelledFailure,
   ChildWorkflowFailure,
@@ -46,6 +45,8 @@ import {
   type ProcessRecordingInput,
   type ProcessRecordingResult,
 } from './process-recording.ts';
+import { batchPartsPrefix, batchReportPrefix, locationUrl } from '../schemas/call-keys.ts';
+import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 
 export type BackfillPhase =
@@ -100,17 +101,6 @@ function emptyCounters(): BackfillCounters {
   };
 }
 
-/** The report folder of a batch (activities/backfill/report.ts names the same one). */
-function reportPrefixOf(input: BackfillInput): string {
-  return `${input.output.prefix}batches/${input.batchId.replace(/[^A-Za-z0-9._-]/g, '_')}/`;
-}
-
-function reasonOf(err: unknown): string {
-  let e: unknown = err;
-  while (e instanceof Error && e.cause && !(e instanceof ApplicationFailure)) e = e.cause;
-  return e instanceof Error ? e.message : String(err);
-}
-
 export async function backfill(input: BackfillInput, carry?: BackfillCarry): Promise<BackfillResult> {
   const info = workflowInfo();
   const state: BackfillCarry = carry ?? {
@@ -122,9 +112,9 @@ export async function backfill(input: BackfillInput, carry?: BackfillCarry): Pro
     maxHistoryEvents: 0,
   };
   const counters = state.counters;
-  const reportPrefix = reportPrefixOf(input);
+  const reportPrefix = batchReportPrefix(input.output, input.batchId);
   // One execution chain's parts: a later execution of the same batch writes its own.
-  const partsPrefix = `${reportPrefix}parts/${info.firstExecutionRunId}/`;
+  const partsPrefix = batchPartsPrefix(reportPrefix, info.firstExecutionRunId);
   const activities = proxyActivities<BackfillActivities>({
     taskQueue: input.taskQueue ?? info.taskQueue,
     startToCloseTimeout: '10 minutes',
@@ -200,7 +190,7 @@ export async function backfill(input: BackfillInput, carry?: BackfillCarry): Pro
       wallSeconds: (Date.now() - startedMs) / 1000,
     });
     const finished = (item: BackfillItem, startedMs: number, r: ProcessRecordingResult) => {
-      if (r.status === 'done') {
+      if (r.status === 'done' || r.status === 'partial') {
         counters.done += 1;
         counters.audioSeconds += r.durationSeconds ?? 0;
       } else if (r.status === 'failed') counters.failed += 1;
@@ -352,7 +342,7 @@ export async function backfill(input: BackfillInput, carry?: BackfillCarry): Pro
           input.source.kind === 'prefix'
             ? `s3://${input.source.bucket}/${input.source.prefix}`
             : `s3://${input.source.bucket}/${input.source.key}`,
-        output: `s3://${input.output.bucket}/${input.output.prefix}`,
+        output: locationUrl(input.output),
         startedAt: state.startedAt,
         status: cancelRequested ? 'cancelled' : 'done',
         runs: state.run + 1,

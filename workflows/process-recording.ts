@@ -1,34 +1,40 @@
 /**
  * processRecording: one recording from object storage to `<out>/<callId>/result.json`.
  *
- * probe → plan → per session: transcode, then recognize (sessions in parallel; the asr worker's slots
- * bound how many stream at once) → merge timeline → fillers → summary, sentiment, keywords → write outputs.
- * History carries keys and small facts only. A failure at any stage writes `error.json` with the stage
- * and the reason, and the workflow completes with status `failed` so batches go on and report it.
+ * probe → plan → per session: transcode, then recognize (each session streams as soon as its own audio
+ * is staged; the asr worker's slots bound how many stream at once) → merge timeline → fillers →
+ * summary, sentiment, keywords → write outputs. History carries keys and small facts only. A failure at
+ * any stage writes `error.json` with the stage and the reason, and the workflow completes with status
+ * `failed` so batches go on and report it.
+ *
+ * Reading order: the activity proxies and their policies, then `processRecording` (one screen), then
+ * one function per stage, then the call's state (keys, stage tracker, outcome).
  */
 import {
-  ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   defineQuery,
+  deprecatePatch,
   isCancellation,
-  patched,
   proxyActivities,
-  setHandler,
   setCurrentDetails,
+  setHandler,
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
+  type RetryPolicy,
 } from '@temporalio/workflow';
 import type { RecordingMediaActivities } from '../activities/media/recording.ts';
 import type { AsrActivities, RecognizeSessionOutput } from '../activities/asr/recognize-session.ts';
 import type { MergeActivities } from '../activities/asr/merge-timeline.ts';
 import type { NlpActivities, NlpStepOutput } from '../activities/nlp/activities.ts';
-import type { ResultActivities } from '../activities/storage/results.ts';
+import type { ResultActivities, WriteResultOutput } from '../activities/storage/results.ts';
 import type { CallStateActivities } from '../activities/storage/call-state.ts';
-import type { PlanOptions, SessionPlan } from '../schemas/plan.ts';
+import type { PlanOptions, PlanSession, SessionPlan } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
-import type { OutputLocation, RecordingSource, Stage } from '../schemas/recording.ts';
+import type { OutputLocation, Outcome, RecordingSource, Stage } from '../schemas/recording.ts';
+import { callKeys, sessionResultKey, type CallKeys } from '../schemas/call-keys.ts';
+import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
+import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { sessionPriority } from './session-priority.ts';
 
@@ -36,6 +42,7 @@ export interface ProcessRecordingInput {
   /** Stable id of the call: names its output folder. Chosen by the caller (cli/, backfill). */
   callId: string;
   source: RecordingSource;
+  /** Where results go; any prefix spelling (schemas/call-keys.ts normalizes it). */
   output: OutputLocation;
   /** Staging key prefix for transcoded audio and intermediate documents. */
   stagingPrefix: string;
@@ -53,18 +60,20 @@ export interface ProcessRecordingInput {
   heartbeatTimeoutSeconds?: number;
   /** Delete the staged audio and intermediates after success (default true). */
   cleanupStaging?: boolean;
-  /** Task queue names; default `callpipe-media`, `callpipe-probe`, `callpipe-asr`, `callpipe-nlp`. */
+  /** Task queue names; default {@link DEFAULT_QUEUES}. */
   queues?: { media: string; asr: string; nlp: string; probe?: string };
 }
 
 export interface ProcessRecordingResult {
   callId: string;
-  status: 'done' | 'failed' | 'skipped';
+  status: Outcome;
   resultKey?: string;
   errorKey?: string;
   /** Stage where it failed, and why. */
   stage?: Stage;
   reason?: string;
+  /** Text steps that failed in a `partial` call. */
+  stepFailures?: { step: string; reason: string }[];
   durationSeconds?: number;
   sessions?: number;
   utterances?: number;
@@ -85,17 +94,347 @@ export interface ProcessRecordingProgress {
 
 export const progressQuery = defineQuery<ProcessRecordingProgress>('progress');
 
-/** Patch id: sessions stream as soon as their own audio is staged (no barrier after all transcodes). */
+/**
+ * Patch id: sessions stream as soon as their own audio is staged (no barrier after all transcodes).
+ * Retired in Temporal's documented order: `patched` (both paths) → `deprecatePatch` (this release: the
+ * old path is gone, no run from before the patch can still be open, the marker is still written) →
+ * removal, once no run that wrote the marker can be open or reset (see CHANGELOG.md).
+ */
 export const PIPELINED_SESSIONS = 'pipelined-sessions';
 
-const DEFAULT_QUEUES = {
+export const DEFAULT_QUEUES = {
   media: 'callpipe-media',
   probe: 'callpipe-probe',
   asr: 'callpipe-asr',
   nlp: 'callpipe-nlp',
 };
 
-/** Marks the failing stage on an error that leaves the pipeline. */
+// --- activities and their policies (the README's retry budget is computed from these) -------------------
+
+/** Temporal's backoff for every activity: 1 s doubling to `maxInterval`; never a non-retryable type. */
+function retry(maximumAttempts: number, maximumInterval: string): RetryPolicy {
+  return {
+    maximumAttempts,
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval,
+    nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+  };
+}
+
+export const ACTIVITY_POLICIES = {
+  /** ffprobe of one recording; its own queue, so new calls' probes never hold staging slots. */
+  probe: { taskQueue: DEFAULT_QUEUES.probe, startToCloseTimeout: '15 minutes', retry: retry(5, '1 minute') },
+  /** Plan, transcode and merge: ffmpeg and small S3 objects. */
+  media: { taskQueue: DEFAULT_QUEUES.media, startToCloseTimeout: '15 minutes', retry: retry(5, '1 minute') },
+  /** Done-check, result and error writes, staging clean-up: S3 only, cheap to repeat. */
+  results: {
+    taskQueue: DEFAULT_QUEUES.media,
+    startToCloseTimeout: '5 minutes',
+    retry: retry(10, '1 minute'),
+  },
+  /** Text steps: 99997 and quota waits come as `nextRetryDelay` (schemas/retry-table.ts). */
+  nlp: { taskQueue: DEFAULT_QUEUES.nlp, startToCloseTimeout: '10 minutes', retry: retry(20, '5 minutes') },
+  /** One recognition session; the timeout is sized per session (streaming is paced in real time). */
+  asr: {
+    taskQueue: DEFAULT_QUEUES.asr,
+    startToCloseTimeout: '1 hour',
+    heartbeatTimeout: '30 seconds',
+    retry: retry(5, '1 minute'),
+  },
+} satisfies Record<string, ActivityOptions>;
+
+const probeActivities = proxyActivities<RecordingMediaActivities>(ACTIVITY_POLICIES.probe);
+const mediaActivities = proxyActivities<RecordingMediaActivities & MergeActivities>(ACTIVITY_POLICIES.media);
+const resultActivities = proxyActivities<ResultActivities & CallStateActivities>(ACTIVITY_POLICIES.results);
+const nlpActivities = proxyActivities<NlpActivities>(ACTIVITY_POLICIES.nlp);
+const asrActivities = proxyActivities<AsrActivities>(ACTIVITY_POLICIES.asr);
+
+// --- the workflow ------------------------------------------------------------------------------------------
+
+export async function processRecording(input: ProcessRecordingInput): Promise<ProcessRecordingResult> {
+  const call = new Call(input);
+  if (!input.redo && (await isDone(call))) return call.skipped();
+  try {
+    const probe = await probeStage(call);
+    const plan = await planStage(call, probe);
+    const sessions = await recognizeStage(call, probe, plan);
+    const merged = await mergeStage(call, probe, plan, sessions);
+    const text = await textStage(call, merged.utterances);
+    const written = await writeStage(call, probe, plan, sessions, text);
+    await cleanUpStaging(call);
+    return call.finished(written, probe, plan, merged.utterances, sessions, text);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return await failStage(call, err);
+  }
+}
+
+// --- stages ------------------------------------------------------------------------------------------------
+
+async function isDone(call: Call): Promise<boolean> {
+  return resultActivities.resultExists.executeWithOptions(call.onMedia('is the call done?'), [
+    { bucket: call.keys.output.bucket, key: call.keys.output.result },
+  ]);
+}
+
+async function probeStage(call: Call): Promise<ProbeResult> {
+  call.stages.enter('probe');
+  const probe = await probeActivities.probeSource.executeWithOptions(
+    // On a queue of its own when the caller names one (older callers: the media queue).
+    { summary: `probe ${call.input.source.key}`, taskQueue: call.queues.probe ?? call.queues.media },
+    [{ source: call.input.source }],
+  );
+  call.progress.audioSeconds = probe.durationSeconds;
+  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.audioSeconds, value: probe.durationSeconds }]);
+  return probe;
+}
+
+async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
+  call.stages.enter('plan');
+  const plan = await mediaActivities.planSource.executeWithOptions(
+    {
+      summary: `plan ${Math.round(probe.durationSeconds)} s`,
+      taskQueue: call.queues.media,
+      priority: sessionPriority(probe.durationSeconds),
+    },
+    [{ source: call.input.source, probe, options: call.input.plan }],
+  );
+  call.progress.sessionsTotal = plan.sessions.length;
+  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.speakers, value: plan.tracks.length }]);
+  return plan;
+}
+
+interface RecognizedSession extends RecognizeSessionOutput {
+  audioKey: string;
+}
+
+/**
+ * Stage and recognize every session. Each session streams as soon as its own audio is staged: waiting
+ * for the whole call's transcodes first held every recognition slot idle at the start of a night, while
+ * the transcodes of all the night's calls shared the media workers (10.8 s of a 250-s ideal at speed
+ * 10). The call's stage is `transcode` until its last session is staged, `recognize` after.
+ */
+async function recognizeStage(
+  call: Call,
+  probe: ProbeResult,
+  plan: SessionPlan,
+): Promise<RecognizedSession[]> {
+  deprecatePatch(PIPELINED_SESSIONS);
+  const count = `${plan.sessions.length} sessions`;
+  call.stages.enter('transcode', count);
+  return Promise.all(
+    plan.sessions.map(async (session) => {
+      const audio = await transcodeSession(call, probe, plan, session).catch(failAs('transcode'));
+      call.progress.sessionsTranscoded += 1;
+      if (call.progress.sessionsTranscoded === plan.sessions.length) call.stages.enter('recognize', count);
+      const out = await recognizeSession(call, session, audio.key).catch(failAs('recognize'));
+      call.progress.sessionsRecognized += 1;
+      call.progress.audioSecondsRecognized += session.end - session.start;
+      return { ...out, audioKey: audio.key };
+    }),
+  );
+}
+
+function transcodeSession(call: Call, probe: ProbeResult, plan: SessionPlan, s: PlanSession) {
+  return mediaActivities.transcodeSource.executeWithOptions(
+    {
+      summary: `transcode session ${s.index} (${s.speaker} ${s.start}–${s.end} s)`,
+      taskQueue: call.queues.media,
+      priority: sessionPriority(s.end - s.start),
+    },
+    [
+      {
+        source: call.input.source,
+        keyPrefix: call.keys.staging.audio,
+        fingerprint: probe.fingerprint,
+        streamIndex: probe.streamIndex,
+        track: s.track,
+        sourceChannels: plan.tracks[s.track]!.sourceChannels,
+        start: s.start,
+        end: s.end,
+        format: 'mulaw',
+      },
+    ],
+  );
+}
+
+function recognizeSession(call: Call, s: PlanSession, audioKey: string) {
+  const seconds = s.end - s.start;
+  return asrActivities.recognizeSession.executeWithOptions(
+    {
+      taskQueue: call.queues.asr,
+      // Streaming is paced in real time ÷ speed; leave room for restarts.
+      startToCloseTimeout: `${Math.ceil((seconds / (call.input.pacingSpeed ?? 1)) * 2 + 300)} seconds`,
+      heartbeatTimeout: `${call.input.heartbeatTimeoutSeconds ?? 30} seconds`,
+      summary: `recognize session ${s.index}: ${s.speaker}, ${s.start}–${s.end} s`,
+      priority: sessionPriority(seconds),
+    },
+    [
+      {
+        callId: call.input.callId,
+        session: s.index,
+        audioKey,
+        start: s.start,
+        end: s.end,
+        resultKey: sessionResultKey(call.keys.staging, s.index),
+        maxRestarts: call.input.maxRestarts ?? 10,
+      },
+    ],
+  );
+}
+
+async function mergeStage(call: Call, probe: ProbeResult, plan: SessionPlan, sessions: RecognizedSession[]) {
+  call.stages.enter('merge');
+  return mediaActivities.mergeTimeline.executeWithOptions(call.onMedia('merge sessions into one timeline'), [
+    {
+      callId: call.input.callId,
+      durationSeconds: probe.durationSeconds,
+      timelineKey: call.keys.staging.timeline,
+      sessions: plan.sessions.map((s, i) => ({
+        session: s.index,
+        track: s.track,
+        speaker: s.speaker,
+        resultKey: sessions[i]!.resultKey,
+      })),
+    },
+  ]);
+}
+
+interface TextSteps {
+  fillers: NlpStepOutput;
+  summary: NlpStepOutput;
+  sentiment: NlpStepOutput;
+  keywords: NlpStepOutput;
+  failures: { step: string; reason: string }[];
+}
+
+/** Fillers first (the others read the cleaned text), then summary, sentiment and keywords at once. */
+async function textStage(call: Call, utterances: number): Promise<TextSteps> {
+  const staging = call.keys.staging;
+  const base = { callId: call.input.callId, timelineKey: staging.timeline };
+  const on = (summary: string) => ({ summary, taskQueue: call.queues.nlp });
+  call.stages.enter('fillers');
+  const fillers = await nlpActivities.removeFillers.executeWithOptions(
+    on(`remove fillers from ${utterances} utterances`),
+    [{ ...base, outputKey: staging.fillers }],
+  );
+  const fillersKey = fillers.status === 'ok' ? fillers.outputKey : undefined;
+  call.stages.enter('analyze');
+  const [summary, sentiment, keywords] = await Promise.all([
+    nlpActivities.summarizeCall.executeWithOptions(on('summarize the call (extract-cc)'), [
+      { ...base, fillersKey, outputKey: staging.summary },
+    ]),
+    nlpActivities.analyzeSentiment.executeWithOptions(on('sentiment per utterance'), [
+      { ...base, fillersKey, outputKey: staging.sentiment },
+    ]),
+    nlpActivities.extractKeywords.executeWithOptions(on('keywords of the call'), [
+      { ...base, fillersKey, outputKey: staging.keywords },
+    ]),
+  ]);
+  const steps = { fillers, summary, sentiment, keywords };
+  const failures = Object.entries(steps)
+    .filter(([, out]) => out.status === 'failed')
+    .map(([step, out]) => ({ step, reason: out.reason ?? 'failed' }));
+  return { ...steps, failures };
+}
+
+async function writeStage(
+  call: Call,
+  probe: ProbeResult,
+  plan: SessionPlan,
+  sessions: RecognizedSession[],
+  text: TextSteps,
+): Promise<WriteResultOutput> {
+  call.stages.enter('write');
+  const ok = (step: NlpStepOutput) => (step.status === 'ok' ? step.outputKey : undefined);
+  const { workflowId, runId } = workflowInfo();
+  const cost = costOf(sessions, text);
+  return resultActivities.writeResult.executeWithOptions(call.onMedia(`write ${call.keys.output.result}`), [
+    {
+      callId: call.input.callId,
+      output: call.keys.output,
+      timelineKey: call.keys.staging.timeline,
+      fillersKey: ok(text.fillers),
+      sentimentKey: ok(text.sentiment),
+      summaryKey: ok(text.summary),
+      keywordsKey: ok(text.keywords),
+      stepFailures: text.failures,
+      facts: {
+        source: { ...call.input.source, metadata: call.input.metadata ?? {} },
+        audio: probe,
+        plan,
+        sessions: plan.sessions.map((s, i) => ({
+          ...s,
+          audioKey: sessions[i]!.audioKey,
+          restarts: sessions[i]!.restarts,
+          reStreamedSeconds: sessions[i]!.reStreamedSeconds,
+          audioSecondsSent: sessions[i]!.audioSecondsSent,
+          reused: sessions[i]!.reused,
+        })),
+        processing: {
+          workflowId,
+          runId,
+          batchId: call.input.batchId,
+          requests: cost.requests,
+          retries: cost.retries,
+          restarts: cost.restarts,
+          reStreamedSeconds: cost.reStreamedSeconds,
+          stageMs: call.stages.ms,
+          wallMs: Date.now() - call.startedAt,
+        },
+      },
+    },
+  ]);
+}
+
+async function cleanUpStaging(call: Call): Promise<void> {
+  if (call.input.cleanupStaging === false) return;
+  await resultActivities.deleteStaging
+    .executeWithOptions(call.onMedia('clean up staging'), [{ prefixes: [call.keys.staging.dir] }])
+    .catch(() => undefined); // leftovers cost storage, not correctness
+}
+
+/** Records the failure in `error.json` (even while the workflow is being cancelled) and reports it. */
+async function failStage(call: Call, err: unknown): Promise<ProcessRecordingResult> {
+  const stage = err instanceof StageFailure ? err.stage : call.stages.current;
+  const reason = err instanceof StageFailure ? err.reason : reasonOf(err);
+  const { workflowId, runId } = workflowInfo();
+  const written = await CancellationScope.nonCancellable(() =>
+    resultActivities.writeError.executeWithOptions(call.onMedia(`write ${call.keys.output.error}`), [
+      {
+        callId: call.input.callId,
+        output: call.keys.output,
+        source: call.input.source,
+        stage,
+        reason,
+        workflowId,
+        runId,
+      },
+    ]),
+  );
+  return call.failed(written.errorKey, stage, reason);
+}
+
+// --- the call's state --------------------------------------------------------------------------------------
+
+function costOf(sessions: RecognizedSession[], text: TextSteps) {
+  const steps = [text.fillers, text.summary, text.sentiment, text.keywords];
+  return {
+    requests: {
+      recognition: sessions.reduce((n, r) => n + r.requests, 0),
+      fillers: text.fillers.cost.requests,
+      summary: text.summary.cost.requests,
+      sentiment: text.sentiment.cost.requests,
+      keywords: text.keywords.cost.requests,
+    },
+    retries: steps.reduce((n, s) => n + s.cost.retries, 0),
+    restarts: sessions.reduce((n, r) => n + r.restarts, 0),
+    reStreamedSeconds: sessions.reduce((n, r) => n + r.reStreamedSeconds, 0),
+  };
+}
+
+/** Marks the failing stage on an error that leaves a stage whose sessions overlap another's. */
 class StageFailure extends Error {
   constructor(
     readonly stage: Stage,
@@ -105,364 +444,122 @@ class StageFailure extends Error {
   }
 }
 
-function reasonOf(err: unknown): string {
-  let e: unknown = err;
-  // The useful message is at the bottom of ActivityFailure → ApplicationFailure chains.
-  while (e instanceof ActivityFailure && e.cause) e = e.cause;
-  if (e instanceof ApplicationFailure) return e.message;
-  return e instanceof Error ? e.message : String(err);
+function failAs(stage: Stage) {
+  return (err: unknown): never => {
+    throw isCancellation(err) || err instanceof StageFailure ? err : new StageFailure(stage, reasonOf(err));
+  };
 }
 
-export async function processRecording(input: ProcessRecordingInput): Promise<ProcessRecordingResult> {
-  const started = Date.now();
-  const queues = input.queues ?? DEFAULT_QUEUES;
-  const speed = input.pacingSpeed ?? 1;
-  const callDir = `${input.output.prefix}${input.callId}/`;
-  const staging = `${input.stagingPrefix}calls/${input.callId}/${workflowInfo().workflowId.replace(/[^A-Za-z0-9._@-]/g, '_')}/`;
-  const progress: ProcessRecordingProgress = {
-    callId: input.callId,
-    stage: 'queued',
-    sessionsTotal: 0,
-    sessionsTranscoded: 0,
-    sessionsRecognized: 0,
-    audioSeconds: 0,
-    audioSecondsRecognized: 0,
-  };
-  setHandler(progressQuery, () => progress);
+/**
+ * The one place the call's stage changes: the progress query, the `CallpipeStage` search attribute,
+ * the Web UI's current details and the wall time per stage (`processing.wallSeconds` in result.json)
+ * all follow it. Entering a stage ends the previous one.
+ */
+class StageTracker {
+  current: Stage = 'queued';
+  readonly ms: Partial<Record<Stage, number>> = {};
+  private since = Date.now();
 
-  const setStage = (stage: Stage, details?: string) => {
-    progress.stage = stage;
+  constructor(private readonly progress: ProcessRecordingProgress) {}
+
+  enter(stage: Stage, details?: string): void {
+    const now = Date.now();
+    if (this.current !== 'queued') this.ms[this.current] = (this.ms[this.current] ?? 0) + (now - this.since);
+    this.since = now;
+    this.current = stage;
+    this.progress.stage = stage;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.stage, value: stage }]);
     setCurrentDetails(`**${stage}**${details ? `: ${details}` : ''}`);
-  };
-  upsertSearchAttributes([
-    { key: SEARCH_ATTRIBUTE_KEYS.callId, value: input.callId },
-    ...(input.batchId ? [{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: input.batchId }] : []),
-  ]);
+  }
+}
 
-  const media = (options: Partial<ActivityOptions> = {}) =>
-    proxyActivities<RecordingMediaActivities & MergeActivities>({
-      taskQueue: queues.media,
-      startToCloseTimeout: '15 minutes',
-      retry: { maximumAttempts: 5, initialInterval: '1 second', nonRetryableErrorTypes: ['MediaError'] },
-      ...options,
-    });
-  const results = (options: Partial<ActivityOptions> = {}) =>
-    proxyActivities<ResultActivities & CallStateActivities>({
-      taskQueue: queues.media,
-      startToCloseTimeout: '5 minutes',
-      retry: { maximumAttempts: 10, initialInterval: '1 second' },
-      ...options,
-    });
-  const nlp = (summary: string) =>
-    proxyActivities<NlpActivities>({
-      taskQueue: queues.nlp,
-      startToCloseTimeout: '10 minutes',
-      // 99997 and quota waits come back as nextRetryDelay from the activity; this is the fallback.
-      retry: {
-        maximumAttempts: 20,
-        initialInterval: '1 second',
-        backoffCoefficient: 2,
-        maximumInterval: '5 minutes',
-      },
-      summary,
-    });
+class Call {
+  readonly startedAt = Date.now();
+  readonly queues: NonNullable<ProcessRecordingInput['queues']>;
+  readonly keys: CallKeys;
+  readonly progress: ProcessRecordingProgress;
+  readonly stages: StageTracker;
 
-  if (
-    !input.redo &&
-    (await results({ summary: 'is the call done?' }).resultExists({
+  constructor(readonly input: ProcessRecordingInput) {
+    this.queues = input.queues ?? DEFAULT_QUEUES;
+    this.keys = callKeys({
       output: input.output,
+      stagingPrefix: input.stagingPrefix,
       callId: input.callId,
-    }))
-  ) {
-    setStage('done', 'already processed');
-    return { callId: input.callId, status: 'skipped', resultKey: `${callDir}result.json` };
+      workflowId: workflowInfo().workflowId,
+    });
+    this.progress = {
+      callId: input.callId,
+      stage: 'queued',
+      sessionsTotal: 0,
+      sessionsTranscoded: 0,
+      sessionsRecognized: 0,
+      audioSeconds: 0,
+      audioSecondsRecognized: 0,
+    };
+    this.stages = new StageTracker(this.progress);
+    setHandler(progressQuery, () => this.progress);
+    upsertSearchAttributes([
+      { key: SEARCH_ATTRIBUTE_KEYS.callId, value: input.callId },
+      ...(input.batchId ? [{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: input.batchId }] : []),
+    ]);
   }
 
-  let stage: Stage = 'probe';
-  const stepFailures: { step: string; reason: string }[] = [];
-  const stageMs: Record<string, number> = {};
-  const timed = async <T>(name: Stage, work: () => Promise<T>, details?: string): Promise<T> => {
-    stage = name;
-    setStage(name, details);
-    const t0 = Date.now();
-    try {
-      return await work();
-    } catch (err) {
-      if (isCancellation(err) || err instanceof StageFailure) throw err;
-      throw new StageFailure(name, reasonOf(err));
-    } finally {
-      stageMs[name] = (stageMs[name] ?? 0) + (Date.now() - t0);
-    }
-  };
+  /** Options of an activity on the media queue (media and storage work share its workers). */
+  onMedia(summary: string): ActivityOptions {
+    return { summary, taskQueue: this.queues.media };
+  }
 
-  try {
-    const probe: ProbeResult = await timed('probe', () =>
-      // On a queue of its own when the caller names one (older callers: the media queue).
-      media({ summary: `probe ${input.source.key}`, taskQueue: queues.probe ?? queues.media }).probeSource({
-        source: input.source,
-      }),
-    );
-    progress.audioSeconds = probe.durationSeconds;
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.audioSeconds, value: probe.durationSeconds }]);
-
-    const plan: SessionPlan = await timed('plan', () =>
-      media({
-        summary: `plan ${Math.round(probe.durationSeconds)} s`,
-        priority: sessionPriority(probe.durationSeconds),
-      }).planSource({
-        source: input.source,
-        probe,
-        options: input.plan,
-      }),
-    );
-    progress.sessionsTotal = plan.sessions.length;
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.speakers, value: plan.tracks.length }]);
-
-    const transcodeOne = async (s: SessionPlan['sessions'][number]) => {
-      const track = plan.tracks[s.track]!;
-      const out = await media({
-        summary: `transcode session ${s.index} (${s.speaker} ${s.start}–${s.end} s)`,
-        priority: sessionPriority(s.end - s.start),
-      }).transcodeSource({
-        source: input.source,
-        keyPrefix: `${staging}audio/`,
-        fingerprint: probe.fingerprint,
-        streamIndex: probe.streamIndex,
-        track: s.track,
-        sourceChannels: track.sourceChannels,
-        start: s.start,
-        end: s.end,
-        format: 'mulaw',
-      });
-      progress.sessionsTranscoded += 1;
-      return out;
-    };
-    const recognizeOne = async (s: SessionPlan['sessions'][number], audioKey: string) => {
-      const seconds = s.end - s.start;
-      const out = await proxyActivities<AsrActivities>({
-        taskQueue: queues.asr,
-        // Streaming is paced in real time ÷ speed; leave room for restarts.
-        startToCloseTimeout: `${Math.ceil((seconds / speed) * 2 + 300)} seconds`,
-        heartbeatTimeout: `${input.heartbeatTimeoutSeconds ?? 30} seconds`,
-        retry: {
-          maximumAttempts: 5,
-          initialInterval: '1 second',
-          nonRetryableErrorTypes: ['RecognitionRestartsExhausted', 'ServiceInvalid', 'ServiceAuth'],
-        },
-        summary: `recognize session ${s.index}: ${s.speaker}, ${s.start}–${s.end} s`,
-        priority: sessionPriority(seconds),
-      }).recognizeSession({
-        callId: input.callId,
-        session: s.index,
-        audioKey,
-        start: s.start,
-        end: s.end,
-        resultKey: `${staging}sessions/${String(s.index).padStart(4, '0')}.json`,
-        maxRestarts: input.maxRestarts ?? 10,
-      });
-      progress.sessionsRecognized += 1;
-      progress.audioSecondsRecognized += seconds;
-      return out;
-    };
-    const sessionCount = `${plan.sessions.length} sessions`;
-
-    let recognized: RecognizeSessionOutput[];
-    const audioKeys: string[] = [];
-    if (patched(PIPELINED_SESSIONS)) {
-      // Each session streams as soon as its own audio is staged. Waiting for the whole call's transcodes
-      // first held every recognition slot idle at the start of a night, while the transcodes of all the
-      // night's calls shared the media workers (10.8 s of a 250-s ideal at speed 10).
-      stage = 'transcode';
-      setStage('transcode', sessionCount);
-      const t0 = Date.now();
-      let stagedAt = t0;
-      const failAs = (name: Stage) => (err: unknown) => {
-        throw isCancellation(err) ? err : new StageFailure(name, reasonOf(err));
-      };
-      try {
-        recognized = await Promise.all(
-          plan.sessions.map(async (s, i) => {
-            const audio = await transcodeOne(s).catch(failAs('transcode'));
-            audioKeys[i] = audio.key;
-            if (progress.sessionsTranscoded === plan.sessions.length) {
-              stagedAt = Date.now();
-              stage = 'recognize';
-              setStage('recognize', sessionCount);
-            }
-            return recognizeOne(s, audio.key).catch(failAs('recognize'));
-          }),
-        );
-      } finally {
-        // Overlapping stages: transcode until the last session is staged, recognize after it.
-        stageMs.transcode = (stagedAt > t0 ? stagedAt : Date.now()) - t0;
-        if (stagedAt > t0) stageMs.recognize = Date.now() - stagedAt;
-      }
-    } else {
-      // Histories from before PIPELINED_SESSIONS: every transcode, then every recognition.
-      const audio = await timed(
-        'transcode',
-        () => Promise.all(plan.sessions.map(transcodeOne)),
-        sessionCount,
-      );
-      audioKeys.push(...audio.map((a) => a.key));
-      recognized = await timed(
-        'recognize',
-        () => Promise.all(plan.sessions.map((s, i) => recognizeOne(s, audio[i]!.key))),
-        sessionCount,
-      );
-    }
-
-    const timelineKey = `${staging}timeline.json`;
-    const merged = await timed('merge', () =>
-      media({ summary: 'merge sessions into one timeline' }).mergeTimeline({
-        callId: input.callId,
-        durationSeconds: probe.durationSeconds,
-        timelineKey,
-        sessions: plan.sessions.map((s, i) => ({
-          session: s.index,
-          track: s.track,
-          speaker: s.speaker,
-          resultKey: recognized[i]!.resultKey,
-        })),
-      }),
-    );
-
-    const step = async (name: string, run: () => Promise<NlpStepOutput>): Promise<NlpStepOutput> => {
-      const out = await run();
-      if (out.status === 'failed') stepFailures.push({ step: name, reason: out.reason ?? 'failed' });
-      return out;
-    };
-    const fillers = await timed('fillers', () =>
-      step('fillers', () =>
-        nlp(`remove fillers from ${merged.utterances} utterances`).removeFillers({
-          callId: input.callId,
-          timelineKey,
-          outputKey: `${staging}fillers.json`,
-        }),
-      ),
-    );
-    const fillersKey = fillers.status === 'ok' ? fillers.outputKey : undefined;
-    const [summary, sentiment, keywords] = await timed('analyze', () =>
-      Promise.all([
-        step('summary', () =>
-          nlp('summarize the call (extract-cc)').summarizeCall({
-            callId: input.callId,
-            timelineKey,
-            fillersKey,
-            outputKey: `${staging}summary.json`,
-          }),
-        ),
-        step('sentiment', () =>
-          nlp('sentiment per utterance').analyzeSentiment({
-            callId: input.callId,
-            timelineKey,
-            fillersKey,
-            outputKey: `${staging}sentiment.json`,
-          }),
-        ),
-        step('keywords', () =>
-          nlp('keywords of the call').extractKeywords({
-            callId: input.callId,
-            timelineKey,
-            fillersKey,
-            outputKey: `${staging}keywords.json`,
-          }),
-        ),
-      ]),
-    );
-
-    const requests = {
-      recognition: recognized.reduce((n, r) => n + r.requests, 0),
-      fillers: fillers.cost.requests,
-      summary: summary.cost.requests,
-      sentiment: sentiment.cost.requests,
-      keywords: keywords.cost.requests,
-    };
-    const retries = [fillers, summary, sentiment, keywords].reduce((n, s) => n + s.cost.retries, 0);
-    const restarts = recognized.reduce((n, r) => n + r.restarts, 0);
-    const reStreamedSeconds = recognized.reduce((n, r) => n + r.reStreamedSeconds, 0);
-
-    const written = await timed('write', () =>
-      results({ summary: `write ${callDir}result.json` }).writeResult({
-        callId: input.callId,
-        output: input.output,
-        timelineKey,
-        fillersKey,
-        sentimentKey: sentiment.status === 'ok' ? sentiment.outputKey : undefined,
-        summaryKey: summary.status === 'ok' ? summary.outputKey : undefined,
-        keywordsKey: keywords.status === 'ok' ? keywords.outputKey : undefined,
-        stepFailures,
-        facts: {
-          source: { ...input.source, metadata: input.metadata ?? {} },
-          audio: probe,
-          plan,
-          sessions: plan.sessions.map((s, i) => ({
-            ...s,
-            audioKey: audioKeys[i]!,
-            restarts: recognized[i]!.restarts,
-            reStreamedSeconds: recognized[i]!.reStreamedSeconds,
-            audioSecondsSent: recognized[i]!.audioSecondsSent,
-            reused: recognized[i]!.reused,
-          })),
-          processing: {
-            workflowId: workflowInfo().workflowId,
-            runId: workflowInfo().runId,
-            batchId: input.batchId,
-            requests,
-            retries,
-            restarts,
-            reStreamedSeconds,
-            stageMs,
-            wallMs: Date.now() - started,
-          },
-        },
-      }),
-    );
-
-    if (input.cleanupStaging !== false) {
-      await results({ summary: 'clean up staging' })
-        .deleteStaging({ prefixes: [staging] })
-        .catch(() => undefined); // leftovers cost storage, not correctness
-    }
-
-    setStage('done');
+  skipped(): ProcessRecordingResult {
+    this.progress.stage = 'done';
     upsertSearchAttributes([
-      { key: SEARCH_ATTRIBUTE_KEYS.outcome, value: stepFailures.length ? 'partial' : 'done' },
+      { key: SEARCH_ATTRIBUTE_KEYS.stage, value: 'done' },
+      { key: SEARCH_ATTRIBUTE_KEYS.outcome, value: 'skipped' satisfies Outcome },
     ]);
+    setCurrentDetails('**done**: already processed');
+    return { callId: this.input.callId, status: 'skipped', resultKey: this.keys.output.result };
+  }
+
+  finished(
+    written: WriteResultOutput,
+    probe: ProbeResult,
+    plan: SessionPlan,
+    utterances: number,
+    sessions: RecognizedSession[],
+    text: TextSteps,
+  ): ProcessRecordingResult {
+    const status: Outcome = text.failures.length ? 'partial' : 'done';
+    this.end('done', status);
+    const cost = costOf(sessions, text);
     return {
-      callId: input.callId,
-      status: 'done',
+      callId: this.input.callId,
+      status,
       resultKey: written.resultKey,
+      ...(text.failures.length ? { stepFailures: text.failures } : {}),
       durationSeconds: probe.durationSeconds,
       sessions: plan.sessions.length,
-      utterances: merged.utterances,
-      requests: Object.values(requests).reduce((a, b) => a + b, 0),
-      restarts,
-      reStreamedSeconds,
+      utterances,
+      requests: Object.values(cost.requests).reduce((a, b) => a + b, 0),
+      restarts: cost.restarts,
+      reStreamedSeconds: cost.reStreamedSeconds,
     };
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    const failed = err instanceof StageFailure ? err : new StageFailure(stage, reasonOf(err));
-    // Record the failure even if this workflow is being cancelled meanwhile.
-    const written = await CancellationScope.nonCancellable(() =>
-      results({ summary: `write ${callDir}error.json` }).writeError({
-        callId: input.callId,
-        output: input.output,
-        source: input.source,
-        stage: failed.stage,
-        reason: failed.reason,
-      }),
-    );
-    setStage('failed', failed.reason);
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.outcome, value: 'failed' }]);
+  }
+
+  failed(errorKey: string, stage: Stage, reason: string): ProcessRecordingResult {
+    this.end('failed', 'failed', reason);
     return {
-      callId: input.callId,
+      callId: this.input.callId,
       status: 'failed',
-      errorKey: written.errorKey,
-      stage: failed.stage,
-      reason: failed.reason,
-      durationSeconds: progress.audioSeconds || undefined,
+      errorKey,
+      stage,
+      reason,
+      durationSeconds: this.progress.audioSeconds || undefined,
     };
+  }
+
+  /** Final stage, then the outcome: two upserts, as every recorded history has them. */
+  private end(stage: 'done' | 'failed', outcome: Outcome, details?: string): void {
+    this.stages.enter(stage, details);
+    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.outcome, value: outcome }]);
   }
 }

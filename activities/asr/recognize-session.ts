@@ -24,6 +24,7 @@ import {
 } from '../../service/index.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { metrics } from '../metrics.ts';
+import { partialResultKey } from '../../schemas/call-keys.ts';
 
 /** Spec 02, Audio formats: the 8 kHz models take 8-bit mu-law. */
 const CODEC = 'mulaw' as const;
@@ -166,8 +167,6 @@ function describe(err: unknown): string {
 }
 
 export function createAsrActivities(deps: AsrActivityDeps) {
-  const partialKey = (resultKey: string) => `${resultKey}.partial.json`;
-
   async function loadPartial(input: RecognizeSessionInput): Promise<Partial> {
     const fresh: Partial = {
       resumeAt: input.start,
@@ -178,8 +177,10 @@ export function createAsrActivities(deps: AsrActivityDeps) {
       requests: 0,
       restartReasons: [],
     };
-    if (!(await deps.store.exists(partialKey(input.resultKey)))) return fresh;
-    const staged = partialSchema.parse(JSON.parse(await deps.store.getText(partialKey(input.resultKey))));
+    if (!(await deps.store.exists(partialResultKey(input.resultKey)))) return fresh;
+    const staged = partialSchema.parse(
+      JSON.parse(await deps.store.getText(partialResultKey(input.resultKey))),
+    );
     return staged.resumeAt > input.start && staged.resumeAt < input.end ? staged : fresh;
   }
 
@@ -223,7 +224,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
       // snapshot. It must never reject unobserved: an unhandled rejection ends the worker process.
       partialWriting = partialWriting
         .then(() =>
-          deps.store.put(partialKey(input.resultKey), snapshot, { contentType: 'application/json' }),
+          deps.store.put(partialResultKey(input.resultKey), snapshot, { contentType: 'application/json' }),
         )
         .catch((err: unknown) => {
           ctx?.log.warn('could not stage partial results; the next write will', {

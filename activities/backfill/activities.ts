@@ -12,7 +12,8 @@ import {
   type ObjectStore,
   type ObjectInfo,
 } from '../storage/object-store.ts';
-import { callIdOf, callOutputKey, workflowIdOf } from '../storage/call-id.ts';
+import { callIdOf, workflowIdOf } from '../storage/call-id.ts';
+import { callOutputKeys } from '../../schemas/call-keys.ts';
 import type {
   BackfillCursor,
   BackfillFilters,
@@ -206,7 +207,7 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
       const done = input.redo
         ? taken.map(() => false)
         : await Promise.all(
-            taken.map((t) => limit(() => out.exists(callOutputKey(input.output, t.callId, 'result.json')))),
+            taken.map((t) => limit(() => out.exists(callOutputKeys(input.output, t.callId).result))),
           );
       const items = taken.filter((_, i) => !done[i]);
       taken.forEach((t, i) => {
@@ -216,7 +217,7 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
           source: `s3://${t.source.bucket}/${t.source.key}`,
           status: 'skipped',
           reason: 'already done (result.json exists)',
-          resultKey: callOutputKey(input.output, t.callId, 'result.json'),
+          resultKey: callOutputKeys(input.output, t.callId).result,
         });
       });
       if (rows.length > 0) {

@@ -5,16 +5,6 @@
  */
 import { REPORT_COLUMNS, type BackfillCounters, type ReportRow } from '../../schemas/backfill.ts';
 
-/** Where a batch's report and parts live: `<out>batches/<batchId>/` (call ids never equal `batches`). */
-export function batchReportPrefix(outputPrefix: string, batchId: string): string {
-  return `${outputPrefix}batches/${batchId.replace(/[^A-Za-z0-9._-]/g, '_')}/`;
-}
-
-/** Parts of one execution of the batch (its first run id), so a re-run does not merge an older one's. */
-export function partsPrefix(reportPrefix: string, executionId: string): string {
-  return `${reportPrefix}parts/${executionId}/`;
-}
-
 function csvCell(value: unknown): string {
   if (value === undefined || value === null) return '';
   const text = typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : String(value);

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { type CallCost } from '../../service/index.ts';
 import { requestCostSchema } from '../../schemas/result.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { checkpointKey } from '../../schemas/call-keys.ts';
 
 const checkpointSchema = z.object({
   version: z.literal(1),
@@ -23,10 +24,6 @@ const checkpointSchema = z.object({
 export interface Checkpoint<T> {
   cost: CallCost;
   done: Map<number, T>;
-}
-
-export function checkpointKey(outputKey: string): string {
-  return `${outputKey}.checkpoint.json`;
 }
 
 export async function loadCheckpoint<T>(

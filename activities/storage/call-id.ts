@@ -8,11 +8,12 @@
  *   same key is new work; the same version is the same workflow.
  */
 import { createHash } from 'node:crypto';
-import type { OutputLocation, RecordingSource } from '../../schemas/recording.ts';
+import type { RecordingSource } from '../../schemas/recording.ts';
 
 const MAX_SLUG = 48;
 
-function shortHash(text: string, length = 8): string {
+/** The first `length` hex digits of the SHA-256 of `text`: short, stable names for ids. */
+export function shortHash(text: string, length = 8): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
@@ -37,16 +38,4 @@ export function callIdOf(source: Pick<RecordingSource, 'bucket' | 'key'>): strin
 export function workflowIdOf(source: RecordingSource, callId = callIdOf(source)): string {
   const version = source.etag ?? `size-${source.size ?? 'unknown'}`;
   return `call-${callId}-${shortHash(version, 12)}`;
-}
-
-/** Ids a caller may choose must not leave the output prefix. */
-export function assertSafeCallId(callId: string): void {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(callId) || callId.includes('..')) {
-    throw new RangeError(`unsafe call id '${callId}': letters, digits, '.', '_' and '-' only`);
-  }
-}
-
-export function callOutputKey(output: OutputLocation, callId: string, file: string): string {
-  assertSafeCallId(callId);
-  return `${output.prefix}${callId}/${file}`;
 }

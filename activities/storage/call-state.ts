@@ -2,16 +2,13 @@
  * Where a call stands in object storage: done (its `result.json` exists) or not, and the clean-up of
  * its staging objects once it is done.
  */
-import type { OutputLocation } from '../../schemas/recording.ts';
 import type { ObjectStore } from './object-store.ts';
-import { callOutputKey } from './call-id.ts';
 
 export function createCallStateActivities({ store }: { store: ObjectStore }) {
   return {
-    async resultExists(input: { output: OutputLocation; callId: string }): Promise<boolean> {
-      return store
-        .withBucket(input.output.bucket)
-        .exists(callOutputKey(input.output, input.callId, 'result.json'));
+    /** Whether the call's `result.json` (a key of schemas/call-keys.ts) exists: the call is done. */
+    async resultExists(input: { bucket: string; key: string }): Promise<boolean> {
+      return store.withBucket(input.bucket).exists(input.key);
     },
 
     /** Deletes every staging object under each prefix. */

@@ -216,7 +216,4 @@ export function createObjectStore(
 }
 
 /** `s3://bucket/key` → parts; undefined for anything else. */
-export function parseS3Url(url: string): { bucket: string; key: string } | undefined {
-  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(url);
-  return m ? { bucket: m[1]!, key: m[2]! } : undefined;
-}
+export { parseS3Url } from '../../schemas/call-keys.ts';

@@ -35,18 +35,13 @@ import {
   type Talk,
 } from '../../schemas/result.ts';
 import { timelineSchema, type Timeline, type Utterance } from '../../schemas/transcript.ts';
-import { parseS3Url, type ObjectStore } from './object-store.ts';
+import type { ObjectStore } from './object-store.ts';
+import { assertSafeCallId, KeyError, type CallOutputKeys } from '../../schemas/call-keys.ts';
 import { toWebVtt } from './webvtt.ts';
 
 export { toWebVtt, vttTimestamp } from './webvtt.ts';
 
 // --- inputs --------------------------------------------------------------------------------------------
-
-/** Where outputs go: a bucket and key prefix, or `s3://bucket/prefix`, or a key prefix in the store's bucket. */
-export interface OutputTarget {
-  output?: { bucket: string; prefix: string } | undefined;
-  outputPrefix?: string | undefined;
-}
 
 /** The recording: `uri`, or the bucket and key of an object (RecordingSource fits). */
 export interface SourceInput {
@@ -122,8 +117,10 @@ export interface ResultFacts {
   processing: ProcessingInput;
 }
 
-export interface WriteResultInput extends OutputTarget {
+export interface WriteResultInput {
   callId: string;
+  /** The call's output keys (schemas/call-keys.ts). */
+  output: CallOutputKeys;
   /** Staging keys (store's bucket): the Timeline, and the outputs of the steps that succeeded. */
   timelineKey: string;
   fillersKey?: string | undefined;
@@ -141,8 +138,10 @@ export interface WriteResultOutput {
   utterances: number;
 }
 
-export interface WriteErrorInput extends OutputTarget {
+export interface WriteErrorInput {
   callId: string;
+  /** The call's output keys (schemas/call-keys.ts). */
+  output: CallOutputKeys;
   source: SourceInput;
   stage: string;
   reason: string;
@@ -155,59 +154,6 @@ export interface WriteErrorInput extends OutputTarget {
 export interface WriteErrorOutput {
   bucket: string;
   errorKey: string;
-}
-
-// --- keys ----------------------------------------------------------------------------------------------
-
-export const RESULT_FILE = 'result.json';
-export const TRANSCRIPT_FILE = 'transcript.vtt';
-export const ERROR_FILE = 'error.json';
-
-/** Call ids name a folder: letters, digits, `.`, `_`, `-`; never `..`, a slash or a leading dot. */
-const SAFE_CALL_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-export class OutputKeyError extends Error {
-  override name = 'OutputKeyError';
-}
-
-export function assertSafeCallId(callId: string): string {
-  if (!SAFE_CALL_ID.test(callId) || callId.includes('..')) {
-    throw new OutputKeyError(
-      `unsafe call id ${JSON.stringify(callId.slice(0, 140))}: letters, digits, '.', '_' and '-' only, no '..'`,
-    );
-  }
-  return callId;
-}
-
-/** A key prefix without leading or trailing slashes; rejects absolute paths and `..` segments. */
-export function normalizePrefix(prefix: string): string {
-  if (prefix.startsWith('/') || prefix.includes('\\') || [...prefix].some((c) => c.charCodeAt(0) < 0x20)) {
-    throw new OutputKeyError(`output prefix ${JSON.stringify(prefix)} must be a relative key prefix`);
-  }
-  const segments = prefix.split('/').filter((s) => s !== '');
-  if (segments.some((s) => s === '..' || s === '.')) {
-    throw new OutputKeyError(`output prefix ${JSON.stringify(prefix)} must not hold '.' or '..' segments`);
-  }
-  return segments.join('/');
-}
-
-/** Bucket (undefined: the store's) and normalized prefix of an output target. */
-export function resolveOutputLocation(target: OutputTarget): { bucket: string | undefined; prefix: string } {
-  if (target.output) return { bucket: target.output.bucket, prefix: normalizePrefix(target.output.prefix) };
-  const raw = target.outputPrefix ?? '';
-  const s3 = parseS3Url(raw);
-  if (s3) return { bucket: s3.bucket, prefix: normalizePrefix(s3.key) };
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
-    throw new OutputKeyError(`output ${JSON.stringify(raw)}: only s3:// URLs and key prefixes are supported`);
-  }
-  return { bucket: undefined, prefix: normalizePrefix(raw) };
-}
-
-/** `<prefix>/<callId>/<file>`: always inside the prefix. */
-export function callOutputKey(prefix: string, callId: string, file: string): string {
-  const dir = `${assertSafeCallId(callId)}/${file}`;
-  const p = normalizePrefix(prefix);
-  return p === '' ? dir : `${p}/${dir}`;
 }
 
 // --- pure assembly -------------------------------------------------------------------------------------
@@ -490,7 +436,7 @@ function invalidDocument(what: string, err: ZodError): ApplicationFailure {
 }
 
 function nonRetryable(err: unknown): unknown {
-  if (err instanceof OutputKeyError) {
+  if (err instanceof KeyError) {
     return ApplicationFailure.create({ type: err.name, message: err.message, nonRetryable: true });
   }
   if (err instanceof Error && err.name === 'ZodError')
@@ -513,17 +459,23 @@ async function readStaged<T>(
 }
 
 export function createResultActivities({ store }: ResultActivityDeps) {
-  const target = (location: { bucket: string | undefined }) =>
-    location.bucket && location.bucket !== store.bucket ? store.withBucket(location.bucket) : store;
+  const target = (keys: CallOutputKeys) =>
+    keys.bucket !== store.bucket ? store.withBucket(keys.bucket) : store;
+  /** The keys are built by schemas/call-keys.ts; a caller-chosen call id is checked again here. */
+  const outputKeys = (input: { callId: string; output: CallOutputKeys }) => {
+    assertSafeCallId(input.callId);
+    if (!input.output.dir.endsWith(`${input.callId}/`)) {
+      throw new KeyError(`output keys of ${JSON.stringify(input.output.dir)} are not call ${input.callId}'s`);
+    }
+    return input.output;
+  };
 
   return {
     /** Writes `transcript.vtt`, then `result.json` (last: its presence means done). */
     async writeResult(input: WriteResultInput): Promise<WriteResultOutput> {
       try {
-        const location = resolveOutputLocation(input);
-        const resultKey = callOutputKey(location.prefix, input.callId, RESULT_FILE);
-        const vttKey = callOutputKey(location.prefix, input.callId, TRANSCRIPT_FILE);
-        const errorKey = callOutputKey(location.prefix, input.callId, ERROR_FILE);
+        const keys = outputKeys(input);
+        const { result: resultKey, transcript: vttKey, error: errorKey } = keys;
         const [timeline, fillers, sentiment, summary, keywords] = await Promise.all([
           readStaged(store, input.timelineKey, (v) => timelineSchema.parse(v)),
           readStaged(store, input.fillersKey, (v) => fillersOutputSchema.parse(v)),
@@ -541,7 +493,7 @@ export function createResultActivities({ store }: ResultActivityDeps) {
           stepFailures: input.stepFailures,
           facts: input.facts,
         });
-        const out = target(location);
+        const out = target(keys);
         await out.put(vttKey, toWebVtt(result.utterances), { contentType: 'text/vtt; charset=utf-8' });
         await out.put(resultKey, `${JSON.stringify(result, null, 2)}\n`, {
           contentType: 'application/json; charset=utf-8',
@@ -557,10 +509,10 @@ export function createResultActivities({ store }: ResultActivityDeps) {
     /** Writes `error.json` (stage and reason) for a call that failed. */
     async writeError(input: WriteErrorInput): Promise<WriteErrorOutput> {
       try {
-        const location = resolveOutputLocation(input);
-        const errorKey = callOutputKey(location.prefix, input.callId, ERROR_FILE);
+        const keys = outputKeys(input);
+        const errorKey = keys.error;
         const document = buildErrorDocument(input);
-        const out = target(location);
+        const out = target(keys);
         await out.put(errorKey, `${JSON.stringify(document, null, 2)}\n`, {
           contentType: 'application/json; charset=utf-8',
         });

@@ -11,8 +11,8 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } 
 import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { outputLocation } from '../submit.ts';
-import { parseS3Url } from '../../activities/storage/object-store.ts';
-import { slug } from '../../activities/storage/call-id.ts';
+import { normalizePrefix, parseS3Url, uploadKey } from '../../schemas/call-keys.ts';
+import { shortHash, slug } from '../../activities/storage/call-id.ts';
 import { recordingQueues, taskQueues, type Config } from '../../schemas/config.ts';
 import {
   backfillInputSchema,
@@ -50,15 +50,11 @@ Exit code: 0 when the batch finished with no failed call, 1 otherwise.
 Control a running batch: \`callpipe status <id>\`, and the workflow's updates pause / resume / cancel
 (e.g. \`temporal workflow update execute --name pause -w <id>\`), or cancel it in the Web UI.`;
 
-function shortHash(text: string, n = 10): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, n);
-}
-
 /** The batch id of an input: readable, and stable for the same source, output and filters. */
 export function batchIdOf(source: BackfillSource, output: OutputLocation, identity: string): string {
   const where = source.kind === 'prefix' ? source.prefix || source.bucket : basename(source.key);
   const name = slug(where.replace(/\/+$/, '').split('/').slice(-2).join('-'));
-  return `${source.kind}-${name}-${shortHash(`${identity}|${output.bucket}/${output.prefix}`)}`;
+  return `${source.kind}-${name}-${shortHash(`${identity}|${output.bucket}/${normalizePrefix(output.prefix)}`, 10)}`;
 }
 
 export function backfillWorkflowId(batchId: string): string {
@@ -124,7 +120,7 @@ async function manifestSource(
   if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`no such file: ${manifest}`, 1);
   const text = readFileSync(path);
   const digest = createHash('sha256').update(text).digest('hex');
-  const key = `${pc.config.s3.inputPrefix}manifests/${digest.slice(0, 16)}/${basename(path)}`;
+  const key = uploadKey(pc.config.s3.inputPrefix, 'manifests', digest, basename(path));
   if (!(await pc.store.exists(key))) await pc.store.put(key, text, { contentType: 'text/csv' });
   return { source: { kind: 'manifest', bucket: pc.store.bucket, key }, identity: `sha256:${digest}` };
 }

@@ -13,7 +13,7 @@ import { outputLocation, resolveSource, submitRecording } from '../submit.ts';
 import { waitWithProgress, type CallOutcome } from './process.ts';
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
-import { callOutputKey } from '../../activities/storage/call-id.ts';
+import { callOutputKeys, locationUrl } from '../../schemas/call-keys.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 
@@ -66,7 +66,7 @@ async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome
   if (o.status === 'failed') return { sentiment: '', summary: `${o.stage}: ${o.reason}` };
   try {
     const doc = JSON.parse(
-      await store.withBucket(output.bucket).getText(callOutputKey(output, o.callId, 'result.json')),
+      await store.withBucket(output.bucket).getText(callOutputKeys(output, o.callId).result),
     ) as {
       summary?: { text?: string } | string | null;
       sentiment?: { overall?: { label?: string; score?: number } } | null;
@@ -151,7 +151,7 @@ export async function run(argv: string[]): Promise<number> {
     log(table(rows));
     log('');
     log(
-      `results:  s3://${output.bucket}/${output.prefix}<call>/result.json and transcript.vtt (S3 endpoint ${pc.config.s3.endpoint})`,
+      `results:  ${locationUrl(output)}<call>/result.json and transcript.vtt (S3 endpoint ${pc.config.s3.endpoint})`,
     );
     if (pc.webUiUrl) log(`Web UI:   ${pc.webUiUrl}/namespaces/${pc.config.temporal.namespace}/workflows`);
     log(

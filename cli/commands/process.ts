@@ -2,10 +2,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { CliError, parseCommandArgs } from '../command.ts';
-import { connectPipeline, type PipelineClient } from '../stack-client.ts';
+import { connectPipeline } from '../stack-client.ts';
 import { outputLocation, resolveSource, submitRecording, type Submitted } from '../submit.ts';
-import { parseS3Url } from '../../activities/storage/object-store.ts';
-import { callOutputKey } from '../../activities/storage/call-id.ts';
+import type { ObjectStore } from '../../activities/storage/object-store.ts';
+import { callOutputKeys, locationUrl, parseS3Url } from '../../schemas/call-keys.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import type { ProcessRecordingProgress, ProcessRecordingResult } from '../../workflows/process-recording.ts';
 
@@ -99,13 +99,20 @@ export function outcomeTable(outcomes: CallOutcome[]): string {
     .join('\n');
 }
 
-async function copyResults(pc: PipelineClient, output: OutputLocation, outcomes: CallOutcome[], dir: string) {
-  const store = pc.store.withBucket(output.bucket);
+/** Copies each call's outputs from the output location into `<dir>/<callId>/` (`--out <dir>`). */
+export async function copyResults(
+  objects: Pick<ObjectStore, 'withBucket'>,
+  output: OutputLocation,
+  outcomes: Pick<CallOutcome, 'callId'>[],
+  dir: string,
+): Promise<void> {
+  const store = objects.withBucket(output.bucket);
   for (const o of outcomes) {
     const target = join(dir, o.callId);
     await mkdir(target, { recursive: true });
-    for (const file of ['result.json', 'transcript.vtt', 'error.json']) {
-      const key = callOutputKey(output, o.callId, file);
+    const keys = callOutputKeys(output, o.callId);
+    for (const key of [keys.result, keys.transcript, keys.error]) {
+      const file = key.slice(keys.dir.length);
       if (await store.exists(key)) await writeFile(join(target, file), await store.getBuffer(key));
     }
   }
@@ -145,11 +152,11 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     const outcomes = await waitWithProgress(submitted, values.json);
-    if (localOut) await copyResults(pc, output, outcomes, localOut);
+    if (localOut) await copyResults(pc.store, output, outcomes, localOut);
     if (values.json) console.log(JSON.stringify(outcomes, null, 2));
     else {
       console.log(outcomeTable(outcomes));
-      console.log(`results: ${localOut ?? `s3://${output.bucket}/${output.prefix}`}`);
+      console.log(`results: ${localOut ?? `${locationUrl(output)}`}`);
     }
     return outcomes.some((o) => o.status === 'failed') ? 1 : 0;
   } finally {

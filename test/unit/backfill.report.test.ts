@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { batchReportPrefix, countRows, mergeRows, reportCsv } from '../../activities/backfill/report.ts';
+import { countRows, mergeRows, reportCsv } from '../../activities/backfill/report.ts';
+import { batchReportPrefix } from '../../schemas/call-keys.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 
 describe('batch report', () => {
@@ -39,6 +40,8 @@ describe('batch report', () => {
   });
 
   it('keeps batch folders apart from call folders', () => {
-    expect(batchReportPrefix('results/', 'prefix-x:1')).toBe('results/batches/prefix-x_1/');
+    expect(batchReportPrefix({ bucket: 'b', prefix: 'results' }, 'prefix-x:1')).toBe(
+      'results/batches/prefix-x_1/',
+    );
   });
 });

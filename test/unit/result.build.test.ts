@@ -2,13 +2,12 @@ import { describe, expect, it } from 'vitest';
 import {
   buildErrorDocument,
   buildResult,
-  callOutputKey,
   createResultActivities,
   redact,
-  resolveOutputLocation,
   talkTimeBySpeaker,
   type ResultFacts,
 } from '../../activities/storage/results.ts';
+import { callOutputKeys, outputLocationOf } from '../../schemas/call-keys.ts';
 import { escapeCueText, toWebVtt, vttTimestamp } from '../../activities/storage/webvtt.ts';
 import { errorDocumentSchema, resultDocumentSchema } from '../../schemas/result.ts';
 import { MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
@@ -125,35 +124,6 @@ describe('WebVTT', () => {
   });
 });
 
-describe('output keys', () => {
-  it('resolve s3 URLs, bucket/prefix pairs and plain prefixes to <prefix>/<callId>/<file>', () => {
-    expect(resolveOutputLocation({ outputPrefix: 's3://out/results/' })).toEqual({
-      bucket: 'out',
-      prefix: 'results',
-    });
-    expect(resolveOutputLocation({ output: { bucket: 'b', prefix: 'r/' } })).toEqual({
-      bucket: 'b',
-      prefix: 'r',
-    });
-    expect(resolveOutputLocation({ outputPrefix: 'nightly/2026' })).toEqual({
-      bucket: undefined,
-      prefix: 'nightly/2026',
-    });
-    expect(callOutputKey('results', 'call-1', 'result.json')).toBe('results/call-1/result.json');
-    expect(callOutputKey('', 'call-1', 'result.json')).toBe('call-1/result.json');
-  });
-
-  it('never leave the prefix: unsafe call ids and prefixes are refused', () => {
-    for (const id of ['..', '../x', 'a/b', '/abs', '.hidden', 'a..b', '', 'a\\b', 'x'.repeat(200)]) {
-      expect(() => callOutputKey('results', id, 'result.json'), id).toThrow(/unsafe call id/);
-    }
-    for (const prefix of ['/abs', 'a/../b', '..', 'a\\b']) {
-      expect(() => resolveOutputLocation({ outputPrefix: prefix }), prefix).toThrow(/prefix/);
-    }
-    expect(() => resolveOutputLocation({ outputPrefix: 'file:///etc' })).toThrow(/s3:\/\//);
-  });
-});
-
 describe('buildResult', () => {
   const parts = {
     callId: 'call-1',
@@ -261,7 +231,7 @@ describe('writeResult and writeError', () => {
   }
   const input = {
     callId: 'call-1',
-    outputPrefix: 's3://results-bucket/out/',
+    output: callOutputKeys(outputLocationOf('s3://results-bucket/out', 'staging'), 'call-1'),
     timelineKey: 's/timeline.json',
     fillersKey: 's/fillers.json',
     summaryKey: 's/summary.json',
@@ -275,7 +245,7 @@ describe('writeResult and writeError', () => {
     const { writeResult, writeError } = createResultActivities({ store });
     await writeError({
       callId: 'call-1',
-      outputPrefix: input.outputPrefix,
+      output: input.output,
       source: facts.source,
       stage: 'fillers',
       reason: 'earlier run',
@@ -311,7 +281,7 @@ describe('writeResult and writeError', () => {
     const store = staged();
     const { writeResult } = createResultActivities({ store });
     await expect(writeResult({ ...input, callId: '../escape' })).rejects.toMatchObject({
-      type: 'OutputKeyError',
+      type: 'KeyError',
       nonRetryable: true,
     });
     expect(store.withBucket('results-bucket').writes).toEqual([]);
@@ -322,7 +292,7 @@ describe('writeResult and writeError', () => {
     const { writeError } = createResultActivities({ store });
     const out = await writeError({
       callId: 'call-1',
-      output: { bucket: 'staging', prefix: 'results/' },
+      output: callOutputKeys({ bucket: 'staging', prefix: 'results' }, 'call-1'),
       source: { bucket: 'in', key: 'bad.wav' },
       stage: 'probe',
       reason: 'not an audio file: invalid data found when processing input',
@@ -331,8 +301,14 @@ describe('writeResult and writeError', () => {
     const doc = errorDocumentSchema.parse(store.json('results/call-1/error.json'));
     expect(doc).toMatchObject({ callId: 'call-1', stage: 'probe', source: { uri: 's3://in/bad.wav' } });
     expect(doc.reason).toMatch(/not an audio file/);
-    expect(buildErrorDocument({ callId: 'c', source: { uri: 'x' }, stage: 's', reason: '' }).reason).toBe(
-      'unknown',
-    );
+    expect(
+      buildErrorDocument({
+        callId: 'c',
+        output: callOutputKeys({ bucket: 'b', prefix: '' }, 'c'),
+        source: { uri: 'x' },
+        stage: 's',
+        reason: '',
+      }).reason,
+    ).toBe('unknown');
   });
 });

@@ -4,19 +4,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../activities/media/call-script.ts';
-import {
-  assertSafeCallId as assertSafeCallIdForBackfill,
-  callIdOf,
-  callOutputKey as callOutputKeyOfLocation,
-  slug,
-} from '../../activities/storage/call-id.ts';
+import { callIdOf, slug } from '../../activities/storage/call-id.ts';
 import {
   assertSafeCallId,
-  callOutputKey,
+  callOutputKeys,
+  KeyError,
   normalizePrefix,
-  OutputKeyError,
-  resolveOutputLocation,
-} from '../../activities/storage/results.ts';
+  normalizeLocation,
+  outputLocationOf,
+} from '../../schemas/call-keys.ts';
+
+/** The result key of a call under a prefix in the test bucket. */
+function callOutputKey(prefix: string, callId: string): string {
+  return callOutputKeys({ bucket: BUCKET, prefix }, callId).result;
+}
 
 const SAFE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const BUCKET = 'callpipe';
@@ -68,12 +69,8 @@ describe('callIdOf: every key gives a safe folder name', () => {
     expect(id).toMatch(SAFE);
     expect(id).not.toContain('..');
     expect(() => assertSafeCallId(id)).not.toThrow();
-    expect(() => assertSafeCallIdForBackfill(id)).not.toThrow();
-    expectInside(callOutputKey('results/', id, 'result.json'), 'results/');
-    expectInside(
-      callOutputKeyOfLocation({ bucket: BUCKET, prefix: 'results/' }, id, 'error.json'),
-      'results/',
-    );
+    expectInside(callOutputKey('results/', id), 'results/');
+    expectInside(callOutputKey('results', id), 'results/');
   });
 
   it('two keys that slug alike are still two calls (the hash of bucket + key tells them apart)', () => {
@@ -138,32 +135,29 @@ describe('callOutputKey refuses ids a caller could choose to escape', () => {
     'x'.repeat(129),
   ];
   it.each(UNSAFE_IDS.map((id) => [JSON.stringify(id).slice(0, 40), id]))('%s', (_label, id) => {
-    expect(() => callOutputKey('results/', id, 'result.json')).toThrow(OutputKeyError);
-    expect(() => callOutputKeyOfLocation({ bucket: BUCKET, prefix: 'results/' }, id, 'result.json')).toThrow(
-      RangeError,
-    );
+    expect(() => callOutputKey('results/', id)).toThrow(KeyError);
+    expect(() => callOutputKey('', id)).toThrow(/unsafe call id/);
   });
 
   it('accepts the longest safe id and keeps it inside the prefix', () => {
     const id = `a${'b'.repeat(127)}`;
-    expectInside(callOutputKey('results/', id, 'result.json'), 'results/');
+    expectInside(callOutputKey('results/', id), 'results/');
   });
 });
 
 describe('output prefixes', () => {
   it.each(['../up', 'results/../../x', '/abs/', 'a/./b', 'a\\b', 'a\u0001b'])('refuses %j', (prefix) => {
-    expect(() => normalizePrefix(prefix)).toThrow(OutputKeyError);
-    expect(() => resolveOutputLocation({ output: { bucket: BUCKET, prefix } })).toThrow(OutputKeyError);
+    expect(() => normalizePrefix(prefix)).toThrow(KeyError);
+    expect(() => normalizeLocation({ bucket: BUCKET, prefix })).toThrow(KeyError);
+    expect(() => outputLocationOf(`s3://${BUCKET}/${prefix}`, BUCKET)).toThrow(KeyError);
   });
 
   it('refuses non-S3 URLs as output', () => {
-    expect(() => resolveOutputLocation({ outputPrefix: 'file:///etc/' })).toThrow(OutputKeyError);
+    expect(() => outputLocationOf('file:///etc/', BUCKET)).toThrow(KeyError);
   });
 
   it('normalizes doubled and trailing slashes without leaving the prefix', () => {
-    expect(callOutputKey('results//night/', 'call-1', 'result.json')).toBe(
-      'results/night/call-1/result.json',
-    );
-    expect(callOutputKey('', 'call-1', 'result.json')).toBe('call-1/result.json');
+    expect(callOutputKey('results//night/', 'call-1')).toBe('results/night/call-1/result.json');
+    expect(callOutputKey('', 'call-1')).toBe('call-1/result.json');
   });
 });

@@ -1,0 +1,202 @@
+/**
+ * Every object key of a call, in one place (issue 12): where its recording was uploaded, its staged
+ * audio and intermediates, its partial results, its outputs (`result.json`, `transcript.vtt`,
+ * `error.json`) and its batch's report. Keys are built once from the configuration, the call id and the
+ * workflow id, and then passed around as data; nothing else in callpipe concatenates a prefix.
+ *
+ * Every spelling of a prefix a user may write (`results`, `results/`, `/results`, `a//b/`, empty, or an
+ * `s3://bucket/prefix` URL) is normalized here and only here: `''` or `seg/…/seg/` with one trailing
+ * slash. Before this module, `res2` (no slash) made the done-check look for `res2<callId>/result.json`
+ * while the writer wrote `res2/<callId>/result.json`, so every run re-processed every call.
+ *
+ * Pure TypeScript with no imports: workflow code uses it, and workflow code must be deterministic.
+ */
+
+/** A key or prefix that would leave the place it is meant for; never worth a retry. */
+export class KeyError extends Error {
+  override name = 'KeyError';
+}
+
+export const RESULT_FILE = 'result.json';
+export const TRANSCRIPT_FILE = 'transcript.vtt';
+export const ERROR_FILE = 'error.json';
+export const OUTPUT_FILES = [RESULT_FILE, TRANSCRIPT_FILE, ERROR_FILE] as const;
+
+/** Where results go: a bucket and a normalized key prefix (`''` or ending in exactly one `/`). */
+export interface OutputLocation {
+  bucket: string;
+  prefix: string;
+}
+
+/** Call ids name a folder: letters, digits, `.`, `_`, `-`; never `..`, a slash or a leading dot. */
+const SAFE_CALL_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+export function assertSafeCallId(callId: string): string {
+  if (!SAFE_CALL_ID.test(callId) || callId.includes('..')) {
+    throw new KeyError(
+      `unsafe call id ${JSON.stringify(callId.slice(0, 140))}: letters, digits, '.', '_' and '-' only, no '..'`,
+    );
+  }
+  return callId;
+}
+
+/** `s3://bucket/key…` → its parts; anything else → undefined. */
+export function parseS3Url(url: string): { bucket: string; key: string } | undefined {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(url);
+  return m ? { bucket: m[1]!, key: m[2]! } : undefined;
+}
+
+/**
+ * A key prefix as `''` or `seg/…/seg/`: repeated and trailing slashes folded, one added. Refuses what
+ * would leave the intended folder or means something else elsewhere: an absolute path (`/results`),
+ * `.` or `..` segments, backslashes, control characters.
+ */
+export function normalizePrefix(prefix: string): string {
+  if (prefix.startsWith('/') || prefix.includes('\\') || [...prefix].some((c) => c.charCodeAt(0) < 0x20)) {
+    throw new KeyError(`key prefix ${JSON.stringify(prefix)} must be a relative key prefix`);
+  }
+  const segments = prefix.split('/').filter((s) => s !== '');
+  if (segments.some((s) => s === '..' || s === '.')) {
+    throw new KeyError(`key prefix ${JSON.stringify(prefix)} must not hold '.' or '..' segments`);
+  }
+  return segments.length === 0 ? '' : `${segments.join('/')}/`;
+}
+
+/**
+ * An output location from what a user wrote: an `s3://bucket/prefix` URL, or a key prefix in
+ * `defaultBucket`. Other URL schemes are refused (a local directory is the CLI's business, not a key).
+ */
+export function outputLocationOf(spelling: string, defaultBucket: string): OutputLocation {
+  const s3 = parseS3Url(spelling);
+  if (s3) return { bucket: s3.bucket, prefix: normalizePrefix(s3.key) };
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spelling)) {
+    throw new KeyError(`output ${JSON.stringify(spelling)}: only s3:// URLs and key prefixes are supported`);
+  }
+  return { bucket: defaultBucket, prefix: normalizePrefix(spelling) };
+}
+
+/** The same location with its prefix normalized (idempotent: safe on any location, old or new). */
+export function normalizeLocation(output: OutputLocation): OutputLocation {
+  return { bucket: output.bucket, prefix: normalizePrefix(output.prefix) };
+}
+
+/** `s3://bucket/prefix` of a location, for reports and messages. */
+export function locationUrl(output: OutputLocation): string {
+  return `s3://${output.bucket}/${normalizePrefix(output.prefix)}`;
+}
+
+/** The outputs of a call: `<prefix><callId>/{result.json,transcript.vtt,error.json}` in `bucket`. */
+export interface CallOutputKeys {
+  bucket: string;
+  dir: string;
+  result: string;
+  transcript: string;
+  error: string;
+}
+
+export function callOutputKeys(output: OutputLocation, callId: string): CallOutputKeys {
+  const dir = `${normalizePrefix(output.prefix)}${assertSafeCallId(callId)}/`;
+  return {
+    bucket: output.bucket,
+    dir,
+    result: `${dir}${RESULT_FILE}`,
+    transcript: `${dir}${TRANSCRIPT_FILE}`,
+    error: `${dir}${ERROR_FILE}`,
+  };
+}
+
+/**
+ * A call's staging folder (in the store's own bucket): `<staging>calls/<callId>/<workflowId>/`. The
+ * workflow id is part of it, so a `--redo` or a new version of the recording never reads another run's
+ * intermediates; two calls of identical audio never share staged audio either.
+ */
+export interface CallStagingKeys {
+  dir: string;
+  /** Prefix of the transcoded sessions (media/staging.ts adds fingerprint, track and range). */
+  audio: string;
+  /** Prefix of the recognized sessions: see {@link sessionResultKey}. */
+  sessions: string;
+  timeline: string;
+  fillers: string;
+  summary: string;
+  sentiment: string;
+  keywords: string;
+}
+
+/** Workflow ids may hold characters a key should not; they are replaced, the id stays readable. */
+function keySafe(id: string): string {
+  return id.replace(/[^A-Za-z0-9._@-]/g, '_');
+}
+
+export function callStagingKeys(stagingPrefix: string, callId: string, workflowId: string): CallStagingKeys {
+  const dir = `${normalizePrefix(stagingPrefix)}calls/${assertSafeCallId(callId)}/${keySafe(workflowId)}/`;
+  return {
+    dir,
+    audio: `${dir}audio/`,
+    sessions: `${dir}sessions/`,
+    timeline: `${dir}timeline.json`,
+    fillers: `${dir}fillers.json`,
+    summary: `${dir}summary.json`,
+    sentiment: `${dir}sentiment.json`,
+    keywords: `${dir}keywords.json`,
+  };
+}
+
+/** Every key of one run of a call. */
+export interface CallKeys {
+  callId: string;
+  output: CallOutputKeys;
+  staging: CallStagingKeys;
+}
+
+export function callKeys(input: {
+  output: OutputLocation;
+  stagingPrefix: string;
+  callId: string;
+  workflowId: string;
+}): CallKeys {
+  return {
+    callId: input.callId,
+    output: callOutputKeys(input.output, input.callId),
+    staging: callStagingKeys(input.stagingPrefix, input.callId, input.workflowId),
+  };
+}
+
+/** A recognized session's result: `<staging>sessions/0003.json`. */
+export function sessionResultKey(staging: Pick<CallStagingKeys, 'sessions'>, session: number): string {
+  return `${staging.sessions}${String(session).padStart(4, '0')}.json`;
+}
+
+/** The partial results of a session still being recognized, beside its result. */
+export function partialResultKey(resultKey: string): string {
+  return `${resultKey}.partial.json`;
+}
+
+/** A step's checkpoint (progress of earlier attempts), beside its output. */
+export function checkpointKey(outputKey: string): string {
+  return `${outputKey}.checkpoint.json`;
+}
+
+/** A batch's report folder: `<prefix>batches/<batchId>/` (call ids never equal `batches`). */
+export function batchReportPrefix(output: OutputLocation, batchId: string): string {
+  return `${normalizePrefix(output.prefix)}batches/${batchId.replace(/[^A-Za-z0-9._-]/g, '_')}/`;
+}
+
+/** Parts of one execution of a batch (its first run id), so a re-run does not merge an older one's. */
+export function batchPartsPrefix(reportPrefix: string, executionId: string): string {
+  return `${reportPrefix}parts/${executionId}/`;
+}
+
+/**
+ * A local file the CLI uploads, content-addressed so the same file is the same object:
+ * `<input>local/<16 hex of its sha-256>/<file name>` for recordings, `<input>manifests/…` for manifests.
+ */
+export function uploadKey(
+  inputPrefix: string,
+  kind: 'local' | 'manifests',
+  digestHex: string,
+  fileName: string,
+): string {
+  const name = fileName.split('/').pop() || 'upload';
+  return `${normalizePrefix(inputPrefix)}${kind}/${digestHex.slice(0, 16)}/${name}`;
+}
