@@ -29,11 +29,12 @@ export const RETRY_TABLE = {
   ServiceRateLimited: {
     retryable: true,
     delay: { baseMs: 1000, maxMs: 60_000 },
-    cause: 'the service blocked a burst (99997, HTTP 429); a Retry-After is a lower bound',
+    cause:
+      'the service blocked a burst (99997, HTTP 429) and the call could not wait it out in the activity ' +
+      '(text steps do, within their budget); a Retry-After is a lower bound',
   },
   ServiceUnavailable: {
     retryable: true,
-    delay: { baseMs: 1000, maxMs: 60_000 },
     cause: 'the service answered 5xx, timed out or could not be reached',
   },
   ServiceQuotaExhausted: {

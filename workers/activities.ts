@@ -72,11 +72,6 @@ export function nlpQueueActivities(input: ActivityDeps) {
     store,
     options: {
       requestsPerSecond: input.config.limits.nlpRequestsPerSecond,
-      // 99997 is a short burst block (spec 01, Limits): ride it out per request with a few quick
-      // backoffs rather than failing a step of hundreds of requests back to Temporal.
-      requestAttempts: 8,
-      requestMaxDelayMs: 4000,
-      rateLimitMaxMs: 15_000,
     },
   });
 }

@@ -4,7 +4,7 @@
  *
  * | error                         | outcome                                                               |
  * |-------------------------------|-----------------------------------------------------------------------|
- * | `rateLimited` (99997, 429)    | retryable `ServiceRateLimited`, `nextRetryDelay` = Retry-After or backoff with jitter |
+ * | `rateLimited` (99997, 429)    | ridden out in the step (step.ts); if one escapes: retryable `ServiceRateLimited`, `nextRetryDelay` = Retry-After or backoff with jitter |
  * | `quota` (99995, 99996)        | retryable `ServiceQuotaExhausted`, long `nextRetryDelay` (default 15 min), says why |
  * | `auth` (99998, 401)           | non-retryable `ServiceAuthFailed` (the client already refreshed the token once) |
  * | `invalid`                     | not thrown: the step returns `{ status: 'failed', reason }`            |
@@ -17,20 +17,22 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { ZodError } from 'zod';
 import { backoffDelay, isServiceError, type ServiceError } from '../../service/index.ts';
+import { FAILURE, RETRY_TABLE } from '../../schemas/retry-table.ts';
 
+/** The failure types of text steps: names and retry rules from the one retry table. */
 export const NLP_FAILURE_TYPES = {
-  rateLimited: 'ServiceRateLimited',
-  quota: 'ServiceQuotaExhausted',
-  auth: 'ServiceAuthFailed',
-  unavailable: 'ServiceUnavailable',
-  invalidInput: 'InvalidStepInput',
+  rateLimited: FAILURE.ServiceRateLimited,
+  quota: FAILURE.ServiceQuotaExhausted,
+  auth: FAILURE.ServiceAuthFailed,
+  unavailable: FAILURE.ServiceUnavailable,
+  invalidInput: FAILURE.InvalidStepInput,
 } as const;
 
 /** Long pause when the account's usage limit is used up (spec 01, Limits): the limit resets in hours. */
-export const DEFAULT_QUOTA_DELAY_MS = 15 * 60_000;
-/** Backoff of Temporal attempts after a 99997, before jitter: 1 s doubling to 60 s. */
-export const DEFAULT_RATE_LIMIT_BASE_MS = 1000;
-export const DEFAULT_RATE_LIMIT_MAX_MS = 60_000;
+export const DEFAULT_QUOTA_DELAY_MS = RETRY_TABLE.ServiceQuotaExhausted.delay.fixedMs;
+/** Backoff of Temporal attempts after a 99997 that reached Temporal, before jitter. */
+export const DEFAULT_RATE_LIMIT_BASE_MS = RETRY_TABLE.ServiceRateLimited.delay.baseMs;
+export const DEFAULT_RATE_LIMIT_MAX_MS = RETRY_TABLE.ServiceRateLimited.delay.maxMs;
 /** A `nextRetryDelay` of 0 would retry at once; full jitter can draw 0. */
 const MIN_RETRY_DELAY_MS = 200;
 

@@ -1,19 +1,23 @@
 /**
- * What every text step shares: its cost meter (earlier attempts included), bounded retries of single
- * requests inside the attempt, the checkpoint of its progress, writing its output, and turning its
- * error into the step's outcome (failures.ts).
+ * What every text step shares: its cost meter (earlier attempts included), the retries of a blocked
+ * request, the checkpoint of its progress, writing its output, and turning its error into the step's
+ * outcome (failures.ts).
  *
- * Why retry inside the attempt at all, when Temporal owns retries: a step makes up to hundreds of
- * requests, and an attempt that ends at the first 99997 makes little progress per attempt when the
- * service blocks bursts often. A few quick retries of the one blocked request (full jitter, counted as
- * retries) keep the attempt going; when they are used up the attempt fails with `nextRetryDelay` and
- * Temporal takes over, the checkpoint keeping what was done.
+ * One loop per failure (schemas/retry-table.ts): a 99997 (a short burst block, spec 01 Limits) is
+ * ridden out here, request by request, with full jitter, and never handed to Temporal: a step makes up
+ * to hundreds of requests, and an attempt per block would make little progress when the service blocks
+ * often. The loop's budget belongs to the step, not the attempt: it counts every retry of every attempt
+ * (the checkpoint carries them), and the step gives up, failing alone (the call is `partial`), once its
+ * retries exceed {@link RATE_LIMIT_RETRY_ALLOWANCE} plus the requests that succeeded. A service that
+ * blocks everything therefore costs a step 33 requests, not 8 × 20. Every other service error leaves
+ * the attempt to Temporal, the checkpoint keeping what was done.
  */
 import type { z } from 'zod';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   addCosts,
+  backoffDelay,
   CostMeter,
-  withRetry,
   type CallCost,
   type NlpCallOptions,
   type ServiceClient,
@@ -23,19 +27,20 @@ import type { NlpStep } from '../../schemas/result.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
 import { attemptNumber, cancellationSignal, heartbeat } from './context.ts';
-import { stepErrorOutcome, type FailurePolicy } from './failures.ts';
+import { stepErrorOutcome, StepInputError, type FailurePolicy } from './failures.ts';
 import { unpaced, type RequestPacer } from './pacing.ts';
 import type { NlpStepInput, NlpStepOutput } from './types.ts';
 import { metrics } from '../metrics.ts';
 
-/** Attempts of one request inside an activity attempt (the first included), for 99997 and transient errors. */
-export const DEFAULT_REQUEST_ATTEMPTS = 3;
+/** Retries of blocked requests a step may make beyond one per request that succeeded. */
+export const RATE_LIMIT_RETRY_ALLOWANCE = 32;
+/** Backoff of a blocked request: full jitter from 250 ms doubling to 4 s, at least the Retry-After. */
 export const DEFAULT_REQUEST_BASE_DELAY_MS = 250;
 export const DEFAULT_REQUEST_MAX_DELAY_MS = 4000;
 
 export interface NlpActivityOptions extends FailurePolicy {
-  /** Attempts of one request inside an activity attempt; 1 leaves every retry to Temporal. Default 3. */
-  requestAttempts?: number;
+  /** Retries of blocked requests beyond one per success; default {@link RATE_LIMIT_RETRY_ALLOWANCE}. */
+  rateLimitAllowance?: number;
   /** Backoff of those retries (full jitter, at least the service's Retry-After). */
   requestBaseDelayMs?: number;
   requestMaxDelayMs?: number;
@@ -59,15 +64,14 @@ export interface StepRun<T> {
   /** Progress of earlier attempts (utterance index or batch number → its result). */
   readonly done: Map<number, T>;
   readonly signal: AbortSignal | undefined;
-  /** One service call with this step's meter and signal, retried a few times when blocked or transient. */
+  /** One service call with this step's meter and signal, retried while blocked within the step's budget. */
   request<R>(call: (options: NlpCallOptions) => Promise<R>): Promise<R>;
   /** Heartbeat with progress (a no-op outside Temporal). */
   progress(done: number, total: number): void;
 }
 
-function retryableInAttempt(err: unknown): boolean {
-  return isServiceError(err) && (err.kind === 'rateLimited' || err.kind === 'transient');
-}
+/** The step's 99997 budget is spent: it fails alone with this reason. */
+class RateLimitBudgetSpent extends StepInputError {}
 
 export async function runStep<T, S extends z.ZodType>(
   deps: NlpActivityDeps,
@@ -84,6 +88,8 @@ export async function runStep<T, S extends z.ZodType>(
   let earlier: CallCost = { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0 };
   let done = new Map<number, T>();
   const cost = () => addCosts(earlier, meter.snapshot());
+  /** Requests of this step that were answered, earlier attempts included: the budget grows with them. */
+  let answered = 0;
 
   try {
     const checkpoint = await loadCheckpoint<T>(store, input.outputKey, step, inputs);
@@ -91,28 +97,46 @@ export async function runStep<T, S extends z.ZodType>(
       // The request that failed the previous attempt is sent again: one more retry.
       earlier = { ...checkpoint.cost, retries: checkpoint.cost.retries + 1 };
       done = checkpoint.done;
+      answered = Math.max(0, checkpoint.cost.requests - checkpoint.cost.retries - 1);
     }
     const signal = cancellationSignal();
     const run: StepRun<T> = {
       done,
       signal,
-      request: (call) =>
-        withRetry(
-          async () => {
+      request: async (call) => {
+        for (let blocked = 0; ; blocked++) {
+          try {
             await (deps.pacer ?? unpaced).acquire(signal);
             // Counted per request sent (retries included), by step and outcome (activities/metrics.ts).
-            return metrics.observe(`nlp/${step}`, () => call({ meter, signal }));
-          },
-          {
-            attempts: options.requestAttempts ?? DEFAULT_REQUEST_ATTEMPTS,
-            baseDelayMs: options.requestBaseDelayMs ?? DEFAULT_REQUEST_BASE_DELAY_MS,
-            maxDelayMs: options.requestMaxDelayMs ?? DEFAULT_REQUEST_MAX_DELAY_MS,
-            shouldRetry: retryableInAttempt,
-            meter,
-            signal,
-            random: options.random,
-          },
-        ),
+            const answer = await metrics.observe(`nlp/${step}`, () => call({ meter, signal }));
+            answered += 1;
+            return answer;
+          } catch (err) {
+            if (!isServiceError(err) || err.kind !== 'rateLimited') throw err;
+            const { retries } = cost();
+            if (retries >= (options.rateLimitAllowance ?? RATE_LIMIT_RETRY_ALLOWANCE) + answered) {
+              throw new RateLimitBudgetSpent(
+                `${step}: the service kept blocking requests (99997): gave up after ${retries} retries ` +
+                  `for ${answered} answered requests`,
+              );
+            }
+            meter.addRetry();
+            await sleep(
+              backoffDelay(
+                blocked,
+                {
+                  baseDelayMs: options.requestBaseDelayMs ?? DEFAULT_REQUEST_BASE_DELAY_MS,
+                  maxDelayMs: options.requestMaxDelayMs ?? DEFAULT_REQUEST_MAX_DELAY_MS,
+                  random: options.random,
+                },
+                err.retryAfterMs,
+              ),
+              undefined,
+              { signal },
+            );
+          }
+        }
+      },
       progress: (n, total) => heartbeat({ step, done: n, total }),
     };
     const document = await work(run);

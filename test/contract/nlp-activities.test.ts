@@ -152,46 +152,37 @@ describe('text activities against the emulator', () => {
     expect(k.keywords.length).toBeLessThanOrEqual(7);
   });
 
-  it('30 % of requests blocked (99997): an attempt fails as ServiceRateLimited with nextRetryDelay, retried attempts finish with the retries counted', async () => {
+  it('30 % of requests blocked (99997): one attempt rides them out, every retry counted; a service that blocks everything fails the step alone within its budget', async () => {
     const config = await start({ faults: { seed: 7, rateLimitBursts: { probability: 0.3 } } });
     const utterances = call(40);
-    const { store, activities } = setup(config, utterances, { requestAttempts: 1 });
-
-    let out: NlpStepOutput | undefined;
-    const failures: ApplicationFailure[] = [];
-    for (let attempt = 1; attempt <= 100 && !out; attempt++) {
-      try {
-        out = await activities.analyzeSentiment({ ...base, outputKey: 'c/sentiment.json', concurrency: 2 });
-      } catch (err) {
-        expect(err).toBeInstanceOf(ApplicationFailure);
-        failures.push(err as ApplicationFailure);
-      }
-    }
-    expect(out?.status).toBe('ok');
-    expect(failures.length).toBeGreaterThan(0);
-    for (const f of failures) {
-      expect(f.type).toBe('ServiceRateLimited');
-      expect(f.nonRetryable).toBe(false);
-      expect(Number(f.nextRetryDelay)).toBeGreaterThan(0);
-      expect(f.message).toMatch(/rate limited/);
-    }
-    expect(out!.cost.retries).toBeGreaterThanOrEqual(failures.length);
-    console.log(
-      `sentiment at 30 % 99997: ${failures.length} failed attempts, ${out!.cost.requests} requests, ${out!.cost.retries} retries`,
-    );
+    const { store, activities } = setup(config, utterances, { requestBaseDelayMs: 5, requestMaxDelayMs: 20 });
+    const out = await activities.analyzeSentiment({ ...base, outputKey: 'c/sentiment.json', concurrency: 2 });
+    expect(out.status).toBe('ok');
     const blocked = emulator!.stats().byCode['99997'] ?? 0;
     expect(blocked).toBeGreaterThan(0);
-    // Every request the emulator saw is in the cost, over all attempts (token requests included).
-    expect(out!.cost.requests).toBeGreaterThanOrEqual(nlpRequests('sentiment'));
+    // Every blocked request was retried once and counted; every request the emulator saw is in the cost.
+    expect(out.cost.retries).toBe(blocked);
+    expect(out.cost.requests).toBeGreaterThanOrEqual(nlpRequests('sentiment'));
     const doc = sentimentOutputSchema.parse(store.json('c/sentiment.json'));
     expect(doc.utterances.every((u) => u.sentiment !== null)).toBe(true);
+    console.log(`sentiment at 30 % 99997: ${out.cost.requests} requests, ${out.cost.retries} retries`);
 
-    // With the default in-attempt retries the same faults rarely reach Temporal at all.
-    const retrying = setup(config, utterances);
-    const once = await retrying.activities
-      .analyzeSentiment({ ...base, outputKey: 'c/s2.json' })
-      .catch((e) => e);
-    if (!(once instanceof ApplicationFailure)) expect(once.cost.retries).toBeGreaterThan(0);
+    // Everything blocked: no loop multiplies another. The step gives up after its allowance of retries
+    // (not attempts × retries), as a step failure the call survives, never as a Temporal retry.
+    await emulator!.close();
+    const dead = await start({ faults: { seed: 7, rateLimitBursts: { probability: 1 } } });
+    const blocking = setup(dead, utterances, {
+      requestBaseDelayMs: 1,
+      requestMaxDelayMs: 2,
+      rateLimitAllowance: 5,
+    });
+    const failed = await blocking.activities.analyzeSentiment({
+      ...base,
+      outputKey: 'c/s2.json',
+      concurrency: 1,
+    });
+    expect(failed).toMatchObject({ status: 'failed', reason: expect.stringMatching(/kept blocking/) });
+    expect(nlpRequests('sentiment')).toBe(6); // the first request and 5 retries
   });
 
   it('quota used up: a retryable failure with a long delay that says so; bad credentials: non-retryable', async () => {
