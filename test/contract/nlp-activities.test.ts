@@ -8,7 +8,6 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNlpActivities } from '../../activities/nlp/activities.ts';
 import type { NlpActivityOptions } from '../../activities/nlp/step.ts';
-import type { NlpStepOutput } from '../../activities/nlp/types.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import phrasebook from '../../emulator/phrasebook.ja.json' with { type: 'json' };
 import type { EmulatorAccountInput } from '../../schemas/emulator-accounts.ts';
