@@ -81,7 +81,11 @@ export const RETRY_TABLE = {
   },
   StorageUnavailable: {
     retryable: true,
-    cause: 'object storage failed or could not be reached',
+    cause: 'object storage failed (5xx, throttling) or could not be reached',
+  },
+  StorageRefused: {
+    retryable: false,
+    cause: 'object storage refused the request as made (4xx: access denied, a key it will not hold)',
   },
   InvalidStepInput: {
     retryable: false,

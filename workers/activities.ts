@@ -4,7 +4,7 @@
  */
 import { planOptionsOf, type Config } from '../schemas/config.ts';
 import { createServiceClient, type ServiceClient } from '../service/index.ts';
-import { createObjectStore, type ObjectStore } from '../activities/storage/object-store.ts';
+import { createObjectStore, createS3Client, type ObjectStore } from '../activities/storage/object-store.ts';
 import { createStorageActivities } from '../activities/storage/activities.ts';
 import { S3StagingStore } from '../activities/storage/staging-s3.ts';
 import { createCallStateActivities } from '../activities/storage/call-state.ts';
@@ -14,6 +14,23 @@ import { createMergeActivities } from '../activities/asr/merge-timeline.ts';
 import { createAsrActivities } from '../activities/asr/recognize-session.ts';
 import { createNlpActivities } from '../activities/nlp/activities.ts';
 import { createBackfillActivities } from '../activities/backfill/activities.ts';
+import { withFailureBoundary } from '../activities/failure-boundary.ts';
+import { attemptNumber } from '../activities/nlp/context.ts';
+
+/**
+ * Inside workers the S3 client sends each request once: Temporal's attempts are the one retry loop for
+ * object storage (schemas/retry-table.ts), so a dead store costs attempts, not attempts × 5.
+ */
+export const S3_ATTEMPTS_IN_WORKERS = 1;
+
+function workerStore(config: Config): ObjectStore {
+  return createObjectStore(config.s3, createS3Client(config.s3, { maxAttempts: S3_ATTEMPTS_IN_WORKERS }));
+}
+
+/** Every activity's failures typed and retried as the retry table says. */
+function bounded<T extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: T): T {
+  return withFailureBoundary(activities, attemptNumber);
+}
 
 export interface ActivityDeps {
   config: Config;
@@ -23,7 +40,7 @@ export interface ActivityDeps {
 
 function deps({ config, store, service }: ActivityDeps) {
   return {
-    store: store ?? createObjectStore(config.s3),
+    store: store ?? workerStore(config),
     service:
       service ??
       createServiceClient(config.service, {
@@ -36,7 +53,7 @@ function deps({ config, store, service }: ActivityDeps) {
 export function mediaQueueActivities(input: ActivityDeps) {
   const { store } = deps(input);
   const { config } = input;
-  return {
+  return bounded({
     ...createStorageActivities({ store }),
     ...createRecordingMediaActivities({
       store,
@@ -48,18 +65,20 @@ export function mediaQueueActivities(input: ActivityDeps) {
     ...createMergeActivities({ store }),
     ...createResultActivities({ store }),
     ...createCallStateActivities({ store }),
-  };
+  });
 }
 
 /** `callpipe-asr`: one long, heartbeating activity per recognition session. */
 export function asrQueueActivities(input: ActivityDeps) {
   const { store, service } = deps(input);
-  return createAsrActivities({
-    service,
-    store,
-    speed: input.config.service.speed,
-    model: input.config.service.model,
-  });
+  return bounded(
+    createAsrActivities({
+      service,
+      store,
+      speed: input.config.service.speed,
+      model: input.config.service.model,
+    }),
+  );
 }
 
 /** `callpipe-nlp`: text calls, rate-limited. */
@@ -67,16 +86,16 @@ export function nlpQueueActivities(input: ActivityDeps) {
   const { store, service } = deps(input);
   // The task-queue rate limit spaces activity starts only; one activity sends many requests, so each
   // process also paces its own requests.
-  return createNlpActivities({
-    service,
-    store,
-    options: {
-      requestsPerSecond: input.config.limits.nlpRequestsPerSecond,
-    },
-  });
+  return bounded(
+    createNlpActivities({
+      service,
+      store,
+      options: { requestsPerSecond: input.config.limits.nlpRequestsPerSecond },
+    }),
+  );
 }
 
 /** `callpipe` (beside the workflows): the batches' listing and report activities (object storage only). */
 export function workflowsQueueActivities(input: ActivityDeps) {
-  return createBackfillActivities({ store: input.store ?? createObjectStore(input.config.s3) });
+  return bounded(createBackfillActivities({ store: input.store ?? workerStore(input.config) }));
 }

@@ -23,6 +23,7 @@ import {
   type RecognizedUtterance,
 } from '../../service/index.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { FAILURE, RETRY_TABLE, retryDelayMs, type FailureType } from '../../schemas/retry-table.ts';
 import { metrics } from '../metrics.ts';
 import { partialResultKey } from '../../schemas/call-keys.ts';
 
@@ -65,17 +66,26 @@ const PARTIAL_WRITE_INTERVAL_MS = 5000;
  */
 const HEARTBEAT_INTERVAL_MS = 1000;
 /**
- * Writing a finished session's result: attempts, and the longest wait between two (about 40 s in all);
- * the wait stays under the shortest heartbeat timeout we use (5 s), as each wait heartbeats once.
+ * Writing a finished session's result: the one loop that retries it (object storage requests are not
+ * retried by the S3 client inside workers: schemas/retry-table.ts). It waits up to this long in all,
+ * heartbeating each wait (each under the shortest heartbeat timeout we use, 5 s), because a failed write
+ * would cost streaming everything since the last staged partial again, in real time. Past it, object
+ * storage is down for longer than a restart: the session fails non-retryably (`SessionResultUnwritten`).
  */
-const RESULT_WRITE_ATTEMPTS = 20;
+export const RESULT_WRITE_BUDGET_MS = 5 * 60_000;
 const RESULT_WRITE_MAX_DELAY_MS = 2000;
 /** Audio per stream request (spec 02: 240 ms): the grid a resumed stream starts on. */
 const REQUEST_SECONDS = 0.24;
 /** A resumed stream's finals ending this close to the resume point are the previous utterance's tail. */
 const TAIL_SECONDS = 0.05;
-/** Service error kinds after which a new session is worth a try. */
+/** Service error kinds after which a new session is worth a try (within the session's restart budget). */
 const RESTARTABLE = new Set(['session', 'transient', 'rateLimited']);
+/** The failure type of a service error a new session cannot help (schemas/retry-table.ts). */
+const NOT_RESTARTABLE: Record<string, FailureType> = {
+  auth: FAILURE.ServiceAuthFailed,
+  invalid: FAILURE.ServiceInvalidRequest,
+  quota: FAILURE.ServiceQuotaExhausted,
+};
 
 export const sessionUtteranceSchema = z.object({
   start: z.number(),
@@ -150,6 +160,8 @@ export interface AsrActivityDeps {
   model: string;
   /** Wait before a new session after an error; grows with each restart. */
   restartDelayMs?: number;
+  /** How long a finished session's result write is retried; default {@link RESULT_WRITE_BUDGET_MS}. */
+  resultWriteBudgetMs?: number;
 }
 
 function activityContext(): Context | undefined {
@@ -158,6 +170,16 @@ function activityContext(): Context | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A failure of a type from the retry table, retryable as the table says. */
+function failure(type: FailureType, message: string, nextRetryDelay?: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: !RETRY_TABLE[type].retryable,
+    ...(nextRetryDelay !== undefined && RETRY_TABLE[type].retryable ? { nextRetryDelay } : {}),
+  });
 }
 
 function describe(err: unknown): string {
@@ -301,23 +323,18 @@ export function createAsrActivities(deps: AsrActivityDeps) {
         if (isServiceError(err) && err.cost) state.requests += err.cost.requests;
         state.audioSecondsSent += Math.max(0, position - streamStart);
         if (ctx?.cancellationSignal.aborted) throw err;
-        const restartable = isServiceError(err) ? RESTARTABLE.has(err.kind) : true;
-        if (!restartable) {
-          throw ApplicationFailure.create({
-            type: isServiceError(err)
-              ? `Service${err.kind[0]!.toUpperCase()}${err.kind.slice(1)}`
-              : 'RecognitionError',
-            message: `session ${input.session}: ${describe(err)}`,
-            nonRetryable: isServiceError(err) && (err.kind === 'invalid' || err.kind === 'auth'),
-          });
+        if (isServiceError(err) && !RESTARTABLE.has(err.kind)) {
+          await stagePartial(true);
+          const type = NOT_RESTARTABLE[err.kind] ?? FAILURE.RecognitionFailed;
+          const delay = retryDelayMs(type, ctx?.info.attempt ?? 1, Math.random, err.retryAfterMs);
+          throw failure(type, `session ${input.session}: ${describe(err)}`, delay);
         }
         if (state.restarts >= input.maxRestarts) {
           await stagePartial(true);
-          throw ApplicationFailure.create({
-            type: 'RecognitionRestartsExhausted',
-            message: `session ${input.session}: gave up after ${state.restarts} restarts; last error: ${describe(err)}`,
-            nonRetryable: true,
-          });
+          throw failure(
+            FAILURE.RecognitionRestartsExhausted,
+            `session ${input.session}: gave up after ${state.restarts} restarts; last error: ${describe(err)}`,
+          );
         }
         // Audio past the resume point was sent but produced no kept result: it is sent again.
         state.reStreamedSeconds += Math.max(0, position - state.resumeAt);
@@ -352,12 +369,19 @@ export function createAsrActivities(deps: AsrActivityDeps) {
     // The session's results exist only in memory now: a failed write would cost streaming (in real
     // time) everything since the last staged partial, so ride out an object store that restarts.
     const body = JSON.stringify(result);
+    const writeUntil = Date.now() + (deps.resultWriteBudgetMs ?? RESULT_WRITE_BUDGET_MS);
     for (let attempt = 1; ; attempt++) {
       try {
         await deps.store.put(input.resultKey, body, { contentType: 'application/json' });
         break;
       } catch (err) {
-        if (attempt >= RESULT_WRITE_ATTEMPTS || ctx?.cancellationSignal.aborted) throw err;
+        if (ctx?.cancellationSignal.aborted) throw err;
+        if (Date.now() >= writeUntil) {
+          throw failure(
+            FAILURE.SessionResultUnwritten,
+            `session ${input.session}: its result could not be written to object storage after ${attempt} tries: ${describe(err)}`,
+          );
+        }
         ctx?.log.warn('could not write the session result; trying again', {
           session: input.session,
           attempt,

@@ -62,7 +62,11 @@ export interface ObjectStore {
   withBucket(bucket: string): ObjectStore;
 }
 
-export function createS3Client(config: S3Config): S3Client {
+/**
+ * The S3 client. `maxAttempts` is the SDK's own retry of a request (default 3, its standard); workers
+ * set 1, since Temporal's attempts already retry the activity that made the request.
+ */
+export function createS3Client(config: S3Config, options: { maxAttempts?: number } = {}): S3Client {
   // The SDK version is pinned in package-lock.json; its warning about future releases needing Node 22
   // says nothing about the code we run, and would land in every worker log.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -74,7 +78,7 @@ export function createS3Client(config: S3Config): S3Client {
       config.accessKeyId && config.secretAccessKey
         ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
         : undefined,
-    maxAttempts: 5,
+    maxAttempts: options.maxAttempts ?? 3,
   });
 }
 

@@ -1,0 +1,118 @@
+/**
+ * recognizeSession's failures, with a fake service and store (no emulator): each leaves the activity
+ * as the retry table's type, and no loop in it multiplies Temporal's attempts.
+ */
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createAsrActivities } from '../../activities/asr/recognize-session.ts';
+import type { ServiceClient } from '../../service/index.ts';
+import { ServiceError, type ServiceErrorKind } from '../../service/index.ts';
+import { MemoryStore } from './nlp.helpers.ts';
+
+/** A service whose every stream fails with `kind` after one final result, counting the streams. */
+function failingService(kind: ServiceErrorKind) {
+  let streams = 0;
+  const service = {
+    recognizeStream(opts: Parameters<ServiceClient['recognizeStream']>[0]) {
+      streams += 1;
+      const at = opts.startOffsetSeconds ?? 0;
+      opts.callbacks?.onFinal?.({
+        startSeconds: at + 0.5,
+        endSeconds: at + 1,
+        text: `phrase ${streams}`,
+        alternatives: [],
+      } as never);
+      return { done: Promise.reject(new ServiceError({ kind, message: `${kind} error` })) };
+    },
+  } as unknown as ServiceClient;
+  return { service, streams: () => streams };
+}
+
+/** A store that serves the session's audio and can refuse the session result's write. */
+class AudioStore extends MemoryStore {
+  resultWrites = 0;
+  constructor(private readonly refuseResult = false) {
+    super('staging');
+  }
+  override async getStream(): Promise<Readable> {
+    return Readable.from([Buffer.alloc(8000)]);
+  }
+  override async put(key: string, body: string | Buffer): Promise<void> {
+    if (key === 'sessions/0000.json') {
+      this.resultWrites += 1;
+      if (this.refuseResult) throw Object.assign(new Error('connect ECONNREFUSED'), { $metadata: {} });
+    }
+    await super.put(key, body);
+  }
+}
+
+const input = {
+  callId: 'call-1',
+  session: 0,
+  audioKey: 'audio/0.mulaw',
+  start: 0,
+  end: 60,
+  resultKey: 'sessions/0000.json',
+  maxRestarts: 3,
+};
+
+describe('recognizeSession failures', () => {
+  it('a session error restarts the session up to the budget, then fails non-retryably', async () => {
+    const { service, streams } = failingService('session');
+    const store = new AudioStore();
+    const asr = createAsrActivities({ service, store, speed: 100, model: 'ja-gen_tf-08', restartDelayMs: 0 });
+    await expect(asr.recognizeSession(input)).rejects.toMatchObject({
+      type: 'RecognitionRestartsExhausted',
+      nonRetryable: true,
+    });
+    expect(streams()).toBe(4); // the first session and 3 restarts
+    // The budget is staged with the partial results: a retried attempt does not get 3 more.
+    const again = failingService('session');
+    const retried = createAsrActivities({
+      service: again.service,
+      store,
+      speed: 100,
+      model: 'x',
+      restartDelayMs: 0,
+    });
+    await expect(retried.recognizeSession(input)).rejects.toMatchObject({
+      type: 'RecognitionRestartsExhausted',
+    });
+    expect(again.streams()).toBe(1);
+  });
+
+  it.each([
+    ['auth', 'ServiceAuthFailed', true],
+    ['invalid', 'ServiceInvalidRequest', true],
+    ['quota', 'ServiceQuotaExhausted', false],
+  ] as const)(
+    'a %s error is no reason for a new session: %s (non-retryable: %s)',
+    async (kind, type, nonRetryable) => {
+      const { service, streams } = failingService(kind);
+      const asr = createAsrActivities({
+        service,
+        store: new AudioStore(),
+        speed: 100,
+        model: 'x',
+        restartDelayMs: 0,
+      });
+      await expect(asr.recognizeSession(input)).rejects.toMatchObject({ type, nonRetryable });
+      expect(streams()).toBe(1);
+    },
+  );
+
+  it('a finished session whose result cannot be written gives up after its write budget, non-retryably', async () => {
+    const service = {
+      recognizeStream: () => ({
+        done: Promise.resolve({ audioSecondsSent: 60, cost: { requests: 250, retries: 0 }, results: [] }),
+      }),
+    } as unknown as ServiceClient;
+    const store = new AudioStore(true);
+    const asr = createAsrActivities({ service, store, speed: 100, model: 'x', resultWriteBudgetMs: 600 });
+    await expect(asr.recognizeSession(input)).rejects.toMatchObject({
+      type: 'SessionResultUnwritten',
+      nonRetryable: true,
+    });
+    expect(store.resultWrites).toBeGreaterThan(1);
+  });
+});
