@@ -134,7 +134,7 @@ export const ACTIVITY_POLICIES = {
     retry: retry(10, '1 minute'),
   },
   /** Text steps: 99997 and quota waits come as `nextRetryDelay` (schemas/retry-table.ts). */
-  nlp: { taskQueue: DEFAULT_QUEUES.nlp, startToCloseTimeout: '10 minutes', retry: retry(20, '5 minutes') },
+  nlp: { taskQueue: DEFAULT_QUEUES.nlp, startToCloseTimeout: '10 minutes', retry: retry(20, '1 minute') },
   /** One recognition session; the timeout is sized per session (streaming is paced in real time). */
   asr: {
     taskQueue: DEFAULT_QUEUES.asr,
