@@ -18,8 +18,10 @@
  */
 import { z } from 'zod';
 import { cutKindSchema, silenceSchema } from './plan.ts';
+import { STAGES } from './recording.ts';
 
-export const RESULT_SCHEMA_VERSION = 1;
+/** 2 (0.2.0): one name per concept (`reStreamedSeconds`, `writtenAt`, a keyword's `text`); see CHANGELOG.md. */
+export const RESULT_SCHEMA_VERSION = 2;
 
 const seconds = z.number().nonnegative();
 const count = z.number().int().nonnegative();
@@ -58,7 +60,7 @@ export type StepFailure = z.infer<typeof stepFailureSchema>;
 /** A filler the service removed; offsets are into the utterance's `normalizedText` (spec 01: positions within `normalized_sentence`). */
 export const fillerSchema = z
   .object({
-    text: z.string().describe('the filler as the service reported it (`form`), e.g. `えーっと、`'),
+    text: z.string().describe('the filler as the service reported it (its `form`), e.g. `えーっと、`'),
     begin: count.describe('zero-based start, in UTF-16 code units of normalizedText'),
     end: count.describe('exclusive end, in UTF-16 code units of normalizedText'),
   })
@@ -173,7 +175,12 @@ export const summaryOutputSchema = summarySchema.extend({
 });
 export type SummaryOutput = z.infer<typeof summaryOutputSchema>;
 
-export const keywordSchema = z.object({ form: z.string(), score: z.number() }).meta({ id: 'Keyword' });
+export const keywordSchema = z
+  .object({
+    text: z.string().describe('the keyword as the service reported it (its `form`)'),
+    score: z.number().describe("the service's importance score; keywords come highest first"),
+  })
+  .meta({ id: 'Keyword' });
 export type Keyword = z.infer<typeof keywordSchema>;
 
 export const keywordsOutputSchema = z.object({
@@ -189,13 +196,15 @@ export type KeywordsOutput = z.infer<typeof keywordsOutputSchema>;
 
 export const sourceFactsSchema = z
   .object({
-    uri: z.string().min(1).describe('where the recording was read: s3://bucket/key, or a local path'),
-    bucket: z.string().optional(),
-    key: z.string().optional(),
+    uri: z.string().min(1).describe('where the recording was read: s3://bucket/key'),
+    bucket: z.string().min(1),
+    key: z.string().min(1),
     etag: z.string().optional(),
-    sizeBytes: count.optional(),
-    lastModified: z.string().optional().describe('ISO 8601'),
-    fingerprint: z.string().optional().describe('content fingerprint, e.g. sha256:<hex>'),
+    sizeBytes: count.optional().describe("the object's size when it was listed or uploaded"),
+    fingerprint: z
+      .string()
+      .optional()
+      .describe('content fingerprint, e.g. sha256:<hex>; absent in error.json when the probe did not run'),
     metadata: z
       .record(z.string(), z.string())
       .optional()
@@ -207,12 +216,12 @@ export type SourceFacts = z.infer<typeof sourceFactsSchema>;
 export const audioFactsSchema = z
   .object({
     durationSeconds: seconds.describe('decoded length of the recording'),
-    container: z.string().optional(),
-    codec: z.string().optional(),
+    container: z.string().describe("ffprobe's container name, e.g. wav, mp3, ogg"),
+    codec: z.string().describe('codec of the audio track, e.g. pcm_s16le, pcm_mulaw, mp3'),
     sampleRate: z.number().int().positive(),
     channels: z.number().int().positive(),
-    sizeBytes: count.optional(),
-    hasVideo: z.boolean().optional(),
+    sizeBytes: count.describe('bytes of the recording as probed'),
+    hasVideo: z.boolean(),
     tracks: z
       .array(
         z.object({
@@ -221,7 +230,6 @@ export const audioFactsSchema = z
           sourceChannels: z.array(count).min(1),
         }),
       )
-      .optional()
       .describe('which source channels each speaker was heard on'),
   })
   .meta({ id: 'AudioFacts' });
@@ -237,11 +245,13 @@ export const sessionFactsSchema = z
     cut: cutKindSchema.describe('how the end was chosen: in a silence, hard at the limit, or at the end'),
     silence: silenceSchema.nullable().describe('the silence the cut was placed in'),
     restarts: count.describe('new start requests after a recognition error'),
-    reStreamedAudioSeconds: seconds.describe('audio sent again because of restarts'),
-    restartReasons: z.array(z.string()).optional(),
-    audioSecondsSent: seconds.optional().describe('audio sent in all, restarts included'),
-    reused: z.boolean().optional().describe('recognized by an earlier run and reused'),
-    utterances: count.optional(),
+    reStreamedSeconds: seconds.describe('audio sent again because of restarts'),
+    restartReasons: z
+      .array(z.string())
+      .describe('why each restart happened, in order (the error that ended the stream before it)'),
+    audioSecondsSent: seconds.describe('audio sent by this run, restarts included (0 when reused)'),
+    reused: z.boolean().describe('its result was found staged by an earlier attempt and reused'),
+    utterances: count.describe("the session's utterances in the timeline"),
   })
   .meta({ id: 'SessionFacts' });
 export type SessionFacts = z.infer<typeof sessionFactsSchema>;
@@ -259,11 +269,13 @@ export type EndpointCost = z.infer<typeof endpointCostSchema>;
 
 export const processingFactsSchema = z
   .object({
-    workflowId: z.string().optional(),
-    runId: z.string().optional(),
-    startedAt: z.string().optional(),
-    finishedAt: z.string().optional(),
-    batchId: z.string().optional(),
+    workflowId: z.string().min(1),
+    runId: z.string().min(1),
+    startedAt: z.iso
+      .datetime()
+      .optional()
+      .describe('when the workflow started the call; it ended at the top-level writtenAt'),
+    batchId: z.string().optional().describe('the backfill or nightly batch the call was part of'),
     requests: z
       .record(z.string(), endpointCostSchema)
       .describe(
@@ -273,8 +285,10 @@ export const processingFactsSchema = z
     totalRequests: count,
     retries: count.describe('sum of retries over every endpoint'),
     restarts: count.describe('recognition restarts over every session'),
-    reStreamedAudioSeconds: seconds,
-    wallSeconds: z.record(z.string(), seconds).describe('wall time per stage, seconds'),
+    reStreamedSeconds: seconds.describe('audio sent again because of restarts, over every session'),
+    wallSeconds: z
+      .record(z.string(), seconds)
+      .describe('wall time per stage, seconds, and `total` from the start until the write'),
   })
   .meta({ id: 'ProcessingFacts' });
 export type ProcessingFacts = z.infer<typeof processingFactsSchema>;
@@ -290,7 +304,7 @@ export const resultUtteranceSchema = z
     start: seconds.describe('absolute start, seconds from the start of the recording'),
     end: seconds,
     text: z.string().describe('recognized text as the service returned it'),
-    confidence: z.number().optional(),
+    confidence: z.number().optional().describe('recognition confidence 0–1, when the service gave one'),
     normalizedText: z.string().nullable().describe('null when filler removal did not run'),
     cleanedText: z.string().nullable().describe('text without fillers; null when filler removal did not run'),
     fillers: z.array(fillerSchema),
@@ -348,9 +362,9 @@ export const errorDocumentSchema = z
     schemaVersion: z.literal(RESULT_SCHEMA_VERSION),
     callId: z.string().min(1),
     source: sourceFactsSchema,
-    stage: z.string().min(1).describe('the stage that failed: probe, plan, transcode, recognize, …'),
+    stage: z.enum(STAGES).describe('the stage that failed: probe, plan, transcode, recognize, …'),
     reason: z.string().min(1).describe('why, in words a user can act on'),
-    at: z.iso.datetime(),
+    writtenAt: z.iso.datetime(),
     workflowId: z.string().optional(),
     runId: z.string().optional(),
   })

@@ -23,10 +23,19 @@ export const utteranceSchema = z.object({
   end: z.number().nonnegative(),
   /** Recognized text as the service returned it. */
   text: z.string(),
-  /** Confidence 0–1 when the service gave one. */
-  score: z.number().optional(),
+  /** Confidence 0–1 when the service gave one (the service's sentence `score`). */
+  confidence: z.number().optional(),
 });
 export type Utterance = z.infer<typeof utteranceSchema>;
+
+/** What recognition recorded about one session besides its utterances. */
+export const timelineSessionSchema = z.object({
+  /** Session index in the plan. */
+  session: z.number().int().nonnegative(),
+  /** Why each restart of the session happened, in order (the error that ended the stream before it). */
+  restartReasons: z.array(z.string()),
+});
+export type TimelineSession = z.infer<typeof timelineSessionSchema>;
 
 export const timelineSchema = z.object({
   callId: z.string().min(1),
@@ -34,5 +43,7 @@ export const timelineSchema = z.object({
   durationSeconds: z.number().nonnegative(),
   speakers: z.array(z.string()),
   utterances: z.array(utteranceSchema),
+  /** One entry per session, by index. Absent in a timeline merged by a 0.1 worker (a call under way across the upgrade). */
+  sessions: z.array(timelineSessionSchema).optional(),
 });
 export type Timeline = z.infer<typeof timelineSchema>;

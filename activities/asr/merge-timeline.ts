@@ -1,7 +1,9 @@
 /**
  * Merges the results of every session of a call into one timeline: absolute times, the speaker of
  * each session's track, sorted by start (overlapping speech of two channels is kept, both utterances
- * in start order). Runs on the media queue: it is a little CPU and two object reads per session.
+ * in start order), and each session's restart reasons for result.json. The session results keep the
+ * service's name `score`; from here on it is `confidence`. Runs on the media queue: it is a little CPU
+ * and two object reads per session.
  */
 import { timelineSchema, type Timeline, type Utterance } from '../../schemas/transcript.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
@@ -36,17 +38,21 @@ export function mergeSessions(
         start: u.start,
         end: u.end,
         text: u.text,
-        ...(u.score !== undefined ? { score: u.score } : {}),
+        ...(u.score !== undefined ? { confidence: u.score } : {}),
       });
     }
   }
   merged.sort((a, b) => a.start - b.start || a.track - b.track || a.end - b.end);
-  const speakers = [...new Set(sessions.sort((a, b) => a.ref.track - b.ref.track).map((s) => s.ref.speaker))];
+  const byTrack = [...sessions].sort((a, b) => a.ref.track - b.ref.track);
+  const speakers = [...new Set(byTrack.map((s) => s.ref.speaker))];
   return timelineSchema.parse({
     callId,
     durationSeconds,
     speakers,
     utterances: merged.map((u, index) => ({ index, ...u })),
+    sessions: [...sessions]
+      .sort((a, b) => a.ref.session - b.ref.session)
+      .map(({ ref, result }) => ({ session: ref.session, restartReasons: result.restartReasons })),
   });
 }
 

@@ -1,7 +1,7 @@
 /**
  * Keywords of a whole call (spec 01: `/nlp/v1/keyword`). The document goes as an array of sentences
  * (Rule 2: already separated, so `do_segment` is moot), in time order; `max_keyword_num` (Rule 4) is
- * configurable.
+ * configurable. The service's `form` of a keyword is its `text` in our outputs, as a filler's is.
  */
 import { keywordsOutputSchema } from '../../schemas/result.ts';
 import { splitSentences } from '../../service/nlp/sentences.ts';
@@ -27,6 +27,6 @@ export async function extractKeywords(
     if (sentences.length === 0) return { ...base, keywords: [] };
     const res = await run.request((o) => deps.service.nlp.keyword(sentences, { ...o, maxKeywords }));
     run.progress(1, 1);
-    return { ...base, keywords: res.result.map((k) => ({ form: k.form, score: k.score })) };
+    return { ...base, keywords: res.result.map((k) => ({ text: k.form, score: k.score })) };
   });
 }

@@ -16,6 +16,7 @@ import { renderFixture } from '../../activities/media/fixture.ts';
 import { callOutputKeys, locationUrl } from '../../schemas/call-keys.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
+import type { ResultDocument } from '../../schemas/result.ts';
 
 export const summary = 'starts the local stack, processes three sample calls, prints the results';
 export const help = `Usage: callpipe demo [--keep] [--speed X]
@@ -67,15 +68,12 @@ async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome
   try {
     const doc = JSON.parse(
       await store.withBucket(output.bucket).getText(callOutputKeys(output, o.callId).result),
-    ) as {
-      summary?: { text?: string } | string | null;
-      sentiment?: { overall?: { label?: string; score?: number } } | null;
-    };
-    const text = typeof doc.summary === 'string' ? doc.summary : (doc.summary?.text ?? '');
+    ) as Pick<ResultDocument, 'summary' | 'sentiment'>;
+    const text = doc.summary?.text ?? '';
     const overall = doc.sentiment?.overall;
     return {
       sentiment: overall
-        ? `${overall.label ?? ''} ${overall.score !== undefined ? overall.score.toFixed(2) : ''}`.trim()
+        ? `${overall.label ?? ''} ${overall.meanValue !== null ? overall.meanValue.toFixed(2) : ''}`.trim()
         : '',
       summary: text.length > 48 ? `${text.slice(0, 47)}…` : text,
     };

@@ -70,7 +70,7 @@ describe('extractKeywords', () => {
     expect((call.input as string[])[1]).toBe('カスタマーセンターの佐藤でございます。');
     expect(call.options).toMatchObject({ maxKeywords: 1 });
     const doc = keywordsOutputSchema.parse(store.json('t/keywords.json'));
-    expect(doc).toMatchObject({ maxKeywords: 1, keywords: [{ form: '請求書', score: 10 }] });
+    expect(doc).toMatchObject({ maxKeywords: 1, keywords: [{ text: '請求書', score: 10 }] });
   });
 
   it('defaults to 10 keywords, and a silent call has none without a request', async () => {

@@ -1,63 +1,87 @@
 import { describe, expect, it } from 'vitest';
+import { createResultActivities } from '../../activities/storage/results.ts';
 import {
   buildErrorDocument,
   buildResult,
-  createResultActivities,
   redact,
-  talkTimeBySpeaker,
   type ResultFacts,
-} from '../../activities/storage/results.ts';
+} from '../../activities/storage/result-document.ts';
+import { talkTimeBySpeaker } from '../../activities/storage/talk-time.ts';
+import { withFailureBoundary } from '../../activities/failure-boundary.ts';
 import { callOutputKeys, outputLocationOf } from '../../schemas/call-keys.ts';
 import { escapeCueText, toWebVtt, vttTimestamp } from '../../activities/storage/webvtt.ts';
+import type { ProbeResult } from '../../schemas/media-probe.ts';
+import type { Stage } from '../../schemas/recording.ts';
 import { errorDocumentSchema, resultDocumentSchema } from '../../schemas/result.ts';
 import { MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
 
 const cost = { requests: 2, retries: 1, bytesSent: 10, bytesReceived: 20 };
 
+/** What the probe returns: the workflow passes it whole as the audio facts. */
+const probe: ProbeResult = {
+  path: '/tmp/x.wav',
+  sizeBytes: 1_600_044,
+  fingerprint: 'sha256:abcd',
+  container: 'wav',
+  codec: 'pcm_s16le',
+  streamIndex: 0,
+  sampleRate: 8000,
+  channels: 2,
+  durationSeconds: 100,
+  metadataDurationSeconds: 100,
+  hasVideo: false,
+};
+
+/** The facts as the workflow's writeStage sends them. */
 const facts: ResultFacts = {
   source: { bucket: 'in', key: 'calls/2026/a.wav', etag: 'abc', size: 1234, metadata: { agent: 'sato' } },
-  audio: {
-    durationSeconds: 100,
-    sampleRate: 8000,
-    channels: 2,
-    container: 'wav',
-    codec: 'pcm_s16le',
-    // What the probe also returns: not copied into the result.
-    ...({ path: '/tmp/x.wav', streamIndex: 0 } as object),
-  },
+  audio: probe,
   plan: {
     tracks: [
-      { track: 0, speaker: 'agent', sourceChannels: [0] },
-      { track: 1, speaker: 'customer', sourceChannels: [1] },
+      { track: 0, channel: 0, speaker: 'agent', sourceChannels: [0] },
+      { track: 1, channel: 1, speaker: 'customer', sourceChannels: [1] },
     ],
   },
   sessions: [
     {
       index: 0,
       track: 0,
+      channel: 0,
       speaker: 'agent',
       start: 0,
       end: 100,
       cut: 'end',
       silence: null,
+      audioKey: 'staging/0.raw',
       restarts: 1,
       reStreamedSeconds: 4.5,
+      audioSecondsSent: 104.5,
+      reused: false,
     },
     {
       index: 1,
       track: 1,
+      channel: 1,
       speaker: 'customer',
       start: 0,
       end: 100,
       cut: 'end',
       silence: null,
       audioKey: 'staging/1.raw',
+      restarts: 0,
+      reStreamedSeconds: 0,
+      audioSecondsSent: 0,
+      reused: true,
     },
   ],
   processing: {
     workflowId: 'call-a-1',
+    runId: 'run-1',
+    startedAt: '2026-11-21T23:58:45.000Z',
     requests: { recognition: 120, fillers: 1, summary: 9 },
     retries: 3,
+    restarts: 1,
+    reStreamedSeconds: 4.5,
     stageMs: { probe: 1500, recognize: 61_000 },
     wallMs: 75_000,
   },
@@ -127,7 +151,15 @@ describe('WebVTT', () => {
 describe('buildResult', () => {
   const parts = {
     callId: 'call-1',
-    timeline: timeline([...SAMPLE_UTTERANCES].reverse()),
+    timeline: {
+      ...timeline(
+        [...SAMPLE_UTTERANCES].reverse().map((u) => (u.index === 0 ? { ...u, confidence: 0.93 } : u)),
+      ),
+      sessions: [
+        { session: 0, restartReasons: ['session error 1: stream reset, token=s3cr3t'] },
+        { session: 1, restartReasons: [] },
+      ],
+    },
     fillers,
     stepFailures: [{ step: 'summary', reason: 'summary: invalid input (Bearer abc.def-123)' }],
     facts,
@@ -137,7 +169,10 @@ describe('buildResult', () => {
   it('assembles a valid document from the timeline, the steps and the facts', () => {
     const result = buildResult(parts);
     expect(resultDocumentSchema.safeParse(result).success).toBe(true);
+    expect(result.schemaVersion).toBe(2);
     expect(result.utterances.map((u) => u.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(result.utterances[0]!.confidence).toBe(0.93);
+    expect(result.utterances[1]).not.toHaveProperty('confidence');
     expect(result.utterances[1]).toMatchObject({
       speaker: 'customer',
       start: 3.8,
@@ -153,13 +188,43 @@ describe('buildResult', () => {
       key: 'calls/2026/a.wav',
       etag: 'abc',
       sizeBytes: 1234,
+      fingerprint: 'sha256:abcd',
       metadata: { agent: 'sato' },
     });
-    expect(result.audio).not.toHaveProperty('path');
-    expect(result.audio.tracks).toHaveLength(2);
-    expect(result.sessions[0]).toMatchObject({ restarts: 1, reStreamedAudioSeconds: 4.5, utterances: 6 });
+    expect(result.audio).toEqual({
+      durationSeconds: 100,
+      container: 'wav',
+      codec: 'pcm_s16le',
+      sampleRate: 8000,
+      channels: 2,
+      sizeBytes: 1_600_044,
+      hasVideo: false,
+      tracks: [
+        { track: 0, speaker: 'agent', sourceChannels: [0] },
+        { track: 1, speaker: 'customer', sourceChannels: [1] },
+      ],
+    });
+    expect(result.sessions[0]).toEqual({
+      index: 0,
+      track: 0,
+      speaker: 'agent',
+      start: 0,
+      end: 100,
+      cut: 'end',
+      silence: null,
+      restarts: 1,
+      reStreamedSeconds: 4.5,
+      restartReasons: ['session error 1: stream reset, token=[redacted]'],
+      audioSecondsSent: 104.5,
+      reused: false,
+      utterances: 6,
+    });
+    expect(result.sessions[1]).toMatchObject({ restartReasons: [], reused: true, utterances: 0 });
     expect(result.sessions[1]).not.toHaveProperty('audioKey');
-    expect(result.processing).toMatchObject({
+    expect(result.processing).toEqual({
+      workflowId: 'call-a-1',
+      runId: 'run-1',
+      startedAt: '2026-11-21T23:58:45.000Z',
       requests: {
         recognition: { requests: 120, retries: 0 },
         fillers: cost,
@@ -168,7 +233,7 @@ describe('buildResult', () => {
       totalRequests: 131,
       retries: 3,
       restarts: 1,
-      reStreamedAudioSeconds: 4.5,
+      reStreamedSeconds: 4.5,
       wallSeconds: { probe: 1.5, recognize: 61, total: 75 },
     });
     expect(result.stepFailures).toEqual([
@@ -177,6 +242,12 @@ describe('buildResult', () => {
     expect(result.summary).toBeNull();
     expect(result.sentiment).toBeNull();
     expect(result.talk.bySpeaker.map((s) => s.speaker)).toEqual(['agent', 'customer']);
+  });
+
+  it('a timeline merged by a 0.1 worker (no sessions) gives sessions without restart reasons', () => {
+    const { sessions: _sessions, ...old } = parts.timeline;
+    const result = buildResult({ ...parts, timeline: old });
+    expect(result.sessions.map((s) => s.restartReasons)).toEqual([[], []]);
   });
 
   it('without the fillers step, cleaned text is null and the transcript falls back to the raw text', () => {
@@ -223,7 +294,7 @@ describe('writeResult and writeError', () => {
         step: 'keywords',
         callId: 'call-1',
         maxKeywords: 10,
-        keywords: [{ form: '請求書', score: 3 }],
+        keywords: [{ text: '請求書', score: 3 }],
         cost,
       }),
     );
@@ -265,7 +336,7 @@ describe('writeResult and writeError', () => {
     expect(results.objects.has('out/call-1/error.json')).toBe(false);
     const doc = resultDocumentSchema.parse(results.json('out/call-1/result.json'));
     expect(doc.summary?.text).toBe('請求書の件。');
-    expect(doc.keywords).toEqual([{ form: '請求書', score: 3 }]);
+    expect(doc.keywords).toEqual([{ text: '請求書', score: 3 }]);
     expect(doc.processing.requests.keywords).toEqual(cost);
     const vtt = results.objects.get('out/call-1/transcript.vtt')!;
     expect(vtt).toContain('00:00:03.800 --> 00:00:06.000\n<v customer>請求書の件で電話しました</v>');
@@ -279,11 +350,27 @@ describe('writeResult and writeError', () => {
 
   it('refuses a call id that would leave the prefix, as a non-retryable failure, writing nothing', async () => {
     const store = staged();
-    const { writeResult } = createResultActivities({ store });
+    // As workers run them: behind the activity boundary, which types every failure.
+    const { writeResult } = withFailureBoundary(createResultActivities({ store }), () => 1);
     await expect(writeResult({ ...input, callId: '../escape' })).rejects.toMatchObject({
       type: 'KeyError',
       nonRetryable: true,
     });
+    expect(store.withBucket('results-bucket').writes).toEqual([]);
+  });
+
+  it('a document that fails its schema is InvalidResultDocument, naming the field; a bad staged part is InvalidStepInput', async () => {
+    const store = staged();
+    const { writeResult } = withFailureBoundary(createResultActivities({ store }), () => 1);
+    await expect(
+      writeResult({ ...input, stepFailures: [{ step: 'translate', reason: 'x' }] }),
+    ).rejects.toMatchObject({
+      type: 'InvalidResultDocument',
+      nonRetryable: true,
+      message: expect.stringMatching(/^result\.json: stepFailures\.0\.step: /),
+    });
+    store.objects.set('s/keywords.json', JSON.stringify({ step: 'keywords', callId: 'call-1' }));
+    await expect(writeResult(input)).rejects.toMatchObject({ type: 'InvalidStepInput', nonRetryable: true });
     expect(store.withBucket('results-bucket').writes).toEqual([]);
   });
 
@@ -299,16 +386,32 @@ describe('writeResult and writeError', () => {
     });
     expect(out).toEqual({ bucket: 'staging', errorKey: 'results/call-1/error.json' });
     const doc = errorDocumentSchema.parse(store.json('results/call-1/error.json'));
-    expect(doc).toMatchObject({ callId: 'call-1', stage: 'probe', source: { uri: 's3://in/bad.wav' } });
+    expect(doc).toMatchObject({
+      schemaVersion: 2,
+      callId: 'call-1',
+      stage: 'probe',
+      source: { uri: 's3://in/bad.wav', bucket: 'in', key: 'bad.wav' },
+    });
     expect(doc.reason).toMatch(/not an audio file/);
-    expect(
-      buildErrorDocument({
-        callId: 'c',
-        output: callOutputKeys({ bucket: 'b', prefix: '' }, 'c'),
-        source: { uri: 'x' },
-        stage: 's',
-        reason: '',
-      }).reason,
-    ).toBe('unknown');
+    expect(Date.parse(doc.writtenAt)).not.toBeNaN();
+    expect(doc).not.toHaveProperty('at');
+  });
+
+  it('buildErrorDocument: an empty reason is `unknown`; a stage outside STAGES is refused', () => {
+    const parts = {
+      callId: 'c',
+      source: { bucket: 'in', key: 'x.wav' },
+      stage: 'probe' as const,
+      reason: '',
+    };
+    expect(buildErrorDocument({ ...parts, writtenAt: '2026-11-22T00:00:00.000Z' })).toEqual({
+      schemaVersion: 2,
+      callId: 'c',
+      source: { uri: 's3://in/x.wav', bucket: 'in', key: 'x.wav' },
+      stage: 'probe',
+      reason: 'unknown',
+      writtenAt: '2026-11-22T00:00:00.000Z',
+    });
+    expect(() => buildErrorDocument({ ...parts, stage: 'probing' as Stage })).toThrow(/stage/);
   });
 });

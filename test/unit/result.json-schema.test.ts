@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { JSON_SCHEMA_PATH, renderJsonSchema } from '../../schemas/generate-json-schema.ts';
+import { STAGES } from '../../schemas/recording.ts';
+import { RESULT_SCHEMA_VERSION } from '../../schemas/result.ts';
 
 describe('schemas/result.schema.json', () => {
   it('is what `npx tsx schemas/generate-json-schema.ts` builds from schemas/result.ts', async () => {
@@ -17,7 +19,9 @@ describe('schemas/result.schema.json', () => {
       expect.arrayContaining(['schemaVersion', 'callId', 'utterances', 'talk', 'processing', 'stepFailures']),
     );
     expect(schema.$defs.CallError.required).toEqual(
-      expect.arrayContaining(['callId', 'source', 'stage', 'reason', 'at']),
+      expect.arrayContaining(['callId', 'source', 'stage', 'reason', 'writtenAt']),
     );
+    expect(schema.$defs.CallError.properties.stage.enum).toEqual([...STAGES]);
+    expect(schema.$id).toBe(`https://callpipe.dev/schemas/result.v${RESULT_SCHEMA_VERSION}.schema.json`);
   });
 });
