@@ -273,7 +273,6 @@ export const processingFactsSchema = z
     runId: z.string().min(1),
     startedAt: z.iso
       .datetime()
-      .optional()
       .describe('when the workflow started the call; it ended at the top-level writtenAt'),
     batchId: z.string().optional().describe('the backfill or nightly batch the call was part of'),
     requests: z

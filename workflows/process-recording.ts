@@ -205,9 +205,7 @@ async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
   return plan;
 }
 
-interface RecognizedSession extends RecognizeSessionOutput {
-  audioKey: string;
-}
+type RecognizedSession = RecognizeSessionOutput;
 
 /**
  * Stage and recognize every session. Each session streams as soon as its own audio is staged: waiting
@@ -231,7 +229,7 @@ async function recognizeStage(
       const out = await recognizeSession(call, session, audio.key).catch(failAs('recognize'));
       call.progress.sessionsRecognized += 1;
       call.progress.audioSecondsRecognized += session.end - session.start;
-      return { ...out, audioKey: audio.key };
+      return out;
     }),
   );
 }
@@ -366,7 +364,6 @@ async function writeStage(
         plan,
         sessions: plan.sessions.map((s, i) => ({
           ...s,
-          audioKey: sessions[i]!.audioKey,
           restarts: sessions[i]!.restarts,
           reStreamedSeconds: sessions[i]!.reStreamedSeconds,
           audioSecondsSent: sessions[i]!.audioSecondsSent,
@@ -376,6 +373,7 @@ async function writeStage(
           workflowId,
           runId,
           batchId: call.input.batchId,
+          startedAt: new Date(call.startedAt).toISOString(),
           requests: cost.requests,
           retries: cost.retries,
           restarts: cost.restarts,

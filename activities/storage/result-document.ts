@@ -47,8 +47,6 @@ export type AudioInput = Pick<
 
 /** A planned session and what recognizing it took in this run (RecognizeSessionOutput's counters). */
 export interface SessionInput extends PlanSession {
-  /** The session's staged audio: not copied (staging is deleted once the call is written). */
-  audioKey?: string | undefined;
   restarts: number;
   reStreamedSeconds: number;
   audioSecondsSent: number;
@@ -60,7 +58,7 @@ export interface ProcessingInput {
   runId: string;
   batchId?: string | undefined;
   /** ISO time the workflow started the call. */
-  startedAt?: string | undefined;
+  startedAt: string;
   /** Requests per endpoint or step as the workflow counted them; the staged step outputs' costs replace theirs. */
   requests: Record<string, number>;
   /** Retries over every step, failed steps included. */
@@ -178,7 +176,7 @@ function processingFacts(
   return {
     workflowId: processing.workflowId,
     runId: processing.runId,
-    ...(processing.startedAt !== undefined ? { startedAt: processing.startedAt } : {}),
+    startedAt: processing.startedAt,
     ...(processing.batchId !== undefined ? { batchId: processing.batchId } : {}),
     requests,
     totalRequests: entries.reduce((n, c) => n + c.requests, 0),

@@ -54,7 +54,7 @@ describe('output prefix spellings', () => {
       const [first, second] = await processTwice(call.path, env, [...args]);
       expect(first!.status).toBe('done');
       expect(second).toEqual(expect.objectContaining({ callId: first!.callId, status: 'skipped' }));
-      const spelling = args[1] ?? env.CALLPIPE_S3_OUTPUT_PREFIX!;
+      const spelling = args[1] ?? (env as Record<string, string>).CALLPIPE_S3_OUTPUT_PREFIX!;
       const location = outputLocationOf(spelling, stackConfig().s3.bucket);
       const key = callOutputKeys(location, first!.callId).result;
       expect(await objectStore().withBucket(location.bucket).exists(key), key).toBe(true);
