@@ -10,7 +10,7 @@ import {
   type EmulatorFaultsInput,
 } from '../schemas/emulator-faults.ts';
 import { asrErrorOf, type AsrError } from './asr-errors.ts';
-import { seededRandom, type Random } from './random.ts';
+import { seededRandom, type Random } from '../schemas/seeded-random.ts';
 
 export type Family = 'token' | 'nlp' | 'asr';
 

@@ -9,6 +9,7 @@ import {
   phraseDurationSeconds,
   type FixtureScript,
 } from '../../schemas/synthetic-recording.ts';
+import { seededRandom } from '../../schemas/seeded-random.ts';
 
 export interface CallScriptOptions {
   /** Length of the call in seconds (1 minute to several hours are typical). */
@@ -35,18 +36,6 @@ const HOLD_SECONDS = { min: 8, max: 40 } as const;
 /** Silence at the start and end of the call. */
 const LEAD_IN_SECONDS = 0.5;
 const TAIL_SECONDS = 0.5;
-
-/** mulberry32: a small, fast, seedable generator; quality is ample for choosing phrases. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const roundMs = (seconds: number) => Math.round(seconds * 1000) / 1000;
 

@@ -15,7 +15,7 @@ import {
   phraseSymbols,
   type FixtureScript,
 } from '../../schemas/synthetic-recording.ts';
-import { seededRandom } from './call-script.ts';
+import { seededRandom } from '../../schemas/seeded-random.ts';
 import { runFfmpeg } from './ffmpeg.ts';
 import { MediaError } from './errors.ts';
 

@@ -5,7 +5,8 @@
  */
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateCallScript, seededRandom } from '../../activities/media/call-script.ts';
+import { generateCallScript } from '../../activities/media/call-script.ts';
+import { seededRandom } from '../../schemas/seeded-random.ts';
 import { renderFixture, type FixtureContainer } from '../../activities/media/fixture.ts';
 import { PROJECT_ROOT } from '../../cli/tools/provision.ts';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';

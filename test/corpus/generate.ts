@@ -16,7 +16,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
 import type { PlanOptions } from '../../schemas/plan.ts';
-import { generateCallScript, seededRandom } from '../../activities/media/call-script.ts';
+import { generateCallScript } from '../../activities/media/call-script.ts';
+import { seededRandom } from '../../schemas/seeded-random.ts';
 import { renderFixture, type FixtureOptions } from '../../activities/media/fixture.ts';
 import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
 

@@ -12,7 +12,7 @@ import { createBackfillActivities } from '../../activities/backfill/activities.t
 import { createCallStateActivities } from '../../activities/storage/call-state.ts';
 import { createResultActivities } from '../../activities/storage/results.ts';
 import { copyResults } from '../../cli/commands/process.ts';
-import { seededRandom } from '../../activities/media/call-script.ts';
+import { seededRandom } from '../../schemas/seeded-random.ts';
 import { callIdOf, workflowIdOf } from '../../activities/storage/call-id.ts';
 import {
   callKeys,

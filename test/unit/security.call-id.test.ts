@@ -3,7 +3,7 @@
  * derived from it is a safe folder name, and both key builders refuse an unsafe id or prefix.
  */
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../activities/media/call-script.ts';
+import { seededRandom } from '../../schemas/seeded-random.ts';
 import { callIdOf, slug } from '../../activities/storage/call-id.ts';
 import {
   assertSafeCallId,
