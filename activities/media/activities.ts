@@ -5,11 +5,11 @@
  * the error class and whose retryability comes from the class (errors.ts), so the retry decision is
  * made in one place.
  */
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { SessionAudioFormat, StagedSession } from '../../schemas/media-transcode.ts';
 import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
+import { activityContext } from '../activity-context.ts';
 import { isRetryable } from './errors.ts';
 import { planRecording as planFromProbe } from './plan.ts';
 import { probeRecording as probeFile } from './probe.ts';
@@ -54,14 +54,6 @@ export interface TranscodeSessionActivityInput {
   format: SessionAudioFormat;
 }
 
-function activitySignal(): AbortSignal | undefined {
-  try {
-    return Context.current().cancellationSignal;
-  } catch {
-    return undefined; // called outside an activity (tests, CLI)
-  }
-}
-
 /** Our error classes → ApplicationFailure with the class name as type and its retryability. */
 export function toActivityFailure(err: unknown): unknown {
   if (err instanceof ApplicationFailure || !(err instanceof Error)) return err;
@@ -84,7 +76,8 @@ async function wrap<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export function createMediaActivities(deps: MediaActivityDeps) {
-  const signal = () => (deps.cancellationSignal ?? activitySignal)();
+  const signal = () =>
+    deps.cancellationSignal ? deps.cancellationSignal() : activityContext()?.cancellationSignal;
   return {
     async probeRecording(input: ProbeRecordingInput): Promise<ProbeResult> {
       return wrap(() => probeFile(input.path, { fingerprint: input.fingerprint, signal: signal() }));
