@@ -20,6 +20,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LOCAL_DOMAIN_ID } from '../schemas/config.ts';
+import { SERVICE_MAX_SESSION_SECONDS } from '../schemas/limits.ts';
 import type { Account } from './accounts.ts';
 import type { Answer } from './answer.ts';
 import { asrErrors, errorBody, type AsrError } from './asr-errors.ts';
@@ -31,7 +32,6 @@ import type { Stats } from './stats.ts';
 
 /** Spec 02, Limits. */
 export const CHUNK_SECONDS = 0.24;
-export const MAX_SESSION_SECONDS = 3000;
 export const DEADLINE_SECONDS = 1;
 /** Not in the spec: a session that hears nothing for this long (÷ speed) ends with 651. */
 export const DEFAULT_IDLE_SECONDS = 10;
@@ -307,7 +307,7 @@ export class SessionRegistry {
       if (body.length < session.chunkBytes) session.shortChunkSeen = true;
       this.deps.stats.nonStandardChunks++;
     }
-    if (session.receivedSeconds + seconds > MAX_SESSION_SECONDS + 1e-9) {
+    if (session.receivedSeconds + seconds > SERVICE_MAX_SESSION_SECONDS + 1e-9) {
       return this.fail(session, asrErrors.invalidData(), logBase);
     }
     if (t.pacing) {

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from './limits.ts';
 import type { PlanOptions } from './plan.ts';
 
 // 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
@@ -75,8 +76,8 @@ export const limitsConfigSchema = z.object({
    * already under way, which feed the recognition sessions.
    */
   probeConcurrency: positiveInt,
-  /** Longest recognition session in seconds (spec 02 Limits: 3,000 s). */
-  maxSessionSeconds: positive.max(3000),
+  /** Longest recognition session in seconds, at most the service's (spec 02, Limits). */
+  maxSessionSeconds: positive.max(SERVICE_MAX_SESSION_SECONDS),
   /**
    * Session planning: `balanced` cuts each recording into sessions of about duration × tracks ÷
    * `asrConcurrentSessions` (so a long call finishes in a fraction of its length instead of holding the
@@ -152,16 +153,7 @@ export const DEFAULTS = {
     keepStaging: false,
   },
   temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueuePrefix: 'callpipe' },
-  limits: {
-    asrConcurrentSessions: 16,
-    nlpRequestsPerSecond: 20,
-    nlpConcurrency: 8,
-    mediaConcurrency: 2,
-    probeConcurrency: 1,
-    maxSessionSeconds: 3000,
-    planStrategy: 'balanced',
-    minSessionSeconds: 60,
-  },
+  limits: LIMIT_DEFAULTS,
   stack: {
     home: '.callpipe',
     temporalPort: 7233,

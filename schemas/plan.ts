@@ -9,9 +9,7 @@
  * session of N s is exactly N × 8,000 bytes of 8 kHz mu-law.
  */
 import { z } from 'zod';
-
-/** Longest audio per stream session (spec 02, Limits). */
-export const SERVICE_MAX_SESSION_SECONDS = 3000;
+import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from './limits.ts';
 
 /** How a session's end was chosen: in a silence, at the limit for want of one, or at the recording's end. */
 export const cutKindSchema = z.enum(['silence', 'hard', 'end']);
@@ -73,9 +71,9 @@ export const planOptionsSchema = z.object({
   /** Shortest silence that counts (0.3 s: no utterance is cut in a gap that long). */
   silenceMinSeconds: z.number().positive().default(0.3),
   /** balanced: sessions that can run at once (the account's concurrent sessions). */
-  budget: z.number().int().positive().default(16),
+  budget: z.number().int().positive().default(LIMIT_DEFAULTS.asrConcurrentSessions),
   /** balanced: no session shorter than this (each session costs a start and a stop), unless the track is. */
-  minSessionSeconds: z.number().positive().default(60),
+  minSessionSeconds: z.number().positive().default(LIMIT_DEFAULTS.minSessionSeconds),
   channels: channelOptionsSchema.default({}),
 });
 export type PlanOptions = z.input<typeof planOptionsSchema>;

@@ -2,6 +2,7 @@
 import { MediaError } from '../../activities/media/errors.ts';
 import { planRecording } from '../../activities/media/plan.ts';
 import { probeRecording } from '../../activities/media/probe.ts';
+import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from '../../schemas/limits.ts';
 import type { PlanOptions } from '../../schemas/plan.ts';
 import { CliError, parseCommandArgs } from '../command.ts';
 
@@ -13,10 +14,10 @@ Probes a local recording, scans it for silence and prints its session plan as JS
 (channel → speaker) and, per track, sessions of at most --max-session seconds cut in silence.
 
 Options:
-  --max-session <s>     longest session in seconds (default 3000, the service's limit)
+  --max-session <s>     longest session in seconds (default ${SERVICE_MAX_SESSION_SECONDS}, the service's limit)
   --strategy <name>     fixed (default) or balanced
-  --budget <n>          balanced: concurrent sessions available (default 16)
-  --min-session <s>     balanced: shortest session in seconds (default 60)
+  --budget <n>          balanced: concurrent sessions available (default ${LIMIT_DEFAULTS.asrConcurrentSessions})
+  --min-session <s>     balanced: shortest session in seconds (default ${LIMIT_DEFAULTS.minSessionSeconds})
   --window <s>          silence search window in seconds (default 60)
   --noise <dB>          silence threshold in dBFS (default -30)
   --min-silence <s>     shortest silence in seconds (default 0.3)

@@ -1,0 +1,22 @@
+/**
+ * Limits, each defined once: the service's own (spec 02, Limits) and the defaults of ours that
+ * configuration overrides (`schemas/config.ts` DEFAULTS.limits, `CALLPIPE_*` variables). Code that can
+ * run without a configuration (plan options, the service client's limiters, the emulator) takes its
+ * defaults from here too, so a default changes in one place. Imports nothing.
+ */
+
+/** Longest stream audio per recognition session (spec 02, Limits: "Stream audio length per session"). */
+export const SERVICE_MAX_SESSION_SECONDS = 3000;
+
+/** Defaults of the configuration's `limits` (see `limitsConfigSchema` in schemas/config.ts for each). */
+export const LIMIT_DEFAULTS = {
+  /** Open recognition streams per asr worker process; also the balanced plan's default budget. */
+  asrConcurrentSessions: 16,
+  nlpRequestsPerSecond: 20,
+  nlpConcurrency: 8,
+  mediaConcurrency: 2,
+  probeConcurrency: 1,
+  maxSessionSeconds: SERVICE_MAX_SESSION_SECONDS,
+  planStrategy: 'balanced',
+  minSessionSeconds: 60,
+} as const;
