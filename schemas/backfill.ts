@@ -18,7 +18,7 @@ export const DEFAULT_WINDOW = 20;
 /**
  * Children per run before continue-as-new. Each child costs about 6 history events in the parent
  * (initiated, started, completed and the workflow tasks around them); 500 keeps a run near 4,000 events,
- * far under the 51,200-event limit (NOTES.md, Temporal limits).
+ * far under Temporal's limit of 51,200 events (or 50 MB) per workflow history.
  */
 export const DEFAULT_CHILDREN_PER_RUN = 500;
 

@@ -1,6 +1,8 @@
 /**
- * Opt-in retries for use *outside* Temporal (scripts, the CLI's one-off calls). Inside activities the
- * client does not retry: Temporal owns retries, and a hidden retry loop would multiply with its policy.
+ * Opt-in retries, for use outside Temporal activities only (scripts, the CLI's one-off calls, tests).
+ * Inside an activity, retries are decided by the retry table (schemas/retry-table.ts) at the activity
+ * boundary and Temporal's attempts; wrapping an activity's calls in `withRetry` would add a loop that
+ * multiplies with them.
  *
  * Backoff is exponential with full jitter (each delay uniform in [0, min(max, base × 2^n)]), so a burst
  * of 99997s from many callers spreads out instead of coming back in step; a `retryAfterMs` hint from the

@@ -48,7 +48,7 @@ export interface NightlyScheduleOptions {
   catchupWindow: string;
 }
 
-/** Create-or-update (client.schedule.create throws when the id exists: NOTES.md). */
+/** Create-or-update: `client.schedule.create` throws `ScheduleAlreadyRunning` when the id exists. */
 export async function upsertNightlySchedule(
   pc: PipelineClient,
   options: NightlyScheduleOptions,

@@ -250,7 +250,8 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   };
   const env = stackEnv(config);
   const childEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
-    // Stray AWS_* variables would switch SeaweedFS's auth or point the SDK elsewhere (NOTES.md).
+    // Stray AWS_* variables would switch SeaweedFS's auth on (it runs without identities) or point the
+    // SDK elsewhere.
     const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
     return { ...clean, ...toolEnv(tools), ...env, ...extra };
   };

