@@ -6,7 +6,7 @@
  * run, and checks every call was done exactly once (one processRecording workflow per call).
  *
  *   npx tsx bench/backfill.ts                 # 2,000 recordings
- *   npx tsx bench/backfill.ts --count 200 --window 40 --children-per-run 300
+ *   npx tsx bench/backfill.ts --count 200 --concurrency 40 --children-per-run 300
  *
  * Recordings are a few distinct rendered calls uploaded under many keys, each copy made unique in its
  * silent tail (each key is its own call), so making them costs seconds, not the benchmark.
@@ -22,7 +22,8 @@ import { isolatedStackConfig, startStack } from '../cli/stack/stack.ts';
 import { connectPipeline } from '../cli/stack-client.ts';
 import { outputLocation } from '../cli/submit.ts';
 import { progressLine, startBackfill } from '../cli/commands/backfill.ts';
-import type { BackfillProgress, BackfillResult } from '../workflows/backfill.ts';
+import { backfillProgressQuery } from '../workflows/backfill.ts';
+import { processRecording } from '../workflows/process-recording.ts';
 
 const DISTINCT = 10;
 
@@ -38,7 +39,9 @@ async function run(): Promise<void> {
     options: {
       count: { type: 'string', default: '2000' },
       seconds: { type: 'string', default: '3' },
-      window: { type: 'string', default: '50' },
+      concurrency: { type: 'string', default: '50' },
+      /** Deprecated spelling of --concurrency. */
+      window: { type: 'string' },
       'children-per-run': { type: 'string', default: '500' },
       'page-size': { type: 'string', default: '250' },
       speed: { type: 'string', default: '100' },
@@ -46,6 +49,11 @@ async function run(): Promise<void> {
     },
   });
   const count = Number(values.count);
+  if (values.window !== undefined)
+    console.error(
+      'bench/backfill: --window is deprecated; use --concurrency (the name callpipe backfill uses)',
+    );
+  const concurrency = Number(values.window ?? values.concurrency);
   const home = mkdtempSync(join(tmpdir(), 'callpipe-bench-backfill-'));
   const log = (line: string) => console.error(`[bench] ${line}`);
   const config = isolatedStackConfig(home, Number(values.speed));
@@ -84,22 +92,22 @@ async function run(): Promise<void> {
       batchId: `bench-${count}`,
       source: { kind: 'prefix' as const, bucket: pc.store.bucket, prefix },
       output: outputLocation(undefined, pc.config),
-      window: Number(values.window),
+      concurrency,
       childrenPerRun: Number(values['children-per-run']),
       pageSize: Number(values['page-size']),
     };
     log(
-      `backfill of ${count} recordings: window ${request.window}, ${request.childrenPerRun} children per run…`,
+      `backfill of ${count} recordings: concurrency ${request.concurrency}, ${request.childrenPerRun} children per run…`,
     );
     const t0 = Date.now();
     const first = await startBackfill(pc, request);
     const timer = setInterval(() => {
       first.handle
-        .query<BackfillProgress>('progress')
+        .query(backfillProgressQuery)
         .then((p) => log(progressLine(p)))
         .catch(() => undefined);
     }, 10_000);
-    const result = (await first.handle.result().finally(() => clearInterval(timer))) as BackfillResult;
+    const result = await first.handle.result().finally(() => clearInterval(timer));
     const wallSeconds = (Date.now() - t0) / 1000;
 
     // Every run of the chain, as visibility saw it: the largest history of any run.
@@ -120,7 +128,7 @@ async function run(): Promise<void> {
     }
     const children = (
       await pc.client.workflow.count(
-        `WorkflowType = 'processRecording' AND CallpipeBatchId = "${request.batchId}"`,
+        `WorkflowType = '${processRecording.name}' AND CallpipeBatchId = "${request.batchId}"`,
       )
     ).count;
 
@@ -128,14 +136,14 @@ async function run(): Promise<void> {
     const startsBefore = streamStarts(stack.addresses.requestLog);
     const t1 = Date.now();
     const again = await startBackfill(pc, request);
-    const second = (await again.handle.result()) as BackfillResult;
+    const second = await again.handle.result();
     const secondSeconds = (Date.now() - t1) / 1000;
     const newStarts = streamStarts(stack.addresses.requestLog) - startsBefore;
 
     const summary = {
       count,
       recordingSeconds: Number(values.seconds),
-      window: request.window,
+      concurrency: request.concurrency,
       childrenPerRun: request.childrenPerRun,
       emulatorSpeed: Number(values.speed),
       first: {

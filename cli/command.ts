@@ -21,6 +21,14 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * The one-line notice of a deprecated spelling, on stderr (stdout stays clean for --json). The old
+ * spelling keeps working, so users' scripts do not break; the notice says what to write instead.
+ */
+export function warnDeprecated(command: string, used: string, instead: string): void {
+  console.error(`callpipe ${command}: ${used} is deprecated; ${instead}`);
+}
+
 /** `util.parseArgs` with errors turned into {@link CliError}s that name the command. */
 export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options']>>(
   command: string,

@@ -1,6 +1,6 @@
 /**
- * The boundaries of a backfill: what a client starts it with (a prefix or a manifest, filters, the
- * window), what one listed page hands the workflow, and the rows of the batch report.
+ * The boundaries of a backfill: what a client starts it with (a prefix or a manifest, filters, how many
+ * calls at once), what one listed page hands the workflow, and the rows of the batch report.
  *
  * Glossary: a *batch* is one backfill (id `CallpipeBatchId`), made of *runs* (continue-as-new); each run
  * lists *pages* of recordings and starts one `processRecording` child per recording that is not done.
@@ -13,8 +13,8 @@ export const DEFAULT_EXTENSIONS = ['wav', 'mp3', 'm4a', 'mp4', 'aac', 'ogg', 'op
 
 /** Recordings per listed page (S3 ListObjectsV2 returns at most 1,000). */
 export const DEFAULT_PAGE_SIZE = 200;
-/** Children running at once. */
-export const DEFAULT_WINDOW = 20;
+/** Children running at once (`callpipe backfill --concurrency`). */
+export const DEFAULT_CONCURRENCY = 20;
 /**
  * Children per run before continue-as-new. Each child costs about 6 history events in the parent
  * (initiated, started, completed and the workflow tasks around them); 500 keeps a run near 4,000 events,
@@ -44,14 +44,19 @@ export const backfillSourceSchema = z.discriminatedUnion('kind', [
 ]);
 export type BackfillSource = z.infer<typeof backfillSourceSchema>;
 
-export const backfillInputSchema = z.object({
+const backfillInputFields = z.object({
   /** Names the batch: search attribute, report folder. Derived from the source by the CLI. */
   batchId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/),
   source: backfillSourceSchema,
   output: outputLocationSchema,
   filters: backfillFiltersSchema.default({}),
-  /** Children running at once (the sliding window). */
-  window: z.number().int().positive().max(1000).default(DEFAULT_WINDOW),
+  /** Children running at once (the sliding window); default {@link DEFAULT_CONCURRENCY}. */
+  concurrency: z.number().int().positive().max(1000).optional(),
+  /**
+   * @deprecated The name of `concurrency` in 0.1: still accepted (schedules created before, scripts)
+   * and read as `concurrency`, which wins when both are given.
+   */
+  window: z.number().int().positive().max(1000).optional(),
   pageSize: z.number().int().positive().max(1000).default(DEFAULT_PAGE_SIZE),
   /** Children started per run before continue-as-new (rounded up to whole pages). */
   childrenPerRun: z.number().int().positive().max(1500).default(DEFAULT_CHILDREN_PER_RUN),
@@ -79,10 +84,27 @@ export const backfillInputSchema = z.object({
   /** Start paused (tests, or to look at the listing first). */
   paused: z.boolean().optional(),
 });
+
+/** A backfill's input, parsed: defaults filled in, the deprecated `window` read as `concurrency`. */
+export const backfillInputSchema = backfillInputFields.transform(({ window, concurrency, ...input }) => ({
+  ...input,
+  concurrency: concurrency ?? window ?? DEFAULT_CONCURRENCY,
+}));
 /** What a client passes (defaults optional); parse it with the schema before starting the workflow. */
 export type BackfillRequest = z.input<typeof backfillInputSchema>;
 /** What the workflow gets: every default filled in by the client, so workflow code needs no zod. */
 export type BackfillInput = z.output<typeof backfillInputSchema>;
+/**
+ * What a backfill workflow may find in its history: a {@link BackfillInput}, or one started before
+ * `window` was renamed `concurrency` (running batches, their continue-as-new runs, the actions of
+ * schedules created before). The workflow reads it with the same rule as the schema: `concurrency`,
+ * else `window`.
+ */
+export type StoredBackfillInput = Omit<BackfillInput, 'concurrency'> & {
+  concurrency?: number;
+  /** @deprecated 0.1's name of `concurrency`. */
+  window?: number;
+};
 
 /** One recording the batch will start a child for. */
 export const backfillItemSchema = z.object({
@@ -157,7 +179,9 @@ export interface BackfillCounters {
   skipped: number;
   missing: number;
   started: number;
+  /** Children that ended `done`, `partial` (written, a text step failed) or `failed`. */
   done: number;
+  partial: number;
   failed: number;
   cancelled: number;
   audioSeconds: number;

@@ -2,7 +2,8 @@
  * backfill: every recording under an S3 prefix or listed in a CSV manifest, processed once.
  *
  * One run lists pages through an activity (filters and the done-check happen there, in bulk, so a done
- * call starts no child), starts one `processRecording` child per recording inside a sliding window, and
+ * call starts no child), starts one `processRecording` child per recording inside a sliding window of
+ * `concurrency` children, and
  * after `childrenPerRun` children (or when the server suggests it) drains its window, writes its report
  * part and continues as new with the cursor and counters. Children use `ParentClosePolicy.ABANDON`: a
  * terminated or reset batch never kills calls halfway. Report rows go to S3 (one part per page for
@@ -14,6 +15,7 @@
  * Query: `progress`.
  */
 import {
+  ApplicationFailure,
   CancellationScope,
   CancelledFailure,
   ChildWorkflowFailure,
@@ -39,6 +41,7 @@ import type {
   BackfillInput,
   BackfillItem,
   ReportRow,
+  StoredBackfillInput,
 } from '../schemas/backfill.ts';
 import {
   processRecording,
@@ -95,22 +98,41 @@ function emptyCounters(): BackfillCounters {
     missing: 0,
     started: 0,
     done: 0,
+    partial: 0,
     failed: 0,
     cancelled: 0,
     audioSeconds: 0,
   };
 }
 
-export async function backfill(input: BackfillInput, carry?: BackfillCarry): Promise<BackfillResult> {
+/**
+ * The input with `concurrency` read as `backfillInputSchema` reads it (`window` is its 0.1 name, still in
+ * the histories of running batches and in schedules' actions); what a continue-as-new carries on.
+ */
+export function currentBackfillInput({ window, concurrency, ...input }: StoredBackfillInput): BackfillInput {
+  const resolved = concurrency ?? window;
+  if (resolved === undefined) {
+    throw ApplicationFailure.nonRetryable(
+      'backfill input has no concurrency: parse it with backfillInputSchema',
+    );
+  }
+  return { ...input, concurrency: resolved };
+}
+
+export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarry): Promise<BackfillResult> {
+  const input = currentBackfillInput(stored);
   const info = workflowInfo();
-  const state: BackfillCarry = carry ?? {
-    cursor: { page: 0, finished: false },
-    counters: emptyCounters(),
-    run: 0,
-    startedAt: new Date(info.startTime).toISOString(),
-    paused: input.paused ?? false,
-    maxHistoryEvents: 0,
-  };
+  const state: BackfillCarry = carry
+    ? // A carry from before a counter existed (`partial`) starts that counter at 0.
+      { ...carry, counters: { ...emptyCounters(), ...carry.counters } }
+    : {
+        cursor: { page: 0, finished: false },
+        counters: emptyCounters(),
+        run: 0,
+        startedAt: new Date(info.startTime).toISOString(),
+        paused: input.paused ?? false,
+        maxHistoryEvents: 0,
+      };
   const counters = state.counters;
   const reportPrefix = batchReportPrefix(input.output, input.batchId);
   // One execution chain's parts: a later execution of the same batch writes its own.
@@ -141,7 +163,8 @@ export async function backfill(input: BackfillInput, carry?: BackfillCarry): Pro
   const showDetails = () =>
     setCurrentDetails(
       `**${progress().phase}** · listed ${counters.listed} · skipped ${counters.skipped} · running ${running.size}` +
-        ` · done ${counters.done} · failed ${counters.failed} · run ${state.run}`,
+        ` · done ${counters.done}${counters.partial ? ` · partial ${counters.partial}` : ''}` +
+        ` · failed ${counters.failed} · run ${state.run}`,
     );
   setHandler(backfillProgressQuery, progress);
   setHandler(pauseUpdate, () => {
@@ -191,7 +214,7 @@ export async function backfill(input: BackfillInput, carry?: BackfillCarry): Pro
     });
     const finished = (item: BackfillItem, startedMs: number, r: ProcessRecordingResult) => {
       if (r.status === 'done' || r.status === 'partial') {
-        counters.done += 1;
+        counters[r.status] += 1;
         counters.audioSeconds += r.durationSeconds ?? 0;
       } else if (r.status === 'failed') counters.failed += 1;
       else counters.skipped += 1;
@@ -297,7 +320,7 @@ export async function backfill(input: BackfillInput, carry?: BackfillCarry): Pro
       phase = 'running';
       showDetails();
       for (const [i, item] of page.items.entries()) {
-        await condition(() => cancelRequested || (!state.paused && running.size < input.window));
+        await condition(() => cancelRequested || (!state.paused && running.size < input.concurrency));
         if (cancelRequested) {
           // Listed but never started: in the report as cancelled.
           for (const rest of page.items.slice(i)) {

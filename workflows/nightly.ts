@@ -8,7 +8,7 @@
 import { ParentClosePolicy, executeChild, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { BackfillInput } from '../schemas/backfill.ts';
+import type { StoredBackfillInput } from '../schemas/backfill.ts';
 import { backfill, type BackfillResult } from './backfill.ts';
 import { dayBefore, fillTemplate, parsePrefixUrl } from './nightly-date.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
@@ -27,8 +27,11 @@ export interface NightlyInput {
   timeZone?: string;
   /** Days before the action's day (default 1: the previous day). */
   daysBack?: number;
-  /** Everything of the backfill but its batch id and source, defaults filled in by the CLI. */
-  backfill: Omit<BackfillInput, 'batchId' | 'source'>;
+  /**
+   * Everything of the backfill but its batch id and source, defaults filled in by the CLI (a schedule
+   * created by 0.1 carries `window` where `concurrency` is now: the backfill reads either).
+   */
+  backfill: Omit<StoredBackfillInput, 'batchId' | 'source'>;
 }
 
 export interface NightlyResult {

@@ -23,13 +23,19 @@ import {
 } from '../../schemas/backfill.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
-import type { backfill, BackfillProgress, BackfillResult } from '../../workflows/backfill.ts';
+import {
+  backfill,
+  backfillProgressQuery,
+  type BackfillProgress,
+  type BackfillResult,
+} from '../../workflows/backfill.ts';
 
 export const summary = 'processes everything under an s3:// prefix or listed in a CSV manifest';
 export const help = `Usage: callpipe backfill <s3://bucket/prefix | --manifest <file.csv | s3://bucket/key>> [options]
 
-Starts one backfill batch (or attaches to the running one of the same input and output), shows its
-progress, and prints where the batch report is. Calls whose result.json exists are skipped without
+Starts one backfill batch (or attaches to the running one of the same input and output), waits for it
+showing its progress, and prints the calls done, partial (results written, a text step failed), failed
+and skipped, and where the batch report is. Calls whose result.json exists are skipped without
 starting any work; every other recording gets one processRecording workflow, at most --concurrency at once.
 
   --manifest <file|s3://…>  CSV with a uri or key column, and optional call_id, agent, direction,
@@ -43,9 +49,9 @@ starting any work; every other recording gets one processRecording workflow, at 
   --page-size <N>           recordings listed per page (default 200)
   --children-per-run <N>    children per workflow run before continue-as-new (default 500)
   --redo                    process calls again even when done
-  --detach                  start or attach, print the ids, do not wait
+  --detach                  start or attach, print the ids and return without waiting
   --json                    machine-readable output (one JSON document)
-Exit code: 0 when the batch finished with no failed call, 1 otherwise.
+Exit code: 0 when the batch finished with no failed call (partial calls are not failures), 1 otherwise.
 
 Control a running batch: \`callpipe status <id>\`, and the workflow's updates pause / resume / cancel
 (e.g. \`temporal workflow update execute --name pause -w <id>\`), or cancel it in the Web UI.`;
@@ -89,7 +95,7 @@ export async function startBackfill(
 ): Promise<StartedBackfill> {
   const input = backfillInputSchema.parse({ child: childDefaults(pc.config), ...request });
   const workflowId = backfillWorkflowId(input.batchId);
-  const handle = await pc.client.workflow.start<typeof backfill>('backfill', {
+  const handle = await pc.client.workflow.start(backfill, {
     taskQueue: taskQueues(pc.config).workflows,
     workflowId,
     args: [input],
@@ -142,29 +148,33 @@ function isoOption(name: string, value: string | undefined): string | undefined 
 const BAR_WIDTH = 30;
 
 export function progressLine(p: BackfillProgress): string {
-  const settled = p.done + p.failed + p.cancelled;
+  const settled = p.done + p.partial + p.failed + p.cancelled;
   const total = p.started + (p.listingFinished ? 0 : 1);
   const fraction = p.listingFinished && p.started === 0 ? 1 : settled / Math.max(1, total);
   const filled = Math.round(Math.min(1, fraction) * BAR_WIDTH);
   return (
     `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${p.phase.padEnd(9)} ` +
     `listed ${p.listed}${p.listingFinished ? '' : '+'} skipped ${p.skipped} running ${p.running} ` +
-    `done ${p.done} failed ${p.failed}${p.cancelled ? ` cancelled ${p.cancelled}` : ''} ` +
+    `done ${p.done}${p.partial ? ` partial ${p.partial}` : ''} failed ${p.failed}` +
+    `${p.cancelled ? ` cancelled ${p.cancelled}` : ''} ` +
     `audio ${p.audioHours.toFixed(2)} h run ${p.run}`
   );
 }
 
 /** Follows a batch to its end, redrawing one line on a TTY (a line per change otherwise). */
-export async function followBackfill(handle: WorkflowHandle, quiet: boolean): Promise<BackfillResult> {
+export async function followBackfill(
+  handle: WorkflowHandle<typeof backfill>,
+  quiet: boolean,
+): Promise<BackfillResult> {
   const tty = process.stderr.isTTY && !quiet;
   let done = false;
   // `result()` follows continue-as-new to the last run.
   const result = handle.result().finally(() => {
     done = true;
-  }) as Promise<BackfillResult>;
+  });
   let last = '';
   while (!done) {
-    const p = await handle.query<BackfillProgress>('progress').catch(() => undefined);
+    const p = await handle.query(backfillProgressQuery).catch(() => undefined);
     if (p && !quiet) {
       const line = progressLine(p);
       if (tty) process.stderr.write(`\r\x1b[2K${line}`);
@@ -226,7 +236,7 @@ export async function run(argv: string[]): Promise<number> {
       source,
       output,
       filters,
-      window: intOption('concurrency', values.concurrency),
+      concurrency: intOption('concurrency', values.concurrency),
       pageSize: intOption('page-size', values['page-size']),
       childrenPerRun: intOption('children-per-run', values['children-per-run']),
       redo: values.redo,
@@ -247,7 +257,8 @@ export async function run(argv: string[]): Promise<number> {
     if (values.json) console.log(JSON.stringify({ workflowId: started.workflowId, ...result }, null, 2));
     else {
       console.log(
-        `${result.status}: ${result.done} done, ${result.failed} failed, ${result.skipped} skipped, ` +
+        `${result.status}: ${result.done} done, ${result.partial} partial, ${result.failed} failed, ` +
+          `${result.skipped} skipped, ` +
           `${result.missing} missing, ${result.filtered} filtered out, ${result.audioHours.toFixed(2)} h of audio, ` +
           `${result.run + 1} run(s)`,
       );

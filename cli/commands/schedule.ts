@@ -8,20 +8,20 @@
  * night is run once it is back, older ones are not).
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
-import { CliError, parseCommandArgs } from '../command.ts';
+import { CliError, parseCommandArgs, warnDeprecated } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { outputLocation } from '../submit.ts';
 import { parseS3Url } from '../../activities/storage/object-store.ts';
 import { taskQueues } from '../../schemas/config.ts';
 import { backfillInputSchema } from '../../schemas/backfill.ts';
 import { templateProblem } from '../../workflows/nightly-date.ts';
-import type { NightlyInput } from '../../workflows/nightly.ts';
+import { nightlyBackfill, type NightlyInput } from '../../workflows/nightly.ts';
 import { childDefaults } from './backfill.ts';
 
 export const summary =
   'creates or updates the nightly backfill Schedule; list, pause, resume, trigger, delete';
 export const help = `Usage:
-  callpipe schedule nightly --cron "<expr>" --source <template> [--out s3://…] [--timezone Z] [--id name]
+  callpipe schedule nightly --cron "<expr>" --source <template> [--out s3://…] [--time-zone Z] [--id name]
                             [--concurrency N] [--days-back N] [--catchup-window 1d]
   callpipe schedule list [--json]
   callpipe schedule pause <id> [--note text]
@@ -30,10 +30,11 @@ export const help = `Usage:
   callpipe schedule delete <id>
 
 nightly: creates the Schedule, or updates it when it exists. Each action runs the backfill of the day
-before the action's time (in --timezone, default UTC): --source is a template such as
-s3://bucket/recordings/{yyyy}/{mm}/{dd}/ ({date} is yyyy-mm-dd). Overlap policy: BUFFER_ONE (a night
-waits for the previous one); catch-up window: --catchup-window (default 1d). Schedule id: --id
-(default callpipe-nightly).`;
+before the action's time (in --time-zone, an IANA name, default UTC; --timezone is its deprecated
+spelling): --source is a template such as s3://bucket/recordings/{yyyy}/{mm}/{dd}/ ({date} is
+yyyy-mm-dd). --concurrency: calls processed at once by each night's backfill (default 20). Overlap
+policy: BUFFER_ONE (a night waits for the previous one); catch-up window: --catchup-window (default 1d).
+Schedule id: --id (default callpipe-nightly).`;
 
 export const DEFAULT_SCHEDULE_ID = 'callpipe-nightly';
 
@@ -43,7 +44,8 @@ export interface NightlyScheduleOptions {
   sourceTemplate: string;
   out?: string;
   timeZone: string;
-  window?: number;
+  /** Calls processed at once by each night's backfill (default: the backfill's). */
+  concurrency?: number;
   daysBack?: number;
   catchupWindow: string;
 }
@@ -66,7 +68,7 @@ export async function upsertNightlySchedule(
     source: { kind: 'prefix', bucket: 'template', prefix: '' },
     output,
     child: childDefaults(pc.config),
-    ...(options.window ? { window: options.window } : {}),
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
   });
   const args: [NightlyInput] = [
     {
@@ -80,7 +82,7 @@ export async function upsertNightlySchedule(
   const spec = { cronExpressions: [options.cron], timezone: options.timeZone };
   const action = {
     type: 'startWorkflow' as const,
-    workflowType: 'nightlyBackfill',
+    workflowType: nightlyBackfill,
     taskQueue: taskQueues(pc.config).workflows,
     // The server appends the action's time to this id.
     workflowId: `nightly-${options.id}`,
@@ -130,7 +132,8 @@ export async function run(argv: string[]): Promise<number> {
     cron: { type: 'string' },
     source: { type: 'string' },
     out: { type: 'string' },
-    timezone: { type: 'string', default: 'UTC' },
+    'time-zone': { type: 'string' },
+    timezone: { type: 'string' },
     id: { type: 'string', default: DEFAULT_SCHEDULE_ID },
     concurrency: { type: 'string' },
     'days-back': { type: 'string' },
@@ -141,6 +144,13 @@ export async function run(argv: string[]): Promise<number> {
   if (!sub || !['nightly', 'list', 'pause', 'resume', 'trigger', 'delete'].includes(sub)) {
     throw new CliError('schedule: nightly | list | pause | resume | trigger | delete (see --help)');
   }
+  if (values.timezone !== undefined) {
+    if (values['time-zone'] !== undefined)
+      throw new CliError('schedule: give --time-zone once (--timezone is its deprecated spelling)');
+    warnDeprecated('schedule', '--timezone', 'use --time-zone (the spelling of the temporal CLI)');
+  }
+  const timeZone = values['time-zone'] ?? values.timezone ?? 'UTC';
+  const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
   if (sub === 'nightly') {
     if (!values.cron || !cronValid(values.cron))
       throw new CliError('schedule nightly: --cron "<min hour dom mon dow>" is required');
@@ -149,32 +159,30 @@ export async function run(argv: string[]): Promise<number> {
     if (values.out && !parseS3Url(values.out))
       throw new CliError('schedule nightly: --out must be s3://bucket/prefix');
     try {
-      new Intl.DateTimeFormat('en', { timeZone: values.timezone });
+      new Intl.DateTimeFormat('en', { timeZone });
     } catch {
-      throw new CliError(`schedule nightly: unknown time zone '${values.timezone}'`);
+      throw new CliError(`schedule nightly: unknown time zone '${timeZone}'`);
     }
+    if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency > 0))
+      throw new CliError('schedule nightly: --concurrency must be a positive integer');
   }
   const pc = await connectPipeline();
   try {
     const id = positionals[0];
     switch (sub) {
       case 'nightly': {
-        const window = values.concurrency ? Number(values.concurrency) : undefined;
         const outcome = await upsertNightlySchedule(pc, {
           id: values.id,
           cron: values.cron!,
           sourceTemplate: values.source!,
           out: values.out,
-          timeZone: values.timezone,
-          window,
+          timeZone,
+          concurrency,
           daysBack: values['days-back'] ? Number(values['days-back']) : undefined,
           catchupWindow: values['catchup-window'],
         });
         if (values.json) console.log(JSON.stringify({ scheduleId: values.id, outcome }));
-        else
-          console.log(
-            `schedule ${values.id} ${outcome}: ${values.cron} (${values.timezone}) → ${values.source}`,
-          );
+        else console.log(`schedule ${values.id} ${outcome}: ${values.cron} (${timeZone}) → ${values.source}`);
         return 0;
       }
       case 'list': {

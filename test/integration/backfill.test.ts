@@ -18,7 +18,15 @@ import { startBackfill } from '../../cli/commands/backfill.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { readRequestLog, streamStarts } from '../helpers/request-log.ts';
-import type { BackfillProgress, BackfillResult } from '../../workflows/backfill.ts';
+import {
+  backfillProgressQuery,
+  cancelUpdate,
+  pauseUpdate,
+  resumeUpdate,
+  type BackfillProgress,
+  type BackfillResult,
+} from '../../workflows/backfill.ts';
+import { processRecording } from '../../workflows/process-recording.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 
@@ -88,7 +96,7 @@ describe('backfill', () => {
   async function callWorkflows(batchId: string): Promise<string[]> {
     const ids: string[] = [];
     for await (const w of pc.client.workflow.list({
-      query: `WorkflowType = 'processRecording' AND CallpipeBatchId = "${batchId}"`,
+      query: `WorkflowType = '${processRecording.name}' AND CallpipeBatchId = "${batchId}"`,
     }))
       ids.push(w.workflowId);
     return ids;
@@ -112,12 +120,12 @@ describe('backfill', () => {
       batchId,
       source: { kind: 'prefix' as const, bucket: pc.store.bucket, prefix },
       output,
-      window: 3,
+      concurrency: 3,
       pageSize: 2,
       childrenPerRun: 2,
     };
     const first = await startBackfill(pc, request);
-    const result = (await first.handle.result()) as BackfillResult;
+    const result = await first.handle.result();
     expect(result.status).toBe('done');
     expect(result.done).toBe(5);
     expect(result.failed).toBe(0);
@@ -149,7 +157,7 @@ describe('backfill', () => {
     // The same batch again: a new execution of the same workflow id, every call skipped in the listing.
     const before = startsSoFar();
     const again = await startBackfill(pc, request);
-    const second = (await again.handle.result()) as BackfillResult;
+    const second = await again.handle.result();
     expect(second.status).toBe('done');
     expect(second.skipped).toBe(5);
     expect(second.started).toBe(0);
@@ -164,11 +172,11 @@ describe('backfill', () => {
       batchId: `test-ctl-${run}`,
       source: { kind: 'prefix', bucket: pc.store.bucket, prefix },
       output,
-      window: 1,
+      concurrency: 1,
       paused: true,
     });
     const h = started.handle;
-    const progress = () => h.query<BackfillProgress>('progress');
+    const progress = () => h.query(backfillProgressQuery);
 
     // Paused from the start: listed, nothing started.
     await until(progress, (p) => p.listed === 6);
@@ -177,12 +185,12 @@ describe('backfill', () => {
     expect((await progress()).phase).toBe('paused');
 
     // Resume: calls start one at a time.
-    const resumed = await h.executeUpdate<BackfillProgress, []>('resume');
+    const resumed = await h.executeUpdate(resumeUpdate);
     expect(resumed.phase).not.toBe('paused');
     await until(progress, (p) => p.done >= 1);
 
     // Pause mid-batch: the running call finishes, no new one starts.
-    await h.executeUpdate<BackfillProgress, []>('pause');
+    await h.executeUpdate(pauseUpdate);
     const paused = await until(progress, (p) => p.running === 0);
     await new Promise((r) => setTimeout(r, 2000));
     const still = await progress();
@@ -190,13 +198,13 @@ describe('backfill', () => {
     expect(still.started).toBeLessThan(5);
 
     // Resume, then cancel while a call runs: it is cancelled, the rest never start, the report is written.
-    await h.executeUpdate<BackfillProgress, []>('resume');
+    await h.executeUpdate(resumeUpdate);
     await until(progress, (p) => p.running === 1 && p.started > still.started);
-    await h.executeUpdate<BackfillProgress, []>('cancel');
-    const result = (await h.result()) as BackfillResult;
+    await h.executeUpdate(cancelUpdate);
+    const result = await h.result();
     expect(result.status).toBe('cancelled');
     expect(result.cancelled).toBeGreaterThanOrEqual(1);
-    expect(result.done + result.failed + result.cancelled).toBe(5);
+    expect(result.done + result.partial + result.failed + result.cancelled).toBe(5);
     expect(result.failed).toBe(0);
     const { rows } = await report(result);
     expect(rows).toHaveLength(5);
@@ -217,7 +225,7 @@ describe('backfill', () => {
       source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
       output,
     });
-    const result = (await started.handle.result()) as BackfillResult;
+    const result = await started.handle.result();
     expect(result, JSON.stringify(await report(result))).toMatchObject({ done: 2 });
     expect(result.missing).toBe(1);
     const { rows } = await report(result);

@@ -11,7 +11,7 @@ import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { upsertNightlySchedule } from '../../cli/commands/schedule.ts';
 import { dayBefore } from '../../workflows/nightly-date.ts';
-import type { NightlyResult } from '../../workflows/nightly.ts';
+import type { NightlyInput, NightlyResult } from '../../workflows/nightly.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
 
@@ -52,6 +52,7 @@ describe('nightly schedule', () => {
       cron: '0 3 * * *',
       sourceTemplate: `s3://${pc.store.bucket}/${root}/{yyyy}/{mm}/{dd}/`,
       timeZone: 'UTC',
+      concurrency: 3,
       catchupWindow: '1d',
     };
     expect(await upsertNightlySchedule(pc, { ...options, cron: '0 4 * * *' })).toBe('created');
@@ -61,6 +62,10 @@ describe('nightly schedule', () => {
     expect(described.policies.overlap).toBe(ScheduleOverlapPolicy.BUFFER_ONE);
     expect(described.policies.catchupWindow).toBe(86_400_000);
     expect(described.spec.calendars?.[0]?.hour).toEqual([{ start: 3, end: 3, step: 1 }]);
+    // The night's backfill input says `concurrency` (0.1 wrote `window`), as the backfill reads it.
+    const [nightly] = (described.action as { args?: NightlyInput[] }).args ?? [];
+    expect(nightly?.backfill).toMatchObject({ concurrency: 3 });
+    expect(nightly?.backfill).not.toHaveProperty('window');
 
     await handle.trigger();
     let workflowId: string | undefined;
