@@ -26,6 +26,7 @@ import { resolveSource, type Submitted } from '../cli/submit.ts';
 import type { ManagedProcess } from '../cli/stack/process.ts';
 import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
 import type { ResultDocument } from '../schemas/result.ts';
+import { processRecording } from '../workflows/process-recording.ts';
 import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
 import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
@@ -198,7 +199,7 @@ async function run(): Promise<void> {
         const received = (await audioReceived()) - before;
         const workflows = (
           await pc.client.workflow.count(
-            `WorkflowType = 'processRecording' AND CallpipeBatchId = "${prefix}"`,
+            `WorkflowType = '${processRecording.name}' AND CallpipeBatchId = "${prefix}"`,
           )
         ).count;
         const results = await countResults(bench, `drills/${prefix}/`);

@@ -15,7 +15,7 @@ import { outputLocationOf, parseS3Url, uploadKey } from '../schemas/call-keys.ts
 import { callIdOf, workflowIdOf } from '../activities/storage/call-id.ts';
 import type { PipelineClient } from './stack-client.ts';
 import { CliError } from './command.ts';
-import type { ProcessRecordingInput } from '../workflows/process-recording.ts';
+import { processRecording, type ProcessRecordingInput } from '../workflows/process-recording.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/search-attribute-keys.ts';
 
 async function sha256File(path: string): Promise<string> {
@@ -70,7 +70,7 @@ export interface Submitted {
   source: RecordingSource;
   callId: string;
   workflowId: string;
-  handle: WorkflowHandle;
+  handle: WorkflowHandle<typeof processRecording>;
 }
 
 export async function submitRecording(
@@ -96,7 +96,7 @@ export async function submitRecording(
     queues: recordingQueues(config),
     ...options.extra,
   };
-  const handle = await client.workflow.start('processRecording', {
+  const handle = await client.workflow.start(processRecording, {
     taskQueue: taskQueues(config).workflows,
     workflowId,
     args: [input],

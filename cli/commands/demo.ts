@@ -10,7 +10,13 @@ import { loadConfig, type Config } from '../../schemas/config.ts';
 import { readStackFile, startStack, type RunningStack } from '../stack/stack.ts';
 import { connectPipeline, pipelineConfig } from '../stack-client.ts';
 import { outputLocation, resolveSource, submitRecording } from '../submit.ts';
-import { waitWithProgress, type CallOutcome } from './process.ts';
+import {
+  outcomeDetail,
+  outcomeExitCode,
+  outcomeTally,
+  waitWithProgress,
+  type CallOutcome,
+} from './process.ts';
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { callOutputKeys, locationUrl } from '../../schemas/call-keys.ts';
@@ -64,7 +70,7 @@ interface ResultDigest {
 }
 
 async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome): Promise<ResultDigest> {
-  if (o.status === 'failed') return { sentiment: '', summary: `${o.stage}: ${o.reason}` };
+  if (o.status === 'failed') return { sentiment: '', summary: outcomeDetail(o) };
   try {
     const doc = JSON.parse(
       await store.withBucket(output.bucket).getText(callOutputKeys(output, o.callId).result),
@@ -147,6 +153,10 @@ export async function run(argv: string[]): Promise<number> {
     }
     log('');
     log(table(rows));
+    log(outcomeTally(outcomes));
+    // A partial call's results are written, but a text step failed: say which, and why.
+    for (const o of outcomes.filter((c) => c.status === 'partial'))
+      for (const f of o.stepFailures ?? []) log(`  ${o.callId}: ${f.step} failed: ${f.reason}`);
     log('');
     log(
       `results:  ${locationUrl(output)}<call>/result.json and transcript.vtt (S3 endpoint ${pc.config.s3.endpoint})`,
@@ -155,7 +165,7 @@ export async function run(argv: string[]): Promise<number> {
     log(
       `finished in ${((Date.now() - started) / 1000).toFixed(0)} s${stack && !values.keep ? '; stopping the stack (use --keep to leave it running)' : ''}`,
     );
-    return outcomes.some((o) => o.status === 'failed') ? 1 : 0;
+    return outcomeExitCode(outcomes);
   } finally {
     await pc.close();
     if (stack && !values.keep) await stack.stop();

@@ -1,27 +1,35 @@
-/** `callpipe process`: uploads/locates recordings, starts one workflow each, optionally waits with progress. */
+/** `callpipe process`: uploads/locates recordings, starts one workflow each, waits with progress (unless --detach). */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { CliError, parseCommandArgs } from '../command.ts';
+import { CliError, parseCommandArgs, warnDeprecated } from '../command.ts';
 import { connectPipeline } from '../stack-client.ts';
 import { outputLocation, resolveSource, submitRecording, type Submitted } from '../submit.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { callOutputKeys, locationUrl, parseS3Url } from '../../schemas/call-keys.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
-import type { ProcessRecordingProgress, ProcessRecordingResult } from '../../workflows/process-recording.ts';
+import {
+  progressQuery,
+  type ProcessRecordingProgress,
+  type ProcessRecordingResult,
+} from '../../workflows/process-recording.ts';
 
 export const summary = 'processes recordings (local files or s3://bucket/key)';
-export const help = `Usage: callpipe process <file | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--wait] [--json] [--redo]
+export const help = `Usage: callpipe process <file | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--detach] [--json] [--redo]
 
 Uploads local files to the input prefix, starts one processRecording workflow per recording (the same
-recording twice is one workflow) and prints the workflow ids. A call whose result.json exists is skipped
-unless --redo.
+recording twice is one workflow), waits for the calls with a progress line per call and prints a table
+of their outcomes: done, partial (results written, a text step failed: which one is shown), failed
+(the stage and the reason; error.json is written) or skipped (result.json already there).
 
   --out <dir|s3://…>  where results go (default: s3://<bucket>/<output prefix>); a local directory gets
-                      a copy of each call's result.json / transcript.vtt / error.json (implies --wait)
-  --wait              wait for the calls, showing progress, then print a table
+                      a copy of each call's result.json / transcript.vtt / error.json
+  --detach            start the calls, print their workflow ids and return without waiting
+                      (follow them with \`callpipe status\`); not with --out <dir>
   --json              machine-readable output (one JSON document)
   --redo              process calls again even when done
-Exit code: 0 when every call is done or skipped, 1 when any failed.`;
+  --wait              deprecated: waiting is the default
+Exit code: 0 when every call is done, partial or skipped (or, with --detach, was started); 1 when any
+failed.`;
 
 export interface CallOutcome extends ProcessRecordingResult {
   workflowId: string;
@@ -50,15 +58,24 @@ export async function waitWithProgress(calls: Submitted[], quiet: boolean): Prom
   let drawn = 0;
   let finished = 0;
   const outcomes = calls.map((c) =>
-    c.handle.result().then((r: ProcessRecordingResult) => {
-      finished += 1;
-      return { ...r, workflowId: c.workflowId, source: `s3://${c.source.bucket}/${c.source.key}` };
-    }),
+    c.handle
+      .result()
+      // The workflow itself failed (e.g. nothing writable, not even error.json) or was cancelled or
+      // terminated: the call failed, and the others are still waited for and shown.
+      .catch((err: unknown): ProcessRecordingResult => ({
+        callId: c.callId,
+        status: 'failed',
+        reason: failureReason(err),
+      }))
+      .then((r) => {
+        finished += 1;
+        return { ...r, workflowId: c.workflowId, source: `s3://${c.source.bucket}/${c.source.key}` };
+      }),
   );
   const all = Promise.all(outcomes);
   while (finished < calls.length) {
     const progress = await Promise.all(
-      calls.map((c) => c.handle.query<ProcessRecordingProgress>('progress').catch(() => undefined)),
+      calls.map((c) => c.handle.query(progressQuery).catch(() => undefined)),
     );
     const lines = calls.map((c, i) => progressLine(c, progress[i]));
     if (tty) {
@@ -78,6 +95,41 @@ export async function waitWithProgress(calls: Submitted[], quiet: boolean): Prom
   return all;
 }
 
+/** The message of a workflow's failure, down to its cause (the client wraps it in WorkflowFailedError). */
+function failureReason(err: unknown): string {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** What a call's table row says beside its status: the result, and for a partial call the failed steps. */
+export function outcomeDetail(o: ProcessRecordingResult): string {
+  switch (o.status) {
+    case 'failed':
+      return [o.stage, o.reason].filter(Boolean).join(': ');
+    case 'partial': {
+      const steps = (o.stepFailures ?? []).map((f) => f.step).join(', ');
+      return `${o.resultKey ?? ''} (${steps || 'a text step'} failed)`.trim();
+    }
+    default:
+      return o.resultKey ?? '';
+  }
+}
+
+/** One line counting the calls by outcome, e.g. `3 calls: 1 done, 1 partial, 1 failed`. */
+export function outcomeTally(outcomes: Pick<ProcessRecordingResult, 'status'>[]): string {
+  const counts = (['done', 'partial', 'failed', 'skipped'] as const)
+    .map((status) => [status, outcomes.filter((o) => o.status === status).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([status, n]) => `${n} ${status}`);
+  return `${outcomes.length} call${outcomes.length === 1 ? '' : 's'}: ${counts.join(', ')}`;
+}
+
+/** Exit code of waiting for calls: 1 only when a call failed (partial and skipped calls are not failures). */
+export function outcomeExitCode(outcomes: Pick<ProcessRecordingResult, 'status'>[]): number {
+  return outcomes.some((o) => o.status === 'failed') ? 1 : 0;
+}
+
 export function outcomeTable(outcomes: CallOutcome[]): string {
   const rows = outcomes.map((o) => [
     o.callId,
@@ -85,7 +137,7 @@ export function outcomeTable(outcomes: CallOutcome[]): string {
     o.durationSeconds !== undefined ? `${o.durationSeconds.toFixed(1)} s` : '',
     o.sessions !== undefined ? String(o.sessions) : '',
     o.utterances !== undefined ? String(o.utterances) : '',
-    o.status === 'failed' ? `${o.stage}: ${o.reason}` : (o.resultKey ?? ''),
+    outcomeDetail(o),
   ]);
   const header = ['call', 'status', 'audio', 'sessions', 'utterances', 'result / reason'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -121,13 +173,17 @@ export async function copyResults(
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('process', argv, {
     out: { type: 'string' },
+    detach: { type: 'boolean', default: false },
     wait: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     redo: { type: 'boolean', default: false },
   });
   if (positionals.length === 0) throw new CliError('process: give at least one file or s3://bucket/key');
+  if (values.wait && values.detach) throw new CliError('process: --wait and --detach contradict each other');
+  if (values.wait) warnDeprecated('process', '--wait', 'waiting is the default (--detach to return at once)');
   const localOut = values.out && !parseS3Url(values.out) ? resolve(values.out) : undefined;
-  const wait = values.wait || !!localOut;
+  if (localOut && values.detach)
+    throw new CliError('process: --out <dir> copies the results once the calls finish: not with --detach');
 
   const pc = await connectPipeline();
   try {
@@ -137,7 +193,7 @@ export async function run(argv: string[]): Promise<number> {
       const source = await resolveSource(input, pc.store, pc.config);
       submitted.push(await submitRecording(pc, source, { output, redo: values.redo }));
     }
-    if (!wait) {
+    if (values.detach) {
       if (values.json) {
         console.log(
           JSON.stringify(
@@ -156,9 +212,10 @@ export async function run(argv: string[]): Promise<number> {
     if (values.json) console.log(JSON.stringify(outcomes, null, 2));
     else {
       console.log(outcomeTable(outcomes));
+      console.log(outcomeTally(outcomes));
       console.log(`results: ${localOut ?? `${locationUrl(output)}`}`);
     }
-    return outcomes.some((o) => o.status === 'failed') ? 1 : 0;
+    return outcomeExitCode(outcomes);
   } finally {
     await pc.close();
   }

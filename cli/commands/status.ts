@@ -7,15 +7,21 @@ import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
-import type { BackfillProgress } from '../../workflows/backfill.ts';
-import type { ProcessRecordingProgress } from '../../workflows/process-recording.ts';
+import { backfill, backfillProgressQuery, type BackfillProgress } from '../../workflows/backfill.ts';
+import { nightlyBackfill } from '../../workflows/nightly.ts';
+import { processRecording, progressQuery } from '../../workflows/process-recording.ts';
 import { backfillWorkflowId, progressLine } from './backfill.ts';
+
+/** Workflow types as visibility knows them: the workflow functions' names. */
+const BATCH_TYPES: string[] = [backfill.name, nightlyBackfill.name];
+const CALL_TYPE = processRecording.name;
 
 export const summary = 'shows batches and calls (running and finished), or one of them';
 export const help = `Usage: callpipe status [workflowId | batchId] [--limit N] [--json]
 
 Without an id: the most recent backfill batches (with their progress) and the calls running now.
-With a batch's workflow id or batch id: the batch's progress and its calls (stage and outcome).
+With a batch's workflow id or batch id: the batch's progress and its calls (stage and outcome: done,
+partial, failed or skipped).
 With a call's workflow id: its stage and progress.
 Lists come from the search attributes CallpipeBatchId, CallpipeStage and CallpipeOutcome, which the
 Web UI filters on too (e.g. CallpipeBatchId="…" AND CallpipeOutcome="failed").`;
@@ -66,7 +72,7 @@ async function list(pc: PipelineClient, query: string, limit: number): Promise<W
 async function batchRow(pc: PipelineClient, w: Execution): Promise<BatchRow> {
   const handle = pc.client.workflow.getHandle(w.workflowId, w.runId);
   // Queries work on closed workflows too (the worker replays them), which gives the final counters.
-  const progress = await handle.query<BackfillProgress>('progress').catch(() => undefined);
+  const progress = await handle.query(backfillProgressQuery).catch(() => undefined);
   return {
     workflowId: w.workflowId,
     batchId: w.typedSearchAttributes.get(SEARCH_ATTRIBUTE_KEYS.batchId),
@@ -115,10 +121,12 @@ export async function run(argv: string[]): Promise<number> {
     const id = positionals[0];
     if (!id) {
       const batches = await Promise.all(
-        (await list(pc, `WorkflowType = 'backfill'`, Math.min(limit, 20))).map((w) => batchRow(pc, w)),
+        (await list(pc, `WorkflowType = '${backfill.name}'`, Math.min(limit, 20))).map((w) =>
+          batchRow(pc, w),
+        ),
       );
       const calls = (
-        await list(pc, `WorkflowType = 'processRecording' AND ExecutionStatus = 'Running'`, limit)
+        await list(pc, `WorkflowType = '${CALL_TYPE}' AND ExecutionStatus = 'Running'`, limit)
       ).map(callRow);
       if (values.json) console.log(JSON.stringify({ batches, runningCalls: calls }, null, 2));
       else {
@@ -147,13 +155,13 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (!described) throw new CliError(`no workflow or batch '${id}'`, 1);
 
-    if (described.type === 'backfill' || described.type === 'nightlyBackfill') {
+    if (BATCH_TYPES.includes(described.type)) {
       const batch = await batchRow(pc, described);
       const batchId = batch.batchId ?? id;
       const calls = (
         await list(
           pc,
-          `WorkflowType = 'processRecording' AND CallpipeBatchId = "${batchId.replaceAll('"', '')}"`,
+          `WorkflowType = '${CALL_TYPE}' AND CallpipeBatchId = "${batchId.replaceAll('"', '')}"`,
           limit,
         )
       ).map(callRow);
@@ -166,7 +174,7 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     const handle = pc.client.workflow.getHandle(described.workflowId);
-    const progress = await handle.query<ProcessRecordingProgress>('progress').catch(() => undefined);
+    const progress = await handle.query(progressQuery).catch(() => undefined);
     const call = callRow(described);
     if (values.json) console.log(JSON.stringify({ call, progress }, null, 2));
     else {

@@ -21,14 +21,16 @@ interface Outcome {
   status: string;
 }
 
+/** `callpipe process` twice; it waits by default, and the second run also says the deprecated `--wait`. */
 async function processTwice(file: string, env: Record<string, string>, args: string[]): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   for (let run = 0; run < 2; run++) {
-    const { stdout } = await promisify(execFile)(
+    const { stdout, stderr } = await promisify(execFile)(
       process.execPath,
-      [CLI, 'process', file, '--wait', '--json', ...args],
+      [CLI, 'process', file, '--json', ...(run === 1 ? ['--wait'] : []), ...args],
       { env: { ...process.env, ...inject('stackEnv'), ...env } },
     );
+    if (run === 1) expect(stderr).toMatch(/^callpipe process: --wait is deprecated/m);
     const parsed = JSON.parse(stdout.slice(stdout.indexOf('['))) as Outcome[];
     outcomes.push(parsed[0]!);
   }

@@ -25,7 +25,7 @@ import {
 } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { muLawSecondsSent, readRequestLog } from '../helpers/request-log.ts';
-import type { ProcessRecordingProgress, ProcessRecordingResult } from '../../workflows/process-recording.ts';
+import { progressQuery, type ProcessRecordingResult } from '../../workflows/process-recording.ts';
 
 const SPEED = 100;
 
@@ -149,7 +149,7 @@ describe('processRecording under faults', () => {
       const { doc } = await run(config, 'sigkill', async (submitted) => {
         // Wait until recognition is well under way, then kill the worker as a crash would.
         for (;;) {
-          const p = await submitted.handle.query<ProcessRecordingProgress>('progress').catch(() => undefined);
+          const p = await submitted.handle.query(progressQuery).catch(() => undefined);
           const sent = muLawSecondsSent(readRequestLog(requestLogPath));
           if (p?.stage === 'recognize' && sent > 300) break;
           await sleep(100);
