@@ -8,13 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation } from '../../cli/submit.ts';
 import { startBackfill } from '../../cli/commands/backfill.ts';
+import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { readRequestLog, streamStarts } from '../helpers/request-log.ts';
@@ -30,20 +28,8 @@ import { processRecording } from '../../workflows/process-recording.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 
-const CLI = fileURLToPath(new URL('../../bin/callpipe.js', import.meta.url));
-
 /** Runs the `callpipe` command against the test stack (found through its CALLPIPE_HOME). */
-async function callpipe(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], {
-      env: { ...process.env, ...inject('stackEnv') },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
 
 function startsSoFar(): number {
   return streamStarts(readRequestLog(inject('stack').requestLog!));

@@ -3,27 +3,15 @@
  * spellings still accepted with a one-line notice, and `partial` shown and counted apart from `failed`.
  * No stack: the CLI is run only where it answers before connecting.
  */
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { backfillInputSchema, DEFAULT_CONCURRENCY, type BackfillRequest } from '../../schemas/backfill.ts';
 import { currentBackfillInput, type BackfillProgress } from '../../workflows/backfill.ts';
 import { outcomeDetail, outcomeExitCode, outcomeTally } from '../../cli/commands/process.ts';
 import { progressLine } from '../../cli/commands/backfill.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
+import { callpipe as run } from '../helpers/cli.ts';
 
-const CLI = fileURLToPath(new URL('../../bin/callpipe.js', import.meta.url));
-
-async function callpipe(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+const callpipe = (...args: string[]) => run(args);
 
 const request: BackfillRequest = {
   batchId: 'b-1',
