@@ -1,7 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: fast unit tests with no servers, and integration/end-to-end tests that share one local
-// stack started by the global setup (real Temporal dev server, real S3 server, real emulator, real ffmpeg).
+// Four projects: fast unit tests with no servers; contract tests against servers each file starts; workflow
+// tests with mocked activities on one Temporal dev server (no S3, ffmpeg or emulator); and
+// integration/end-to-end tests that share one local stack started by the global setup (real Temporal dev
+// server, real S3 server, real emulator, real ffmpeg).
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -21,6 +23,17 @@ export default defineConfig({
           name: 'contract',
           include: ['test/contract/**/*.test.ts'],
           testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        // Workflow tests: the real workflows on one Temporal dev server (started with the workflow bundle
+        // by the global setup), every activity a mock on a worker of the test's own task queue.
+        test: {
+          name: 'workflow',
+          include: ['test/workflow/**/*.test.ts'],
+          globalSetup: ['test/workflow/global-setup.ts'],
+          testTimeout: 60_000,
           hookTimeout: 60_000,
         },
       },

@@ -1,0 +1,267 @@
+/**
+ * processRecording's branches with mocked activities on the project's dev server: what the activities
+ * were asked to do, what the workflow returned, its search attributes and its `progress` query.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Context } from '@temporalio/activity';
+import { CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  processRecording,
+  progressQuery,
+  type ProcessRecordingInput,
+  type ProcessRecordingResult,
+} from '../../workflows/process-recording.ts';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
+import {
+  CALL_SECONDS,
+  UTTERANCES_PER_SESSION,
+  connectTestEnv,
+  failedStep,
+  mockActivities,
+  nonRetryable,
+  pick,
+  processInput,
+  searchAttribute,
+  uniqueQueue,
+  waitFor,
+  withWorker,
+  type Mocks,
+} from './helpers.ts';
+
+let env: TestWorkflowEnvironment;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+});
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+interface Run {
+  handle: WorkflowHandle<typeof processRecording>;
+  result: ProcessRecordingResult;
+  callId: string;
+}
+
+/** Runs one call to its end on a queue of its own, with `mocks` as every activity. */
+async function runCall(
+  name: string,
+  mocks: Mocks,
+  overrides: Partial<ProcessRecordingInput> = {},
+): Promise<Run & { stage: unknown; outcome: unknown; progress: Awaited<ReturnType<typeof queryProgress>> }> {
+  const taskQueue = uniqueQueue(name);
+  const callId = `${name}-3f9a0c1e`;
+  return withWorker(env, taskQueue, mocks.activities, async () => {
+    const handle = await env.client.workflow.start(processRecording, {
+      taskQueue,
+      workflowId: `process-${taskQueue}`,
+      args: [processInput(taskQueue, callId, overrides)],
+    });
+    const result = await handle.result();
+    return {
+      handle,
+      result,
+      callId,
+      stage: await searchAttribute(handle, SEARCH_ATTRIBUTE_KEYS.stage),
+      outcome: await searchAttribute(handle, SEARCH_ATTRIBUTE_KEYS.outcome),
+      // Queried after the end: the worker replays the history to answer.
+      progress: await queryProgress(handle),
+    };
+  });
+}
+
+function queryProgress(handle: WorkflowHandle<typeof processRecording>) {
+  return handle.query(progressQuery);
+}
+
+/** The one call of `activity` whose input is the interesting one (fails when called more or less). */
+function onlyInput(mocks: Mocks, activity: Parameters<Mocks['callsOf']>[0]): unknown {
+  expect(mocks[activity]).toHaveBeenCalledTimes(1);
+  return mocks[activity].mock.calls[0]![0];
+}
+
+describe('processRecording with mocked activities', () => {
+  it('a recording the probe refuses fails at `probe`: error.json with the reason, status and outcome failed', async () => {
+    const reason = 'cannot decode s3://calls/2024/11/22/probe-3f9a0c1e.wav: moov atom not found';
+    const mocks = mockActivities({
+      probeSource: async () => {
+        throw nonRetryable('MediaError', reason);
+      },
+    });
+    const { result, callId, stage, outcome, progress } = await runCall('probe', mocks);
+
+    expect(result).toMatchObject({ callId, status: 'failed', stage: 'probe' });
+    expect(result.reason).toContain('moov atom not found');
+    expect(result.errorKey).toMatch(new RegExp(`${callId}/error\\.json$`));
+    // Non-retryable: one attempt, and nothing after the probe but the error document.
+    expect(mocks.probeSource).toHaveBeenCalledTimes(1);
+    const written = onlyInput(mocks, 'writeError');
+    expect(pick(written, 'callId')).toBe(callId);
+    expect(pick(written, 'stage')).toBe('probe');
+    expect(String(pick(written, 'reason'))).toContain('moov atom not found');
+    for (const later of ['planSource', 'transcodeSource', 'recognizeSession', 'writeResult'] as const) {
+      expect(mocks[later]).not.toHaveBeenCalled();
+    }
+    expect(outcome).toBe('failed');
+    expect(stage).toBe('failed');
+    expect(progress).toMatchObject({ callId, stage: 'failed', sessionsTotal: 0 });
+  });
+
+  it('a session whose restart budget is used up fails the call at `recognize`', async () => {
+    const reason = 'session 1: 3 restarts used up (last: 550 No Resource at 41.2 s)';
+    const mocks = mockActivities();
+    const succeed = mocks.recognizeSession.getMockImplementation()!;
+    mocks.recognizeSession.mockImplementation(async (input) => {
+      if (pick(input, 'session') === 1) throw nonRetryable('RecognitionRestartsExhausted', reason);
+      return succeed(input);
+    });
+    const { result, callId, outcome, progress } = await runCall('restarts', mocks, { maxRestarts: 3 });
+
+    expect(result).toMatchObject({ callId, status: 'failed', stage: 'recognize', reason });
+    expect(result.durationSeconds).toBe(CALL_SECONDS);
+    // Each session recognized once (the exhausted budget is not retried), with the call's budget.
+    expect(mocks.recognizeSession).toHaveBeenCalledTimes(2);
+    for (const [input] of mocks.recognizeSession.mock.calls) expect(pick(input, 'maxRestarts')).toBe(3);
+    const written = onlyInput(mocks, 'writeError');
+    expect(pick(written, 'callId')).toBe(callId);
+    expect(pick(written, 'stage')).toBe('recognize');
+    expect(pick(written, 'reason')).toBe(reason);
+    expect(mocks.mergeTimeline).not.toHaveBeenCalled();
+    expect(mocks.writeResult).not.toHaveBeenCalled();
+    expect(outcome).toBe('failed');
+    expect(progress).toMatchObject({ stage: 'failed', sessionsTotal: 2, sessionsTranscoded: 2 });
+  });
+
+  it('a text step that fails makes the call partial: result.json written with the step failure', async () => {
+    const reason = 'summary refused: text has fewer than 2 sentences (invalid)';
+    const mocks = mockActivities({ summarizeCall: async () => failedStep(reason) });
+    const { result, callId, stage, outcome } = await runCall('partial', mocks);
+
+    expect(result).toMatchObject({
+      callId,
+      status: 'partial',
+      stepFailures: [{ step: 'summary', reason }],
+    });
+    expect(result.resultKey).toMatch(new RegExp(`${callId}/result\\.json$`));
+    // The other text steps went on, and the writer was told which step failed and why.
+    expect(mocks.analyzeSentiment).toHaveBeenCalledTimes(1);
+    expect(mocks.extractKeywords).toHaveBeenCalledTimes(1);
+    const written = onlyInput(mocks, 'writeResult');
+    expect(pick(written, 'callId')).toBe(callId);
+    expect(pick(written, 'stepFailures')).toEqual([{ step: 'summary', reason }]);
+    expect(mocks.writeError).not.toHaveBeenCalled();
+    expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
+    expect(outcome).toBe('partial');
+    expect(stage).toBe('done');
+  });
+
+  it('a call whose result.json exists is skipped: nothing probed, outcome skipped', async () => {
+    const mocks = mockActivities({ resultExists: async () => true });
+    const { result, callId, stage, outcome, progress } = await runCall('skip', mocks);
+
+    expect(result).toMatchObject({ callId, status: 'skipped' });
+    // The done-check looked at this call's result.json.
+    const checked = onlyInput(mocks, 'resultExists');
+    expect(JSON.stringify(checked)).toContain(`${callId}/result.json`);
+    expect(mocks.probeSource).not.toHaveBeenCalled();
+    expect(mocks.writeResult).not.toHaveBeenCalled();
+    expect(mocks.writeError).not.toHaveBeenCalled();
+    expect(outcome).toBe('skipped');
+    expect(stage).toBe('done');
+    expect(progress.stage).toBe('done');
+  });
+
+  it('`redo` processes a call whose result.json exists, to the end: status done', async () => {
+    const mocks = mockActivities({ resultExists: async () => true });
+    const { result, callId, stage, outcome, progress } = await runCall('redo', mocks, { redo: true });
+
+    expect(result).toMatchObject({
+      callId,
+      status: 'done',
+      sessions: 2,
+      utterances: 2 * UTTERANCES_PER_SESSION,
+      durationSeconds: CALL_SECONDS,
+      restarts: 0,
+    });
+    expect(result.stepFailures ?? []).toEqual([]);
+    expect(mocks.probeSource).toHaveBeenCalledTimes(1);
+    expect(mocks.transcodeSource).toHaveBeenCalledTimes(2);
+    expect(mocks.recognizeSession).toHaveBeenCalledTimes(2);
+    const written = onlyInput(mocks, 'writeResult');
+    expect(pick(written, 'callId')).toBe(callId);
+    expect(pick(written, 'stepFailures') ?? []).toEqual([]);
+    expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
+    expect(mocks.writeError).not.toHaveBeenCalled();
+    expect(outcome).toBe('done');
+    expect(stage).toBe('done');
+    expect(progress).toMatchObject({
+      callId,
+      stage: 'done',
+      sessionsTotal: 2,
+      sessionsTranscoded: 2,
+      sessionsRecognized: 2,
+      audioSeconds: CALL_SECONDS,
+      audioSecondsRecognized: 2 * CALL_SECONDS,
+    });
+  });
+
+  it('a call cancelled while recognizing ends cancelled: sessions cancelled, no error.json, no result', async () => {
+    const cancelled: number[] = [];
+    const mocks = mockActivities({
+      // Streams until cancelled; cancellation reaches an activity through its heartbeats only.
+      recognizeSession: async (input) => {
+        const ctx = Context.current();
+        const beat = setInterval(() => ctx.heartbeat({ resumeAt: 0 }), 100);
+        try {
+          await ctx.sleep(60_000);
+          throw new Error('recognition was never cancelled');
+        } catch (err) {
+          if (err instanceof CancelledFailure) cancelled.push(Number(pick(input, 'session')));
+          throw err;
+        } finally {
+          clearInterval(beat);
+        }
+      },
+    });
+    const taskQueue = uniqueQueue('cancel');
+    const callId = 'cancel-3f9a0c1e';
+    await withWorker(env, taskQueue, mocks.activities, async () => {
+      const handle = await env.client.workflow.start(processRecording, {
+        taskQueue,
+        workflowId: `process-${taskQueue}`,
+        // Heartbeats every 0.8 s at most (80 % of the timeout): the cancellation arrives quickly.
+        args: [processInput(taskQueue, callId, { heartbeatTimeoutSeconds: 1 })],
+      });
+      await waitFor('both sessions streaming', () => mocks.recognizeSession.mock.calls.length === 2);
+      expect(await handle.query(progressQuery)).toMatchObject({
+        stage: 'recognize',
+        sessionsTotal: 2,
+        sessionsTranscoded: 2,
+        sessionsRecognized: 0,
+      });
+
+      await handle.cancel();
+      const err = await handle.result().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      expect((await handle.describe()).status.name).toBe('CANCELLED');
+      // Both streams were told to stop (not left to run out their start-to-close timeout).
+      await waitFor('both sessions cancelled', () => cancelled.length === 2, 10_000);
+      expect(cancelled.sort()).toEqual([0, 1]);
+
+      // A cancellation is not a failure: no error.json, no result, nothing after recognition. The
+      // staging clean-up runs only after a successful write, so a cancelled call's staging is left.
+      expect(mocks.writeError).not.toHaveBeenCalled();
+      expect(mocks.writeResult).not.toHaveBeenCalled();
+      expect(mocks.mergeTimeline).not.toHaveBeenCalled();
+      expect(mocks.deleteStaging).not.toHaveBeenCalled();
+      expect(await searchAttribute(handle, SEARCH_ATTRIBUTE_KEYS.stage)).toBe('recognize');
+      expect(await searchAttribute(handle, SEARCH_ATTRIBUTE_KEYS.outcome)).toBeUndefined();
+    });
+  });
+});
