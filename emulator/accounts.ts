@@ -36,7 +36,7 @@ export class Account {
   private tokens: number;
   private refilledAt: number;
 
-  constructor(input: EmulatorAccountInput) {
+  constructor(input: EmulatorAccountInput, now = Date.now()) {
     const a = emulatorAccountSchema.parse(input);
     this.clientId = a.clientId;
     this.clientSecret = a.clientSecret;
@@ -51,7 +51,7 @@ export class Account {
     this.rateLimit = a.rateLimit === undefined ? { ...DEFAULT_RATE_LIMIT } : a.rateLimit;
     this.concurrentSessions = a.concurrentSessions ?? DEFAULT_CONCURRENT_SESSIONS;
     this.tokens = this.rateLimit?.burst ?? 0;
-    this.refilledAt = Date.now();
+    this.refilledAt = now;
   }
 
   /** Takes one token from the bucket; false when the burst is used up (99997). */
@@ -110,9 +110,9 @@ export function readAccountsFile(path: string): EmulatorAccountInput[] {
 export class AccountStore {
   private byId = new Map<string, Account>();
 
-  constructor(inputs: EmulatorAccountInput[]) {
+  constructor(inputs: EmulatorAccountInput[], now: () => number = Date.now) {
     for (const input of inputs) {
-      const account = new Account(input);
+      const account = new Account(input, now());
       this.byId.set(account.clientId, account);
     }
   }

@@ -17,6 +17,7 @@ import type { EmulatorFaultsInput } from '../schemas/emulator-faults.ts';
 import { phrasebookSchema, type Phrasebook } from '../schemas/synthetic-recording.ts';
 import { Account, AccountStore, defaultAccountInput, readAccountsFile } from './accounts.ts';
 import type { Answer } from './answer.ts';
+import type { Clock } from './clock.ts';
 import { recognizeFile } from './file-recognition.ts';
 import { FaultInjector, readFaultsFile, type Family } from './faults.ts';
 import {
@@ -40,6 +41,7 @@ import {
   DEFAULT_DEADLINE_SLACK_MS,
   DEFAULT_PACING_SLACK_MS,
   SessionRegistry,
+  type PacingSnapshot,
 } from './stream-session.ts';
 import { DEFAULT_TOKEN_LIFETIME_SECONDS, gatewayErrorBody, TokenStore } from './tokens.ts';
 
@@ -84,6 +86,11 @@ export interface EmulatorOptions {
   requestLogPath?: string;
   /** Seed of fault injection (a faults file's own `seed` wins). */
   seed?: number;
+  /**
+   * The clock of every time rule, in milliseconds (emulator/clock.ts); default the system's. Tests give
+   * a `ManualClock` to check time rules exactly, whatever the machine's speed.
+   */
+  clock?: Clock;
 }
 
 /** The counters of `/emulator/stats`. */
@@ -105,6 +112,8 @@ export interface RunningEmulator {
   clientSecret: string;
   domainId: string;
   stats(): EmulatorStats;
+  /** How far ahead of its recognizer a live stream session is, by the emulator's own accounting. */
+  pacing(uniqueId: string): PacingSnapshot | undefined;
   resetStats(): void;
   setFaults(faults: EmulatorFaultsInput): void;
   close(): Promise<void>;
@@ -126,12 +135,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
             options.concurrentSessions ? { concurrentSessions: options.concurrentSessions } : {},
           ),
         ]);
-  const accounts = new AccountStore(accountInputs);
+  // Only differences of these readings matter, except a token's `issued_at`: epoch milliseconds.
+  const wallNow = options.clock ?? Date.now;
+  const accounts = new AccountStore(accountInputs, wallNow);
   const primary = accounts.all()[0]!;
   const phrasebook = options.phrasebook
     ? phrasebookMap(phrasebookSchema.parse(options.phrasebook))
     : loadPhrasebook(options.phrasebookPath ?? DEFAULT_PHRASEBOOK_PATH);
-  const startedAt = Date.now();
+  const startedAt = wallNow();
   const faultsInput =
     typeof options.faults === 'string' ? readFaultsFile(options.faults) : (options.faults ?? {});
   let faults = new FaultInjector(faultsInput, options.seed ?? 1, startedAt);
@@ -156,6 +167,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     faults: () => faults,
     stats,
     lbValue: `emu-${randomBytes(4).toString('hex')}`,
+    ...(options.clock ? { clock: options.clock } : {}),
   });
 
   function snapshot(): EmulatorStats {
@@ -171,7 +183,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   /** The account of the request's bearer token, honouring injected token expiry. */
   function authenticate(req: IncomingMessage): Account | undefined {
     const token = bearerToken(req);
-    const account = tokens.verify(token);
+    const account = tokens.verify(token, wallNow());
     if (account && token && faults.revokeToken()) {
       tokens.revoke(token);
       return undefined;
@@ -188,14 +200,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         : undefined;
     if (!account) return { status: 401, json: gatewayErrorBody(401), log: { code: 401 } };
     stats.tokensIssued++;
-    return { status: 201, json: tokens.issue(account), log: { account: account.clientId } };
+    return { status: 201, json: tokens.issue(account, wallNow()), log: { account: account.clientId } };
   }
 
   async function nlpRoute(req: IncomingMessage, version: string, name: string): Promise<Answer> {
     const account = authenticate(req);
     if (!account) return envelopeError(401, 99998, 'Authentication Error');
     const who = { account: account.clientId };
-    if (faults.rateBurst() || !account.takeRateToken()) {
+    if (faults.rateBurst(wallNow()) || !account.takeRateToken(wallNow())) {
       return withLog(
         envelopeError(429, 99997, 'Too many requests in a very short time; temporarily blocked'),
         who,
@@ -212,7 +224,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       );
     }
     if (!versions.includes(version)) return withLog(envelopeError(404, 99993, 'Invalid version'), who);
-    if (!account.takeUse()) {
+    if (!account.takeUse(wallNow())) {
       const code = account.usageErrorCode;
       const message = code === 99996 ? 'Usage limit reached within 24 hours' : 'Preset usage limit reached';
       return withLog(envelopeError(403, code, message), who);
@@ -394,6 +406,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     clientSecret: primary.clientSecret,
     domainId: primary.domainIds[0]!,
     stats: snapshot,
+    pacing: (uniqueId) => sessions.pacing(uniqueId),
     resetStats: () => stats.reset(),
     setFaults,
     close: async () => {

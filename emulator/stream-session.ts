@@ -20,6 +20,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LOCAL_DOMAIN_ID } from '../schemas/config.ts';
+import type { Clock } from './clock.ts';
 import { SERVICE_MAX_SESSION_SECONDS } from '../schemas/limits.ts';
 import type { Account } from './accounts.ts';
 import type { Answer } from './answer.ts';
@@ -58,17 +59,17 @@ export interface StreamTiming {
   lbCookieName: string;
 }
 
-type State = 'ready' | 'receiving' | 'completed' | 'cancelled' | 'failed';
+export type State = 'ready' | 'receiving' | 'completed' | 'cancelled' | 'failed';
 
 export class StreamSession {
   state: State = 'ready';
   busy = false;
   token = newToken();
-  /** performance.now() of the last answer sent, and of the start and last audio answers. */
+  /** The clock's time of the last answer sent, and of the start and last audio answers. */
   lastAnswerAt = 0;
   startAnsweredAt = 0;
   lastAudioAnsweredAt = 0;
-  /** performance.now() of the first audio request's arrival: the recognizer clock's zero. */
+  /** The clock's time of the first audio request's arrival: the recognizer clock's zero. */
   firstAudioAt: number | undefined;
   receivedSeconds = 0;
   chunkIndex = 0;
@@ -114,6 +115,21 @@ export interface RegistryDeps {
   faults: () => FaultInjector;
   stats: Stats;
   lbValue: string;
+  /** Milliseconds; default `performance.now()`. */
+  clock?: Clock;
+}
+
+/** Pacing of one live session, as the emulator accounts for it at a moment (see `pacing`). */
+export interface PacingSnapshot {
+  state: State;
+  /** A request of the session is being answered (another one now is 412). */
+  busy: boolean;
+  /** Seconds of audio accepted so far. */
+  receivedSeconds: number;
+  /** Seconds of audio the recognizer has reached: real time ÷ speed since the first audio, at most all. */
+  recognizedSeconds: number;
+  /** `receivedSeconds - recognizedSeconds`: what sits in the buffer. */
+  aheadSeconds: number;
 }
 
 export class SessionRegistry {
@@ -122,7 +138,10 @@ export class SessionRegistry {
   private timers = new Set<NodeJS.Timeout>();
   private sweeper: NodeJS.Timeout;
 
+  private readonly now: Clock;
+
   constructor(private readonly deps: RegistryDeps) {
+    this.now = deps.clock ?? (() => performance.now());
     this.sweeper = setInterval(() => this.sweep(), 250);
     this.sweeper.unref();
   }
@@ -178,7 +197,7 @@ export class SessionRegistry {
   }
 
   /** Times out sessions nobody talks to, so their slots come back (and tells the next request why). */
-  sweep(now = performance.now()): void {
+  sweep(now = this.now()): void {
     for (const session of this.live.values()) {
       if (session.busy) continue;
       const ready =
@@ -209,7 +228,7 @@ export class SessionRegistry {
     account.activeSessions++;
     this.live.set(session.id, session);
     this.deps.stats.sessions.started++;
-    session.startAnsweredAt = session.lastAnswerAt = performance.now();
+    session.startAnsweredAt = session.lastAnswerAt = this.now();
     return {
       status: 200,
       json: [{ msg: { msgname: 'started', uniqueId: session.id } }],
@@ -223,7 +242,7 @@ export class SessionRegistry {
       },
       log: { session: session.id, messages: ['started'] },
       onSent: () => {
-        session.startAnsweredAt = session.lastAnswerAt = performance.now();
+        session.startAnsweredAt = session.lastAnswerAt = this.now();
       },
     };
   }
@@ -236,7 +255,7 @@ export class SessionRegistry {
     body: Buffer,
     model: string,
   ): Promise<Answer> {
-    const now = performance.now();
+    const now = this.now();
     const session = uniqueId ? this.live.get(uniqueId) : undefined;
     if (
       !session ||
@@ -292,6 +311,20 @@ export class SessionRegistry {
     return Math.min(session.receivedSeconds, ((now - session.firstAudioAt) / 1000) * this.timing.speed);
   }
 
+  /** The pacing accounting of a live session now; undefined once it has ended (or never existed). */
+  pacing(uniqueId: string): PacingSnapshot | undefined {
+    const session = this.live.get(uniqueId);
+    if (!session) return undefined;
+    const recognizedSeconds = this.position(session, this.now());
+    return {
+      state: session.state,
+      busy: session.busy,
+      receivedSeconds: session.receivedSeconds,
+      recognizedSeconds,
+      aheadSeconds: session.receivedSeconds - recognizedSeconds,
+    };
+  }
+
   private audio(session: StreamSession, body: Buffer, now: number): Answer {
     const t = this.timing;
     const p = session.params;
@@ -333,7 +366,7 @@ export class SessionRegistry {
     session.busy = true;
     const sent = () => {
       session.busy = false;
-      session.lastAnswerAt = session.lastAudioAnsweredAt = performance.now();
+      session.lastAnswerAt = session.lastAudioAnsweredAt = this.now();
     };
     const headers = { 'Set-Cookie': this.rotate(session) };
     const log = {
@@ -353,10 +386,16 @@ export class SessionRegistry {
   }
 
   private async stop(session: StreamSession, now: number): Promise<Answer> {
-    // "200 returned after all recognition is complete": wait for the recognizer clock to reach the end.
+    // "200 returned after all recognition is complete": wait for the recognizer clock to reach the end
+    // (read again after each wait: it is the session's clock that decides, not the timer), unless a
+    // request that came in meanwhile ended the session.
     session.busy = true;
-    const behind = session.receivedSeconds - this.position(session, now);
-    if (behind > 0) await this.sleep((behind / this.timing.speed) * 1000);
+    for (;;) {
+      const behind = session.receivedSeconds - this.position(session, now);
+      if (behind <= 1e-9 || session.failure) break;
+      await this.sleep(Math.max(1, (behind / this.timing.speed) * 1000));
+      now = this.now();
+    }
     session.busy = false;
     // A request that came in meanwhile ended the session: this answer tells the same error.
     if (session.failure) return SessionRegistry.errorAnswer(session.id, session.failure);

@@ -43,7 +43,7 @@ export class TokenStore {
       token_type: 'bearer',
       expires_in: String(Math.max(0, this.lifetimeSeconds - 1)),
       scope: '',
-      issued_at: String(now),
+      issued_at: String(Math.floor(now)),
     };
   }
 

@@ -1,33 +1,39 @@
 /**
  * Stream recognition over real HTTP (issue 3, items 3 and 5; spec 02): start validation with the exact
  * 410 details, the started answer and its cookies, the session's rules and their codes, messages and
- * options. Each test opens its own sessions against one emulator at speed 100.
+ * options. Each test opens its own sessions, at speed 100, against one of two emulators:
+ * - `emu` runs on a manual clock without wall-clock slack: time passes only when a test moves the clock,
+ *   so every time rule (the 2-s buffer, the 1-s deadlines, the idle timeout) is checked exactly, through
+ *   the emulator's own accounting, however fast or loaded the machine is;
+ * - `live` runs on the real clock, for the tests that stream audio on schedule and read what the
+ *   recognizer says.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../emulator/clock.ts';
 import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
 import { synthesize, toMulaw, toPcm16 } from '../helpers/dtmf-audio.ts';
-import {
-  finals,
-  MULAW_8K,
-  post,
-  sleep,
-  streamAudio,
-  StreamClient,
-  token,
-  type Msg,
-} from './emulator.client.ts';
+import { finals, MULAW_8K, post, streamAudio, StreamClient, token, type Msg } from './emulator.client.ts';
 
 const SPEED = 100;
 const CHUNK = 1920; // 240 ms of 8 kHz mu-law (spec 02, Limits)
+const BUFFER_SECONDS = 2; // spec 02: the recognizer buffers 2 s of audio ahead of real time
+const clock = new ManualClock(0); // from 0: every step of 2.4 ms is exact enough to compare audio seconds
+/** Lets `seconds` of real time ÷ speed pass on the manual clock (the recognizer's `seconds` of audio). */
+const elapse = (seconds: number) => clock.advance((seconds * 1000) / SPEED);
 let emu: RunningEmulator;
 let access: string;
+let live: RunningEmulator;
+let liveAccess: string;
 
 beforeAll(async () => {
-  emu = await startEmulator({ port: 0, speed: SPEED, strictChunks: false });
+  emu = await startEmulator({ port: 0, speed: SPEED, strictChunks: false, clock: clock.now, slackMs: 0 });
   access = await token(emu);
+  live = await startEmulator({ port: 0, speed: SPEED, strictChunks: false });
+  liveAccess = await token(live);
 });
 afterAll(async () => {
   await emu.close();
+  await live.close();
 });
 
 const silence = (seconds: number) => Buffer.alloc(Math.round(seconds * 8000), 0xff); // mu-law silence
@@ -45,11 +51,19 @@ async function started(
   param: Record<string, unknown> = MULAW_8K,
   extra: Record<string, unknown> = {},
   model = 'ja-gen_tf-08',
+  on: 'manual clock' | 'live' = 'manual clock',
 ) {
-  const c = new StreamClient(emu, access, model);
+  const c = on === 'live' ? new StreamClient(live, liveAccess, model) : new StreamClient(emu, access, model);
   const res = await c.start(param, extra);
   expect(res.status).toBe(200);
   return c;
+}
+
+/** The emulator's pacing accounting of a live session on `emu`. */
+function pacing(c: StreamClient) {
+  const p = emu.pacing(c.uniqueId);
+  if (!p) throw new Error(`session ${c.uniqueId} has ended`);
+  return p;
 }
 
 describe('start: validation (410 Invalid Parameter, spec 02 Errors)', () => {
@@ -221,6 +235,7 @@ describe('session rules', () => {
     expect(res.status).toBe(204);
     expect(res.body.length).toBe(0);
     expect(c.jar.get('token')).not.toBe(before);
+    elapse(0.24); // stop answers once the recognizer has reached the end of the audio
     const stop = await c.command('stop');
     expect(stop.status).toBe(200);
     expect(stop.json).toEqual([{ msg: { msgname: 'completed', uniqueId: c.uniqueId, cause: 'STOP' } }]);
@@ -256,17 +271,24 @@ describe('session rules', () => {
     expectError(await c.command('stop'), 411, 'Invalid State', 'Invalid Unique ID');
   });
 
-  it('first audio later than 1 s ÷ speed (+ slack) after the start answer → 552 Network Error', async () => {
-    const c = await started();
-    await sleep(1000 / SPEED + 250 + 40);
-    expectError(await c.audio(silence(0.24)), 552, 'Network Error', 'Network');
+  it('first audio later than 1 s ÷ speed after the start answer → 552 Network Error', async () => {
+    const onTime = await started();
+    clock.advance(1000 / SPEED); // exactly the deadline: still in time
+    expect((await onTime.audio(silence(0.24))).status).toBe(204);
+    const late = await started();
+    clock.advance(1000 / SPEED + 1);
+    expectError(await late.audio(silence(0.24)), 552, 'Network Error', 'Network');
   });
 
-  it('stop later than 1 s ÷ speed (+ slack) after the last audio answer → 552', async () => {
-    const c = await started();
-    expect((await c.audio(silence(0.24))).status).toBe(204);
-    await sleep(1000 / SPEED + 250 + 40);
-    expectError(await c.command('stop'), 552, 'Network Error', 'Network');
+  it('stop later than 1 s ÷ speed after the last audio answer → 552', async () => {
+    const onTime = await started();
+    expect((await onTime.audio(silence(0.24))).status).toBe(204);
+    clock.advance(1000 / SPEED); // exactly the deadline (and the recognizer is done): still in time
+    expect((await onTime.command('stop')).status).toBe(200);
+    const late = await started();
+    expect((await late.audio(silence(0.24))).status).toBe(204);
+    clock.advance(1000 / SPEED + 1);
+    expectError(await late.command('stop'), 552, 'Network Error', 'Network');
   });
 
   it('cancel answers 200 with completed CANCEL and ends the session', async () => {
@@ -279,22 +301,60 @@ describe('session rules', () => {
   });
 
   it('audio further ahead than the 2 s buffer → 412 Interval Too Brief', async () => {
+    // The clock stands still: the recognizer stays where the first audio arrived, so every chunk adds
+    // its whole length to the buffer, however long the requests take.
     const c = await started();
-    let res;
-    let n = 0;
-    do res = await c.audio(silence(0.24));
-    while (res.status === 204 && ++n < 200);
-    expectError(res, 412, 'Interval Too Brief', 'audio transmission interval is too short');
-    // 2 s buffer + 50 ms slack × 100 = 7 s of audio at most, sent in far less than 70 ms of wall time.
-    expect(n).toBeGreaterThanOrEqual(8);
-    expect(n).toBeLessThan(40);
+    for (let i = 1; i <= 8; i++) {
+      expect((await c.audio(silence(0.24))).status).toBe(204);
+      expect(pacing(c).recognizedSeconds).toBe(0);
+      expect(pacing(c).aheadSeconds).toBeCloseTo(0.24 * i, 9);
+    }
+    // Exactly the buffer is accepted…
+    expect((await c.audio(silence(BUFFER_SECONDS - 8 * 0.24))).status).toBe(204);
+    expect(pacing(c).aheadSeconds).toBeCloseTo(BUFFER_SECONDS, 9);
+    // …one sample beyond it is refused, and the error ends the session.
+    expectError(
+      await c.audio(silence(1 / 8000)),
+      412,
+      'Interval Too Brief',
+      'audio transmission interval is too short',
+    );
+    expect(emu.pacing(c.uniqueId)).toBeUndefined();
+    expectError(await c.audio(silence(0.24)), 411, 'Invalid State', 'Invalid Unique ID');
+  });
+
+  it('the buffer drains at real time ÷ speed: what counts is how far ahead, not how many chunks', async () => {
+    const c = await started();
+    for (let i = 0; i < 8; i++) expect((await c.audio(silence(0.24))).status).toBe(204);
+    elapse(0.5); // the recognizer reaches 0.5 s: 1.42 s of the 1.92 s sent are still ahead
+    expect(pacing(c).recognizedSeconds).toBeCloseTo(0.5, 6);
+    expect(pacing(c).aheadSeconds).toBeCloseTo(1.42, 6);
+    expect((await c.audio(silence(0.24))).status).toBe(204); // 1.66 s ahead
+    expect((await c.audio(silence(0.24))).status).toBe(204); // 1.90 s ahead
+    expectError(
+      await c.audio(silence(0.24)), // would be 2.14 s ahead
+      412,
+      'Interval Too Brief',
+      'audio transmission interval is too short',
+    );
+
+    // A client on schedule (240 ms of audio per 240 ms ÷ speed) sends six buffers' worth, never refused.
+    const d = await started();
+    for (let i = 0; i < 50; i++) {
+      expect((await d.audio(silence(0.24))).status).toBe(204);
+      expect(pacing(d).aheadSeconds).toBeLessThanOrEqual(0.24 + 1e-6);
+      elapse(0.24);
+    }
+    expect(pacing(d).receivedSeconds).toBeCloseTo(12, 6);
+    expect((await d.command('stop')).status).toBe(200);
   });
 
   it('a request while the previous is unanswered (stop waiting for recognition) → 412', async () => {
     const c = await started();
     for (let i = 0; i < 8; i++) expect((await c.audio(silence(0.24))).status).toBe(204);
-    const stop = c.command('stop'); // waits for the recognizer to catch up (~19 ms)
-    await sleep(2);
+    // The clock stands still: stop waits for a recognizer 1.92 s behind, and stays unanswered.
+    const stop = c.command('stop');
+    await vi.waitFor(() => expect(pacing(c).busy).toBe(true), { timeout: 60_000, interval: 2 });
     const again = await c.audio(silence(0.24));
     expectError(again, 412, 'Interval Too Brief', 'audio transmission interval is too short');
     expectError(await stop, 412, 'Interval Too Brief', 'audio transmission interval is too short');
@@ -309,13 +369,15 @@ describe('session rules', () => {
   it('a session nobody talks to for 10 s ÷ speed → 651 Session Timeout, told once, then 411', async () => {
     const c = await started();
     expect((await c.audio(silence(0.24))).status).toBe(204);
-    await sleep(10_000 / SPEED + 250 + 300);
+    clock.advance(10_000 / SPEED); // exactly the idle time: still alive
+    expect((await c.audio(silence(0.24))).status).toBe(204);
+    clock.advance(10_000 / SPEED + 1);
     expectError(await c.audio(silence(0.24)), 651, 'Session Timeout', '');
     expectError(await c.audio(silence(0.24)), 411, 'Invalid State', 'Invalid Unique ID');
   });
 
   it('stop completes after all results are out: completed STOP last', async () => {
-    const c = await started();
+    const c = await started(MULAW_8K, {}, 'ja-gen_tf-08', 'live');
     const audio = toMulaw(synthesize({ rate: 8000, phrases: [{ id: 1, start: 0.3 }], duration: 1.2 }));
     const run = await streamAudio(c, audio, { chunkBytes: CHUNK, bytesPerSecond: 8000, speed: SPEED });
     expect(run.errors).toEqual([]);
@@ -344,7 +406,7 @@ describe('chunk sizes and session length', () => {
   });
 
   it('with --strict-chunks: a larger chunk → 413; a shorter one only as the last', async () => {
-    const strict = await startEmulator({ port: 0, speed: SPEED, strictChunks: true });
+    const strict = await startEmulator({ port: 0, speed: SPEED, strictChunks: true, clock: clock.now });
     try {
       const t = await token(strict);
       const a = new StreamClient(strict, t);
@@ -359,6 +421,7 @@ describe('chunk sizes and session length', () => {
       await c.start();
       expect((await c.audio(silence(0.24))).status).toBe(204);
       expect((await c.audio(silence(0.1))).status).toBe(204);
+      elapse(1); // the recognizer is done (0.34 s of audio), within the 1-s deadline
       expect((await c.command('stop')).status).toBe(200);
     } finally {
       await strict.close();
@@ -366,7 +429,7 @@ describe('chunk sizes and session length', () => {
   });
 
   it('more than 3,000 s of audio in a session → 413', async () => {
-    const off = await startEmulator({ port: 0, pacing: 'off' });
+    const off = await startEmulator({ port: 0, pacing: 'off', clock: clock.now });
     try {
       const c = new StreamClient(off, await token(off));
       await c.start();
@@ -384,7 +447,7 @@ describe('recognized messages and options', () => {
   const text8 = 'えーっと、ご登録のお電話番号をお伺いしてもよろしいでしょうか。';
 
   async function recognize(param: Record<string, unknown>, model = 'ja-gen_tf-08') {
-    const c = await started(param, {}, model);
+    const c = await started(param, {}, model, 'live');
     const run = await streamAudio(c, audio8k, { chunkBytes: CHUNK, bytesPerSecond: 8000, speed: SPEED });
     expect(run.errors).toEqual([]);
     return run.messages;
@@ -439,6 +502,7 @@ describe('recognized messages and options', () => {
       },
       {},
       'ja-gen_sf-16',
+      'live',
     );
     const run = await streamAudio(c, pcm16, { chunkBytes: 7680, bytesPerSecond: 32000, speed: SPEED });
     expect(finals(run.messages)[0]!.surface).toBe('ご登録のお電話番号をお伺いしてもよろしいでしょうか');
@@ -459,7 +523,7 @@ describe('recognized messages and options', () => {
     const noise = Buffer.alloc(8000);
     for (let i = 0; i < noise.length; i++) noise[i] = (i * 7919) % 256;
     const audio = Buffer.concat([silence(0.3), noise.subarray(0, 2400), silence(0.9)]);
-    const c = await started();
+    const c = await started(MULAW_8K, {}, 'ja-gen_tf-08', 'live');
     const run = await streamAudio(c, audio, { chunkBytes: CHUNK, bytesPerSecond: 8000, speed: SPEED });
     expect(finals(run.messages).map((s) => s.surface)).toEqual(['〈不明〉']);
   });
