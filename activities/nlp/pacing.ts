@@ -13,10 +13,21 @@ export interface RequestPacer {
 
 export const unpaced: RequestPacer = { acquire: async () => undefined };
 
-/** Evenly spaced slots, `1000 / requestsPerSecond` ms apart, handed out in call order. */
+/** Waits `ms` milliseconds unless `signal` aborts first. */
+export type Wait = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+const realWait: Wait = async (ms, signal) => {
+  await sleep(ms, undefined, { signal });
+};
+
+/**
+ * Evenly spaced slots, `1000 / requestsPerSecond` ms apart, handed out in call order. `now` and `wait`
+ * are the clock (tests give a fake one).
+ */
 export function createPacer(
   requestsPerSecond: number | undefined,
   now = () => performance.now(),
+  wait: Wait = realWait,
 ): RequestPacer {
   if (!requestsPerSecond || !(requestsPerSecond > 0)) return unpaced;
   const interval = 1000 / requestsPerSecond;
@@ -26,7 +37,7 @@ export function createPacer(
       const t = now();
       const slot = Math.max(t, next);
       next = slot + interval;
-      if (slot > t) await sleep(slot - t, undefined, { signal });
+      if (slot > t) await wait(slot - t, signal);
     },
   };
 }

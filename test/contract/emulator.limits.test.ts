@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../emulator/clock.ts';
 import {
   startEmulator,
   type EmulatorOptions,
@@ -31,7 +32,10 @@ const silence = Buffer.alloc(1920, 0xff);
 
 describe('account limits', () => {
   it('request-rate token bucket: the burst passes, the next is 99997 (HTTP 429), then it refills', async () => {
+    // On a manual clock: the burst is spent however long the requests take, and refills only as told.
+    const clock = new ManualClock();
     const emu = await emulator({
+      clock: clock.now,
       accounts: [{ clientId: 'a', clientSecret: 's', rateLimit: { requestsPerSecond: 20, burst: 5 } }],
     });
     const t = await token(emu, 'a', 's');
@@ -44,8 +48,11 @@ describe('account limits', () => {
       status: 99997,
       message: 'Too many requests in a very short time; temporarily blocked',
     });
-    await new Promise((r) => setTimeout(r, 120));
+    clock.advance(40); // 20 per second: 0.8 of a request back
+    expect((await sentiment(emu, t)).status).toBe(429);
+    clock.advance(20); // 1.2: one request, and no more
     expect((await sentiment(emu, t)).status).toBe(200);
+    expect((await sentiment(emu, t)).status).toBe(429);
   });
 
   it('Developers usage limit → 99996; Enterprise preset limit → 99995 (HTTP 403)', async () => {
@@ -76,7 +83,8 @@ describe('account limits', () => {
   });
 
   it('concurrent sessions beyond the cap → 550 No Resource; a slot frees when a session ends', async () => {
-    const emu = await emulator({ concurrentSessions: 2 });
+    // A manual clock that stands still: no session can time out (and free its slot) meanwhile.
+    const emu = await emulator({ concurrentSessions: 2, clock: new ManualClock().now });
     const t = await token(emu);
     const a = new StreamClient(emu, t);
     const b = new StreamClient(emu, t);
@@ -98,13 +106,17 @@ describe('account limits', () => {
 
 describe('fault injection', () => {
   it('99997 bursts by schedule', async () => {
+    const clock = new ManualClock();
     const emu = await emulator({
+      clock: clock.now,
       faults: { rateLimitBursts: { schedule: [{ fromSeconds: 0, toSeconds: 0.3 }] } },
       accounts: [{ clientId: 'a', clientSecret: 's', rateLimit: null }],
     });
     const t = await token(emu, 'a', 's');
     expect((await sentiment(emu, t)).json).toMatchObject({ status: 99997 });
-    await new Promise((r) => setTimeout(r, 320));
+    clock.advance(299);
+    expect((await sentiment(emu, t)).json).toMatchObject({ status: 99997 });
+    clock.advance(1); // 0.3 s after the start: the window is over
     expect((await sentiment(emu, t)).status).toBe(200);
   });
 
@@ -131,6 +143,7 @@ describe('fault injection', () => {
     it(`mid-stream ${code} after N seconds of audio; the session is dead afterwards`, async () => {
       const emu = await emulator({
         speed: 100,
+        clock: new ManualClock().now, // standing still: no deadline passes, whatever the machine's speed
         faults: { streamErrors: [{ code, afterAudioSeconds: 0.72, times: 1 }] },
       });
       const t = await token(emu);
@@ -153,7 +166,12 @@ describe('fault injection', () => {
   }
 
   it('dropped connections, added latency, 5xx with a non-JSON body, early token expiry', async () => {
-    const emu = await emulator({ faults: { dropConnections: { probability: 1, families: ['nlp'] } } });
+    // The latency is real time (its lower bound is checked); the token's lifetime is the manual clock's.
+    const clock = new ManualClock();
+    const emu = await emulator({
+      clock: clock.now,
+      faults: { dropConnections: { probability: 1, families: ['nlp'] } },
+    });
     const t = await token(emu);
     await expect(sentiment(emu, t)).rejects.toThrow();
 
@@ -171,7 +189,9 @@ describe('fault injection', () => {
     emu.setFaults({ tokenExpiry: { afterSeconds: 0.2 } });
     const fresh = await token(emu);
     expect((await sentiment(emu, fresh)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 220));
+    clock.advance(199);
+    expect((await sentiment(emu, fresh)).status).toBe(200);
+    clock.advance(1);
     expect((await sentiment(emu, fresh)).json).toMatchObject({ status: 99998 });
 
     emu.setFaults({ tokenExpiry: { probability: 1 } });

@@ -94,7 +94,7 @@ describe.each([100, 10])('speed %d', (speed) => {
     });
     expect(stats.byCode).toEqual({});
     expect(stats.sessions).toMatchObject({ started: SESSIONS, completed: SESSIONS, failed: 0 });
-    // At speed 10 the clients keep up: the run takes about the audio's duration ÷ speed.
-    if (speed === 10) expect(wall).toBeLessThan((SECONDS / speed) * 1.5 + 0.5);
+    // How long the run took is printed above, not asserted: a test never asserts the machine's speed (a
+    // slower machine only sends further behind schedule, where no 412 is due either).
   });
 });

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../emulator/clock.ts';
 import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
 import { nlp, post, token } from './emulator.client.ts';
 
@@ -108,11 +109,15 @@ describe('tokens (spec 01 Authentication; golden)', () => {
   });
 
   it('an expired token (configurable lifetime) is refused', async () => {
-    const short = await startEmulator({ port: 0, tokenLifetimeSeconds: 1 });
+    // On a manual clock: the token lives exactly its second, however long the requests take.
+    const clock = new ManualClock();
+    const short = await startEmulator({ port: 0, tokenLifetimeSeconds: 1, clock: clock.now });
     try {
       const t = await token(short);
       expect((await nlp(short, '/nlp/v1/sentiment', { sentence: 'テスト' }, t)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1050));
+      clock.advance(999);
+      expect((await nlp(short, '/nlp/v1/sentiment', { sentence: 'テスト' }, t)).status).toBe(200);
+      clock.advance(1);
       expect((await nlp(short, '/nlp/v1/sentiment', { sentence: 'テスト' }, t)).json).toMatchObject({
         status: 99998,
       });

@@ -5,6 +5,7 @@
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServiceConfig } from '../../schemas/config.ts';
+import { ManualClock } from '../../emulator/clock.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import { audioOffset } from '../../service/audio.ts';
 import { createServiceClient, type ServiceClientOptions } from '../../service/client.ts';
@@ -48,14 +49,17 @@ function texts(results: RecognizedUtterance[]) {
 
 describe('tokens against the emulator', () => {
   it('tokens that expire early are refreshed once under concurrency, every call succeeds', async () => {
-    const config = await start({ faults: { tokenExpiry: { afterSeconds: 1 } } }, 100);
+    // The emulator's clock is manual: the first burst is within the token's second however long it
+    // takes, and the second burst comes after it.
+    const clock = new ManualClock();
+    const config = await start({ faults: { tokenExpiry: { afterSeconds: 1 } }, clock: clock.now }, 100);
     const client = createServiceClient(config);
     const burst = () =>
       Promise.all(Array.from({ length: 25 }, (_, i) => client.nlp.sentiment(`今日は良い天気です${i}。`)));
     const first = await burst();
     expect(first).toHaveLength(25);
     expect(client.tokens.requestCount).toBe(1);
-    await new Promise((r) => setTimeout(r, 1300));
+    clock.advance(1000);
     const second = await burst();
     expect(second.every((r) => ['Positive', 'Negative', 'Neutral'].includes(r.result.sentiment))).toBe(true);
     // One refresh for the whole burst, not one per caller.

@@ -137,7 +137,7 @@ describe('analyzeSentiment activity', () => {
   });
 
   it('keeps its progress across attempts: the retried attempt asks only for what is missing', async () => {
-    const { store, service, activities } = setup();
+    const { service, activities } = setup();
     // A 5xx leaves the attempt to Temporal (schemas/retry-table.ts); the checkpoint keeps the progress.
     service.failCalls([3], { kind: 'transient' });
     await expect(activities.analyzeSentiment({ ...input, concurrency: 1 })).rejects.toMatchObject({

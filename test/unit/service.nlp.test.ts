@@ -153,10 +153,17 @@ describe('nlp calls against a fake service', () => {
   it('the per-process limit bounds text requests in flight', async () => {
     let inFlight = 0;
     let peak = 0;
+    // The first requests are held until three are in flight, however slowly they arrive, so the peak
+    // reaches the limit on any machine (a limit below three never opens the gate); every request is then
+    // held a little longer, so that a fourth one sent too early would overlap and raise the peak.
+    let openGate = () => {};
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
     server = await startFakeServer(async (req) => {
       if (req.path.includes('oauth')) return tokenAnswer();
       inFlight += 1;
       peak = Math.max(peak, inFlight);
+      if (inFlight === 3) openGate();
+      await gate;
       await new Promise((r) => setTimeout(r, 20));
       inFlight -= 1;
       return {
