@@ -1,6 +1,10 @@
-// Lint rules that guard what reviews forget: workflow determinism and type-aware mistakes.
+// Lint rules that guard what reviews forget: workflow determinism and type-aware promise mistakes.
+import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+// Every Node built-in, with and without the node: scheme, so a new one cannot slip into a workflow.
+const nodeBuiltins = builtinModules.filter((name) => !name.startsWith('_'));
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.tools/**', '.callpipe/**', '.test-artifacts/**'] },
@@ -9,6 +13,16 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // A promise nobody awaits loses its error (an unhandled rejection kills a worker); a promise where a
+    // boolean or a void callback is expected is always truthy or never awaited.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
     },
   },
   {
@@ -23,12 +37,12 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'Workflow code must be deterministic: no Node built-ins.',
+          })),
           patterns: [
             { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' },
-            {
-              group: ['fs', 'path', 'crypto', 'child_process', 'http', 'https', 'os'],
-              message: 'No Node built-ins in workflows.',
-            },
             {
               group: ['@aws-sdk/*', 'p-limit', 'csv-parse', '@temporalio/client', '@temporalio/worker'],
               message: 'No I/O libraries in workflows.',
