@@ -1,7 +1,7 @@
 /**
  * Speech recognition errors (spec 02, Errors): the code is also the HTTP status, and the body is a JSON
  * array whose last element is a `completed` message carrying `errorinfo {code, message, level, detail}`
- * (NOTES.md, as the official sample clients read it).
+ * (as the official sample clients read it).
  *
  * Not shown in the spec, chosen here: `cause` of an error's `completed` is `ERROR`; `level` is `ERROR`;
  * where the table says the detail is "none" the detail is an empty string.

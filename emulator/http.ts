@@ -50,7 +50,7 @@ export function parseCookies(header: string | undefined): Record<string, string>
 
 /**
  * A Set-Cookie value. Never `Secure`: the emulator speaks plain HTTP and HTTP clients drop Secure cookies
- * there (NOTES.md), which would break every session.
+ * there, which would break every session.
  */
 export function cookie(name: string, value: string): string {
   return `${name}=${value}; Path=/; HttpOnly`;

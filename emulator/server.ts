@@ -1,6 +1,6 @@
 /**
  * The Language Analysis Service emulator: one node:http server answering the token endpoint, text
- * analysis and speech recognition at the addresses real clients used (NOTES.md):
+ * analysis and speech recognition at the addresses real clients use:
  *
  *   POST /v1/oauth/accesstokens                                   token (spec 01, Authentication)
  *   POST /api/dev/nlp/<version>/<endpoint>, /api/nlp/...          text analysis (spec 01, 03)

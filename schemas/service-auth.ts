@@ -1,7 +1,7 @@
 /**
  * Messages of the token endpoint (spec 01, Authentication).
  *
- * The recorded service answered 201 with `expires_in` and `issued_at` as *strings* (NOTES.md), the
+ * The recorded service answered 201 with `expires_in` and `issued_at` as *strings*, the
  * spec's table says "string in the sample": both strings and numbers are accepted and coerced.
  */
 import { z } from 'zod';

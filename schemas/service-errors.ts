@@ -2,7 +2,7 @@
  * Error bodies of the Language Analysis Service, one schema per format the spec describes. The client
  * tries them in this order (service/errors.ts): the `nlp` envelope with `status > 0` (spec 01,
  * Errors; also the token endpoint's 401 as recorded), the stream/file recognition array whose last
- * element carries `errorinfo` (spec 02, Errors; NOTES.md), the `{fault: …}` body (spec 02, Recognition
+ * element carries `errorinfo` (spec 02, Errors; as the official sample clients read it), the `{fault: …}` body (spec 02, Recognition
  * from file), and the speech-synthesis `{code, detail}` body (spec 03, Errors).
  */
 import { z } from 'zod';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 
-/** Success envelope (spec 01, Common response envelope); `message` is absent on `summary` (NOTES.md). */
+/** Success envelope (spec 01, Common response envelope); `message` is absent on `summary` (as the real service answers it). */
 export function successEnvelopeSchema<T extends z.ZodType>(result: T) {
   return z.object({ result, status: z.literal(0), message: z.string().optional() });
 }

@@ -4,12 +4,13 @@
  * pieces.
  */
 import type { Readable } from 'node:stream';
+import { SERVICE_MAX_SESSION_SECONDS } from '../schemas/limits.ts';
 import type { AudioCodec } from './start-message.ts';
 
 /** Audio per send request (spec 02, Limits): 240 ms. */
 export const CHUNK_MS = 240;
 /** Longest stream per session (spec 02, Limits): 3,000 s. */
-export const MAX_SESSION_SECONDS = 3000;
+export const MAX_SESSION_SECONDS = SERVICE_MAX_SESSION_SECONDS;
 
 /** Bytes of one sample frame: mu-law is 8-bit, PCM 16-bit little-endian mono (spec 02, Audio formats). */
 export function bytesPerSample(codec: AudioCodec): number {

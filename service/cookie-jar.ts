@@ -6,7 +6,7 @@
  * Our own rather than a library's: the rules we need are few (RFC 6265 §5.2–5.4: name/value, Domain,
  * Path, Max-Age/Expires, Secure), and one rule deliberately follows browsers rather than older jars:
  * a `Secure` cookie is kept and sent over plain HTTP to a loopback host (RFC 6265bis "potentially
- * trustworthy" origins), because NOTES.md records that the usual jars drop it, which would break every
+ * trustworthy" origins), because ordinary HTTP clients drop it over plain HTTP, which would break every
  * session against a local emulator that marks its cookies `Secure`.
  */
 

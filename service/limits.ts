@@ -4,10 +4,11 @@
  * opening more requests (or recognition sessions) than it was given.
  */
 import pLimit, { type LimitFunction } from 'p-limit';
+import { LIMIT_DEFAULTS } from '../schemas/limits.ts';
 
-/** Defaults match `schemas/config.ts` DEFAULTS.limits (nlpConcurrency 8, asrConcurrentSessions 16). */
-export const DEFAULT_NLP_CONCURRENCY = 8;
-export const DEFAULT_ASR_SESSIONS = 16;
+/** The configuration's defaults (schemas/limits.ts), for a client built without one. */
+export const DEFAULT_NLP_CONCURRENCY = LIMIT_DEFAULTS.nlpConcurrency;
+export const DEFAULT_ASR_SESSIONS = LIMIT_DEFAULTS.asrConcurrentSessions;
 
 export interface ConcurrencyOptions {
   /** Text-analysis requests in flight per process; default {@link DEFAULT_NLP_CONCURRENCY}. */

@@ -374,7 +374,7 @@ export class StreamSession implements AsyncIterable<StreamEvent> {
         timeoutMs,
         signal,
       );
-      // The id is msg.uniqueId of element 0 of the start answer (NOTES.md, official samples).
+      // The id is msg.uniqueId of element 0 of the start answer (as the official sample clients read it).
       const first = startAnswer[0];
       if (!first || first.msg.msgname !== 'started' || !first.msg.uniqueId) {
         throw new ServiceError({

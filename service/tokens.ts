@@ -176,7 +176,7 @@ export class TokenProvider {
 }
 
 /**
- * Reads a token response: 200 or 201 (the real service answered 201, NOTES.md) with the fields of spec 01;
+ * Reads a token response: 200 or 201 (the real service answered 201) with the fields of spec 01;
  * anything else is a ServiceError (bad credentials: `auth`, from the recorded 401 envelope).
  */
 export function parseTokenResponse(httpStatus: number, body: unknown): TokenResponse {

@@ -12,7 +12,6 @@
  * The session's finished result is written to `resultKey`; an existing one is returned as is, so a
  * re-run starts no new recognition.
  */
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
@@ -23,6 +22,7 @@ import {
   type RecognizedUtterance,
 } from '../../service/index.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { activityContext } from '../activity-context.ts';
 import { FAILURE, RETRY_TABLE, retryDelayMs, type FailureType } from '../../schemas/retry-table.ts';
 import { metrics } from '../metrics.ts';
 import { partialResultKey } from '../../schemas/call-keys.ts';
@@ -162,14 +162,6 @@ export interface AsrActivityDeps {
   restartDelayMs?: number;
   /** How long a finished session's result write is retried; default {@link RESULT_WRITE_BUDGET_MS}. */
   resultWriteBudgetMs?: number;
-}
-
-function activityContext(): Context | undefined {
-  try {
-    return Context.current();
-  } catch {
-    return undefined;
-  }
 }
 
 /** A failure of a type from the retry table, retryable as the table says. */

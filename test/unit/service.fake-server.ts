@@ -92,7 +92,7 @@ export function fakeConfig(url: string, overrides: Partial<ServiceConfig> = {}):
   };
 }
 
-/** The token answer as the real service gave it: 201, numbers as strings (NOTES.md). */
+/** The token answer as the real service gave it: 201, numbers as strings. */
 export function tokenAnswer(token = TEST_TOKEN, expiresIn = '86399'): FakeAnswer {
   return {
     status: 201,
