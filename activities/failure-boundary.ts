@@ -43,6 +43,16 @@ export function failureTypeOf(err: unknown): FailureType | undefined {
   return undefined;
 }
 
+/**
+ * Plain data for the failure's details: a ServiceError's JSON (no request, headers or token), or the
+ * `kind` of a classified error (a MediaError's `zero-duration`, `no-audio`…), which the Web UI shows.
+ */
+function detailsOf(err: unknown): unknown[] {
+  if (isServiceError(err)) return [err.toJSON()];
+  if (err instanceof Error && 'kind' in err && typeof err.kind === 'string') return [{ kind: err.kind }];
+  return [];
+}
+
 /** What `err` becomes when it leaves an activity in attempt `attempt` (1-based). */
 export function toActivityFailure(err: unknown, attempt = 1, random: () => number = Math.random): unknown {
   if (err instanceof ApplicationFailure) {
@@ -67,8 +77,7 @@ export function toActivityFailure(err: unknown, attempt = 1, random: () => numbe
     type,
     message: err instanceof Error ? err.message : String(err),
     nonRetryable: !RETRY_TABLE[type].retryable,
-    // Plain data only: a ServiceError's JSON has no request, headers or token.
-    details: isServiceError(err) ? [err.toJSON()] : [],
+    details: detailsOf(err),
     ...(delay !== undefined ? { nextRetryDelay: delay } : {}),
     cause: err instanceof Error ? err : undefined,
   });

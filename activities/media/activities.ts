@@ -1,16 +1,13 @@
 /**
  * The media activities (task queue `callpipe-media`): thin wrappers that take small JSON inputs, call
  * the plain functions of this folder and return small JSON outputs; audio goes through staging
- * storage, never through workflow history. Errors leave as Temporal ApplicationFailures whose type is
- * the error class and whose retryability comes from the class (errors.ts), so the retry decision is
- * made in one place.
+ * storage, never through workflow history. Errors leave as their classes (errors.ts); the worker's
+ * activity boundary (activities/failure-boundary.ts) types them from the retry table.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { SessionAudioFormat, StagedSession } from '../../schemas/media-transcode.ts';
 import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
 import { activityContext } from '../activity-context.ts';
-import { isRetryable } from './errors.ts';
 import { planRecording as planFromProbe } from './plan.ts';
 import { probeRecording as probeFile } from './probe.ts';
 import type { StagingStore } from './staging.ts';
@@ -54,51 +51,26 @@ export interface TranscodeSessionActivityInput {
   format: SessionAudioFormat;
 }
 
-/** Our error classes → ApplicationFailure with the class name as type and its retryability. */
-export function toActivityFailure(err: unknown): unknown {
-  if (err instanceof ApplicationFailure || !(err instanceof Error)) return err;
-  const details = 'kind' in err ? [{ kind: (err as { kind: unknown }).kind }] : [];
-  return ApplicationFailure.create({
-    type: err.name,
-    message: err.message,
-    nonRetryable: !isRetryable(err),
-    details,
-    cause: err,
-  });
-}
-
-async function wrap<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw toActivityFailure(err);
-  }
-}
-
 export function createMediaActivities(deps: MediaActivityDeps) {
   const signal = () =>
     deps.cancellationSignal ? deps.cancellationSignal() : activityContext()?.cancellationSignal;
   return {
     async probeRecording(input: ProbeRecordingInput): Promise<ProbeResult> {
-      return wrap(() => probeFile(input.path, { fingerprint: input.fingerprint, signal: signal() }));
+      return probeFile(input.path, { fingerprint: input.fingerprint, signal: signal() });
     },
 
     async planRecording(input: PlanRecordingInput): Promise<SessionPlan> {
-      return wrap(async () => {
-        const probe =
-          input.probe ?? (await probeFile(input.path, { fingerprint: input.fingerprint, signal: signal() }));
-        return planFromProbe(
-          { ...probe, path: input.path },
-          { ...deps.planDefaults, ...input.options },
-          signal(),
-        );
-      });
+      const probe =
+        input.probe ?? (await probeFile(input.path, { fingerprint: input.fingerprint, signal: signal() }));
+      return planFromProbe(
+        { ...probe, path: input.path },
+        { ...deps.planDefaults, ...input.options },
+        signal(),
+      );
     },
 
     async transcodeSession(input: TranscodeSessionActivityInput): Promise<StagedSession> {
-      return wrap(() =>
-        transcodeToStaging(input, { store: deps.store, keyPrefix: deps.keyPrefix, signal: signal() }),
-      );
+      return transcodeToStaging(input, { store: deps.store, keyPrefix: deps.keyPrefix, signal: signal() });
     },
   };
 }

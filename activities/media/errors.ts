@@ -1,7 +1,7 @@
 /**
  * Error classes of the media activities. Every failure is a value with a class and a reason a user can
- * act on; `retryable` is the one place that says whether trying again could help, so the activity
- * wrappers (activities.ts) turn it into a Temporal retry decision without reading messages.
+ * act on. Whether trying again could help is the retry table's to say (schemas/retry-table.ts, one
+ * entry per class name), applied at the workers' activity boundary, never here.
  */
 
 /** Why a recording cannot be processed. Each is a property of the input: retrying will not help. */
@@ -18,7 +18,6 @@ export type MediaErrorKind =
 /** A bad input (or a bad option for this input): fails the recording, the batch goes on. */
 export class MediaError extends Error {
   override name = 'MediaError';
-  readonly retryable = false;
   constructor(
     readonly kind: MediaErrorKind,
     message: string,
@@ -31,8 +30,6 @@ export class MediaError extends Error {
 /** ffmpeg or ffprobe failed in a way we did not classify as a bad input. */
 export class FfmpegError extends Error {
   override name = 'FfmpegError';
-  /** A crash or a kill may be the machine's fault (memory, restart): worth another attempt. */
-  readonly retryable = true;
   constructor(
     message: string,
     readonly tool: string,
@@ -48,7 +45,6 @@ export class FfmpegError extends Error {
 /** The ffmpeg/ffprobe binary is missing: a deployment problem, not the recording's. */
 export class MediaToolMissingError extends Error {
   override name = 'MediaToolMissingError';
-  readonly retryable = false;
   constructor(readonly tool: string) {
     super(`${tool} not found: install ffmpeg or set CALLPIPE_FFMPEG / CALLPIPE_FFPROBE`);
   }
@@ -57,7 +53,6 @@ export class MediaToolMissingError extends Error {
 /** The work was cancelled through its AbortSignal (activity cancellation, shutdown). */
 export class MediaCancelledError extends Error {
   override name = 'MediaCancelledError';
-  readonly retryable = false;
   constructor(what: string) {
     super(`${what} cancelled`);
   }
@@ -66,8 +61,6 @@ export class MediaCancelledError extends Error {
 /** A transcode produced a different number of bytes than the session's length requires. */
 export class MediaLengthError extends Error {
   override name = 'MediaLengthError';
-  /** Usually a defect, but a truncated upload or a killed process can cause it too: try again. */
-  readonly retryable = true;
   constructor(
     readonly expected: number,
     readonly actual: number,
@@ -75,10 +68,4 @@ export class MediaLengthError extends Error {
   ) {
     super(`${what}: expected ${expected} bytes, got ${actual}`);
   }
-}
-
-/** Whether another attempt could succeed; unknown errors are assumed transient. */
-export function isRetryable(err: unknown): boolean {
-  if (err && typeof err === 'object' && 'retryable' in err) return Boolean(err.retryable);
-  return true;
 }

@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createMediaActivities } from '../../activities/media/activities.ts';
+import { toActivityFailure, withFailureBoundary } from '../../activities/failure-boundary.ts';
 import {
   FfmpegError,
-  isRetryable,
   MediaCancelledError,
   MediaError,
   MediaToolMissingError,
@@ -40,7 +40,7 @@ describe('ffmpeg wrapper', () => {
     expect((err as FfmpegError).exitCode).not.toBe(0);
     expect((err as FfmpegError).stderrTail).toMatch(/nosuchfilter|No such filter/i);
     expect((err as FfmpegError).message).toMatch(/^ffmpeg exited with code \d+: /);
-    expect(isRetryable(err)).toBe(true);
+    expect(toActivityFailure(err)).toMatchObject({ type: 'FfmpegError', nonRetryable: false });
   });
 
   it('passes file names as arguments, never through a shell', async () => {
@@ -73,7 +73,8 @@ describe('ffmpeg wrapper', () => {
     process.env.CALLPIPE_FFMPEG = join(tmp.dir, 'no-such-ffmpeg');
     const err = await runFfmpeg(['-version']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MediaToolMissingError);
-    expect(isRetryable(err)).toBe(false);
+    // Another worker may have the tool: retried (schemas/retry-table.ts).
+    expect(toActivityFailure(err)).toMatchObject({ type: 'MediaToolMissingError', nonRetryable: false });
   });
 
   it('streams stdout with backpressure and stdin from a buffer', async () => {
@@ -136,10 +137,12 @@ describe('createMediaActivities', () => {
     expect((await store.head(staged.key))!.size).toBe(Math.round((s.end - s.start) * 1000) * 8);
   });
 
-  it('fails bad inputs as non-retryable ApplicationFailures named after the error class', async () => {
+  it('fails bad inputs, at the activity boundary, as non-retryable failures named after the error class', async () => {
     const media = createMediaActivities({ store: new LocalStagingStore(join(tmp.dir, 'x')) });
     writeWav(join(tmp.dir, 'zero.wav'), {});
-    const err = await media.probeRecording({ path: join(tmp.dir, 'zero.wav') }).catch((e: unknown) => e);
+    const err = await withFailureBoundary(media, () => 1)
+      .probeRecording({ path: join(tmp.dir, 'zero.wav') })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect(err).toMatchObject({
       type: 'MediaError',
