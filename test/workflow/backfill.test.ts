@@ -3,11 +3,10 @@
  * processRecording children, continue-as-new with small pages, and pause/resume through its updates.
  * The children are the real processRecording, on the same task queue, with mocked activities too.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { activityInfo } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   backfill,
   backfillProgressQuery,
@@ -18,7 +17,7 @@ import {
 import { backfillInputSchema, type BackfillItem, type BackfillRequest } from '../../schemas/backfill.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
 import {
-  connectTestEnv,
+  useTestEnv,
   mockActivities,
   pick,
   searchAttribute,
@@ -30,15 +29,7 @@ import {
   type Mocks,
 } from './helpers.ts';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const testEnv = useTestEnv();
 
 /** `count` recordings under one prefix, each a call of its own with a workflow id of its own. */
 function recordings(queue: string, count: number): BackfillItem[] {
@@ -139,8 +130,8 @@ async function runHistories(handle: WorkflowHandle, firstRunId: string): Promise
   const runs: HistoryEvent[][] = [];
   let runId: string | undefined = firstRunId;
   while (runId) {
-    const history: temporal.api.history.v1.IHistory = await env.client.workflow
-      .getHandle(handle.workflowId, runId)
+    const history: temporal.api.history.v1.IHistory = await testEnv()
+      .client.workflow.getHandle(handle.workflowId, runId)
       .fetchHistory();
     const events: HistoryEvent[] = history.events ?? [];
     runs.push(events);
@@ -177,8 +168,8 @@ describe('backfill with mocked activities', () => {
     const tracker = trackChildren(mocks, (id) => (id === items[0]!.workflowId ? 2000 : 100));
     const input = backfillInput(queue, { concurrency: 2, pageSize: 10 });
 
-    await withWorker(env, queue, mocks.activities, async () => {
-      const handle = await env.client.workflow.start(backfill, {
+    await withWorker(testEnv(), queue, mocks.activities, async () => {
+      const handle = await testEnv().client.workflow.start(backfill, {
         taskQueue: queue,
         workflowId: `backfill-${queue}`,
         args: [input],
@@ -224,8 +215,8 @@ describe('backfill with mocked activities', () => {
     const mocks = mockActivities({ listBackfillPage: pagedListing(items) });
     const input = backfillInput(queue, { concurrency: 2, pageSize: 2, childrenPerRun: 2 });
 
-    await withWorker(env, queue, mocks.activities, async () => {
-      const handle = await env.client.workflow.start(backfill, {
+    await withWorker(testEnv(), queue, mocks.activities, async () => {
+      const handle = await testEnv().client.workflow.start(backfill, {
         taskQueue: queue,
         workflowId: `backfill-${queue}`,
         args: [input],
@@ -276,8 +267,8 @@ describe('backfill with mocked activities', () => {
     const startedChildren = () => new Set(mocks.callsOf('resultExists').map((c) => c.workflowId));
     const input = backfillInput(queue, { concurrency: 1, pageSize: 10, paused: true });
 
-    await withWorker(env, queue, mocks.activities, async () => {
-      const handle = await env.client.workflow.start(backfill, {
+    await withWorker(testEnv(), queue, mocks.activities, async () => {
+      const handle = await testEnv().client.workflow.start(backfill, {
         taskQueue: queue,
         workflowId: `backfill-${queue}`,
         args: [input],

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
-import { inject, vi, type Mock } from 'vitest';
+import { afterAll, beforeAll, inject, vi, type Mock } from 'vitest';
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -48,6 +48,24 @@ export async function connectTestEnv(): Promise<TestWorkflowEnvironment> {
   installQuietRuntime();
   const { address, namespace } = inject('workflowTestServer');
   return TestWorkflowEnvironment.createFromExistingServer({ address, namespace });
+}
+
+/**
+ * The test environment of one test file: connected before its tests, torn down after them. Returns a
+ * getter, since the environment exists only once `beforeAll` has run.
+ */
+export function useTestEnv(): () => TestWorkflowEnvironment {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    env = await connectTestEnv();
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+  return () => {
+    if (!env) throw new Error('the workflow test environment is not connected yet');
+    return env;
+  };
 }
 
 /** A task queue (and workflow id prefix) no other test uses, on a server shared by every file. */

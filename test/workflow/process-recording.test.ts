@@ -2,10 +2,9 @@
  * processRecording's branches with mocked activities on the project's dev server: what the activities
  * were asked to do, what the workflow returned, its search attributes and its `progress` query.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   processRecording,
   progressQuery,
@@ -16,7 +15,7 @@ import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts'
 import {
   CALL_SECONDS,
   UTTERANCES_PER_SESSION,
-  connectTestEnv,
+  useTestEnv,
   failedStep,
   mockActivities,
   nonRetryable,
@@ -29,15 +28,7 @@ import {
   type Mocks,
 } from './helpers.ts';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const testEnv = useTestEnv();
 
 interface Run {
   handle: WorkflowHandle<typeof processRecording>;
@@ -53,8 +44,8 @@ async function runCall(
 ): Promise<Run & { stage: unknown; outcome: unknown; progress: Awaited<ReturnType<typeof queryProgress>> }> {
   const taskQueue = uniqueQueue(name);
   const callId = `${name}-3f9a0c1e`;
-  return withWorker(env, taskQueue, mocks.activities, async () => {
-    const handle = await env.client.workflow.start(processRecording, {
+  return withWorker(testEnv(), taskQueue, mocks.activities, async () => {
+    const handle = await testEnv().client.workflow.start(processRecording, {
       taskQueue,
       workflowId: `process-${taskQueue}`,
       args: [processInput(taskQueue, callId, overrides)],
@@ -227,8 +218,8 @@ describe('processRecording with mocked activities', () => {
     });
     const taskQueue = uniqueQueue('cancel');
     const callId = 'cancel-3f9a0c1e';
-    await withWorker(env, taskQueue, mocks.activities, async () => {
-      const handle = await env.client.workflow.start(processRecording, {
+    await withWorker(testEnv(), taskQueue, mocks.activities, async () => {
+      const handle = await testEnv().client.workflow.start(processRecording, {
         taskQueue,
         workflowId: `process-${taskQueue}`,
         // Heartbeats every 0.8 s at most (80 % of the timeout): the cancellation arrives quickly.
