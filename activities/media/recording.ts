@@ -27,20 +27,16 @@ function sourceFingerprint(source: RecordingSource): string | undefined {
 
 /**
  * The worker's local copy is a hashed cache path that means nothing to the reader of `error.json`:
- * failures name the object instead (`s3://bucket/key`). The cause keeps the original, for operators.
+ * failures name the object instead (`s3://bucket/key`). The error keeps its class (the activity
+ * boundary types it from the retry table) and its stack, which still shows the local path to operators.
  */
 async function namedBySource<T>(source: RecordingSource, path: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (!(err instanceof ApplicationFailure) || !err.message.includes(path)) throw err;
-    throw ApplicationFailure.create({
-      type: err.type ?? undefined,
-      message: err.message.split(path).join(`s3://${source.bucket}/${source.key}`),
-      nonRetryable: err.nonRetryable ?? undefined,
-      details: err.details as unknown[] | undefined,
-      cause: err,
-    });
+    if (err instanceof Error && err.message.includes(path))
+      err.message = err.message.split(path).join(`s3://${source.bucket}/${source.key}`);
+    throw err;
   }
 }
 
