@@ -1,10 +1,18 @@
 # Image of the callpipe workers and command. ffmpeg from Debian; TypeScript runs through tsx.
-FROM node:20-bookworm-slim
+# Node 24 LTS (22 works too); the AWS SDK's releases after the first week of January 2027 need Node 22.
+FROM node:24-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ffmpeg && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev
 COPY . .
-ENV CALLPIPE_FFMPEG=/usr/bin/ffmpeg CALLPIPE_FFPROBE=/usr/bin/ffprobe
+# The workers' metrics and health endpoint (/metrics, /readyz, /livez) listens on every interface of the
+# container: on loopback (the default outside containers) a published port or a probe reaches nothing.
+ENV CALLPIPE_FFMPEG=/usr/bin/ffmpeg CALLPIPE_FFPROBE=/usr/bin/ffprobe \
+    CALLPIPE_METRICS_HOST=0.0.0.0 CALLPIPE_METRICS_PORT=9464
+EXPOSE 9464
+# Healthy once every worker of the container polls its task queue (/readyz); bundling the workflows and
+# connecting to Temporal take a while at start.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD ["node", "bin/http-probe.js"]
 ENTRYPOINT []
 CMD ["node", "--import", "tsx", "workers/all.ts"]

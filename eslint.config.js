@@ -28,7 +28,9 @@ export default tseslint.config(
   {
     // Plain-JavaScript scripts run on Node (TypeScript files get these from @types/node).
     files: ['**/*.js', '**/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', fetch: 'readonly', AbortSignal: 'readonly' },
+    },
   },
   {
     // Workflow code is replayed: no Node built-ins, no I/O libraries, only types from activities.

@@ -96,6 +96,12 @@ export const stackConfigSchema = z.object({
   s3Port: port,
   emulatorPort: port,
   metricsPort: port,
+  /**
+   * Address the workers' metrics and health endpoint binds to: loopback by default, so a developer's
+   * machine exposes nothing; `0.0.0.0` in a container (the Dockerfile and docker-compose.yml set it), or a
+   * scraper and the orchestrator's probes outside the container reach nothing.
+   */
+  metricsHost: z.string().min(1),
   /** `fixed`: refuse taken ports; `auto`: take free ones. */
   ports: z.enum(['fixed', 'auto']),
   emulatorSpeed: positive,
@@ -161,6 +167,7 @@ export const DEFAULTS = {
     s3Port: 8333,
     emulatorPort: 8787,
     metricsPort: 9464,
+    metricsHost: '127.0.0.1',
     ports: 'fixed',
     emulatorSpeed: 1,
   },
@@ -204,6 +211,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_S3_PORT: 'stack.s3Port',
   CALLPIPE_EMULATOR_PORT: 'stack.emulatorPort',
   CALLPIPE_METRICS_PORT: 'stack.metricsPort',
+  CALLPIPE_METRICS_HOST: 'stack.metricsHost',
   CALLPIPE_PORTS: 'stack.ports',
   CALLPIPE_EMULATOR_SPEED: 'stack.emulatorSpeed',
   CALLPIPE_EMULATOR_PHRASEBOOK: 'stack.emulatorPhrasebook',

@@ -1,4 +1,5 @@
 /** Runs the workers of the given queues in this process until SIGINT/SIGTERM, then shuts down gracefully. */
+import type { Worker } from '@temporalio/worker';
 import { loadConfig } from '../schemas/config.ts';
 import { connect, freeLoopbackPort, installRuntime, serveMetrics } from './runtime.ts';
 import { createQueueWorker, type QueueName } from './workers.ts';
@@ -8,13 +9,16 @@ export async function runWorkers(queues: QueueName[]): Promise<void> {
   const temporalMetricsPort = await freeLoopbackPort();
   installRuntime(config, { temporalMetricsPort });
   // Metrics come up before the workers so a scrape never finds the port closed while they start.
-  const metrics = await serveMetrics(config.stack.metricsPort, temporalMetricsPort);
+  let workers: Worker[] = [];
+  const metrics = await serveMetrics(config.stack.metricsPort, {
+    host: config.stack.metricsHost,
+    temporalPort: temporalMetricsPort,
+    ready: () => workers.length > 0 && workers.every((w) => w.getState() === 'RUNNING'),
+  });
   console.log(JSON.stringify({ msg: 'metrics ready', url: metrics.url }));
   const connection = await connect(config);
   try {
-    const workers = (
-      await Promise.all(queues.map((q) => createQueueWorker(q, { config, connection })))
-    ).filter((w) => w !== undefined);
+    workers = await Promise.all(queues.map((q) => createQueueWorker(q, { config, connection })));
     // The SDK's Runtime shuts workers down on SIGINT/SIGTERM; `run()` resolves once they have drained.
     const running = Promise.all(workers.map((w) => w.run()));
     console.log(

@@ -91,37 +91,64 @@ export function freeLoopbackPort(): Promise<number> {
   });
 }
 
+/** What the worker process's HTTP endpoint needs besides the metrics. */
+export interface MetricsServerOptions {
+  /** Address to bind (CALLPIPE_METRICS_HOST): 127.0.0.1 by default, 0.0.0.0 in a container. */
+  host: string;
+  /** Temporal's exporter port, folded into `/metrics` (see {@link installRuntime}). */
+  temporalPort?: number;
+  /** Whether the process does its work now; `/readyz` answers 200 only then. Default: never ready. */
+  ready?: () => boolean;
+}
+
 /**
- * The worker process's Prometheus endpoint, `GET /metrics` on `port` (0: any free port): callpipe's
- * counters (activities/metrics.ts) followed by Temporal's runtime metrics, fetched from the SDK's own
- * exporter on `temporalPort` (the two runtimes cannot share one listener; scrapers see one target).
- * Binds 127.0.0.1 unless CALLPIPE_METRICS_HOST says otherwise (0.0.0.0 in containers).
+ * The worker process's HTTP endpoint on `port` (0: any free port), for scrapers and orchestrators:
+ * - `GET /metrics`: callpipe's counters (activities/metrics.ts) followed by Temporal's runtime metrics,
+ *   fetched from the SDK's own exporter on `temporalPort` (the two runtimes cannot share one listener;
+ *   scrapers see one target);
+ * - `GET /livez`: 200 while the process serves HTTP at all (a liveness probe);
+ * - `GET /readyz`: 200 while every worker of the process polls its task queue, 503 before (connecting,
+ *   bundling) and after (draining on SIGTERM), so an orchestrator sends no traffic and counts no
+ *   rollout step done until the workers really run.
  */
 export async function serveMetrics(
   port: number,
-  temporalPort?: number,
+  options: MetricsServerOptions,
 ): Promise<{ url: string; server: Server }> {
+  const ready = options.ready ?? (() => false);
   const server = createServer((req, res) => {
-    if (req.url?.split('?')[0] !== '/metrics') {
-      res.writeHead(404).end('see /metrics\n');
+    const path = req.url?.split('?')[0];
+    if (path === '/livez') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('live\n');
+      return;
+    }
+    if (path === '/readyz') {
+      const ok = ready();
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ready\n' : 'not ready\n');
+      return;
+    }
+    if (path !== '/metrics') {
+      res.writeHead(404).end('see /metrics, /readyz, /livez\n');
       return;
     }
     void (async () => {
       const ours = await registry.metrics();
-      const temporal = temporalPort
-        ? await fetch(`http://127.0.0.1:${temporalPort}/metrics`, { signal: AbortSignal.timeout(2000) })
+      const temporal = options.temporalPort
+        ? await fetch(`http://127.0.0.1:${options.temporalPort}/metrics`, {
+            signal: AbortSignal.timeout(2000),
+          })
             .then((r) => r.text())
             .catch(() => '# Temporal runtime metrics unavailable\n')
         : '';
       res.writeHead(200, { 'content-type': registry.contentType }).end(`${ours}\n${temporal}`);
     })().catch((err: unknown) => res.writeHead(500).end(String(err)));
   });
-  const host = process.env.CALLPIPE_METRICS_HOST ?? '127.0.0.1';
+  const { host } = options;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port, host }, () => resolve());
   });
   const address = server.address();
   const bound = typeof address === 'object' && address ? address.port : port;
-  return { url: `http://${host}:${bound}/metrics`, server };
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/metrics`, server };
 }

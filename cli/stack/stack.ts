@@ -158,6 +158,7 @@ export function stackEnv(config: Config): Record<string, string> {
     CALLPIPE_MIN_SESSION_SECONDS: String(config.limits.minSessionSeconds),
     CALLPIPE_LOG_LEVEL: config.logLevel,
     CALLPIPE_METRICS_PORT: String(config.stack.metricsPort),
+    CALLPIPE_METRICS_HOST: config.stack.metricsHost,
     CALLPIPE_EMULATOR_SPEED: String(config.stack.emulatorSpeed),
   };
 }

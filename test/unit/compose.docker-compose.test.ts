@@ -1,20 +1,10 @@
 /** No Docker engine runs here, so the compose file's shape is what we can check: services, env, ports. */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
-import { ENV_VARS } from '../../schemas/config.ts';
+import { ENV_VARS, loadConfig } from '../../schemas/config.ts';
+import { composeFile, containerEnv, dockerfileEnv, publishedPorts } from '../helpers/compose.ts';
 
-interface Service {
-  image?: string;
-  build?: unknown;
-  environment?: Record<string, string>;
-  ports?: string[];
-  profiles?: string[];
-}
-
-const compose = parse(readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8'), {
-  merge: true,
-}) as { services: Record<string, Service> };
+const compose = composeFile();
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
 describe('docker-compose.yml', () => {
@@ -48,5 +38,26 @@ describe('docker-compose.yml', () => {
     );
     expect(hostPorts.length).toBeGreaterThan(0);
     expect(new Set(hostPorts).size).toBe(hostPorts.length);
+  });
+
+  it("serves every worker's metrics and readiness on all interfaces, on a published port, with a healthcheck", () => {
+    const workers = Object.keys(services).filter((name) => name.startsWith('worker-'));
+    const hostPorts = new Set<number>();
+    for (const name of workers) {
+      const service = services[name]!;
+      // What the worker process reads from the container's environment.
+      const config = loadConfig({ env: containerEnv(service) });
+      expect(config.stack.metricsHost, name).toBe('0.0.0.0');
+      const host = publishedPorts(service).get(config.stack.metricsPort);
+      expect(host, `${name} publishes container port ${config.stack.metricsPort}`).toBeDefined();
+      hostPorts.add(host!);
+      expect(service.healthcheck?.test, name).toEqual(['CMD', 'node', 'bin/http-probe.js']);
+    }
+    expect(hostPorts.size).toBe(workers.length);
+    // The image alone (docker run, Kubernetes) binds all interfaces too.
+    expect(dockerfileEnv().CALLPIPE_METRICS_HOST).toBe('0.0.0.0');
+    expect(readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8')).toMatch(
+      /^HEALTHCHECK .*\["node", "bin\/http-probe\.js"\]$/m,
+    );
   });
 });
