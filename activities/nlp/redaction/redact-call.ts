@@ -1,0 +1,91 @@
+/**
+ * Redaction of a whole call, without the service: the local detectors (numbers, birth dates, e-mail
+ * addresses, address numbers, the deployment's terms and patterns) over each speaker's stream, then the
+ * spans of every detector (named entities included, found by the caller) masked utterance by utterance.
+ * Pure: the text activity (../redact.ts) adds the named-entity requests, storage and checkpoints.
+ */
+import type {
+  RedactionPattern,
+  RedactionRules,
+  RedactionTerm,
+  StagedRedaction,
+} from '../../../schemas/redaction.ts';
+import { addressBlockSpans } from './addresses.ts';
+import { birthDateSpans } from './birth-dates.ts';
+import { speakerStreams, type DetectionUtterance, type Span } from './call-streams.ts';
+import { compilePatterns, deploymentSpans } from './deployment-rules.ts';
+import { emailSpans } from './emails.ts';
+import { finishSpans, maskText, type MaskOptions } from './masking.ts';
+import { numberSpans } from './number-spans.ts';
+
+export type { DetectionUtterance, Span } from './call-streams.ts';
+
+/** Rules as the detectors use them, compiled once. */
+export interface CompiledRules extends MaskOptions {
+  terms: readonly RedactionTerm[];
+  patterns: readonly { kind: string; regex: RegExp }[];
+}
+
+export function compileRules(rules: Partial<RedactionRules> = {}): CompiledRules {
+  const labels: Record<string, string> = {};
+  const custom: readonly (RedactionTerm | RedactionPattern)[] = [
+    ...(rules.terms ?? []),
+    ...(rules.patterns ?? []),
+  ];
+  for (const rule of custom) if (rule.label && !labels[rule.kind]) labels[rule.kind] = rule.label;
+  return {
+    masks: rules.masks ?? {},
+    labels,
+    terms: rules.terms ?? [],
+    patterns: compilePatterns(rules.patterns ?? []),
+  };
+}
+
+/** Spans of every local detector; `utterances` in time order. */
+export function localSpans(utterances: readonly DetectionUtterance[], rules: CompiledRules): Span[] {
+  const spans: Span[] = [];
+  for (const stream of speakerStreams(utterances)) {
+    spans.push(
+      ...numberSpans(utterances, stream),
+      ...birthDateSpans(utterances, stream),
+      ...emailSpans(utterances, stream),
+      ...deploymentSpans(utterances, stream, rules),
+    );
+  }
+  for (const u of utterances) spans.push(...addressBlockSpans(u.index, u.text));
+  return spans;
+}
+
+export interface RedactedUtterance {
+  index: number;
+  text: string;
+  redactions: StagedRedaction[];
+}
+
+/** Every utterance with `spans` (of any detector) masked; utterances without a span come back as they were. */
+export function redactUtterances(
+  utterances: readonly DetectionUtterance[],
+  spans: readonly Span[],
+  rules: CompiledRules,
+): RedactedUtterance[] {
+  const byUtterance = new Map<number, Span[]>();
+  for (const span of finishSpans(utterances, spans, rules)) {
+    const list = byUtterance.get(span.utterance) ?? [];
+    list.push(span);
+    byUtterance.set(span.utterance, list);
+  }
+  return utterances.map((u) => {
+    const own = byUtterance.get(u.index);
+    return own
+      ? { index: u.index, ...maskText(u.text, own, rules) }
+      : { index: u.index, text: u.text, redactions: [] };
+  });
+}
+
+/** Local detection and masking in one: what callpipe redacts without the service. */
+export function redactLocally(
+  utterances: readonly DetectionUtterance[],
+  rules: CompiledRules,
+): RedactedUtterance[] {
+  return redactUtterances(utterances, localSpans(utterances, rules), rules);
+}
