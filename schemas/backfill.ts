@@ -77,6 +77,8 @@ const backfillInputFields = z.object({
       queues: z
         .object({ media: z.string(), probe: z.string().optional(), asr: z.string(), nlp: z.string() })
         .optional(),
+      /** The rule file of every child's insights (cli/call-files.ts); default the shipped one. */
+      rulesKey: z.string().min(1).optional(),
     })
     .default({ stagingPrefix: 'staging/' }),
   /** Task queue of the children and of the batch's own activities; default: the batch's. */

@@ -189,11 +189,13 @@ export function batchPartsPrefix(reportPrefix: string, executionId: string): str
 
 /**
  * A local file the CLI uploads, content-addressed so the same file is the same object:
- * `<input>local/<16 hex of its sha-256>/<file name>` for recordings, `<input>manifests/…` for manifests.
+ * `<input>local/<16 hex of its sha-256>/<file name>` for recordings, `<input>manifests/…` for manifests,
+ * `<input>rules/…` for rule files and `<input>dictionaries/…` for custom vocabularies (as the workers
+ * read them: validated, canonical JSON).
  */
 export function uploadKey(
   inputPrefix: string,
-  kind: 'local' | 'manifests',
+  kind: 'local' | 'manifests' | 'rules' | 'dictionaries',
   digestHex: string,
   fileName: string,
 ): string {

@@ -111,11 +111,17 @@ export const stackConfigSchema = z.object({
   emulatorAccounts: z.string().optional(),
 });
 
+export const insightsConfigSchema = z.object({
+  /** Rule file of call insights (YAML or JSON, schemas/rules.ts); default the shipped Japanese one. */
+  rules: z.string().min(1).optional(),
+});
+
 export const configSchema = z.object({
   service: serviceConfigSchema,
   s3: s3ConfigSchema,
   temporal: temporalConfigSchema,
   limits: limitsConfigSchema,
+  insights: insightsConfigSchema,
   stack: stackConfigSchema,
   logLevel: z.enum(['debug', 'info', 'warn', 'error']),
 });
@@ -126,6 +132,7 @@ export type S3Config = z.infer<typeof s3ConfigSchema>;
 export type TemporalConfig = z.infer<typeof temporalConfigSchema>;
 export type LimitsConfig = z.infer<typeof limitsConfigSchema>;
 export type StackConfig = z.infer<typeof stackConfigSchema>;
+export type InsightsConfig = z.infer<typeof insightsConfigSchema>;
 
 /** Credentials of the local emulator's default account; only ever used against the local stack. */
 export const LOCAL_CLIENT_ID = 'callpipe-local';
@@ -160,6 +167,7 @@ export const DEFAULTS = {
   },
   temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueuePrefix: 'callpipe' },
   limits: LIMIT_DEFAULTS,
+  insights: {},
   stack: {
     home: '.callpipe',
     temporalPort: 7233,
@@ -205,6 +213,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_MAX_SESSION_SECONDS: 'limits.maxSessionSeconds',
   CALLPIPE_PLAN_STRATEGY: 'limits.planStrategy',
   CALLPIPE_MIN_SESSION_SECONDS: 'limits.minSessionSeconds',
+  CALLPIPE_RULES: 'insights.rules',
   CALLPIPE_HOME: 'stack.home',
   CALLPIPE_TEMPORAL_PORT: 'stack.temporalPort',
   CALLPIPE_TEMPORAL_UI_PORT: 'stack.temporalUiPort',

@@ -1,16 +1,21 @@
 /**
  * Publishes the JSON Schema of result.json (and of error.json, under `$defs.CallError`) from the zod
- * schemas of `result.ts`: `npx tsx schemas/generate-json-schema.ts` rewrites `result.schema.json`.
- * `test/unit/result.json-schema.test.ts` fails when the committed file differs from what this builds.
+ * schemas of `result.ts`, and of the rule file from `rules.ts`: `npx tsx schemas/generate-json-schema.ts`
+ * rewrites `result.schema.json` and `rules.schema.json`. `test/unit/result.json-schema.test.ts` fails
+ * when a committed file differs from what this builds.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { z } from 'zod';
 import { errorDocumentSchema, RESULT_SCHEMA_VERSION, resultDocumentSchema } from './result.ts';
+import { RULES_FORMAT_VERSION, rulesFileSchema } from './rules.ts';
 
 export const JSON_SCHEMA_PATH = fileURLToPath(new URL('./result.schema.json', import.meta.url));
 export const JSON_SCHEMA_ID = `https://callpipe.dev/schemas/result.v${RESULT_SCHEMA_VERSION}.schema.json`;
+
+export const RULES_JSON_SCHEMA_PATH = fileURLToPath(new URL('./rules.schema.json', import.meta.url));
+export const RULES_JSON_SCHEMA_ID = `https://callpipe.dev/schemas/rules.v${RULES_FORMAT_VERSION}.schema.json`;
 
 type JsonSchema = Record<string, unknown> & { $defs?: Record<string, unknown> };
 
@@ -31,15 +36,34 @@ export function buildJsonSchema(): JsonSchema {
   };
 }
 
+/** The rule file as its authors write it (defaults optional: `io: 'input'`). */
+export function buildRulesJsonSchema(): JsonSchema {
+  const { $schema, ...rest } = z.toJSONSchema(rulesFileSchema, {
+    target: 'draft-2020-12',
+    io: 'input',
+  }) as JsonSchema;
+  return { $schema, $id: RULES_JSON_SCHEMA_ID, ...rest };
+}
+
+async function render(path: string, schema: JsonSchema): Promise<string> {
+  const config = (await resolveConfig(path)) ?? {};
+  return format(JSON.stringify(schema), { ...config, parser: 'json' });
+}
+
 /** The file's exact text, formatted by prettier with the repository's settings (`npm run lint` checks it). */
 export async function renderJsonSchema(): Promise<string> {
-  const config = (await resolveConfig(JSON_SCHEMA_PATH)) ?? {};
-  return format(JSON.stringify(buildJsonSchema()), { ...config, parser: 'json' });
+  return render(JSON_SCHEMA_PATH, buildJsonSchema());
+}
+
+export async function renderRulesJsonSchema(): Promise<string> {
+  return render(RULES_JSON_SCHEMA_PATH, buildRulesJsonSchema());
 }
 
 async function run(): Promise<void> {
   writeFileSync(JSON_SCHEMA_PATH, await renderJsonSchema());
   console.log(`wrote ${JSON_SCHEMA_PATH}`);
+  writeFileSync(RULES_JSON_SCHEMA_PATH, await renderRulesJsonSchema());
+  console.log(`wrote ${RULES_JSON_SCHEMA_PATH}`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

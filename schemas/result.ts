@@ -308,6 +308,11 @@ export const resultUtteranceSchema = z
     cleanedText: z.string().nullable().describe('text without fillers; null when filler removal did not run'),
     fillers: z.array(fillerSchema),
     sentiment: utteranceSentimentSchema.nullable(),
+    dialogActs: z
+      .array(z.string())
+      .nullable()
+      .optional()
+      .describe('speech acts (/nlp/v1/sentence_type) of the utterance or its turn; null when not analysed'),
   })
   .meta({ id: 'Utterance' });
 export type ResultUtterance = z.infer<typeof resultUtteranceSchema>;
@@ -330,6 +335,137 @@ export const talkSchema = z.object({
 });
 export type Talk = z.infer<typeof talkSchema>;
 
+// --- call insights (activities/insights/; rule file: schemas/rules.ts) ------------------------------
+
+const nullableNumber = z.number().nullable();
+
+export const silenceEventSchema = z
+  .object({
+    start: seconds,
+    end: seconds,
+    seconds,
+    hold: z.boolean().describe('the silence lies in a hold'),
+  })
+  .meta({ id: 'SilenceEvent' });
+
+export const overlapEventSchema = z
+  .object({
+    start: seconds,
+    end: seconds,
+    seconds,
+    speakers: z.array(z.string()).describe('who talked at once'),
+    interrupter: z.string().nullable().describe('who started talking while the other was talking'),
+  })
+  .meta({ id: 'OverlapEvent' });
+
+export const holdEventSchema = z
+  .object({
+    start: seconds.describe('end of the utterance that put the call on hold'),
+    end: seconds.describe('start of the utterance that came back'),
+    seconds,
+    speaker: z.string(),
+    startUtterance: count.describe('index of the hold phrase utterance'),
+    returnUtterance: count.describe('index of the return phrase utterance'),
+  })
+  .meta({ id: 'HoldEvent' });
+
+export const speakerMetricsSchema = z
+  .object({
+    speaker: z.string().min(1),
+    talkSeconds: seconds,
+    talkToListen: nullableNumber.describe(
+      "talkSeconds ÷ the other speakers' talk; null without another speaker",
+    ),
+    characters: count.describe('characters spoken (no spaces or punctuation)'),
+    speechRate: nullableNumber.describe('characters per second of talk'),
+    fillers: count
+      .nullable()
+      .describe('fillers counted before removal; null when filler removal did not run'),
+    fillersPerMinute: nullableNumber.describe('fillers per minute of talk'),
+    longestMonologueSeconds: seconds,
+    interruptions: count.describe('overlaps this speaker started'),
+  })
+  .meta({ id: 'SpeakerMetrics' });
+
+export const callMetricsSchema = z
+  .object({
+    settings: z.object({
+      silenceSeconds: seconds,
+      overlapSeconds: seconds,
+      holdPhrases: z.boolean().describe('hold phrases were configured (else no holds are detected)'),
+    }),
+    durationSeconds: seconds,
+    silences: z.array(silenceEventSchema).describe('gaps of at least settings.silenceSeconds between talk'),
+    overlaps: z.array(overlapEventSchema).describe('cross-talk of at least settings.overlapSeconds'),
+    holds: z.array(holdEventSchema),
+    silenceSeconds: seconds.describe('sum of the silence events'),
+    overlapSeconds: seconds.describe('sum of the overlap events'),
+    holdSeconds: seconds.describe('sum of the holds'),
+    longestMonologue: z
+      .object({ speaker: z.string(), start: seconds, end: seconds, seconds })
+      .nullable()
+      .describe("one speaker's longest stretch, broken by another speaker or a silence"),
+    timeToFirstAgentSeconds: nullableNumber.describe(
+      "start of the agent's first utterance; null without an agent track",
+    ),
+    bySpeaker: z.array(speakerMetricsSchema),
+  })
+  .meta({ id: 'CallMetrics' });
+export type CallMetrics = z.infer<typeof callMetricsSchema>;
+
+/** Where a rule held: an utterance (its index), or an event (silence, overlap, hold) with `utterance` null. */
+export const insightPointSchema = z
+  .object({ start: seconds, end: seconds, utterance: count.nullable() })
+  .meta({ id: 'InsightPoint' });
+export type InsightPoint = z.infer<typeof insightPointSchema>;
+
+export const categoryResultSchema = z
+  .object({
+    name: z.string().min(1),
+    matched: z.boolean(),
+    points: z.array(insightPointSchema),
+    unavailable: z
+      .array(z.string())
+      .optional()
+      .describe('data a rule needed that the call lacks (e.g. sentiment when that step failed)'),
+  })
+  .meta({ id: 'CategoryResult' });
+export type CategoryResult = z.infer<typeof categoryResultSchema>;
+
+export const scorecardAnswerSchema = z
+  .object({
+    id: z.string().min(1),
+    text: z.string(),
+    weight: z.number().positive(),
+    answer: z.enum(['yes', 'no', 'na']),
+    points: z.array(insightPointSchema),
+    reason: z.string().optional().describe('why not applicable'),
+  })
+  .meta({ id: 'ScorecardAnswer' });
+
+export const scorecardResultSchema = z
+  .object({
+    name: z.string().min(1),
+    score: z.number().nonnegative().describe('sum of the weights answered yes'),
+    max: z.number().nonnegative().describe('sum of the weights of applicable questions'),
+    normalized: z.number().min(0).max(1).nullable().describe('score ÷ max; null when nothing applied'),
+    answers: z.array(scorecardAnswerSchema),
+  })
+  .meta({ id: 'ScorecardResult' });
+export type ScorecardResult = z.infer<typeof scorecardResultSchema>;
+
+export const rulesFactsSchema = z
+  .object({
+    name: z.string().min(1),
+    version: z.string().min(1),
+    format: count,
+    digest: z.string().describe('sha256:<hex> of the rule file as parsed'),
+    scoredAt: z.iso.datetime(),
+    rescoreBatchId: z.string().optional().describe('the rescore batch that wrote these insights, if any'),
+  })
+  .meta({ id: 'RulesFacts' });
+export type RulesFacts = z.infer<typeof rulesFactsSchema>;
+
 export const resultDocumentSchema = z
   .object({
     schemaVersion: z.literal(RESULT_SCHEMA_VERSION),
@@ -343,6 +479,18 @@ export const resultDocumentSchema = z
     sentiment: sentimentSummarySchema.nullable().describe('null when sentiment analysis did not run'),
     summary: summarySchema.nullable(),
     keywords: z.array(keywordSchema).nullable(),
+    metrics: callMetricsSchema.optional().describe('call metrics; absent in results written before 0.2.0'),
+    categories: z
+      .array(categoryResultSchema)
+      .optional()
+      .describe('categories of the rule file, in its order'),
+    scorecard: scorecardResultSchema
+      .nullable()
+      .optional()
+      .describe("the rule file's scorecard; null without one"),
+    rules: rulesFactsSchema
+      .optional()
+      .describe('the rule file that produced metrics, categories and scorecard'),
     processing: processingFactsSchema,
     stepFailures: z.array(stepFailureSchema),
     writtenAt: z.iso.datetime(),

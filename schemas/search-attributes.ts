@@ -10,6 +10,8 @@ export const SEARCH_ATTRIBUTES = {
   CallpipeOutcome: 'Keyword',
   CallpipeAudioSeconds: 'Double',
   CallpipeSpeakers: 'Int',
+  /** Matched categories of the rule file (`CallpipeCategories = "complaint"`), set when the call is written. */
+  CallpipeCategories: 'KeywordList',
 } as const;
 
 export type SearchAttributeName = keyof typeof SEARCH_ATTRIBUTES;

@@ -266,6 +266,7 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
         plan,
         ...(input.child.pacingSpeed ? { pacingSpeed: input.child.pacingSpeed } : {}),
         ...(input.child.queues ? { queues: input.child.queues } : {}),
+        ...(input.child.rulesKey ? { rulesKey: input.child.rulesKey } : {}),
       };
       void children
         .run(() =>

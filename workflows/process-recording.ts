@@ -15,6 +15,7 @@ import {
   defineQuery,
   deprecatePatch,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -62,6 +63,8 @@ export interface ProcessRecordingInput {
   cleanupStaging?: boolean;
   /** Task queue names; default {@link DEFAULT_QUEUES}. */
   queues?: { media: string; asr: string; nlp: string; probe?: string };
+  /** The rule file of the call's insights, as the CLI stored it (`uploadKey(…, 'rules', …)`); default the shipped one. */
+  rulesKey?: string;
 }
 
 export interface ProcessRecordingResult {
@@ -101,6 +104,8 @@ export const progressQuery = defineQuery<ProcessRecordingProgress>('progress');
  * removal, once no run that wrote the marker can be open or reset (see CHANGELOG.md).
  */
 export const PIPELINED_SESSIONS = 'pipelined-sessions';
+/** Patch id: the call's matched categories are upserted as `CallpipeCategories` once it is written. */
+export const CATEGORIES_SEARCH_ATTRIBUTE = 'categories-search-attribute';
 
 export const DEFAULT_QUEUES = {
   media: 'callpipe-media',
@@ -348,42 +353,51 @@ async function writeStage(
   const ok = (step: NlpStepOutput) => (step.status === 'ok' ? step.outputKey : undefined);
   const { workflowId, runId } = workflowInfo();
   const cost = costOf(sessions, text);
-  return resultActivities.writeResult.executeWithOptions(call.onMedia(`write ${call.keys.output.result}`), [
-    {
-      callId: call.input.callId,
-      output: call.keys.output,
-      timelineKey: call.keys.staging.timeline,
-      fillersKey: ok(text.fillers),
-      sentimentKey: ok(text.sentiment),
-      summaryKey: ok(text.summary),
-      keywordsKey: ok(text.keywords),
-      stepFailures: text.failures,
-      facts: {
-        source: { ...call.input.source, metadata: call.input.metadata ?? {} },
-        audio: probe,
-        plan,
-        sessions: plan.sessions.map((s, i) => ({
-          ...s,
-          restarts: sessions[i]!.restarts,
-          reStreamedSeconds: sessions[i]!.reStreamedSeconds,
-          audioSecondsSent: sessions[i]!.audioSecondsSent,
-          reused: sessions[i]!.reused,
-        })),
-        processing: {
-          workflowId,
-          runId,
-          batchId: call.input.batchId,
-          startedAt: new Date(call.startedAt).toISOString(),
-          requests: cost.requests,
-          retries: cost.retries,
-          restarts: cost.restarts,
-          reStreamedSeconds: cost.reStreamedSeconds,
-          stageMs: call.stages.ms,
-          wallMs: Date.now() - call.startedAt,
+  const written = await resultActivities.writeResult.executeWithOptions(
+    call.onMedia(`write ${call.keys.output.result}`),
+    [
+      {
+        callId: call.input.callId,
+        output: call.keys.output,
+        timelineKey: call.keys.staging.timeline,
+        fillersKey: ok(text.fillers),
+        sentimentKey: ok(text.sentiment),
+        summaryKey: ok(text.summary),
+        keywordsKey: ok(text.keywords),
+        stepFailures: text.failures,
+        facts: {
+          source: { ...call.input.source, metadata: call.input.metadata ?? {} },
+          audio: probe,
+          plan,
+          sessions: plan.sessions.map((s, i) => ({
+            ...s,
+            restarts: sessions[i]!.restarts,
+            reStreamedSeconds: sessions[i]!.reStreamedSeconds,
+            audioSecondsSent: sessions[i]!.audioSecondsSent,
+            reused: sessions[i]!.reused,
+          })),
+          processing: {
+            workflowId,
+            runId,
+            batchId: call.input.batchId,
+            startedAt: new Date(call.startedAt).toISOString(),
+            requests: cost.requests,
+            retries: cost.retries,
+            restarts: cost.restarts,
+            reStreamedSeconds: cost.reStreamedSeconds,
+            stageMs: call.stages.ms,
+            wallMs: Date.now() - call.startedAt,
+          },
         },
+        ...(call.input.rulesKey ? { rulesKey: call.input.rulesKey } : {}),
       },
-    },
-  ]);
+    ],
+  );
+  // Operators filter a night's calls by category in the Web UI (`CallpipeCategories = "complaint"`).
+  if (patched(CATEGORIES_SEARCH_ATTRIBUTE) && written.categories?.length) {
+    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.categories, value: written.categories }]);
+  }
+  return written;
 }
 
 async function cleanUpStaging(call: Call): Promise<void> {

@@ -14,4 +14,5 @@ export const SEARCH_ATTRIBUTE_KEYS = {
   outcome: key('CallpipeOutcome', SearchAttributeType.KEYWORD),
   audioSeconds: key('CallpipeAudioSeconds', SearchAttributeType.DOUBLE),
   speakers: key('CallpipeSpeakers', SearchAttributeType.INT),
+  categories: key('CallpipeCategories', SearchAttributeType.KEYWORD_LIST),
 } as const;

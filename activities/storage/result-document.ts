@@ -26,6 +26,8 @@ import type { PlanSession, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource, Stage } from '../../schemas/recording.ts';
 import type { Timeline } from '../../schemas/transcript.ts';
 import { round3, talkTimeBySpeaker } from './talk-time.ts';
+import { defaultRules, type LoadedRules } from '../insights/rules-file.ts';
+import { scoreCall, type ScoreOptions } from '../insights/score-call.ts';
 
 // --- parts ---------------------------------------------------------------------------------------------
 
@@ -89,6 +91,8 @@ export interface ResultParts {
   keywords?: KeywordsOutput | undefined;
   stepFailures: { step: string; reason: string }[];
   facts: ResultFacts;
+  /** The rule file of the call's metrics, categories and scorecard; default the shipped one. */
+  rules?: LoadedRules | undefined;
   /** ISO time the document is written at; default now. */
   writtenAt?: string | undefined;
 }
@@ -218,7 +222,7 @@ export function buildResult(parts: ResultParts): ResultDocument {
   });
   const duration = facts.audio.durationSeconds || timeline.durationSeconds;
   const speakers = [...new Set([...timeline.speakers, ...timeline.utterances.map((u) => u.speaker)])];
-  const document = {
+  const content = {
     schemaVersion: RESULT_SCHEMA_VERSION,
     callId: parts.callId,
     source: sourceFacts(facts.source, facts.audio.fingerprint),
@@ -245,6 +249,12 @@ export function buildResult(parts: ResultParts): ResultDocument {
         }
       : null,
     keywords: keywords ? keywords.keywords : null,
+  };
+  const writtenAt = parts.writtenAt ?? new Date().toISOString();
+  const scoring: ScoreOptions = { scoredAt: writtenAt };
+  const document = {
+    ...content,
+    ...scoreCall(content, parts.rules ?? defaultRules(), scoring),
     processing: processingFacts(facts.processing, {
       ...(fillers ? { fillers: fillers.cost } : {}),
       ...(summary ? { summary: summary.cost } : {}),
@@ -252,7 +262,7 @@ export function buildResult(parts: ResultParts): ResultDocument {
       ...(keywords ? { keywords: keywords.cost } : {}),
     }),
     stepFailures: parts.stepFailures.map((f) => ({ step: f.step, reason: redact(f.reason) })),
-    writtenAt: parts.writtenAt ?? new Date().toISOString(),
+    writtenAt,
   };
   return resultDocumentSchema.parse(document);
 }

@@ -20,6 +20,8 @@ import { FAILURE } from '../../schemas/retry-table.ts';
 import type { ObjectStore } from './object-store.ts';
 import { buildErrorDocument, buildResult, type ErrorParts, type ResultFacts } from './result-document.ts';
 import { toWebVtt } from './webvtt.ts';
+import { matchedCategories } from '../insights/score-call.ts';
+import { defaultRules, parseRules, type LoadedRules } from '../insights/rules-file.ts';
 
 export interface WriteResultInput {
   callId: string;
@@ -33,6 +35,8 @@ export interface WriteResultInput {
   keywordsKey?: string | undefined;
   stepFailures: { step: string; reason: string }[];
   facts: ResultFacts;
+  /** A rule file the CLI stored (store's bucket, canonical JSON: `uploadKey(…, 'rules', …)`); default the shipped one. */
+  rulesKey?: string | undefined;
 }
 
 export interface WriteResultOutput {
@@ -40,6 +44,8 @@ export interface WriteResultOutput {
   resultKey: string;
   vttKey: string;
   utterances: number;
+  /** Names of the categories the call matched (the `CallpipeCategories` search attribute). */
+  categories?: string[];
 }
 
 /** The failure's stage and reason; written at the time of the write. */
@@ -102,16 +108,30 @@ export function createResultActivities({ store }: ResultActivityDeps) {
     return { keys: input.output, out };
   };
 
+  // A rule file is content-addressed (its key holds its digest): read once per worker process.
+  const rulesByKey = new Map<string, Promise<LoadedRules>>();
+  const rulesOf = (key: string | undefined): Promise<LoadedRules> => {
+    if (!key) return Promise.resolve(defaultRules());
+    let rules = rulesByKey.get(key);
+    if (!rules) {
+      rules = store.getText(key).then((text) => parseRules(text, `s3://${store.bucket}/${key}`));
+      rules.catch(() => rulesByKey.delete(key));
+      rulesByKey.set(key, rules);
+    }
+    return rules;
+  };
+
   return {
     /** Writes `transcript.vtt`, then `result.json` (last: its presence means done). */
     async writeResult(input: WriteResultInput): Promise<WriteResultOutput> {
       const { keys, out } = outputOf(input);
-      const [timeline, fillers, sentiment, summary, keywords] = await Promise.all([
+      const [timeline, fillers, sentiment, summary, keywords, rules] = await Promise.all([
         readStaged(store, input.timelineKey, (v) => timelineSchema.parse(v)),
         readStaged(store, input.fillersKey, (v) => fillersOutputSchema.parse(v)),
         readStaged(store, input.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
         readStaged(store, input.summaryKey, (v) => summaryOutputSchema.parse(v)),
         readStaged(store, input.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
+        rulesOf(input.rulesKey),
       ]);
       const result = assemble('result.json', () =>
         buildResult({
@@ -123,6 +143,7 @@ export function createResultActivities({ store }: ResultActivityDeps) {
           keywords,
           stepFailures: input.stepFailures,
           facts: input.facts,
+          rules,
         }),
       );
       await out.put(keys.transcript, toWebVtt(result.utterances), {
@@ -136,6 +157,7 @@ export function createResultActivities({ store }: ResultActivityDeps) {
         resultKey: keys.result,
         vttKey: keys.transcript,
         utterances: result.utterances.length,
+        categories: matchedCategories({ categories: result.categories ?? [] }),
       };
     },
 

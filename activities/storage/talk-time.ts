@@ -5,13 +5,13 @@
 import type { SpeakerTalk, Talk } from '../../schemas/result.ts';
 import type { Utterance } from '../../schemas/transcript.ts';
 
-interface Interval {
+export interface Interval {
   start: number;
   end: number;
 }
 
 /** Sorted, overlap-free union of intervals. */
-function union(intervals: readonly Interval[]): Interval[] {
+export function union(intervals: readonly Interval[]): Interval[] {
   const sorted = intervals.filter((i) => i.end > i.start).sort((a, b) => a.start - b.start);
   const out: Interval[] = [];
   for (const i of sorted) {

@@ -23,6 +23,7 @@ import {
 } from '../../schemas/backfill.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
+import { callFileHelp, storeCallFiles } from '../call-files.ts';
 import {
   backfill,
   backfillProgressQuery,
@@ -49,6 +50,7 @@ starting any work; every other recording gets one processRecording workflow, at 
   --page-size <N>           recordings listed per page (default 200)
   --children-per-run <N>    children per workflow run before continue-as-new (default 500)
   --redo                    process calls again even when done
+${callFileHelp(28)}
   --detach                  start or attach, print the ids and return without waiting
   --json                    machine-readable output (one JSON document)
 Exit code: 0 when the batch finished with no failed call (partial calls are not failures), 1 otherwise.
@@ -202,6 +204,7 @@ export async function run(argv: string[]): Promise<number> {
     redo: { type: 'boolean', default: false },
     detach: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    rules: { type: 'string' },
   });
   if (positionals.length > 1) throw new CliError('backfill: give one s3://bucket/prefix (or --manifest)');
   const hasPrefix = positionals.length === 1;
@@ -230,8 +233,15 @@ export async function run(argv: string[]): Promise<number> {
       source = { kind: 'prefix', bucket: s3.bucket, prefix: s3.key };
       identity = `s3://${s3.bucket}/${s3.key}`;
     }
-    const batchId = batchIdOf(source, output, `${identity}|${JSON.stringify(filters)}`);
+    const files = await storeCallFiles(pc.store, pc.config, { rules: values.rules });
+    // Other rules are another batch (the same rules: the same batch, whatever the file's path).
+    const batchId = batchIdOf(
+      source,
+      output,
+      `${identity}|${JSON.stringify(filters)}${files.rulesKey ? `|${files.rulesKey}` : ''}`,
+    );
     const started = await startBackfill(pc, {
+      child: { ...childDefaults(pc.config), ...files },
       batchId,
       source,
       output,

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { CliError, parseCommandArgs, warnDeprecated } from '../command.ts';
 import { connectPipeline } from '../stack-client.ts';
 import { outputLocation, resolveSource, submitRecording, type Submitted } from '../submit.ts';
+import { callFileHelp, storeCallFiles } from '../call-files.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { callOutputKeys, locationUrl, parseS3Url } from '../../schemas/call-keys.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
@@ -14,7 +15,7 @@ import {
 } from '../../workflows/process-recording.ts';
 
 export const summary = 'processes recordings (local files or s3://bucket/key)';
-export const help = `Usage: callpipe process <file | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--detach] [--json] [--redo]
+export const help = `Usage: callpipe process <file | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--rules file] [--detach] [--json] [--redo]
 
 Uploads local files to the input prefix, starts one processRecording workflow per recording (the same
 recording twice is one workflow), waits for the calls with a progress line per call and prints a table
@@ -27,6 +28,7 @@ of their outcomes: done, partial (results written, a text step failed: which one
                       (follow them with \`callpipe status\`); not with --out <dir>
   --json              machine-readable output (one JSON document)
   --redo              process calls again even when done
+${callFileHelp(22)}
   --wait              deprecated: waiting is the default
 Exit code: 0 when every call is done, partial or skipped (or, with --detach, was started); 1 when any
 failed.`;
@@ -177,6 +179,7 @@ export async function run(argv: string[]): Promise<number> {
     wait: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     redo: { type: 'boolean', default: false },
+    rules: { type: 'string' },
   });
   if (positionals.length === 0) throw new CliError('process: give at least one file or s3://bucket/key');
   if (values.wait && values.detach) throw new CliError('process: --wait and --detach contradict each other');
@@ -188,10 +191,11 @@ export async function run(argv: string[]): Promise<number> {
   const pc = await connectPipeline();
   try {
     const output = outputLocation(localOut ? undefined : values.out, pc.config);
+    const files = await storeCallFiles(pc.store, pc.config, { rules: values.rules });
     const submitted: Submitted[] = [];
     for (const input of positionals) {
       const source = await resolveSource(input, pc.store, pc.config);
-      submitted.push(await submitRecording(pc, source, { output, redo: values.redo }));
+      submitted.push(await submitRecording(pc, source, { output, redo: values.redo, extra: files }));
     }
     if (values.detach) {
       if (values.json) {

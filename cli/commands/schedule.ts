@@ -17,12 +17,13 @@ import { backfillInputSchema } from '../../schemas/backfill.ts';
 import { templateProblem } from '../../workflows/nightly-date.ts';
 import { nightlyBackfill, type NightlyInput } from '../../workflows/nightly.ts';
 import { childDefaults } from './backfill.ts';
+import { storeCallFiles } from '../call-files.ts';
 
 export const summary =
   'creates or updates the nightly backfill Schedule; list, pause, resume, trigger, delete';
 export const help = `Usage:
   callpipe schedule nightly --cron "<expr>" --source <template> [--out s3://…] [--time-zone Z] [--id name]
-                            [--concurrency N] [--days-back N] [--catchup-window 1d]
+                            [--concurrency N] [--days-back N] [--catchup-window 1d] [--rules file]
   callpipe schedule list [--json]
   callpipe schedule pause <id> [--note text]
   callpipe schedule resume <id>
@@ -34,7 +35,8 @@ before the action's time (in --time-zone, an IANA name, default UTC; --timezone 
 spelling): --source is a template such as s3://bucket/recordings/{yyyy}/{mm}/{dd}/ ({date} is
 yyyy-mm-dd). --concurrency: calls processed at once by each night's backfill (default 20). Overlap
 policy: BUFFER_ONE (a night waits for the previous one); catch-up window: --catchup-window (default 1d).
-Schedule id: --id (default callpipe-nightly).`;
+Schedule id: --id (default callpipe-nightly). --rules <file>: the rule file each night's calls are scored
+with (default CALLPIPE_RULES, else the shipped one), checked and stored when the schedule is written.`;
 
 export const DEFAULT_SCHEDULE_ID = 'callpipe-nightly';
 
@@ -48,6 +50,8 @@ export interface NightlyScheduleOptions {
   concurrency?: number;
   daysBack?: number;
   catchupWindow: string;
+  /** A rule file (checked and stored now; each night's calls are scored with it). */
+  rules?: string | undefined;
 }
 
 /** Create-or-update: `client.schedule.create` throws `ScheduleAlreadyRunning` when the id exists. */
@@ -58,6 +62,7 @@ export async function upsertNightlySchedule(
   const problem = templateProblem(options.sourceTemplate);
   if (problem) throw new CliError(`schedule nightly: --source ${problem}`);
   const output = outputLocation(options.out, pc.config);
+  const files = await storeCallFiles(pc.store, pc.config, { rules: options.rules });
   // Defaults are filled here, so the workflows need no schema code; the batch id and source are the night's.
   const {
     batchId: _b,
@@ -67,7 +72,7 @@ export async function upsertNightlySchedule(
     batchId: 'template',
     source: { kind: 'prefix', bucket: 'template', prefix: '' },
     output,
-    child: childDefaults(pc.config),
+    child: { ...childDefaults(pc.config), ...files },
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
   });
   const args: [NightlyInput] = [
@@ -140,6 +145,7 @@ export async function run(argv: string[]): Promise<number> {
     'catchup-window': { type: 'string', default: '1d' },
     note: { type: 'string' },
     json: { type: 'boolean', default: false },
+    rules: { type: 'string' },
   });
   if (!sub || !['nightly', 'list', 'pause', 'resume', 'trigger', 'delete'].includes(sub)) {
     throw new CliError('schedule: nightly | list | pause | resume | trigger | delete (see --help)');
@@ -180,6 +186,7 @@ export async function run(argv: string[]): Promise<number> {
           concurrency,
           daysBack: values['days-back'] ? Number(values['days-back']) : undefined,
           catchupWindow: values['catchup-window'],
+          rules: values.rules,
         });
         if (values.json) console.log(JSON.stringify({ scheduleId: values.id, outcome }));
         else console.log(`schedule ${values.id} ${outcome}: ${values.cron} (${timeZone}) → ${values.source}`);

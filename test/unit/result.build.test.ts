@@ -12,7 +12,8 @@ import { callOutputKeys, outputLocationOf } from '../../schemas/call-keys.ts';
 import { escapeCueText, toWebVtt, vttTimestamp } from '../../activities/storage/webvtt.ts';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { Stage } from '../../schemas/recording.ts';
-import { errorDocumentSchema, resultDocumentSchema } from '../../schemas/result.ts';
+import { errorDocumentSchema, resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
+import { canonicalRules, defaultRules, parseRules } from '../../activities/insights/rules-file.ts';
 import { MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
 
 const cost = { requests: 2, retries: 1, bytesSent: 10, bytesReceived: 20 };
@@ -325,6 +326,7 @@ describe('writeResult and writeError', () => {
       resultKey: 'out/call-1/result.json',
       vttKey: 'out/call-1/transcript.vtt',
       utterances: 6,
+      categories: expect.any(Array),
     });
     const results = store.withBucket('results-bucket');
     expect(results.writes.slice(-2)).toEqual([
@@ -338,12 +340,35 @@ describe('writeResult and writeError', () => {
     expect(doc.processing.requests.keywords).toEqual(cost);
     const vtt = results.objects.get('out/call-1/transcript.vtt')!;
     expect(vtt).toContain('00:00:03.800 --> 00:00:06.000\n<v customer>請求書の件で電話しました</v>');
-    const first = { ...doc, writtenAt: '' };
+    // Scored by the shipped rule file, at the time of the write.
+    expect(doc.rules).toMatchObject({ name: defaultRules().rules.name, digest: defaultRules().digest });
+    expect(doc.rules!.scoredAt).toBe(doc.writtenAt);
+    expect(out.categories).toEqual(doc.categories!.filter((c) => c.matched).map((c) => c.name));
+    const timeless = (d: ResultDocument) => ({ ...d, writtenAt: '', rules: { ...d.rules!, scoredAt: '' } });
+    const first = timeless(doc);
     await writeResult(input);
-    expect({ ...resultDocumentSchema.parse(results.json('out/call-1/result.json')), writtenAt: '' }).toEqual(
-      first,
-    );
+    expect(timeless(resultDocumentSchema.parse(results.json('out/call-1/result.json')))).toEqual(first);
     expect(store.writes.every((w) => !w.startsWith('staging/out'))).toBe(true);
+  });
+
+  it('scores the call with the rule file stored at rulesKey, and names the matched categories', async () => {
+    const store = staged();
+    const { writeResult } = createResultActivities({ store });
+    const rules = parseRules(
+      'format: 1\nname: mine\nversion: "7"\ncategories:\n  - name: billing\n    rules: [{ kind: phrase, terms: [請求書] }]\n  - name: never\n    rules: [{ kind: phrase, terms: [存在しない言葉] }]\n',
+      'mine.yaml',
+    );
+    await store.put('in/rules/abc/rules.json', canonicalRules(rules.rules));
+    const out = await writeResult({ ...input, rulesKey: 'in/rules/abc/rules.json' });
+    expect(out.categories).toEqual(['billing']);
+    const doc = resultDocumentSchema.parse(store.withBucket('results-bucket').json('out/call-1/result.json'));
+    expect(doc.rules).toMatchObject({ name: 'mine', version: '7', digest: rules.digest });
+    expect(doc.categories!.map((c) => [c.name, c.matched])).toEqual([
+      ['billing', true],
+      ['never', false],
+    ]);
+    expect(doc.scorecard).toBeNull();
+    expect(doc.metrics!.bySpeaker.map((s) => s.speaker)).toEqual(doc.speakers);
   });
 
   it('refuses a call id that would leave the prefix, as a non-retryable failure, writing nothing', async () => {

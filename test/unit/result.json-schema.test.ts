@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { JSON_SCHEMA_PATH, renderJsonSchema } from '../../schemas/generate-json-schema.ts';
+import {
+  JSON_SCHEMA_PATH,
+  renderJsonSchema,
+  renderRulesJsonSchema,
+  RULES_JSON_SCHEMA_PATH,
+} from '../../schemas/generate-json-schema.ts';
 import { STAGES } from '../../schemas/recording.ts';
 import { RESULT_SCHEMA_VERSION } from '../../schemas/result.ts';
 
@@ -23,5 +28,30 @@ describe('schemas/result.schema.json', () => {
     );
     expect(schema.$defs.CallError.properties.stage.enum).toEqual([...STAGES]);
     expect(schema.$id).toBe(`https://callpipe.dev/schemas/result.v${RESULT_SCHEMA_VERSION}.schema.json`);
+  });
+});
+
+describe('schemas/rules.schema.json', () => {
+  it('is what the generator builds from schemas/rules.ts', async () => {
+    expect(readFileSync(RULES_JSON_SCHEMA_PATH, 'utf8')).toBe(await renderRulesJsonSchema());
+  });
+
+  it('describes every rule kind', () => {
+    const schema = JSON.parse(readFileSync(RULES_JSON_SCHEMA_PATH, 'utf8'));
+    const kinds = (schema.$defs.Rule.oneOf ?? schema.$defs.Rule.anyOf).map(
+      (r: { properties: { kind: { const: string } } }) => r.properties.kind.const,
+    );
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        'phrase',
+        'sentiment',
+        'silence',
+        'overlap',
+        'hold',
+        'metric',
+        'dialogAct',
+        'redaction',
+      ]),
+    );
   });
 });

@@ -198,6 +198,23 @@ describe('processRecording with mocked activities', () => {
     });
   });
 
+  it('the rule file reaches the write, and the matched categories become CallpipeCategories', async () => {
+    const mocks = mockActivities();
+    const write = mocks.writeResult.getMockImplementation()!;
+    mocks.writeResult.mockImplementation(async (input) => ({
+      ...((await write(input)) as object),
+      categories: ['greeting', 'complaint'],
+    }));
+    const rulesKey = 'input/rules/0123456789abcdef/rules.json';
+    const { handle, result } = await runCall('categories', mocks, { rulesKey });
+    expect(result.status).toBe('done');
+    expect(pick(onlyInput(mocks, 'writeResult'), 'rulesKey')).toBe(rulesKey);
+    expect(await searchAttribute(handle, SEARCH_ATTRIBUTE_KEYS.categories)).toEqual([
+      'greeting',
+      'complaint',
+    ]);
+  });
+
   it('a call cancelled while recognizing ends cancelled: sessions cancelled, no error.json, no result', async () => {
     const cancelled: number[] = [];
     const mocks = mockActivities({

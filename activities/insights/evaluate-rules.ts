@@ -1,0 +1,307 @@
+/**
+ * Rules and categories of a rule file (schemas/rules.ts) evaluated over one call's result: each rule
+ * yields whether it held and the points (utterances or events, with times) where it did; a category
+ * is `all` or `any` of its rules. Everything a rule reads is in result.json (texts, speakers, times,
+ * sentiment, dialog acts, redaction records, metrics), so a stored result can be scored again without
+ * recognizing or analysing anything (`callpipe rescore`). Pure.
+ *
+ * A rule whose data the call lacks (sentiment when that step failed, dialog acts when they were not
+ * analysed, redaction records when redaction did not run) does not hold, and says so in `unavailable`:
+ * a scorecard question it answers is then "not applicable", not a silent "no".
+ */
+import type { Category, Rule, TimeWindow } from '../../schemas/rules.ts';
+import type {
+  CallMetrics,
+  CategoryResult,
+  InsightPoint,
+  ResultDocument,
+  ResultUtterance,
+} from '../../schemas/result.ts';
+import { labelOfMean } from '../nlp/sentiment.ts';
+import { redactionRecords } from './redaction-records.ts';
+import { PhraseMatcher, normalizeForMatch } from './text-match.ts';
+
+/** What rules read of a result (result.json without its insights). */
+export type ScoredCall = Pick<ResultDocument, 'audio' | 'speakers' | 'utterances' | 'talk' | 'sentiment'>;
+
+export interface RuleOutcome {
+  held: boolean;
+  points: InsightPoint[];
+  /** Data the rule needed that the call lacks. */
+  unavailable?: string;
+}
+
+export interface EvaluationContext {
+  call: ScoredCall;
+  metrics: CallMetrics;
+  /** Metrics with another silence or overlap threshold (a rule's `minSeconds`), computed on demand. */
+  metricsWith(thresholds: { silenceSeconds?: number; overlapSeconds?: number }): CallMetrics;
+  /** Categories evaluated so far, by name (a `category` rule reads them). */
+  categories: ReadonlyMap<string, CategoryResult>;
+}
+
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+const pointOf = (u: Pick<ResultUtterance, 'start' | 'end' | 'index'>): InsightPoint => ({
+  start: u.start,
+  end: u.end,
+  utterance: u.index,
+});
+const eventPoint = (e: { start: number; end: number }): InsightPoint => ({
+  start: e.start,
+  end: e.end,
+  utterance: null,
+});
+
+/** The window as [from, to] seconds of a call of `duration` seconds. */
+export function windowRange(window: TimeWindow | undefined, duration: number): [number, number] {
+  if (!window) return [0, Number.POSITIVE_INFINITY];
+  if ('first' in window) return [0, window.first];
+  if ('last' in window) return [Math.max(0, duration - window.last), Number.POSITIVE_INFINITY];
+  return [(duration * window.fromPercent) / 100, (duration * window.toPercent) / 100];
+}
+
+/** One track (mono, mixed): nobody can be told apart, so a rule's speaker is not applied. */
+function speakerFilter(call: ScoredCall, speaker: string | undefined): (s: string) => boolean {
+  if (!speaker || call.speakers.length <= 1) return () => true;
+  return (s) => s === speaker;
+}
+
+function scope<T extends { start: number }>(
+  items: readonly T[],
+  rule: { window?: TimeWindow | undefined },
+  duration: number,
+  speakerOf: (item: T) => string | null,
+  isSpeaker: (s: string) => boolean,
+): T[] {
+  const [from, to] = windowRange(rule.window, duration);
+  return items.filter((i) => {
+    const s = speakerOf(i);
+    return i.start >= from && i.start <= to && (s === null || isSpeaker(s));
+  });
+}
+
+function counted(points: InsightPoint[], minCount: number): RuleOutcome {
+  return { held: points.length >= minCount, points };
+}
+
+function phrase(rule: Extract<Rule, { kind: 'phrase' }>, ctx: EvaluationContext): RuleOutcome {
+  const { call } = ctx;
+  const utterances = scope(
+    call.utterances,
+    rule,
+    call.audio.durationSeconds,
+    (u) => u.speaker,
+    speakerFilter(call, rule.speaker),
+  );
+  const matcher = new PhraseMatcher(rule.terms);
+  // The cleaned text, when filler removal ran: a filler inside a phrase must not hide it.
+  const hits = utterances.filter((u) => matcher.matches(u.cleanedText ?? u.text));
+  if (rule.match === 'any') return counted(hits.map(pointOf), rule.minCount);
+  const terms = rule.terms.map(normalizeForMatch);
+  const found = new Set(hits.flatMap((u) => matcher.found(u.cleanedText ?? u.text)));
+  return {
+    held: terms.every((t) => found.has(t)) && hits.length >= rule.minCount,
+    points: hits.map(pointOf),
+  };
+}
+
+function sentiment(rule: Extract<Rule, { kind: 'sentiment' }>, ctx: EvaluationContext): RuleOutcome {
+  const { call } = ctx;
+  if (!call.sentiment) return { held: false, points: [], unavailable: 'sentiment' };
+  const analysed = scope(
+    call.utterances.filter((u) => u.sentiment !== null),
+    rule,
+    call.audio.durationSeconds,
+    (u) => u.speaker,
+    speakerFilter(call, rule.speaker),
+  );
+  const test = (label: string, value: number) =>
+    (rule.label === undefined || rule.label === label) &&
+    (rule.below === undefined || value < rule.below) &&
+    (rule.above === undefined || value > rule.above);
+  if (rule.scope === 'utterance') {
+    return counted(
+      analysed.filter((u) => test(u.sentiment!.label, u.sentiment!.value)).map(pointOf),
+      rule.minCount,
+    );
+  }
+  if (analysed.length === 0) return { held: false, points: [] };
+  const mean = analysed.reduce((n, u) => n + u.sentiment!.value, 0) / analysed.length;
+  const held = test(labelOfMean(mean), mean);
+  return {
+    held,
+    points: held ? [{ start: analysed[0]!.start, end: analysed.at(-1)!.end, utterance: null }] : [],
+  };
+}
+
+/** The speaker who talked last before `t` (whose turn a silence followed). */
+function lastSpeakerBefore(call: ScoredCall, t: number): string | null {
+  let best: ResultUtterance | undefined;
+  for (const u of call.utterances) if (u.end <= t + 1e-6 && (!best || u.end > best.end)) best = u;
+  return best?.speaker ?? null;
+}
+
+function events(rule: Extract<Rule, { kind: 'silence' | 'overlap' | 'hold' }>, ctx: EvaluationContext) {
+  const { call } = ctx;
+  const duration = call.audio.durationSeconds;
+  const isSpeaker = speakerFilter(call, rule.speaker);
+  if (rule.kind === 'silence') {
+    const metrics =
+      rule.minSeconds !== undefined ? ctx.metricsWith({ silenceSeconds: rule.minSeconds }) : ctx.metrics;
+    // A silence's speaker: whoever talked last before it (the one left waiting for an answer).
+    const silences = rule.includeHolds ? metrics.silences : metrics.silences.filter((s) => !s.hold);
+    return scope(silences, rule, duration, (s) => lastSpeakerBefore(call, s.start) ?? '', isSpeaker);
+  }
+  if (rule.kind === 'overlap') {
+    const metrics =
+      rule.minSeconds !== undefined ? ctx.metricsWith({ overlapSeconds: rule.minSeconds }) : ctx.metrics;
+    // An overlap's speaker: the one who started talking over the other.
+    return scope(metrics.overlaps, rule, duration, (o) => o.interrupter ?? '', isSpeaker);
+  }
+  return scope(ctx.metrics.holds, rule, duration, (h) => h.speaker, isSpeaker).filter(
+    (h) =>
+      (rule.minSeconds === undefined || h.seconds >= rule.minSeconds) &&
+      (rule.maxSeconds === undefined || h.seconds <= rule.maxSeconds),
+  );
+}
+
+/** The value of a metric for the call, or for one speaker; null when the call cannot give it. */
+export function metricValue(
+  metric: Extract<Rule, { kind: 'metric' }>['metric'],
+  speaker: string | undefined,
+  ctx: Pick<EvaluationContext, 'call' | 'metrics'>,
+): number | null {
+  const { call, metrics } = ctx;
+  const who = speaker && call.speakers.length <= 1 ? call.speakers[0] : speaker;
+  const of = who ? metrics.bySpeaker.find((s) => s.speaker === who) : undefined;
+  if (who && !of) return null;
+  const talk = metrics.bySpeaker.reduce((n, s) => n + s.talkSeconds, 0);
+  switch (metric) {
+    case 'durationSeconds':
+      return metrics.durationSeconds;
+    case 'silenceSeconds':
+      return metrics.silenceSeconds;
+    case 'overlapSeconds':
+      return metrics.overlapSeconds;
+    case 'holdSeconds':
+      return metrics.holdSeconds;
+    case 'timeToFirstAgentSeconds':
+      return metrics.timeToFirstAgentSeconds;
+    case 'talkShare':
+      return of ? (call.talk.bySpeaker.find((s) => s.speaker === who)?.talkShare ?? null) : null;
+    case 'talkToListen':
+      return of?.talkToListen ?? null;
+    case 'speechRate':
+      if (of) return of.speechRate;
+      return talk > 0 ? round3(metrics.bySpeaker.reduce((n, s) => n + s.characters, 0) / talk) : null;
+    case 'fillersPerMinute': {
+      if (of) return of.fillersPerMinute;
+      if (metrics.bySpeaker.some((s) => s.fillers === null) || talk <= 0) return null;
+      return round3(metrics.bySpeaker.reduce((n, s) => n + (s.fillers ?? 0), 0) / (talk / 60));
+    }
+    case 'longestMonologueSeconds':
+      return of ? of.longestMonologueSeconds : (metrics.longestMonologue?.seconds ?? 0);
+  }
+}
+
+function metric(rule: Extract<Rule, { kind: 'metric' }>, ctx: EvaluationContext): RuleOutcome {
+  const value = metricValue(rule.metric, rule.speaker, ctx);
+  if (value === null) return { held: false, points: [], unavailable: `metric ${rule.metric}` };
+  const held =
+    (rule.above === undefined || value > rule.above) && (rule.below === undefined || value < rule.below);
+  return { held, points: held ? [{ start: 0, end: ctx.call.audio.durationSeconds, utterance: null }] : [] };
+}
+
+function dialogAct(rule: Extract<Rule, { kind: 'dialogAct' }>, ctx: EvaluationContext): RuleOutcome {
+  const { call } = ctx;
+  if (!call.utterances.some((u) => Array.isArray(u.dialogActs)))
+    return { held: false, points: [], unavailable: 'dialog acts' };
+  const utterances = scope(
+    call.utterances,
+    rule,
+    call.audio.durationSeconds,
+    (u) => u.speaker,
+    speakerFilter(call, rule.speaker),
+  );
+  const hits = utterances.filter((u) => {
+    const acts = u.dialogActs ?? [];
+    return rule.match === 'any'
+      ? rule.acts.some((a) => acts.includes(a))
+      : rule.acts.every((a) => acts.includes(a));
+  });
+  return counted(hits.map(pointOf), rule.minCount);
+}
+
+function redaction(rule: Extract<Rule, { kind: 'redaction' }>, ctx: EvaluationContext): RuleOutcome {
+  const { call } = ctx;
+  const records = redactionRecords(call);
+  if (!records) return { held: false, points: [], unavailable: 'redaction records' };
+  const byIndex = new Map(call.utterances.map((u) => [u.index, u]));
+  const kinds = rule.types ? new Set(rule.types) : undefined;
+  const utterances = [...new Set(records.filter((r) => !kinds || kinds.has(r.kind)).map((r) => r.utterance))]
+    .map((i) => byIndex.get(i))
+    .filter((u): u is ResultUtterance => u !== undefined);
+  const scoped = scope(
+    utterances,
+    rule,
+    call.audio.durationSeconds,
+    (u) => u.speaker,
+    speakerFilter(call, rule.speaker),
+  );
+  return counted(scoped.map(pointOf), rule.minCount);
+}
+
+function test(rule: Rule, ctx: EvaluationContext): RuleOutcome {
+  switch (rule.kind) {
+    case 'phrase':
+      return phrase(rule, ctx);
+    case 'sentiment':
+      return sentiment(rule, ctx);
+    case 'silence':
+    case 'overlap':
+    case 'hold':
+      return counted(events(rule, ctx).map(eventPoint), rule.minCount);
+    case 'metric':
+      return metric(rule, ctx);
+    case 'dialogAct':
+      return dialogAct(rule, ctx);
+    case 'redaction':
+      return redaction(rule, ctx);
+    case 'category': {
+      const c = ctx.categories.get(rule.category);
+      if (!c) return { held: false, points: [], unavailable: `category ${rule.category}` };
+      return {
+        held: c.matched,
+        points: c.points,
+        ...(c.unavailable ? { unavailable: c.unavailable.join(', ') } : {}),
+      };
+    }
+  }
+}
+
+/** One rule: its test, then `negate` (a negated rule has no points: it holds where nothing was found). */
+export function evaluateRule(rule: Rule, ctx: EvaluationContext): RuleOutcome {
+  const outcome = test(rule, ctx);
+  if (outcome.unavailable) return { held: false, points: [], unavailable: outcome.unavailable };
+  if (!rule.negate) return outcome;
+  return { held: !outcome.held, points: [] };
+}
+
+/** Points in time order, each once. */
+function mergePoints(points: readonly InsightPoint[]): InsightPoint[] {
+  const seen = new Map<string, InsightPoint>();
+  for (const p of points) seen.set(`${p.utterance ?? ''}|${p.start}|${p.end}`, p);
+  return [...seen.values()].sort((a, b) => a.start - b.start || a.end - b.end);
+}
+
+export function evaluateCategory(category: Category, ctx: EvaluationContext): CategoryResult {
+  const outcomes = category.rules.map((r) => evaluateRule(r, ctx));
+  const matched = category.match === 'all' ? outcomes.every((o) => o.held) : outcomes.some((o) => o.held);
+  const unavailable = [...new Set(outcomes.flatMap((o) => (o.unavailable ? [o.unavailable] : [])))];
+  return {
+    name: category.name,
+    matched,
+    points: matched ? mergePoints(outcomes.filter((o) => o.held).flatMap((o) => o.points)) : [],
+    ...(unavailable.length > 0 ? { unavailable } : {}),
+  };
+}

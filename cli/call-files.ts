@@ -1,0 +1,77 @@
+/**
+ * The files a batch of calls is processed with, besides the recordings: the rule file of call insights
+ * (`--rules`, CALLPIPE_RULES) and the custom vocabulary (`--dictionary`, CALLPIPE_DICTIONARY). Each is
+ * read and validated here, before any workflow starts, so a mistake fails the command with the file, the
+ * line and the reason instead of failing calls in the middle of a night; then it is stored in the input
+ * prefix, content-addressed and as the workers read it (canonical JSON), and only its key travels in the
+ * workflows' inputs.
+ */
+import type { ObjectStore } from '../activities/storage/object-store.ts';
+import {
+  canonicalRules,
+  readRulesFile,
+  RulesFileError,
+  type LoadedRules,
+} from '../activities/insights/rules-file.ts';
+import { uploadKey } from '../schemas/call-keys.ts';
+import type { Config } from '../schemas/config.ts';
+import { CliError } from './command.ts';
+
+export interface StoredRules {
+  key: string;
+  loaded: LoadedRules;
+}
+
+async function putOnce(store: ObjectStore, key: string, body: string): Promise<void> {
+  if (!(await store.exists(key))) await store.put(key, body, { contentType: 'application/json' });
+}
+
+/** Reads, validates and stores the rule file named by `path` or the configuration; undefined: the shipped default. */
+export async function storeRules(
+  store: ObjectStore,
+  config: Config,
+  path: string | undefined,
+): Promise<StoredRules | undefined> {
+  const file = path ?? config.insights.rules;
+  if (!file) return undefined;
+  let loaded: LoadedRules;
+  try {
+    loaded = readRulesFile(file);
+  } catch (err) {
+    if (err instanceof RulesFileError) throw new CliError(`rules: ${err.message}`);
+    throw err;
+  }
+  const key = uploadKey(config.s3.inputPrefix, 'rules', loaded.digest.replace(/^sha256:/, ''), 'rules.json');
+  await putOnce(store, key, canonicalRules(loaded.rules));
+  return { key, loaded };
+}
+
+/** What the workflows take of these files: their keys (ProcessRecordingInput, a backfill's `child`). */
+export interface CallFileKeys {
+  rulesKey?: string;
+}
+
+export interface CallFileOptions {
+  /** `--rules`; default CALLPIPE_RULES, else the shipped rules. */
+  rules?: string | undefined;
+}
+
+/** Validates and stores every file of {@link CallFileOptions}; run it before starting anything. */
+export async function storeCallFiles(
+  store: ObjectStore,
+  config: Config,
+  options: CallFileOptions,
+): Promise<CallFileKeys> {
+  const rules = await storeRules(store, config, options.rules);
+  return { ...(rules ? { rulesKey: rules.key } : {}) };
+}
+
+/** The help lines of the options above, their text starting at `column` as the command's others do. */
+export function callFileHelp(column: number): string {
+  const line = (flag: string, text: string[]) =>
+    [`  ${flag}`.padEnd(column) + text[0], ...text.slice(1).map((t) => ' '.repeat(column) + t)].join('\n');
+  return line('--rules <file>', [
+    'rule file of categories and the scorecard (YAML or JSON; default',
+    'CALLPIPE_RULES, else the shipped Japanese one), checked before anything starts',
+  ]);
+}

@@ -1,0 +1,344 @@
+/**
+ * The rule file of call insights: the thresholds of the call metrics, categories (each `all` or `any` of
+ * rules) and a scorecard of weighted questions answered by rules or categories. YAML or JSON
+ * (activities/insights/rules-file.ts reads it); published as JSON Schema in `rules.schema.json`
+ * (`npx tsx schemas/generate-json-schema.ts`). callpipe ships a default for Japanese call centers,
+ * `activities/insights/default-rules.ja.yaml`, documented in the README.
+ *
+ * Versioning: `format` is the version of this file's shape (raised on an incompatible change to this
+ * schema); `name` and `version` are the author's and are recorded with every result scored by the file,
+ * beside the file's digest, so a result says which rules produced its categories.
+ *
+ * Glossary: a *rule* tests one thing of a call (a phrase said, a sentiment, a silence, an overlap, a
+ * hold, a metric, a dialog act, redacted personal data) and yields the *points* (utterances or events,
+ * with times) where it held; a *category* combines rules; a *question* of the scorecard is answered
+ * yes, no or not applicable by a rule or a category, and weighs `weight` points.
+ */
+import { z } from 'zod';
+
+/** Version of the rule file's shape. */
+export const RULES_FORMAT_VERSION = 1;
+
+const seconds = z.number().nonnegative();
+const name = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, _ . - (a search attribute value)');
+
+// --- metrics -------------------------------------------------------------------------------------------
+
+export const holdSettingsSchema = z
+  .object({
+    startPhrases: z
+      .array(z.string().min(1))
+      .min(1)
+      .describe('an utterance holding one of these puts the call on hold (保留, 少々お待ち…)'),
+    returnPhrases: z
+      .array(z.string().min(1))
+      .min(1)
+      .describe('the same speaker saying one of these ends the hold (お待たせいたしました…)'),
+    minSeconds: seconds.default(3).describe('a shorter wait is a pause, not a hold'),
+    maxSeconds: seconds.default(1800).describe('a longer gap is not one hold'),
+  })
+  .meta({ id: 'HoldSettings' });
+
+export const metricsSettingsSchema = z
+  .object({
+    silenceSeconds: z
+      .number()
+      .positive()
+      .default(3)
+      .describe('a gap in which nobody talks counts as a silence from this length'),
+    overlapSeconds: z
+      .number()
+      .positive()
+      .default(1)
+      .describe('two speakers talking at once count as an overlap from this length'),
+    hold: holdSettingsSchema.optional().describe('hold phrases; no holds are detected without them'),
+  })
+  .meta({ id: 'MetricsSettings' });
+export type MetricsSettings = z.output<typeof metricsSettingsSchema>;
+
+// --- rules ---------------------------------------------------------------------------------------------
+
+/** Part of the call a rule looks at; events and utterances count when they start inside it. */
+export const timeWindowSchema = z
+  .union([
+    z.object({ first: z.number().positive().describe('the first N seconds of the call') }).strict(),
+    z.object({ last: z.number().positive().describe('the last N seconds of the call') }).strict(),
+    z
+      .object({
+        fromPercent: z.number().min(0).max(100).default(0),
+        toPercent: z.number().min(0).max(100).default(100),
+      })
+      .strict()
+      .refine((w) => w.fromPercent < w.toPercent, 'fromPercent must be below toPercent'),
+  ])
+  .meta({ id: 'TimeWindow' });
+export type TimeWindow = z.output<typeof timeWindowSchema>;
+
+const ruleBase = {
+  speaker: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'only this speaker (agent, customer); ignored on a one-track (mono or mixed) call, where nobody can be told apart',
+    ),
+  window: timeWindowSchema.optional(),
+  negate: z.boolean().default(false).describe('the rule holds when its test does not'),
+  minCount: z.number().int().positive().default(1).describe('points needed for the test to hold'),
+};
+
+export const phraseRuleSchema = z
+  .object({
+    kind: z.literal('phrase'),
+    terms: z.array(z.string().min(1)).min(1),
+    match: z
+      .enum(['any', 'all'])
+      .default('any')
+      .describe('an utterance counts when it holds any (or all) of the terms'),
+    ...ruleBase,
+  })
+  .strict();
+
+export const sentimentRuleSchema = z
+  .object({
+    kind: z.literal('sentiment'),
+    label: z.enum(['Positive', 'Negative', 'Neutral']).optional(),
+    below: z
+      .number()
+      .min(-1)
+      .max(1)
+      .optional()
+      .describe('signed value (result.json sentiment.scoring) under this'),
+    above: z.number().min(-1).max(1).optional(),
+    scope: z
+      .enum(['utterance', 'call'])
+      .default('utterance')
+      .describe('utterance: each analysed utterance is tested; call: the mean over the window'),
+    ...ruleBase,
+  })
+  .strict()
+  .refine(
+    (r) => r.label !== undefined || r.below !== undefined || r.above !== undefined,
+    'a sentiment rule needs label, below or above',
+  );
+
+export const silenceRuleSchema = z
+  .object({
+    kind: z.literal('silence'),
+    minSeconds: z.number().positive().optional().describe('default: metrics.silenceSeconds'),
+    includeHolds: z.boolean().default(false).describe('count silences inside a hold (reported as holds)'),
+    ...ruleBase,
+  })
+  .strict()
+  .describe('speaker: the one who talked last before the silence (the one left waiting)');
+
+export const overlapRuleSchema = z
+  .object({
+    kind: z.literal('overlap'),
+    minSeconds: z.number().positive().optional().describe('default: metrics.overlapSeconds'),
+    ...ruleBase,
+  })
+  .strict()
+  .describe('speaker: the one who started talking over the other');
+
+export const holdRuleSchema = z
+  .object({
+    kind: z.literal('hold'),
+    minSeconds: seconds.optional(),
+    maxSeconds: seconds.optional(),
+    ...ruleBase,
+  })
+  .strict();
+
+export const CALL_METRICS = [
+  'durationSeconds',
+  'talkShare',
+  'talkToListen',
+  'speechRate',
+  'fillersPerMinute',
+  'longestMonologueSeconds',
+  'timeToFirstAgentSeconds',
+  'silenceSeconds',
+  'overlapSeconds',
+  'holdSeconds',
+] as const;
+
+export const metricRuleSchema = z
+  .object({
+    kind: z.literal('metric'),
+    metric: z
+      .enum(CALL_METRICS)
+      .describe(
+        'per speaker when `speaker` is given (talkShare, talkToListen, speechRate, fillersPerMinute, longestMonologueSeconds)',
+      ),
+    above: z.number().optional(),
+    below: z.number().optional(),
+    speaker: ruleBase.speaker,
+    negate: ruleBase.negate,
+  })
+  .strict()
+  .refine((r) => r.above !== undefined || r.below !== undefined, 'a metric rule needs above or below');
+
+/** Spec 01, Enumerations: speech acts of `/nlp/v1/sentence_type`. */
+export const DIALOG_ACTS = [
+  'greeting',
+  'information-providing',
+  'feedback',
+  'information-seeking',
+  'agreement',
+  'feedbackElicitation',
+  'commissive',
+  'acceptOffer',
+  'selfCorrection',
+  'thanking',
+  'apology',
+  'stalling',
+  'directive',
+  'goodbye',
+  'declineOffer',
+  'turnAssign',
+  'pausing',
+  'acceptApology',
+  'acceptThanking',
+] as const;
+export type DialogAct = (typeof DIALOG_ACTS)[number];
+
+export const dialogActRuleSchema = z
+  .object({
+    kind: z.literal('dialogAct'),
+    acts: z.array(z.enum(DIALOG_ACTS)).min(1),
+    match: z.enum(['any', 'all']).default('any'),
+    ...ruleBase,
+  })
+  .strict();
+
+export const redactionRuleSchema = z
+  .object({
+    kind: z.literal('redaction'),
+    types: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('kinds of personal data (as the redaction records name them); default any'),
+    ...ruleBase,
+  })
+  .strict();
+
+export const categoryRefRuleSchema = z
+  .object({
+    kind: z.literal('category'),
+    category: name.describe('a category defined earlier in the file'),
+    negate: ruleBase.negate,
+  })
+  .strict();
+
+export const ruleSchema = z
+  .discriminatedUnion('kind', [
+    phraseRuleSchema,
+    sentimentRuleSchema,
+    silenceRuleSchema,
+    overlapRuleSchema,
+    holdRuleSchema,
+    metricRuleSchema,
+    dialogActRuleSchema,
+    redactionRuleSchema,
+    categoryRefRuleSchema,
+  ])
+  .meta({ id: 'Rule' });
+export type Rule = z.output<typeof ruleSchema>;
+export type RuleKind = Rule['kind'];
+
+export const categorySchema = z
+  .object({
+    name,
+    description: z.string().optional(),
+    match: z.enum(['all', 'any']).default('all').describe('every rule must hold, or any one'),
+    rules: z.array(ruleSchema).min(1),
+  })
+  .strict()
+  .meta({ id: 'Category' });
+export type Category = z.output<typeof categorySchema>;
+
+// --- scorecard -----------------------------------------------------------------------------------------
+
+/** What answers a question: a category (matched = yes) or a rule of its own. */
+const answerSchema = z.union([
+  z.object({ category: name }).strict(),
+  z.object({ rule: ruleSchema }).strict(),
+]);
+
+export const questionSchema = z
+  .object({
+    id: name,
+    text: z.string().min(1).describe('the question as a supervisor reads it'),
+    weight: z.number().positive().default(1),
+    answer: answerSchema.describe('yes when the category matched (or the rule held)'),
+    applicableWhen: answerSchema
+      .optional()
+      .describe('not applicable (left out of the maximum) unless this holds'),
+  })
+  .strict()
+  .meta({ id: 'Question' });
+export type Question = z.output<typeof questionSchema>;
+
+export const scorecardSchema = z
+  .object({
+    name: z.string().min(1),
+    questions: z.array(questionSchema).min(1),
+  })
+  .strict()
+  .meta({ id: 'Scorecard' });
+
+// --- the file ------------------------------------------------------------------------------------------
+
+export const rulesFileSchema = z
+  .object({
+    format: z.literal(RULES_FORMAT_VERSION),
+    name: z.string().min(1),
+    version: z.string().min(1).describe("the author's version, recorded with every result scored"),
+    description: z.string().optional(),
+    metrics: metricsSettingsSchema.default({ silenceSeconds: 3, overlapSeconds: 1 }),
+    categories: z.array(categorySchema).default([]),
+    scorecard: scorecardSchema.optional(),
+  })
+  .strict()
+  .superRefine((file, ctx) => {
+    const seen = new Set<string>();
+    const refs = (rule: Rule, path: (string | number)[]) => {
+      if (rule.kind === 'category' && !seen.has(rule.category))
+        ctx.addIssue({ code: 'custom', path, message: `category ${rule.category} is not defined before it` });
+    };
+    file.categories.forEach((c, i) => {
+      if (seen.has(c.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['categories', i, 'name'],
+          message: `${c.name} is defined twice`,
+        });
+      c.rules.forEach((r, j) => refs(r, ['categories', i, 'rules', j]));
+      seen.add(c.name);
+    });
+    const ids = new Set<string>();
+    file.scorecard?.questions.forEach((q, i) => {
+      if (ids.has(q.id))
+        ctx.addIssue({ code: 'custom', path: ['scorecard', 'questions', i, 'id'], message: `${q.id} twice` });
+      ids.add(q.id);
+      for (const [field, a] of [
+        ['answer', q.answer],
+        ['applicableWhen', q.applicableWhen],
+      ] as const) {
+        if (!a) continue;
+        const path = ['scorecard', 'questions', i, field];
+        if ('category' in a && !seen.has(a.category))
+          ctx.addIssue({ code: 'custom', path, message: `no category ${a.category}` });
+        if ('rule' in a) refs(a.rule, path);
+      }
+    });
+  })
+  .meta({
+    id: 'CallpipeRules',
+    title: 'callpipe rule file',
+    description: 'Call metrics thresholds, categories and a scorecard of call insights.',
+  });
+export type RulesFile = z.output<typeof rulesFileSchema>;

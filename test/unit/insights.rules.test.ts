@@ -1,0 +1,269 @@
+import { describe, expect, it } from 'vitest';
+import { defaultRules, parseRules, RulesFileError } from '../../activities/insights/rules-file.ts';
+import { matchedCategories, scoreCall } from '../../activities/insights/score-call.ts';
+import type { ScoredCall } from '../../activities/insights/evaluate-rules.ts';
+import type { ResultUtterance } from '../../schemas/result.ts';
+
+let next = 0;
+function u(speaker: string, start: number, end: number, text: string, extra: Partial<ResultUtterance> = {}) {
+  const sentiment = extra.sentiment ?? null;
+  return {
+    index: next++,
+    speaker,
+    track: speaker === 'agent' ? 0 : 1,
+    session: 0,
+    start,
+    end,
+    text,
+    normalizedText: text,
+    cleanedText: text,
+    fillers: [],
+    sentiment,
+    dialogActs: [],
+    ...extra,
+  } satisfies ResultUtterance;
+}
+const negative = { label: 'Negative' as const, score: 0.6, value: -0.6, emotions: [] };
+
+function call(utterances: ResultUtterance[], duration = 120, speakers = ['agent', 'customer']): ScoredCall {
+  return {
+    audio: { durationSeconds: duration } as ScoredCall['audio'],
+    speakers,
+    utterances,
+    talk: {
+      bySpeaker: speakers.map((speaker) => ({
+        speaker,
+        utterances: 0,
+        talkSeconds: 0,
+        silenceSeconds: 0,
+        talkShare: 0.5,
+      })),
+      silenceSeconds: 0,
+      overlapSeconds: 0,
+    },
+    sentiment: { scoring: '', overall: {} as never, bySpeaker: {}, byQuarter: [] as never },
+  };
+}
+
+const rules = (yaml: string) => parseRules(`format: 1\nname: t\nversion: '1'\n${yaml}`, 'test.yaml');
+
+describe('rule files', () => {
+  it('ships a default for Japanese call centers that is valid, with a scorecard', () => {
+    const { rules: r, digest } = defaultRules();
+    expect(r.categories.map((c) => c.name)).toEqual(
+      expect.arrayContaining([
+        'greeting',
+        'identity_verification',
+        'apology',
+        'closing',
+        'complaint',
+        'long_hold',
+      ]),
+    );
+    expect(r.scorecard!.questions.length).toBeGreaterThan(5);
+    expect(r.metrics.hold!.startPhrases).toContain('保留');
+    expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // Every rule kind is used by the default file.
+    const kinds = new Set(r.categories.flatMap((c) => c.rules.map((x) => x.kind)));
+    expect([...kinds].sort()).toEqual(
+      [
+        'category',
+        'dialogAct',
+        'hold',
+        'metric',
+        'overlap',
+        'phrase',
+        'redaction',
+        'sentiment',
+        'silence',
+      ].sort(),
+    );
+  });
+
+  it('names the line and the field of a mistake', () => {
+    const bad = 'categories:\n  - name: a\n    rules:\n      - kind: phrase\n        terms: []\n';
+    expect(() => rules(bad)).toThrow(RulesFileError);
+    expect(() => rules(bad)).toThrow(/^test\.yaml: line 8: categories\.0\.rules\.0\.terms: /);
+    expect(() => rules('categories:\n  - name: a\n    rules:\n      - kind: shout\n')).toThrow(
+      /line 7: categories\.0\.rules\.0\.kind/,
+    );
+    expect(() => rules('categories: [\n')).toThrow(/^test\.yaml: line \d+: /);
+    expect(() => parseRules('format: 2\nname: x\nversion: y\n', 'f.yaml')).toThrow(/line 1: format/);
+    expect(() =>
+      rules('categories:\n  - name: b\n    rules: [{ kind: category, category: later }]\n'),
+    ).toThrow(/category later is not defined before it/);
+  });
+
+  it('gives the same digest to the same rules however they are written, another to other rules', () => {
+    const a = rules('categories: [{ name: x, rules: [{ kind: phrase, terms: [a] }] }]\n');
+    const b = parseRules(
+      JSON.stringify({
+        version: '1',
+        name: 't',
+        format: 1,
+        categories: [{ rules: [{ terms: ['a'], kind: 'phrase' }], name: 'x' }],
+      }),
+      'b.json',
+    );
+    expect(b.digest).toBe(a.digest);
+    expect(rules('categories: [{ name: x, rules: [{ kind: phrase, terms: [b] }] }]\n').digest).not.toBe(
+      a.digest,
+    );
+  });
+});
+
+describe('categories and scorecard', () => {
+  const greetingCall = () =>
+    call([
+      u('agent', 1, 3, 'お電話ありがとうございます。サポート窓口です。', { dialogActs: ['greeting'] }),
+      u('customer', 4, 6, 'もう何回も電話してるんですけど', { sentiment: negative }),
+      u('customer', 7, 9, 'いい加減にしてください', { sentiment: negative }),
+      u('agent', 10, 12, 'ご迷惑をおかけして大変申し訳ございません', { dialogActs: ['apology'] }),
+      u('agent', 100, 102, 'お電話ありがとうございました。失礼いたします。', { dialogActs: ['goodbye'] }),
+    ]);
+
+  it('matches the default rules against a scripted call, with points', () => {
+    const insights = scoreCall(greetingCall(), defaultRules(), { scoredAt: '2026-11-23T00:00:00.000Z' });
+    const byName = new Map(insights.categories.map((c) => [c.name, c]));
+    expect(byName.get('greeting')!.matched).toBe(true);
+    expect(byName.get('greeting')!.points).toEqual([{ start: 1, end: 3, utterance: next - 5 }]);
+    expect(byName.get('complaint')!.matched).toBe(true);
+    expect(byName.get('apology')!.matched).toBe(true);
+    expect(byName.get('closing')!.matched).toBe(true);
+    expect(byName.get('identity_verification')!.matched).toBe(false);
+    expect(byName.get('resolved_without_escalation')!.matched).toBe(true);
+    // No redaction records: that rule cannot say, and says why.
+    expect(byName.get('personal_data')).toMatchObject({ matched: false, unavailable: ['redaction records'] });
+    expect(matchedCategories(insights)).toContain('complaint');
+    const answers = new Map(insights.scorecard!.answers.map((a) => [a.id, a.answer]));
+    expect(answers.get('greeting')).toBe('yes');
+    expect(answers.get('identity')).toBe('no');
+    expect(answers.get('apology')).toBe('yes');
+    expect(answers.get('short_holds')).toBe('na'); // no hold: not applicable
+    const { score, max, normalized } = insights.scorecard!;
+    const applicable = insights.scorecard!.answers.filter((a) => a.answer !== 'na');
+    expect(max).toBe(applicable.reduce((n, a) => n + a.weight, 0));
+    expect(score).toBe(applicable.filter((a) => a.answer === 'yes').reduce((n, a) => n + a.weight, 0));
+    expect(normalized).toBeCloseTo(score / max, 4);
+    expect(insights.rules).toMatchObject({
+      name: 'callpipe-default-ja',
+      format: 1,
+      scoredAt: '2026-11-23T00:00:00.000Z',
+    });
+  });
+
+  it('fails the greeting question of a call without a greeting; apology not applicable without a complaint', () => {
+    const c = call([
+      u('agent', 1, 3, '本日はどのようなご用件でしょうか。', { dialogActs: ['information-seeking'] }),
+      u('customer', 4, 6, 'プランを変えたいんですが'),
+    ]);
+    const answers = new Map(scoreCall(c, defaultRules()).scorecard!.answers.map((a) => [a.id, a]));
+    expect(answers.get('greeting')!.answer).toBe('no');
+    expect(answers.get('apology')).toMatchObject({ answer: 'na', reason: 'applicableWhen did not hold' });
+  });
+
+  it('windows, speakers, negate and minCount', () => {
+    const c = call([
+      u('agent', 5, 6, 'こんにちは'),
+      u('customer', 50, 52, 'こんにちは'),
+      u('agent', 110, 112, 'こんにちは'),
+    ]);
+    const cat = (rule: string) =>
+      scoreCall(c, rules(`categories: [{ name: x, rules: [${rule}] }]\n`)).categories[0]!;
+    expect(
+      cat('{ kind: phrase, terms: [こんにちは], window: { first: 10 } }').points.map((p) => p.start),
+    ).toEqual([5]);
+    expect(
+      cat('{ kind: phrase, terms: [こんにちは], window: { last: 15 } }').points.map((p) => p.start),
+    ).toEqual([110]);
+    expect(
+      cat('{ kind: phrase, terms: [こんにちは], window: { fromPercent: 30, toPercent: 60 } }').points.map(
+        (p) => p.start,
+      ),
+    ).toEqual([50]);
+    expect(
+      cat('{ kind: phrase, terms: [こんにちは], speaker: customer }').points.map((p) => p.start),
+    ).toEqual([50]);
+    expect(cat('{ kind: phrase, terms: [こんにちは], minCount: 4 }').matched).toBe(false);
+    expect(cat('{ kind: phrase, terms: [こんにちは], minCount: 3 }').matched).toBe(true);
+    expect(cat('{ kind: phrase, terms: [さようなら], negate: true }')).toMatchObject({
+      matched: true,
+      points: [],
+    });
+    expect(cat('{ kind: phrase, terms: [こんにちは, さようなら], match: all }').matched).toBe(false);
+    // One track: nobody can be told apart, so the speaker is not applied.
+    const mono = call(
+      c.utterances.map((x) => ({ ...x, speaker: 'mixed' })),
+      120,
+      ['mixed'],
+    );
+    const r = rules(
+      'categories: [{ name: x, rules: [{ kind: phrase, terms: [こんにちは], speaker: agent }] }]\n',
+    );
+    expect(scoreCall(mono, r).categories[0]!.points).toHaveLength(3);
+  });
+
+  it('sentiment, dialog acts, metrics and events, and what is unavailable', () => {
+    const c = call(
+      [
+        u('agent', 0, 10, 'お電話ありがとうございます', {
+          dialogActs: ['greeting', 'thanking'],
+          sentiment: { label: 'Positive', score: 0.8, value: 0.8, emotions: [] },
+        }),
+        u('customer', 9, 12, '困ってるんです', { sentiment: negative }),
+        u('agent', 30, 31, 'はい', { dialogActs: [] }),
+      ],
+      40,
+    );
+    const cat = (rule: string) =>
+      scoreCall(c, rules(`categories: [{ name: x, rules: [${rule}] }]\n`)).categories[0]!;
+    expect(cat('{ kind: sentiment, label: Negative, speaker: customer }').matched).toBe(true);
+    expect(cat('{ kind: sentiment, scope: call, below: -0.5, speaker: customer }').matched).toBe(true);
+    expect(cat('{ kind: sentiment, scope: call, below: -0.5 }').matched).toBe(false);
+    expect(cat('{ kind: dialogAct, acts: [greeting, thanking], match: all }').matched).toBe(true);
+    expect(cat('{ kind: dialogAct, acts: [apology] }').matched).toBe(false);
+    expect(cat('{ kind: metric, metric: durationSeconds, above: 39 }').matched).toBe(true);
+    expect(cat('{ kind: metric, metric: talkToListen, speaker: agent, above: 3 }').matched).toBe(true);
+    expect(cat('{ kind: silence, minSeconds: 15 }')).toMatchObject({
+      matched: true,
+      points: [{ start: 12, end: 30, utterance: null }],
+    });
+    expect(cat('{ kind: silence, minSeconds: 15, speaker: agent }').matched).toBe(false); // the customer spoke last
+    expect(cat('{ kind: overlap, speaker: customer }').matched).toBe(true); // 1 s, the threshold
+    expect(cat('{ kind: overlap, speaker: agent }').matched).toBe(false); // the customer started it
+    expect(cat('{ kind: overlap, minSeconds: 1.5 }').matched).toBe(false);
+    const noSentiment = { ...c, sentiment: null };
+    const r = rules('categories: [{ name: x, rules: [{ kind: sentiment, label: Negative }] }]\n');
+    expect(scoreCall(noSentiment, r).categories[0]).toMatchObject({
+      matched: false,
+      unavailable: ['sentiment'],
+    });
+    const noActs = { ...c, utterances: c.utterances.map((x) => ({ ...x, dialogActs: null })) };
+    const r2 = rules('categories: [{ name: x, rules: [{ kind: dialogAct, acts: [greeting] }] }]\n');
+    expect(scoreCall(noActs, r2).categories[0]).toMatchObject({
+      matched: false,
+      unavailable: ['dialog acts'],
+    });
+  });
+
+  it('reads redaction records by kind, per utterance or per call', () => {
+    const base = call([u('customer', 1, 2, '[氏名]です'), u('customer', 3, 4, '[電話番号]です')]);
+    const [first, second] = base.utterances;
+    const perUtterance = {
+      ...base,
+      utterances: [
+        { ...first!, redactions: [{ kind: 'PSN', begin: 0, end: 4 }] },
+        { ...second!, redactions: [{ kind: 'Phone_Number' }] },
+      ],
+    };
+    const r = rules('categories: [{ name: x, rules: [{ kind: redaction, types: [Phone_Number] }] }]\n');
+    expect(scoreCall(perUtterance as ScoredCall, r).categories[0]!.points).toEqual([
+      { start: 3, end: 4, utterance: second!.index },
+    ]);
+    const perCall = { ...base, redactions: [{ utterance: first!.index, kind: 'PSN' }] };
+    const any = rules('categories: [{ name: x, rules: [{ kind: redaction }] }]\n');
+    expect(scoreCall(perCall as ScoredCall, any).categories[0]!.points).toEqual([
+      { start: 1, end: 2, utterance: first!.index },
+    ]);
+  });
+});
