@@ -49,6 +49,14 @@ export type SummaryRequest = z.infer<typeof summaryRequestSchema>;
 export const sentimentRequestSchema = z.object({ sentence: z.string().min(1, 'sentence must not be empty') });
 export type SentimentRequest = z.infer<typeof sentimentRequestSchema>;
 
+/** `/nlp/v1/ne` request (spec 01, Endpoints: `sentence` required; `type`; `dic_type`). */
+export const namedEntityRequestSchema = z.object({
+  sentence: z.string().min(1, 'sentence must not be empty'),
+  type: z.enum(['default', 'kuzure']).optional(),
+  dic_type: z.array(z.string()).optional(),
+});
+export type NamedEntityRequest = z.infer<typeof namedEntityRequestSchema>;
+
 /** `/nlp/v1/keyword` request; the document as an array of sentences (spec 01, Rules 2 and 4). */
 export const keywordRequestSchema = z.object({
   document: z.union([z.string().min(1), z.array(z.string()).min(1)]),

@@ -52,6 +52,28 @@ export const UNKNOWN_PHRASE_TEXT = '〈不明〉';
 export const AGENT_PHRASE_IDS = { from: 1, to: 89 } as const;
 export const CUSTOMER_PHRASE_IDS = { from: 101, to: 175 } as const;
 
+/**
+ * Exchanges in which a customer gives personal data (ids 201–222 of the default phrasebook): the agent's
+ * question, the customer's answer in one utterance or two (a number read in two goes), and the agent's
+ * reply when there is one. Between them they name a person, a birth date, mobile numbers in digits and
+ * in kanji, a landline in katakana, a card number, a My Number, a postal code and street address, an
+ * e-mail address and a bank account. Generated calls carry them only when asked (`personalData`).
+ */
+export const PERSONAL_DATA_PHRASE_IDS = { from: 201, to: 222 } as const;
+export const PERSONAL_DATA_EXCHANGES: readonly { ask: number; answer: readonly number[]; reply?: number }[] =
+  [
+    { ask: 201, answer: [211], reply: 222 },
+    { ask: 202, answer: [212] },
+    { ask: 203, answer: [213] },
+    { ask: 204, answer: [214, 215] },
+    { ask: 205, answer: [216] },
+    { ask: 206, answer: [217] },
+    { ask: 207, answer: [218] },
+    { ask: 208, answer: [219] },
+    { ask: 209, answer: [220] },
+    { ask: 210, answer: [221] },
+  ];
+
 /** A phrasebook: phrase id (decimal string) → text. */
 export const phrasebookSchema = z.record(z.string().regex(/^\d+$/), z.string().min(1));
 export type Phrasebook = z.infer<typeof phrasebookSchema>;

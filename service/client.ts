@@ -9,10 +9,16 @@
  * 401, which the spec makes part of authentication, and nothing else. Use `withRetry` outside Temporal.
  */
 import type { ServiceConfig } from '../schemas/config.ts';
-import type { FillerRemovalResult, KeywordResult, SentimentResult } from '../schemas/service-nlp.ts';
+import type {
+  FillerRemovalResult,
+  KeywordResult,
+  NamedEntityResult,
+  SentimentResult,
+} from '../schemas/service-nlp.ts';
 import { silentLogger, trimSlash, type ClientContext, type ServiceLogger } from './context.ts';
 import { createLimiters, type ConcurrencyOptions } from './limits.ts';
 import { keyword, type KeywordOptions } from './nlp/keyword.ts';
+import { namedEntities, type NamedEntityOptions } from './nlp/named-entities.ts';
 import { removeFiller, type RemoveFillerOptions } from './nlp/remove-filler.ts';
 import { sentiment } from './nlp/sentiment.ts';
 import { summarize, type SummarizeOptions, type SummaryOutcome } from './nlp/summarize.ts';
@@ -41,6 +47,8 @@ export interface NlpClient {
   sentiment(sentence: string, options?: NlpCallOptions): Promise<NlpResponse<SentimentResult>>;
   /** `/nlp/v1/keyword` of a document given as sentences. */
   keyword(sentences: string[], options?: KeywordOptions): Promise<NlpResponse<KeywordResult>>;
+  /** `/nlp/v1/ne`: named entities of a text, with their positions. */
+  namedEntities(sentence: string, options?: NamedEntityOptions): Promise<NlpResponse<NamedEntityResult>>;
 }
 
 export interface ServiceClient {
@@ -79,6 +87,7 @@ export function createServiceClient(
       summarize: (document, opts) => summarize(ctx, document, opts),
       sentiment: (sentence, opts) => sentiment(ctx, sentence, opts),
       keyword: (sentences, opts) => keyword(ctx, sentences, opts),
+      namedEntities: (sentence, opts) => namedEntities(ctx, sentence, opts),
     },
     recognizeStream: (opts) => new StreamSession(ctx, opts),
   };

@@ -50,3 +50,4 @@ export { NLP_ENDPOINTS, endpointOfPath, type NlpEndpointName } from './nlp/endpo
 export type { RemoveFillerOptions } from './nlp/remove-filler.ts';
 export type { SummarizeOptions, SummaryOutcome } from './nlp/summarize.ts';
 export type { KeywordOptions } from './nlp/keyword.ts';
+export type { NamedEntityOptions } from './nlp/named-entities.ts';

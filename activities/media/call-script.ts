@@ -6,6 +6,7 @@
 import {
   AGENT_PHRASE_IDS,
   CUSTOMER_PHRASE_IDS,
+  PERSONAL_DATA_EXCHANGES,
   phraseDurationSeconds,
   type FixtureScript,
 } from '../../schemas/synthetic-recording.ts';
@@ -22,6 +23,11 @@ export interface CallScriptOptions {
   background?: 'silence' | 'noise';
   /** Sample rate written into the script (the renderer's default rate). */
   sampleRate?: number;
+  /**
+   * Open with the exchanges in which the customer gives personal data (PERSONAL_DATA_EXCHANGES: a
+   * name, a birth date, phone, card, My Number, address, e-mail, bank account), then talk as usual.
+   */
+  personalData?: boolean;
 }
 
 /** Pause between two phrases of one speaker's turn, seconds. */
@@ -41,7 +47,14 @@ const roundMs = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
 /** Generates a call script; see {@link CallScriptOptions}. */
 export function generateCallScript(options: CallScriptOptions): FixtureScript {
-  const { durationSeconds, seed = 1, stereo = true, background = 'silence', sampleRate } = options;
+  const {
+    durationSeconds,
+    seed = 1,
+    stereo = true,
+    background = 'silence',
+    sampleRate,
+    personalData,
+  } = options;
   if (!(durationSeconds > LEAD_IN_SECONDS + TAIL_SECONDS)) {
     throw new RangeError(`call length must be more than ${LEAD_IN_SECONDS + TAIL_SECONDS} s`);
   }
@@ -56,6 +69,24 @@ export function generateCallScript(options: CallScriptOptions): FixtureScript {
   const end = durationSeconds - TAIL_SECONDS;
   let t = LEAD_IN_SECONDS;
   let speaker: 0 | 1 = 0; // the agent answers the call
+  /** One phrase of `who` at the current time, then the pause before the next; false when the call is over. */
+  const say = (who: 0 | 1, id: number, gap: number): boolean => {
+    const length = phraseDurationSeconds(id);
+    if (t + length > end) return false;
+    channels[stereo ? who : 0]!.phrases.push({ id, start: roundMs(t) });
+    t += length + gap;
+    return true;
+  };
+  if (personalData) {
+    for (const { ask, answer, reply } of PERSONAL_DATA_EXCHANGES) {
+      say(0, ask, between(TURN_GAP_SECONDS));
+      // A number read in two goes: the second part follows after a short pause.
+      answer.forEach((id, i) =>
+        say(1, id, i < answer.length - 1 ? PHRASE_GAP_SECONDS.min : between(TURN_GAP_SECONDS)),
+      );
+      if (reply !== undefined) say(0, reply, between(TURN_GAP_SECONDS));
+    }
+  }
   for (;;) {
     const turn = intBetween(PHRASES_PER_TURN);
     let said = 0;

@@ -9,7 +9,7 @@ import { CliError, parseCommandArgs } from '../command.ts';
 export const summary = 'synthesizes a test recording from a script (or generates a call)';
 
 export const help = `Usage: callpipe fixture <script.json> <out> [options]
-       callpipe fixture --generate <seconds> <out> [--seed N] [--stereo] [options]
+       callpipe fixture --generate <seconds> <out> [--seed N] [--stereo] [--personal-data] [options]
 
 Writes a recording whose phrases are DTMF strings *id# (80 ms tones, 40 ms gaps, -12 dBFS) over
 silence or low noise, as the emulator decodes them. The container follows the file name (.wav, .mp3,
@@ -24,6 +24,8 @@ Options:
   --seed <n>             seed of the generated call (default 1)
   --stereo               generated call: agent on channel 0, customer on channel 1 (default: mono)
   --noise                generated call: low background noise instead of silence
+  --personal-data        generated call: opens with a customer giving a name, birth date, phone, card,
+                         My Number, address, e-mail and bank account (to see redaction at work)
   --script-out <file>    also write the generated script as JSON
   -h, --help             this text`;
 
@@ -60,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
     seed: { type: 'string' },
     stereo: { type: 'boolean' },
     noise: { type: 'boolean' },
+    'personal-data': { type: 'boolean' },
     'script-out': { type: 'string' },
   });
   const generating = values.generate !== undefined;
@@ -84,6 +87,7 @@ export async function run(argv: string[]): Promise<number> {
       seed: intOption('seed', values.seed) ?? 1,
       stereo: values.stereo ?? false,
       background: values.noise ? 'noise' : 'silence',
+      personalData: values['personal-data'] ?? false,
     });
     if (values['script-out']) await writeFile(values['script-out'], JSON.stringify(script, null, 2));
   } else {

@@ -1,8 +1,8 @@
 /**
  * The text-analysis endpoints the emulator serves (spec 01 and 03), with the common envelope
  * `{result, status, message}` and the `message` each endpoint was recorded with (golden): `OK` for
- * remove_filler and sentiment, `""` for keyword, none for summary (`ok` for the call-center model, as
- * spec 03 says). Content types as recorded, too.
+ * remove_filler and sentiment, `""` for keyword and ne, none for summary (`ok` for the call-center
+ * model, as spec 03 says). Content types as recorded, too.
  *
  * Validation errors (spec 01 rule 1; codes not shown, chosen here): HTTP 400 and envelope status 400
  * with a message in spec 03's parameter-text form (`text : must not be null`); summarization answers
@@ -11,6 +11,7 @@
 import type { Account } from '../accounts.ts';
 import type { Answer } from '../answer.ts';
 import { DEFAULT_MAX_KEYWORDS, extractKeywords } from './keyword.ts';
+import { extractNamedEntities } from './named-entities.ts';
 import { removeFiller } from './remove-filler.ts';
 import { analyzeSentiment } from './sentiment.ts';
 import { summarize } from './summary.ts';
@@ -38,12 +39,12 @@ export const NLP_ENDPOINTS: Record<string, string[]> = {
   remove_filler: ['beta'],
   sentiment: ['v1'],
   keyword: ['v1'],
+  ne: ['v1'],
   summary: ['v1', 'beta'],
 };
 /** Endpoints of the spec the emulator does not emulate: HTTP 501. */
 export const NLP_NOT_EMULATED = [
   'parse',
-  'ne',
   'normalize_ne/company',
   'coreference',
   'similarity',
@@ -140,6 +141,18 @@ export function handleNlp(name: string, version: string, value: unknown, account
         return {
           status: 200,
           json: { result, status: 0, message: '' },
+          contentType: JSON_UTF8,
+          log: { code: 0 },
+        };
+      }
+      case 'ne': {
+        const sentence = requireString(body, 'sentence');
+        checkType(body);
+        checkDicType(body, account);
+        // As recorded: message "" and a charset in the content type.
+        return {
+          status: 200,
+          json: { result: extractNamedEntities(sentence), status: 0, message: '' },
           contentType: JSON_UTF8,
           log: { code: 0 },
         };

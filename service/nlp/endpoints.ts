@@ -1,6 +1,6 @@
 /**
  * Path and result schema of every text-analysis endpoint (spec 01, Endpoints; spec 03, Summarization).
- * The four calls the pipeline makes have their own modules; the table also lets the golden-fixture test
+ * The five calls the pipeline makes have their own modules; the table also lets the golden-fixture test
  * (and any future call) parse every recorded response.
  */
 import type { z } from 'zod';

@@ -128,7 +128,7 @@ describe('tokens (spec 01 Authentication; golden)', () => {
 });
 
 describe('golden text-analysis interactions', () => {
-  for (const part of ['RemoveFiller', 'Summary', 'Sentiment', 'Keyword']) {
+  for (const part of ['RemoveFiller', 'Summary', 'Sentiment', 'Keyword', 'NamedEntity']) {
     it(`${part}: same status, content type, shape and types as recorded`, async () => {
       const g = find(`Cotoha_Endpoint_${part}`);
       const res = await nlp(emu, g.path.replace('/api/dev', ''), g.requestBody, access);
@@ -429,5 +429,47 @@ describe('summary (spec 03)', () => {
       expect([...text].length).toBeLessThanOrEqual(charLen);
       expect(text.length).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('ne (named entities, emulated from a gazetteer and number patterns)', () => {
+  const ne = async (sentence: string) =>
+    ((await nlp(emu, '/nlp/v1/ne', { sentence }, access)).json as { result: Record<string, unknown>[] })
+      .result;
+
+  it('persons, places with their block numbers as one address, phone numbers, dates; positions one past the end', async () => {
+    const sentence =
+      '鈴木花子です。住所は東京都渋谷区神南一丁目二番三号、携帯は090-1234-5678、誕生日は千九百八十五年四月十日です。';
+    const result = await ne(sentence);
+    const byForm = Object.fromEntries(result.map((e) => [e.form, e]));
+    expect(byForm['鈴木花子']).toMatchObject({ class: 'PSN', extended_class: 'Person', source: 'basic' });
+    expect(byForm['東京都渋谷区神南一丁目二番三号']).toMatchObject({
+      class: 'LOC',
+      extended_class: 'Address',
+    });
+    expect(byForm['090-1234-5678']).toMatchObject({ class: 'NUM', extended_class: 'Phone_Number' });
+    expect(byForm['千九百八十五年四月十日']).toMatchObject({ class: 'DAT', extended_class: 'Date' });
+    for (const e of result) {
+      expect(sentence.slice(e.begin_pos as number, e.end_pos as number)).toBe(e.form);
+      expect(e.std_form).toBe(e.form);
+    }
+  });
+
+  it('things that are not personal have classes of their own; kana digits are not entities here', async () => {
+    const result = await ne('カスタマーセンターの料金は三千円、午後三時まで。日本全国。ゼロキューゼロ');
+    expect(result.map((e) => [e.form, e.class, e.extended_class])).toEqual([
+      ['カスタマーセンター', 'ORG', 'Organization'],
+      ['三千円', 'MNY', 'Money'],
+      ['午後三時', 'TIM', 'Time'],
+      ['日本', 'LOC', 'Country'],
+    ]);
+  });
+
+  it('sentence is required; type and dic_type follow the shared rules', async () => {
+    const missing = await nlp(emu, '/nlp/v1/ne', {}, access);
+    expect(missing.status).toBe(400);
+    expect(missing.json).toMatchObject({ status: 400, message: 'sentence : must not be null' });
+    const badType = await nlp(emu, '/nlp/v1/ne', { sentence: '山田です', type: 'x' }, access);
+    expect(badType.status).toBe(400);
   });
 });

@@ -78,7 +78,7 @@ describe('tokens against the emulator', () => {
 });
 
 describe('text calls against the emulator', () => {
-  it('removeFiller, sentiment, keyword and a hierarchical extract-cc summary parse to typed results', async () => {
+  it('removeFiller, sentiment, keyword, named entities and a hierarchical extract-cc summary parse to typed results', async () => {
     const config = await start({}, 100);
     const client = createServiceClient(config);
     const filler = await client.nlp.removeFiller('えーーっと、あの、何時に待ち合わせですっけ。');
@@ -90,6 +90,10 @@ describe('text calls against the emulator', () => {
       { maxKeywords: 3 },
     );
     expect(keywords.result.length).toBeLessThanOrEqual(3);
+    const entities = await client.nlp.namedEntities('山田太郎です。');
+    expect(entities.result).toEqual([
+      expect.objectContaining({ form: '山田太郎', begin_pos: 0, end_pos: 4, class: 'PSN' }),
+    ]);
     const line = 'お客様のご契約内容を確認いたしましたところ、先月分の請求金額に誤りがございました。';
     const dialog = Array.from({ length: 300 }, (_, i) => `${i}番目、${line}`).join('');
     expect(dialog.length).toBeGreaterThan(5000 * 2);

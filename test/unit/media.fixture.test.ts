@@ -12,6 +12,7 @@ import { sessionPlanSchema } from '../../schemas/plan.ts';
 import {
   AGENT_PHRASE_IDS,
   CUSTOMER_PHRASE_IDS,
+  PERSONAL_DATA_EXCHANGES,
   fixtureScriptSchema,
   phraseDurationSeconds,
   type FixtureScript,
@@ -55,6 +56,24 @@ describe('generateCallScript', () => {
     // The agent speaks first, and both sides speak throughout.
     expect(agent!.phrases[0]!.start).toBeLessThan(customer!.phrases[0]!.start);
     expect(customer!.phrases.at(-1)!.start).toBeGreaterThan(1700);
+  });
+
+  it('personalData opens with the exchanges of personal data, questions on the agent, answers on the customer', () => {
+    const plain = generateCallScript({ durationSeconds: 300, seed: 5 });
+    const script = generateCallScript({ durationSeconds: 300, seed: 5, personalData: true });
+    const [agent, customer] = script.channels;
+    const asks = PERSONAL_DATA_EXCHANGES.flatMap((e) => [e.ask, ...(e.reply ? [e.reply] : [])]);
+    const answers = PERSONAL_DATA_EXCHANGES.flatMap((e) => e.answer);
+    expect(agent!.phrases.slice(0, asks.length).map((p) => p.id)).toEqual(asks);
+    expect(customer!.phrases.slice(0, answers.length).map((p) => p.id)).toEqual(answers);
+    // Each answer after its question; the ordinary call goes on after the exchanges.
+    const firstAnswer = customer!.phrases[0]!;
+    expect(firstAnswer.start).toBeGreaterThan(agent!.phrases[0]!.start + phraseDurationSeconds(201));
+    expect(
+      customer!.phrases.some((p) => p.id >= CUSTOMER_PHRASE_IDS.from && p.id <= CUSTOMER_PHRASE_IDS.to),
+    ).toBe(true);
+    expect(fixtureScriptSchema.parse(script)).toEqual(script);
+    expect(script).not.toEqual(plain);
   });
 
   it('mono puts both speakers on one channel without overlap, within the length', () => {

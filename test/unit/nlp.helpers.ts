@@ -1,9 +1,11 @@
 /**
  * Fakes for the unit tests of the text activities and the result writer: an in-memory ObjectStore
  * (records the order of writes) and a scriptable ServiceClient whose NLP calls answer like the
- * emulator (its filler remover is reused) and fail on demand with real ServiceErrors.
+ * emulator (its filler remover and named-entity extraction are reused) and fail on demand with real
+ * ServiceErrors.
  */
 import type { Readable } from 'node:stream';
+import { extractNamedEntities } from '../../emulator/nlp/named-entities.ts';
 import { removeFiller } from '../../emulator/nlp/remove-filler.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { CostMeter, ServiceError, type ServiceClient, type ServiceErrorKind } from '../../service/index.ts';
@@ -100,7 +102,7 @@ export const SAMPLE_UTTERANCES: Utterance[] = [
 ];
 
 export interface FakeCall {
-  endpoint: 'removeFiller' | 'summarize' | 'sentiment' | 'keyword';
+  endpoint: 'removeFiller' | 'summarize' | 'sentiment' | 'keyword' | 'namedEntities';
   input: unknown;
   options?: unknown;
 }
@@ -193,6 +195,10 @@ export class FakeService {
             { form: '請求書', score: 10 },
             { form: '契約者', score: 5 },
           ].slice(0, options?.maxKeywords ?? 5),
+        ),
+      namedEntities: (sentence, options) =>
+        this.answer({ endpoint: 'namedEntities', input: sentence, options }, options, () =>
+          extractNamedEntities(sentence).map((e) => ({ ...e })),
         ),
     },
   };
