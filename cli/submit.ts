@@ -8,7 +8,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
-import { planOptionsOf, recordingQueues, taskQueues, type Config } from '../schemas/config.ts';
+import { planOptionsOf, recordingQueues, tablesOf, taskQueues, type Config } from '../schemas/config.ts';
 import type { OutputLocation, RecordingSource } from '../schemas/recording.ts';
 import type { ObjectStore } from '../activities/storage/object-store.ts';
 import { outputLocationOf, parseS3Url, uploadKey } from '../schemas/call-keys.ts';
@@ -94,6 +94,7 @@ export async function submitRecording(
     pacingSpeed: config.service.speed,
     plan: planOptionsOf(config),
     queues: recordingQueues(config),
+    tables: tablesOf(config, options.output),
     ...options.extra,
   };
   const handle = await client.workflow.start(processRecording, {

@@ -79,6 +79,8 @@ const backfillInputFields = z.object({
         .optional(),
       /** The rule file of every child's insights (cli/call-files.ts); default the shipped one. */
       rulesKey: z.string().min(1).optional(),
+      /** The analysis tables: prefix in the output's bucket and the time zone of their days. */
+      tables: z.object({ prefix: z.string(), timeZone: z.string() }).optional(),
     })
     .default({ stagingPrefix: 'staging/' }),
   /** Task queue of the children and of the batch's own activities; default: the batch's. */
@@ -156,6 +158,10 @@ export const reportRowSchema = z.object({
   requests: z.number().int().optional(),
   workflowId: z.string().optional(),
   resultKey: z.string().optional(),
+  /** The day (tables partition) the call's rows were written to. */
+  dt: z.string().optional(),
+  /** Why the call's rows are not in the analysis tables (the call is still done). */
+  tablesError: z.string().optional(),
 });
 export type ReportRow = z.infer<typeof reportRowSchema>;
 

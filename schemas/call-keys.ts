@@ -20,7 +20,9 @@ export class KeyError extends Error {
 export const RESULT_FILE = 'result.json';
 export const TRANSCRIPT_FILE = 'transcript.vtt';
 export const ERROR_FILE = 'error.json';
-export const OUTPUT_FILES = [RESULT_FILE, TRANSCRIPT_FILE, ERROR_FILE] as const;
+/** The call viewer: a self-contained HTML page beside result.json. */
+export const CALL_PAGE_FILE = 'call.html';
+export const OUTPUT_FILES = [RESULT_FILE, TRANSCRIPT_FILE, ERROR_FILE, CALL_PAGE_FILE] as const;
 
 /** Where results go: a bucket and a normalized key prefix (`''` or ending in exactly one `/`). */
 export interface OutputLocation {
@@ -92,6 +94,8 @@ export interface CallOutputKeys {
   result: string;
   transcript: string;
   error: string;
+  /** The call viewer page (written beside result.json, before it). */
+  page: string;
 }
 
 export function callOutputKeys(output: OutputLocation, callId: string): CallOutputKeys {
@@ -102,6 +106,7 @@ export function callOutputKeys(output: OutputLocation, callId: string): CallOutp
     result: `${dir}${RESULT_FILE}`,
     transcript: `${dir}${TRANSCRIPT_FILE}`,
     error: `${dir}${ERROR_FILE}`,
+    page: `${dir}${CALL_PAGE_FILE}`,
   };
 }
 
@@ -182,6 +187,25 @@ export function batchReportPrefix(output: OutputLocation, batchId: string): stri
   return `${normalizePrefix(output.prefix)}batches/${batchId.replace(/[^A-Za-z0-9._-]/g, '_')}/`;
 }
 
+/** The files of a batch's report: `report.json`, `report.csv` and the night report `report.html`. */
+export function batchReportKeys(reportPrefix: string): { json: string; csv: string; html: string } {
+  return {
+    json: `${reportPrefix}report.json`,
+    csv: `${reportPrefix}report.csv`,
+    html: `${reportPrefix}report.html`,
+  };
+}
+
+/**
+ * From a batch's report folder to a call's page: the night report links each call relatively, so the
+ * links work wherever the output is mirrored (a local copy, a static site over the bucket).
+ */
+export function callPageFromReport(output: OutputLocation, batchId: string, callId: string): string {
+  const depth =
+    batchReportPrefix(output, batchId).slice(normalizePrefix(output.prefix).length).split('/').length - 1;
+  return `${'../'.repeat(depth)}${assertSafeCallId(callId)}/${CALL_PAGE_FILE}`;
+}
+
 /** Parts of one execution of a batch (its first run id), so a re-run does not merge an older one's. */
 export function batchPartsPrefix(reportPrefix: string, executionId: string): string {
   return `${reportPrefix}parts/${executionId}/`;
@@ -201,4 +225,91 @@ export function uploadKey(
 ): string {
   const name = fileName.split('/').pop() || 'upload';
   return `${normalizePrefix(inputPrefix)}${kind}/${digestHex.slice(0, 16)}/${name}`;
+}
+
+// --- analysis tables (issue 17; schemas/tables.ts) ------------------------------------------------------
+
+/** Default tables prefix, at the root of the output bucket (`CALLPIPE_S3_TABLES_PREFIX`). */
+export const DEFAULT_TABLES_PREFIX = 'tables/';
+
+/** Where the tables live, and the time zone that decides a call's day (its partition). */
+export interface TablesLocation {
+  bucket: string;
+  prefix: string;
+  /** IANA time zone of the partitions' days (default UTC). */
+  timeZone: string;
+}
+
+/** The tables of an output: its bucket, the configured prefix (default `tables/`), UTC unless told. */
+export function tablesLocationOf(output: OutputLocation, tables?: Partial<TablesLocation>): TablesLocation {
+  return {
+    bucket: tables?.bucket ?? output.bucket,
+    prefix: normalizePrefix(tables?.prefix ?? DEFAULT_TABLES_PREFIX),
+    timeZone: tables?.timeZone ?? 'UTC',
+  };
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+function assertDay(dt: string): string {
+  if (!DAY.test(dt)) throw new KeyError(`partition day ${JSON.stringify(dt.slice(0, 40))} is not YYYY-MM-DD`);
+  return dt;
+}
+
+/** A table's folder: `<tables>calls/`. */
+export function tablePrefix(tables: Pick<TablesLocation, 'prefix'>, table: string): string {
+  return `${normalizePrefix(tables.prefix)}${table}/`;
+}
+
+/** One day's folder of a table (its Hive partition): `<tables>calls/dt=2025-01-31/`. */
+export function tablePartitionPrefix(
+  tables: Pick<TablesLocation, 'prefix'>,
+  table: string,
+  dt: string,
+): string {
+  return `${tablePrefix(tables, table)}dt=${assertDay(dt)}/`;
+}
+
+/** The day of a partition folder or of a file in it, or undefined. */
+export function partitionDayOf(key: string): string | undefined {
+  const m = /\/dt=(\d{4}-\d{2}-\d{2})\//.exec(key);
+  return m?.[1];
+}
+
+/** A call's own file in a partition (written when the call is done; compaction folds it into a part). */
+export function callTableFileKey(
+  tables: Pick<TablesLocation, 'prefix'>,
+  table: string,
+  dt: string,
+  callId: string,
+): string {
+  return `${tablePartitionPrefix(tables, table, dt)}call-${assertSafeCallId(callId)}.parquet`;
+}
+
+/** Whether a key is a call's own file (not a compacted part). */
+export function isCallTableFile(key: string): boolean {
+  return /\/call-[^/]+\.parquet$/.test(key);
+}
+
+/** A compacted part of a partition: `part-<compaction id>-<n>.parquet`. */
+export function partTableFileKey(
+  tables: Pick<TablesLocation, 'prefix'>,
+  table: string,
+  dt: string,
+  compactionId: string,
+  n: number,
+): string {
+  return `${tablePartitionPrefix(tables, table, dt)}part-${keySafe(compactionId)}-${String(n).padStart(3, '0')}.parquet`;
+}
+
+/**
+ * Bookkeeping of the tables, under `<tables>_callpipe/` (readers skip folders starting with `_`): the
+ * lease that serializes the changes of one day's partitions, and where each call's rows are.
+ */
+export function tableLeaseKey(tables: Pick<TablesLocation, 'prefix'>, dt: string): string {
+  return `${normalizePrefix(tables.prefix)}_callpipe/leases/dt=${assertDay(dt)}.json`;
+}
+
+export function callLocatorKey(tables: Pick<TablesLocation, 'prefix'>, callId: string): string {
+  return `${normalizePrefix(tables.prefix)}_callpipe/calls/${assertSafeCallId(callId)}.json`;
 }

@@ -11,6 +11,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from './limits.ts';
 import type { PlanOptions } from './plan.ts';
+import { isTimeZone } from './tables.ts';
+import { tablesLocationOf, type OutputLocation, type TablesLocation } from './call-keys.ts';
 
 // 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
 const port = z.coerce.number().int().min(0).max(65535);
@@ -46,6 +48,8 @@ export const s3ConfigSchema = z.object({
   inputPrefix: z.string(),
   outputPrefix: z.string(),
   stagingPrefix: z.string(),
+  /** Analysis tables (Parquet), at the root of the output bucket: `<tablesPrefix><table>/dt=…/`. */
+  tablesPrefix: z.string(),
   accessKeyId: z.string().optional(),
   secretAccessKey: z.string().optional(),
   /** Path-style addressing, needed by local S3 servers. */
@@ -123,6 +127,11 @@ export const configSchema = z.object({
   limits: limitsConfigSchema,
   insights: insightsConfigSchema,
   stack: stackConfigSchema,
+  /**
+   * The call center's time zone (IANA): the day a call belongs to in the analysis tables (their `dt`
+   * partitions) and the times the night report shows. Default UTC.
+   */
+  timeZone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Asia/Tokyo or UTC'),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']),
 });
 
@@ -160,6 +169,7 @@ export const DEFAULTS = {
     inputPrefix: 'input/',
     outputPrefix: 'results/',
     stagingPrefix: 'staging/',
+    tablesPrefix: 'tables/',
     accessKeyId: LOCAL_S3_ACCESS_KEY,
     secretAccessKey: LOCAL_S3_SECRET_KEY,
     forcePathStyle: true,
@@ -179,6 +189,7 @@ export const DEFAULTS = {
     ports: 'fixed',
     emulatorSpeed: 1,
   },
+  timeZone: 'UTC',
   logLevel: 'info',
 } as const;
 
@@ -198,6 +209,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_S3_INPUT_PREFIX: 's3.inputPrefix',
   CALLPIPE_S3_OUTPUT_PREFIX: 's3.outputPrefix',
   CALLPIPE_S3_STAGING_PREFIX: 's3.stagingPrefix',
+  CALLPIPE_S3_TABLES_PREFIX: 's3.tablesPrefix',
   CALLPIPE_S3_ACCESS_KEY_ID: 's3.accessKeyId',
   CALLPIPE_S3_SECRET_ACCESS_KEY: 's3.secretAccessKey',
   CALLPIPE_S3_FORCE_PATH_STYLE: 's3.forcePathStyle',
@@ -226,6 +238,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_EMULATOR_PHRASEBOOK: 'stack.emulatorPhrasebook',
   CALLPIPE_EMULATOR_FAULTS: 'stack.emulatorFaults',
   CALLPIPE_EMULATOR_ACCOUNTS: 'stack.emulatorAccounts',
+  CALLPIPE_TIME_ZONE: 'timeZone',
   CALLPIPE_LOG_LEVEL: 'logLevel',
 };
 
@@ -369,4 +382,9 @@ export function taskQueues(config: Pick<Config, 'temporal'>) {
 export function recordingQueues(config: Pick<Config, 'temporal'>) {
   const { media, probe, asr, nlp } = taskQueues(config);
   return { media, probe, asr, nlp };
+}
+
+/** Where the analysis tables of `output` go (its bucket, the configured prefix) and their time zone. */
+export function tablesOf(config: Pick<Config, 's3' | 'timeZone'>, output: OutputLocation): TablesLocation {
+  return tablesLocationOf(output, { prefix: config.s3.tablesPrefix, timeZone: config.timeZone });
 }

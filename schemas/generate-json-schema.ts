@@ -1,8 +1,9 @@
 /**
  * Publishes the JSON Schema of result.json (and of error.json, under `$defs.CallError`) from the zod
- * schemas of `result.ts`, and of the rule file from `rules.ts`: `npx tsx schemas/generate-json-schema.ts`
- * rewrites `result.schema.json` and `rules.schema.json`. `test/unit/result.json-schema.test.ts` fails
- * when a committed file differs from what this builds.
+ * schemas of `result.ts`, of the rule file from `rules.ts`, and the reference of the analysis tables from
+ * `tables.ts`: `npx tsx schemas/generate-json-schema.ts` rewrites `result.schema.json`,
+ * `rules.schema.json` and `tables.md`. `test/unit/result.json-schema.test.ts` fails when a committed file
+ * differs from what this builds.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +11,15 @@ import { format, resolveConfig } from 'prettier';
 import { z } from 'zod';
 import { errorDocumentSchema, RESULT_SCHEMA_VERSION, resultDocumentSchema } from './result.ts';
 import { RULES_FORMAT_VERSION, rulesFileSchema } from './rules.ts';
+import { tablesReference } from './tables.ts';
+
+export const TABLES_REFERENCE_PATH = fileURLToPath(new URL('./tables.md', import.meta.url));
+
+/** tables.md's exact text, formatted by prettier (`npm run lint` checks it). */
+export async function renderTablesReference(): Promise<string> {
+  const config = (await resolveConfig(TABLES_REFERENCE_PATH)) ?? {};
+  return format(tablesReference(), { ...config, parser: 'markdown' });
+}
 
 export const JSON_SCHEMA_PATH = fileURLToPath(new URL('./result.schema.json', import.meta.url));
 export const JSON_SCHEMA_ID = `https://callpipe.dev/schemas/result.v${RESULT_SCHEMA_VERSION}.schema.json`;
@@ -64,6 +74,8 @@ async function run(): Promise<void> {
   console.log(`wrote ${JSON_SCHEMA_PATH}`);
   writeFileSync(RULES_JSON_SCHEMA_PATH, await renderRulesJsonSchema());
   console.log(`wrote ${RULES_JSON_SCHEMA_PATH}`);
+  writeFileSync(TABLES_REFERENCE_PATH, await renderTablesReference());
+  console.log(`wrote ${TABLES_REFERENCE_PATH}`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -20,3 +20,10 @@ export const LIMIT_DEFAULTS = {
   planStrategy: 'balanced',
   minSessionSeconds: 60,
 } as const;
+
+/**
+ * Most rows in one compacted part of a table partition (issue 17): a day of utterances in a few files
+ * of about 10–30 MB each, small enough for a worker to hold while it writes one, large enough that
+ * readers open few files. A call's rows never span two parts.
+ */
+export const TABLE_PART_MAX_ROWS = 500_000;

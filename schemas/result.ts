@@ -201,6 +201,12 @@ export const sourceFactsSchema = z
     key: z.string().min(1),
     etag: z.string().optional(),
     sizeBytes: count.optional().describe("the object's size when it was listed or uploaded"),
+    lastModified: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe(
+        "the object's last-modified time when the result was written (the call's time without a manifest)",
+      ),
     fingerprint: z
       .string()
       .optional()

@@ -95,6 +95,12 @@ export const RETRY_TABLE = {
     retryable: false,
     cause: 'object storage refused the request as made (4xx: access denied, a key it will not hold)',
   },
+  TablesBusy: {
+    retryable: true,
+    delay: { baseMs: 5000, maxMs: 60_000 },
+    cause:
+      "another write or compaction held a day's table partitions longer than a call waits (or took over an expired lease)",
+  },
   InvalidStepInput: {
     retryable: false,
     cause: 'a staged document is not what the step expects: a bug upstream',

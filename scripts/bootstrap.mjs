@@ -23,7 +23,9 @@ if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== hash) {
   writeFileSync(stamp, hash);
 }
 
-const res = spawnSync(process.execPath, [join(root, 'bin', 'callpipe.js'), 'tools', '--quiet'], {
+// `--test` (npm test): also the test-only packages (pyarrow, which reads every Parquet file back).
+const extra = process.argv.includes('--test') ? ['--test'] : [];
+const res = spawnSync(process.execPath, [join(root, 'bin', 'callpipe.js'), 'tools', '--quiet', ...extra], {
   cwd: root,
   stdio: 'inherit',
 });

@@ -9,6 +9,7 @@ import { createStorageActivities } from '../activities/storage/activities.ts';
 import { S3StagingStore } from '../activities/storage/staging-s3.ts';
 import { createCallStateActivities } from '../activities/storage/call-state.ts';
 import { createResultActivities } from '../activities/storage/results.ts';
+import { createTableActivities } from '../activities/tables/activities.ts';
 import { createRecordingMediaActivities } from '../activities/media/recording.ts';
 import { createMergeActivities } from '../activities/asr/merge-timeline.ts';
 import { createAsrActivities } from '../activities/asr/recognize-session.ts';
@@ -49,7 +50,10 @@ function deps({ config, store, service }: ActivityDeps) {
   };
 }
 
-/** `callpipe-media` (and `callpipe-probe`, probes only): probe, plan, transcode, merge, results (CPU and object storage). */
+/**
+ * `callpipe-media` (and `callpipe-probe`, probes only): probe, plan, transcode, merge, results and the
+ * analysis tables (CPU and object storage).
+ */
 export function mediaQueueActivities(input: ActivityDeps) {
   const { store } = deps(input);
   const { config } = input;
@@ -65,6 +69,7 @@ export function mediaQueueActivities(input: ActivityDeps) {
     ...createMergeActivities({ store }),
     ...createResultActivities({ store }),
     ...createCallStateActivities({ store }),
+    ...createTableActivities({ store }),
   });
 }
 

@@ -27,6 +27,7 @@ import {
   executeChild,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -35,6 +36,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BackfillActivities } from '../activities/backfill/activities.ts';
+import type { TableActivities } from '../activities/tables/activities.ts';
 import type {
   BackfillCounters,
   BackfillCursor,
@@ -44,11 +46,12 @@ import type {
   StoredBackfillInput,
 } from '../schemas/backfill.ts';
 import {
+  DEFAULT_QUEUES,
   processRecording,
   type ProcessRecordingInput,
   type ProcessRecordingResult,
 } from './process-recording.ts';
-import { batchPartsPrefix, batchReportPrefix, locationUrl } from '../schemas/call-keys.ts';
+import { batchPartsPrefix, batchReportPrefix, locationUrl, tablesLocationOf } from '../schemas/call-keys.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 
@@ -83,7 +86,14 @@ export interface BackfillResult extends BackfillProgress {
   status: 'done' | 'cancelled';
   reportJsonKey: string;
   reportCsvKey: string;
+  /** Days whose table partitions were compacted at the end, and the ones that could not be. */
+  tables?: { compacted: string[]; failed: { dt: string; reason: string }[] };
 }
+
+/** Patch id: a batch compacts the table partitions its calls wrote, after its report (issue 17). */
+export const BATCH_TABLES = 'batch-tables';
+/** Days compacted at once at the end of a batch (each an activity on the media queue). */
+const COMPACTIONS_AT_ONCE = 4;
 
 export const backfillProgressQuery = defineQuery<BackfillProgress>('progress');
 export const pauseUpdate = defineUpdate<BackfillProgress>('pause');
@@ -227,6 +237,8 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
         ...(r.sessions !== undefined ? { sessions: r.sessions } : {}),
         ...(r.requests !== undefined ? { requests: r.requests } : {}),
         ...(r.resultKey ? { resultKey: r.resultKey } : {}),
+        ...(r.tables && 'dt' in r.tables ? { dt: r.tables.dt } : {}),
+        ...(r.tables && 'error' in r.tables ? { tablesError: r.tables.error } : {}),
       });
     };
     const broken = (item: BackfillItem, startedMs: number, err: unknown) => {
@@ -267,6 +279,7 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
         ...(input.child.pacingSpeed ? { pacingSpeed: input.child.pacingSpeed } : {}),
         ...(input.child.queues ? { queues: input.child.queues } : {}),
         ...(input.child.rulesKey ? { rulesKey: input.child.rulesKey } : {}),
+        ...(input.child.tables ? { tables: input.child.tables } : {}),
       };
       void children
         .run(() =>
@@ -374,6 +387,7 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
         audioHours: progress().audioHours,
       },
     });
+    const tables = patched(BATCH_TABLES) ? await compactBatchDays(input, report.days ?? []) : undefined;
     const status = cancelRequested ? 'cancelled' : 'done';
     phase = status;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.outcome, value: status }]);
@@ -384,6 +398,7 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
       status,
       reportJsonKey: report.jsonKey,
       reportCsvKey: report.csvKey,
+      ...(tables ? { tables } : {}),
     } satisfies BackfillResult;
   });
 
@@ -392,5 +407,38 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
   }
   // Cancelled from outside: end as cancelled (the report is written) so the Web UI shows it so.
   if (workflowCancelled) throw new CancelledFailure('backfill cancelled');
+  return result;
+}
+
+/**
+ * Compacts the table partitions the batch's calls wrote (activities/tables/), a few days at a time on
+ * the media queue. A day that cannot be compacted stays as it is (correct, in more files) and is
+ * reported; the next batch that touches it compacts it.
+ */
+async function compactBatchDays(
+  input: BackfillInput,
+  days: string[],
+): Promise<NonNullable<BackfillResult['tables']>> {
+  const tables = proxyActivities<TableActivities>({
+    taskQueue: input.child.queues?.media ?? DEFAULT_QUEUES.media,
+    startToCloseTimeout: '1 hour',
+    heartbeatTimeout: '2 minutes',
+    retry: { maximumAttempts: 5, initialInterval: '1 second', maximumInterval: '1 minute' },
+  });
+  const location = tablesLocationOf(input.output, input.child.tables);
+  const result: NonNullable<BackfillResult['tables']> = { compacted: [], failed: [] };
+  for (let i = 0; i < days.length; i += COMPACTIONS_AT_ONCE) {
+    const batch = days.slice(i, i + COMPACTIONS_AT_ONCE);
+    await Promise.all(
+      batch.map((dt) =>
+        tables.compactTables
+          .executeWithOptions({ summary: `compact the tables of ${dt}` }, [{ tables: location, days: [dt] }])
+          .then(
+            () => void result.compacted.push(dt),
+            (err: unknown) => void result.failed.push({ dt, reason: reasonOf(err) }),
+          ),
+      ),
+    );
+  }
   return result;
 }

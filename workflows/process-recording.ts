@@ -30,10 +30,17 @@ import type { MergeActivities } from '../activities/asr/merge-timeline.ts';
 import type { NlpActivities, NlpStepOutput } from '../activities/nlp/activities.ts';
 import type { ResultActivities, WriteResultOutput } from '../activities/storage/results.ts';
 import type { CallStateActivities } from '../activities/storage/call-state.ts';
+import type { TableActivities } from '../activities/tables/activities.ts';
 import type { PlanOptions, PlanSession, SessionPlan } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
 import type { OutputLocation, Outcome, RecordingSource, Stage } from '../schemas/recording.ts';
-import { callKeys, sessionResultKey, type CallKeys } from '../schemas/call-keys.ts';
+import {
+  callKeys,
+  sessionResultKey,
+  tablesLocationOf,
+  type CallKeys,
+  type TablesLocation,
+} from '../schemas/call-keys.ts';
 import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
@@ -65,6 +72,11 @@ export interface ProcessRecordingInput {
   queues?: { media: string; asr: string; nlp: string; probe?: string };
   /** The rule file of the call's insights, as the CLI stored it (`uploadKey(…, 'rules', …)`); default the shipped one. */
   rulesKey?: string;
+  /**
+   * Where the analysis tables are and the time zone of their days (schemas/call-keys.ts
+   * `tablesLocationOf`); default `tables/` in the output's bucket, UTC.
+   */
+  tables?: Partial<TablesLocation>;
 }
 
 export interface ProcessRecordingResult {
@@ -83,6 +95,8 @@ export interface ProcessRecordingResult {
   requests?: number;
   restarts?: number;
   reStreamedSeconds?: number;
+  /** The call's rows in the analysis tables: the day (partition) they are in, or why they are not. */
+  tables?: { dt: string } | { error: string };
 }
 
 export interface ProcessRecordingProgress {
@@ -106,6 +120,9 @@ export const progressQuery = defineQuery<ProcessRecordingProgress>('progress');
 export const PIPELINED_SESSIONS = 'pipelined-sessions';
 /** Patch id: the call's matched categories are upserted as `CallpipeCategories` once it is written. */
 export const CATEGORIES_SEARCH_ATTRIBUTE = 'categories-search-attribute';
+
+/** Patch id: a done call's rows are written to the analysis tables after its result.json (issue 17). */
+export const CALL_TABLES = 'call-tables';
 
 export const DEFAULT_QUEUES = {
   media: 'callpipe-media',
@@ -138,6 +155,16 @@ export const ACTIVITY_POLICIES = {
     startToCloseTimeout: '5 minutes',
     retry: retry(10, '1 minute'),
   },
+  /**
+   * The call's rows in the analysis tables: waits for the day's lease (heartbeating) behind other
+   * calls of the night and a compaction, then a few small objects.
+   */
+  tables: {
+    taskQueue: DEFAULT_QUEUES.media,
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: retry(10, '1 minute'),
+  },
   /** Text steps: 99997 and quota waits come as `nextRetryDelay` (schemas/retry-table.ts). */
   nlp: { taskQueue: DEFAULT_QUEUES.nlp, startToCloseTimeout: '10 minutes', retry: retry(20, '1 minute') },
   /** One recognition session; the timeout is sized per session (streaming is paced in real time). */
@@ -154,6 +181,7 @@ const mediaActivities = proxyActivities<RecordingMediaActivities & MergeActiviti
 const resultActivities = proxyActivities<ResultActivities & CallStateActivities>(ACTIVITY_POLICIES.results);
 const nlpActivities = proxyActivities<NlpActivities>(ACTIVITY_POLICIES.nlp);
 const asrActivities = proxyActivities<AsrActivities>(ACTIVITY_POLICIES.asr);
+const tableActivities = proxyActivities<TableActivities>(ACTIVITY_POLICIES.tables);
 
 // --- the workflow ------------------------------------------------------------------------------------------
 
@@ -167,8 +195,9 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
     const merged = await mergeStage(call, probe, plan, sessions);
     const text = await textStage(call, merged.utterances);
     const written = await writeStage(call, probe, plan, sessions, text);
+    const tables = await tablesStage(call, written);
     await cleanUpStaging(call);
-    return call.finished(written, probe, plan, merged.utterances, sessions, text);
+    return call.finished(written, probe, plan, merged.utterances, sessions, text, tables);
   } catch (err) {
     if (isCancellation(err)) throw err;
     return await failStage(call, err);
@@ -400,6 +429,34 @@ async function writeStage(
   return written;
 }
 
+/**
+ * The call's rows in the analysis tables (activities/tables/). The call is done once its result.json
+ * is written; rows that cannot be written are reported (`tables.error`, the batch report), and a
+ * later run or `callpipe tables rebuild` writes them.
+ */
+async function tablesStage(
+  call: Call,
+  written: WriteResultOutput,
+): Promise<ProcessRecordingResult['tables'] | undefined> {
+  if (!patched(CALL_TABLES)) return undefined;
+  try {
+    const out = await tableActivities.writeCallTables.executeWithOptions(
+      call.onMedia('write the call to the analysis tables'),
+      [
+        {
+          callId: call.input.callId,
+          result: { bucket: written.bucket, key: written.resultKey },
+          tables: call.tables,
+        },
+      ],
+    );
+    return { dt: out.dt };
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return { error: reasonOf(err) };
+  }
+}
+
 async function cleanUpStaging(call: Call): Promise<void> {
   if (call.input.cleanupStaging === false) return;
   await resultActivities.deleteStaging
@@ -489,6 +546,7 @@ class Call {
   readonly startedAt = Date.now();
   readonly queues: NonNullable<ProcessRecordingInput['queues']>;
   readonly keys: CallKeys;
+  readonly tables: TablesLocation;
   readonly progress: ProcessRecordingProgress;
   readonly stages: StageTracker;
 
@@ -500,6 +558,7 @@ class Call {
       callId: input.callId,
       workflowId: workflowInfo().workflowId,
     });
+    this.tables = tablesLocationOf(input.output, input.tables);
     this.progress = {
       callId: input.callId,
       stage: 'queued',
@@ -539,6 +598,7 @@ class Call {
     utterances: number,
     sessions: RecognizedSession[],
     text: TextSteps,
+    tables?: ProcessRecordingResult['tables'],
   ): ProcessRecordingResult {
     const status: Outcome = text.failures.length ? 'partial' : 'done';
     this.end('done', status);
@@ -554,6 +614,7 @@ class Call {
       requests: Object.values(cost.requests).reduce((a, b) => a + b, 0),
       restarts: cost.restarts,
       reStreamedSeconds: cost.reStreamedSeconds,
+      ...(tables ? { tables } : {}),
     };
   }
 

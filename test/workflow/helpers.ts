@@ -207,6 +207,7 @@ export const PROCESS_ACTIVITIES = [
   'extractKeywords',
   'writeResult',
   'writeError',
+  'writeCallTables',
   'deleteStaging',
 ] as const;
 export const BACKFILL_ACTIVITIES = [
@@ -214,6 +215,7 @@ export const BACKFILL_ACTIVITIES = [
   'listBackfillPage',
   'writeReportPart',
   'writeBatchReport',
+  'compactTables',
 ] as const;
 export type ActivityName = (typeof PROCESS_ACTIVITIES)[number] | (typeof BACKFILL_ACTIVITIES)[number];
 
@@ -278,6 +280,12 @@ function processDefaults(): Record<(typeof PROCESS_ACTIVITIES)[number], Activity
       bucket: str(input, 'output', 'bucket') ?? 'callpipe',
       errorKey: str(input, 'output', 'error') ?? `results/${str(input, 'callId')}/error.json`,
     }),
+    writeCallTables: async (input) => ({
+      dt: '2026-11-21',
+      files: { calls: `tables/calls/dt=2026-11-21/call-${str(input, 'callId')}.parquet` },
+      rows: { calls: 1, utterances: 2 * UTTERANCES_PER_SESSION },
+      replaced: [],
+    }),
     deleteStaging: async () => ({ deleted: 6 }),
   };
 }
@@ -300,6 +308,10 @@ function backfillDefaults(): Record<(typeof BACKFILL_ACTIVITIES)[number], Activi
       jsonKey: `${str(input, 'reportPrefix') ?? 'reports/'}report.json`,
       csvKey: `${str(input, 'reportPrefix') ?? 'reports/'}report.csv`,
       rows: 0,
+      days: ['2026-11-21'],
+    }),
+    compactTables: async (input) => ({
+      days: ((pick(input, 'days') as string[] | undefined) ?? []).map((dt) => ({ dt, tables: {} })),
     }),
   };
 }

@@ -148,6 +148,38 @@ describe('processRecording with mocked activities', () => {
     expect(stage).toBe('done');
   });
 
+  it("a done call's rows go to the analysis tables after its result.json, in the output bucket's tables/", async () => {
+    const mocks = mockActivities();
+    const { result, callId } = await runCall('tables', mocks, { tables: { timeZone: 'Asia/Tokyo' } });
+
+    expect(result).toMatchObject({ status: 'done', tables: { dt: '2026-11-21' } });
+    const input = onlyInput(mocks, 'writeCallTables');
+    expect(input).toEqual({
+      callId,
+      result: { bucket: 'callpipe', key: result.resultKey },
+      tables: { bucket: 'callpipe', prefix: 'tables/', timeZone: 'Asia/Tokyo' },
+    });
+    const order = mocks.calls.map((c) => c.activity);
+    expect(order.indexOf('writeCallTables')).toBeGreaterThan(order.indexOf('writeResult'));
+  });
+
+  it('rows the tables refuse leave the call done, with the reason in its result', async () => {
+    const mocks = mockActivities({
+      writeCallTables: async () => {
+        throw nonRetryable('StorageRefused', 'object storage refused tables/calls/…: AccessDenied');
+      },
+    });
+    const { result, outcome } = await runCall('tables-refused', mocks);
+
+    expect(result).toMatchObject({
+      status: 'done',
+      tables: { error: expect.stringContaining('AccessDenied') },
+    });
+    expect(outcome).toBe('done');
+    expect(mocks.writeError).not.toHaveBeenCalled();
+    expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
+  });
+
   it('a call whose result.json exists is skipped: nothing probed, outcome skipped', async () => {
     const mocks = mockActivities({ resultExists: async () => true });
     const { result, callId, stage, outcome, progress } = await runCall('skip', mocks);

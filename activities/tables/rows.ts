@@ -1,0 +1,138 @@
+/**
+ * A call's rows in the analysis tables (schemas/tables.ts), from its result.json: pure, so a re-run,
+ * a rebuild from stored results and a test all get the same rows from the same document.
+ */
+import type { ResultDocument, SentimentAggregate } from '../../schemas/result.ts';
+import {
+  CALLS_TABLE,
+  dayIn,
+  TABLES_SCHEMA_VERSION,
+  type TableName,
+  type TableRow,
+} from '../../schemas/tables.ts';
+
+/** When the call started, and where that came from (the `call_started_at_source` column). */
+export interface CallStart {
+  at: Date;
+  source: 'manifest' | 'recording' | 'processing';
+  /** The call's day (its partition) in the tables' time zone. */
+  dt: string;
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The call's start: the manifest's `started_at` (a date alone is that day, whatever the time zone),
+ * else the recording object's time, else when processing began.
+ */
+export function callStart(result: ResultDocument, timeZone: string): CallStart {
+  const manifest = result.source.metadata?.started_at?.trim();
+  if (manifest) {
+    if (DATE_ONLY.test(manifest)) {
+      const at = new Date(`${manifest}T00:00:00Z`);
+      if (!Number.isNaN(at.getTime())) return { at, source: 'manifest', dt: manifest };
+    }
+    const at = new Date(manifest);
+    if (!Number.isNaN(at.getTime())) return { at, source: 'manifest', dt: dayIn(at, timeZone) };
+  }
+  if (result.source.lastModified) {
+    const at = new Date(result.source.lastModified);
+    return { at, source: 'recording', dt: dayIn(at, timeZone) };
+  }
+  const at = new Date(result.processing.startedAt);
+  return { at, source: 'processing', dt: dayIn(at, timeZone) };
+}
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+function speakerSentiment(result: ResultDocument, speaker: string): SentimentAggregate | undefined {
+  return result.sentiment?.bySpeaker[speaker];
+}
+
+export interface CallRows {
+  start: CallStart;
+  processedAt: Date;
+  rows: Record<TableName, TableRow[]>;
+}
+
+/** The call's row in `calls` and its rows in `utterances`. */
+export function callRows(result: ResultDocument, resultKey: string, timeZone: string): CallRows {
+  const start = callStart(result, timeZone);
+  const processedAt = new Date(result.writtenAt);
+  const common = { processed_at: processedAt, schema_version: TABLES_SCHEMA_VERSION };
+  const talk = new Map(result.talk.bySpeaker.map((t) => [t.speaker, t]));
+  const metadata = result.source.metadata ?? {};
+  const requests = result.processing.totalRequests;
+  const call: TableRow = {
+    call_id: result.callId,
+    status: result.stepFailures.length > 0 ? 'partial' : 'done',
+    call_started_at: start.at,
+    call_started_at_source: start.source,
+    duration_seconds: result.audio.durationSeconds,
+    speakers: result.speakers,
+    utterance_count: result.utterances.length,
+    speaker_stats: result.speakers.map((speaker) => {
+      const t = talk.get(speaker);
+      const s = speakerSentiment(result, speaker);
+      return {
+        speaker,
+        utterances: t?.utterances ?? 0,
+        talk_seconds: t?.talkSeconds ?? 0,
+        silence_seconds: t?.silenceSeconds ?? result.audio.durationSeconds,
+        talk_share: t?.talkShare ?? 0,
+        sentiment_label: s?.label ?? null,
+        sentiment_mean: s?.meanValue ?? null,
+      };
+    }),
+    agent_talk_seconds: talk.get('agent')?.talkSeconds ?? null,
+    customer_talk_seconds: talk.get('customer')?.talkSeconds ?? null,
+    silence_seconds: result.talk.silenceSeconds,
+    overlap_seconds: result.talk.overlapSeconds,
+    sentiment_label: result.sentiment?.overall.label ?? null,
+    sentiment_mean: result.sentiment?.overall.meanValue ?? null,
+    agent_sentiment_label: speakerSentiment(result, 'agent')?.label ?? null,
+    customer_sentiment_label: speakerSentiment(result, 'customer')?.label ?? null,
+    agent_sentiment_mean: speakerSentiment(result, 'agent')?.meanValue ?? null,
+    customer_sentiment_mean: speakerSentiment(result, 'customer')?.meanValue ?? null,
+    summary: result.summary?.text ?? null,
+    keywords: result.keywords?.map((k) => k.text) ?? null,
+    failed_steps: result.stepFailures.map((f) => f.step),
+    agent: metadata.agent ?? null,
+    direction: metadata.direction ?? null,
+    metadata,
+    source_uri: result.source.uri,
+    source_key: result.source.key,
+    audio_codec: result.audio.codec,
+    audio_channels: result.audio.channels,
+    audio_sample_rate: result.audio.sampleRate,
+    batch_id: result.processing.batchId ?? null,
+    workflow_id: result.processing.workflowId,
+    requests,
+    retries: result.processing.retries,
+    restarts: result.processing.restarts,
+    wall_seconds: result.processing.wallSeconds.total ?? 0,
+    result_key: resultKey,
+    result_schema_version: result.schemaVersion,
+    ...common,
+  };
+  const utterances: TableRow[] = result.utterances.map((u, i) => ({
+    call_id: result.callId,
+    utterance_index: i,
+    speaker: u.speaker,
+    start_seconds: round(u.start),
+    end_seconds: round(u.end),
+    text: u.text,
+    cleaned_text: u.cleanedText,
+    confidence: u.confidence ?? null,
+    sentiment_label: u.sentiment?.label ?? null,
+    sentiment_value: u.sentiment?.value ?? null,
+    emotions: u.sentiment ? [...new Set(u.sentiment.emotions.flatMap((e) => e.labels))] : null,
+    filler_count: u.fillers.length,
+    session: u.session,
+    ...common,
+  }));
+  return { start, processedAt, rows: { calls: [call], utterances } };
+}
+
+/** Column names of `calls`, for readers that project (the night report). */
+export const CALL_COLUMNS = CALLS_TABLE.columns.map((c) => c.name);

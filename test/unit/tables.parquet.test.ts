@@ -1,0 +1,158 @@
+/**
+ * The analysis tables' rows and files: a result.json becomes one `calls` row and its `utterances` rows,
+ * typed as schemas/tables.ts says; the file encodeTable writes is read back by pyarrow (not by the
+ * writer's library) with the Hive partition `dt` as a date, and decodeTable gives the same rows back
+ * (compaction rewrites files through it).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { callRows, callStart } from '../../activities/tables/rows.ts';
+import { decodeTable, encodeTable, parquetFileInfo } from '../../activities/tables/parquet.ts';
+import { CALLS_TABLE, TABLES, TABLES_SCHEMA_VERSION, UTTERANCES_TABLE, dayIn } from '../../schemas/tables.ts';
+import { resultFixture } from '../helpers/result-fixture.ts';
+import { readLocalTables } from '../helpers/pyarrow.ts';
+
+describe('callStart: the call day (its partition)', () => {
+  it("takes the manifest's started_at, in the configured time zone", () => {
+    const result = resultFixture({
+      metadata: { started_at: '2026-03-01T23:30:00Z' },
+      lastModified: '2026-03-05T10:00:00Z',
+    });
+    expect(callStart(result, 'UTC')).toMatchObject({ source: 'manifest', dt: '2026-03-01' });
+    // 23:30 UTC is 08:30 the next day in Tokyo.
+    expect(callStart(result, 'Asia/Tokyo')).toMatchObject({ source: 'manifest', dt: '2026-03-02' });
+  });
+
+  it('a date alone is that day whatever the time zone', () => {
+    const result = resultFixture({ metadata: { started_at: '2026-03-01' } });
+    expect(callStart(result, 'Pacific/Honolulu').dt).toBe('2026-03-01');
+  });
+
+  it("without a manifest: the recording's time, else when processing began", () => {
+    expect(callStart(resultFixture({ lastModified: '2026-03-05T16:00:00Z' }), 'Asia/Tokyo')).toMatchObject({
+      source: 'recording',
+      dt: '2026-03-06',
+    });
+    const none = resultFixture();
+    expect(callStart(none, 'UTC')).toMatchObject({ source: 'processing', dt: '2026-11-21' });
+    expect(dayIn(new Date('2026-11-21T23:58:45Z'), 'Asia/Tokyo')).toBe('2026-11-22');
+  });
+});
+
+describe('table files', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'callpipe-tables-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('pyarrow reads what encodeTable wrote: typed columns, dt a date, one row per call', () => {
+    const results = [
+      resultFixture({
+        callId: 'c-1',
+        utterances: 6,
+        metadata: { started_at: '2026-03-01T09:00:00Z', agent: 'sato', queue: 'billing' },
+      }),
+      resultFixture({
+        callId: 'c-2',
+        utterances: 3,
+        metadata: { started_at: '2026-03-02T09:00:00Z' },
+        customerValue: 0.5,
+      }),
+    ];
+    for (const r of results) {
+      const { rows, start } = callRows(r, `results/${r.callId}/result.json`, 'UTC');
+      for (const table of [CALLS_TABLE, UTTERANCES_TABLE]) {
+        const folder = join(dir, 'tables', table.name, `dt=${start.dt}`);
+        mkdirSync(folder, { recursive: true });
+        writeFileSync(join(folder, `call-${r.callId}.parquet`), encodeTable(table, rows[table.name]));
+      }
+    }
+    const read = readLocalTables(join(dir, 'tables'), ['calls', 'utterances']);
+    const calls = read.calls!;
+    expect(Object.keys(calls.files)).toHaveLength(2);
+    for (const f of Object.values(calls.files)) {
+      expect(f).toMatchObject({ table: 'calls', schema_version: String(TABLES_SCHEMA_VERSION) });
+      expect(f.codecs).toEqual(['SNAPPY']);
+    }
+    expect(calls.schema).toMatchObject({
+      dt: 'date32[day]',
+      call_id: 'string',
+      duration_seconds: 'double',
+      sentiment_label: 'string',
+      summary: 'string',
+      processed_at: 'timestamp[ms, tz=UTC]',
+      call_started_at: 'timestamp[ms, tz=UTC]',
+      schema_version: 'int32',
+      utterance_count: 'int32',
+      speakers: 'list<element: string not null>',
+      keywords: 'list<element: string not null>',
+      metadata: 'map<string, string ("metadata")>'.replace('("metadata")', "('metadata')"),
+    });
+    expect(calls.schema.speaker_stats).toMatch(
+      /^list<element: struct<speaker: string not null, utterances: int32 not null, talk_seconds: double/,
+    );
+    const byId = new Map(calls.rows.map((r) => [r.call_id, r]));
+    expect([...byId.keys()].sort()).toEqual(['c-1', 'c-2']);
+    const c1 = byId.get('c-1')!;
+    expect(c1).toMatchObject({
+      dt: '2026-03-01',
+      status: 'done',
+      call_started_at_source: 'manifest',
+      customer_sentiment_label: 'Negative',
+      agent_sentiment_label: 'Positive',
+      agent: 'sato',
+      speakers: ['agent', 'customer'],
+      keywords: ['請求書', '返金'],
+      utterance_count: 6,
+      summary: results[0]!.summary!.text,
+      schema_version: TABLES_SCHEMA_VERSION,
+      result_schema_version: 2,
+    });
+    expect(c1.metadata).toMatchObject({ queue: 'billing', agent: 'sato' });
+    expect(byId.get('c-2')).toMatchObject({ dt: '2026-03-02', customer_sentiment_label: 'Positive' });
+
+    const utterances = read.utterances!;
+    expect(utterances.schema).toMatchObject({
+      dt: 'date32[day]',
+      utterance_index: 'int32',
+      start_seconds: 'double',
+      end_seconds: 'double',
+      text: 'string',
+      sentiment_label: 'string',
+    });
+    const ofC1 = utterances.rows.filter((r) => r.call_id === 'c-1');
+    expect(ofC1.map((r) => r.utterance_index)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(ofC1.map((r) => r.text)).toEqual(results[0]!.utterances.map((u) => u.text));
+    expect(ofC1[1]).toMatchObject({
+      speaker: 'customer',
+      sentiment_label: 'Negative',
+      filler_count: 1,
+      dt: '2026-03-01',
+    });
+    expect(utterances.rows.filter((r) => r.call_id === 'c-2')).toHaveLength(3);
+  });
+
+  it('decodeTable gives back the rows encodeTable wrote', async () => {
+    const result = resultFixture({ metadata: { started_at: '2026-03-01', agent: 'sato' } });
+    const { rows } = callRows(result, 'k', 'UTC');
+    for (const table of Object.values(TABLES)) {
+      const buffer = encodeTable(table, rows[table.name]);
+      expect(parquetFileInfo(buffer)).toEqual({
+        table: table.name,
+        schemaVersion: TABLES_SCHEMA_VERSION,
+        rows: rows[table.name].length,
+      });
+      expect(await decodeTable(table, buffer)).toEqual(rows[table.name]);
+    }
+  });
+
+  it('refuses a row without a required column, naming it', () => {
+    const { rows } = callRows(resultFixture(), 'k', 'UTC');
+    expect(() => encodeTable(CALLS_TABLE, [{ ...rows.calls[0], call_id: null }])).toThrow(
+      /calls.call_id is required/,
+    );
+  });
+});
