@@ -13,6 +13,7 @@ const COMMANDS = [
   'backfill',
   'schedule',
   'status',
+  'query',
   'plan',
   'emulator',
   'fixture',

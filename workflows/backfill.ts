@@ -440,5 +440,7 @@ async function compactBatchDays(
       ),
     );
   }
+  result.compacted.sort();
+  result.failed.sort((a, b) => a.dt.localeCompare(b.dt));
   return result;
 }

@@ -23,6 +23,7 @@ import { callOutputKeys, locationUrl } from '../../schemas/call-keys.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import type { ResultDocument } from '../../schemas/result.ts';
+import { textTable } from '../text-table.ts';
 
 export const summary = 'starts the local stack, processes three sample calls, prints the results';
 export const help = `Usage: callpipe demo [--keep] [--speed X]
@@ -88,18 +89,6 @@ async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome
   }
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c + ' '.repeat(widths[i]! - [...c].length))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
-
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(
     'demo',
@@ -152,7 +141,7 @@ export async function run(argv: string[]): Promise<number> {
       ]);
     }
     log('');
-    log(table(rows));
+    log(textTable(rows));
     log(outcomeTally(outcomes));
     // A partial call's results are written, but a text step failed: say which, and why.
     for (const o of outcomes.filter((c) => c.status === 'partial'))

@@ -13,6 +13,7 @@ import {
   type ProcessRecordingProgress,
   type ProcessRecordingResult,
 } from '../../workflows/process-recording.ts';
+import { textTable } from '../text-table.ts';
 
 export const summary = 'processes recordings (local files or s3://bucket/key)';
 export const help = `Usage: callpipe process <file | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--rules file] [--detach] [--json] [--redo]
@@ -141,16 +142,7 @@ export function outcomeTable(outcomes: CallOutcome[]): string {
     o.utterances !== undefined ? String(o.utterances) : '',
     outcomeDetail(o),
   ]);
-  const header = ['call', 'status', 'audio', 'sessions', 'utterances', 'result / reason'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows]
-    .map((r) =>
-      r
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return textTable([['call', 'status', 'audio', 'sessions', 'utterances', 'result / reason'], ...rows]);
 }
 
 /** Copies each call's outputs from the output location into `<dir>/<callId>/` (`--out <dir>`). */

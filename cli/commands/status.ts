@@ -11,6 +11,7 @@ import { backfill, backfillProgressQuery, type BackfillProgress } from '../../wo
 import { nightlyBackfill } from '../../workflows/nightly.ts';
 import { processRecording, progressQuery } from '../../workflows/process-recording.ts';
 import { backfillWorkflowId, progressLine } from './backfill.ts';
+import { textTable } from '../text-table.ts';
 
 /** Workflow types as visibility knows them: the workflow functions' names. */
 const BATCH_TYPES: string[] = [backfill.name, nightlyBackfill.name];
@@ -83,20 +84,8 @@ async function batchRow(pc: PipelineClient, w: Execution): Promise<BatchRow> {
   };
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
-
 function callsTable(calls: CallRow[]): string {
-  return table([
+  return textTable([
     ['workflow', 'status', 'stage', 'outcome', 'audio'],
     ...calls.map((c) => [
       c.workflowId,

@@ -21,6 +21,7 @@ import { stackConfig } from '../helpers/stack.ts';
 import { readS3Tables, type PyarrowTable } from '../helpers/pyarrow.ts';
 import { CALLS_TABLE, UTTERANCES_TABLE } from '../../schemas/tables.ts';
 import { dayIn } from '../../schemas/tables.ts';
+import { dayBefore } from '../../workflows/nightly-date.ts';
 import { callIdOf } from '../../activities/storage/call-id.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import type { ResultDocument } from '../../schemas/result.ts';
@@ -33,6 +34,8 @@ describe('analysis tables', () => {
   const id = randomUUID().slice(0, 8);
   const tablesPrefix = `tables-${id}/`;
   const timeZone = 'Asia/Tokyo';
+  /** Last night in Tokyo: the third call's day, for `callpipe query`'s "last night". */
+  const yesterday = (({ yyyy, mm, dd }) => `${yyyy}-${mm}-${dd}`)(dayBefore(new Date(), timeZone));
   const env = () => ({
     ...inject('stackEnv'),
     CALLPIPE_S3_TABLES_PREFIX: tablesPrefix,
@@ -140,11 +143,11 @@ describe('analysis tables', () => {
       await manifest('first', [
         [0, '2026-03-01T10:00:00+09:00'],
         [1, '2026-03-01T23:30:00Z'], // 08:30 on 2 March in Tokyo
-        [2, '2026-03-02'],
+        [2, yesterday],
       ]),
     );
     expect(result).toMatchObject({ status: 'done', done: 3 });
-    expect(result.tables).toEqual({ compacted: ['2026-03-01', '2026-03-02'], failed: [] });
+    expect(result.tables).toEqual({ compacted: ['2026-03-01', '2026-03-02', yesterday], failed: [] });
 
     const tables = read();
     const byId = await expectOneRowPerCall(tables);
@@ -155,12 +158,13 @@ describe('analysis tables', () => {
       metadata: expect.objectContaining({ queue: 'billing' }),
     });
     expect(byId.get(callIds[1]!)!.dt).toBe('2026-03-02');
-    expect(byId.get(callIds[2]!)!.dt).toBe('2026-03-02');
+    expect(byId.get(callIds[2]!)!.dt).toBe(yesterday);
     // Compacted: one part per table and day, no call files left.
-    expect(Object.keys(tables.calls!.files).sort()).toEqual([
-      expect.stringMatching(/^calls\/dt=2026-03-01\/part-/),
-      expect.stringMatching(/^calls\/dt=2026-03-02\/part-/),
-    ]);
+    expect(Object.keys(tables.calls!.files).sort()).toEqual(
+      ['2026-03-01', '2026-03-02', yesterday].map((dt) =>
+        expect.stringMatching(new RegExp(`^calls/dt=${dt}/part-`)),
+      ),
+    );
   });
 
   it('after `callpipe process --redo` of one call (its day now the recording’s) and a backfill --redo of another: still one row per call', async () => {
@@ -175,14 +179,53 @@ describe('analysis tables', () => {
     const moved = dayIn(new Date(after.source.lastModified!), timeZone);
     expect(byId.get(callIds[0]!)).toMatchObject({ dt: moved, call_started_at_source: 'recording' });
 
-    const again = await backfill('redo', await manifest('redo', [[2, '2026-03-02']]), true);
+    const again = await backfill('redo', await manifest('redo', [[2, yesterday]]), true);
     expect(again).toMatchObject({ status: 'done', done: 1 });
-    expect(again.tables).toEqual({ compacted: ['2026-03-02'], failed: [] });
+    expect(again.tables).toEqual({ compacted: [yesterday], failed: [] });
     const tables = read();
     byId = await expectOneRowPerCall(tables);
-    expect(byId.get(callIds[2]!)!.dt).toBe('2026-03-02');
+    expect(byId.get(callIds[2]!)!.dt).toBe(yesterday);
     // The redone day is compacted again into one part per table.
-    const ofDay = Object.keys(tables.utterances!.files).filter((f) => f.includes('dt=2026-03-02/'));
+    const ofDay = Object.keys(tables.utterances!.files).filter((f) => f.includes(`dt=${yesterday}/`));
     expect(ofDay).toHaveLength(1);
+  });
+
+  it('`callpipe query` answers "calls with negative customer sentiment last night" from the tables', async () => {
+    const query = (sql: string) => run(['query', sql, '--json'], env());
+    const lastNight = await query('SELECT call_id, dt FROM calls WHERE dt = current_date - 1');
+    expect(lastNight.code, lastNight.stderr).toBe(0);
+    expect(JSON.parse(lastNight.stdout)).toEqual([{ call_id: callIds[2], dt: yesterday }]);
+
+    const negative = await query(
+      "SELECT call_id, customer_sentiment_label, customer_sentiment_mean FROM calls WHERE dt = current_date - 1 AND customer_sentiment_label = 'Negative' ORDER BY call_id",
+    );
+    expect(negative.code, negative.stderr).toBe(0);
+    // What pyarrow reads from the same files, filtered the same way.
+    const expected = read()
+      .calls!.rows.filter((r) => r.dt === yesterday && r.customer_sentiment_label === 'Negative')
+      .map((r) => ({
+        call_id: r.call_id,
+        customer_sentiment_label: 'Negative',
+        customer_sentiment_mean: r.customer_sentiment_mean,
+      }));
+    expect(JSON.parse(negative.stdout)).toEqual(expected);
+
+    // Utterances join the calls; the counts agree with the result documents.
+    const counts = await query(
+      'SELECT call_id, count(*) AS n FROM utterances JOIN calls USING (call_id, dt) GROUP BY call_id ORDER BY call_id',
+    );
+    const docs = await Promise.all(callIds.map(resultOf));
+    expect(JSON.parse(counts.stdout)).toEqual(
+      docs
+        .filter((d) => d.utterances.length > 0)
+        .map((d) => ({ call_id: d.callId, n: d.utterances.length }))
+        .sort((a, b) => a.call_id.localeCompare(b.call_id)),
+    );
+    // A second query is served from the local mirror without fetching again; a bad one says why in one line.
+    expect((await query('SELECT 1')).stderr).not.toMatch(/fetched/);
+    const bad = await query('SELECT nope FROM calls');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toMatch(/callpipe: query: .*nope/);
   });
 });
