@@ -140,6 +140,26 @@ export function resultFixture(options: ResultFixtureOptions = {}): ResultDocumen
       { text: '請求書', score: 0.9 },
       { text: '返金', score: 0.7 },
     ],
+    categories: [
+      { name: '請求の問い合わせ', matched: true, points: [{ start: 6, end: 10, utterance: 1 }] },
+      { name: '解約', matched: false, points: [] },
+    ],
+    scorecard: {
+      name: '基本応対',
+      score: 3,
+      max: 4,
+      normalized: 0.75,
+      answers: [
+        {
+          id: 'greet',
+          text: '名乗った',
+          weight: 3,
+          answer: 'yes',
+          points: [{ start: 1, end: 5, utterance: 0 }],
+        },
+        { id: 'close', text: '締めの挨拶', weight: 1, answer: 'no', points: [] },
+      ],
+    },
     processing: {
       workflowId: `wf-${callId}`,
       runId: 'run-1',

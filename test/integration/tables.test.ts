@@ -123,6 +123,8 @@ describe('analysis tables', () => {
         sentiment_label: doc.sentiment?.overall.label ?? null,
         summary: doc.summary?.text ?? null,
         utterance_count: doc.utterances.length,
+        categories: doc.categories?.filter((c) => c.matched).map((c) => c.name) ?? null,
+        score: doc.scorecard?.score ?? null,
       });
       // The row is the version of result.json now stored (processed_at = its writtenAt).
       expect(new Date(row.processed_at as string).getTime()).toBe(new Date(doc.writtenAt).getTime());

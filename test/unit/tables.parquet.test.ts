@@ -108,6 +108,11 @@ describe('table files', () => {
       keywords: ['請求書', '返金'],
       utterance_count: 6,
       summary: results[0]!.summary!.text,
+      categories: ['請求の問い合わせ'],
+      scorecard: '基本応対',
+      score: 3,
+      score_max: 4,
+      score_normalized: 0.75,
       schema_version: TABLES_SCHEMA_VERSION,
       result_schema_version: 2,
     });
