@@ -2,6 +2,7 @@
  * The nightly run's day and prefix, from the schedule's action time: pure and deterministic (no clock,
  * no I/O), so workflow code may import it and unit tests check it directly.
  */
+import { dayIn } from '../schemas/tables.ts';
 
 export interface CalendarDay {
   yyyy: string;
@@ -11,15 +12,9 @@ export interface CalendarDay {
 
 /** The calendar day `daysBack` days before the day `at` falls on in `timeZone` (IANA name). */
 export function dayBefore(at: Date, timeZone: string, daysBack = 1): CalendarDay {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).formatToParts(at);
-  const part = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  const [year, month, date] = dayIn(at, timeZone).split('-').map(Number) as [number, number, number];
   // Calendar arithmetic on a UTC date: no daylight-saving hour can move it across midnight.
-  const day = new Date(Date.UTC(part('year'), part('month') - 1, part('day') - daysBack));
+  const day = new Date(Date.UTC(year, month - 1, date - daysBack));
   return {
     yyyy: String(day.getUTCFullYear()).padStart(4, '0'),
     mm: String(day.getUTCMonth() + 1).padStart(2, '0'),
