@@ -8,7 +8,14 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
-import { planOptionsOf, recordingQueues, tablesOf, taskQueues, type Config } from '../schemas/config.ts';
+import {
+  planOptionsOf,
+  recordingQueues,
+  tablesOf,
+  taskQueues,
+  textGrainsOf,
+  type Config,
+} from '../schemas/config.ts';
 import type { OutputLocation, RecordingSource } from '../schemas/recording.ts';
 import type { ObjectStore } from '../activities/storage/object-store.ts';
 import { outputLocationOf, parseS3Url, uploadKey } from '../schemas/call-keys.ts';
@@ -95,6 +102,7 @@ export async function submitRecording(
     plan: planOptionsOf(config),
     queues: recordingQueues(config),
     tables: tablesOf(config, options.output),
+    text: textGrainsOf(config),
     ...options.extra,
   };
   const handle = await client.workflow.start(processRecording, {

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { OUTCOMES, outputLocationSchema, recordingSourceSchema } from './recording.ts';
+import { TEXT_GRAINS } from './text-grains.ts';
 
 /** Extensions listed by default: what the media activities can decode (ffmpeg). */
 export const DEFAULT_EXTENSIONS = ['wav', 'mp3', 'm4a', 'mp4', 'aac', 'ogg', 'opus', 'flac', 'webm', 'wma'];
@@ -81,6 +82,14 @@ const backfillInputFields = z.object({
       rulesKey: z.string().min(1).optional(),
       /** The analysis tables: prefix in the output's bucket and the time zone of their days. */
       tables: z.object({ prefix: z.string(), timeZone: z.string() }).optional(),
+      /** Grains of sentiment and dialog acts (schemas/text-grains.ts); default the workflow's. */
+      text: z
+        .object({
+          sentiment: z.enum(TEXT_GRAINS),
+          dialogActs: z.enum([...TEXT_GRAINS, 'off']),
+          windowSeconds: z.number().positive(),
+        })
+        .optional(),
     })
     .default({ stagingPrefix: 'staging/' }),
   /** Task queue of the children and of the batch's own activities; default: the batch's. */

@@ -126,6 +126,7 @@ export interface CallStagingKeys {
   summary: string;
   sentiment: string;
   keywords: string;
+  dialogActs: string;
 }
 
 /** Workflow ids may hold characters a key should not; they are replaced, the id stays readable. */
@@ -144,6 +145,7 @@ export function callStagingKeys(stagingPrefix: string, callId: string, workflowI
     summary: `${dir}summary.json`,
     sentiment: `${dir}sentiment.json`,
     keywords: `${dir}keywords.json`,
+    dialogActs: `${dir}dialog-acts.json`,
   };
 }
 

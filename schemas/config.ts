@@ -13,6 +13,7 @@ import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from './limits.ts';
 import type { PlanOptions } from './plan.ts';
 import { isTimeZone } from './tables.ts';
 import { tablesLocationOf, type OutputLocation, type TablesLocation } from './call-keys.ts';
+import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrains } from './text-grains.ts';
 
 // 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
 const port = z.coerce.number().int().min(0).max(65535);
@@ -118,6 +119,12 @@ export const stackConfigSchema = z.object({
 export const insightsConfigSchema = z.object({
   /** Rule file of call insights (YAML or JSON, schemas/rules.ts); default the shipped Japanese one. */
   rules: z.string().min(1).optional(),
+  /** Sentiment per utterance, turn or window (schemas/text-grains.ts); default turn. */
+  sentimentGrain: z.enum(TEXT_GRAINS),
+  /** Dialog acts (`/nlp/v1/sentence_type`) per utterance, turn or window, or `off`; default turn. */
+  dialogActs: z.enum([...TEXT_GRAINS, 'off']),
+  /** Length of a window, and the longest turn, in seconds. */
+  windowSeconds: positive,
 });
 
 export const configSchema = z.object({
@@ -177,7 +184,11 @@ export const DEFAULTS = {
   },
   temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueuePrefix: 'callpipe' },
   limits: LIMIT_DEFAULTS,
-  insights: {},
+  insights: {
+    sentimentGrain: DEFAULT_TEXT_GRAINS.sentiment,
+    dialogActs: DEFAULT_TEXT_GRAINS.dialogActs,
+    windowSeconds: DEFAULT_TEXT_GRAINS.windowSeconds,
+  },
   stack: {
     home: '.callpipe',
     temporalPort: 7233,
@@ -226,6 +237,9 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_PLAN_STRATEGY: 'limits.planStrategy',
   CALLPIPE_MIN_SESSION_SECONDS: 'limits.minSessionSeconds',
   CALLPIPE_RULES: 'insights.rules',
+  CALLPIPE_SENTIMENT_GRAIN: 'insights.sentimentGrain',
+  CALLPIPE_DIALOG_ACTS: 'insights.dialogActs',
+  CALLPIPE_TEXT_WINDOW_SECONDS: 'insights.windowSeconds',
   CALLPIPE_HOME: 'stack.home',
   CALLPIPE_TEMPORAL_PORT: 'stack.temporalPort',
   CALLPIPE_TEMPORAL_UI_PORT: 'stack.temporalUiPort',
@@ -363,6 +377,15 @@ export function planOptionsOf(config: Pick<Config, 'limits'>): PlanOptions {
     maxSessionSeconds: config.limits.maxSessionSeconds,
     budget: config.limits.asrConcurrentSessions,
     minSessionSeconds: config.limits.minSessionSeconds,
+  };
+}
+
+/** Grains of the per-sentence text steps from configuration (every call's `text` input). */
+export function textGrainsOf(config: Pick<Config, 'insights'>): TextGrains {
+  return {
+    sentiment: config.insights.sentimentGrain,
+    dialogActs: config.insights.dialogActs,
+    windowSeconds: config.insights.windowSeconds,
   };
 }
 

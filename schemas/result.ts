@@ -19,6 +19,7 @@
 import { z } from 'zod';
 import { cutKindSchema, silenceSchema } from './plan.ts';
 import { STAGES } from './recording.ts';
+import { TEXT_GRAINS } from './text-grains.ts';
 
 /** 2 (0.2.0): one name per concept (`reStreamedSeconds`, `writtenAt`, a keyword's `text`); see CHANGELOG.md. */
 export const RESULT_SCHEMA_VERSION = 2;
@@ -29,7 +30,7 @@ const count = z.number().int().nonnegative();
 // --- shared pieces -------------------------------------------------------------------------------------
 
 /** The text steps, in the order the workflow runs them. */
-export const NLP_STEPS = ['fillers', 'summary', 'sentiment', 'keywords'] as const;
+export const NLP_STEPS = ['fillers', 'summary', 'sentiment', 'keywords', 'dialogActs'] as const;
 export const nlpStepSchema = z.enum(NLP_STEPS);
 export type NlpStep = z.infer<typeof nlpStepSchema>;
 
@@ -142,6 +143,12 @@ export type SentimentQuarter = z.infer<typeof sentimentQuarterSchema>;
 /** The call-level part of sentiment (result.json's `sentiment`). */
 export const sentimentSummarySchema = z.object({
   scoring: z.string(),
+  grain: z
+    .enum(TEXT_GRAINS)
+    .optional()
+    .describe(
+      'what one request analysed: an utterance, or a turn or window whose sentiment each of its utterances carries',
+    ),
   overall: sentimentAggregateSchema,
   bySpeaker: z.record(z.string(), sentimentAggregateSchema),
   byQuarter: z.array(sentimentQuarterSchema).length(4),
@@ -156,6 +163,18 @@ export const sentimentOutputSchema = sentimentSummarySchema.extend({
   cost: requestCostSchema,
 });
 export type SentimentOutput = z.infer<typeof sentimentOutputSchema>;
+
+export const dialogActsOutputSchema = z.object({
+  step: z.literal('dialogActs'),
+  callId: z.string().min(1),
+  grain: z.enum(TEXT_GRAINS),
+  /** Requests sent: one per unit (utterance, turn or window) with text. */
+  units: count,
+  /** One entry per utterance of the timeline: the speech acts of its unit; null when it had no text. */
+  utterances: z.array(z.object({ index: count, dialogActs: z.array(z.string()).nullable() })),
+  cost: requestCostSchema,
+});
+export type DialogActsOutput = z.infer<typeof dialogActsOutputSchema>;
 
 export const summarySchema = z
   .object({
@@ -285,7 +304,8 @@ export const processingFactsSchema = z
       .record(z.string(), endpointCostSchema)
       .describe(
         'per endpoint: fillers (/nlp/beta/remove_filler), summary (/nlp/v1/summary), sentiment ' +
-          '(/nlp/v1/sentiment), keywords (/nlp/v1/keyword), recognition (/asr/v1/...), token requests included',
+          '(/nlp/v1/sentiment), keywords (/nlp/v1/keyword), dialogActs (/nlp/v1/sentence_type), ' +
+          'recognition (/asr/v1/...), token requests included',
       ),
     totalRequests: count,
     retries: count.describe('sum of retries over every endpoint'),

@@ -56,6 +56,12 @@ export const namedEntityRequestSchema = z.object({
   dic_type: z.array(z.string()).optional(),
 });
 export type NamedEntityRequest = z.infer<typeof namedEntityRequestSchema>;
+/** `/nlp/v1/sentence_type` request (spec 01, Endpoints): one sentence; `type` as the sample sent it. */
+export const sentenceTypeRequestSchema = z.object({
+  sentence: z.string().min(1, 'sentence must not be empty'),
+  type: z.enum(['default', 'kuzure']).nullable(),
+});
+export type SentenceTypeRequest = z.infer<typeof sentenceTypeRequestSchema>;
 
 /** `/nlp/v1/keyword` request; the document as an array of sentences (spec 01, Rules 2 and 4). */
 export const keywordRequestSchema = z.object({
@@ -170,6 +176,7 @@ export const sentenceTypeResultSchema = z.looseObject({
   modality: z.string(),
   dialog_act: z.array(z.string()),
 });
+export type SentenceTypeResult = z.infer<typeof sentenceTypeResultSchema>;
 
 /** User attributes: every field optional (the sample returns only the ones it estimated). */
 export const userAttributeResultSchema = z.looseObject({

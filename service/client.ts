@@ -13,6 +13,7 @@ import type {
   FillerRemovalResult,
   KeywordResult,
   NamedEntityResult,
+  SentenceTypeResult,
   SentimentResult,
 } from '../schemas/service-nlp.ts';
 import { silentLogger, trimSlash, type ClientContext, type ServiceLogger } from './context.ts';
@@ -21,6 +22,7 @@ import { keyword, type KeywordOptions } from './nlp/keyword.ts';
 import { namedEntities, type NamedEntityOptions } from './nlp/named-entities.ts';
 import { removeFiller, type RemoveFillerOptions } from './nlp/remove-filler.ts';
 import { sentiment } from './nlp/sentiment.ts';
+import { sentenceType, type SentenceTypeOptions } from './nlp/sentence-type.ts';
 import { summarize, type SummarizeOptions, type SummaryOutcome } from './nlp/summarize.ts';
 import type { NlpCallOptions, NlpResponse } from './nlp/call.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http.ts';
@@ -49,6 +51,8 @@ export interface NlpClient {
   keyword(sentences: string[], options?: KeywordOptions): Promise<NlpResponse<KeywordResult>>;
   /** `/nlp/v1/ne`: named entities of a text, with their positions. */
   namedEntities(sentence: string, options?: NamedEntityOptions): Promise<NlpResponse<NamedEntityResult>>;
+  /** `/nlp/v1/sentence_type`: modality and speech acts of a sentence. */
+  sentenceType(sentence: string, options?: SentenceTypeOptions): Promise<NlpResponse<SentenceTypeResult>>;
 }
 
 export interface ServiceClient {
@@ -88,6 +92,7 @@ export function createServiceClient(
       sentiment: (sentence, opts) => sentiment(ctx, sentence, opts),
       keyword: (sentences, opts) => keyword(ctx, sentences, opts),
       namedEntities: (sentence, opts) => namedEntities(ctx, sentence, opts),
+      sentenceType: (sentence, opts) => sentenceType(ctx, sentence, opts),
     },
     recognizeStream: (opts) => new StreamSession(ctx, opts),
   };

@@ -280,6 +280,7 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
         ...(input.child.queues ? { queues: input.child.queues } : {}),
         ...(input.child.rulesKey ? { rulesKey: input.child.rulesKey } : {}),
         ...(input.child.tables ? { tables: input.child.tables } : {}),
+        ...(input.child.text ? { text: input.child.text } : {}),
       };
       void children
         .run(() =>

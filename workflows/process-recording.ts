@@ -3,7 +3,7 @@
  *
  * probe → plan → per session: transcode, then recognize (each session streams as soon as its own audio
  * is staged; the asr worker's slots bound how many stream at once) → merge timeline → fillers →
- * summary, sentiment, keywords → write outputs. History carries keys and small facts only. A failure at
+ * summary, sentiment, keywords, dialog acts → write outputs (scored by the call's rule file). History carries keys and small facts only. A failure at
  * any stage writes `error.json` with the stage and the reason, and the workflow completes with status
  * `failed` so batches go on and report it.
  *
@@ -42,6 +42,7 @@ import {
   type TablesLocation,
 } from '../schemas/call-keys.ts';
 import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
+import { DEFAULT_TEXT_GRAINS, type TextGrains } from '../schemas/text-grains.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { sessionPriority } from './session-priority.ts';
@@ -77,6 +78,8 @@ export interface ProcessRecordingInput {
    * `tablesLocationOf`); default `tables/` in the output's bucket, UTC.
    */
   tables?: Partial<TablesLocation>;
+  /** Grains of sentiment and dialog acts (schemas/text-grains.ts); default {@link DEFAULT_TEXT_GRAINS}. */
+  text?: TextGrains;
 }
 
 export interface ProcessRecordingResult {
@@ -120,6 +123,8 @@ export const progressQuery = defineQuery<ProcessRecordingProgress>('progress');
 export const PIPELINED_SESSIONS = 'pipelined-sessions';
 /** Patch id: the call's matched categories are upserted as `CallpipeCategories` once it is written. */
 export const CATEGORIES_SEARCH_ATTRIBUTE = 'categories-search-attribute';
+/** Patch id: dialog acts (`/nlp/v1/sentence_type`) are a text step beside summary, sentiment and keywords. */
+export const DIALOG_ACTS_STEP = 'dialog-acts-step';
 
 /** Patch id: a done call's rows are written to the analysis tables after its result.json (issue 17). */
 export const CALL_TABLES = 'call-tables';
@@ -338,10 +343,12 @@ interface TextSteps {
   summary: NlpStepOutput;
   sentiment: NlpStepOutput;
   keywords: NlpStepOutput;
+  /** Absent when off, or in a run from before the step existed. */
+  dialogActs?: NlpStepOutput;
   failures: { step: string; reason: string }[];
 }
 
-/** Fillers first (the others read the cleaned text), then summary, sentiment and keywords at once. */
+/** Fillers first (the others read the cleaned text), then summary, sentiment, keywords and dialog acts at once. */
 async function textStage(call: Call, utterances: number): Promise<TextSteps> {
   const staging = call.keys.staging;
   const base = { callId: call.input.callId, timelineKey: staging.timeline };
@@ -353,18 +360,26 @@ async function textStage(call: Call, utterances: number): Promise<TextSteps> {
   );
   const fillersKey = fillers.status === 'ok' ? fillers.outputKey : undefined;
   call.stages.enter('analyze');
-  const [summary, sentiment, keywords] = await Promise.all([
+  const grains = call.input.text ?? DEFAULT_TEXT_GRAINS;
+  const { windowSeconds } = grains;
+  const actsGrain = grains.dialogActs !== 'off' && patched(DIALOG_ACTS_STEP) ? grains.dialogActs : undefined;
+  const [summary, sentiment, keywords, dialogActs] = await Promise.all([
     nlpActivities.summarizeCall.executeWithOptions(on('summarize the call (extract-cc)'), [
       { ...base, fillersKey, outputKey: staging.summary },
     ]),
-    nlpActivities.analyzeSentiment.executeWithOptions(on('sentiment per utterance'), [
-      { ...base, fillersKey, outputKey: staging.sentiment },
+    nlpActivities.analyzeSentiment.executeWithOptions(on(`sentiment per ${grains.sentiment}`), [
+      { ...base, fillersKey, outputKey: staging.sentiment, grain: grains.sentiment, windowSeconds },
     ]),
     nlpActivities.extractKeywords.executeWithOptions(on('keywords of the call'), [
       { ...base, fillersKey, outputKey: staging.keywords },
     ]),
+    actsGrain
+      ? nlpActivities.classifyDialogActs.executeWithOptions(on(`dialog acts per ${actsGrain}`), [
+          { ...base, fillersKey, outputKey: staging.dialogActs, grain: actsGrain, windowSeconds },
+        ])
+      : undefined,
   ]);
-  const steps = { fillers, summary, sentiment, keywords };
+  const steps = { fillers, summary, sentiment, keywords, ...(dialogActs ? { dialogActs } : {}) };
   const failures = Object.entries(steps)
     .filter(([, out]) => out.status === 'failed')
     .map(([step, out]) => ({ step, reason: out.reason ?? 'failed' }));
@@ -393,6 +408,7 @@ async function writeStage(
         sentimentKey: ok(text.sentiment),
         summaryKey: ok(text.summary),
         keywordsKey: ok(text.keywords),
+        ...(text.dialogActs && ok(text.dialogActs) ? { dialogActsKey: ok(text.dialogActs) } : {}),
         stepFailures: text.failures,
         facts: {
           source: { ...call.input.source, metadata: call.input.metadata ?? {} },
@@ -488,7 +504,13 @@ async function failStage(call: Call, err: unknown): Promise<ProcessRecordingResu
 // --- the call's state --------------------------------------------------------------------------------------
 
 function costOf(sessions: RecognizedSession[], text: TextSteps) {
-  const steps = [text.fillers, text.summary, text.sentiment, text.keywords];
+  const steps = [
+    text.fillers,
+    text.summary,
+    text.sentiment,
+    text.keywords,
+    ...(text.dialogActs ? [text.dialogActs] : []),
+  ];
   return {
     requests: {
       recognition: sessions.reduce((n, r) => n + r.requests, 0),
@@ -496,6 +518,7 @@ function costOf(sessions: RecognizedSession[], text: TextSteps) {
       summary: text.summary.cost.requests,
       sentiment: text.sentiment.cost.requests,
       keywords: text.keywords.cost.requests,
+      ...(text.dialogActs ? { dialogActs: text.dialogActs.cost.requests } : {}),
     },
     retries: steps.reduce((n, s) => n + s.cost.retries, 0),
     restarts: sessions.reduce((n, r) => n + r.restarts, 0),

@@ -1,12 +1,13 @@
 /**
- * The text activities (task queue `callpipe-nlp`): filler removal, summary, sentiment and keywords of
- * one call. Each takes small JSON (keys, options), reads the call's Timeline (and the fillers output)
+ * The text activities (task queue `callpipe-nlp`): filler removal, summary, sentiment, keywords and
+ * dialog acts of one call. Each takes small JSON (keys, options), reads the call's Timeline (and the fillers output)
  * from staging storage, writes its output JSON (schemas/result.ts) to `outputKey`, and returns
  * `{ status, outputKey | reason, cost }`. Errors: failures.ts.
  *
  * Concurrency per process is the client's p-limit; the rate across workers is the task queue's rate
  * limit, set by the worker.
  */
+import { classifyDialogActs } from './dialog-acts.ts';
 import { extractKeywords } from './keywords.ts';
 import { removeFillers } from './fillers.ts';
 import { createPacer } from './pacing.ts';
@@ -15,6 +16,7 @@ import type { NlpActivityDeps } from './step.ts';
 import { summarizeCall } from './summary.ts';
 import type {
   AnalyzeSentimentInput,
+  ClassifyDialogActsInput,
   ExtractKeywordsInput,
   NlpStepOutput,
   RemoveFillersInput,
@@ -36,6 +38,9 @@ export function createNlpActivities(input: NlpActivityDeps) {
     analyzeSentiment: (input: AnalyzeSentimentInput): Promise<NlpStepOutput> => analyzeSentiment(deps, input),
     /** Keywords of the whole call; output: KeywordsOutput. */
     extractKeywords: (input: ExtractKeywordsInput): Promise<NlpStepOutput> => extractKeywords(deps, input),
+    /** Speech acts (`/nlp/v1/sentence_type`) per utterance, turn or window; output: DialogActsOutput. */
+    classifyDialogActs: (input: ClassifyDialogActsInput): Promise<NlpStepOutput> =>
+      classifyDialogActs(deps, input),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
- * Sentiment of every utterance (spec 01: `/nlp/v1/sentiment`, one sentence a request, so one request
- * per utterance with text), aggregated over the call, per speaker and per quarter of the call by time.
+ * Sentiment of every utterance (spec 01: `/nlp/v1/sentiment`, one sentence a request), one request per
+ * unit of the configured grain (text-units.ts: an utterance, a turn or a window; each utterance carries
+ * its unit's sentiment), aggregated over the call, per speaker and per quarter of the call by time.
  * The numeric scale is defined once, in schemas/result.ts (SENTIMENT_SCORING).
  */
 import type { SentimentResult } from '../../schemas/service-nlp.ts';
@@ -15,9 +16,10 @@ import {
 } from '../../schemas/result.ts';
 import type { Utterance } from '../../schemas/transcript.ts';
 import { readCallText } from './call-text.ts';
-import { looseText } from './fillers.ts';
 import { runStep, type NlpActivityDeps, type StepRun } from './step.ts';
+import { byUtterance, eachUnit, textUnits } from './text-units.ts';
 import { DEFAULT_SENTIMENT_CONCURRENCY, type AnalyzeSentimentInput, type NlpStepOutput } from './types.ts';
+import { DEFAULT_TEXT_GRAINS } from '../../schemas/text-grains.ts';
 
 /** The signed value of a label and its score: see SENTIMENT_SCORING. */
 export function sentimentValue(label: UtteranceSentiment['label'], score: number): number {
@@ -118,34 +120,13 @@ export function summarizeSentiment(
   };
 }
 
-/** Runs `task` over `indices` with at most `concurrency` at once; stops starting new ones after a failure. */
-async function pool(
-  indices: number[],
-  concurrency: number,
-  task: (i: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  let failed: { error: unknown } | undefined;
-  const worker = async () => {
-    while (!failed && next < indices.length) {
-      const i = indices[next++]!;
-      try {
-        await task(i);
-      } catch (error) {
-        failed ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, indices.length)) }, worker));
-  if (failed) throw failed.error;
-}
-
 export async function analyzeSentiment(
   deps: NlpActivityDeps,
   input: AnalyzeSentimentInput,
 ): Promise<NlpStepOutput> {
-  const concurrency = input.concurrency ?? DEFAULT_SENTIMENT_CONCURRENCY;
-  const inputs = JSON.stringify([input.timelineKey, input.fillersKey ?? null]);
+  const grain = input.grain ?? 'utterance';
+  const windowSeconds = input.windowSeconds ?? DEFAULT_TEXT_GRAINS.windowSeconds;
+  const inputs = JSON.stringify([input.timelineKey, input.fillersKey ?? null, grain, windowSeconds]);
   return runStep<UtteranceSentiment, typeof sentimentOutputSchema>(
     deps,
     'sentiment',
@@ -154,24 +135,20 @@ export async function analyzeSentiment(
     sentimentOutputSchema,
     async (run: StepRun<UtteranceSentiment>) => {
       const text = await readCallText(deps.store, input);
-      const todo = text.utterances.filter(
-        (u) => looseText(u.text) !== '' && !run.done.has(u.utterance.index),
+      const units = textUnits(text.utterances, grain, windowSeconds);
+      await eachUnit(run, units, input.concurrency ?? DEFAULT_SENTIMENT_CONCURRENCY, async (unit, o) =>
+        toUtteranceSentiment((await deps.service.nlp.sentiment(unit.text, o)).result),
       );
-      const total = text.utterances.filter((u) => looseText(u.text) !== '').length;
-      const textOf = new Map(todo.map((u) => [u.utterance.index, u.text]));
-      await pool([...textOf.keys()], concurrency, async (index) => {
-        const res = await run.request((o) => deps.service.nlp.sentiment(textOf.get(index)!, o));
-        run.done.set(index, toUtteranceSentiment(res.result));
-        run.progress(run.done.size, total);
-      });
+      const perUtterance = byUtterance(units, run.done);
       const { timeline } = text;
       return {
         step: 'sentiment',
         callId: input.callId,
-        ...summarizeSentiment(timeline.utterances, run.done, timeline.durationSeconds, timeline.speakers),
+        grain,
+        ...summarizeSentiment(timeline.utterances, perUtterance, timeline.durationSeconds, timeline.speakers),
         utterances: timeline.utterances.map((u) => ({
           index: u.index,
-          sentiment: run.done.get(u.index) ?? null,
+          sentiment: perUtterance.get(u.index) ?? null,
         })),
       };
     },

@@ -3,6 +3,7 @@
  * JSON: the call's text travels through object storage (claim check), keys travel in workflow history.
  */
 import type { CallCost } from '../../service/index.ts';
+import type { TextGrain } from '../../schemas/text-grains.ts';
 
 /** What every text activity takes. */
 export interface NlpStepInput {
@@ -39,10 +40,20 @@ export interface SummarizeCallInput extends CleanedTextInput {
   maxWindowChars?: number;
 }
 
-export interface AnalyzeSentimentInput extends CleanedTextInput {
+/** Steps that send one unit of text a request (schemas/text-grains.ts). */
+export interface GrainedTextInput extends CleanedTextInput {
+  /** Default `utterance` (what callers before grains asked for). */
+  grain?: TextGrain;
+  /** Length of a window, and the longest turn, seconds; default 30. */
+  windowSeconds?: number;
   /** Requests in flight for this call; default 4. The client's p-limit caps the process as a whole. */
   concurrency?: number;
 }
+
+export type AnalyzeSentimentInput = GrainedTextInput;
+
+/** Speech acts (`/nlp/v1/sentence_type`) of every unit of the call. */
+export type ClassifyDialogActsInput = GrainedTextInput;
 
 export interface ExtractKeywordsInput extends CleanedTextInput {
   /** `max_keyword_num` (spec 01, Rule 4); default {@link DEFAULT_CALL_KEYWORDS}. */

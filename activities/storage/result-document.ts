@@ -5,6 +5,7 @@
  * read the parts and write the documents are in results.ts.
  */
 import {
+  type DialogActsOutput,
   errorDocumentSchema,
   RESULT_SCHEMA_VERSION,
   resultDocumentSchema,
@@ -92,6 +93,7 @@ export interface ResultParts {
   sentiment?: SentimentOutput | undefined;
   summary?: SummaryOutput | undefined;
   keywords?: KeywordsOutput | undefined;
+  dialogActs?: DialogActsOutput | undefined;
   stepFailures: { step: string; reason: string }[];
   facts: ResultFacts;
   /** The rule file of the call's metrics, categories and scorecard; default the shipped one. */
@@ -171,7 +173,7 @@ function sessionFacts(sessions: readonly SessionInput[], timeline: Timeline): Se
 
 function processingFacts(
   processing: ProcessingInput,
-  steps: Partial<Record<'fillers' | 'summary' | 'sentiment' | 'keywords', EndpointCost>>,
+  steps: Partial<Record<'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs', EndpointCost>>,
 ): ProcessingFacts {
   const requests: Record<string, EndpointCost> = {};
   for (const [name, n] of Object.entries(processing.requests)) requests[name] = { requests: n, retries: 0 };
@@ -203,9 +205,10 @@ function processingFacts(
 
 /** The result document, validated: throws a ZodError naming the first field at fault. */
 export function buildResult(parts: ResultParts): ResultDocument {
-  const { timeline, fillers, sentiment, summary, keywords, facts } = parts;
+  const { timeline, fillers, sentiment, summary, keywords, dialogActs, facts } = parts;
   const cleaned = new Map(fillers?.utterances.map((u) => [u.index, u]));
   const felt = new Map(sentiment?.utterances.map((u) => [u.index, u.sentiment]));
+  const acts = new Map(dialogActs?.utterances.map((u) => [u.index, u.dialogActs]));
   const ordered = [...timeline.utterances].sort((a, b) => a.start - b.start || a.index - b.index);
   const utterances: ResultUtterance[] = ordered.map((u) => {
     const f = cleaned.get(u.index);
@@ -222,6 +225,8 @@ export function buildResult(parts: ResultParts): ResultDocument {
       cleanedText: f ? f.cleanedText : null,
       fillers: f ? f.fillers : [],
       sentiment: felt.get(u.index) ?? null,
+      // Absent when the step did not run (rules on dialog acts are then "unavailable").
+      ...(dialogActs ? { dialogActs: acts.get(u.index) ?? null } : {}),
     };
   });
   const duration = facts.audio.durationSeconds || timeline.durationSeconds;
@@ -238,6 +243,7 @@ export function buildResult(parts: ResultParts): ResultDocument {
     sentiment: sentiment
       ? {
           scoring: sentiment.scoring,
+          ...(sentiment.grain ? { grain: sentiment.grain } : {}),
           overall: sentiment.overall,
           bySpeaker: sentiment.bySpeaker,
           byQuarter: sentiment.byQuarter,
@@ -264,6 +270,7 @@ export function buildResult(parts: ResultParts): ResultDocument {
       ...(summary ? { summary: summary.cost } : {}),
       ...(sentiment ? { sentiment: sentiment.cost } : {}),
       ...(keywords ? { keywords: keywords.cost } : {}),
+      ...(dialogActs ? { dialogActs: dialogActs.cost } : {}),
     }),
     stepFailures: parts.stepFailures.map((f) => ({ step: f.step, reason: redact(f.reason) })),
     writtenAt,

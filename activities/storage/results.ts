@@ -9,6 +9,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ZodError } from 'zod';
 import {
+  dialogActsOutputSchema,
   fillersOutputSchema,
   keywordsOutputSchema,
   sentimentOutputSchema,
@@ -33,6 +34,7 @@ export interface WriteResultInput {
   sentimentKey?: string | undefined;
   summaryKey?: string | undefined;
   keywordsKey?: string | undefined;
+  dialogActsKey?: string | undefined;
   stepFailures: { step: string; reason: string }[];
   facts: ResultFacts;
   /** A rule file the CLI stored (store's bucket, canonical JSON: `uploadKey(…, 'rules', …)`); default the shipped one. */
@@ -140,12 +142,13 @@ export function createResultActivities({ store }: ResultActivityDeps) {
     /** Writes `transcript.vtt`, then `result.json` (last: its presence means done). */
     async writeResult(input: WriteResultInput): Promise<WriteResultOutput> {
       const { keys, out } = outputOf(input);
-      const [timeline, fillers, sentiment, summary, keywords, rules] = await Promise.all([
+      const [timeline, fillers, sentiment, summary, keywords, dialogActs, rules] = await Promise.all([
         readStaged(store, input.timelineKey, (v) => timelineSchema.parse(v)),
         readStaged(store, input.fillersKey, (v) => fillersOutputSchema.parse(v)),
         readStaged(store, input.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
         readStaged(store, input.summaryKey, (v) => summaryOutputSchema.parse(v)),
         readStaged(store, input.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
+        readStaged(store, input.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
         rulesOf(input.rulesKey),
       ]);
       const lastModified = await recordingTime(store, input.facts.source);
@@ -157,6 +160,7 @@ export function createResultActivities({ store }: ResultActivityDeps) {
           sentiment,
           summary,
           keywords,
+          dialogActs,
           stepFailures: input.stepFailures,
           facts: { ...input.facts, source: { ...input.facts.source, lastModified } },
           rules,

@@ -13,7 +13,7 @@ import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { outputLocation } from '../submit.ts';
 import { normalizePrefix, parseS3Url, uploadKey } from '../../schemas/call-keys.ts';
 import { shortHash, slug } from '../../activities/storage/call-id.ts';
-import { recordingQueues, taskQueues, type Config } from '../../schemas/config.ts';
+import { recordingQueues, taskQueues, textGrainsOf, type Config } from '../../schemas/config.ts';
 import {
   backfillInputSchema,
   type BackfillFilters,
@@ -81,6 +81,7 @@ export function childDefaults(config: Config): BackfillInput['child'] {
     minSessionSeconds: config.limits.minSessionSeconds,
     queues: recordingQueues(config),
     tables: { prefix: config.s3.tablesPrefix, timeZone: config.timeZone },
+    text: textGrainsOf(config),
   };
 }
 

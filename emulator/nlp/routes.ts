@@ -1,7 +1,7 @@
 /**
  * The text-analysis endpoints the emulator serves (spec 01 and 03), with the common envelope
  * `{result, status, message}` and the `message` each endpoint was recorded with (golden): `OK` for
- * remove_filler and sentiment, `""` for keyword and ne, none for summary (`ok` for the call-center
+ * remove_filler and sentiment, `""` for keyword, ne and sentence_type, none for summary (`ok` for the call-center
  * model, as spec 03 says). Content types as recorded, too.
  *
  * Validation errors (spec 01 rule 1; codes not shown, chosen here): HTTP 400 and envelope status 400
@@ -14,6 +14,7 @@ import { DEFAULT_MAX_KEYWORDS, extractKeywords } from './keyword.ts';
 import { extractNamedEntities } from './named-entities.ts';
 import { removeFiller } from './remove-filler.ts';
 import { analyzeSentiment } from './sentiment.ts';
+import { classifySentence } from './sentence-type.ts';
 import { summarize } from './summary.ts';
 
 /** Spec 01, Shared request parameters. */
@@ -40,6 +41,7 @@ export const NLP_ENDPOINTS: Record<string, string[]> = {
   sentiment: ['v1'],
   keyword: ['v1'],
   ne: ['v1'],
+  sentence_type: ['v1'],
   summary: ['v1', 'beta'],
 };
 /** Endpoints of the spec the emulator does not emulate: HTTP 501. */
@@ -48,7 +50,6 @@ export const NLP_NOT_EMULATED = [
   'normalize_ne/company',
   'coreference',
   'similarity',
-  'sentence_type',
   'user_attribute',
   'detect_misrecognition',
 ];
@@ -124,6 +125,16 @@ export function handleNlp(name: string, version: string, value: unknown, account
       case 'sentiment': {
         const result = analyzeSentiment(requireString(body, 'sentence'));
         return { status: 200, json: { result, status: 0, message: 'OK' }, log: { code: 0 } };
+      }
+      case 'sentence_type': {
+        const sentence = requireString(body, 'sentence');
+        checkType(body);
+        return {
+          status: 200,
+          json: { result: classifySentence(sentence), status: 0, message: '' },
+          contentType: JSON_UTF8,
+          log: { code: 0 },
+        };
       }
       case 'keyword': {
         const doc = body.document;

@@ -128,7 +128,7 @@ describe('tokens (spec 01 Authentication; golden)', () => {
 });
 
 describe('golden text-analysis interactions', () => {
-  for (const part of ['RemoveFiller', 'Summary', 'Sentiment', 'Keyword', 'NamedEntity']) {
+  for (const part of ['RemoveFiller', 'Summary', 'Sentiment', 'Keyword', 'NamedEntity', 'SentenceType']) {
     it(`${part}: same status, content type, shape and types as recorded`, async () => {
       const g = find(`Cotoha_Endpoint_${part}`);
       const res = await nlp(emu, g.path.replace('/api/dev', ''), g.requestBody, access);
@@ -157,6 +157,43 @@ describe('golden text-analysis interactions', () => {
       result: { sentiment: 'Positive', emotional_phrase: [{ form: '好きです', emotion: 'P' }] },
       status: 0,
     });
+  });
+});
+
+describe('sentence_type (dialog acts)', () => {
+  it('the recorded question comes out exactly as recorded', async () => {
+    const g = find('SentenceType');
+    const res = await nlp(emu, '/nlp/v1/sentence_type', g.requestBody, access);
+    expect(res.json).toEqual(g.responseBody);
+  });
+
+  it('gives the speech acts of call-center lines, all of a turn of several sentences', async () => {
+    const acts = async (sentence: string) =>
+      (
+        (await nlp(emu, '/nlp/v1/sentence_type', { sentence }, access)).json as {
+          result: { dialog_act: string[] };
+        }
+      ).result.dialog_act;
+    expect(await acts('お電話ありがとうございます。カスタマーセンターの佐藤でございます。')).toContain(
+      'greeting',
+    );
+    expect(await acts('ご迷惑をおかけして大変申し訳ございません。')).toEqual(['apology']);
+    expect(await acts('お電話ありがとうございました。失礼いたします。')).toEqual(['thanking', 'goodbye']);
+    expect(await acts('本日はどのようなご用件でしょうか。')).toEqual(['information-seeking']);
+    expect(await acts('交換用の機器を本日発送いたします。')).toEqual(['commissive']);
+    expect(await acts('山田太郎です。')).toEqual(['information-providing']);
+    expect(await acts('はい、承知いたしました。ご住所をお願いいたします。')).toEqual([
+      'agreement',
+      'directive',
+    ]);
+  });
+
+  it('refuses a missing sentence and a bad type like the other endpoints', async () => {
+    const missing = await nlp(emu, '/nlp/v1/sentence_type', { type: null }, access);
+    expect(missing.status).toBe(400);
+    expect(missing.json).toMatchObject({ status: 400, message: 'sentence : must not be null' });
+    const badType = await nlp(emu, '/nlp/v1/sentence_type', { sentence: 'はい', type: 'x' }, access);
+    expect(badType.json).toMatchObject({ status: 400, message: 'type : x is invalid' });
   });
 });
 

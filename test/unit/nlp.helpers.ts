@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { extractNamedEntities } from '../../emulator/nlp/named-entities.ts';
 import { removeFiller } from '../../emulator/nlp/remove-filler.ts';
+import { classifySentence } from '../../emulator/nlp/sentence-type.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { CostMeter, ServiceError, type ServiceClient, type ServiceErrorKind } from '../../service/index.ts';
 import type { NlpCallOptions } from '../../service/index.ts';
@@ -123,7 +124,7 @@ export const SAMPLE_UTTERANCES: Utterance[] = [
 ];
 
 export interface FakeCall {
-  endpoint: 'removeFiller' | 'summarize' | 'sentiment' | 'keyword' | 'namedEntities';
+  endpoint: 'removeFiller' | 'summarize' | 'sentiment' | 'keyword' | 'namedEntities' | 'sentenceType';
   input: unknown;
   options?: unknown;
 }
@@ -221,6 +222,10 @@ export class FakeService {
         this.answer({ endpoint: 'namedEntities', input: sentence, options }, options, () =>
           extractNamedEntities(sentence).map((e) => ({ ...e })),
         ),
+      sentenceType: (sentence, options) =>
+        this.answer({ endpoint: 'sentenceType', input: sentence, options }, options, () => ({
+          ...classifySentence(sentence),
+        })),
     },
   };
 }

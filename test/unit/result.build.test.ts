@@ -249,6 +249,27 @@ describe('buildResult', () => {
     expect(result.sessions.map((s) => s.restartReasons)).toEqual([[], []]);
   });
 
+  it('dialog acts reach each utterance and the requests; without the step, utterances have none', () => {
+    const dialogActs = {
+      step: 'dialogActs' as const,
+      callId: 'call-1',
+      grain: 'turn' as const,
+      units: 5,
+      utterances: SAMPLE_UTTERANCES.map((u) => ({
+        index: u.index,
+        dialogActs: u.index === 0 ? ['greeting'] : [],
+      })),
+      cost: { ...cost, requests: 5 },
+    };
+    const result = buildResult({ ...parts, dialogActs });
+    expect(result.utterances.find((u) => u.index === 0)!.dialogActs).toEqual(['greeting']);
+    expect(result.processing.requests.dialogActs).toMatchObject({ requests: 5 });
+    expect(result.categories!.find((c) => c.name === 'greeting')!.matched).toBe(true);
+    const without = buildResult(parts);
+    expect(without.utterances.every((u) => u.dialogActs === undefined)).toBe(true);
+    expect(without.processing.requests.dialogActs).toBeUndefined();
+  });
+
   it('without the fillers step, cleaned text is null and the transcript falls back to the raw text', () => {
     const result = buildResult({ ...parts, fillers: undefined });
     expect(result.utterances.every((u) => u.cleanedText === null && u.fillers.length === 0)).toBe(true);

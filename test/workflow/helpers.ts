@@ -205,6 +205,7 @@ export const PROCESS_ACTIVITIES = [
   'summarizeCall',
   'analyzeSentiment',
   'extractKeywords',
+  'classifyDialogActs',
   'writeResult',
   'writeError',
   'writeCallTables',
@@ -270,6 +271,7 @@ function processDefaults(): Record<(typeof PROCESS_ACTIVITIES)[number], Activity
     summarizeCall: async (input) => nlpOk(input, 'summary'),
     analyzeSentiment: async (input) => nlpOk(input, 'sentiment'),
     extractKeywords: async (input) => nlpOk(input, 'keywords'),
+    classifyDialogActs: async (input) => nlpOk(input, 'dialog-acts'),
     writeResult: async (input) => ({
       bucket: str(input, 'output', 'bucket') ?? 'callpipe',
       resultKey: str(input, 'output', 'result') ?? `results/${str(input, 'callId')}/result.json`,

@@ -247,6 +247,23 @@ describe('processRecording with mocked activities', () => {
     ]);
   });
 
+  it('dialog acts run beside the other text steps at the call’s grain, and reach the write; off: not at all', async () => {
+    const mocks = mockActivities();
+    const text = { sentiment: 'window' as const, dialogActs: 'utterance' as const, windowSeconds: 20 };
+    const { result } = await runCall('acts', mocks, { text });
+    expect(result.status).toBe('done');
+    const acts = onlyInput(mocks, 'classifyDialogActs');
+    expect(pick(acts, 'grain')).toBe('utterance');
+    expect(pick(acts, 'windowSeconds')).toBe(20);
+    expect(pick(onlyInput(mocks, 'analyzeSentiment'), 'grain')).toBe('window');
+    expect(pick(onlyInput(mocks, 'writeResult'), 'dialogActsKey')).toBe(pick(acts, 'outputKey'));
+
+    const off = mockActivities();
+    await runCall('acts-off', off, { text: { ...text, dialogActs: 'off' } });
+    expect(off.classifyDialogActs).not.toHaveBeenCalled();
+    expect(pick(onlyInput(off, 'writeResult'), 'dialogActsKey')).toBeUndefined();
+  });
+
   it('a call cancelled while recognizing ends cancelled: sessions cancelled, no error.json, no result', async () => {
     const cancelled: number[] = [];
     const mocks = mockActivities({

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { createNlpActivities } from '../../activities/nlp/activities.ts';
+import { textUnits } from '../../activities/nlp/text-units.ts';
+import type { CallUtterance } from '../../activities/nlp/call-text.ts';
+import { dialogActsOutputSchema, sentimentOutputSchema } from '../../schemas/result.ts';
+import { FakeService, MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
+
+const said = (index: number, speaker: string, start: number, end: number, text: string): CallUtterance => ({
+  utterance: utterance(index, speaker, start, end, text),
+  text,
+});
+
+const call = [
+  said(0, 'agent', 0, 2, 'お電話ありがとうございます'),
+  said(1, 'agent', 3, 5, 'ご用件をどうぞ。'),
+  said(2, 'customer', 6, 8, '請求書の件です'),
+  said(3, 'customer', 9, 9.5, ''),
+  said(4, 'agent', 10, 12, 'かしこまりました'),
+  said(5, 'agent', 30, 41, '確認いたします'),
+];
+
+describe('textUnits', () => {
+  it('utterance: one unit per utterance with text, as it is', () => {
+    const units = textUnits(call, 'utterance', 30);
+    expect(units.map((u) => u.text)).toEqual([
+      'お電話ありがとうございます',
+      'ご用件をどうぞ。',
+      '請求書の件です',
+      'かしこまりました',
+      '確認いたします',
+    ]);
+  });
+
+  it('turn: one speaker’s consecutive utterances as sentences, at most windowSeconds long', () => {
+    const units = textUnits(call, 'turn', 30);
+    expect(units.map((u) => u.utterances.map((x) => x.utterance.index))).toEqual([[0, 1], [2], [4], [5]]);
+    expect(units[0]!.text).toBe('お電話ありがとうございます。ご用件をどうぞ。');
+    // 10–41 s is longer than 30 s: the turn is cut.
+    expect(textUnits(call, 'turn', 60).map((u) => u.utterances.length)).toEqual([2, 1, 2]);
+  });
+
+  it('window: a speaker’s utterances in fixed windows of its start time', () => {
+    const units = textUnits(call, 'window', 10);
+    expect(units.map((u) => u.utterances.map((x) => x.utterance.index))).toEqual([[0, 1], [2], [4], [5]]);
+    expect(textUnits(call, 'window', 60).map((u) => u.utterances.length)).toEqual([4, 1]);
+  });
+});
+
+describe('sentiment and dialog acts per turn', () => {
+  function setup() {
+    const store = new MemoryStore();
+    void store.put('t/timeline.json', JSON.stringify(timeline(SAMPLE_UTTERANCES)));
+    const service = new FakeService();
+    const activities = createNlpActivities({ service: service.client, store });
+    return { store, service, activities };
+  }
+  const base = { callId: 'call-1', timelineKey: 't/timeline.json' };
+
+  it('one request per turn; every utterance of the turn carries its sentiment', async () => {
+    const { store, service, activities } = setup();
+    const out = await activities.analyzeSentiment({ ...base, outputKey: 't/s.json', grain: 'turn' });
+    expect(out.status).toBe('ok');
+    // agent 0 | customer 1 | agent 2 | customer 3, 4 (9.4–45 s is longer than 30 s: two turns) | agent 5
+    expect(service.count('sentiment')).toBe(6);
+    const doc = sentimentOutputSchema.parse(store.json('t/s.json'));
+    expect(doc.grain).toBe('turn');
+    expect(doc.cost.requests).toBe(6);
+    const long = await activities.analyzeSentiment({
+      ...base,
+      outputKey: 't/s2.json',
+      grain: 'turn',
+      windowSeconds: 60,
+    });
+    expect(long.cost.requests).toBe(5);
+    const joined = sentimentOutputSchema.parse(store.json('t/s2.json'));
+    const of = (i: number) => joined.utterances.find((u) => u.index === i)!.sentiment;
+    expect(of(3)).toEqual(of(4)); // one turn: one answer, the negative one of 困っている
+    expect(of(4)).toMatchObject({ label: 'Negative' });
+  });
+
+  it('dialog acts: the speech acts of each unit on its utterances, the requests in the cost', async () => {
+    const { store, service, activities } = setup();
+    const out = await activities.classifyDialogActs({ ...base, outputKey: 't/d.json', grain: 'utterance' });
+    expect(out).toMatchObject({ status: 'ok', outputKey: 't/d.json' });
+    expect(service.count('sentenceType')).toBe(SAMPLE_UTTERANCES.length);
+    const doc = dialogActsOutputSchema.parse(store.json('t/d.json'));
+    expect(doc).toMatchObject({ step: 'dialogActs', grain: 'utterance', units: SAMPLE_UTTERANCES.length });
+    const of = (i: number) => doc.utterances.find((u) => u.index === i)!.dialogActs;
+    expect(of(0)).toContain('greeting');
+    expect(of(2)).toContain('information-seeking');
+    expect(of(5)).toEqual(['thanking', 'goodbye']);
+    expect(doc.cost.requests).toBe(SAMPLE_UTTERANCES.length);
+  });
+});
