@@ -1,49 +1,59 @@
 /**
  * Media benchmark: for a 1-hour and a 10-hour stereo call, the transcode speed to 8 kHz mu-law as a
- * multiple of real time (from WAV, M4A and 48 kHz MP3), the silence scan's speed, and the peak RSS of
- * the process. Each length runs in its own child process so its peak RSS is its own.
+ * multiple of real time (from WAV, M4A and 48 kHz MP3), with and without the conditioning filters (DC
+ * and hum removal) in the same run, the channel analysis's speed beside the plain `silencedetect` pass
+ * it replaced (issue 13), and the peak RSS of the process. Each length runs in its own child process so its peak RSS is its own.
  *
  *   npx tsx bench/media.ts            # 1 h and 10 h
  *   npx tsx bench/media.ts --hours 1  # one length
  *
  * Targets (issue 4), per core: ≥ 2,000× real time from WAV or M4A, ≥ 400× from 48 kHz MP3, peak RSS
- * under 200 MB and flat in length. Sessions are transcoded one at a time (one ffmpeg, about one core),
- * into a store that discards the bytes after the length check, so disk speed is not measured.
+ * under 200 MB and flat in length; conditioning must not halve transcode speed (issue 13: a time cost
+ * under ×2). Sessions are transcoded one at a time (one ffmpeg, about one core), their bytes counted,
+ * checked and discarded, so disk speed is not measured.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateCallScript } from '../activities/media/call-script.ts';
-import { runFfmpeg } from '../activities/media/ffmpeg.ts';
+import { runFfmpeg, type ToolProcess } from '../activities/media/ffmpeg.ts';
 import { renderFixture } from '../activities/media/fixture.ts';
 import { planRecording } from '../activities/media/plan.ts';
 import { probeRecording } from '../activities/media/probe.ts';
-import { scanSilences } from '../activities/media/silence.ts';
-import type { StagingStore } from '../activities/media/staging.ts';
-import { transcodeSession } from '../activities/media/transcode.ts';
+import { analyzeChannels } from '../activities/media/channel-analysis.ts';
+import { plainInput } from '../activities/media/media-input.ts';
+import { expectedBytes, transcodeStream } from '../activities/media/transcode.ts';
 
 const HOUR = 3600;
 /** The long recording is this many copies of the hour, joined without re-encoding (fast to make). */
 const LONG_FACTOR = 10;
 
-/** Consumes what it is given and keeps nothing: the transcode is measured, not the disk. */
-class DiscardStore implements StagingStore {
-  async exists(): Promise<boolean> {
-    return false;
-  }
-  async head(): Promise<undefined> {
-    return undefined;
-  }
-  async put(_key: string, body: Readable | Buffer): Promise<void> {
-    if (Buffer.isBuffer(body)) return;
-    for await (const _chunk of body) {
-      // drain
-    }
-  }
+/** Reads a transcode's output, keeps nothing (the transcode is measured, not the disk), checks its length. */
+async function drain(proc: ToolProcess, expected: number): Promise<void> {
+  let bytes = 0;
+  const reading = (async () => {
+    for await (const chunk of proc.stdout) bytes += (chunk as Buffer).length;
+  })();
+  await Promise.all([reading, proc.done]);
+  if (bytes !== expected) throw new Error(`transcode gave ${bytes} bytes, expected ${expected}`);
+}
+
+/** The plan's silence scan before 0.2.0: one `silencedetect` pass, per channel, at a fixed -30 dB. */
+async function silencedetectPass(path: string): Promise<void> {
+  await runFfmpeg([
+    '-v',
+    'info',
+    '-i',
+    path,
+    '-af',
+    'silencedetect=noise=-30dB:d=0.3:mono=1',
+    '-f',
+    'null',
+    '-',
+  ]);
 }
 
 interface Source {
@@ -85,30 +95,36 @@ async function runOne(hours: number): Promise<void> {
     for (const source of sources) {
       const probe = await probeRecording(source.path, { fingerprint: 'bench' });
       let t = performance.now();
-      const silences = await scanSilences(source.path, {
+      await silencedetectPass(source.path);
+      const silencedetectSeconds = (performance.now() - t) / 1000;
+      t = performance.now();
+      const { silences } = await analyzeChannels(plainInput(source.path, undefined), {
         channels: probe.channels,
+        noiseDb: -30,
+        minSilenceSeconds: 0.3,
         durationSeconds: probe.durationSeconds,
       });
       const scanSeconds = (performance.now() - t) / 1000;
       const plan = await planRecording(probe);
-      const store = new DiscardStore();
-      t = performance.now();
+      // Without, then with the conditioning filters, alternating per session so load drifts hit both alike.
+      const seconds = { plain: 0, conditioned: 0 };
       for (const s of plan.sessions) {
-        await transcodeSession(
-          {
-            path: source.path,
-            fingerprint: 'bench',
-            streamIndex: probe.streamIndex,
-            track: s.track,
-            sourceChannels: plan.tracks[s.track]!.sourceChannels,
-            start: s.start,
-            end: s.end,
-            format: 'mulaw',
-          },
-          { store },
-        );
+        for (const conditioning of [false, true]) {
+          t = performance.now();
+          await drain(
+            transcodeStream({
+              input: plainInput(source.path, undefined, probe.streamIndex),
+              sourceChannels: plan.tracks[s.track]!.sourceChannels,
+              start: s.start,
+              end: s.end,
+              format: 'mulaw',
+              conditioning,
+            }),
+            expectedBytes(s.end - s.start, 'mulaw'),
+          );
+          seconds[conditioning ? 'conditioned' : 'plain'] += (performance.now() - t) / 1000;
+        }
       }
-      const transcodeSeconds = (performance.now() - t) / 1000;
       const audioSeconds = probe.durationSeconds * plan.tracks.length;
       rows.push({
         source: source.label,
@@ -116,9 +132,12 @@ async function runOne(hours: number): Promise<void> {
         sessions: plan.sessions.length,
         silences: silences.reduce((n, c) => n + c.length, 0),
         // Channel-seconds of audio out per wall second: each channel is its own recognition stream.
-        transcodeX: audioSeconds / transcodeSeconds,
-        transcodeRecordingX: probe.durationSeconds / transcodeSeconds,
+        transcodeX: audioSeconds / seconds.conditioned,
+        transcodeRecordingX: probe.durationSeconds / seconds.conditioned,
+        plainTranscodeRecordingX: probe.durationSeconds / seconds.plain,
+        conditioningCost: seconds.conditioned / seconds.plain,
         scanX: probe.durationSeconds / scanSeconds,
+        silencedetectX: probe.durationSeconds / silencedetectSeconds,
       });
     }
     console.log(JSON.stringify({ hours, rows, peakRssMb: maxRssMb() }));
@@ -165,7 +184,10 @@ async function run(): Promise<void> {
     for (const r of result.rows) {
       console.log(
         `  ${String(r.source).padEnd(20)} transcode ${fmt(Number(r.transcodeRecordingX)).padStart(8)} (recording), ` +
-          `${fmt(Number(r.transcodeX)).padStart(8)} (channel audio); silence scan ${fmt(Number(r.scanX)).padStart(8)}; ${r.sessions} sessions`,
+          `${fmt(Number(r.transcodeX)).padStart(8)} (channel audio); without conditioning ` +
+          `${fmt(Number(r.plainTranscodeRecordingX)).padStart(8)}: conditioning costs ×${Number(r.conditioningCost).toFixed(2)} ` +
+          `in time; channel analysis ${fmt(Number(r.scanX)).padStart(8)} (silencedetect alone ${fmt(Number(r.silencedetectX))}); ` +
+          `${r.sessions} sessions`,
       );
     }
   }

@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
 import {
@@ -22,8 +23,49 @@ import { outputLocationOf, parseS3Url, uploadKey } from '../schemas/call-keys.ts
 import { callIdOf, workflowIdOf } from '../activities/storage/call-id.ts';
 import type { PipelineClient } from './stack-client.ts';
 import { CliError } from './command.ts';
+import { notARecording, readHead } from '../activities/media/sniff.ts';
+import { extensionOf, RECORDING_EXTENSIONS } from '../schemas/media-formats.ts';
 import { processRecording, type ProcessRecordingInput } from '../workflows/process-recording.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/search-attribute-keys.ts';
+
+/** A file a directory argument held that is not a recording, and why. */
+export interface SkippedFile {
+  path: string;
+  reason: string;
+}
+
+/**
+ * The inputs of `callpipe process`: each argument as it is, except a local directory, which stands for
+ * the recordings in it (recursively, in name order): a file is taken by its extension when that names a
+ * recording format (schemas/media-formats.ts), otherwise by its content (activities/media/sniff.ts), and
+ * everything else is returned as skipped, with why. A file named on its own is always taken: if it is
+ * no recording, its call fails at the probe with the reason.
+ */
+export async function expandInputs(inputs: string[]): Promise<{ inputs: string[]; skipped: SkippedFile[] }> {
+  const out: string[] = [];
+  const skipped: SkippedFile[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    );
+    for (const e of entries) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) await walk(path);
+      else if (!e.isFile()) continue;
+      else if (RECORDING_EXTENSIONS.includes(extensionOf(e.name))) out.push(path);
+      else {
+        const reason = notARecording(e.name, await readHead(path));
+        if (reason) skipped.push({ path, reason });
+        else out.push(path);
+      }
+    }
+  };
+  for (const input of inputs) {
+    if (!parseS3Url(input) && existsSync(input) && statSync(input).isDirectory()) await walk(resolve(input));
+    else out.push(input);
+  }
+  return { inputs: out, skipped };
+}
 
 async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');

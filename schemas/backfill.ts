@@ -6,11 +6,16 @@
  * lists *pages* of recordings and starts one `processRecording` child per recording that is not done.
  */
 import { z } from 'zod';
+import { RECORDING_EXTENSIONS } from './media-formats.ts';
 import { OUTCOMES, outputLocationSchema, recordingSourceSchema } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
 
-/** Extensions listed by default: what the media activities can decode (ffmpeg). */
-export const DEFAULT_EXTENSIONS = ['wav', 'mp3', 'm4a', 'mp4', 'aac', 'ogg', 'opus', 'flac', 'webm', 'wma'];
+/**
+ * Extensions taken by default without reading the object (containers and headerless telephony formats,
+ * schemas/media-formats.ts); with the default list, any other object is sniffed by its first bytes
+ * (activities/media/sniff.ts) and taken when its content is audio, or reported as skipped and why.
+ */
+export const DEFAULT_EXTENSIONS = RECORDING_EXTENSIONS;
 
 /** Recordings per listed page (S3 ListObjectsV2 returns at most 1,000). */
 export const DEFAULT_PAGE_SIZE = 200;
@@ -24,7 +29,10 @@ export const DEFAULT_CONCURRENCY = 20;
 export const DEFAULT_CHILDREN_PER_RUN = 500;
 
 export const backfillFiltersSchema = z.object({
-  /** File extensions to take, lower case without the dot; default {@link DEFAULT_EXTENSIONS}. */
+  /**
+   * File extensions to take, lower case without the dot. Default: {@link DEFAULT_EXTENSIONS}, and any
+   * other object whose content is audio. Given: exactly these, nothing sniffed.
+   */
   extensions: z.array(z.string().min(1)).optional(),
   /** Smallest and largest object size in bytes. */
   minBytes: z.number().int().nonnegative().optional(),

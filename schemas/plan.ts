@@ -45,6 +45,30 @@ export const planSessionSchema = z.object({
 });
 export type PlanSession = z.infer<typeof planSessionSchema>;
 
+/**
+ * What the channel analysis found in one source channel (activities/media/channel-analysis.ts), after
+ * conditioning (DC and hum removed). Levels are dBFS of 10-ms peaks; null for digital silence.
+ */
+export const channelFactsSchema = z.object({
+  channel: z.number().int().nonnegative(),
+  /** What its loudest 0.1 % of 10-ms windows reach. */
+  levelDb: z.number().nullable(),
+  /** What its quietest 10 % of windows stay under. */
+  noiseFloorDb: z.number().nullable(),
+  /** Quieter than this is silence: the noise floor plus a margin, bounded by the configured threshold. */
+  silenceThresholdDb: z.number(),
+  /** Mean of the raw samples (before conditioning), as a fraction of full scale. */
+  dcOffset: z.number(),
+  /** Time above the threshold. */
+  activeSeconds: z.number().nonnegative(),
+  /** `silent`: nothing above its threshold all call long; `duplicate`: the same signal as `duplicateOf`. */
+  status: z.enum(['speech', 'silent', 'duplicate']),
+  duplicateOf: z.number().int().nonnegative().optional(),
+  /** Correlation with `duplicateOf` (-1 to 1; near -1 is the same signal inverted). */
+  correlation: z.number().optional(),
+});
+export type ChannelFacts = z.infer<typeof channelFactsSchema>;
+
 /** Channel → speaker mapping (see activities/media/channels.ts for the rules). */
 export const channelOptionsSchema = z.object({
   /** Speaker of source channel i; default `agent`, `customer`, then `channel-<i>`. */
@@ -53,6 +77,11 @@ export const channelOptionsSchema = z.object({
   mode: z.enum(['separate', 'mix']).optional(),
   /** Source channels to use; default: all. A file of more than two channels is mixed unless channels are picked. */
   pick: z.array(z.number().int().nonnegative()).min(1).optional(),
+  /**
+   * Recognize a channel that carries the same signal as another once (as `mixed`), and leave out a
+   * channel silent for the whole call (default true); false keeps every track as mapped.
+   */
+  detect: z.boolean().optional(),
 });
 export type ChannelOptions = z.infer<typeof channelOptionsSchema>;
 
@@ -66,7 +95,10 @@ export const planOptionsSchema = z.object({
     .default(SERVICE_MAX_SESSION_SECONDS),
   /** How far before the limit (fixed) or around the target (balanced) a silence is looked for. */
   searchWindowSeconds: z.number().positive().default(60),
-  /** silencedetect's threshold: quieter than this is silence. */
+  /**
+   * The loudest silence threshold, dBFS: each channel's own is derived from its noise floor
+   * (activities/media/channel-analysis.ts) and never louder than this.
+   */
   silenceNoiseDb: z.number().max(0).default(-30),
   /** Shortest silence that counts (0.3 s: no utterance is cut in a gap that long). */
   silenceMinSeconds: z.number().positive().default(0.3),
@@ -103,5 +135,9 @@ export const sessionPlanSchema = z.object({
   }),
   tracks: z.array(trackSchema).min(1),
   sessions: z.array(planSessionSchema).min(1),
+  /** What the analysis found in each source channel (absent from plans made before 0.2.0). */
+  channels: z.array(channelFactsSchema).optional(),
+  /** What was decided from it, in words: merged duplicates, silent channels left out. */
+  decisions: z.array(z.string()).optional(),
 });
 export type SessionPlan = z.infer<typeof sessionPlanSchema>;

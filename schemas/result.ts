@@ -17,7 +17,8 @@
  * retyped); new optional fields keep it.
  */
 import { z } from 'zod';
-import { cutKindSchema, silenceSchema } from './plan.ts';
+import { amrFramesSchema, inputReaderSchema, lengthCheckSchema } from './media-probe.ts';
+import { channelFactsSchema, cutKindSchema, silenceSchema } from './plan.ts';
 import { STAGES } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
 
@@ -256,6 +257,30 @@ export const audioFactsSchema = z
         }),
       )
       .describe('which source channels each speaker was heard on'),
+    reader: inputReaderSchema
+      .optional()
+      .describe(
+        'how ffmpeg read the file: format null = by its content; a demuxer (g722, mulaw…) = a headerless ' +
+          'format named by its extension; repair amr = AMR comfort-noise/no-data frames decoded as silence',
+      ),
+    lengthCheck: lengthCheckSchema
+      .optional()
+      .describe("the decoded length checked against the container's own timeline (frames or packets)"),
+    amr: amrFramesSchema.optional().describe('AMR recordings: their 20-ms frames by type'),
+    channelAnalysis: z
+      .object({
+        channels: z
+          .array(channelFactsSchema.meta({ id: 'ChannelFacts' }))
+          .describe(
+            'per source channel, after DC and hum removal: levels, noise floor, silence threshold, status',
+          ),
+        decisions: z
+          .array(z.string())
+          .describe(
+            'what was decided from it: duplicated channels recognized once, silent channels left out',
+          ),
+      })
+      .optional(),
   })
   .meta({ id: 'AudioFacts' });
 export type AudioFacts = z.infer<typeof audioFactsSchema>;

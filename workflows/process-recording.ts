@@ -288,6 +288,7 @@ function transcodeSession(call: Call, probe: ProbeResult, plan: SessionPlan, s: 
         streamIndex: probe.streamIndex,
         track: s.track,
         sourceChannels: plan.tracks[s.track]!.sourceChannels,
+        ...(probe.reader ? { reader: probe.reader } : {}),
         start: s.start,
         end: s.end,
         format: 'mulaw',

@@ -25,7 +25,8 @@ import type {
 import { reportRowSchema } from '../../schemas/backfill.ts';
 import { manifestEntrySchema, type ManifestEntry } from '../../schemas/manifest.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
-import { filterReason } from './filters.ts';
+import { filterReason, needsSniffing } from './filters.ts';
+import { notARecording, SNIFF_BYTES } from '../media/sniff.ts';
 import { ManifestError, parseManifest } from './manifest.ts';
 import { countRows, mergeRows, reportCsv, type BatchReport } from './report.ts';
 
@@ -69,6 +70,14 @@ const pageName = (n: number) => `page-${String(n).padStart(6, '0')}.json`;
 export function createBackfillActivities({ store }: BackfillActivityDeps) {
   async function putJson(bucket: string, key: string, value: unknown): Promise<void> {
     await store.withBucket(bucket).put(key, JSON.stringify(value), { contentType: 'application/json' });
+  }
+
+  /** The first bytes of an object (a ranged GET). */
+  async function headBytes(bucket: string, key: string): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await store.withBucket(bucket).getStream(key, { end: SNIFF_BYTES - 1 }))
+      chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).subarray(0, SNIFF_BYTES);
   }
 
   async function listAll(bucket: string, prefix: string): Promise<ObjectInfo[]> {
@@ -166,6 +175,29 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
       let filtered = 0;
       let missing = 0;
       const taken: BackfillItem[] = [];
+      // Objects whose name says nothing: decided by content, a ranged GET each, in parallel.
+      const verdicts = new Map(
+        await Promise.all(
+          candidates
+            .filter(
+              (c) =>
+                c.info &&
+                c.duplicateOf === undefined &&
+                needsSniffing(c.key, input.filters) &&
+                !filterReason(
+                  {
+                    key: c.key,
+                    size: c.info.size,
+                    date: c.startedAt ? new Date(c.startedAt) : c.info.lastModified,
+                  },
+                  input.filters,
+                ),
+            )
+            .map((c) =>
+              limit(async () => [c.key, notARecording(c.key, await headBytes(c.bucket, c.key))] as const),
+            ),
+        ),
+      );
       for (const c of candidates) {
         const callId = c.callId ?? callIdOf({ bucket: c.bucket, key: c.key });
         if (c.duplicateOf !== undefined) {
@@ -190,6 +222,11 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
         const date = c.startedAt ? new Date(c.startedAt) : c.info.lastModified;
         if (filterReason({ key: c.key, size: c.info.size, date }, input.filters)) {
           filtered += 1;
+          continue;
+        }
+        const notRecording = verdicts.get(c.key);
+        if (notRecording) {
+          rows.push({ callId, source: `s3://${c.bucket}/${c.key}`, status: 'skipped', reason: notRecording });
           continue;
         }
         const source = { bucket: c.bucket, key: c.key, etag: c.info.etag, size: c.info.size };

@@ -1,5 +1,8 @@
 /** Which listed recordings a backfill takes (schemas/backfill.ts, filters). Pure: unit-tested. */
 import { DEFAULT_EXTENSIONS, type BackfillFilters } from '../../schemas/backfill.ts';
+import { extensionOf } from '../../schemas/media-formats.ts';
+
+export { extensionOf };
 
 export interface FilterCandidate {
   key: string;
@@ -8,11 +11,14 @@ export interface FilterCandidate {
   date?: Date;
 }
 
-/** Lower-case extension without the dot; '' when the name has none. */
-export function extensionOf(key: string): string {
-  const name = key.split('/').pop() ?? key;
-  const dot = name.lastIndexOf('.');
-  return dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
+/**
+ * Whether a candidate is decided by its content rather than its name: with the default extensions, an
+ * object whose extension is not one of them (or that has none) is sniffed (activities/backfill).
+ */
+export function needsSniffing(key: string, filters: BackfillFilters = {}): boolean {
+  return (
+    filters.extensions === undefined && !key.endsWith('/') && !DEFAULT_EXTENSIONS.includes(extensionOf(key))
+  );
 }
 
 /** Why a candidate is left out, or undefined when it is taken. */
@@ -22,7 +28,8 @@ export function filterReason(candidate: FilterCandidate, filters: BackfillFilter
     e.replace(/^\./, '').toLowerCase(),
   );
   const ext = extensionOf(candidate.key);
-  if (!extensions.includes(ext)) return `extension '${ext}' not in ${extensions.join(',')}`;
+  if (!extensions.includes(ext) && !needsSniffing(candidate.key, filters))
+    return `extension '${ext}' not in ${extensions.join(',')}`;
   if (candidate.size !== undefined) {
     if (filters.minBytes !== undefined && candidate.size < filters.minBytes) return 'smaller than minBytes';
     if (filters.maxBytes !== undefined && candidate.size > filters.maxBytes) return 'larger than maxBytes';

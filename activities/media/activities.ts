@@ -4,7 +4,7 @@
  * storage, never through workflow history. Errors leave as their classes (errors.ts); the worker's
  * activity boundary (activities/failure-boundary.ts) types them from the retry table.
  */
-import type { ProbeResult } from '../../schemas/media-probe.ts';
+import type { InputReader, ProbeResult } from '../../schemas/media-probe.ts';
 import type { SessionAudioFormat, StagedSession } from '../../schemas/media-transcode.ts';
 import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
 import { activityContext } from '../activity-context.ts';
@@ -29,6 +29,8 @@ export interface ProbeRecordingInput {
   path: string;
   /** A fingerprint already known (e.g. the S3 ETag); default: SHA-256 of the content. */
   fingerprint?: string;
+  /** The recording's own name (the object key), whose extension names a headerless format; default: the path. */
+  name?: string;
 }
 
 export interface PlanRecordingInput {
@@ -46,6 +48,8 @@ export interface TranscodeSessionActivityInput {
   track: number;
   /** The track's source channels (SessionPlan.tracks[track].sourceChannels). */
   sourceChannels: number[];
+  /** How ffmpeg reads the recording (ProbeResult.reader); absent from workflows started before 0.2.0. */
+  reader?: InputReader;
   start: number;
   end: number;
   format: SessionAudioFormat;
@@ -56,7 +60,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     deps.cancellationSignal ? deps.cancellationSignal() : activityContext()?.cancellationSignal;
   return {
     async probeRecording(input: ProbeRecordingInput): Promise<ProbeResult> {
-      return probeFile(input.path, { fingerprint: input.fingerprint, signal: signal() });
+      return probeFile(input.path, { fingerprint: input.fingerprint, name: input.name, signal: signal() });
     },
 
     async planRecording(input: PlanRecordingInput): Promise<SessionPlan> {

@@ -3,7 +3,7 @@
  * agent, channel 1 = customer); mono is one speaker; a file of more channels is mixed down unless
  * channels are picked; `mode: 'mix'` mixes a stereo call too.
  */
-import type { ChannelOptions, Track } from '../../schemas/plan.ts';
+import type { ChannelFacts, ChannelOptions, Track } from '../../schemas/plan.ts';
 import { MediaError } from './errors.ts';
 
 export const DEFAULT_SPEAKERS = ['agent', 'customer'] as const;
@@ -44,4 +44,51 @@ export function panFilter(track: Pick<Track, 'sourceChannels'>): string {
     .map((c) => (track.sourceChannels.length === 1 ? `c${c}` : `${gain}*c${c}`))
     .join('+');
   return `pan=mono|c0=${sum}`;
+}
+
+/**
+ * The tracks once the channel analysis is known: a channel that carries the same signal as another
+ * (mono up-mixed to stereo) is not recognized a second time, and the track that hears it is `mixed`
+ * (it hears everyone); a channel silent for the whole call is not recognized (nor mixed in, where it
+ * would only lower the level). When every channel is silent the tracks stay as they were: the call is
+ * still processed, to an empty transcript. Returns the tracks (renumbered) and the decisions in words.
+ */
+export function applyChannelAnalysis(
+  tracks: Track[],
+  facts: ChannelFacts[],
+  options: ChannelOptions = {},
+): { tracks: Track[]; decisions: string[] } {
+  if (options.detect === false) return { tracks, decisions: [] };
+  const byChannel = new Map(facts.map((f) => [f.channel, f]));
+  const dropped = (c: number) => {
+    const f = byChannel.get(c);
+    return f !== undefined && f.status !== 'speech';
+  };
+  const used = new Set(tracks.flatMap((t) => t.sourceChannels));
+  if ([...used].every((c) => byChannel.get(c)?.status === 'silent')) return { tracks, decisions: [] };
+
+  const decisions: string[] = [];
+  for (const c of [...used].sort((a, b) => a - b)) {
+    const f = byChannel.get(c);
+    if (f?.status === 'silent')
+      decisions.push(
+        `channel ${c} is silent for the whole call (nothing above ${f.silenceThresholdDb} dBFS): not recognized`,
+      );
+    if (f?.status === 'duplicate' && f.duplicateOf !== undefined && used.has(f.duplicateOf))
+      decisions.push(
+        `channel ${c} carries the same signal as channel ${f.duplicateOf} (correlation ${f.correlation}): recognized once, as '${MIXED_SPEAKER}'`,
+      );
+  }
+  const merged = new Set(
+    facts.filter((f) => f.status === 'duplicate' && used.has(f.channel)).map((f) => f.duplicateOf),
+  );
+  const out = tracks
+    .map((t) => ({ ...t, sourceChannels: t.sourceChannels.filter((c) => !dropped(c)) }))
+    .filter((t) => t.sourceChannels.length > 0)
+    .map((t, track) => {
+      const channel = t.sourceChannels.length === 1 ? t.sourceChannels[0]! : t.channel;
+      const hearsEveryone = t.sourceChannels.some((c) => merged.has(c));
+      return { ...t, track, channel, speaker: hearsEveryone ? MIXED_SPEAKER : t.speaker };
+    });
+  return { tracks: out, decisions };
 }

@@ -13,6 +13,7 @@ export type MediaErrorKind =
   | 'zero-duration'
   | 'unsupported-codec'
   | 'unsupported-rate'
+  | 'length-mismatch'
   | 'invalid-option';
 
 /** A bad input (or a bad option for this input): fails the recording, the batch goes on. */

@@ -3,6 +3,9 @@
  * overlap, none longer than `maxSessionSeconds`. Each cut goes in the middle of the longest silence
  * found in a search window; with no silence there, a hard cut at the window's end, flagged.
  *
+ * Silences come from the channel analysis (channel-analysis.ts: conditioned audio, a threshold per
+ * channel from its noise floor), which also decides which channels are recognized (channels.ts).
+ *
  * Strategies only differ in where the window is:
  * - `fixed`: just before the limit (sessions as long as allowed, fewest sessions);
  * - `balanced`: around an even split of the rest of the track into sessions of a target length chosen
@@ -21,9 +24,11 @@ import {
   type Track,
 } from '../../schemas/plan.ts';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
-import { planTracks } from './channels.ts';
+import { analyzeChannels } from './channel-analysis.ts';
+import { applyChannelAnalysis, planTracks } from './channels.ts';
 import { MediaError } from './errors.ts';
-import { intersectSilences, scanSilences } from './silence.ts';
+import { openInput } from './media-input.ts';
+import { intersectSilences } from './silence.ts';
 
 /** Plan times live on a millisecond grid: 8 bytes of 8 kHz mu-law, 16 samples at 16 kHz. */
 const GRID = 1000;
@@ -201,15 +206,20 @@ export async function planRecording(
   signal?: AbortSignal,
 ): Promise<SessionPlan> {
   const resolved = planOptionsSchema.parse(options);
-  const tracks = planTracks(probe.channels, resolved.channels);
-  const perChannel = await scanSilences(probe.path, {
-    streamIndex: probe.streamIndex,
+  const input = await openInput(probe.path, probe.reader, probe.streamIndex, { signal });
+  const analysis = await analyzeChannels(input, {
     channels: probe.channels,
     noiseDb: resolved.silenceNoiseDb,
-    minSeconds: resolved.silenceMinSeconds,
+    minSilenceSeconds: resolved.silenceMinSeconds,
     durationSeconds: probe.durationSeconds,
     signal,
   });
+  const perChannel = analysis.silences;
+  const { tracks, decisions } = applyChannelAnalysis(
+    planTracks(probe.channels, resolved.channels),
+    analysis.channels,
+    resolved.channels,
+  );
   const silences = tracks.map((t) => intersectSilences(t.sourceChannels.map((c) => perChannel[c] ?? [])));
   const planned = planSessions({
     durationSeconds: probe.durationSeconds,
@@ -244,5 +254,7 @@ export async function planRecording(
     },
     tracks,
     sessions: planned.sessions,
+    channels: analysis.channels,
+    decisions,
   });
 }

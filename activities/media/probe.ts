@@ -1,16 +1,24 @@
 /**
- * Probe: what a recording is, and whether we can process it. ffprobe reads the container's claims
+ * Probe: what a recording is, and whether we can process it. The reader comes first (input-format.ts:
+ * a headerless format is read as its extension names it), then ffprobe reads the container's claims
  * (numbers as strings; a duration that may be estimated or `N/A`), then one decode pass counts the
- * samples, because the decoded length is what the plan and the byte counts must agree with. Bad inputs
- * become {@link MediaError}s with a reason a user can act on.
+ * samples, because the decoded length is what the plan and the byte counts must agree with. No
+ * decoder's length is believed blindly: it must agree with the container's own timeline (the AMR
+ * frames, or the demuxed packets), or the recording is refused (length-check.ts). Bad inputs become
+ * {@link MediaError}s with a reason a user can act on.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import type { ProbeResult } from '../../schemas/media-probe.ts';
+import type { AmrFrames, InputReader, ProbeResult } from '../../schemas/media-probe.ts';
+import { amrSeconds } from './amr.ts';
 import { FfmpegError, MediaError } from './errors.ts';
-import { runFfmpeg, runFfprobe } from './ffmpeg.ts';
+import { runFfprobe } from './ffmpeg.ts';
+import { readerArgs, readerOf } from './input-format.ts';
+import { checkLength, framecrcSeconds, packetSpanSeconds } from './length-check.ts';
+import { openInput, plainInput, type MediaInput } from './media-input.ts';
+import { readHead } from './sniff.ts';
 
 /** Lowest input rate we accept: the 8 kHz models need at least 8 kHz (spec 02, Audio formats). */
 export const MIN_INPUT_SAMPLE_RATE = 8000;
@@ -19,7 +27,15 @@ export interface ProbeOptions {
   signal?: AbortSignal;
   /** A fingerprint the caller already knows (e.g. from the S3 object); default: SHA-256 of the content. */
   fingerprint?: string;
+  /**
+   * The recording's own name (an object key), whose extension names a headerless format; default: the
+   * path. A worker's local copy keeps the extension too, but the object's name is the one to trust.
+   */
+  name?: string;
 }
+
+/** Codecs whose frames are repaired before decoding (amr.ts). */
+const AMR_CODECS = new Set(['amr_nb', 'amr_wb']);
 
 interface FfprobeStream {
   index?: number;
@@ -57,26 +73,8 @@ export async function fileFingerprint(path: string, signal?: AbortSignal): Promi
  * Decodes the audio track once and counts its samples (the framecrc muxer prints one line per decoded
  * frame with its duration in 1/sample-rate units). Returns seconds.
  */
-export async function decodedDurationSeconds(
-  path: string,
-  streamIndex: number,
-  signal?: AbortSignal,
-): Promise<number> {
-  let timeBase = 0;
-  let units = 0;
-  await runFfmpeg(['-v', 'error', '-i', path, '-map', `0:${streamIndex}`, '-f', 'framecrc', '-'], {
-    signal,
-    onStdoutLine(line) {
-      if (line.startsWith('#tb 0:')) {
-        const [num, den] = line.slice(6).trim().split('/').map(Number);
-        timeBase = num! / den!;
-      } else if (!line.startsWith('#')) {
-        const duration = Number(line.split(',')[3]);
-        if (Number.isFinite(duration)) units += duration;
-      }
-    },
-  });
-  return units * timeBase;
+export async function decodedDurationSeconds(input: MediaInput, signal?: AbortSignal): Promise<number> {
+  return (await framecrcSeconds(input, { copy: false, signal })).total;
 }
 
 /** Probes a local file; throws {@link MediaError} for anything we cannot process. */
@@ -93,12 +91,15 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
   }
   if (sizeBytes === 0) throw new MediaError('empty', `${path} is empty (0 bytes)`, path);
 
+  const name = options.name ?? path;
+  let reader: InputReader = readerOf(name, await readHead(path));
   let probed: FfprobeOutput;
   try {
     const json = await runFfprobe(
       [
         '-v',
         'error',
+        ...readerArgs(reader),
         '-show_entries',
         'format=format_name,duration:stream=index,codec_type,codec_name,sample_rate,channels',
         '-of',
@@ -146,9 +147,15 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
 
   let durationSeconds: number;
   let fingerprint: string;
+  let containerSeconds: number;
+  let amr: AmrFrames | undefined;
+  if (AMR_CODECS.has(codec)) reader = { ...reader, repair: 'amr' };
   try {
-    [durationSeconds, fingerprint] = await Promise.all([
-      decodedDurationSeconds(path, streamIndex, signal),
+    const input = await openInput(path, reader, streamIndex, { signal, remake: true });
+    amr = input.frames;
+    [durationSeconds, containerSeconds, fingerprint] = await Promise.all([
+      decodedDurationSeconds(input, signal),
+      amr ? amrSeconds(amr.frames) : packetSpanSeconds(plainInput(path, reader, streamIndex), signal),
       options.fingerprint ?? fileFingerprint(path, signal),
     ]);
   } catch (err) {
@@ -161,6 +168,11 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
   }
   if (!(durationSeconds > 0))
     throw new MediaError('zero-duration', `${path} holds no audio samples (zero duration)`, path);
+  const lengthCheck = checkLength(path, {
+    decodedSeconds: durationSeconds,
+    containerSeconds,
+    measuredBy: amr ? 'amr-frames' : 'packets',
+  });
 
   return {
     path,
@@ -174,5 +186,8 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
     durationSeconds,
     metadataDurationSeconds: parseNumber(probed.format?.duration),
     hasVideo,
+    reader,
+    lengthCheck,
+    ...(amr ? { amr } : {}),
   };
 }

@@ -68,7 +68,7 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
     async probeSource(input: { source: RecordingSource }): Promise<ProbeResult> {
       const path = await local(input.source);
       return namedBySource(input.source, path, () =>
-        media.probeRecording({ path, fingerprint: sourceFingerprint(input.source) }),
+        media.probeRecording({ path, fingerprint: sourceFingerprint(input.source), name: input.source.key }),
       );
     },
 

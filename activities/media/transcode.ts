@@ -1,16 +1,19 @@
 /**
  * Transcode one planned session to the recognizer's format, streamed from ffmpeg's stdout into staging
  * storage. Cut exactly: input seek to the session's start, the track's channel(s) panned to mono,
- * resampled, padded, then trimmed to the exact sample count (`atrim=end_sample`), so a session of N s
+ * resampled, conditioned (DC and hum removed: conditioning.ts), padded, then trimmed to the exact sample count (`atrim=end_sample`), so a session of N s
  * is N × 8,000 bytes of mu-law whatever the source's packet boundaries; a counting stream checks it
  * on the way to storage and fails the upload when it does not hold.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { InputReader } from '../../schemas/media-probe.ts';
 import type { SessionAudioFormat, StagedSession } from '../../schemas/media-transcode.ts';
 import { panFilter } from './channels.ts';
+import { conditioningFilters } from './conditioning.ts';
 import { MediaLengthError } from './errors.ts';
 import { spawnFfmpeg, type ToolProcess } from './ffmpeg.ts';
+import { inputArgs, openInput, type MediaInput } from './media-input.ts';
 import { stagingKey, type StagingStore } from './staging.ts';
 
 /** ffmpeg parameters of each session format (spec 02, Audio formats). */
@@ -31,34 +34,37 @@ export function expectedBytes(seconds: number, format: SessionAudioFormat): numb
 }
 
 export interface TranscodeRange {
-  /** Local source file. */
-  path: string;
-  /** Audio stream index in the file (ProbeResult.streamIndex). */
-  streamIndex: number;
+  /** What ffmpeg reads: the local source file (or its repaired copy) and its audio stream. */
+  input: MediaInput;
   /** Source channels of the track (one, or several mixed at equal gain). */
   sourceChannels: number[];
   start: number;
   end: number;
   format: SessionAudioFormat;
+  /** DC and hum removal (conditioning.ts); default on. Off only to measure what it costs (bench/media). */
+  conditioning?: boolean;
 }
 
 /** ffmpeg's arguments for one exact range: exposed for the benchmark and tests. */
 export function transcodeArgs(range: TranscodeRange): string[] {
   const f = FORMATS[range.format];
   const samples = Math.round((range.end - range.start) * f.sampleRate);
-  const filters = [panFilter(range), `aresample=${f.sampleRate}`, 'apad', `atrim=end_sample=${samples}`].join(
-    ',',
-  );
+  const filters = [
+    panFilter(range),
+    `aresample=${f.sampleRate}`,
+    ...(range.conditioning === false ? [] : conditioningFilters()),
+    'apad',
+    `atrim=end_sample=${samples}`,
+  ].join(',');
   return [
     '-v',
     'error',
     ...(range.start > 0 ? ['-ss', range.start.toFixed(3)] : []),
     '-t',
     (range.end - range.start + READ_PAST_END_SECONDS).toFixed(3),
-    '-i',
-    range.path,
+    ...inputArgs(range.input),
     '-map',
-    `0:${range.streamIndex}`,
+    `0:${range.input.streamIndex}`,
     '-af',
     filters,
     '-c:a',
@@ -95,7 +101,13 @@ export class ExactLengthStream extends Transform {
   }
 }
 
-export interface TranscodeSessionInput extends TranscodeRange {
+export interface TranscodeSessionInput extends Omit<TranscodeRange, 'input'> {
+  /** Local source file. */
+  path: string;
+  /** Audio stream index in the file (ProbeResult.streamIndex). */
+  streamIndex: number;
+  /** How ffmpeg reads it (ProbeResult.reader); default: by its content. */
+  reader?: InputReader | undefined;
   /** Source fingerprint (ProbeResult.fingerprint): part of the key and checked on reuse. */
   fingerprint: string;
   track: number;
@@ -126,7 +138,8 @@ export async function transcodeSession(
     return { ...staged, reused: true };
   }
 
-  const proc = transcodeStream(input, signal);
+  const media = await openInput(input.path, input.reader, input.streamIndex, { signal });
+  const proc = transcodeStream({ ...input, input: media }, signal);
   const counter = new ExactLengthStream(bytes, `session ${input.start}-${input.end} s of ${input.path}`);
   const meta = {
     fingerprint: input.fingerprint,

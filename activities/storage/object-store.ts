@@ -49,8 +49,8 @@ export interface ObjectStore {
   ): Promise<void>;
   getText(key: string): Promise<string>;
   getBuffer(key: string): Promise<Buffer>;
-  /** A stream of the object, from byte `start` on when given (HTTP Range). */
-  getStream(key: string, options?: { start?: number }): Promise<Readable>;
+  /** A stream of the object, from byte `start` on when given, up to byte `end` (inclusive) when given (HTTP Range). */
+  getStream(key: string, options?: { start?: number; end?: number }): Promise<Readable>;
   /** Spools an object to a local file (e.g. for ffmpeg, which cannot seek in a pipe). */
   download(key: string, path: string): Promise<void>;
   head(key: string): Promise<ObjectInfo | undefined>;
@@ -155,7 +155,8 @@ export function createObjectStore(
       );
     },
     async getStream(key, options) {
-      const Range = options?.start ? `bytes=${options.start}-` : undefined;
+      const { start = 0, end } = options ?? {};
+      const Range = start || end !== undefined ? `bytes=${start}-${end ?? ''}` : undefined;
       const res = await client.send(new GetObjectCommand({ Bucket, Key: key, Range }));
       return res.Body as Readable;
     },

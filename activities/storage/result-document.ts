@@ -49,6 +49,9 @@ export type AudioInput = Pick<
   | 'sizeBytes'
   | 'hasVideo'
   | 'fingerprint'
+  | 'reader'
+  | 'lengthCheck'
+  | 'amr'
 >;
 
 /** A planned session and what recognizing it took in this run (RecognizeSessionOutput's counters). */
@@ -80,8 +83,8 @@ export interface ProcessingInput {
 export interface ResultFacts {
   source: SourceInput;
   audio: AudioInput;
-  /** The session plan: which channels each speaker was heard on. */
-  plan: Pick<SessionPlan, 'tracks'>;
+  /** The session plan: which channels each speaker was heard on, and what the channel analysis found. */
+  plan: Pick<SessionPlan, 'tracks' | 'channels' | 'decisions'>;
   sessions: SessionInput[];
   processing: ProcessingInput;
 }
@@ -149,6 +152,12 @@ function audioFacts(audio: AudioInput, plan: ResultFacts['plan']): AudioFacts {
       speaker: t.speaker,
       sourceChannels: t.sourceChannels,
     })),
+    ...(audio.reader ? { reader: audio.reader } : {}),
+    ...(audio.lengthCheck ? { lengthCheck: audio.lengthCheck } : {}),
+    ...(audio.amr ? { amr: audio.amr } : {}),
+    ...(plan.channels
+      ? { channelAnalysis: { channels: plan.channels, decisions: plan.decisions ?? [] } }
+      : {}),
   };
 }
 

@@ -3,6 +3,9 @@
  * cannot be read from a pipe), and probe, plan and transcode may run as separate activities on the same
  * worker: one download per recording version, shared by all of them.
  *
+ * A copy keeps its object's extension (`<hash>.g722`): for a headerless format the name is all that
+ * tells ffmpeg how to read it (the probe also passes the format explicitly: media/input-format.ts).
+ *
  * The cache is bounded: a worker that processes a night of recordings must not fill its disk. After each
  * download the least recently used copies go until the cache fits; a copy evicted while ffmpeg still
  * reads it stays readable (unlinked, not truncated), and a later activity just downloads it again.
@@ -20,11 +23,18 @@ const CACHE_DIR = join(tmpdir(), 'callpipe-sources');
 export const SOURCE_CACHE_MAX_BYTES = 8 * 1024 ** 3;
 const inFlight = new Map<string, Promise<string>>();
 
+/** An extension worth keeping: short, plain ASCII (a key's name is the user's, and may be anything). */
+const SAFE_EXTENSION = /\.[A-Za-z0-9]{1,8}$/;
+
+/** The copy's file name: a hash of the object version, and the object's extension when it has a plain one. */
 export function sourceCacheKey(source: RecordingSource): string {
-  return createHash('sha256')
+  const hash = createHash('sha256')
     .update(`${source.bucket}\0${source.key}\0${source.etag ?? ''}\0${source.size ?? ''}`)
     .digest('hex')
     .slice(0, 32);
+  const name = source.key.split('/').pop() ?? '';
+  const ext = name.lastIndexOf('.') > 0 ? SAFE_EXTENSION.exec(name)?.[0] : undefined;
+  return `${hash}${ext?.toLowerCase() ?? ''}`;
 }
 
 /** Path of a local copy of `source`, downloading it once (concurrent callers share the download). */

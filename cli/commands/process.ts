@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { CliError, parseCommandArgs, warnDeprecated } from '../command.ts';
 import { connectPipeline } from '../stack-client.ts';
-import { outputLocation, resolveSource, submitRecording, type Submitted } from '../submit.ts';
+import { expandInputs, outputLocation, resolveSource, submitRecording, type Submitted } from '../submit.ts';
 import { callFileHelp, storeCallFiles } from '../call-files.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { callOutputKeys, locationUrl, parseS3Url } from '../../schemas/call-keys.ts';
@@ -15,9 +15,12 @@ import {
 } from '../../workflows/process-recording.ts';
 import { textTable } from '../text-table.ts';
 
-export const summary = 'processes recordings (local files or s3://bucket/key)';
-export const help = `Usage: callpipe process <file | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--rules file] [--detach] [--json] [--redo]
+export const summary = 'processes recordings (local files, directories or s3://bucket/key)';
+export const help = `Usage: callpipe process <file | dir | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--rules file] [--detach] [--json] [--redo]
 
+A directory stands for the recordings in it (recursively): files whose extension names a recording
+format (WAV, MP3, M4A, AMR, 3GP, Opus, FLAC…, and headerless .ulaw, .alaw, .g722, .gsm, .sln…) and any
+other file whose content is audio; every other file is listed as skipped, with why.
 Uploads local files to the input prefix, starts one processRecording workflow per recording (the same
 recording twice is one workflow), waits for the calls with a progress line per call and prints a table
 of their outcomes: done, partial (results written, a text step failed: which one is shown), failed
@@ -185,7 +188,10 @@ export async function run(argv: string[]): Promise<number> {
     const output = outputLocation(localOut ? undefined : values.out, pc.config);
     const files = await storeCallFiles(pc.store, pc.config, { rules: values.rules });
     const submitted: Submitted[] = [];
-    for (const input of positionals) {
+    const { inputs, skipped } = await expandInputs(positionals);
+    for (const s of skipped) process.stderr.write(`skipped ${s.path}: ${s.reason}\n`);
+    if (inputs.length === 0) throw new CliError('process: no recording to process', 1);
+    for (const input of inputs) {
       const source = await resolveSource(input, pc.store, pc.config);
       submitted.push(await submitRecording(pc, source, { output, redo: values.redo, extra: files }));
     }

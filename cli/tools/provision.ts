@@ -226,6 +226,44 @@ export function ensureChromium(options: { log?: (line: string) => void } = {}): 
   return installed;
 }
 
+/**
+ * An AMR-NB encoder with discontinuous transmission, for the test corpus only (phones' recordings are
+ * made with one; ffmpeg has no AMR encoder): Debian's `sox` with `libopencore-amrnb0`, via apt-get when
+ * missing and root; otherwise a message that says what to do. callpipe itself never runs sox.
+ */
+export function ensureAmrEncoder(options: { log?: (line: string) => void } = {}): string {
+  const log = options.log ?? (() => {});
+  const soxCanEncodeAmr = (sox: string) => {
+    const res = spawnSync(sox, ['-h'], { encoding: 'utf8' });
+    return res.status === 0 && /amr-nb/.test(res.stdout) && existsAny(OPENCORE_AMRNB_LIBS);
+  };
+  const found = process.env.CALLPIPE_SOX ?? which('sox');
+  if (found && soxCanEncodeAmr(found)) return found;
+  const isRoot = process.getuid?.() === 0;
+  if (!isRoot || !which('apt-get')) {
+    throw new ToolsError(
+      'an AMR-NB encoder is missing (needed to generate the AMR cases of the test corpus). Install it ' +
+        'with your package manager (Debian/Ubuntu: `sudo apt-get install sox libopencore-amrnb0`), or point ' +
+        'CALLPIPE_SOX at a sox that writes amr-nb.',
+    );
+  }
+  log('installing sox and libopencore-amrnb0 with apt-get (the test corpus encodes AMR with them)…');
+  run('apt-get', ['update', '-qq'], log);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'sox', 'libopencore-amrnb0'], log);
+  const installed = which('sox');
+  if (!installed || !soxCanEncodeAmr(installed))
+    throw new ToolsError('sox still cannot write amr-nb after apt-get install sox libopencore-amrnb0');
+  return installed;
+}
+
+/** Where Debian puts the library sox loads for amr-nb (it is loaded at run time, not linked). */
+const OPENCORE_AMRNB_LIBS = [
+  '/usr/lib/x86_64-linux-gnu/libopencore-amrnb.so.0',
+  '/usr/lib/aarch64-linux-gnu/libopencore-amrnb.so.0',
+  '/usr/lib/libopencore-amrnb.so.0',
+];
+const existsAny = (paths: string[]) => paths.some((p) => existsSync(p));
+
 /** Provisions every tool when the stamp is missing or stale; returns their paths. */
 export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
   const log = options.log ?? (() => {});

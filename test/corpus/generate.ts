@@ -20,6 +20,7 @@ import { generateCallScript } from '../../activities/media/call-script.ts';
 import { seededRandom } from '../../schemas/seeded-random.ts';
 import { renderFixture, type FixtureOptions } from '../../activities/media/fixture.ts';
 import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
+import { encodeAmrNb } from '../helpers/amr-encoder.ts';
 
 /** What processing a case must end in. */
 export type CorpusOutcome =
@@ -66,6 +67,12 @@ export const TEN_HOURS = 36_000;
 
 /** A short conversation: long enough for several phrases, short enough to stream in seconds at speed 100. */
 const SHORT_CALL_SECONDS = 12;
+/** The AMR call of issue 13: long enough for silences that DTX codes as comfort noise. */
+export const AMR_CALL_SECONDS = 75;
+/** The hum call of issue 13: three minutes of held silence, then nine phrases. */
+export const HUM_CALL_SECONDS = 230;
+/** DC offset (-26 dBFS) and hum amplitudes (50 Hz at -35 dBFS RMS, 100 Hz at -45 dBFS RMS), full scale 1. */
+const HUM = { dc: 0.05, hum50: 0.0251, hum100: 0.0079 };
 
 async function renderCall(
   path: string,
@@ -376,6 +383,154 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       speakers: ['mixed'],
       note: 'duration is the decoded ~12 s; the header’s claim is ignored',
     },
+  });
+
+  // --- what PBXs, call recorders and phones write (issue 13) ---------------------------------------------
+  // Headerless telephony formats: nothing in the file says what it is, only the extension.
+  const telephonyCall = generateCallScript({ durationSeconds: SHORT_CALL_SECONDS, stereo: false, seed: 71 });
+  const telephonyWav16k = at('telephony-16k.wav');
+  await renderCall(telephonyWav16k, { ...telephonyCall, background: 'noise' }, { sampleRate: 16000 });
+  const raw = async (name: string, what: string, encode: string[]) => {
+    await runFfmpeg(['-v', 'error', '-i', telephonyWav16k, ...encode, '-y', at(name)]);
+    cases.push({
+      name: name.replace('.', '-'),
+      what,
+      kind: 'file',
+      path: at(name),
+      key: `telephony/${name}`,
+      script: telephonyCall,
+      expected: { status: 'done', speakers: ['mixed'], note: 'read as its extension names it' },
+    });
+  };
+  const to8k = ['-ar', '8000', '-ac', '1'];
+  await raw('asterisk.g722', 'raw G.722 as Asterisk writes it (.g722, no header)', [
+    '-c:a',
+    'g722',
+    '-f',
+    'g722',
+  ]);
+  await raw('recorder.ulaw', 'raw G.711 mu-law (.ulaw, no header)', [...to8k, '-f', 'mulaw']);
+  await raw('recorder.alaw', 'raw G.711 A-law (.alaw, no header)', [...to8k, '-f', 'alaw']);
+  await raw('asterisk.gsm', 'raw GSM 06.10 (.gsm, no header)', [...to8k, '-c:a', 'libgsm', '-f', 'gsm']);
+  await raw('asterisk.sln16', 'Asterisk signed linear at 16 kHz (.sln16, no header)', ['-f', 's16le']);
+  // Names that do not say what the content is: the content decides.
+  await raw('wav-named.ulaw', 'a WAV file named .ulaw (the header wins over the extension)', [
+    ...to8k,
+    '-f',
+    'wav',
+  ]);
+  await raw('no-extension', 'a WAV file with no extension', [...to8k, '-f', 'wav']);
+  await raw('opus-named.wav', 'Opus in Ogg named .wav', ['-c:a', 'libopus', '-b:a', '24k', '-f', 'ogg']);
+
+  // AMR-NB with DTX, as phones record it: 75 s whose silences (over line noise) are comfort-noise and
+  // NO_DATA frames, which ffmpeg's decoder drops (to about 22 s) while exiting 0.
+  const amrCall = generateCallScript({ durationSeconds: AMR_CALL_SECONDS, stereo: false, seed: 73 });
+  await renderCall(at('amr-source.wav'), { ...amrCall, background: 'noise' });
+  encodeAmrNb(at('amr-source.wav'), at('phone-dtx.amr'));
+  cases.push({
+    name: 'amr-dtx',
+    what: `AMR-NB 12.2 kbit/s with DTX (comfort-noise and NO_DATA frames), ${AMR_CALL_SECONDS} s`,
+    kind: 'file',
+    path: at('phone-dtx.amr'),
+    key: 'phones/phone-dtx.amr',
+    script: amrCall,
+    expected: { status: 'done', speakers: ['mixed'], note: `${AMR_CALL_SECONDS} s counted from its frames` },
+  });
+  // The same frames in a 3GP file, as Android's recorder writes them.
+  await runFfmpeg(['-v', 'error', '-i', at('phone-dtx.amr'), '-c:a', 'copy', '-y', at('phone-dtx.3gp')]);
+  cases.push({
+    name: 'amr-dtx-3gp',
+    what: `the same AMR-NB frames with DTX in a 3GP container`,
+    kind: 'file',
+    path: at('phone-dtx.3gp'),
+    key: 'phones/phone-dtx.3gp',
+    script: amrCall,
+    expected: { status: 'done', speakers: ['mixed'], note: `${AMR_CALL_SECONDS} s counted from its frames` },
+  });
+
+  // Line hum and DC offset under three minutes of leading silence (a call answered, then held): DC at
+  // -26 dBFS, 50 Hz hum at -35 dBFS RMS and its 100 Hz harmonic at -45 dBFS on every sample.
+  const humScript: FixtureScript = {
+    durationSeconds: HUM_CALL_SECONDS,
+    background: 'silence',
+    channels: [
+      {
+        phrases: Array.from({ length: 9 }, (_, i) => ({ id: 11 + i * 7, start: 180 + i * 4.5 })),
+      },
+    ],
+  };
+  await renderCall(at('hum-clean.wav'), humScript);
+  await runFfmpeg([
+    '-v',
+    'error',
+    '-i',
+    at('hum-clean.wav'),
+    '-af',
+    `aeval='val(0)+${HUM.dc}+${HUM.hum50}*sin(2*PI*50*t)+${HUM.hum100}*sin(2*PI*100*t)'`,
+    '-c:a',
+    'pcm_s16le',
+    '-y',
+    at('hum-dc.wav'),
+  ]);
+  cases.push({
+    name: 'hum-dc',
+    what: 'DC offset and 50 Hz mains hum (-35 dBFS) under 3 min of leading silence, 9 phrases',
+    kind: 'file',
+    path: at('hum-dc.wav'),
+    key: 'lines/hum-dc.wav',
+    script: humScript,
+    expected: {
+      status: 'done',
+      speakers: ['mixed'],
+      note: 'DC and hum removed: silences found, every cut in silence, 9 phrases at their times',
+    },
+  });
+
+  // Mono up-mixed to stereo: the same signal on both channels (and once with the right channel 2 dB lower).
+  const monoCall = generateCallScript({ durationSeconds: SHORT_CALL_SECONDS, stereo: false, seed: 79 });
+  await renderCall(at('mono-for-upmix.wav'), { ...monoCall, background: 'noise' });
+  const upmix = async (name: string, pan: string, what: string) => {
+    await runFfmpeg(['-v', 'error', '-i', at('mono-for-upmix.wav'), '-af', pan, '-y', at(name)]);
+    cases.push({
+      name: name.replace('.wav', ''),
+      what,
+      kind: 'file',
+      path: at(name),
+      key: `upmixed/${name}`,
+      script: monoCall,
+      expected: {
+        status: 'done',
+        speakers: ['mixed'],
+        note: 'recognized once, as mixed; the decision in result.json',
+      },
+    });
+  };
+  await upmix(
+    'duplicated-stereo.wav',
+    'pan=stereo|c0=c0|c1=c0',
+    'mono up-mixed to stereo: both channels identical',
+  );
+  await upmix(
+    'near-duplicate-stereo.wav',
+    'pan=stereo|c0=c0|c1=0.8*c0',
+    'the same signal on both channels, one 2 dB lower',
+  );
+
+  // A stereo call whose customer channel carries only line noise (a dead leg of the recorder).
+  const oneSided: FixtureScript = {
+    ...generateCallScript({ durationSeconds: SHORT_CALL_SECONDS, stereo: false, seed: 77 }),
+    background: 'noise',
+  };
+  const oneSidedStereo = { ...oneSided, channels: [oneSided.channels[0]!, { phrases: [] }] };
+  await renderCall(at('silent-channel.wav'), oneSidedStereo);
+  cases.push({
+    name: 'silent-channel',
+    what: 'stereo call whose second channel is line noise only',
+    kind: 'file',
+    path: at('silent-channel.wav'),
+    key: 'lines/silent-channel.wav',
+    script: oneSidedStereo,
+    expected: { status: 'done', speakers: ['agent', 'customer'], note: 'channel 1 silent: not recognized' },
   });
 
   // --- keys -------------------------------------------------------------------------------------------

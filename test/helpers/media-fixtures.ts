@@ -35,6 +35,11 @@ export function writeWav(
   writeFileSync(path, Buffer.concat([header, Buffer.alloc(dataBytes)]));
 }
 
+/** Renders an ffmpeg lavfi source (`sine=…`, `anullsrc=…`) to `path`, with extra output arguments. */
+export async function writeLavfi(path: string, source: string, output: string[] = []): Promise<void> {
+  await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', source, ...output, '-y', path]);
+}
+
 /** An MP4 with a small video track and, when `audioFrom` is given, that file's audio as AAC. */
 export async function writeVideo(path: string, seconds: number, audioFrom?: string): Promise<void> {
   await runFfmpeg([

@@ -15,12 +15,13 @@ import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts'
 import { submitRecording } from '../../cli/submit.ts';
 import { startBackfill } from '../../cli/commands/backfill.ts';
 import { probeRecording } from '../../activities/media/probe.ts';
+import { plainInput } from '../../activities/media/media-input.ts';
 import { planRecording } from '../../activities/media/plan.ts';
 import { expectedBytes, transcodeStream } from '../../activities/media/transcode.ts';
 import { phraseDurationSeconds } from '../../schemas/synthetic-recording.ts';
 import { compareTranscript, expectedUtterances } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
-import { generateCorpus, TEN_HOURS, type CorpusCase } from '../corpus/generate.ts';
+import { AMR_CALL_SECONDS, generateCorpus, TEN_HOURS, type CorpusCase } from '../corpus/generate.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 import type { BackfillResult } from '../../workflows/backfill.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
@@ -34,9 +35,18 @@ interface ResultDoc {
     sampleRate: number;
     channels: number;
     codec?: string;
+    container?: string;
     hasVideo?: boolean;
+    reader?: { format: string | null; options: Record<string, string>; repair: string | null };
+    amr?: { frames: number; sid: number; noData: number };
+    lengthCheck?: { measuredBy: string; containerSeconds: number };
+    tracks?: { track: number; speaker: string; sourceChannels: number[] }[];
+    channelAnalysis?: {
+      channels: { status: string; duplicateOf?: number; dcOffset: number }[];
+      decisions: string[];
+    };
   };
-  sessions: { start: number; end: number }[];
+  sessions: { start: number; end: number; cut: string }[];
   utterances: { speaker: string; start: number; end: number; text: string }[];
   stepFailures?: { step: string; reason: string }[];
 }
@@ -142,6 +152,54 @@ describe('bad-input corpus', () => {
     // Lying headers: the length is what decodes, not what the header claims.
     expect((await doc('lying-duration-wav')).audio.durationSeconds).toBeCloseTo(12, 1);
     expect((await doc('lying-duration-mp3')).audio.durationSeconds).toBeLessThan(12.5);
+    // Headerless formats, read as their extension names them; misleading names, read by content.
+    expect((await doc('asterisk-g722')).audio).toMatchObject({ codec: 'adpcm_g722', sampleRate: 16000 });
+    expect((await doc('asterisk-g722')).audio.reader).toEqual({ format: 'g722', options: {}, repair: null });
+    expect((await doc('recorder-ulaw')).audio.codec).toBe('pcm_mulaw');
+    expect((await doc('recorder-alaw')).audio.codec).toBe('pcm_alaw');
+    expect((await doc('asterisk-gsm')).audio.codec).toBe('gsm');
+    expect((await doc('asterisk-sln16')).audio).toMatchObject({ codec: 'pcm_s16le', sampleRate: 16000 });
+    expect((await doc('wav-named-ulaw')).audio).toMatchObject({ container: 'wav', reader: { format: null } });
+    expect((await doc('no-extension')).audio.container).toBe('wav');
+    expect((await doc('opus-named-wav')).audio.codec).toBe('opus');
+    // AMR with DTX: the whole timeline, counted from the frames, and the comfort noise decoded as silence.
+    for (const name of ['amr-dtx', 'amr-dtx-3gp']) {
+      const amr = await doc(name);
+      expect(amr.audio.durationSeconds, name).toBe(AMR_CALL_SECONDS);
+      expect(amr.audio.codec, name).toBe('amr_nb');
+      expect(amr.audio.amr!.frames, name).toBe(AMR_CALL_SECONDS * 50);
+      expect(amr.audio.amr!.sid + amr.audio.amr!.noData, name).toBeGreaterThan(1000);
+      expect(amr.audio.lengthCheck, name).toMatchObject({
+        measuredBy: 'amr-frames',
+        containerSeconds: AMR_CALL_SECONDS,
+      });
+    }
+    // DC and hum removed before the silence logic: silences found, so no session is cut hard.
+    const hum = await doc('hum-dc');
+    expect(
+      hum.sessions.every((s) => s.cut !== 'hard'),
+      JSON.stringify(hum.sessions),
+    ).toBe(true);
+    expect(hum.audio.channelAnalysis!.channels[0]!.dcOffset).toBeCloseTo(0.05, 2);
+    // Up-mixed mono: one track, `mixed`, the decision recorded.
+    for (const name of ['duplicated-stereo', 'near-duplicate-stereo']) {
+      const dup = await doc(name);
+      expect(dup.audio.tracks, name).toEqual([{ track: 0, speaker: 'mixed', sourceChannels: [0] }]);
+      expect(dup.audio.channelAnalysis!.channels[1], name).toMatchObject({
+        status: 'duplicate',
+        duplicateOf: 0,
+      });
+      expect(dup.audio.channelAnalysis!.decisions.join(), name).toMatch(
+        /channel 1 carries the same signal as channel 0/,
+      );
+    }
+    // A dead channel: not recognized, and said so.
+    const oneSided = await doc('silent-channel');
+    expect(oneSided.audio.tracks).toEqual([{ track: 0, speaker: 'agent', sourceChannels: [0] }]);
+    expect(oneSided.audio.channelAnalysis!.channels[1]!.status).toBe('silent');
+    expect(oneSided.audio.channelAnalysis!.decisions.join()).toMatch(
+      /channel 1 is silent for the whole call/,
+    );
     const silent = await doc('silent-hour');
     expect(silent.audio.durationSeconds).toBe(3600);
     expect(silent.utterances).toEqual([]);
@@ -191,8 +249,7 @@ describe('bad-input corpus', () => {
     // The last session: seeking 9+ hours into the FLAC gives exactly its length of mu-law.
     const last = plan.sessions.at(-1)!;
     const proc = transcodeStream({
-      path: c.path,
-      streamIndex: probe.streamIndex,
+      input: plainInput(c.path, probe.reader, probe.streamIndex),
       sourceChannels: [0],
       start: last.start,
       end: last.end,
@@ -254,6 +311,40 @@ describe('bad-input corpus', () => {
     expect(rows.find((r) => r.source.includes('escape'))?.reason).toBe(
       'object storage refused the key (HTTP 400)',
     );
+  });
+
+  it('backfills a prefix by content: recordings whatever their names, everything else reported with why', async () => {
+    const mixed = `${prefix}mixed/`;
+    const uploads: [string, string | Buffer][] = [
+      ['recording-without-extension', readFileSync(byName('no-extension').path)],
+      ['asterisk.g722', readFileSync(byName('asterisk-g722').path)],
+      ['phone.3gp', readFileSync(byName('amr-dtx-3gp').path)],
+      ['notes.txt', 'Call notes: the customer will call back on Monday.\n'],
+      ['invoice', Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n', 'latin1')],
+      ['headerless-without-extension', readFileSync(byName('recorder-ulaw').path)],
+    ];
+    await Promise.all(uploads.map(([name, body]) => pc.store.put(`${mixed}${name}`, body)));
+    const started = await startBackfill(pc, {
+      batchId: `corpus-mixed-${run}`,
+      source: { kind: 'prefix', bucket: pc.store.bucket, prefix: mixed },
+      output: { bucket: pc.store.bucket, prefix: `${prefix}mixed-results/` },
+    });
+    const result = (await started.handle.result()) as BackfillResult;
+    const rows = (JSON.parse(await pc.store.getText(result.reportJsonKey)) as { rows: ReportRow[] }).rows;
+    const row = (name: string) => rows.find((r) => r.source === `s3://${pc.store.bucket}/${mixed}${name}`);
+    for (const name of ['recording-without-extension', 'asterisk.g722', 'phone.3gp'])
+      expect(row(name)?.status, `${name}: ${JSON.stringify(rows)}`).toBe('done');
+    expect(row('notes.txt')).toMatchObject({
+      status: 'skipped',
+      reason: "not a recording: text (extension 'txt', checked by content)",
+    });
+    expect(row('invoice')).toMatchObject({
+      status: 'skipped',
+      reason: 'not a recording: PDF document (no extension, checked by content)',
+    });
+    expect(row('headerless-without-extension')?.reason).toMatch(/needs its extension/);
+    expect(result.done).toBe(3);
+    expect(result.skipped).toBe(3);
   });
 
   it('fails a manifest with a broken CSV quote at once, naming the problem', async () => {

@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { extensionOf, filterReason } from '../../activities/backfill/filters.ts';
+import { extensionOf, filterReason, needsSniffing } from '../../activities/backfill/filters.ts';
 
 describe('backfill filters', () => {
   it('takes audio extensions case-insensitively and leaves out others and folder markers', () => {
     expect(extensionOf('a/b/Call.WAV')).toBe('wav');
     expect(extensionOf('a/b/noext')).toBe('');
     expect(filterReason({ key: 'x/call.WAV', size: 10 })).toBeUndefined();
-    expect(filterReason({ key: 'x/notes.txt', size: 10 })).toMatch(/extension 'txt'/);
+    // With the default list, an unknown extension is decided by content (sniffed by the listing).
+    expect(filterReason({ key: 'x/notes.txt', size: 10 })).toBeUndefined();
+    expect(needsSniffing('x/notes.txt')).toBe(true);
+    expect(needsSniffing('x/recording')).toBe(true);
+    expect(needsSniffing('x/call.g722')).toBe(false);
+    expect(needsSniffing('x/notes.txt', { extensions: ['wav'] })).toBe(false);
+    expect(filterReason({ key: 'x/notes.txt', size: 10 }, { extensions: ['wav'] })).toMatch(
+      /extension 'txt'/,
+    );
     expect(filterReason({ key: 'x/', size: 0 })).toBe('folder marker');
     expect(filterReason({ key: 'x/a.mp3' }, { extensions: ['.WAV'] })).toMatch(/extension/);
   });

@@ -7,7 +7,16 @@ import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { balancedTargetSeconds, planRecording, planSessions } from '../../activities/media/plan.ts';
 import { probeRecording } from '../../activities/media/probe.ts';
-import { intersectSilences, scanSilences } from '../../activities/media/silence.ts';
+import { intersectSilences } from '../../activities/media/silence.ts';
+import { plainInput } from '../../activities/media/media-input.ts';
+import { analyzeChannels } from '../../activities/media/channel-analysis.ts';
+
+/** The silences the plan cuts in: the channel analysis's, at the default bound and minimum length. */
+async function silencesOf(path: string, channels: number, durationSeconds: number) {
+  const input = plainInput(path, undefined);
+  return (await analyzeChannels(input, { channels, noiseDb: -30, minSilenceSeconds: 0.3, durationSeconds }))
+    .silences;
+}
 import {
   planOptionsSchema,
   sessionPlanSchema,
@@ -279,7 +288,7 @@ describe('planRecording (real recordings)', () => {
     const script = generateCallScript({ durationSeconds: 10, seed: 5 });
     await renderFixture(script, path, { sampleRate: 16000 });
     const probe = await probeRecording(path);
-    const perChannel = await scanSilences(path, { channels: 2, durationSeconds: 10 });
+    const perChannel = await silencesOf(path, 2, 10);
     // Each phrase of a channel falls outside that channel's silences.
     script.channels.forEach((c, i) => {
       for (const p of c.phrases)
@@ -299,7 +308,7 @@ describe('planRecording (real recordings)', () => {
     await renderFixture(sparseScript(d, 20), path);
     const probe = await probeRecording(path);
     const plan = await planRecording(probe);
-    const silences = await scanSilences(path, { channels: 1, durationSeconds: d });
+    const silences = await silencesOf(path, 1, d);
     checkPlan(plan.sessions, d, silences, { max: 3000, window: 60 });
     expect(plan.sessions).toHaveLength(d <= 3000 ? 1 : 2);
     if (d > 3000) expect(plan.sessions[0]!.cut).toBe('silence');
@@ -322,7 +331,7 @@ describe('planRecording (real recordings)', () => {
     const probe = await probeRecording(path);
     expect(probe.durationSeconds).toBe(d);
     const plan = await planRecording(probe);
-    const silences = await scanSilences(path, { channels: 1, durationSeconds: d });
+    const silences = await silencesOf(path, 1, d);
     checkPlan(plan.sessions, d, silences, { max: 3000, window: 60 });
     expect(plan.sessions.filter((s) => s.cut === 'hard')).toHaveLength(0);
     expect(plan.sessions.length).toBe(13);
@@ -333,7 +342,7 @@ describe('planRecording (real recordings)', () => {
     await renderFixture(generateCallScript({ durationSeconds: 7200, seed: 9 }), path);
     const plan = await planRecording(await probeRecording(path), { strategy: 'balanced', budget: 16 });
     expect(plan.options).toMatchObject({ strategy: 'balanced', budget: 16, targetSessionSeconds: 900 });
-    const perChannel = await scanSilences(path, { channels: 2, durationSeconds: 7200 });
+    const perChannel = await silencesOf(path, 2, 7200);
     checkPlan(plan.sessions, 7200, perChannel, { max: 3000, window: 60 });
     expect(plan.sessions.filter((s) => s.track === 0)).toHaveLength(8);
     expect(plan.sessions.filter((s) => s.track === 1)).toHaveLength(8);

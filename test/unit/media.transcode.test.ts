@@ -1,3 +1,4 @@
+import { plainInput } from '../../activities/media/media-input.ts';
 import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -274,8 +275,7 @@ describe('transcodeSession', () => {
   it('mixes a stereo call down to one track with both speakers', async () => {
     const { probe } = sources['call.wav']!;
     const proc = transcodeStream({
-      path: probe.path,
-      streamIndex: 0,
+      input: plainInput(probe.path, undefined),
       sourceChannels: [0, 1],
       start: 0,
       end: 40,

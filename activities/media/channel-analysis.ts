@@ -1,0 +1,258 @@
+/**
+ * Channel analysis: one ffmpeg pass over every channel of the conditioned audio (conditioning.ts,
+ * resampled to 8 kHz) read by Node in 10-ms windows, which gives per channel
+ *
+ * - its noise floor and the silence threshold derived from it: silence is what stays within
+ *   {@link NOISE_MARGIN_DB} of the floor, never louder than the configured threshold (the bound: above
+ *   it is always speech) and never quieter than {@link MIN_THRESHOLD_DB}; so hiss and comfort noise are
+ *   silence on a noisy line, and a quiet voice on a clean line is speech;
+ * - its silences (runs of windows under the threshold, at least `minSilenceSeconds` long), which the
+ *   plan cuts sessions in;
+ * - whether it is silent for the whole call (under {@link SILENT_CHANNEL_MAX_ACTIVE_SECONDS} above its
+ *   threshold), and whether it carries the same signal as another channel (mono up-mixed to stereo:
+ *   |correlation| ≥ {@link DUPLICATE_MIN_CORRELATION}, measured on the conditioned samples so that hum
+ *   two channels share does not make them alike);
+ * - its DC offset before conditioning (ffmpeg's astats on the raw stream), for the record.
+ *
+ * Memory: one 16-bit peak per channel and 10 ms (7 MB per channel for 10 hours), plus a histogram.
+ */
+import type { ChannelFacts, Silence } from '../../schemas/plan.ts';
+import { conditioningFilters } from './conditioning.ts';
+import { spawnFfmpeg } from './ffmpeg.ts';
+import { inputArgs, type MediaInput } from './media-input.ts';
+
+/** The analysis rate: the telephony band, and the rate of the recognizer's 8-kHz input. */
+const ANALYSIS_RATE = 8000;
+/** Window of the level detector: 10 ms. */
+export const WINDOW_SECONDS = 0.01;
+const WINDOW_SAMPLES = ANALYSIS_RATE * WINDOW_SECONDS;
+/** The noise floor is the level that 10 % of a channel's windows stay under (its quietest stretches). */
+const NOISE_FLOOR_PERCENTILE = 0.1;
+/** Silence is within this much of the noise floor: a stationary noise's 10-ms peaks spread over about 5 dB. */
+export const NOISE_MARGIN_DB = 10;
+/** A threshold never goes below this: the noise of 8-bit G.711 and of lossy codecs sits under it. */
+export const MIN_THRESHOLD_DB = -70;
+/** The level of a channel: what its loudest 0.1 % of windows reach. */
+const LEVEL_PERCENTILE = 0.999;
+/** A channel with less than this above its threshold carries nothing (a click is not a call). */
+export const SILENT_CHANNEL_MAX_ACTIVE_SECONDS = 0.2;
+/** Two channels this correlated carry the same signal (a real call's two sides correlate under 0.3). */
+export const DUPLICATE_MIN_CORRELATION = 0.9;
+
+export interface ChannelAnalysisOptions {
+  /** Channels of the stream (ProbeResult.channels). */
+  channels: number;
+  /** The configured threshold, dBFS: the loudest a derived threshold may be. */
+  noiseDb: number;
+  /** Shortest silence reported, seconds. */
+  minSilenceSeconds: number;
+  /** Length of the recording: closes a silence still open at the end. */
+  durationSeconds: number;
+  signal?: AbortSignal;
+}
+
+export interface ChannelAnalysis {
+  channels: ChannelFacts[];
+  /** Silences per source channel, in time order. */
+  silences: Silence[][];
+}
+
+const FULL_SCALE = 32768;
+const toDb = (amplitude: number) => (amplitude > 0 ? round1(20 * Math.log10(amplitude / FULL_SCALE)) : null);
+const round1 = (x: number) => Math.round(x * 10) / 10;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** The smallest peak that `fraction` of the windows stay at or under (from a histogram of peaks). */
+function percentile(histogram: Uint32Array, windows: number, fraction: number): number {
+  const rank = Math.max(1, Math.ceil(windows * fraction));
+  let seen = 0;
+  for (let peak = 0; peak < histogram.length; peak++) {
+    seen += histogram[peak]!;
+    if (seen >= rank) return peak;
+  }
+  return histogram.length - 1;
+}
+
+/** Accumulates the samples of the conditioned stream: window peaks, energies and cross products. */
+class Accumulator {
+  readonly peaks: Uint16Array[];
+  readonly histograms: Uint32Array[];
+  readonly energy: Float64Array;
+  /** Cross products of channel pairs (i < j), in the order of {@link pairs}. */
+  readonly cross: Float64Array;
+  readonly pairs: [number, number][] = [];
+  windows = 0;
+  private inWindow = 0;
+  private readonly current: Int32Array;
+  private rest: Buffer = Buffer.alloc(0);
+
+  constructor(
+    readonly channels: number,
+    expectedWindows: number,
+  ) {
+    this.peaks = Array.from({ length: channels }, () => new Uint16Array(expectedWindows + 16));
+    this.histograms = Array.from({ length: channels }, () => new Uint32Array(FULL_SCALE + 1));
+    this.energy = new Float64Array(channels);
+    for (let i = 0; i < channels; i++) for (let j = i + 1; j < channels; j++) this.pairs.push([i, j]);
+    this.cross = new Float64Array(this.pairs.length);
+    this.current = new Int32Array(channels);
+  }
+
+  push(chunk: Buffer): void {
+    const frameBytes = 2 * this.channels;
+    const joined = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
+    const usable = joined.length - (joined.length % frameBytes);
+    // An aligned copy, so the samples can be read as an Int16Array.
+    const aligned = Buffer.alloc(usable);
+    joined.copy(aligned, 0, 0, usable);
+    this.rest = Buffer.from(joined.subarray(usable));
+    const samples = new Int16Array(aligned.buffer, aligned.byteOffset, usable / 2);
+    const { channels, energy, cross, pairs, current } = this;
+    for (let at = 0; at < samples.length; at += channels) {
+      for (let c = 0; c < channels; c++) {
+        const v = samples[at + c]!;
+        energy[c]! += v * v;
+        const a = v < 0 ? -v : v;
+        if (a > current[c]!) current[c] = a;
+      }
+      for (let p = 0; p < pairs.length; p++)
+        cross[p]! += samples[at + pairs[p]![0]]! * samples[at + pairs[p]![1]]!;
+      if (++this.inWindow === WINDOW_SAMPLES) this.closeWindow();
+    }
+  }
+
+  end(): void {
+    if (this.inWindow > 0) this.closeWindow();
+  }
+
+  private closeWindow(): void {
+    for (let c = 0; c < this.channels; c++) {
+      const peak = Math.min(this.current[c]!, FULL_SCALE);
+      if (this.windows >= this.peaks[c]!.length) {
+        const grown = new Uint16Array(this.peaks[c]!.length * 2);
+        grown.set(this.peaks[c]!);
+        this.peaks[c] = grown;
+      }
+      this.peaks[c]![this.windows] = peak;
+      this.histograms[c]![peak]! += 1;
+      this.current[c] = 0;
+    }
+    this.windows += 1;
+    this.inWindow = 0;
+  }
+}
+
+/** Runs of windows at or under `threshold`, at least `minSeconds` long. */
+function silencesOf(
+  peaks: Uint16Array,
+  windows: number,
+  threshold: number,
+  minSeconds: number,
+  durationSeconds: number,
+): Silence[] {
+  const out: Silence[] = [];
+  const minWindows = Math.round(minSeconds / WINDOW_SECONDS);
+  let start = -1;
+  for (let w = 0; w <= windows; w++) {
+    const quiet = w < windows && peaks[w]! <= threshold;
+    if (quiet && start < 0) start = w;
+    if (!quiet && start >= 0) {
+      if (w - start >= minWindows) {
+        out.push({
+          start: round3(start * WINDOW_SECONDS),
+          end: round3(Math.min(w * WINDOW_SECONDS, durationSeconds)),
+        });
+      }
+      start = -1;
+    }
+  }
+  return out.filter((s) => s.end > s.start);
+}
+
+const DC_CHANNEL = /astats.*\] Channel: (\d+)/;
+const DC_OFFSET = /astats.*\] DC offset: (-?[\d.e+-]+)/;
+
+/** Analyzes every channel of `input` (see the module's comment). */
+export async function analyzeChannels(
+  input: MediaInput,
+  options: ChannelAnalysisOptions,
+): Promise<ChannelAnalysis> {
+  const { channels } = options;
+  const acc = new Accumulator(channels, Math.ceil(options.durationSeconds / WINDOW_SECONDS));
+  const dc = new Array<number>(channels).fill(0);
+  let dcChannel = 0;
+  const conditioned = [`aresample=${ANALYSIS_RATE}`, ...conditioningFilters()].join(',');
+  const graph =
+    `[0:${input.streamIndex}]asplit=2[a][b];[a]${conditioned}[out];` +
+    `[b]astats=measure_perchannel=DC_offset:measure_overall=none,anullsink`;
+  const proc = spawnFfmpeg(
+    [
+      '-v',
+      'info',
+      ...inputArgs(input),
+      '-filter_complex',
+      graph,
+      '-map',
+      '[out]',
+      '-c:a',
+      'pcm_s16le',
+      '-f',
+      's16le',
+      'pipe:1',
+    ],
+    {
+      signal: options.signal,
+      onStderrLine(line) {
+        const ch = DC_CHANNEL.exec(line);
+        if (ch) dcChannel = Number(ch[1]) - 1;
+        const offset = DC_OFFSET.exec(line);
+        if (offset && dcChannel >= 0 && dcChannel < channels) dc[dcChannel] = Number(offset[1]);
+      },
+    },
+  );
+  const reading = (async () => {
+    for await (const chunk of proc.stdout) acc.push(chunk as Buffer);
+    acc.end();
+  })();
+  const [read, done] = await Promise.allSettled([reading, proc.done]);
+  if (done.status === 'rejected') throw done.reason;
+  if (read.status === 'rejected') throw read.reason;
+
+  const windows = Math.max(1, acc.windows);
+  const facts: ChannelFacts[] = [];
+  const silences: Silence[][] = [];
+  const thresholds: number[] = [];
+  for (let c = 0; c < channels; c++) {
+    const histogram = acc.histograms[c]!;
+    const floor = percentile(histogram, windows, NOISE_FLOOR_PERCENTILE);
+    const derivedDb = floor > 0 ? 20 * Math.log10(floor / FULL_SCALE) + NOISE_MARGIN_DB : -Infinity;
+    const thresholdDb = round1(Math.min(options.noiseDb, Math.max(MIN_THRESHOLD_DB, derivedDb)));
+    const threshold = Math.floor(FULL_SCALE * 10 ** (thresholdDb / 20));
+    thresholds.push(threshold);
+    let active = 0;
+    for (let peak = threshold + 1; peak < histogram.length; peak++) active += histogram[peak]!;
+    const activeSeconds = round3(active * WINDOW_SECONDS);
+    facts.push({
+      channel: c,
+      levelDb: toDb(percentile(histogram, windows, LEVEL_PERCENTILE)),
+      noiseFloorDb: toDb(floor),
+      silenceThresholdDb: thresholdDb,
+      dcOffset: Math.round(dc[c]! * 10_000) / 10_000,
+      activeSeconds,
+      status: activeSeconds < SILENT_CHANNEL_MAX_ACTIVE_SECONDS ? 'silent' : 'speech',
+    });
+    silences.push(
+      silencesOf(acc.peaks[c]!, acc.windows, threshold, options.minSilenceSeconds, options.durationSeconds),
+    );
+  }
+  // Duplicates: a channel joins the first earlier channel (itself no duplicate) it correlates with.
+  acc.pairs.forEach(([i, j], p) => {
+    const a = facts[i]!;
+    const b = facts[j]!;
+    if (a.status !== 'speech' || b.status !== 'speech') return;
+    const correlation = acc.cross[p]! / Math.sqrt(acc.energy[i]! * acc.energy[j]!);
+    if (Math.abs(correlation) < DUPLICATE_MIN_CORRELATION) return;
+    facts[j] = { ...b, status: 'duplicate', duplicateOf: i, correlation: round3(correlation) };
+  });
+  return { channels: facts, silences };
+}

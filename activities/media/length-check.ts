@@ -1,0 +1,91 @@
+/**
+ * The decoded length against the container's own timeline. A decoder that drops what it cannot decode
+ * (ffmpeg's AMR decoder and DTX frames, a corrupt MP3 frame) still exits 0 with a shorter output, and
+ * every time after the first gap is then early: a timeline silently wrong. The container's timeline is
+ * what its packets span (their timestamps and durations, read without decoding) or, for AMR, its frame
+ * count; the decoded length must agree with it within {@link LENGTH_TOLERANCE_SECONDS}, or the recording
+ * is refused with both lengths named.
+ *
+ * Not the header's claim: a WAV's data size or an MP3's Xing frame count can say anything (the
+ * lying-duration cases of the corpus), and what the file holds is what counts.
+ */
+import type { LengthCheck } from '../../schemas/media-probe.ts';
+import { MediaError } from './errors.ts';
+import { runFfmpeg } from './ffmpeg.ts';
+import { inputArgs, type MediaInput } from './media-input.ts';
+
+/**
+ * How far the decoded length may be from the container's: codecs trim their priming and padding (an
+ * 8-kHz MP3 loses up to about 0.2 s of encoder delay and padding, AAC 1,024 samples, Opus 312) and
+ * none of that shifts the timeline. A gap any longer would move later phrases by close to the 0.3 s
+ * that a transcript's times are held to.
+ */
+export const LENGTH_TOLERANCE_SECONDS = 0.25;
+
+/**
+ * Reads `input`'s audio stream through ffmpeg's framecrc muxer (one line per packet or decoded frame:
+ * stream, dts, pts, duration, size, crc, in the stream's time base): `copy` demuxes only, otherwise
+ * every frame is decoded. Returns, in seconds, the sum of the durations and the span from the first
+ * timestamp to the last one's end.
+ */
+export async function framecrcSeconds(
+  input: MediaInput,
+  options: { copy: boolean; signal?: AbortSignal },
+): Promise<{ total: number; span: number }> {
+  let timeBase = 0;
+  let total = 0;
+  let first: number | undefined;
+  let end = 0;
+  const codec = options.copy ? ['-c', 'copy'] : [];
+  await runFfmpeg(
+    ['-v', 'error', ...inputArgs(input), '-map', `0:${input.streamIndex}`, ...codec, '-f', 'framecrc', '-'],
+    {
+      signal: options.signal,
+      onStdoutLine(line) {
+        if (line.startsWith('#tb 0:')) {
+          const [num, den] = line.slice(6).trim().split('/').map(Number);
+          timeBase = num! / den!;
+        } else if (!line.startsWith('#')) {
+          const [, , pts, duration] = line.split(',').map(Number);
+          if (!Number.isFinite(duration)) return;
+          total += duration!;
+          if (!Number.isFinite(pts)) return;
+          first ??= pts!;
+          end = Math.max(end, pts! + duration!);
+        }
+      },
+    },
+  );
+  return { total: total * timeBase, span: first === undefined ? 0 : (end - first) * timeBase };
+}
+
+/** The time the audio packets of `input` span, seconds, read without decoding. */
+export async function packetSpanSeconds(input: MediaInput, signal?: AbortSignal): Promise<number> {
+  return (await framecrcSeconds(input, { copy: true, signal })).span;
+}
+
+/** The check's facts, or a {@link MediaError} `length-mismatch` that names both lengths. */
+export function checkLength(
+  path: string,
+  lengths: Pick<LengthCheck, 'decodedSeconds' | 'containerSeconds' | 'measuredBy'>,
+): LengthCheck {
+  const round = (s: number) => Math.round(s * 1000) / 1000;
+  const check: LengthCheck = {
+    decodedSeconds: round(lengths.decodedSeconds),
+    containerSeconds: round(lengths.containerSeconds),
+    measuredBy: lengths.measuredBy,
+    toleranceSeconds: LENGTH_TOLERANCE_SECONDS,
+  };
+  const gap = check.containerSeconds - check.decodedSeconds;
+  if (Math.abs(gap) <= LENGTH_TOLERANCE_SECONDS) return check;
+  const what = lengths.measuredBy === 'amr-frames' ? 'its AMR frames span' : 'its packets span';
+  const why =
+    gap > 0
+      ? `the decoder dropped ${round(gap)} s it could not decode, which would shift every later time`
+      : `the decoder produced ${round(-gap)} s more than the file holds`;
+  throw new MediaError(
+    'length-mismatch',
+    `${path}: decodes to ${check.decodedSeconds} s but ${what} ${check.containerSeconds} s (${why})`,
+    path,
+  );
+}
