@@ -11,6 +11,7 @@ const COMMANDS = [
   'up',
   'process',
   'backfill',
+  'rescore',
   'schedule',
   'status',
   'query',

@@ -15,6 +15,7 @@ import { createMergeActivities } from '../activities/asr/merge-timeline.ts';
 import { createAsrActivities } from '../activities/asr/recognize-session.ts';
 import { createNlpActivities } from '../activities/nlp/activities.ts';
 import { createBackfillActivities } from '../activities/backfill/activities.ts';
+import { createRescoreActivities } from '../activities/insights/rescore.ts';
 import { withFailureBoundary } from '../activities/failure-boundary.ts';
 import { attemptNumber } from '../activities/nlp/context.ts';
 
@@ -100,7 +101,11 @@ export function nlpQueueActivities(input: ActivityDeps) {
   );
 }
 
-/** `callpipe` (beside the workflows): the batches' listing and report activities (object storage only). */
+/**
+ * `callpipe` (beside the workflows): the batches' listing and report activities, and rescoring stored
+ * results (object storage and a little CPU; no service calls).
+ */
 export function workflowsQueueActivities(input: ActivityDeps) {
-  return bounded(createBackfillActivities({ store: input.store ?? workerStore(input.config) }));
+  const store = input.store ?? workerStore(input.config);
+  return bounded({ ...createBackfillActivities({ store }), ...createRescoreActivities({ store }) });
 }

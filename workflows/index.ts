@@ -3,3 +3,4 @@ export { stackCheck } from './stack-check.ts';
 export { processRecording, progressQuery } from './process-recording.ts';
 export { backfill, backfillProgressQuery, pauseUpdate, resumeUpdate, cancelUpdate } from './backfill.ts';
 export { nightlyBackfill } from './nightly.ts';
+export { rescore, rescoreProgressQuery } from './rescore.ts';

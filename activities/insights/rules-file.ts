@@ -12,6 +12,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import { rulesFileSchema, type RulesFile } from '../../schemas/rules.ts';
+import { FAILURE } from '../../schemas/retry-table.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
 
 export const DEFAULT_RULES_PATH = fileURLToPath(new URL('./default-rules.ja.yaml', import.meta.url));
 
@@ -81,4 +83,29 @@ let defaults: LoadedRules | undefined;
 /** The shipped default rule file for Japanese call centers. */
 export function defaultRules(): LoadedRules {
   return (defaults ??= readRulesFile(DEFAULT_RULES_PATH));
+}
+
+/**
+ * Rule files as workers read them: the object the CLI stored (content-addressed: read once per process)
+ * or, without a key, the shipped default. A stored file that does not parse was not written by callpipe:
+ * no retry can help (`InvalidStepInput`).
+ */
+export function storedRules(store: ObjectStore): (key: string | undefined) => Promise<LoadedRules> {
+  const byKey = new Map<string, Promise<LoadedRules>>();
+  return (key) => {
+    if (!key) return Promise.resolve(defaultRules());
+    let rules = byKey.get(key);
+    if (!rules) {
+      rules = store.getText(key).then((text) => {
+        try {
+          return parseRules(text, `s3://${store.bucket}/${key}`);
+        } catch (err) {
+          throw Object.assign(new Error((err as Error).message), { name: FAILURE.InvalidStepInput });
+        }
+      });
+      rules.catch(() => byKey.delete(key));
+      byKey.set(key, rules);
+    }
+    return rules;
+  };
 }

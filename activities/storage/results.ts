@@ -22,7 +22,7 @@ import type { ObjectStore } from './object-store.ts';
 import { buildErrorDocument, buildResult, type ErrorParts, type ResultFacts } from './result-document.ts';
 import { toWebVtt } from './webvtt.ts';
 import { matchedCategories } from '../insights/score-call.ts';
-import { defaultRules, parseRules, type LoadedRules } from '../insights/rules-file.ts';
+import { storedRules } from '../insights/rules-file.ts';
 
 export interface WriteResultInput {
   callId: string;
@@ -125,18 +125,7 @@ export function createResultActivities({ store }: ResultActivityDeps) {
     return { keys: input.output, out };
   };
 
-  // A rule file is content-addressed (its key holds its digest): read once per worker process.
-  const rulesByKey = new Map<string, Promise<LoadedRules>>();
-  const rulesOf = (key: string | undefined): Promise<LoadedRules> => {
-    if (!key) return Promise.resolve(defaultRules());
-    let rules = rulesByKey.get(key);
-    if (!rules) {
-      rules = store.getText(key).then((text) => parseRules(text, `s3://${store.bucket}/${key}`));
-      rules.catch(() => rulesByKey.delete(key));
-      rulesByKey.set(key, rules);
-    }
-    return rules;
-  };
+  const rulesOf = storedRules(store);
 
   return {
     /** Writes `transcript.vtt`, then `result.json` (last: its presence means done). */

@@ -112,7 +112,7 @@ export async function startBackfill(
 }
 
 /** A local manifest goes to the input prefix, content-addressed; an s3:// one is used where it is. */
-async function manifestSource(
+export async function manifestSource(
   pc: PipelineClient,
   manifest: string,
 ): Promise<{ source: BackfillSource; identity: string }> {

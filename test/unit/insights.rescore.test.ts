@@ -1,0 +1,196 @@
+/**
+ * Rescoring stored results (activities/insights/rescore.ts): a page of result.json files scored again
+ * with another rule file, each written once; what is current, missing or broken is reported, not written;
+ * a retried attempt goes on from its heartbeat, and a call written before that heartbeat is not written
+ * twice.
+ */
+import { describe, expect, it } from 'vitest';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createRescoreActivities, type RescorePageInput } from '../../activities/insights/rescore.ts';
+import { canonicalRules, defaultRules, parseRules } from '../../activities/insights/rules-file.ts';
+import { buildResult } from '../../activities/storage/result-document.ts';
+import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
+import { rescoreRowSchema } from '../../schemas/rescore.ts';
+import { MemoryStore, SAMPLE_UTTERANCES, timeline } from './nlp.helpers.ts';
+
+function result(callId: string): ResultDocument {
+  return buildResult({
+    callId,
+    timeline: { ...timeline(SAMPLE_UTTERANCES), callId },
+    stepFailures: [],
+    facts: {
+      source: { bucket: 'in', key: `${callId}.wav` },
+      audio: {
+        durationSeconds: 100,
+        sampleRate: 8000,
+        channels: 2,
+        container: 'wav',
+        codec: 'pcm_s16le',
+        sizeBytes: 1000,
+        hasVideo: false,
+        fingerprint: 'sha256:00',
+      },
+      plan: {
+        tracks: [
+          { track: 0, channel: 0, speaker: 'agent', sourceChannels: [0] },
+          { track: 1, channel: 1, speaker: 'customer', sourceChannels: [1] },
+        ],
+      },
+      sessions: [],
+      processing: {
+        workflowId: `w-${callId}`,
+        runId: 'r',
+        startedAt: '2026-11-22T00:00:00.000Z',
+        requests: { recognition: 10 },
+        retries: 0,
+        restarts: 0,
+        reStreamedSeconds: 0,
+        stageMs: {},
+        wallMs: 1000,
+      },
+    },
+  });
+}
+
+const NEW_RULES = parseRules(
+  'format: 1\nname: billing\nversion: "2"\ncategories:\n  - name: billing\n    rules: [{ kind: phrase, terms: [請求書] }]\n',
+  'billing.yaml',
+);
+
+function setup(calls = 5) {
+  const store = new MemoryStore('callpipe');
+  for (let i = 0; i < calls; i++) {
+    const id = `call-${i}`;
+    void store.put(`res/${id}/result.json`, JSON.stringify(result(id)));
+    void store.put(`res/${id}/transcript.vtt`, 'WEBVTT\n');
+  }
+  void store.put('res/batches/b/report.json', '{}');
+  void store.put('input/rules/x/rules.json', canonicalRules(NEW_RULES.rules));
+  store.writes.length = 0;
+  const input: RescorePageInput = {
+    batchId: 'rescore-1',
+    source: { kind: 'prefix', bucket: 'callpipe', prefix: 'res/' },
+    output: { bucket: 'callpipe', prefix: 'res/' },
+    cursor: { page: 0, finished: false },
+    pageSize: 1000,
+    rulesKey: 'input/rules/x/rules.json',
+    rulesDigest: NEW_RULES.digest,
+    force: false,
+    concurrency: 2,
+    partsPrefix: 'res/batches/rescore-1/parts/e/',
+  };
+  return { store, input, activities: createRescoreActivities({ store }) };
+}
+
+const resultWrites = (store: MemoryStore) => store.writes.filter((w) => w.endsWith('/result.json'));
+
+describe('rescorePage', () => {
+  it('scores every result of the prefix again, once, recording the rules and the batch', async () => {
+    const { store, input, activities } = setup();
+    const out = await activities.rescorePage(input);
+    expect(out.counters).toEqual({ listed: 5, updated: 5, current: 0, missing: 0, failed: 0 });
+    expect(out.cursor).toMatchObject({ page: 1, finished: true });
+    expect(resultWrites(store)).toHaveLength(5);
+    for (let i = 0; i < 5; i++) {
+      const doc = resultDocumentSchema.parse(store.json(`res/call-${i}/result.json`));
+      expect(doc.rules).toMatchObject({
+        name: 'billing',
+        version: '2',
+        digest: NEW_RULES.digest,
+        rescoreBatchId: 'rescore-1',
+      });
+      expect(doc.categories).toEqual([{ name: 'billing', matched: true, points: expect.any(Array) }]);
+      expect(doc.scorecard).toBeNull();
+      // The rest of the result is as it was.
+      expect(doc.utterances).toEqual(result(`call-${i}`).utterances);
+    }
+    const rows = rescoreRowSchema.array().parse(store.json('res/batches/rescore-1/parts/e/page-000000.json'));
+    expect(rows.map((r) => r.status)).toEqual(Array(5).fill('updated'));
+    expect(rows[0]!.categories).toEqual(['billing']);
+  });
+
+  it('another batch with the same rules finds every call current and writes nothing; --force writes again', async () => {
+    const { store, input, activities } = setup();
+    await activities.rescorePage(input);
+    store.writes.length = 0;
+    const again = await activities.rescorePage({ ...input, batchId: 'rescore-2' });
+    expect(again.counters).toMatchObject({ updated: 0, current: 5 });
+    expect(resultWrites(store)).toEqual([]);
+    const forced = await activities.rescorePage({ ...input, batchId: 'rescore-3', force: true });
+    expect(forced.counters).toMatchObject({ updated: 5 });
+    expect(resultWrites(store)).toHaveLength(5);
+  });
+
+  it('a retried attempt resumes after the rows of its heartbeat, and never writes a call twice', async () => {
+    const { store, input, activities } = setup();
+    // The first attempt wrote call-0 and call-1, heartbeat only call-0, then died.
+    await activities.rescorePage({ ...input, concurrency: 1 });
+    const firstRows = rescoreRowSchema
+      .array()
+      .parse(store.json('res/batches/rescore-1/parts/e/page-000000.json'));
+    for (let i = 2; i < 5; i++)
+      await store.put(`res/call-${i}/result.json`, JSON.stringify(result(`call-${i}`)));
+    store.writes.length = 0;
+    const env = new MockActivityEnvironment({
+      attempt: 2,
+      heartbeatDetails: { page: 0, rows: firstRows.slice(0, 1) },
+    } as never);
+    const out = (await env.run(activities.rescorePage, input)) as Awaited<
+      ReturnType<typeof activities.rescorePage>
+    >;
+    expect(out.counters).toEqual({ listed: 5, updated: 5, current: 0, missing: 0, failed: 0 });
+    // call-0 came from the heartbeat, call-1 was found written by this batch: neither is written again.
+    expect(resultWrites(store).sort()).toEqual([2, 3, 4].map((i) => `callpipe/res/call-${i}/result.json`));
+  });
+
+  it('reports a manifest call without a result as missing, and a broken result as failed, writing neither', async () => {
+    const { store, input, activities } = setup(2);
+    await store.put('res/call-1/result.json', JSON.stringify({ schemaVersion: 2, callId: 'call-1' }));
+    await store.put(
+      'pages/page-000000.json',
+      JSON.stringify([
+        { line: 1, bucket: 'in', key: 'a.wav', callId: 'call-0', metadata: {} },
+        { line: 2, bucket: 'in', key: 'b.wav', callId: 'call-1', metadata: {} },
+        { line: 3, bucket: 'in', key: 'c.wav', callId: 'never-processed', metadata: {} },
+      ]),
+    );
+    store.writes.length = 0;
+    const out = await activities.rescorePage({
+      ...input,
+      source: { kind: 'manifest', bucket: 'callpipe', key: 'm.csv' },
+      manifest: { pagesPrefix: 'pages/', pages: 1 },
+    });
+    expect(out.counters).toEqual({ listed: 3, updated: 1, current: 0, missing: 1, failed: 1 });
+    expect(resultWrites(store)).toEqual(['callpipe/res/call-0/result.json']);
+    const rows = rescoreRowSchema.array().parse(store.json('res/batches/rescore-1/parts/e/page-000000.json'));
+    expect(rows.find((r) => r.callId === 'call-1')!.reason).toMatch(
+      /^result\.json does not match its schema: /,
+    );
+  });
+
+  it('refuses rules whose digest is not the batch’s (the shipped default changed under it)', async () => {
+    const { input, activities } = setup(1);
+    await expect(
+      activities.rescorePage({ ...input, rulesKey: undefined, rulesDigest: NEW_RULES.digest }),
+    ).rejects.toMatchObject({ name: 'InvalidStepInput' });
+    expect(defaultRules().digest).not.toBe(NEW_RULES.digest);
+  });
+
+  it('merges the pages into report.json and report.csv', async () => {
+    const { store, input, activities } = setup(3);
+    await activities.rescorePage(input);
+    const report = await activities.writeRescoreReport({
+      output: input.output,
+      reportPrefix: 'res/batches/rescore-1/',
+      partsPrefix: input.partsPrefix,
+      header: {
+        batchId: 'rescore-1',
+        counters: { listed: 3, updated: 3, current: 0, missing: 0, failed: 0 },
+      },
+    });
+    expect(report.rows).toBe(3);
+    const csv = await store.getText(report.csvKey);
+    expect(csv.split('\n')[0]).toBe('callId,status,categories,score,max,reason,resultKey');
+    expect(csv).toContain('call-0,updated,billing,,,,res/call-0/result.json');
+  });
+});
