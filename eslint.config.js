@@ -33,6 +33,20 @@ export default tseslint.config(
     },
   },
   {
+    // The pages' scripts run in a browser (inlined into call.html and report.html), with uPlot loaded.
+    files: ['activities/pages/client/**/*.js'],
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        getComputedStyle: 'readonly',
+        URL: 'readonly',
+        URLSearchParams: 'readonly',
+        uPlot: 'readonly',
+      },
+    },
+  },
+  {
     // Workflow code is replayed: no Node built-ins, no I/O libraries, only types from activities.
     files: ['workflows/**/*.ts'],
     rules: {

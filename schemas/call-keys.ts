@@ -110,6 +110,12 @@ export function callOutputKeys(output: OutputLocation, callId: string): CallOutp
   };
 }
 
+/** A link from a page in folder `fromDir` to the object `toKey` of the same bucket, each segment URL-encoded. */
+export function relativeHref(fromDir: string, toKey: string): string {
+  const depth = normalizePrefix(fromDir).split('/').length - 1;
+  return `${'../'.repeat(depth)}${toKey.split('/').map(encodeURIComponent).join('/')}`;
+}
+
 /**
  * A call's staging folder (in the store's own bucket): `<staging>calls/<callId>/<workflowId>/`. The
  * workflow id is part of it, so a `--redo` or a new version of the recording never reads another run's

@@ -411,6 +411,7 @@ async function writeStage(
         keywordsKey: ok(text.keywords),
         ...(text.dialogActs && ok(text.dialogActs) ? { dialogActsKey: ok(text.dialogActs) } : {}),
         stepFailures: text.failures,
+        timeZone: call.tables.timeZone,
         facts: {
           source: { ...call.input.source, metadata: call.input.metadata ?? {} },
           audio: probe,

@@ -1,7 +1,8 @@
 /**
  * The outputs of a call (DESIGN.md, Output), as two activities. `writeResult` reads the staged Timeline
- * and text steps' outputs, assembles `result.json` (result-document.ts), writes `transcript.vtt` and
- * then `result.json` LAST, so its presence means the call is done. `writeError` writes `error.json`
+ * and text steps' outputs, assembles `result.json` (result-document.ts), writes `transcript.vtt` and the
+ * call viewer `call.html` (pages/call-page.ts), then `result.json` LAST, so its presence means the call
+ * is done. `writeError` writes `error.json`
  * instead when a call failed. Both are idempotent (a repeat writes the same objects again) and write
  * only the keys schemas/call-keys.ts built for the call. What they throw is typed by the activity
  * boundary (activities/failure-boundary.ts); only a document that fails its schema is typed here.
@@ -16,13 +17,20 @@ import {
   summaryOutputSchema,
 } from '../../schemas/result.ts';
 import { timelineSchema } from '../../schemas/transcript.ts';
-import { assertSafeCallId, KeyError, type CallOutputKeys } from '../../schemas/call-keys.ts';
+import {
+  assertSafeCallId,
+  CALL_PAGE_FILE,
+  KeyError,
+  relativeHref,
+  type CallOutputKeys,
+} from '../../schemas/call-keys.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
 import type { ObjectStore } from './object-store.ts';
 import { buildErrorDocument, buildResult, type ErrorParts, type ResultFacts } from './result-document.ts';
 import { toWebVtt } from './webvtt.ts';
 import { matchedCategories } from '../insights/score-call.ts';
 import { storedRules } from '../insights/rules-file.ts';
+import { renderCallPage } from '../pages/call-page.ts';
 
 export interface WriteResultInput {
   callId: string;
@@ -39,6 +47,8 @@ export interface WriteResultInput {
   facts: ResultFacts;
   /** A rule file the CLI stored (store's bucket, canonical JSON: `uploadKey(…, 'rules', …)`); default the shipped one. */
   rulesKey?: string | undefined;
+  /** Time zone the call page shows times in (`CALLPIPE_TIME_ZONE`); default UTC. */
+  timeZone?: string | undefined;
 }
 
 export interface WriteResultOutput {
@@ -122,7 +132,12 @@ export function createResultActivities({ store }: ResultActivityDeps) {
       throw new KeyError(`output keys of ${JSON.stringify(input.output.dir)} are not call ${input.callId}'s`);
     }
     const out = input.output.bucket !== store.bucket ? store.withBucket(input.output.bucket) : store;
-    return { keys: input.output, out };
+    // Keys built before the call page existed (a call in flight across the upgrade) have no `page`.
+    const keys: CallOutputKeys = {
+      ...input.output,
+      page: input.output.page ?? `${input.output.dir}${CALL_PAGE_FILE}`,
+    };
+    return { keys, out };
   };
 
   const rulesOf = storedRules(store);
@@ -158,6 +173,14 @@ export function createResultActivities({ store }: ResultActivityDeps) {
       await out.put(keys.transcript, toWebVtt(result.utterances), {
         contentType: 'text/vtt; charset=utf-8',
       });
+      const page = renderCallPage(result, {
+        timeZone: input.timeZone ?? 'UTC',
+        // The recording, when the page is served from the same bucket (a static site, a local mirror).
+        ...(result.source.bucket === keys.bucket
+          ? { audioHref: relativeHref(keys.dir, result.source.key) }
+          : {}),
+      });
+      await out.put(keys.page, page, { contentType: 'text/html; charset=utf-8' });
       await out.put(keys.result, json(result), JSON_TYPE);
       // An error.json of an earlier failed run would contradict the result now beside it.
       if (await out.exists(keys.error)) await out.deletePrefix(keys.error);

@@ -264,11 +264,32 @@ const OPENCORE_AMRNB_LIBS = [
 ];
 const existsAny = (paths: string[]) => paths.some((p) => existsSync(p));
 
+const CJK_FONT = '/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc';
+
+/**
+ * Japanese glyphs for the browser tests' screenshots of the call pages (Debian's `fonts-noto-cjk`, via
+ * apt-get when missing and root). Without them the pages work the same; screenshots show boxes.
+ */
+export function ensureCjkFonts(options: { log?: (line: string) => void } = {}): boolean {
+  if (existsSync(CJK_FONT)) return true;
+  if (process.getuid?.() !== 0 || !which('apt-get')) return false;
+  const log = options.log ?? (() => {});
+  log('installing Japanese fonts with apt-get (Debian package `fonts-noto-cjk`)…');
+  try {
+    run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'fonts-noto-cjk'], log);
+  } catch {
+    run('apt-get', ['update', '-qq'], log);
+    run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'fonts-noto-cjk'], log);
+  }
+  return existsSync(CJK_FONT);
+}
+
 /** Provisions every tool when the stamp is missing or stale; returns their paths. */
 export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
   const log = options.log ?? (() => {});
   // Only when asked: most commands and tests never open a browser.
   const browser = options.browser ? { chromium: ensureChromium({ log }) } : {};
+  if (options.browser) ensureCjkFonts({ log });
   const test = () => (options.test ? { python: ensureTestPackages({ log }) } : {});
   if (stampMatches()) return { ...toolPaths(), ...browser, ...test() };
   mkdirSync(BIN, { recursive: true });

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { chromium, type Browser } from 'playwright-core';
-import { ensureTools } from '../../cli/tools/provision.ts';
+import type { Browser } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation } from '../../cli/submit.ts';
 import { startBackfill } from '../../cli/commands/backfill.ts';
@@ -30,19 +30,7 @@ describe('Temporal Web UI', () => {
   let childIds: string[] = [];
 
   beforeAll(async () => {
-    // Chromium is provisioned like the other tools (apt-get on a fresh Debian machine when root).
-    const { chromium: executablePath } = ensureTools({ browser: true, log: (l) => console.error(l) });
-    browser = await chromium.launch({
-      executablePath,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchBrowser();
     dir = mkdtempSync(join(tmpdir(), 'callpipe-ui-'));
     pc = await connectPipeline(stackConfig());
     const prefix = `ui-${run}/`;

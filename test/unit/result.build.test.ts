@@ -331,7 +331,7 @@ describe('writeResult and writeError', () => {
     facts,
   };
 
-  it('writes transcript.vtt, then result.json last, in the output bucket; a repeat writes the same', async () => {
+  it('writes transcript.vtt and call.html, then result.json last, in the output bucket; a repeat writes the same', async () => {
     const store = staged();
     const { writeResult, writeError } = createResultActivities({ store });
     await writeError({
@@ -350,10 +350,12 @@ describe('writeResult and writeError', () => {
       categories: expect.any(Array),
     });
     const results = store.withBucket('results-bucket');
-    expect(results.writes.slice(-2)).toEqual([
+    expect(results.writes.slice(-3)).toEqual([
       'results-bucket/out/call-1/transcript.vtt',
+      'results-bucket/out/call-1/call.html',
       'results-bucket/out/call-1/result.json',
     ]);
+    expect(results.objects.get('out/call-1/call.html')).toContain('<title>call-1 · callpipe call</title>');
     expect(results.objects.has('out/call-1/error.json')).toBe(false);
     const doc = resultDocumentSchema.parse(results.json('out/call-1/result.json'));
     expect(doc.summary?.text).toBe('請求書の件。');
