@@ -15,6 +15,7 @@ const COMMANDS = [
   'schedule',
   'status',
   'query',
+  'open',
   'plan',
   'emulator',
   'fixture',

@@ -16,6 +16,7 @@ import { createAsrActivities } from '../activities/asr/recognize-session.ts';
 import { createNlpActivities } from '../activities/nlp/activities.ts';
 import { createBackfillActivities } from '../activities/backfill/activities.ts';
 import { createRescoreActivities } from '../activities/insights/rescore.ts';
+import { createPageActivities } from '../activities/pages/activities.ts';
 import { withFailureBoundary } from '../activities/failure-boundary.ts';
 import { attemptNumber } from '../activities/nlp/context.ts';
 
@@ -103,9 +104,13 @@ export function nlpQueueActivities(input: ActivityDeps) {
 
 /**
  * `callpipe` (beside the workflows): the batches' listing and report activities, and rescoring stored
- * results (object storage and a little CPU; no service calls).
+ * results, and the night report (object storage and a little CPU; no service calls).
  */
 export function workflowsQueueActivities(input: ActivityDeps) {
   const store = input.store ?? workerStore(input.config);
-  return bounded({ ...createBackfillActivities({ store }), ...createRescoreActivities({ store }) });
+  return bounded({
+    ...createBackfillActivities({ store }),
+    ...createRescoreActivities({ store }),
+    ...createPageActivities({ store }),
+  });
 }

@@ -37,6 +37,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BackfillActivities } from '../activities/backfill/activities.ts';
 import type { TableActivities } from '../activities/tables/activities.ts';
+import type { PageActivities } from '../activities/pages/activities.ts';
 import type {
   BackfillCounters,
   BackfillCursor,
@@ -86,12 +87,16 @@ export interface BackfillResult extends BackfillProgress {
   status: 'done' | 'cancelled';
   reportJsonKey: string;
   reportCsvKey: string;
+  /** The night report (report.html), when it could be written. */
+  reportHtmlKey?: string;
   /** Days whose table partitions were compacted at the end, and the ones that could not be. */
   tables?: { compacted: string[]; failed: { dt: string; reason: string }[] };
 }
 
 /** Patch id: a batch compacts the table partitions its calls wrote, after its report (issue 17). */
 export const BATCH_TABLES = 'batch-tables';
+/** Patch id: a batch writes its night report (report.html) after compacting its days (issue 17). */
+export const NIGHT_REPORT = 'night-report';
 /** Days compacted at once at the end of a batch (each an activity on the media queue). */
 const COMPACTIONS_AT_ONCE = 4;
 
@@ -389,6 +394,9 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
       },
     });
     const tables = patched(BATCH_TABLES) ? await compactBatchDays(input, report.days ?? []) : undefined;
+    const reportHtmlKey = patched(NIGHT_REPORT)
+      ? await writeNightReport(input, reportPrefix, report.days ?? [])
+      : undefined;
     const status = cancelRequested ? 'cancelled' : 'done';
     phase = status;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.outcome, value: status }]);
@@ -400,6 +408,7 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
       reportJsonKey: report.jsonKey,
       reportCsvKey: report.csvKey,
       ...(tables ? { tables } : {}),
+      ...(reportHtmlKey ? { reportHtmlKey } : {}),
     } satisfies BackfillResult;
   });
 
@@ -444,4 +453,33 @@ async function compactBatchDays(
   result.compacted.sort();
   result.failed.sort((a, b) => a.dt.localeCompare(b.dt));
   return result;
+}
+
+/** The night report beside report.json; a batch whose report cannot be rendered still ends, with a log line. */
+async function writeNightReport(
+  input: BackfillInput,
+  reportPrefix: string,
+  days: string[],
+): Promise<string | undefined> {
+  const pages = proxyActivities<PageActivities>({
+    taskQueue: input.taskQueue ?? workflowInfo().taskQueue,
+    startToCloseTimeout: '10 minutes',
+    retry: { maximumAttempts: 5, initialInterval: '1 second', maximumInterval: '1 minute' },
+  });
+  try {
+    const written = await pages.writeNightReport.executeWithOptions({ summary: 'write the night report' }, [
+      {
+        output: input.output,
+        batchId: input.batchId,
+        reportPrefix,
+        tables: tablesLocationOf(input.output, input.child.tables),
+        days,
+      },
+    ]);
+    return written.key;
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('night report not written', { batchId: input.batchId, reason: reasonOf(err) });
+    return undefined;
+  }
 }

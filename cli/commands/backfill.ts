@@ -275,6 +275,11 @@ export async function run(argv: string[]): Promise<number> {
           `${result.run + 1} run(s)`,
       );
       console.log(`report: s3://${output.bucket}/${result.reportCsvKey} (and report.json)`);
+      if (result.reportHtmlKey) {
+        console.log(
+          `night report: s3://${output.bucket}/${result.reportHtmlKey} (callpipe open ${result.batchId})`,
+        );
+      }
     }
     return result.failed > 0 || result.status !== 'done' ? 1 : 0;
   } finally {

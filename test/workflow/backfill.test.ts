@@ -192,6 +192,9 @@ describe('backfill with mocked activities', () => {
       expect(result.tables).toEqual({ compacted: ['2026-11-21'], failed: [] });
       const order = mocks.calls.map((c) => c.activity);
       expect(order.indexOf('compactTables')).toBeGreaterThan(order.indexOf('writeBatchReport'));
+      // …and the night report written after them, beside report.json.
+      expect(order.indexOf('writeNightReport')).toBeGreaterThan(order.indexOf('compactTables'));
+      expect(result.reportHtmlKey).toBe(result.reportJsonKey.replace(/report\.json$/, 'report.html'));
       expect(mocks.compactTables.mock.calls[0]![0]).toEqual({
         tables: { bucket: 'callpipe', prefix: 'tables/', timeZone: 'UTC' },
         days: ['2026-11-21'],

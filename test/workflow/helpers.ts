@@ -217,6 +217,7 @@ export const BACKFILL_ACTIVITIES = [
   'writeReportPart',
   'writeBatchReport',
   'compactTables',
+  'writeNightReport',
 ] as const;
 export type ActivityName = (typeof PROCESS_ACTIVITIES)[number] | (typeof BACKFILL_ACTIVITIES)[number];
 
@@ -311,6 +312,11 @@ function backfillDefaults(): Record<(typeof BACKFILL_ACTIVITIES)[number], Activi
       csvKey: `${str(input, 'reportPrefix') ?? 'reports/'}report.csv`,
       rows: 0,
       days: ['2026-11-21'],
+    }),
+    writeNightReport: async (input) => ({
+      key: `${str(input, 'reportPrefix') ?? 'reports/'}report.html`,
+      bytes: 50_000,
+      calls: 0,
     }),
     compactTables: async (input) => ({
       days: ((pick(input, 'days') as string[] | undefined) ?? []).map((dt) => ({ dt, tables: {} })),

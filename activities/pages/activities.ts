@@ -1,0 +1,80 @@
+/**
+ * The night report's activity (the call page is written with result.json, activities/storage/results.ts):
+ * reads the batch's report.json and its calls' rows from the `calls` table (the days the batch wrote,
+ * compacted just before), renders report.html (night-report.ts) and writes it beside report.json.
+ * Object storage and a few Parquet files: it runs beside the batch's other activities.
+ */
+import {
+  batchReportKeys,
+  callPageFromReport,
+  tablePartitionPrefix,
+  type TablesLocation,
+} from '../../schemas/call-keys.ts';
+import type { OutputLocation } from '../../schemas/recording.ts';
+import { CALLS_TABLE, type TableRow } from '../../schemas/tables.ts';
+import type { BatchReport } from '../backfill/report.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { decodeTable } from '../tables/parquet.ts';
+import { renderNightReport } from './night-report.ts';
+
+export interface WriteNightReportInput {
+  output: OutputLocation;
+  batchId: string;
+  reportPrefix: string;
+  tables: TablesLocation;
+  /** The days the batch's calls wrote (report.json's rows' `dt`). */
+  days: string[];
+}
+
+export interface WriteNightReportOutput {
+  key: string;
+  bytes: number;
+  calls: number;
+}
+
+export function createPageActivities({ store }: { store: ObjectStore }) {
+  const on = (bucket: string) => (bucket === store.bucket ? store : store.withBucket(bucket));
+
+  /** The rows of `calls` for the given days, the newest version of each call. */
+  async function callsOf(
+    tables: TablesLocation,
+    days: string[],
+    wanted: Set<string>,
+  ): Promise<Map<string, TableRow>> {
+    const out = on(tables.bucket);
+    const calls = new Map<string, TableRow>();
+    for (const dt of days) {
+      let next: string | undefined;
+      do {
+        const page = await out.listPage(tablePartitionPrefix(tables, CALLS_TABLE.name, dt), next);
+        for (const o of page.objects.filter((x) => x.key.endsWith('.parquet'))) {
+          for (const row of await decodeTable(CALLS_TABLE, await out.getBuffer(o.key))) {
+            const id = String(row.call_id);
+            const seen = calls.get(id);
+            if (!wanted.has(id)) continue;
+            if (!seen || (row.processed_at as Date) > (seen.processed_at as Date)) calls.set(id, row);
+          }
+        }
+        next = page.next;
+      } while (next);
+    }
+    return calls;
+  }
+
+  return {
+    async writeNightReport(input: WriteNightReportInput): Promise<WriteNightReportOutput> {
+      const out = on(input.output.bucket);
+      const keys = batchReportKeys(input.reportPrefix);
+      const report = JSON.parse(await out.getText(keys.json)) as BatchReport;
+      const calls = await callsOf(input.tables, input.days, new Set(report.rows.map((r) => r.callId)));
+      const html = renderNightReport(report, calls, {
+        timeZone: input.tables.timeZone,
+        pageHref: (callId) => callPageFromReport(input.output, input.batchId, callId),
+      });
+      await out.put(keys.html, html, { contentType: 'text/html; charset=utf-8' });
+      return { key: keys.html, bytes: Buffer.byteLength(html), calls: calls.size };
+    },
+  };
+}
+
+export type PageActivities = ReturnType<typeof createPageActivities>;
