@@ -42,6 +42,8 @@ export const rescoreInputSchema = z.object({
   concurrency: z.number().int().positive().max(64).default(DEFAULT_RESCORE_CONCURRENCY),
   /** Task queue of the batch's activities; default: the workflow's. */
   taskQueue: z.string().optional(),
+  /** The analysis tables the rescored calls' rows are replaced in (prefix, time zone); default `tables/`, UTC. */
+  tables: z.object({ prefix: z.string(), timeZone: z.string() }).optional(),
 });
 export type RescoreRequest = z.input<typeof rescoreInputSchema>;
 export type RescoreInput = z.output<typeof rescoreInputSchema>;

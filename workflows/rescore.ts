@@ -121,6 +121,7 @@ export async function rescore(input: RescoreInput, carry?: RescoreCarry): Promis
       force: input.force,
       concurrency: input.concurrency,
       partsPrefix,
+      ...(input.tables ? { tables: input.tables } : {}),
     });
     state.cursor = page.cursor;
     for (const [k, v] of Object.entries(page.counters)) state.counters[k as keyof RescoreCounters] += v;

@@ -13,7 +13,9 @@ import type { ZodError } from 'zod';
 import { activityContext } from '../activity-context.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { callIdOf } from '../storage/call-id.ts';
-import { callOutputKeys, normalizePrefix, RESULT_FILE } from '../../schemas/call-keys.ts';
+import { callOutputKeys, normalizePrefix, RESULT_FILE, tablesLocationOf } from '../../schemas/call-keys.ts';
+import { writeCallPage } from '../storage/results.ts';
+import { createTableActivities } from '../tables/activities.ts';
 import { manifestEntrySchema } from '../../schemas/manifest.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import type { BackfillCursor } from '../../schemas/backfill.ts';
@@ -43,6 +45,8 @@ export interface RescorePageInput {
   concurrency: number;
   /** This page's rows go to `<partsPrefix>page-<n>.json`. */
   partsPrefix: string;
+  /** The analysis tables (prefix, time zone) whose rows of a rescored call are replaced. */
+  tables?: { prefix: string; timeZone: string } | undefined;
 }
 
 export interface WriteRescoreReportInput {
@@ -67,6 +71,7 @@ function schemaProblem(err: unknown): string {
 }
 
 export function createRescoreActivities({ store }: { store: ObjectStore }) {
+  const tables = createTableActivities({ store });
   const rulesOf = storedRules(store);
 
   /** The result keys of one page, and the cursor after it. */
@@ -147,18 +152,33 @@ export function createRescoreActivities({ store }: { store: ObjectStore }) {
             reason: `result.json does not match its schema: ${schemaProblem(parsed.error)}`,
           };
         const doc = parsed.data;
+        // What result.json feeds beside it: the call page and the call's rows in the analysis tables
+        // (in the day it is already in). Idempotent, so a retried page writes them again.
+        const refresh = async (d: typeof doc) => {
+          const keys = callOutputKeys(input.output, call.callId);
+          await writeCallPage(results, keys, d, input.tables?.timeZone ?? 'UTC');
+          await tables.writeCallTables({
+            callId: call.callId,
+            result: { bucket: input.output.bucket, key: call.key },
+            tables: tablesLocationOf(input.output, input.tables),
+            keepDay: true,
+          });
+        };
         const scored = (d: typeof doc) => ({
           categories: matchedCategories({ categories: d.categories ?? [] }),
           ...(d.scorecard ? { score: d.scorecard.score, max: d.scorecard.max } : {}),
         });
         // Written by this batch already (an attempt that ended before its heartbeat said so).
-        if (doc.rules?.rescoreBatchId === input.batchId && doc.rules.digest === rules.digest)
+        if (doc.rules?.rescoreBatchId === input.batchId && doc.rules.digest === rules.digest) {
+          await refresh(doc);
           return { ...base, status: 'updated', ...scored(doc) };
+        }
         if (!input.force && doc.rules?.digest === rules.digest)
           return { ...base, status: 'current', ...scored(doc) };
         const insights = scoreCall(doc, rules, { rescoreBatchId: input.batchId });
         const next = resultDocumentSchema.parse({ ...doc, ...insights });
         await results.put(call.key, `${JSON.stringify(next, null, 2)}\n`, JSON_TYPE);
+        await refresh(next);
         return { ...base, status: 'updated', ...scored(next) };
       };
 

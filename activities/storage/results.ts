@@ -15,6 +15,7 @@ import {
   keywordsOutputSchema,
   sentimentOutputSchema,
   summaryOutputSchema,
+  type ResultDocument,
 } from '../../schemas/result.ts';
 import { timelineSchema } from '../../schemas/transcript.ts';
 import {
@@ -124,6 +125,23 @@ async function recordingTime(store: ObjectStore, source: WriteResultInput['facts
   return head.lastModified.toISOString();
 }
 
+/**
+ * The call viewer beside result.json (pages/call-page.ts), linking the recording by its key when the page
+ * is served from the same bucket (a static site, a local mirror); the rescore writes it again too.
+ */
+export async function writeCallPage(
+  out: ObjectStore,
+  keys: Pick<CallOutputKeys, 'bucket' | 'dir' | 'page'>,
+  result: ResultDocument,
+  timeZone: string,
+): Promise<void> {
+  const page = renderCallPage(result, {
+    timeZone,
+    ...(result.source.bucket === keys.bucket ? { audioHref: relativeHref(keys.dir, result.source.key) } : {}),
+  });
+  await out.put(keys.page, page, { contentType: 'text/html; charset=utf-8' });
+}
+
 export function createResultActivities({ store }: ResultActivityDeps) {
   /** The keys are built by schemas/call-keys.ts; a caller-chosen call id is checked again here. */
   const outputOf = (input: { callId: string; output: CallOutputKeys }) => {
@@ -173,14 +191,7 @@ export function createResultActivities({ store }: ResultActivityDeps) {
       await out.put(keys.transcript, toWebVtt(result.utterances), {
         contentType: 'text/vtt; charset=utf-8',
       });
-      const page = renderCallPage(result, {
-        timeZone: input.timeZone ?? 'UTC',
-        // The recording, when the page is served from the same bucket (a static site, a local mirror).
-        ...(result.source.bucket === keys.bucket
-          ? { audioHref: relativeHref(keys.dir, result.source.key) }
-          : {}),
-      });
-      await out.put(keys.page, page, { contentType: 'text/html; charset=utf-8' });
+      await writeCallPage(out, keys, result, input.timeZone ?? 'UTC');
       await out.put(keys.result, json(result), JSON_TYPE);
       // An error.json of an earlier failed run would contradict the result now beside it.
       if (await out.exists(keys.error)) await out.deletePrefix(keys.error);

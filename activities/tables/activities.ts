@@ -53,6 +53,8 @@ export interface WriteCallTablesInput {
   /** The call's result.json. */
   result: { bucket: string; key: string };
   tables: TablesLocation;
+  /** Keep the call in the day it is already in (a rescore: the call's start did not change). */
+  keepDay?: boolean;
 }
 
 export interface WriteCallTablesOutput {
@@ -133,8 +135,8 @@ export function createTableActivities({ store, lease }: TableActivityDeps) {
         throw new Error(`${input.result.key} is call ${result.callId}, not ${input.callId}`);
       }
       const { start, rows, processedAt } = callRows(result, input.result.key, input.tables.timeZone);
-      const dt = start.dt;
       const before = await readLocator(out, input.tables, input.callId);
+      const dt = input.keepDay && before ? before.dt : start.dt;
       const days = [dt, ...(before && before.dt !== dt ? [before.dt] : [])];
       return withLeases(
         out,

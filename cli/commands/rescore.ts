@@ -116,6 +116,7 @@ export async function run(argv: string[]): Promise<number> {
       ...(stored ? { rulesKey: stored.key } : {}),
       rulesDigest,
       force: values.force,
+      tables: { prefix: pc.config.s3.tablesPrefix, timeZone: pc.config.timeZone },
       ...Object.fromEntries(Object.entries(sizes).filter(([, v]) => v !== undefined)),
     });
     const handle = await pc.client.workflow.start(rescore, {
