@@ -74,10 +74,17 @@ function overlapEvents(
     });
 }
 
+/**
+ * On a one-track (mono) call the customer's acknowledgement ("はい、わかりました") is on the holder's
+ * track too: this many utterances may come between the hold phrase and the return phrase.
+ */
+const ONE_TRACK_HOLD_INTERJECTIONS = 2;
+
 function holdEvents(
   utterances: readonly MetricsUtterance[],
   settings: MetricsSettings,
   hasAgent: boolean,
+  oneTrack: boolean,
 ): CallMetrics['holds'] {
   const hold = settings.hold;
   if (!hold) return [];
@@ -87,15 +94,17 @@ function holdEvents(
   let after = -Infinity;
   for (const [i, u] of utterances.entries()) {
     if (u.start < after || (hasAgent && u.speaker !== AGENT_SPEAKER) || !starts.matches(u.text)) continue;
-    // The same speaker's next utterance that is speech, not the music or noise of the hold.
-    const next = utterances
+    // The same speaker's next utterances that are speech, not the music or noise of the hold.
+    const later = utterances
       .slice(i + 1)
-      .find(
+      .filter(
         (v) =>
           v.speaker === u.speaker &&
           v.start >= u.end &&
           (v.confidence === undefined || v.confidence >= NOISE_CONFIDENCE),
-      );
+      )
+      .slice(0, oneTrack ? ONE_TRACK_HOLD_INTERJECTIONS + 1 : 1);
+    const next = later.find((v) => returns.matches(v.text) || starts.matches(v.text));
     if (!next || !returns.matches(next.text)) continue;
     const seconds = next.start - u.end;
     if (seconds < hold.minSeconds || seconds > hold.maxSeconds) continue;
@@ -141,7 +150,7 @@ export function callMetrics(
   const perSpeaker = new Map(names.map((s) => [s, union(utterances.filter((u) => u.speaker === s))]));
 
   const overlaps = overlapEvents(perSpeaker, settings.overlapSeconds);
-  const holds = holdEvents(utterances, settings, hasAgent);
+  const holds = holdEvents(utterances, settings, hasAgent, names.length <= 1);
   const talk = union([...perSpeaker.values()].flat());
   const silences: CallMetrics['silences'] = [];
   for (let i = 1; i < talk.length; i++) {

@@ -3,7 +3,7 @@
  * `callpipe up` runs), generates three sample calls, processes them through the whole pipeline and
  * prints a table, where the results are, and the Web UI link.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseCommandArgs } from '../command.ts';
 import { loadConfig, type Config } from '../../schemas/config.ts';
@@ -17,7 +17,7 @@ import {
   waitWithProgress,
   type CallOutcome,
 } from './process.ts';
-import { generateCallScript } from '../../activities/media/call-script.ts';
+import { scriptedCall, type CallScenario } from '../../activities/media/call-script.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { callOutputKeys, locationUrl } from '../../schemas/call-keys.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
@@ -30,34 +30,60 @@ export const help = `Usage: callpipe demo [--keep] [--speed X]
 
 Starts the local stack under $CALLPIPE_HOME (default .callpipe/) unless \`callpipe up\` already runs there,
 generates three sample calls (a stereo call of about an hour at 44.1 kHz in M4A, a short mono 8 kHz WAV,
-a mono recording longer than 3,000 s), processes them and prints a table, where the results are and the
-Web UI link.
+a mono recording longer than 3,000 s, scripted with greetings or none, holds, a complaint and talk-over),
+processes them and prints a table (with each call's scorecard and matched categories), where the results
+are and the Web UI link.
 
   --speed X   emulator time scale (default 100, or CALLPIPE_EMULATOR_SPEED): recognition runs X× real time
   --keep      leave the stack running afterwards (then open the Web UI)`;
 
-/** The three sample calls: name, length, layout. Seeds fixed so every demo shows the same calls. */
-const SAMPLES = [
-  { name: 'sample-stereo-1h.m4a', durationSeconds: 3540, stereo: true, sampleRate: 44100, seed: 101 },
-  { name: 'sample-short-mono.wav', durationSeconds: 95, stereo: false, sampleRate: 8000, seed: 202 },
-  { name: 'sample-long-mono.wav', durationSeconds: 3300, stereo: false, sampleRate: 8000, seed: 303 },
-] as const;
+/**
+ * The three sample calls: name, rate and scenario (activities/media/call-script.ts). Seeds fixed so every
+ * demo shows the same calls; between them they exercise every kind of rule of the default rule file: a
+ * greeting and none, identity checks, a complaint and an apology, personal data, holds of 45 s and 150 s,
+ * the agent talking over the customer, closings.
+ */
+export const DEMO_CALLS = [
+  {
+    name: 'sample-stereo-1h.m4a',
+    sampleRate: 44100,
+    scenario: {
+      durationSeconds: 3540,
+      stereo: true,
+      seed: 101,
+      complaint: true,
+      personalData: true,
+      holdSeconds: 45,
+      overlap: true,
+    },
+  },
+  {
+    name: 'sample-short-mono.wav',
+    sampleRate: 8000,
+    scenario: { durationSeconds: 95, stereo: false, seed: 202, greeting: false },
+  },
+  {
+    name: 'sample-long-mono.wav',
+    sampleRate: 8000,
+    scenario: { durationSeconds: 3300, stereo: false, seed: 303, holdSeconds: 150 },
+  },
+] as const satisfies readonly { name: string; sampleRate: number; scenario: CallScenario }[];
 
-async function ensureSamples(dir: string, log: (line: string) => void): Promise<string[]> {
+/** Renders the demo's calls into `dir` (again when a call's script changed: its script is kept beside it). */
+export async function ensureDemoCalls(dir: string, log: (line: string) => void): Promise<string[]> {
   mkdirSync(dir, { recursive: true });
   const paths: string[] = [];
-  for (const s of SAMPLES) {
+  for (const s of DEMO_CALLS) {
     const path = join(dir, s.name);
-    if (!existsSync(path)) {
+    const { script } = scriptedCall(s.scenario);
+    const scriptPath = `${path}.script.json`;
+    const scriptText = JSON.stringify(script);
+    if (!existsSync(path) || !existsSync(scriptPath) || readFileSync(scriptPath, 'utf8') !== scriptText) {
       const t0 = Date.now();
-      const script = generateCallScript({
-        durationSeconds: s.durationSeconds,
-        stereo: s.stereo,
-        seed: s.seed,
-      });
       await renderFixture(script, path, { sampleRate: s.sampleRate });
+      writeFileSync(scriptPath, scriptText);
       log(
-        `generated ${s.name} (${s.durationSeconds} s, ${s.stereo ? 'stereo' : 'mono'}, ${s.sampleRate} Hz) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+        `generated ${s.name} (${s.scenario.durationSeconds} s, ${s.scenario.stereo ? 'stereo' : 'mono'}, ${s.sampleRate} Hz) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
       );
     }
     paths.push(path);
@@ -67,25 +93,32 @@ async function ensureSamples(dir: string, log: (line: string) => void): Promise<
 
 interface ResultDigest {
   sentiment: string;
+  score: string;
+  categories: string;
   summary: string;
 }
 
 async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome): Promise<ResultDigest> {
-  if (o.status === 'failed') return { sentiment: '', summary: outcomeDetail(o) };
+  if (o.status === 'failed') return { sentiment: '', score: '', categories: '', summary: outcomeDetail(o) };
   try {
     const doc = JSON.parse(
       await store.withBucket(output.bucket).getText(callOutputKeys(output, o.callId).result),
-    ) as Pick<ResultDocument, 'summary' | 'sentiment'>;
+    ) as Pick<ResultDocument, 'summary' | 'sentiment' | 'scorecard' | 'categories'>;
     const text = doc.summary?.text ?? '';
     const overall = doc.sentiment?.overall;
     return {
       sentiment: overall
         ? `${overall.label ?? ''} ${overall.meanValue !== null ? overall.meanValue.toFixed(2) : ''}`.trim()
         : '',
+      score: doc.scorecard ? `${doc.scorecard.score}/${doc.scorecard.max}` : '',
+      categories: (doc.categories ?? [])
+        .filter((c) => c.matched)
+        .map((c) => c.name)
+        .join(' '),
       summary: text.length > 48 ? `${text.slice(0, 47)}…` : text,
     };
   } catch {
-    return { sentiment: '', summary: '' };
+    return { sentiment: '', score: '', categories: '', summary: '' };
   }
 }
 
@@ -117,7 +150,7 @@ export async function run(argv: string[]): Promise<number> {
   const resolved = stack ? { config: stack.config, webUiUrl: stack.addresses.webUiUrl } : pipelineConfig(env);
   const pc = await connectPipeline(resolved.config, resolved.webUiUrl);
   try {
-    const samples = await ensureSamples(join(resolve(base.stack.home), 'demo'), log);
+    const samples = await ensureDemoCalls(join(resolve(base.stack.home), 'demo'), log);
     const output = outputLocation(undefined, pc.config);
     const submitted = [];
     for (const path of samples) {
@@ -127,7 +160,10 @@ export async function run(argv: string[]): Promise<number> {
     log(`processing ${submitted.length} calls…`);
     const outcomes = await waitWithProgress(submitted, false);
 
-    const rows = [['call', 'status', 'duration', 'sessions', 'utterances', 'sentiment', 'summary']];
+    const rows = [
+      ['call', 'status', 'duration', 'sessions', 'utterances', 'sentiment', 'score', 'categories'],
+    ];
+    const summaries: string[] = [];
     for (const o of outcomes) {
       const d = await digest(pc.store, output, o);
       rows.push([
@@ -137,8 +173,10 @@ export async function run(argv: string[]): Promise<number> {
         o.sessions !== undefined ? String(o.sessions) : '',
         o.utterances !== undefined ? String(o.utterances) : '',
         d.sentiment,
-        d.summary,
+        d.score,
+        d.categories,
       ]);
+      if (d.summary) summaries.push(`  ${o.callId}: ${d.summary}`);
     }
     log('');
     log(textTable(rows));

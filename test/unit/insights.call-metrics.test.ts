@@ -90,6 +90,34 @@ describe('callMetrics', () => {
     expect(m.silences.every((s) => s.hold)).toBe(true);
   });
 
+  it('on one track, lets the customer’s acknowledgement come between the hold and return phrases', () => {
+    const m = callMetrics(
+      [
+        u('mixed', 1, 3, '少々お待ちください。'),
+        u('mixed', 4, 5, 'はい、わかりました。'),
+        u('mixed', 65, 66, 'お待たせいたしました。'),
+      ],
+      70,
+      ['mixed'],
+      settings,
+    );
+    expect(m.holds.map((h) => [h.start, h.end, h.seconds])).toEqual([[3, 65, 62]]);
+    // Three utterances between them is talk, not a hold.
+    const talk = callMetrics(
+      [
+        u('mixed', 1, 3, '少々お待ちください。'),
+        u('mixed', 4, 5, 'はい'),
+        u('mixed', 6, 7, 'えっと'),
+        u('mixed', 8, 9, 'それで'),
+        u('mixed', 65, 66, 'お待たせいたしました。'),
+      ],
+      70,
+      ['mixed'],
+      settings,
+    );
+    expect(talk.holds).toEqual([]);
+  });
+
   it('finds no hold when the agent says something else after the hold phrase, or without hold phrases', () => {
     const utterances = [
       u('agent', 1, 3, '少々お待ちください'),
