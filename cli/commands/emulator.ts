@@ -22,6 +22,9 @@ Options:
   --pacing on|off          refuse audio sent faster than real time ÷ speed (default on)
   --buffer-seconds S       audio the recognizer buffers ahead of real time (default 2)
   --strict-chunks          refuse audio requests that are not 240 ms (413)
+  --deadline-slack-ms MS   wall-clock tolerance added to the 1-s deadlines and the idle timeout (÷ speed)
+                           (default CALLPIPE_EMULATOR_DEADLINE_SLACK_MS or 250; tests on a loaded machine
+                           raise it so that a scheduling stall is not taken for a client's fault)
   --phrasebook FILE        phrasebook JSON (id → text) (default CALLPIPE_EMULATOR_PHRASEBOOK or the shipped one)
   --faults FILE            fault-injection JSON (default CALLPIPE_EMULATOR_FAULTS)
   --accounts FILE          accounts JSON (default: one Enterprise account, callpipe-local)
@@ -52,6 +55,7 @@ export async function run(argv: string[]): Promise<number> {
       pacing: { type: 'string' },
       'buffer-seconds': { type: 'string' },
       'strict-chunks': { type: 'boolean' },
+      'deadline-slack-ms': { type: 'string' },
       phrasebook: { type: 'string' },
       faults: { type: 'string' },
       accounts: { type: 'string' },
@@ -84,6 +88,10 @@ export async function run(argv: string[]): Promise<number> {
     pacing: values.pacing as 'on' | 'off' | undefined,
     bufferSeconds: number('buffer-seconds', values['buffer-seconds']),
     strictChunks: values['strict-chunks'] ?? false,
+    deadlineSlackMs: number(
+      'deadline-slack-ms',
+      values['deadline-slack-ms'] ?? (env.CALLPIPE_EMULATOR_DEADLINE_SLACK_MS || undefined),
+    ),
     phrasebookPath: values.phrasebook ?? (env.CALLPIPE_EMULATOR_PHRASEBOOK || undefined),
     faults: values.faults ?? (env.CALLPIPE_EMULATOR_FAULTS || undefined),
     accountsPath: values.accounts,

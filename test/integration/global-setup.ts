@@ -20,9 +20,15 @@ declare module 'vitest' {
 
 /** Emulator speed of the test stack: recognition runs 100× faster than real time. */
 export const TEST_EMULATOR_SPEED = 100;
+/** Wall-clock slack of the test emulator's deadlines (see `setup`). */
+export const TEST_DEADLINE_SLACK_MS = 3000;
 
 export default async function setup(project: TestProject) {
   const home = mkdtempSync(join(tmpdir(), 'callpipe-test-'));
+  // At speed 100 the emulator's 1-s deadlines and idle timeout are 10 and 100 ms: one stall of a loaded
+  // 2-core machine would end a session with 552 or 651 and spend a restart the test did not inject. The
+  // deadlines have their exact contract tests on a manual clock; here they get seconds of slack.
+  process.env.CALLPIPE_EMULATOR_DEADLINE_SLACK_MS ??= String(TEST_DEADLINE_SLACK_MS);
   const workflowBundlePath = await writeWorkflowBundle(home);
 
   // Under the emulator's default account rate (50 requests/s): sentiment is one request per utterance.
