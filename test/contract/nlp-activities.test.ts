@@ -48,6 +48,12 @@ async function start(
 /** A call of `n` utterances from the shipped phrasebook, alternating speakers, 5 s apart. */
 function call(n: number): Utterance[] {
   const phrases = Object.values(phrasebook as Record<string, string>);
+  // Each lap through the phrasebook joins a second phrase, so no utterance repeats another word for word
+  // (the summary drops repeats) whatever the phrasebook's size.
+  const line = (i: number) => {
+    const lap = Math.floor(i / phrases.length);
+    return phrases[i % phrases.length]! + (lap ? phrases[(i * 7 + lap) % phrases.length]! : '');
+  };
   return Array.from({ length: n }, (_, i) => ({
     index: i,
     speaker: i % 2 === 0 ? 'agent' : 'customer',
@@ -56,7 +62,7 @@ function call(n: number): Utterance[] {
     start: i * 5,
     end: i * 5 + 4,
     // Every third without its final 。, as recognition without punctuation would give.
-    text: i % 3 === 2 ? phrases[i % phrases.length]!.replace(/。$/, '') : phrases[i % phrases.length]!,
+    text: i % 3 === 2 ? line(i).replace(/。$/, '') : line(i),
   }));
 }
 
