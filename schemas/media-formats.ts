@@ -96,6 +96,43 @@ export const CONTAINER_EXTENSIONS = [
   'wv',
 ] as const;
 
+/**
+ * Extensions of what call recorders write beside recordings (metadata, transcripts, checksums, images,
+ * archives): left out by name, never fetched to sniff, so a bucket of recordings with one JSON or XML
+ * sidecar each costs no extra request per sidecar and its report is not half "not a recording" rows.
+ */
+export const SIDECAR_EXTENSIONS: readonly string[] = [
+  'txt',
+  'log',
+  'json',
+  'jsonl',
+  'xml',
+  'csv',
+  'tsv',
+  'yaml',
+  'yml',
+  'md',
+  'html',
+  'htm',
+  'pdf',
+  'vtt',
+  'srt',
+  'parquet',
+  'md5',
+  'sha1',
+  'sha256',
+  'sig',
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'zip',
+  'gz',
+  'tar',
+  'tmp',
+  'part',
+];
+
 /** Extensions taken as recordings without reading them: containers and the headerless formats. */
 export const RECORDING_EXTENSIONS: readonly string[] = [
   ...CONTAINER_EXTENSIONS,

@@ -1,6 +1,6 @@
 /** Which listed recordings a backfill takes (schemas/backfill.ts, filters). Pure: unit-tested. */
 import { DEFAULT_EXTENSIONS, type BackfillFilters } from '../../schemas/backfill.ts';
-import { extensionOf } from '../../schemas/media-formats.ts';
+import { extensionOf, SIDECAR_EXTENSIONS } from '../../schemas/media-formats.ts';
 
 export { extensionOf };
 
@@ -13,11 +13,15 @@ export interface FilterCandidate {
 
 /**
  * Whether a candidate is decided by its content rather than its name: with the default extensions, an
- * object whose extension is not one of them (or that has none) is sniffed (activities/backfill).
+ * object whose extension is not one of them (or that has none) is sniffed (activities/backfill), except
+ * the sidecars call recorders write beside recordings, which are left out by name.
  */
 export function needsSniffing(key: string, filters: BackfillFilters = {}): boolean {
   return (
-    filters.extensions === undefined && !key.endsWith('/') && !DEFAULT_EXTENSIONS.includes(extensionOf(key))
+    filters.extensions === undefined &&
+    !key.endsWith('/') &&
+    !DEFAULT_EXTENSIONS.includes(extensionOf(key)) &&
+    !SIDECAR_EXTENSIONS.includes(extensionOf(key))
   );
 }
 
@@ -28,6 +32,8 @@ export function filterReason(candidate: FilterCandidate, filters: BackfillFilter
     e.replace(/^\./, '').toLowerCase(),
   );
   const ext = extensionOf(candidate.key);
+  if (filters.extensions === undefined && SIDECAR_EXTENSIONS.includes(ext))
+    return `a sidecar ('${ext}'), not a recording`;
   if (!extensions.includes(ext) && !needsSniffing(candidate.key, filters))
     return `extension '${ext}' not in ${extensions.join(',')}`;
   if (candidate.size !== undefined) {

@@ -7,8 +7,12 @@ describe('backfill filters', () => {
     expect(extensionOf('a/b/noext')).toBe('');
     expect(filterReason({ key: 'x/call.WAV', size: 10 })).toBeUndefined();
     // With the default list, an unknown extension is decided by content (sniffed by the listing).
-    expect(filterReason({ key: 'x/notes.txt', size: 10 })).toBeUndefined();
-    expect(needsSniffing('x/notes.txt')).toBe(true);
+    expect(filterReason({ key: 'x/call.dat', size: 10 })).toBeUndefined();
+    // …except what recorders write beside recordings, left out by name without a request.
+    expect(filterReason({ key: 'x/notes.txt', size: 10 })).toMatch(/sidecar/);
+    expect(needsSniffing('x/notes.txt')).toBe(false);
+    expect(needsSniffing('x/call.json')).toBe(false);
+    expect(needsSniffing('x/call.dat')).toBe(true);
     expect(needsSniffing('x/recording')).toBe(true);
     expect(needsSniffing('x/call.g722')).toBe(false);
     expect(needsSniffing('x/notes.txt', { extensions: ['wav'] })).toBe(false);
