@@ -450,7 +450,7 @@ async function writeStage(
 /**
  * The call's rows in the analysis tables (activities/tables/). The call is done once its result.json
  * is written; rows that cannot be written are reported (`tables.error`, the batch report), and a
- * later run or `callpipe tables rebuild` writes them.
+ * later run (`--redo`) or a `callpipe rescore --force` of the output writes them.
  */
 async function tablesStage(
   call: Call,
