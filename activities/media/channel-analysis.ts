@@ -1,6 +1,7 @@
 /**
- * Channel analysis: one ffmpeg pass over every channel of the conditioned audio (conditioning.ts,
- * resampled to 8 kHz) read by Node in 10-ms windows, which gives per channel
+ * Channel analysis: one ffmpeg pass decodes every channel, resampled to 8 kHz, and Node conditions it
+ * (conditioning.ts: the same high-pass as the transcode's) and reads it in 10-ms windows, which gives
+ * per channel
  *
  * - its noise floor and the silence threshold derived from it: silence is what stays within
  *   {@link NOISE_MARGIN_DB} of the floor, never louder than the configured threshold (the bound: above
@@ -12,12 +13,12 @@
  *   threshold), and whether it carries the same signal as another channel (mono up-mixed to stereo:
  *   |correlation| ≥ {@link DUPLICATE_MIN_CORRELATION}, measured on the conditioned samples so that hum
  *   two channels share does not make them alike);
- * - its DC offset before conditioning (ffmpeg's astats on the raw stream), for the record.
+ * - its DC offset before conditioning (the mean of the raw samples), for the record.
  *
  * Memory: one 16-bit peak per channel and 10 ms (7 MB per channel for 10 hours), plus a histogram.
  */
 import type { ChannelFacts, Silence } from '../../schemas/plan.ts';
-import { conditioningFilters } from './conditioning.ts';
+import { Conditioner } from './conditioning.ts';
 import { spawnFfmpeg } from './ffmpeg.ts';
 import { inputArgs, type MediaInput } from './media-input.ts';
 
@@ -78,12 +79,18 @@ class Accumulator {
   readonly peaks: Uint16Array[];
   readonly histograms: Uint32Array[];
   readonly energy: Float64Array;
+  /** Sums of the raw samples: the DC offset. */
+  readonly sums: Float64Array;
+  samples = 0;
+  private readonly conditioner: Conditioner;
+  /** Conditioned samples of the current block, per channel. */
+  private block: Float64Array[] = [];
   /** Cross products of channel pairs (i < j), in the order of {@link pairs}. */
   readonly cross: Float64Array;
   readonly pairs: [number, number][] = [];
   windows = 0;
   private inWindow = 0;
-  private readonly current: Int32Array;
+  private readonly current: Float64Array;
   private rest: Buffer = Buffer.alloc(0);
 
   constructor(
@@ -93,9 +100,12 @@ class Accumulator {
     this.peaks = Array.from({ length: channels }, () => new Uint16Array(expectedWindows + 16));
     this.histograms = Array.from({ length: channels }, () => new Uint32Array(FULL_SCALE + 1));
     this.energy = new Float64Array(channels);
+    this.sums = new Float64Array(channels);
+    this.conditioner = new Conditioner(ANALYSIS_RATE, channels);
+
     for (let i = 0; i < channels; i++) for (let j = i + 1; j < channels; j++) this.pairs.push([i, j]);
     this.cross = new Float64Array(this.pairs.length);
-    this.current = new Int32Array(channels);
+    this.current = new Float64Array(channels);
   }
 
   push(chunk: Buffer): void {
@@ -107,18 +117,37 @@ class Accumulator {
     joined.copy(aligned, 0, 0, usable);
     this.rest = Buffer.from(joined.subarray(usable));
     const samples = new Int16Array(aligned.buffer, aligned.byteOffset, usable / 2);
-    const { channels, energy, cross, pairs, current } = this;
-    for (let at = 0; at < samples.length; at += channels) {
+    const frames = samples.length / this.channels;
+    if (this.block.length < frames)
+      this.block = Array.from({ length: this.channels }, () => new Float64Array(frames));
+    const { channels, energy, sums, cross, pairs, block } = this;
+    for (let c = 0; c < channels; c++) {
+      const out = block[c]!;
+      this.conditioner.processBlock(c, samples, c, channels, out);
+      let sum = 0;
+      let squares = 0;
+      for (let i = c; i < samples.length; i += channels) sum += samples[i]!;
+      for (let n = 0; n < frames; n++) squares += out[n]! * out[n]!;
+      sums[c]! += sum;
+      energy[c]! += squares;
+    }
+    for (let p = 0; p < pairs.length; p++) {
+      const a = block[pairs[p]![0]]!;
+      const b = block[pairs[p]![1]]!;
+      let dot = 0;
+      for (let n = 0; n < frames; n++) dot += a[n]! * b[n]!;
+      cross[p]! += dot;
+    }
+    // Window peaks, frame by frame so windows run across blocks.
+    for (let n = 0; n < frames; n++) {
       for (let c = 0; c < channels; c++) {
-        const v = samples[at + c]!;
-        energy[c]! += v * v;
-        const a = v < 0 ? -v : v;
-        if (a > current[c]!) current[c] = a;
+        const v = block[c]![n]!;
+        const abs = v < 0 ? -v : v;
+        if (abs > this.current[c]!) this.current[c] = abs;
       }
-      for (let p = 0; p < pairs.length; p++)
-        cross[p]! += samples[at + pairs[p]![0]]! * samples[at + pairs[p]![1]]!;
       if (++this.inWindow === WINDOW_SAMPLES) this.closeWindow();
     }
+    this.samples += frames;
   }
 
   end(): void {
@@ -127,7 +156,7 @@ class Accumulator {
 
   private closeWindow(): void {
     for (let c = 0; c < this.channels; c++) {
-      const peak = Math.min(this.current[c]!, FULL_SCALE);
+      const peak = Math.min(Math.round(this.current[c]!), FULL_SCALE);
       if (this.windows >= this.peaks[c]!.length) {
         const grown = new Uint16Array(this.peaks[c]!.length * 2);
         grown.set(this.peaks[c]!);
@@ -169,9 +198,6 @@ function silencesOf(
   return out.filter((s) => s.end > s.start);
 }
 
-const DC_CHANNEL = /astats.*\] Channel: (\d+)/;
-const DC_OFFSET = /astats.*\] DC offset: (-?[\d.e+-]+)/;
-
 /** Analyzes every channel of `input` (see the module's comment). */
 export async function analyzeChannels(
   input: MediaInput,
@@ -179,36 +205,25 @@ export async function analyzeChannels(
 ): Promise<ChannelAnalysis> {
   const { channels } = options;
   const acc = new Accumulator(channels, Math.ceil(options.durationSeconds / WINDOW_SECONDS));
-  const dc = new Array<number>(channels).fill(0);
-  let dcChannel = 0;
-  const conditioned = [`aresample=${ANALYSIS_RATE}`, ...conditioningFilters()].join(',');
-  const graph =
-    `[0:${input.streamIndex}]asplit=2[a][b];[a]${conditioned}[out];` +
-    `[b]astats=measure_perchannel=DC_offset:measure_overall=none,anullsink`;
   const proc = spawnFfmpeg(
     [
       '-v',
-      'info',
+      'error',
+      // One filter thread: a worker runs about one ffmpeg per core already.
+      '-filter_threads',
+      '1',
       ...inputArgs(input),
-      '-filter_complex',
-      graph,
       '-map',
-      '[out]',
+      `0:${input.streamIndex}`,
+      '-af',
+      `aresample=${ANALYSIS_RATE}`,
       '-c:a',
       'pcm_s16le',
       '-f',
       's16le',
       'pipe:1',
     ],
-    {
-      signal: options.signal,
-      onStderrLine(line) {
-        const ch = DC_CHANNEL.exec(line);
-        if (ch) dcChannel = Number(ch[1]) - 1;
-        const offset = DC_OFFSET.exec(line);
-        if (offset && dcChannel >= 0 && dcChannel < channels) dc[dcChannel] = Number(offset[1]);
-      },
-    },
+    { signal: options.signal },
   );
   const reading = (async () => {
     for await (const chunk of proc.stdout) acc.push(chunk as Buffer);
@@ -237,7 +252,7 @@ export async function analyzeChannels(
       levelDb: toDb(percentile(histogram, windows, LEVEL_PERCENTILE)),
       noiseFloorDb: toDb(floor),
       silenceThresholdDb: thresholdDb,
-      dcOffset: Math.round(dc[c]! * 10_000) / 10_000,
+      dcOffset: Math.round((acc.sums[c]! / Math.max(1, acc.samples) / FULL_SCALE) * 10_000) / 10_000,
       activeSeconds,
       status: activeSeconds < SILENT_CHANNEL_MAX_ACTIVE_SECONDS ? 'silent' : 'speech',
     });

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeChannels, MIN_THRESHOLD_DB } from '../../activities/media/channel-analysis.ts';
 import { applyChannelAnalysis, planTracks } from '../../activities/media/channels.ts';
-import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
+import { runFfmpeg, spawnFfmpeg } from '../../activities/media/ffmpeg.ts';
+import { Conditioner, conditioningFilters } from '../../activities/media/conditioning.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { plainInput } from '../../activities/media/media-input.ts';
 import type { ChannelFacts } from '../../schemas/plan.ts';
@@ -115,6 +116,43 @@ describe('analyzeChannels', () => {
     const upmix = await analyze('upmix.wav', 2);
     expect(upmix.channels[1]).toMatchObject({ status: 'duplicate', duplicateOf: 0 });
     expect(upmix.channels[1]!.correlation!).toBeLessThan(-0.99);
+  });
+});
+
+describe('Conditioner', () => {
+  it("conditions as ffmpeg's high-pass does (within a quantization step), removing DC and hum", async () => {
+    const source = "aevalsrc=exprs='0.05+0.05*sin(2*PI*50*t)+0.2*sin(2*PI*1000*t)':s=8000:d=2";
+    const pcm = async (filters: string[]) => {
+      const chunks: Buffer[] = [];
+      const proc = spawnFfmpeg([
+        '-v',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        source,
+        ...(filters.length ? ['-af', filters.join(',')] : []),
+        '-c:a',
+        'pcm_s16le',
+        '-f',
+        's16le',
+        'pipe:1',
+      ]);
+      for await (const chunk of proc.stdout) chunks.push(chunk as Buffer);
+      await proc.done;
+      const buf = Buffer.concat(chunks);
+      return Array.from({ length: buf.length / 2 }, (_, i) => buf.readInt16LE(i * 2));
+    };
+    const [raw, byFfmpeg] = await Promise.all([pcm([]), pcm(conditioningFilters())]);
+    const conditioner = new Conditioner(8000, 1);
+    const byNode = raw.map((v) => conditioner.process(0, v));
+    expect(Math.max(...byNode.map((v, i) => Math.abs(v - byFfmpeg[i]!)))).toBeLessThanOrEqual(2);
+    // After the first 0.5 s: no DC, 50 Hz down to noise, the 1 kHz tone kept.
+    const tail = byNode.slice(4000);
+    const mean = tail.reduce((a, b) => a + b, 0) / tail.length;
+    expect(Math.abs(mean)).toBeLessThan(5);
+    expect(Math.max(...tail)).toBeGreaterThan(0.19 * 32768);
+    expect(Math.max(...tail)).toBeLessThan(0.21 * 32768);
   });
 });
 
