@@ -40,7 +40,7 @@ export type AmrFrames = z.infer<typeof amrFramesSchema>;
 /** The decoded length checked against the container's own timeline (activities/media/length-check.ts). */
 export const lengthCheckSchema = z.object({
   decodedSeconds: z.number().nonnegative(),
-  /** The length the file's frames or packets span, independent of the decoder. */
+  /** The length the file's frames or packets hold, independent of the decoder. */
   containerSeconds: z.number().nonnegative(),
   /** `amr-frames`: counted from the AMR frames; `packets`: the demuxed packets' timestamps and durations. */
   measuredBy: z.enum(['amr-frames', 'packets']),

@@ -16,7 +16,7 @@ import { amrSeconds } from './amr.ts';
 import { FfmpegError, MediaError } from './errors.ts';
 import { runFfprobe } from './ffmpeg.ts';
 import { readerArgs, readerOf } from './input-format.ts';
-import { checkLength, framecrcSeconds, packetSpanSeconds } from './length-check.ts';
+import { checkLength, framecrcSeconds, packetSeconds } from './length-check.ts';
 import { openInput, plainInput, type MediaInput } from './media-input.ts';
 import { readHead } from './sniff.ts';
 
@@ -155,7 +155,7 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
     amr = input.frames;
     [durationSeconds, containerSeconds, fingerprint] = await Promise.all([
       decodedDurationSeconds(input, signal),
-      amr ? amrSeconds(amr.frames) : packetSpanSeconds(plainInput(path, reader, streamIndex), signal),
+      amr ? amrSeconds(amr.frames) : packetSeconds(plainInput(path, reader, streamIndex), signal),
       options.fingerprint ?? fileFingerprint(path, signal),
     ]);
   } catch (err) {

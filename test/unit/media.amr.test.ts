@@ -4,10 +4,11 @@ import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AmrFormatError, AmrRepairStream, amrSeconds } from '../../activities/media/amr.ts';
 import { MediaError } from '../../activities/media/errors.ts';
-import { checkLength, packetSpanSeconds } from '../../activities/media/length-check.ts';
+import { checkLength, packetSeconds } from '../../activities/media/length-check.ts';
 import { plainInput } from '../../activities/media/media-input.ts';
 import { decodedDurationSeconds, probeRecording } from '../../activities/media/probe.ts';
 import { makeTempDir, writeLavfi } from '../helpers/media-fixtures.ts';
+import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
 
 const tmp = makeTempDir();
 afterAll(() => tmp.cleanup());
@@ -101,13 +102,36 @@ describe('length check', () => {
     expect(err).toBeInstanceOf(MediaError);
     expect((err as MediaError).kind).toBe('length-mismatch');
     expect((err as MediaError).message).toBe(
-      'call.amr: decodes to 44.28 s but its AMR frames span 75 s (the decoder dropped 30.72 s it could not decode, which would shift every later time)',
+      'call.amr: decodes to 44.28 s but its AMR frames hold 75 s (30.72 s of it did not decode, which would shift every later time)',
     );
   });
 
-  it("measures the packets' span without decoding", async () => {
+  it("accepts a file joined from parts, which decodes each part's codec priming", async () => {
+    await writeLavfi(at('part.m4a'), 'sine=f=440:d=4:r=16000', ['-c:a', 'aac']);
+    writeFileSync(at('parts.txt'), Array.from({ length: 10 }, () => `file '${at('part.m4a')}'`).join('\n'));
+    await runFfmpeg([
+      '-v',
+      'error',
+      '-f',
+      'concat',
+      '-safe',
+      '0',
+      '-i',
+      at('parts.txt'),
+      '-c',
+      'copy',
+      '-y',
+      at('joined.m4a'),
+    ]);
+    const probe = await probeRecording(at('joined.m4a'), { fingerprint: 'x' });
+    expect(probe.durationSeconds).toBeGreaterThan(40);
+    // Each part decodes its priming: more than the packets hold, recorded, not refused.
+    expect(probe.lengthCheck!.decodedSeconds).toBeGreaterThan(probe.lengthCheck!.containerSeconds);
+  });
+
+  it('measures what the packets hold without decoding', async () => {
     await writeLavfi(at('s.ogg'), 'sine=f=440:d=3:r=8000', ['-c:a', 'libopus']);
-    expect(await packetSpanSeconds(plainInput(at('s.ogg'), undefined))).toBeCloseTo(3, 1);
+    expect(await packetSeconds(plainInput(at('s.ogg'), undefined))).toBeCloseTo(3, 1);
     expect(readFileSync(at('s.ogg')).subarray(0, 4).toString()).toBe('OggS');
   });
 });
