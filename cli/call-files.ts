@@ -1,6 +1,7 @@
 /**
  * The files a batch of calls is processed with, besides the recordings: the rule file of call insights
- * (`--rules`, CALLPIPE_RULES) and the custom vocabulary (`--dictionary`, CALLPIPE_DICTIONARY). Each is
+ * (`--rules`, CALLPIPE_RULES) and the custom vocabulary (`--dictionary`, CALLPIPE_DICTIONARY, spec 02's
+ * temporary dictionary). Each is
  * read and validated here, before any workflow starts, so a mistake fails the command with the file, the
  * line and the reason instead of failing calls in the middle of a night; then it is stored in the input
  * prefix, content-addressed and as the workers read it (canonical JSON), and only its key travels in the
@@ -13,7 +14,10 @@ import {
   RulesFileError,
   type LoadedRules,
 } from '../activities/insights/rules-file.ts';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { uploadKey } from '../schemas/call-keys.ts';
+import { DictionaryFileError, parseDictionary, temporaryWords } from '../service/dictionary.ts';
 import type { Config } from '../schemas/config.ts';
 import { CliError } from './command.ts';
 
@@ -46,14 +50,48 @@ export async function storeRules(
   return { key, loaded };
 }
 
+/** Reads and checks a dictionary file (spec 02's rules, at most 1,000 temporary words); a CliError names the line. */
+export function readDictionaryFile(path: string, maxEntries?: number) {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new CliError(`dictionary: ${path}: ${(err as Error).message}`);
+  }
+  try {
+    return parseDictionary(text, { name: path, ...(maxEntries ? { maxEntries } : {}) });
+  } catch (err) {
+    if (err instanceof DictionaryFileError) throw new CliError(`dictionary: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Checks and stores the custom vocabulary of `path` or the configuration as the workers read it (JSON words). */
+export async function storeDictionary(
+  store: ObjectStore,
+  config: Config,
+  path: string | undefined,
+): Promise<string | undefined> {
+  const file = path ?? config.insights.dictionary;
+  if (!file) return undefined;
+  const body = JSON.stringify(temporaryWords(readDictionaryFile(file)));
+  const digest = createHash('sha256').update(body).digest('hex');
+  const key = uploadKey(config.s3.inputPrefix, 'dictionaries', digest, 'words.json');
+  await putOnce(store, key, body);
+  return key;
+}
+
 /** What the workflows take of these files: their keys (ProcessRecordingInput, a backfill's `child`). */
 export interface CallFileKeys {
   rulesKey?: string;
+  wordsKey?: string;
 }
 
 export interface CallFileOptions {
   /** `--rules`; default CALLPIPE_RULES, else the shipped rules. */
   rules?: string | undefined;
+  /** `--dictionary`; default CALLPIPE_DICTIONARY, else none. */
+  dictionary?: string | undefined;
 }
 
 /** Validates and stores every file of {@link CallFileOptions}; run it before starting anything. */
@@ -63,15 +101,22 @@ export async function storeCallFiles(
   options: CallFileOptions,
 ): Promise<CallFileKeys> {
   const rules = await storeRules(store, config, options.rules);
-  return { ...(rules ? { rulesKey: rules.key } : {}) };
+  const wordsKey = await storeDictionary(store, config, options.dictionary);
+  return { ...(rules ? { rulesKey: rules.key } : {}), ...(wordsKey ? { wordsKey } : {}) };
 }
 
 /** The help lines of the options above, their text starting at `column` as the command's others do. */
 export function callFileHelp(column: number): string {
   const line = (flag: string, text: string[]) =>
     [`  ${flag}`.padEnd(column) + text[0], ...text.slice(1).map((t) => ' '.repeat(column) + t)].join('\n');
-  return line('--rules <file>', [
-    'rule file of categories and the scorecard (YAML or JSON; default',
-    'CALLPIPE_RULES, else the shipped Japanese one), checked before anything starts',
-  ]);
+  return [
+    line('--rules <file>', [
+      'rule file of categories and the scorecard (YAML or JSON; default',
+      'CALLPIPE_RULES, else the shipped Japanese one), checked before anything starts',
+    ]),
+    line('--dictionary <file>', [
+      'custom vocabulary sent with every recognition session: lines of',
+      'notation<TAB>reading[<TAB>weight] (default CALLPIPE_DICTIONARY), checked first',
+    ]),
+  ].join('\n');
 }

@@ -12,6 +12,7 @@ const COMMANDS = [
   'process',
   'backfill',
   'rescore',
+  'dictionary',
   'schedule',
   'status',
   'query',

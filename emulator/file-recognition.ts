@@ -12,9 +12,10 @@ import type { Account } from './accounts.ts';
 import type { Answer } from './answer.ts';
 import { asrErrors, errorBody, type AsrError } from './asr-errors.ts';
 import { mediaTypeParam, tryParseJson } from './http.ts';
-import { parseMultipart } from './multipart.ts';
+import { parseMultipart } from '../schemas/multipart.ts';
 import { Recognizer, type ServerMessage } from './recognizer.ts';
 import { validateStart } from './start-params.ts';
+import { withVocabulary, type VocabularyEntry } from './vocabulary.ts';
 import { newUniqueId } from './stream-session.ts';
 
 /** Spec 02, Limits: file recognition audio length. */
@@ -26,6 +27,7 @@ export function recognizeFile(
   contentType: string | undefined,
   body: Buffer,
   phrasebook: Map<number, string>,
+  userWords: (domainId: string) => VocabularyEntry[] = () => [],
 ): Answer {
   const uniqueId = newUniqueId();
   const error = (e: AsrError): Answer => ({
@@ -67,7 +69,8 @@ export function recognizeFile(
   if (audio.length < bps) return error(asrErrors.invalidData());
   if (seconds > MAX_FILE_SECONDS) return error(asrErrors.maxVoiceLength());
 
-  const recognizer = new Recognizer(uniqueId, v.params, phrasebook);
+  const vocabulary = [...v.params.words, ...userWords(v.params.domainId)];
+  const recognizer = new Recognizer(uniqueId, v.params, withVocabulary(phrasebook, vocabulary));
   const messages: ServerMessage[] = [
     { msg: { msgname: 'started', uniqueId } },
     ...[...recognizer.push(audio), ...recognizer.flush()].map((m) => m.message),

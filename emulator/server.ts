@@ -5,6 +5,7 @@
  *   POST /v1/oauth/accesstokens                                   token (spec 01, Authentication)
  *   POST /api/dev/nlp/<version>/<endpoint>, /api/nlp/...          text analysis (spec 01, 03)
  *   POST /api/asr/v1/speech_recognition/<model>, /api/dev/asr/... file and stream recognition (spec 02)
+ *   POST|GET /api/asr/v1/speech_words/<model>/<upload|clear|isset|download>   user dictionary (spec 02)
  *   GET  /emulator/stats, POST /emulator/stats/reset, POST /emulator/faults   evidence and control
  *
  * so `${url}/api/dev` serves as the one base URL of both families. Plain HTTP on 127.0.0.1.
@@ -31,6 +32,8 @@ import {
   sendText,
   tryParseJson,
 } from './http.ts';
+import { handleSpeechWords, SPEECH_WORDS_PATH } from './speech-words.ts';
+import { dictionaryKey, UserDictionaries } from './vocabulary.ts';
 import { envelopeError, handleNlp, JSON_UTF8, NLP_ENDPOINTS, NLP_NOT_EMULATED } from './nlp/routes.ts';
 import { DEFAULT_PHRASEBOOK_PATH, loadPhrasebook, phrasebookMap } from './phrasebook.ts';
 import { RequestLog, Stats, type LogEntry } from './stats.ts';
@@ -150,6 +153,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS,
     faults.earlyTokenExpirySeconds,
   );
+  const dictionaries = new UserDictionaries(wallNow, speed);
+  const userWords = (account: Account, model: string, domainId: string) =>
+    dictionaries.active(dictionaryKey(account.clientId, model, domainId));
   const stats = new Stats();
   const log = new RequestLog(options.requestLogPath);
   const sessions = new SessionRegistry({
@@ -164,6 +170,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       lbCookieName: options.lbCookieName ?? DEFAULT_LB_COOKIE,
     },
     phrasebook: () => phrasebook,
+    userWords,
     faults: () => faults,
     stats,
     lbValue: `emu-${randomBytes(4).toString('hex')}`,
@@ -261,7 +268,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     const body = await readBody(req);
     if (type === 'multipart/form-data') {
       stats.fileRecognitions++;
-      return withLog(recognizeFile(account, model, contentType, body, phrasebook), who);
+      return withLog(
+        recognizeFile(account, model, contentType, body, phrasebook, (domainId) =>
+          userWords(account, model, domainId),
+        ),
+        who,
+      );
     }
     const header = req.headers['unique-id'];
     const uniqueId = Array.isArray(header) ? header[0] : header;
@@ -282,6 +294,26 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     return withLog(await sessions.request('audio', uniqueId, cookies, body, model), who);
   }
 
+  async function speechWordsRoute(
+    req: IncomingMessage,
+    version: string,
+    model: string,
+    operation: string,
+  ): Promise<Answer> {
+    const account = authenticate(req);
+    if (!account) return { status: 401, json: gatewayErrorBody(401), log: { code: 401 } };
+    const who = { account: account.clientId };
+    if (account.kind === 'Developers')
+      return { status: 403, json: gatewayErrorBody(403), log: { ...who, code: 403 } };
+    if (version !== 'v1') return { status: 404, json: NOT_FOUND, log: { ...who, code: 404 } };
+    const domainId = new URL(req.url ?? '/', 'http://emulator').searchParams.get('domainid');
+    const body = await readBody(req);
+    return withLog(
+      handleSpeechWords(dictionaries, account, model, operation, domainId, req.headers['content-type'], body),
+      who,
+    );
+  }
+
   function withLog(answer: Answer, extra: Partial<LogEntry>): Answer {
     return { ...answer, log: { ...extra, ...answer.log } };
   }
@@ -295,6 +327,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       return { family: 'token', run: () => tokenRoute(req) };
     const nlp = NLP_PATH.exec(path);
     if (nlp && method === 'POST') return { family: 'nlp', run: () => nlpRoute(req, nlp[1]!, nlp[2]!) };
+    const words = SPEECH_WORDS_PATH.exec(path);
+    if (words && (method === 'GET' || method === 'POST'))
+      return { family: 'asr', run: () => speechWordsRoute(req, words[1]!, words[2]!, words[3]!) };
     const asr = ASR_PATH.exec(path);
     if (asr && method === 'POST') return { family: 'asr', run: () => asrRoute(req, asr[1]!, asr[2]!) };
     if (path === '/emulator/stats' && method === 'GET')

@@ -60,13 +60,23 @@ function asBoolean(value: unknown, fallback: boolean): boolean | undefined {
 const SURFACE_ILLEGAL = /[|/:;[\]\t"]/;
 const KATAKANA = /^[\u30A1-\u30FA\u30FC\u30FD\u30FE]+$/;
 
+/** Spec 02, Dictionary operation errors: an upload of more lines is refused. */
+export const MAX_USER_DICTIONARY_LINES = 5000;
+
+/** Temporary words (`max` {@link MAX_TEMPORARY_WORDS}) or the lines of a user dictionary upload. */
 export function validateWords(
   words: unknown,
+  max: number = MAX_TEMPORARY_WORDS,
 ): { ok: true; words: StartParams['words'] } | { ok: false; error: AsrError } {
   const bad = (detail: string) => ({ ok: false as const, error: asrErrors.invalidParameter(detail) });
   if (words === undefined || words === null) return { ok: true, words: [] };
   if (!Array.isArray(words)) return bad('Invalid Parameter -> List is null');
-  if (words.length > MAX_TEMPORARY_WORDS) return bad(`Cascade words exceeded ${MAX_TEMPORARY_WORDS}`);
+  if (words.length > max)
+    return bad(
+      max === MAX_TEMPORARY_WORDS
+        ? `Cascade words exceeded ${MAX_TEMPORARY_WORDS}`
+        : `Invalid Parameter -> List Exceed ${max} lines`,
+    );
   const out: StartParams['words'] = [];
   for (const item of words) {
     const entry = asRecord(item);

@@ -18,6 +18,8 @@ export interface LogEntry {
   /** Service code: envelope `status` for nlp, `errorinfo.code` for speech errors. */
   code?: number;
   messages?: string[];
+  /** Temporary dictionary entries (`words`) of a start request. */
+  words?: number;
   fault?: string;
   ms: number;
 }

@@ -29,6 +29,7 @@ import { bytesPerSample } from './audio.ts';
 import type { FaultInjector } from './faults.ts';
 import { Recognizer, type ServerMessage, type TimedMessage } from './recognizer.ts';
 import { validateStart, type StartParams } from './start-params.ts';
+import { withVocabulary, type VocabularyEntry } from './vocabulary.ts';
 import type { Stats } from './stats.ts';
 
 /** Spec 02, Limits. */
@@ -112,6 +113,8 @@ export function newUniqueId(): string {
 export interface RegistryDeps {
   timing: StreamTiming;
   phrasebook: () => Map<number, string>;
+  /** The user dictionary recognition uses for an account, model and domain (emulator/vocabulary.ts). */
+  userWords?: (account: Account, model: string, domainId: string) => VocabularyEntry[];
   faults: () => FaultInjector;
   stats: Stats;
   lbValue: string;
@@ -224,7 +227,17 @@ export class SessionRegistry {
     if (account.activeSessions >= account.concurrentSessions) {
       return SessionRegistry.errorAnswer(newUniqueId(), asrErrors.noResource());
     }
-    const session = new StreamSession(newUniqueId(), account, v.params, this.deps.phrasebook());
+    // Temporary words first: they win a tie with the user dictionary's (emulator/vocabulary.ts).
+    const vocabulary = [
+      ...v.params.words,
+      ...(this.deps.userWords?.(account, model, v.params.domainId) ?? []),
+    ];
+    const session = new StreamSession(
+      newUniqueId(),
+      account,
+      v.params,
+      withVocabulary(this.deps.phrasebook(), vocabulary),
+    );
     account.activeSessions++;
     this.live.set(session.id, session);
     this.deps.stats.sessions.started++;
@@ -240,7 +253,7 @@ export class SessionRegistry {
           `${this.timing.lbCookieName}=${this.deps.lbValue}; Path=/; HttpOnly`,
         ],
       },
-      log: { session: session.id, messages: ['started'] },
+      log: { session: session.id, messages: ['started'], words: v.params.words.length },
       onSent: () => {
         session.startAnsweredAt = session.lastAnswerAt = this.now();
       },

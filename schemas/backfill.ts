@@ -88,6 +88,8 @@ const backfillInputFields = z.object({
         .optional(),
       /** The rule file of every child's insights (cli/call-files.ts); default the shipped one. */
       rulesKey: z.string().min(1).optional(),
+      /** The custom vocabulary every child's sessions send (cli/call-files.ts). */
+      wordsKey: z.string().min(1).optional(),
       /** The analysis tables: prefix in the output's bucket and the time zone of their days. */
       tables: z.object({ prefix: z.string(), timeZone: z.string() }).optional(),
       /** Grains of sentiment and dialog acts (schemas/text-grains.ts); default the workflow's. */

@@ -119,6 +119,11 @@ export const stackConfigSchema = z.object({
 export const insightsConfigSchema = z.object({
   /** Rule file of call insights (YAML or JSON, schemas/rules.ts); default the shipped Japanese one. */
   rules: z.string().min(1).optional(),
+  /**
+   * Custom vocabulary: a dictionary file (notation, TAB, reading, optionally TAB and weight per line,
+   * spec 02) sent as the temporary dictionary of every recognition session, checked before any starts.
+   */
+  dictionary: z.string().min(1).optional(),
   /** Sentiment per utterance, turn or window (schemas/text-grains.ts); default turn. */
   sentimentGrain: z.enum(TEXT_GRAINS),
   /** Dialog acts (`/nlp/v1/sentence_type`) per utterance, turn or window, or `off`; default turn. */
@@ -237,6 +242,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_PLAN_STRATEGY: 'limits.planStrategy',
   CALLPIPE_MIN_SESSION_SECONDS: 'limits.minSessionSeconds',
   CALLPIPE_RULES: 'insights.rules',
+  CALLPIPE_DICTIONARY: 'insights.dictionary',
   CALLPIPE_SENTIMENT_GRAIN: 'insights.sentimentGrain',
   CALLPIPE_DIALOG_ACTS: 'insights.dialogActs',
   CALLPIPE_TEXT_WINDOW_SECONDS: 'insights.windowSeconds',

@@ -60,6 +60,12 @@ export const CUSTOMER_PHRASE_IDS = { from: 101, to: 175 } as const;
  * e-mail address and a bank account. Generated calls carry them only when asked (`personalData`).
  */
 export const PERSONAL_DATA_PHRASE_IDS = { from: 201, to: 222 } as const;
+/**
+ * Lines with words a recognizer knows only from a dictionary, marked `《表記|ヨミ》` (product names): the
+ * emulator prints the reading unless a temporary word or the user dictionary gives the surface
+ * (emulator/vocabulary.ts). Outside the generator's ranges: scripts place them on purpose.
+ */
+export const VOCABULARY_PHRASE_IDS = { from: 301, to: 305 } as const;
 export const PERSONAL_DATA_EXCHANGES: readonly { ask: number; answer: readonly number[]; reply?: number }[] =
   [
     { ask: 201, answer: [211], reply: 222 },

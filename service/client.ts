@@ -27,6 +27,15 @@ import { summarize, type SummarizeOptions, type SummaryOutcome } from './nlp/sum
 import type { NlpCallOptions, NlpResponse } from './nlp/call.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http.ts';
 import { StreamSession, type StreamRecognitionOptions } from './stream-session.ts';
+import type { DictionaryEntry } from './dictionary.ts';
+import {
+  clearUserDictionary,
+  downloadUserDictionary,
+  uploadUserDictionary,
+  userDictionaryIsSet,
+  type DictionaryAnswer,
+  type UserDictionaryOptions,
+} from './user-dictionary.ts';
 import { Credentials, TokenProvider } from './tokens.ts';
 
 export interface ServiceClientOptions {
@@ -55,10 +64,22 @@ export interface NlpClient {
   sentenceType(sentence: string, options?: SentenceTypeOptions): Promise<NlpResponse<SentenceTypeResult>>;
 }
 
+/** The user dictionary of a model (spec 02): reflected on the hour after an upload or a clear. */
+export interface UserDictionaryClient {
+  upload(
+    entries: readonly DictionaryEntry[],
+    options?: UserDictionaryOptions,
+  ): Promise<DictionaryAnswer<DictionaryEntry[]>>;
+  clear(options?: UserDictionaryOptions): Promise<DictionaryAnswer<null>>;
+  isSet(options?: UserDictionaryOptions): Promise<DictionaryAnswer<boolean>>;
+  download(options?: UserDictionaryOptions): Promise<DictionaryAnswer<DictionaryEntry[]>>;
+}
+
 export interface ServiceClient {
   /** The shared access-token cache (single-flight, refreshed before expiry). */
   readonly tokens: TokenProvider;
   readonly nlp: NlpClient;
+  readonly userDictionary: UserDictionaryClient;
   /** Starts a stream recognition session; see {@link StreamSession}. */
   recognizeStream(options: StreamRecognitionOptions): StreamSession;
 }
@@ -93,6 +114,12 @@ export function createServiceClient(
       keyword: (sentences, opts) => keyword(ctx, sentences, opts),
       namedEntities: (sentence, opts) => namedEntities(ctx, sentence, opts),
       sentenceType: (sentence, opts) => sentenceType(ctx, sentence, opts),
+    },
+    userDictionary: {
+      upload: (entries, opts) => uploadUserDictionary(ctx, entries, opts),
+      clear: (opts) => clearUserDictionary(ctx, opts),
+      isSet: (opts) => userDictionaryIsSet(ctx, opts),
+      download: (opts) => downloadUserDictionary(ctx, opts),
     },
     recognizeStream: (opts) => new StreamSession(ctx, opts),
   };

@@ -1,5 +1,14 @@
 export { createServiceClient } from './client.ts';
-export type { NlpClient, ServiceClient, ServiceClientOptions } from './client.ts';
+export type { NlpClient, ServiceClient, ServiceClientOptions, UserDictionaryClient } from './client.ts';
+export {
+  DictionaryFileError,
+  dictionaryEntryProblem,
+  parseDictionary,
+  dictionaryLines,
+  temporaryWords,
+  MAX_USER_DICTIONARY_LINES,
+  type DictionaryEntry,
+} from './dictionary.ts';
 export type { ServiceLogger } from './context.ts';
 export {
   ServiceError,

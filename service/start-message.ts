@@ -5,6 +5,7 @@
  */
 import { startMessageSchema, type StartMessage, type TemporaryWord } from '../schemas/service-asr.ts';
 import { invalidInput } from './errors.ts';
+import { dictionaryEntryProblem, MAX_TEMPORARY_WORDS } from './dictionary.ts';
 
 /** Recognition models and their bandwidth (spec 02, Recognition models). */
 export const ASR_MODELS = {
@@ -42,16 +43,15 @@ export const SUPPORTED_SAMPLE_RATES: readonly number[] = [
 export const MULAW_SAMPLE_RATE = 8000;
 /** N-best range (spec 02, Limits). */
 export const MAX_RESULTS_RANGE = { min: 1, max: 30 } as const;
-/** Temporary dictionary limits (spec 02, Temporary dictionary entry and Limits). */
-export const MAX_TEMPORARY_WORDS = 1000;
-export const WORD_PROB_RANGE = { min: 1, max: 100 } as const;
-export const MAX_WORD_BYTES = 251;
+export {
+  FORBIDDEN_SURFACE_CHARS,
+  KATAKANA_READING,
+  MAX_TEMPORARY_WORDS,
+  MAX_WORD_BYTES,
+  WORD_PROB_RANGE,
+} from './dictionary.ts';
 /** Domain id: 8 alphanumeric characters (spec 02, Recognition models). */
 export const DOMAIN_ID_PATTERN = /^[A-Za-z0-9]{8}$/;
-/** Characters a surface must not contain: | / : ; [ ] tab " (spec 02). */
-export const FORBIDDEN_SURFACE_CHARS = /[|/:;[\]\t"]/;
-/** Full-width katakana, with the prolonged sound mark, middle dot and iteration marks. */
-export const KATAKANA_READING = /^[\u30A1-\u30FA\u30FC-\u30FE\u31F0-\u31FF]+$/u;
 
 export type AudioCodec = 'pcm' | 'mulaw';
 
@@ -87,22 +87,8 @@ const ENDPOINT = 'speech_recognition start';
 
 /** Checks one temporary dictionary entry; returns the reason it is invalid, or undefined. */
 export function temporaryWordProblem(word: TemporaryWord, index: number): string | undefined {
-  const at = `words[${index}]`;
-  if (word.surface === '') return `${at}.surface: must not be empty`;
-  if (FORBIDDEN_SURFACE_CHARS.test(word.surface)) {
-    return `${at}.surface: must not contain | / : ; [ ] tab or double quote`;
-  }
-  if (word.reading === '') return `${at}.reading: must not be empty`;
-  if (!KATAKANA_READING.test(word.reading)) return `${at}.reading: must be full-width katakana`;
-  if (word.prob !== undefined) {
-    if (!Number.isInteger(word.prob) || word.prob < WORD_PROB_RANGE.min || word.prob > WORD_PROB_RANGE.max) {
-      return `${at}.prob: must be an integer from 1 to 100`;
-    }
-  }
-  const bytes = Buffer.byteLength(word.surface) + Buffer.byteLength(word.reading);
-  if (bytes > MAX_WORD_BYTES)
-    return `${at}: surface plus reading is ${bytes} bytes, at most ${MAX_WORD_BYTES}`;
-  return undefined;
+  const problem = dictionaryEntryProblem(word);
+  return problem && `words[${index}]${problem.field ? `.${problem.field}` : ''}: ${problem.why}`;
 }
 
 /** Every problem of the start parameters, in the order of the spec's table; empty when valid. */

@@ -284,6 +284,7 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
         ...(input.child.pacingSpeed ? { pacingSpeed: input.child.pacingSpeed } : {}),
         ...(input.child.queues ? { queues: input.child.queues } : {}),
         ...(input.child.rulesKey ? { rulesKey: input.child.rulesKey } : {}),
+        ...(input.child.wordsKey ? { wordsKey: input.child.wordsKey } : {}),
         ...(input.child.tables ? { tables: input.child.tables } : {}),
         ...(input.child.text ? { text: input.child.text } : {}),
       };

@@ -80,6 +80,8 @@ export interface ProcessRecordingInput {
   tables?: Partial<TablesLocation>;
   /** Grains of sentiment and dialog acts (schemas/text-grains.ts); default {@link DEFAULT_TEXT_GRAINS}. */
   text?: TextGrains;
+  /** A custom vocabulary every recognition session sends as its temporary dictionary (cli/call-files.ts). */
+  wordsKey?: string;
 }
 
 export interface ProcessRecordingResult {
@@ -317,6 +319,7 @@ function recognizeSession(call: Call, s: PlanSession, audioKey: string) {
         end: s.end,
         resultKey: sessionResultKey(call.keys.staging, s.index),
         maxRestarts: call.input.maxRestarts ?? 10,
+        ...(call.input.wordsKey ? { wordsKey: call.input.wordsKey } : {}),
       },
     ],
   );

@@ -26,6 +26,7 @@ import { activityContext } from '../activity-context.ts';
 import { FAILURE, RETRY_TABLE, retryDelayMs, type FailureType } from '../../schemas/retry-table.ts';
 import { metrics } from '../metrics.ts';
 import { partialResultKey } from '../../schemas/call-keys.ts';
+import { temporaryWordSchema, type TemporaryWord } from '../../schemas/service-asr.ts';
 
 /** Spec 02, Audio formats: the 8 kHz models take 8-bit mu-law. */
 const CODEC = 'mulaw' as const;
@@ -130,6 +131,8 @@ export interface RecognizeSessionInput {
   /** New sessions allowed after errors before the activity gives up. */
   maxRestarts: number;
   model?: string;
+  /** A custom vocabulary (store's bucket, JSON words, cli/call-files.ts): every start request sends it. */
+  wordsKey?: string;
 }
 
 export interface RecognizeSessionOutput {
@@ -181,6 +184,19 @@ function describe(err: unknown): string {
 }
 
 export function createAsrActivities(deps: AsrActivityDeps) {
+  // A vocabulary is content-addressed (its key holds its digest): read once per worker process.
+  const vocabularies = new Map<string, Promise<TemporaryWord[]>>();
+  const wordsOf = (key: string | undefined): Promise<TemporaryWord[] | undefined> => {
+    if (!key) return Promise.resolve(undefined);
+    let words = vocabularies.get(key);
+    if (!words) {
+      words = deps.store.getText(key).then((text) => temporaryWordSchema.array().parse(JSON.parse(text)));
+      words.catch(() => vocabularies.delete(key));
+      vocabularies.set(key, words);
+    }
+    return words;
+  };
+
   async function loadPartial(input: RecognizeSessionInput): Promise<Partial> {
     const fresh: Partial = {
       resumeAt: input.start,
@@ -215,7 +231,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
     }
 
     // A retried attempt (crash, timeout) resumes where the staged results end.
-    const state = await loadPartial(input);
+    const [state, words] = await Promise.all([loadPartial(input), wordsOf(input.wordsKey)]);
     if (ctx && ctx.info.attempt > 1 && state.resumeAt > input.start) {
       ctx.log.info('resuming session after a failed attempt', {
         session: input.session,
@@ -269,6 +285,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
         sampleRate: SAMPLE_RATE,
         model: input.model,
         options: recognitionOptionsFor(input.model ?? deps.model),
+        ...(words ? { words } : {}),
         startOffsetSeconds: streamStart,
         speed: deps.speed,
         signal: ctx?.cancellationSignal,

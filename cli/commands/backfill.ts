@@ -207,6 +207,7 @@ export async function run(argv: string[]): Promise<number> {
     detach: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     rules: { type: 'string' },
+    dictionary: { type: 'string' },
   });
   if (positionals.length > 1) throw new CliError('backfill: give one s3://bucket/prefix (or --manifest)');
   const hasPrefix = positionals.length === 1;
@@ -235,12 +236,15 @@ export async function run(argv: string[]): Promise<number> {
       source = { kind: 'prefix', bucket: s3.bucket, prefix: s3.key };
       identity = `s3://${s3.bucket}/${s3.key}`;
     }
-    const files = await storeCallFiles(pc.store, pc.config, { rules: values.rules });
+    const files = await storeCallFiles(pc.store, pc.config, {
+      rules: values.rules,
+      dictionary: values.dictionary,
+    });
     // Other rules are another batch (the same rules: the same batch, whatever the file's path).
     const batchId = batchIdOf(
       source,
       output,
-      `${identity}|${JSON.stringify(filters)}${files.rulesKey ? `|${files.rulesKey}` : ''}`,
+      `${identity}|${JSON.stringify(filters)}${files.rulesKey ? `|${files.rulesKey}` : ''}${files.wordsKey ? `|${files.wordsKey}` : ''}`,
     );
     const started = await startBackfill(pc, {
       child: { ...childDefaults(pc.config), ...files },

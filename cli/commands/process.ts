@@ -16,7 +16,7 @@ import {
 import { textTable } from '../text-table.ts';
 
 export const summary = 'processes recordings (local files, directories or s3://bucket/key)';
-export const help = `Usage: callpipe process <file | dir | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--rules file] [--detach] [--json] [--redo]
+export const help = `Usage: callpipe process <file | dir | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--rules file] [--dictionary file] [--detach] [--json] [--redo]
 
 A directory stands for the recordings in it (recursively): files whose extension names a recording
 format (WAV, MP3, M4A, AMR, 3GP, Opus, FLAC…, and headerless .ulaw, .alaw, .g722, .gsm, .sln…) and any
@@ -175,6 +175,7 @@ export async function run(argv: string[]): Promise<number> {
     json: { type: 'boolean', default: false },
     redo: { type: 'boolean', default: false },
     rules: { type: 'string' },
+    dictionary: { type: 'string' },
   });
   if (positionals.length === 0) throw new CliError('process: give at least one file or s3://bucket/key');
   if (values.wait && values.detach) throw new CliError('process: --wait and --detach contradict each other');
@@ -186,7 +187,10 @@ export async function run(argv: string[]): Promise<number> {
   const pc = await connectPipeline();
   try {
     const output = outputLocation(localOut ? undefined : values.out, pc.config);
-    const files = await storeCallFiles(pc.store, pc.config, { rules: values.rules });
+    const files = await storeCallFiles(pc.store, pc.config, {
+      rules: values.rules,
+      dictionary: values.dictionary,
+    });
     const submitted: Submitted[] = [];
     const { inputs, skipped } = await expandInputs(positionals);
     for (const s of skipped) process.stderr.write(`skipped ${s.path}: ${s.reason}\n`);

@@ -23,7 +23,7 @@ export const summary =
   'creates or updates the nightly backfill Schedule; list, pause, resume, trigger, delete';
 export const help = `Usage:
   callpipe schedule nightly --cron "<expr>" --source <template> [--out s3://…] [--time-zone Z] [--id name]
-                            [--concurrency N] [--days-back N] [--catchup-window 1d] [--rules file]
+                            [--concurrency N] [--days-back N] [--catchup-window 1d] [--rules file] [--dictionary file]
   callpipe schedule list [--json]
   callpipe schedule pause <id> [--note text]
   callpipe schedule resume <id>
@@ -36,7 +36,8 @@ spelling): --source is a template such as s3://bucket/recordings/{yyyy}/{mm}/{dd
 yyyy-mm-dd). --concurrency: calls processed at once by each night's backfill (default 20). Overlap
 policy: BUFFER_ONE (a night waits for the previous one); catch-up window: --catchup-window (default 1d).
 Schedule id: --id (default callpipe-nightly). --rules <file>: the rule file each night's calls are scored
-with (default CALLPIPE_RULES, else the shipped one), checked and stored when the schedule is written.`;
+with (default CALLPIPE_RULES, else the shipped one), and --dictionary <file> the custom vocabulary every
+session gets (default CALLPIPE_DICTIONARY), both checked and stored when the schedule is written.`;
 
 export const DEFAULT_SCHEDULE_ID = 'callpipe-nightly';
 
@@ -52,6 +53,8 @@ export interface NightlyScheduleOptions {
   catchupWindow: string;
   /** A rule file (checked and stored now; each night's calls are scored with it). */
   rules?: string | undefined;
+  /** A custom vocabulary (checked and stored now; every night's sessions get it). */
+  dictionary?: string | undefined;
 }
 
 /** Create-or-update: `client.schedule.create` throws `ScheduleAlreadyRunning` when the id exists. */
@@ -62,7 +65,10 @@ export async function upsertNightlySchedule(
   const problem = templateProblem(options.sourceTemplate);
   if (problem) throw new CliError(`schedule nightly: --source ${problem}`);
   const output = outputLocation(options.out, pc.config);
-  const files = await storeCallFiles(pc.store, pc.config, { rules: options.rules });
+  const files = await storeCallFiles(pc.store, pc.config, {
+    rules: options.rules,
+    dictionary: options.dictionary,
+  });
   // Defaults are filled here, so the workflows need no schema code; the batch id and source are the night's.
   const {
     batchId: _b,
@@ -146,6 +152,7 @@ export async function run(argv: string[]): Promise<number> {
     note: { type: 'string' },
     json: { type: 'boolean', default: false },
     rules: { type: 'string' },
+    dictionary: { type: 'string' },
   });
   if (!sub || !['nightly', 'list', 'pause', 'resume', 'trigger', 'delete'].includes(sub)) {
     throw new CliError('schedule: nightly | list | pause | resume | trigger | delete (see --help)');
@@ -187,6 +194,7 @@ export async function run(argv: string[]): Promise<number> {
           daysBack: values['days-back'] ? Number(values['days-back']) : undefined,
           catchupWindow: values['catchup-window'],
           rules: values.rules,
+          dictionary: values.dictionary,
         });
         if (values.json) console.log(JSON.stringify({ scheduleId: values.id, outcome }));
         else console.log(`schedule ${values.id} ${outcome}: ${values.cron} (${timeZone}) → ${values.source}`);

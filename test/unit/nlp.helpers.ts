@@ -182,6 +182,7 @@ export class FakeService {
     recognizeStream: () => {
       throw new Error('not in the fake');
     },
+    userDictionary: undefined as never,
     nlp: {
       removeFiller: (text, options) =>
         this.answer({ endpoint: 'removeFiller', input: text, options }, options, () => {

@@ -1,6 +1,7 @@
 /**
- * A minimal multipart/form-data parser (RFC 7578) for file recognition: binary-safe, tolerant of parts
- * without a Content-Type and of LF-only line ends, as real clients send them.
+ * multipart/form-data (RFC 7578) as spec 02 uses it (file recognition; the user dictionary's upload and
+ * its answers): a minimal parser, binary-safe, tolerant of parts without a Content-Type and of LF-only
+ * line ends, as real clients send them; and a writer. Shared by the service client and the emulator.
  */
 export interface Part {
   name: string | undefined;
@@ -48,4 +49,28 @@ export function parseMultipart(body: Buffer, boundary: string): Part[] | undefin
     pos = next;
   }
   return parts;
+}
+
+/** A multipart body of `parts`, and its Content-Type header (with the boundary). */
+export function buildMultipart(
+  parts: readonly { name: string; contentType: string; data: string | Buffer }[],
+  boundary = `----callpipe${Math.random().toString(16).slice(2)}${Date.now().toString(16)}`,
+): { body: Buffer; contentType: string } {
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    chunks.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\nContent-Type: ${p.contentType}\r\n\r\n`,
+      ),
+      typeof p.data === 'string' ? Buffer.from(p.data) : p.data,
+      Buffer.from('\r\n'),
+    );
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** The boundary of a `multipart/form-data; boundary=…` Content-Type. */
+export function boundaryOf(contentType: string | undefined): string | undefined {
+  return /boundary="?([^";]+)"?/i.exec(contentType ?? '')?.[1];
 }

@@ -1,0 +1,117 @@
+/**
+ * Recognition dictionaries in the emulator (spec 02): the temporary words of a start request and the
+ * user dictionary of a model and domain, and what they change in recognition.
+ *
+ * A phrasebook line may hold words a recognizer knows only from a dictionary, marked `《表記|ヨミ》`:
+ * said as the reading, written as the surface. Without a dictionary entry for it, recognition prints what
+ * it heard, the reading (`ギガヒカリプラス`); with one (matched by reading, or by surface), it prints the
+ * entry's surface (`ギガ光プラス`). The higher `prob` wins between entries of one word; a temporary word
+ * wins a tie with the user dictionary's.
+ *
+ * The user dictionary follows spec 02's states: an upload or a clear is reflected at the next top of the
+ * hour (minute 0) of the emulator's clock, which runs `speed` times faster from the emulator's start (at
+ * speed 100 an hour is 36 s); `isset` is false until then.
+ */
+import type { Clock } from './clock.ts';
+
+export interface VocabularyEntry {
+  surface: string;
+  reading: string;
+  prob: number;
+}
+
+const MARK = /《([^|》]+)\|([^》]+)》/gu;
+const HOUR_MS = 3_600_000;
+
+/** A phrase's text as recognized with `entries` (temporary words first). */
+export function resolveVocabulary(text: string, entries: readonly VocabularyEntry[]): string {
+  return text.replace(MARK, (_, surface: string, reading: string) => {
+    let best: VocabularyEntry | undefined;
+    for (const e of entries) {
+      if ((e.reading === reading || e.surface === surface) && (!best || e.prob > best.prob)) best = e;
+    }
+    return best ? best.surface : reading;
+  });
+}
+
+/** The phrasebook as one session hears it. */
+export function withVocabulary(
+  phrasebook: ReadonlyMap<number, string>,
+  entries: readonly VocabularyEntry[],
+): Map<number, string> {
+  return new Map([...phrasebook].map(([id, text]) => [id, resolveVocabulary(text, entries)]));
+}
+
+interface Stored {
+  /** What recognition uses (the last reflected state). */
+  active: VocabularyEntry[];
+  /** An upload or a clear happened (before any, `isset` is false: nothing is set). */
+  touched: boolean;
+  /** The last upload or clear (`[]`), and when it is reflected. */
+  pending?: { entries: VocabularyEntry[]; reflectAt: number };
+  /** The last uploaded lines, as download returns them. */
+  uploaded: VocabularyEntry[];
+}
+
+/** User dictionaries per account, model and domain. */
+export class UserDictionaries {
+  private readonly stored = new Map<string, Stored>();
+  private readonly startedAt: number;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly speed: number,
+  ) {
+    this.startedAt = clock();
+  }
+
+  /** The emulator's dictionary time: its clock, `speed` times faster from the start. */
+  private now(): number {
+    return this.startedAt + (this.clock() - this.startedAt) * this.speed;
+  }
+
+  private entry(key: string): Stored {
+    let s = this.stored.get(key);
+    if (!s) this.stored.set(key, (s = { active: [], uploaded: [], touched: false }));
+    if (s.pending && this.now() >= s.pending.reflectAt) {
+      s.active = s.pending.entries;
+      delete s.pending;
+    }
+    return s;
+  }
+
+  private change(key: string, entries: VocabularyEntry[]): void {
+    const s = this.entry(key);
+    s.touched = true;
+    s.pending = { entries, reflectAt: (Math.floor(this.now() / HOUR_MS) + 1) * HOUR_MS };
+  }
+
+  upload(key: string, entries: VocabularyEntry[]): void {
+    this.change(key, entries);
+    this.entry(key).uploaded = entries;
+  }
+
+  clear(key: string): void {
+    this.change(key, []);
+    this.entry(key).uploaded = [];
+  }
+
+  /** True once the last upload or clear is reflected (spec 02: false until then); false before any. */
+  isSet(key: string): boolean {
+    const s = this.entry(key);
+    return s.touched && s.pending === undefined;
+  }
+
+  download(key: string): VocabularyEntry[] {
+    return this.entry(key).uploaded;
+  }
+
+  /** The entries recognition uses now. */
+  active(key: string): VocabularyEntry[] {
+    return this.entry(key).active;
+  }
+}
+
+export function dictionaryKey(clientId: string, model: string, domainId: string): string {
+  return `${clientId}\u0000${model}\u0000${domainId}`;
+}

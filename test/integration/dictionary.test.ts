@@ -1,0 +1,128 @@
+/**
+ * Custom vocabulary on the shared test stack: a dictionary file with a bad entry is refused before any
+ * session starts, with its line and spec 02's reason; a good one reaches every start request of the call
+ * (the emulator's request log) and changes what is recognized; `callpipe dictionary` manages the model's
+ * user dictionary.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+import { renderFixture } from '../../activities/media/fixture.ts';
+import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
+import { callpipe as run } from '../helpers/cli.ts';
+import { stackConfig } from '../helpers/stack.ts';
+import { readRequestLog, type RequestLogEntry } from '../helpers/request-log.ts';
+import { resultDocumentSchema } from '../../schemas/result.ts';
+import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
+
+const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
+const log = () => readRequestLog(inject('stack').requestLog!);
+const starts = (entries: RequestLogEntry[]) => entries.filter((e) => e.messages?.includes('started'));
+
+const GOOD = '# products\nギガ光プラス\tギガヒカリプラス\t70\nスマホ安心パック\tスマホアンシンパック\n';
+const BAD =
+  'ギガ光プラス\tギガヒカリプラス\n# a reading must be katakana\nスマホ安心パック\tすまほあんしんぱっく\n';
+
+describe('custom vocabulary', () => {
+  let dir: string;
+  let pc: PipelineClient;
+  let recording: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'callpipe-dictionary-'));
+    pc = await connectPipeline(stackConfig());
+    writeFileSync(join(dir, 'words.tsv'), GOOD);
+    writeFileSync(join(dir, 'bad.tsv'), BAD);
+    // A stereo call in which both speakers name products known only from the dictionary.
+    const script: FixtureScript = {
+      durationSeconds: 20,
+      background: 'silence',
+      channels: [
+        {
+          phrases: [
+            { id: 1, start: 0.5 },
+            { id: 301, start: 4 },
+            { id: 303, start: 12 },
+          ],
+        },
+        {
+          phrases: [
+            { id: 302, start: 7 },
+            { id: 304, start: 15 },
+          ],
+        },
+      ],
+    };
+    recording = join(dir, 'products.wav');
+    await renderFixture(script, recording, { sampleRate: 8000 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await pc?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a dictionary with a bad entry is refused before any session starts, with the line and the reason', async () => {
+    const before = log().length;
+    const out = await callpipe('process', recording, '--dictionary', join(dir, 'bad.tsv'), '--json');
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain('bad.tsv: line 3: Reading illegal (reading: must be full-width katakana)');
+    expect(starts(log().slice(before))).toEqual([]);
+  });
+
+  it('a good one reaches every start request and is recognized with its surfaces', async () => {
+    const before = log().length;
+    const out = await callpipe(
+      'process',
+      recording,
+      '--dictionary',
+      join(dir, 'words.tsv'),
+      '--redo',
+      '--json',
+    );
+    expect(out.code, out.stderr).toBe(0);
+    const [outcome] = JSON.parse(out.stdout) as { status: string; resultKey: string; sessions: number }[];
+    expect(outcome!.status).toBe('done');
+    const started = starts(log().slice(before));
+    expect(started.length).toBeGreaterThanOrEqual(outcome!.sessions);
+    for (const s of started) expect(s.words, JSON.stringify(s)).toBe(2);
+    const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(outcome!.resultKey)));
+    const texts = doc.utterances.map((u) => `${u.speaker}: ${u.text}`);
+    expect(texts).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^agent: ギガ光プラスへのお切り替え/),
+        expect.stringMatching(/^customer: ギガ光プラスにしたいんですけど/),
+        expect.stringMatching(/^agent: スマホ安心パックにはご加入/),
+        expect.stringMatching(/^customer: スマホ安心パックって/),
+      ]),
+    );
+
+    // Without it, the same call is recognized as heard.
+    const plain = await callpipe('process', recording, '--redo', '--json');
+    const [again] = JSON.parse(plain.stdout) as { resultKey: string }[];
+    const heard = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(again!.resultKey)));
+    expect(heard.utterances.map((u) => u.text).join('\n')).toContain('ギガヒカリプラス');
+    expect(heard.utterances.map((u) => u.text).join('\n')).not.toContain('ギガ光プラス');
+  });
+
+  it('callpipe dictionary uploads, reports, downloads and clears the user dictionary, explaining the reflection', async () => {
+    const upload = await callpipe('dictionary', 'upload', join(dir, 'words.tsv'));
+    expect(upload.code, upload.stderr).toBe(0);
+    expect(upload.stdout).toMatch(/uploaded 2 entries to ja-gen_tf-08 .*on the hour \(minute 0\)/);
+    const status = await callpipe('dictionary', 'status', '--json');
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ model: 'ja-gen_tf-08', isSet: expect.any(Boolean) });
+    const file = join(dir, 'downloaded.tsv');
+    const download = await callpipe('dictionary', 'download', '--out', file);
+    expect(download.code, download.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(
+      'ギガ光プラス\tギガヒカリプラス\t70\nスマホ安心パック\tスマホアンシンパック\t30\n',
+    );
+    const bad = await callpipe('dictionary', 'upload', join(dir, 'bad.tsv'));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('line 3: Reading illegal');
+    expect((await callpipe('dictionary', 'clear')).code).toBe(0);
+  });
+});
