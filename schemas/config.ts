@@ -1,7 +1,16 @@
 /**
- * Configuration of callpipe: one schema, read from `CALLPIPE_*` environment variables, an optional JSON
- * config file (`CALLPIPE_CONFIG`, or `callpipe.config.json` in the working directory), and the standard
- * AWS variables. Precedence: CALLPIPE_* variable > config file > AWS_* variable > default.
+ * Configuration of callpipe: one schema, read from `CALLPIPE_*` environment variables, the standard
+ * variables of the tools callpipe talks to (`AWS_*`), an optional JSON config file (`CALLPIPE_CONFIG`, or
+ * `callpipe.config.json` in the working directory), and defaults. Precedence, as AWS's own tools rank
+ * theirs (variables over files): CALLPIPE_* variable > standard variable > config file > default. An empty
+ * CALLPIPE_* variable (or `null`/`""` in the file) clears the value beneath it; an empty AWS_* variable is
+ * unset, as the AWS SDK reads it. The table of every source is in README.md (Configuration).
+ *
+ * S3 credentials are one group: the strongest source that says anything about them (keys, a session
+ * token or a profile) decides all of them, so a key from one source never pairs with a secret from
+ * another. When callpipe's own sources name no keys, the S3 client gets none and the AWS SDK's default
+ * provider chain finds them the way the AWS CLI does (AWS_* keys, AWS_PROFILE and the shared files with
+ * SSO and credential_process, web identity, container and instance roles).
  *
  * Every value fails fast with the name of the variable that carried it, so a typo in a nightly cron
  * environment stops the run at start-up rather than at 3 a.m. in the middle of a batch.
@@ -41,23 +50,45 @@ export const serviceConfigSchema = z.object({
   speed: positive,
 });
 
-export const s3ConfigSchema = z.object({
-  /** S3 endpoint URL; empty means AWS's default endpoint for the region. */
-  endpoint: z.string().optional(),
-  region: z.string().min(1),
-  bucket: z.string().min(3),
-  inputPrefix: z.string(),
-  outputPrefix: z.string(),
-  stagingPrefix: z.string(),
-  /** Analysis tables (Parquet), at the root of the output bucket: `<tablesPrefix><table>/dt=…/`. */
-  tablesPrefix: z.string(),
-  accessKeyId: z.string().optional(),
-  secretAccessKey: z.string().optional(),
-  /** Path-style addressing, needed by local S3 servers. */
-  forcePathStyle: bool,
-  /** Keep a call's staged audio and intermediate documents after success (for debugging); default: delete. */
-  keepStaging: bool,
-});
+export const s3ConfigSchema = z
+  .object({
+    /**
+     * S3 endpoint URL (an S3-compatible server); none: AWS's endpoint for the region, or the profile's
+     * `endpoint_url`, as the SDK resolves it.
+     */
+    endpoint: z.url().optional(),
+    /** None: the profile's `region` as the SDK resolves it, else `us-east-1`. */
+    region: z.string().min(1).optional(),
+    bucket: z.string().min(3),
+    inputPrefix: z.string(),
+    outputPrefix: z.string(),
+    stagingPrefix: z.string(),
+    /** Analysis tables (Parquet), at the root of the output bucket: `<tablesPrefix><table>/dt=…/`. */
+    tablesPrefix: z.string(),
+    /** Static keys; none (and no profile): the AWS SDK's default provider chain. Never logged. */
+    accessKeyId: z.string().min(1).optional(),
+    secretAccessKey: z.string().min(1).optional(),
+    /** Temporary credentials' session token, with the keys. */
+    sessionToken: z.string().min(1).optional(),
+    /** A profile of the AWS shared config and credentials files, for credentials and region. */
+    profile: z.string().min(1).optional(),
+    /** Path-style addressing; default: on when an endpoint is set (S3-compatible servers want it), else off. */
+    forcePathStyle: bool,
+    /** Keep a call's staged audio and intermediate documents after success (for debugging); default: delete. */
+    keepStaging: bool,
+  })
+  .superRefine((s3, ctx) => {
+    if (!s3.accessKeyId !== !s3.secretAccessKey)
+      ctx.addIssue({
+        code: 'custom',
+        path: [s3.accessKeyId ? 'secretAccessKey' : 'accessKeyId'],
+        message: 'an access key id and a secret access key go together',
+      });
+    if (s3.sessionToken && !s3.accessKeyId)
+      ctx.addIssue({ code: 'custom', path: ['sessionToken'], message: 'a session token needs the keys' });
+    if (s3.profile && s3.accessKeyId)
+      ctx.addIssue({ code: 'custom', path: ['profile'], message: 'set either keys or a profile, not both' });
+  });
 
 export const temporalConfigSchema = z.object({
   address: z.string().min(1),
@@ -159,7 +190,7 @@ export type InsightsConfig = z.infer<typeof insightsConfigSchema>;
 export const LOCAL_CLIENT_ID = 'callpipe-local';
 export const LOCAL_CLIENT_SECRET = 'callpipe-local-secret';
 export const LOCAL_DOMAIN_ID = 'cpdomain';
-/** Credentials of the local S3 server. */
+/** Credentials of the local stack's S3 server: the stack and the tests set them explicitly. */
 export const LOCAL_S3_ACCESS_KEY = 'callpipe';
 export const LOCAL_S3_SECRET_KEY = 'callpipe-secret';
 
@@ -174,17 +205,14 @@ export const DEFAULTS = {
     domainId: LOCAL_DOMAIN_ID,
     speed: 1,
   },
+  // S3 as AWS's tools default: AWS's endpoint, the SDK's region and credentials. The local stack sets its
+  // own endpoint and keys.
   s3: {
-    endpoint: 'http://127.0.0.1:8333',
-    region: 'us-east-1',
     bucket: 'callpipe',
     inputPrefix: 'input/',
     outputPrefix: 'results/',
     stagingPrefix: 'staging/',
     tablesPrefix: 'tables/',
-    accessKeyId: LOCAL_S3_ACCESS_KEY,
-    secretAccessKey: LOCAL_S3_SECRET_KEY,
-    forcePathStyle: true,
     keepStaging: false,
   },
   temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueuePrefix: 'callpipe' },
@@ -228,6 +256,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_S3_TABLES_PREFIX: 's3.tablesPrefix',
   CALLPIPE_S3_ACCESS_KEY_ID: 's3.accessKeyId',
   CALLPIPE_S3_SECRET_ACCESS_KEY: 's3.secretAccessKey',
+  CALLPIPE_S3_SESSION_TOKEN: 's3.sessionToken',
+  CALLPIPE_S3_PROFILE: 's3.profile',
   CALLPIPE_S3_FORCE_PATH_STYLE: 's3.forcePathStyle',
   CALLPIPE_KEEP_STAGING: 's3.keepStaging',
   CALLPIPE_TEMPORAL_ADDRESS: 'temporal.address',
@@ -262,15 +292,31 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_LOG_LEVEL: 'logLevel',
 };
 
-/** Standard AWS conventions, applied beneath CALLPIPE_* and the config file. */
-const AWS_VARS: Record<string, string> = {
-  AWS_ENDPOINT_URL_S3: 's3.endpoint',
-  AWS_ENDPOINT_URL: 's3.endpoint',
-  AWS_REGION: 's3.region',
-  AWS_DEFAULT_REGION: 's3.region',
-  AWS_ACCESS_KEY_ID: 's3.accessKeyId',
-  AWS_SECRET_ACCESS_KEY: 's3.secretAccessKey',
-};
+/**
+ * Standard AWS variables callpipe reads itself, beneath CALLPIPE_* and above the config file; the first
+ * listed for a path wins (AWS_ENDPOINT_URL_S3 over AWS_ENDPOINT_URL, AWS_REGION over AWS_DEFAULT_REGION, as
+ * in the AWS CLI). AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true drops the endpoint ones, as in the SDK.
+ */
+const AWS_VARS: [name: string, path: string][] = [
+  ['AWS_ENDPOINT_URL_S3', 's3.endpoint'],
+  ['AWS_ENDPOINT_URL', 's3.endpoint'],
+  ['AWS_REGION', 's3.region'],
+  ['AWS_DEFAULT_REGION', 's3.region'],
+];
+
+/**
+ * AWS variables that choose credentials. callpipe does not read their values: the SDK's provider chain
+ * does (AWS_PROFILE over the keys, as in the AWS CLI). Their presence only outranks the config file's keys.
+ */
+const AWS_CREDENTIAL_VARS = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_PROFILE',
+];
+
+/** The S3 credential settings, decided together by the strongest source that names any of them. */
+const CREDENTIAL_KEYS = ['accessKeyId', 'secretAccessKey', 'sessionToken', 'profile'] as const;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -292,6 +338,7 @@ function getPath(tree: Tree, path: string): unknown {
   return path.split('.').reduce<unknown>((node, part) => (node as Tree | undefined)?.[part], tree);
 }
 
+/** `over` on `base`; an `undefined` in `over` clears what `base` had. */
 function mergeDeep(base: Tree, over: Tree): Tree {
   const out: Tree = { ...base };
   for (const [key, value] of Object.entries(over)) {
@@ -302,6 +349,36 @@ function mergeDeep(base: Tree, over: Tree): Tree {
         : value;
   }
   return out;
+}
+
+/** A config file's `null` and `""` clear a value, like an empty variable: both become `undefined`. */
+function clearEmpty(tree: Tree): Tree {
+  return Object.fromEntries(
+    Object.entries(tree).map(([key, value]) => [
+      key,
+      value === null || value === ''
+        ? undefined
+        : value && typeof value === 'object' && !Array.isArray(value)
+          ? clearEmpty(value as Tree)
+          : value,
+    ]),
+  );
+}
+
+/**
+ * One source's values as a tree to merge. When it names any S3 credential setting, it decides them all:
+ * the ones it does not set are cleared.
+ */
+function layer(values: Tree, claimsCredentials: boolean): Tree {
+  if (!claimsCredentials) return values;
+  const s3 = (values.s3 as Tree | undefined) ?? {};
+  const cleared = Object.fromEntries(CREDENTIAL_KEYS.map((key) => [key, s3[key]]));
+  return { ...values, s3: { ...s3, ...cleared } };
+}
+
+function namesCredentials(tree: Tree): boolean {
+  const s3 = tree.s3 as Tree | undefined;
+  return !!s3 && CREDENTIAL_KEYS.some((key) => key in s3);
 }
 
 export interface LoadConfigOptions {
@@ -318,14 +395,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   let tree: Tree = structuredClone(DEFAULTS) as unknown as Tree;
   const origin = new Map<string, string>();
 
-  for (const [name, path] of Object.entries(AWS_VARS).reverse()) {
-    const value = env[name];
-    if (value !== undefined && value !== '') {
-      setPath(tree, path, value);
-      origin.set(path, name);
-    }
-  }
-
+  // The config file: beneath every variable.
   const file =
     options.file ??
     env.CALLPIPE_CONFIG ??
@@ -337,22 +407,47 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     } catch (err) {
       throw new ConfigError(`config file ${file}: ${(err as Error).message}`);
     }
-    if (!parsed || typeof parsed !== 'object')
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new ConfigError(`config file ${file}: not a JSON object`);
-    tree = mergeDeep(tree, parsed as Tree);
+    const values = clearEmpty(parsed as Tree);
+    tree = mergeDeep(tree, layer(values, namesCredentials(values)));
     for (const path of Object.values(ENV_VARS)) {
-      if (getPath(parsed as Tree, path) !== undefined) origin.set(path, `${file}: ${path}`);
+      if (hasPath(values, path)) origin.set(path, `${file}: ${path}`);
     }
   }
 
+  // The standard AWS variables: over the file, as AWS's tools rank their variables over their files.
+  const aws: Tree = {};
+  const ignoreEndpoints = env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS === 'true';
+  for (const [name, path] of [...AWS_VARS].reverse()) {
+    const value = env[name];
+    if (!value || (ignoreEndpoints && path === 's3.endpoint')) continue;
+    setPath(aws, path, value);
+    origin.set(path, name);
+  }
+  tree = mergeDeep(
+    tree,
+    layer(
+      aws,
+      AWS_CREDENTIAL_VARS.some((name) => env[name]),
+    ),
+  );
+
+  // CALLPIPE_* variables: over everything but the caller's overrides; empty clears.
+  const own: Tree = {};
   for (const [name, path] of Object.entries(ENV_VARS)) {
     const value = env[name];
-    if (value !== undefined && value !== '') {
-      setPath(tree, path, value);
-      origin.set(path, name);
-    }
+    if (value === undefined) continue;
+    setPath(own, path, value === '' ? undefined : value);
+    origin.set(path, name);
   }
-  if (options.overrides) tree = mergeDeep(tree, options.overrides);
+  tree = mergeDeep(tree, layer(own, namesCredentials(own)));
+  if (options.overrides)
+    tree = mergeDeep(tree, layer(options.overrides, namesCredentials(options.overrides)));
+
+  // Path-style addressing follows the endpoint unless a source set it: S3-compatible servers want it.
+  const s3 = tree.s3 as Tree;
+  if (s3.forcePathStyle === undefined) s3.forcePathStyle = s3.endpoint !== undefined;
 
   const result = configSchema.safeParse(tree);
   if (!result.success) {
@@ -360,9 +455,18 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const path = issue.path.join('.');
     const where = origin.get(path) ?? envNameOf(path) ?? path;
     // Never echo the value: it may be a secret.
-    throw new ConfigError(`invalid configuration ${where}: ${issue.message}`);
+    const message = /received undefined/.test(issue.message)
+      ? 'required, and it is empty or unset'
+      : issue.message;
+    throw new ConfigError(`invalid configuration ${where}: ${message}`);
   }
   return result.data;
+}
+
+function hasPath(tree: Tree, path: string): boolean {
+  const parts = path.split('.');
+  const parent = parts.length > 1 ? getPath(tree, parts.slice(0, -1).join('.')) : tree;
+  return !!parent && typeof parent === 'object' && parts.at(-1)! in parent;
 }
 
 function envNameOf(path: string): string | undefined {

@@ -76,21 +76,52 @@ export interface ObjectStore {
   withBucket(bucket: string): ObjectStore;
 }
 
+/** Region of S3 when neither callpipe's sources nor AWS's (AWS_REGION, the profile) name one. */
+export const S3_FALLBACK_REGION = 'us-east-1';
+
 /**
- * The S3 client. `maxAttempts` is the SDK's own retry of a request (default 3, its standard); workers
- * set 1, since Temporal's attempts already retry the activity that made the request.
+ * The region the AWS SDK resolves the way the AWS CLI does (AWS_REGION, then the profile's `region` in the
+ * shared config file), else {@link S3_FALLBACK_REGION}: S3-compatible servers take any region, and a bare
+ * SDK would refuse to start without one. Resolved once, on the first request.
+ */
+function sdkRegionOrFallback(profile: string | undefined): () => Promise<string> {
+  let region: Promise<string> | undefined;
+  return () =>
+    (region ??= (async () => {
+      const probe = new S3Client({ profile });
+      try {
+        return await probe.config.region();
+      } catch {
+        return S3_FALLBACK_REGION;
+      } finally {
+        probe.destroy();
+      }
+    })());
+}
+
+/**
+ * The S3 client. Credentials: callpipe's static keys when configured (the local stack, tests), else none
+ * given, so the SDK's default provider chain resolves them as AWS's tools do (environment keys with a
+ * session token, AWS_PROFILE or `profile` with the shared files, SSO and credential_process, web identity,
+ * container and instance roles). `maxAttempts` is the SDK's own retry of a request (default 3, its
+ * standard); workers set 1, since Temporal's attempts already retry the activity that made the request.
  */
 export function createS3Client(config: S3Config, options: { maxAttempts?: number } = {}): S3Client {
   // The SDK version is pinned in package-lock.json; its warning about future releases needing Node 22
   // says nothing about the code we run, and would land in every worker log.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   return new S3Client({
-    region: config.region,
-    endpoint: config.endpoint || undefined,
+    region: config.region ?? sdkRegionOrFallback(config.profile),
+    endpoint: config.endpoint,
     forcePathStyle: config.forcePathStyle,
+    profile: config.profile,
     credentials:
       config.accessKeyId && config.secretAccessKey
-        ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
+        ? {
+            accessKeyId: config.accessKeyId,
+            secretAccessKey: config.secretAccessKey,
+            sessionToken: config.sessionToken,
+          }
         : undefined,
     maxAttempts: options.maxAttempts ?? 3,
   });

@@ -22,6 +22,13 @@ export interface ManagedProcessOptions {
   onStdoutLine?: (line: string) => void;
 }
 
+/** A health check: the URL answers HTTP at all (any status) within a second. */
+export async function httpAnswers(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+  await res.arrayBuffer();
+  return res.status > 0;
+}
+
 export class ManagedProcess {
   private child?: ChildProcess;
   private exited?: Promise<void>;

@@ -8,14 +8,12 @@ import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node
 import { join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ensureTools, PROJECT_ROOT, toolEnv, type ToolPaths } from '../tools/provision.ts';
-import { ManagedProcess } from './process.ts';
+import { httpAnswers, ManagedProcess } from './process.ts';
 import { resolvePorts } from './ports.ts';
+import { s3ServerProcess, WEED_GRPC_OFFSET } from './s3-server.ts';
 import { SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.ts';
 import { LOCAL_S3_ACCESS_KEY, LOCAL_S3_SECRET_KEY, loadConfig, type Config } from '../../schemas/config.ts';
-import { createObjectStore } from '../../activities/storage/object-store.ts';
-
-/** SeaweedFS binds gRPC at each HTTP port + 10000. */
-const WEED_GRPC_OFFSET = 10000;
+import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
 
 export interface StackOptions {
   /** Base configuration (ports, home, speeds); default: loadConfig(). */
@@ -99,12 +97,6 @@ async function temporalHealthy(address: string): Promise<boolean> {
   }
 }
 
-async function httpAnswers(url: string): Promise<boolean> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-  await res.arrayBuffer();
-  return res.status > 0;
-}
-
 /**
  * The all-queues worker entry (`workers/all.ts`) as a child process: healthy once it prints its
  * `workers ready` line. The stack runs it, and tests run their own to SIGKILL one.
@@ -133,10 +125,12 @@ export function stackEnv(config: Config): Record<string, string> {
     CALLPIPE_TEMPORAL_NAMESPACE: config.temporal.namespace,
     CALLPIPE_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
     CALLPIPE_S3_ENDPOINT: config.s3.endpoint ?? '',
-    CALLPIPE_S3_REGION: config.s3.region,
+    CALLPIPE_S3_REGION: config.s3.region ?? '',
     CALLPIPE_S3_BUCKET: config.s3.bucket,
     CALLPIPE_S3_ACCESS_KEY_ID: config.s3.accessKeyId ?? '',
     CALLPIPE_S3_SECRET_ACCESS_KEY: config.s3.secretAccessKey ?? '',
+    CALLPIPE_S3_SESSION_TOKEN: config.s3.sessionToken ?? '',
+    CALLPIPE_S3_PROFILE: config.s3.profile ?? '',
     CALLPIPE_S3_FORCE_PATH_STYLE: String(config.s3.forcePathStyle),
     CALLPIPE_SERVICE_URL: config.service.baseUrl,
     CALLPIPE_AUTH_URL: config.service.authUrl,
@@ -208,17 +202,6 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     },
     options.ports ?? base.stack.ports,
   );
-  // SeaweedFS's internal services (master, volume, filer, admin) need ports too; always free ones.
-  const weedPorts = await resolvePorts(
-    {
-      master: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
-      volume: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
-      filer: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
-      admin: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
-    },
-    'auto',
-  );
-
   const speed = base.stack.emulatorSpeed;
   const emulatorUrl = `http://127.0.0.1:${ports.emulator}`;
   const config: Config = {
@@ -234,8 +217,11 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     s3: {
       ...base.s3,
       endpoint: `http://127.0.0.1:${ports.s3}`,
+      region: base.s3.region ?? S3_FALLBACK_REGION,
       accessKeyId: LOCAL_S3_ACCESS_KEY,
       secretAccessKey: LOCAL_S3_SECRET_KEY,
+      sessionToken: undefined,
+      profile: undefined,
       forcePathStyle: true,
     },
     temporal: { ...base.temporal, address: `127.0.0.1:${ports.temporal}` },
@@ -297,52 +283,20 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     started.push(temporal);
 
     log(`starting S3 server (SeaweedFS) on ${config.s3.endpoint}…`);
-    const s3Dir = join(home, 's3');
-    mkdirSync(s3Dir, { recursive: true });
-    const identities = join(home, 's3-identities.json');
-    writeFileSync(
-      identities,
-      JSON.stringify({
-        identities: [
-          {
-            name: 'callpipe',
-            credentials: [{ accessKey: LOCAL_S3_ACCESS_KEY, secretKey: LOCAL_S3_SECRET_KEY }],
-            actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
-          },
-        ],
-      }),
-    );
-    // `weed mini` re-applies flags it saved in its data dir; remove them so this start's ports win.
-    rmSync(join(s3Dir, 'mini.options'), { force: true });
-    const s3 = new ManagedProcess({
-      name: 's3',
-      command: tools.weed,
-      args: [
-        'mini',
-        `-dir=${s3Dir}`,
-        '-ip=127.0.0.1',
-        '-ip.bind=127.0.0.1',
-        `-s3.port=${ports.s3}`,
-        `-s3.config=${identities}`,
-        `-master.port=${weedPorts.master}`,
-        `-volume.port=${weedPorts.volume}`,
-        `-filer.port=${weedPorts.filer}`,
-        `-admin.port=${weedPorts.admin}`,
-        '-admin.ui=false',
-        '-webdav=false',
-        '-master.telemetry=false',
-        '-s3.port.iceberg=0',
-        '-s3.port.lance=0',
-        `-bucket=${config.s3.bucket}`,
+    const s3 = await s3ServerProcess({
+      weed: tools.weed,
+      home,
+      port: ports.s3,
+      identities: [
+        {
+          name: 'callpipe',
+          accessKey: LOCAL_S3_ACCESS_KEY,
+          secretKey: LOCAL_S3_SECRET_KEY,
+          actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
+        },
       ],
+      config: config.s3,
       env: childEnv(),
-      logFile: join(home, 'logs', 's3.log'),
-      healthCheck: async () => {
-        if (!(await httpAnswers(`${config.s3.endpoint}/`))) return false;
-        await createObjectStore(config.s3).ensureBucket();
-        return true;
-      },
-      startTimeoutMs: 60_000,
     });
     await s3.start();
     started.push(s3);
