@@ -2,7 +2,8 @@
  * How commands reach the pipeline: the configuration of a running local stack (found through
  * CALLPIPE_HOME) when there is one, else the configuration as set; a Temporal client and the object store.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient, describeConnection } from '../workers/temporal-connection.ts';
 import { loadConfig, type Config } from '../schemas/config.ts';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store.ts';
 import { readStackFile } from './stack/stack.ts';
@@ -25,8 +26,11 @@ export function pipelineConfig(env: NodeJS.ProcessEnv = process.env): { config: 
   const explicit = Object.fromEntries(
     Object.entries(env).filter(([k]) => k.startsWith('CALLPIPE_') && k !== 'CALLPIPE_HOME'),
   );
+  // The stack's Temporal is a plain local dev server: a TLS client certificate or an API key meant for a
+  // cluster (TEMPORAL_* variables, a profile) would only break the connection to it.
+  const local = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('TEMPORAL_')));
   return {
-    config: loadConfig({ env: { ...env, ...stack.env, ...explicit } }),
+    config: loadConfig({ env: { ...local, ...stack.env, ...explicit } }),
     webUiUrl: stack.addresses.webUiUrl,
   };
 }
@@ -35,13 +39,10 @@ export async function connectPipeline(config?: Config, webUiUrl?: string): Promi
   const resolved = config ? { config, webUiUrl } : pipelineConfig();
   let connection: Connection;
   try {
-    connection = await Connection.connect({
-      address: resolved.config.temporal.address,
-      connectTimeout: 5000,
-    });
+    connection = await connectClient(resolved.config.temporal, { connectTimeout: 5000 });
   } catch (err) {
     throw new CliError(
-      `cannot reach Temporal at ${resolved.config.temporal.address} (${(err as Error).message}); start the stack with \`callpipe up\``,
+      `cannot reach Temporal at ${describeConnection(resolved.config.temporal)} (${(err as Error).message}); start the local stack with \`callpipe up\`, or see README (Configuration) for TEMPORAL_* and profiles`,
       1,
     );
   }

@@ -1,10 +1,12 @@
 /**
  * Configuration of callpipe: one schema, read from `CALLPIPE_*` environment variables, the standard
- * variables of the tools callpipe talks to (`AWS_*`), an optional JSON config file (`CALLPIPE_CONFIG`, or
- * `callpipe.config.json` in the working directory), and defaults. Precedence, as AWS's own tools rank
- * theirs (variables over files): CALLPIPE_* variable > standard variable > config file > default. An empty
- * CALLPIPE_* variable (or `null`/`""` in the file) clears the value beneath it; an empty AWS_* variable is
- * unset, as the AWS SDK reads it. The table of every source is in README.md (Configuration).
+ * variables of the tools callpipe talks to (`AWS_*`, `TEMPORAL_*`), an optional JSON config file
+ * (`CALLPIPE_CONFIG`, or `callpipe.config.json` in the working directory), those tools' own files (the AWS
+ * shared files, read by the AWS SDK; Temporal's TOML profile) and defaults. Precedence, as AWS's and
+ * Temporal's own tools rank theirs (variables over files): CALLPIPE_* variable > standard variable >
+ * config file > the tool's file > default. An empty CALLPIPE_* variable (or `null`/`""` in the file) clears
+ * the value beneath it; an empty AWS_* or TEMPORAL_* variable is unset. The table of every source is in
+ * README.md (Configuration).
  *
  * S3 credentials are one group: the strongest source that says anything about them (keys, a session
  * token or a profile) decides all of them, so a key from one source never pairs with a secret from
@@ -12,12 +14,19 @@
  * provider chain finds them the way the AWS CLI does (AWS_* keys, AWS_PROFILE and the shared files with
  * SSO and credential_process, web identity, container and instance roles).
  *
+ * Temporal's sources (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*,
+ * TEMPORAL_GRPC_META_*, TEMPORAL_PROFILE and the TOML file of TEMPORAL_CONFIG_FILE or
+ * ~/.config/temporalio/temporal.toml) are read by Temporal's own `@temporalio/envconfig`, so callpipe
+ * resolves a connection exactly as the `temporal` CLI does; CALLPIPE_TEMPORAL_ADDRESS and _NAMESPACE stay
+ * as overrides.
+ *
  * Every value fails fast with the name of the variable that carried it, so a typo in a nightly cron
  * environment stops the run at start-up rather than at 3 a.m. in the middle of a batch.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { loadClientConfigProfile, type ClientConfigProfile } from '@temporalio/envconfig';
 import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from './limits.ts';
 import type { PlanOptions } from './plan.ts';
 import { isTimeZone } from './tables.ts';
@@ -90,11 +99,38 @@ export const s3ConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['profile'], message: 'set either keys or a profile, not both' });
   });
 
+/** A certificate or key: a file (`…_PATH`, `…_path`) or the PEM itself (`…_DATA`, `…_data`). */
+const dataSource = z.union([
+  z.strictObject({ path: z.string().min(1) }),
+  // Temporal's envconfig hands the PEM of a `…_data` setting over as bytes.
+  z.strictObject({ data: z.union([z.string().min(1), z.instanceof(Uint8Array)]) }),
+]);
+
 export const temporalConfigSchema = z.object({
+  /** Frontend `host:port`. */
   address: z.string().min(1),
   namespace: z.string().min(1),
   /** Prefix of every task queue: `callpipe`, `callpipe-media`, `callpipe-probe`, `callpipe-asr`, `callpipe-nlp`. */
   taskQueuePrefix: z.string().min(1),
+  /** API key (Temporal Cloud), sent as `authorization: Bearer …`; turns TLS on. Never logged. */
+  apiKey: z.string().min(1).optional(),
+  /** TLS; present (and not `disabled`) means TLS with the system's roots unless a CA is given. */
+  tls: z
+    .object({
+      disabled: z.boolean().optional(),
+      /** Name the server's certificate must carry, when it is not the address's host. */
+      serverName: z.string().min(1).optional(),
+      serverCACert: dataSource.optional(),
+      /** Client certificate and key (mTLS), together. */
+      clientCert: dataSource.optional(),
+      clientKey: dataSource.optional(),
+    })
+    .refine((tls) => !tls.clientCert === !tls.clientKey, {
+      message: 'a client certificate and its key go together',
+    })
+    .optional(),
+  /** gRPC metadata sent with every call (the profile's `grpc_meta`, `TEMPORAL_GRPC_META_*`). */
+  grpcMeta: z.record(z.string(), z.string()).optional(),
 });
 
 export const limitsConfigSchema = z.object({
@@ -338,18 +374,67 @@ function getPath(tree: Tree, path: string): unknown {
   return path.split('.').reduce<unknown>((node, part) => (node as Tree | undefined)?.[part], tree);
 }
 
-/** `over` on `base`; an `undefined` in `over` clears what `base` had. */
+/**
+ * `over` on `base`; an `undefined` in `over` clears what `base` had. A certificate given as a file or as
+ * PEM (`{ path }`, `{ data }`) is one value: a stronger source's file replaces a weaker one's PEM.
+ */
 function mergeDeep(base: Tree, over: Tree): Tree {
   const out: Tree = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const prev = out[key];
-    out[key] =
-      value && typeof value === 'object' && !Array.isArray(value) && prev && typeof prev === 'object'
-        ? mergeDeep(prev as Tree, value as Tree)
-        : value;
+    out[key] = isSubtree(value) && isSubtree(prev) ? mergeDeep(prev as Tree, value as Tree) : value;
   }
   return out;
 }
+
+function isSubtree(value: unknown): boolean {
+  return (
+    !!value && typeof value === 'object' && !Array.isArray(value) && !('path' in value) && !('data' in value)
+  );
+}
+
+/** A Temporal profile as a config tree, only what it sets (an `undefined` would clear a weaker source). */
+function temporalTree(profile: ClientConfigProfile): Tree {
+  const defined = (tree: object): Tree =>
+    Object.fromEntries(Object.entries(tree).filter(([, value]) => value !== undefined));
+  const { address, namespace, apiKey, tls, grpcMeta } = profile;
+  const values = defined({ address, namespace, apiKey, tls: tls && defined(tls), grpcMeta });
+  return Object.keys(values).length ? { temporal: values } : {};
+}
+
+/**
+ * Temporal's own sources, read by `@temporalio/envconfig` as the `temporal` CLI reads them, apart: the TOML
+ * profile (rank: the tool's file) and the TEMPORAL_* variables (rank: standard variables), so callpipe's
+ * config file ranks between them. Empty variables count as unset.
+ */
+function temporalSources(env: NodeJS.ProcessEnv): { file: Tree; variables: Tree; profile: string } {
+  const vars = Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''),
+  );
+  const profile = vars.TEMPORAL_PROFILE ?? 'default';
+  let fromFile: ClientConfigProfile;
+  try {
+    fromFile = loadClientConfigProfile({
+      profile: vars.TEMPORAL_PROFILE,
+      disableEnv: true,
+      overrideEnvVars: vars,
+    });
+  } catch (err) {
+    const where = vars.TEMPORAL_CONFIG_FILE ?? 'the Temporal config file';
+    throw new ConfigError(`Temporal profile '${profile}' in ${where}: ${(err as Error).message}`);
+  }
+  const fromEnv = loadClientConfigProfile({ disableFile: true, overrideEnvVars: vars });
+  return { file: temporalTree(fromFile), variables: temporalTree(fromEnv), profile };
+}
+
+/** Which TEMPORAL_* variable carries a setting, for error messages. */
+const TEMPORAL_VARS: Record<string, string> = {
+  'temporal.address': 'TEMPORAL_ADDRESS',
+  'temporal.namespace': 'TEMPORAL_NAMESPACE',
+  'temporal.apiKey': 'TEMPORAL_API_KEY',
+  'temporal.tls': 'TEMPORAL_TLS_*',
+  'temporal.grpcMeta': 'TEMPORAL_GRPC_META_*',
+};
 
 /** A config file's `null` and `""` clear a value, like an empty variable: both become `undefined`. */
 function clearEmpty(tree: Tree): Tree {
@@ -395,6 +480,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   let tree: Tree = structuredClone(DEFAULTS) as unknown as Tree;
   const origin = new Map<string, string>();
 
+  // The tools' own files callpipe reads itself: Temporal's TOML profile (the AWS SDK reads AWS's files).
+  const temporal = temporalSources(env);
+  tree = mergeDeep(tree, temporal.file);
+  for (const path of Object.keys(TEMPORAL_VARS))
+    if (hasPath(temporal.file, path)) origin.set(path, `Temporal profile '${temporal.profile}'`);
+
   // The config file: beneath every variable.
   const file =
     options.file ??
@@ -425,13 +516,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     setPath(aws, path, value);
     origin.set(path, name);
   }
-  tree = mergeDeep(
-    tree,
-    layer(
-      aws,
-      AWS_CREDENTIAL_VARS.some((name) => env[name]),
-    ),
-  );
+  const awsNamesCredentials = AWS_CREDENTIAL_VARS.some((name) => env[name]);
+  tree = mergeDeep(tree, layer(aws, awsNamesCredentials));
+  // The TEMPORAL_* variables, likewise over the file.
+  tree = mergeDeep(tree, temporal.variables);
+  for (const [path, name] of Object.entries(TEMPORAL_VARS))
+    if (hasPath(temporal.variables, path)) origin.set(path, name);
 
   // CALLPIPE_* variables: over everything but the caller's overrides; empty clears.
   const own: Tree = {};
@@ -453,7 +543,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const path = issue.path.join('.');
-    const where = origin.get(path) ?? envNameOf(path) ?? path;
+    // The source of the value, or of the nearest setting around it (`temporal.tls` for a certificate).
+    const parts = issue.path.map(String);
+    const around = parts.map((_, i) => parts.slice(0, parts.length - i).join('.'));
+    const where = around.map((p) => origin.get(p)).find(Boolean) ?? envNameOf(path) ?? path;
     // Never echo the value: it may be a secret.
     const message = /received undefined/.test(issue.message)
       ? 'required, and it is empty or unset'

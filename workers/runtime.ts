@@ -11,12 +11,13 @@ import { createServer as createNetServer } from 'node:net';
 import {
   bundleWorkflowCode,
   DefaultLogger,
-  NativeConnection,
+  type NativeConnection,
   Runtime,
   type LogEntry,
   type WorkerOptions,
 } from '@temporalio/worker';
 import type { Config } from '../schemas/config.ts';
+import { connectWorkers } from './temporal-connection.ts';
 import { registry } from '../activities/metrics.ts';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -46,8 +47,8 @@ export function installRuntime(config: Config, options: { temporalMetricsPort?: 
   });
 }
 
-export async function connect(config: Config): Promise<NativeConnection> {
-  return NativeConnection.connect({ address: config.temporal.address });
+export function connect(config: Config): Promise<NativeConnection> {
+  return connectWorkers(config.temporal);
 }
 
 /** Bundling only warns and fails out loud: its progress lines would drown test and bench output. */

@@ -6,14 +6,20 @@
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Connection } from '@temporalio/client';
 import { ensureTools, PROJECT_ROOT, toolEnv, type ToolPaths } from '../tools/provision.ts';
 import { httpAnswers, ManagedProcess } from './process.ts';
 import { resolvePorts } from './ports.ts';
 import { s3ServerProcess, WEED_GRPC_OFFSET } from './s3-server.ts';
 import { SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.ts';
-import { LOCAL_S3_ACCESS_KEY, LOCAL_S3_SECRET_KEY, loadConfig, type Config } from '../../schemas/config.ts';
+import {
+  LOCAL_S3_ACCESS_KEY,
+  LOCAL_S3_SECRET_KEY,
+  loadConfig,
+  type Config,
+  type TemporalConfig,
+} from '../../schemas/config.ts';
 import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
+import { connectClient, writeTemporalProfile } from '../../workers/temporal-connection.ts';
 
 export interface StackOptions {
   /** Base configuration (ports, home, speeds); default: loadConfig(). */
@@ -87,8 +93,8 @@ export function readStackFile(home: string): StackFile | undefined {
   }
 }
 
-async function temporalHealthy(address: string): Promise<boolean> {
-  const connection = await Connection.connect({ address, connectTimeout: 1000 });
+async function temporalHealthy(temporal: TemporalConfig): Promise<boolean> {
+  const connection = await connectClient(temporal, { connectTimeout: 1000 });
   try {
     const res = await connection.healthService.check({});
     return res.status === 1; // SERVING
@@ -118,9 +124,16 @@ export function workersProcess(env: NodeJS.ProcessEnv, logFile: string): Managed
   });
 }
 
+/** The Temporal config file of a stack: its dev server as the default profile (see startStack). */
+export function stackTemporalProfile(home: string): string {
+  return join(home, 'temporal.toml');
+}
+
 export function stackEnv(config: Config): Record<string, string> {
   return {
     CALLPIPE_HOME: config.stack.home,
+    // Temporal's own sources point at the stack too: no profile of the user's is read by its processes.
+    TEMPORAL_CONFIG_FILE: stackTemporalProfile(config.stack.home),
     CALLPIPE_TEMPORAL_ADDRESS: config.temporal.address,
     CALLPIPE_TEMPORAL_NAMESPACE: config.temporal.namespace,
     CALLPIPE_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
@@ -224,7 +237,12 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       profile: undefined,
       forcePathStyle: true,
     },
-    temporal: { ...base.temporal, address: `127.0.0.1:${ports.temporal}` },
+    // The dev server on loopback: plain gRPC, whatever TLS or API key the configuration names for a cluster.
+    temporal: {
+      address: `127.0.0.1:${ports.temporal}`,
+      namespace: base.temporal.namespace,
+      taskQueuePrefix: base.temporal.taskQueuePrefix,
+    },
     stack: {
       ...base.stack,
       home,
@@ -237,9 +255,11 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   };
   const env = stackEnv(config);
   const childEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
-    // Stray AWS_* variables would switch SeaweedFS's auth on (it runs without identities) or point the
-    // SDK elsewhere.
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+    // Stray AWS_* variables would change SeaweedFS's auth or point the SDK elsewhere; TEMPORAL_* ones
+    // (an API key, a client certificate, a profile) are meant for another cluster than the dev server.
+    const clean = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('TEMPORAL_')),
+    );
     return { ...clean, ...toolEnv(tools), ...env, ...extra };
   };
 
@@ -249,6 +269,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   };
 
   try {
+    writeTemporalProfile(stackTemporalProfile(home), config.temporal);
     log(`starting Temporal dev server on ${config.temporal.address} (Web UI on :${ports.temporalUi})…`);
     const temporal = new ManagedProcess({
       name: 'temporal',
@@ -276,7 +297,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       ],
       env: childEnv(),
       logFile: join(home, 'logs', 'temporal.log'),
-      healthCheck: () => temporalHealthy(config.temporal.address),
+      healthCheck: () => temporalHealthy(config.temporal),
       startTimeoutMs: 90_000,
     });
     await temporal.start();

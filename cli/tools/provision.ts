@@ -115,17 +115,16 @@ function stampMatches(): boolean {
 }
 
 function ensureFfmpeg(log: (line: string) => void): void {
-  if (which('ffmpeg') && which('ffprobe')) return;
-  const isRoot = process.getuid?.() === 0;
-  if (!isRoot || !which('apt-get')) {
-    throw new ToolsError(
-      'ffmpeg and ffprobe are missing. Install them with your package manager (Debian/Ubuntu: ' +
-        '`sudo apt-get install ffmpeg`), or point CALLPIPE_FFMPEG and CALLPIPE_FFPROBE at them.',
-    );
-  }
-  log('installing ffmpeg with apt-get (Debian package `ffmpeg`)…');
-  run('apt-get', ['update', '-qq'], log);
-  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'ffmpeg'], log);
+  ensureDebianTool(
+    {
+      name: 'ffmpeg/ffprobe',
+      debianPackages: ['ffmpeg'],
+      find: () => (which('ffmpeg') && which('ffprobe')) || undefined,
+      why: 'every media step runs them',
+      hint: 'point CALLPIPE_FFMPEG and CALLPIPE_FFPROBE at them',
+    },
+    log,
+  );
 }
 
 function ensureVenv(log: (line: string) => void): void {
@@ -206,24 +205,64 @@ export function chromiumPath(): string | undefined {
   return ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)) ?? which('chromium');
 }
 
-/** Debian's `chromium` via apt-get when missing and root; otherwise a message that says what to do. */
-export function ensureChromium(options: { log?: (line: string) => void } = {}): string {
-  const log = options.log ?? (() => {});
-  const found = chromiumPath();
+/**
+ * A tool from a Debian package: found by `find`, else installed with apt-get when running as root, else
+ * a message that says what to do.
+ */
+function ensureDebianTool(
+  tool: {
+    name: string;
+    debianPackages: string[];
+    find: () => string | undefined;
+    why: string;
+    /** What else the user may do, e.g. point a variable at a binary elsewhere. */
+    hint?: string;
+  },
+  log: (line: string) => void,
+): string {
+  const found = tool.find();
   if (found) return found;
   const isRoot = process.getuid?.() === 0;
+  const packages = tool.debianPackages.join(' ');
   if (!isRoot || !which('apt-get')) {
     throw new ToolsError(
-      'chromium is missing (needed by the Web UI browser test). Install it with your package manager ' +
-        '(Debian/Ubuntu: `sudo apt-get install chromium`), or point CALLPIPE_CHROMIUM at a Chromium binary.',
+      `${tool.name} is missing (${tool.why}). Install it with your package manager (Debian/Ubuntu: ` +
+        `\`sudo apt-get install ${packages}\`)${tool.hint ? `, or ${tool.hint}` : ''}.`,
     );
   }
-  log('installing chromium with apt-get (Debian package `chromium`)…');
+  log(`installing ${tool.name} with apt-get (Debian: ${packages})…`);
   run('apt-get', ['update', '-qq'], log);
-  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], log);
-  const installed = chromiumPath();
-  if (!installed) throw new ToolsError('chromium is still missing after apt-get install chromium');
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...tool.debianPackages], log);
+  const installed = tool.find();
+  if (!installed) throw new ToolsError(`${tool.name} is still missing after apt-get install ${packages}`);
   return installed;
+}
+
+/** Debian's `chromium` via apt-get when missing and root; otherwise a message that says what to do. */
+export function ensureChromium(options: { log?: (line: string) => void } = {}): string {
+  return ensureDebianTool(
+    {
+      name: 'chromium',
+      debianPackages: ['chromium'],
+      find: chromiumPath,
+      why: 'needed by the Web UI browser test',
+      hint: 'point CALLPIPE_CHROMIUM at a Chromium binary',
+    },
+    options.log ?? (() => {}),
+  );
+}
+
+/** Debian's `openssl` (throwaway certificates of the TLS tests) via apt-get when missing and root. */
+export function ensureOpenssl(options: { log?: (line: string) => void } = {}): string {
+  return ensureDebianTool(
+    {
+      name: 'openssl',
+      debianPackages: ['openssl'],
+      find: () => which('openssl'),
+      why: 'the TLS tests make a throwaway certificate authority with it',
+    },
+    options.log ?? (() => {}),
+  );
 }
 
 /**
@@ -232,28 +271,23 @@ export function ensureChromium(options: { log?: (line: string) => void } = {}): 
  * missing and root; otherwise a message that says what to do. callpipe itself never runs sox.
  */
 export function ensureAmrEncoder(options: { log?: (line: string) => void } = {}): string {
-  const log = options.log ?? (() => {});
   const soxCanEncodeAmr = (sox: string) => {
     const res = spawnSync(sox, ['-h'], { encoding: 'utf8' });
     return res.status === 0 && /amr-nb/.test(res.stdout) && existsAny(OPENCORE_AMRNB_LIBS);
   };
-  const found = process.env.CALLPIPE_SOX ?? which('sox');
-  if (found && soxCanEncodeAmr(found)) return found;
-  const isRoot = process.getuid?.() === 0;
-  if (!isRoot || !which('apt-get')) {
-    throw new ToolsError(
-      'an AMR-NB encoder is missing (needed to generate the AMR cases of the test corpus). Install it ' +
-        'with your package manager (Debian/Ubuntu: `sudo apt-get install sox libopencore-amrnb0`), or point ' +
-        'CALLPIPE_SOX at a sox that writes amr-nb.',
-    );
-  }
-  log('installing sox and libopencore-amrnb0 with apt-get (the test corpus encodes AMR with them)…');
-  run('apt-get', ['update', '-qq'], log);
-  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'sox', 'libopencore-amrnb0'], log);
-  const installed = which('sox');
-  if (!installed || !soxCanEncodeAmr(installed))
-    throw new ToolsError('sox still cannot write amr-nb after apt-get install sox libopencore-amrnb0');
-  return installed;
+  return ensureDebianTool(
+    {
+      name: 'an AMR-NB encoder',
+      debianPackages: ['sox', 'libopencore-amrnb0'],
+      find: () => {
+        const sox = process.env.CALLPIPE_SOX ?? which('sox');
+        return sox && soxCanEncodeAmr(sox) ? sox : undefined;
+      },
+      why: 'needed to generate the AMR cases of the test corpus',
+      hint: 'point CALLPIPE_SOX at a sox that writes amr-nb',
+    },
+    options.log ?? (() => {}),
+  );
 }
 
 /** Where Debian puts the library sox loads for amr-nb (it is loaded at run time, not linked). */

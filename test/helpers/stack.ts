@@ -1,6 +1,7 @@
 /** What integration tests get from the shared test stack: config, a Temporal client, the object store. */
 import { inject } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../../workers/temporal-connection.ts';
 import { loadConfig, type Config } from '../../schemas/config.ts';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store.ts';
 
@@ -11,7 +12,7 @@ export function stackConfig(): Config {
 export async function temporalClient(
   config = stackConfig(),
 ): Promise<{ client: Client; close: () => Promise<void> }> {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await connectClient(config.temporal);
   return {
     client: new Client({ connection, namespace: config.temporal.namespace }),
     close: () => connection.close(),
