@@ -16,6 +16,7 @@ import {
   type FailureType,
 } from '../schemas/retry-table.ts';
 import { isPermanentS3Error } from './storage/object-store.ts';
+import { maskPersonalData } from './nlp/redaction/free-text.ts';
 
 const SERVICE_FAILURES: Record<ServiceErrorKind, FailureType> = {
   rateLimited: FAILURE.ServiceRateLimited,
@@ -53,33 +54,41 @@ function detailsOf(err: unknown): unknown[] {
   return [];
 }
 
-/** What `err` becomes when it leaves an activity in attempt `attempt` (1-based). */
+/**
+ * What `err` becomes when it leaves an activity in attempt `attempt` (1-based). Its message goes into
+ * the workflow's history: personal data a message may carry (a service echoing its input) is masked,
+ * and the cause that held it left out.
+ */
 export function toActivityFailure(err: unknown, attempt = 1, random: () => number = Math.random): unknown {
+  const message = err instanceof Error ? err.message : String(err);
+  const masked = maskPersonalData(message);
   if (err instanceof ApplicationFailure) {
-    if (!isFailureType(err.type)) return err;
-    const retryable = RETRY_TABLE[err.type].retryable;
-    if (!!err.nonRetryable === !retryable) return err;
+    if (!isFailureType(err.type) && masked === message) return err;
+    const retryable = isFailureType(err.type) ? RETRY_TABLE[err.type].retryable : !err.nonRetryable;
+    if (!!err.nonRetryable === !retryable && masked === message) return err;
     // An activity typed its failure but decided its retry itself: the table decides.
     return ApplicationFailure.create({
-      type: err.type,
-      message: err.message,
+      type: err.type ?? undefined,
+      message: masked,
       nonRetryable: !retryable,
       details: err.details as unknown[] | undefined,
       ...(retryable && err.nextRetryDelay !== undefined ? { nextRetryDelay: err.nextRetryDelay } : {}),
-      cause: err,
+      ...(masked === message ? { cause: err } : {}),
     });
   }
   const type = failureTypeOf(err);
-  if (!type) return err;
+  if (!type && masked === message) return err;
+  if (!type)
+    return ApplicationFailure.create({ message: masked, type: err instanceof Error ? err.name : 'Error' });
   const hint = isServiceError(err) ? err.retryAfterMs : undefined;
   const delay = retryDelayMs(type, attempt, random, hint);
   return ApplicationFailure.create({
     type,
-    message: err instanceof Error ? err.message : String(err),
+    message: masked,
     nonRetryable: !RETRY_TABLE[type].retryable,
     details: detailsOf(err),
     ...(delay !== undefined ? { nextRetryDelay: delay } : {}),
-    cause: err instanceof Error ? err : undefined,
+    cause: err instanceof Error && masked === message ? err : undefined,
   });
 }
 

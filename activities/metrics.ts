@@ -37,6 +37,13 @@ const restarts = new Counter({
   registers: [registry],
 });
 
+const redactions = new Counter({
+  name: 'callpipe_redactions_total',
+  help: 'Personal data redacted from call text, by kind (name, phone, …, or a kind of the deployment)',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
 function errorKind(err: unknown): { outcome: string; code?: number } {
   const e = err as { name?: string; kind?: string; code?: unknown } | undefined;
   if (e?.name === 'ServiceError' && typeof e.kind === 'string') {
@@ -79,5 +86,9 @@ export const metrics = {
   },
   restarted(): void {
     restarts.inc();
+  },
+  /** Redactions of one call by kind (the kinds are a bounded set: built-in ones and the configuration's). */
+  redacted(counts: Record<string, number>): void {
+    for (const [kind, n] of Object.entries(counts)) if (n > 0) redactions.inc({ kind }, n);
   },
 };

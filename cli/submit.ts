@@ -12,12 +12,13 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } 
 import {
   planOptionsOf,
   recordingQueues,
+  redactionInputOf,
   tablesOf,
   taskQueues,
   textGrainsOf,
   type Config,
 } from '../schemas/config.ts';
-import type { OutputLocation, RecordingSource } from '../schemas/recording.ts';
+import type { OutputLocation, RecordingSource, RedactionInput } from '../schemas/recording.ts';
 import type { ObjectStore } from '../activities/storage/object-store.ts';
 import { outputLocationOf, parseS3Url, uploadKey } from '../schemas/call-keys.ts';
 import { callIdOf, workflowIdOf } from '../activities/storage/call-id.ts';
@@ -107,6 +108,15 @@ export function outputLocation(out: string | undefined, config: Config): OutputL
   }
 }
 
+/** What the workflow is told about redaction for results in `output` (a bad unredacted prefix: one clear line). */
+export function redactionInput(config: Config, output: OutputLocation): RedactionInput {
+  try {
+    return redactionInputOf(config, output);
+  } catch (err) {
+    throw new CliError(err instanceof Error ? err.message : String(err));
+  }
+}
+
 export interface SubmitOptions {
   output: OutputLocation;
   redo?: boolean;
@@ -145,6 +155,7 @@ export async function submitRecording(
     queues: recordingQueues(config),
     tables: tablesOf(config, options.output),
     text: textGrainsOf(config),
+    redaction: redactionInput(config, options.output),
     ...options.extra,
   };
   const handle = await client.workflow.start(processRecording, {

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { RECORDING_EXTENSIONS } from './media-formats.ts';
-import { OUTCOMES, outputLocationSchema, recordingSourceSchema } from './recording.ts';
+import { OUTCOMES, outputLocationSchema, recordingSourceSchema, redactionInputSchema } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
 
 /**
@@ -100,6 +100,8 @@ const backfillInputFields = z.object({
           windowSeconds: z.number().positive(),
         })
         .optional(),
+      /** Where every child's unredacted copies go and whether to redact its audio (schemas/config.ts). */
+      redaction: redactionInputSchema.optional(),
     })
     .default({ stagingPrefix: 'staging/' }),
   /** Task queue of the children and of the batch's own activities; default: the batch's. */

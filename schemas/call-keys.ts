@@ -1,7 +1,8 @@
 /**
  * Every object key of a call, in one place (issue 12): where its recording was uploaded, its staged
  * audio and intermediates, its partial results, its outputs (`result.json`, `transcript.vtt`,
- * `error.json`) and its batch's report. Keys are built once from the configuration, the call id and the
+ * `error.json`, the redacted audio, and the unredacted copies under a prefix of their own) and its
+ * batch's report. Keys are built once from the configuration, the call id and the
  * workflow id, and then passed around as data; nothing else in callpipe concatenates a prefix.
  *
  * Every spelling of a prefix a user may write (`results`, `results/`, `/results`, `a//b/`, empty, or an
@@ -22,7 +23,15 @@ export const TRANSCRIPT_FILE = 'transcript.vtt';
 export const ERROR_FILE = 'error.json';
 /** The call viewer: a self-contained HTML page beside result.json. */
 export const CALL_PAGE_FILE = 'call.html';
-export const OUTPUT_FILES = [RESULT_FILE, TRANSCRIPT_FILE, ERROR_FILE, CALL_PAGE_FILE] as const;
+/** The recording with every redacted span masked (opt-in), FLAC: lossless, and no 4-GB limit as WAV has. */
+export const REDACTED_AUDIO_FILE = 'audio.redacted.flac';
+export const OUTPUT_FILES = [
+  RESULT_FILE,
+  TRANSCRIPT_FILE,
+  ERROR_FILE,
+  CALL_PAGE_FILE,
+  REDACTED_AUDIO_FILE,
+] as const;
 
 /** Where results go: a bucket and a normalized key prefix (`''` or ending in exactly one `/`). */
 export interface OutputLocation {
@@ -87,7 +96,7 @@ export function locationUrl(output: OutputLocation): string {
   return `s3://${output.bucket}/${normalizePrefix(output.prefix)}`;
 }
 
-/** The outputs of a call: `<prefix><callId>/{result.json,transcript.vtt,error.json}` in `bucket`. */
+/** The outputs of a call: `<prefix><callId>/{result.json,transcript.vtt,error.json,…}` in `bucket`. */
 export interface CallOutputKeys {
   bucket: string;
   dir: string;
@@ -96,10 +105,22 @@ export interface CallOutputKeys {
   error: string;
   /** The call viewer page (written beside result.json, before it). */
   page: string;
+  /** The redacted copy of the audio, when asked for. Absent in keys built before 0.2.0. */
+  redactedAudio?: string;
+  /**
+   * Where the unredacted result.json and transcript.vtt go, when configured: a location of its own, so
+   * that a bucket policy can restrict who reads it.
+   */
+  unredacted?: { bucket: string; dir: string; result: string; transcript: string };
 }
 
-export function callOutputKeys(output: OutputLocation, callId: string): CallOutputKeys {
+export function callOutputKeys(
+  output: OutputLocation,
+  callId: string,
+  unredacted?: OutputLocation,
+): CallOutputKeys {
   const dir = `${normalizePrefix(output.prefix)}${assertSafeCallId(callId)}/`;
+  const plainDir = unredacted ? `${normalizePrefix(unredacted.prefix)}${callId}/` : undefined;
   return {
     bucket: output.bucket,
     dir,
@@ -107,6 +128,17 @@ export function callOutputKeys(output: OutputLocation, callId: string): CallOutp
     transcript: `${dir}${TRANSCRIPT_FILE}`,
     error: `${dir}${ERROR_FILE}`,
     page: `${dir}${CALL_PAGE_FILE}`,
+    redactedAudio: `${dir}${REDACTED_AUDIO_FILE}`,
+    ...(unredacted && plainDir
+      ? {
+          unredacted: {
+            bucket: unredacted.bucket,
+            dir: plainDir,
+            result: `${plainDir}${RESULT_FILE}`,
+            transcript: `${plainDir}${TRANSCRIPT_FILE}`,
+          },
+        }
+      : {}),
   };
 }
 
@@ -114,6 +146,25 @@ export function callOutputKeys(output: OutputLocation, callId: string): CallOutp
 export function relativeHref(fromDir: string, toKey: string): string {
   const depth = normalizePrefix(fromDir).split('/').length - 1;
   return `${'../'.repeat(depth)}${toKey.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/**
+ * Where unredacted copies go, from what a user configured (`s3://bucket/prefix` or a key prefix of the
+ * output bucket). Refused when it is the output location, inside it or holds it: the copies must sit
+ * where a bucket policy can keep them from readers of the redacted results.
+ */
+export function unredactedLocationOf(spelling: string, output: OutputLocation): OutputLocation {
+  const location = outputLocationOf(spelling, output.bucket);
+  const out = normalizeLocation(output);
+  if (
+    location.bucket === out.bucket &&
+    (location.prefix.startsWith(out.prefix) || out.prefix.startsWith(location.prefix))
+  ) {
+    throw new KeyError(
+      `the unredacted prefix ${locationUrl(location)} must not be, hold or lie inside the output ${locationUrl(out)}`,
+    );
+  }
+  return location;
 }
 
 /**
@@ -133,6 +184,10 @@ export interface CallStagingKeys {
   sentiment: string;
   keywords: string;
   dialogActs: string;
+  /** The redaction step's records (schemas/result.ts, redactionOutputSchema). */
+  redaction: string;
+  /** The timeline with personal data masked: what every text step after redaction reads. */
+  redactedTimeline: string;
 }
 
 /** Workflow ids may hold characters a key should not; they are replaced, the id stays readable. */
@@ -152,6 +207,8 @@ export function callStagingKeys(stagingPrefix: string, callId: string, workflowI
     sentiment: `${dir}sentiment.json`,
     keywords: `${dir}keywords.json`,
     dialogActs: `${dir}dialog-acts.json`,
+    redaction: `${dir}redaction.json`,
+    redactedTimeline: `${dir}timeline.redacted.json`,
   };
 }
 
@@ -167,10 +224,12 @@ export function callKeys(input: {
   stagingPrefix: string;
   callId: string;
   workflowId: string;
+  /** Where unredacted copies go, when configured (already checked by {@link unredactedLocationOf}). */
+  unredacted?: OutputLocation | undefined;
 }): CallKeys {
   return {
     callId: input.callId,
-    output: callOutputKeys(input.output, input.callId),
+    output: callOutputKeys(input.output, input.callId, input.unredacted),
     staging: callStagingKeys(input.stagingPrefix, input.callId, input.workflowId),
   };
 }

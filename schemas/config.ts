@@ -30,8 +30,15 @@ import { loadClientConfigProfile, type ClientConfigProfile } from '@temporalio/e
 import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from './limits.ts';
 import type { PlanOptions } from './plan.ts';
 import { isTimeZone } from './tables.ts';
-import { tablesLocationOf, type OutputLocation, type TablesLocation } from './call-keys.ts';
+import {
+  tablesLocationOf,
+  unredactedLocationOf,
+  type OutputLocation,
+  type TablesLocation,
+} from './call-keys.ts';
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrains } from './text-grains.ts';
+import type { RedactionInput } from './recording.ts';
+import { redactionRulesSchema } from './redaction.ts';
 
 // 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
 const port = z.coerce.number().int().min(0).max(65535);
@@ -199,12 +206,33 @@ export const insightsConfigSchema = z.object({
   windowSeconds: positive,
 });
 
+/**
+ * Personal data (README, Personal data). Text is always redacted; what a deployment chooses is the masks,
+ * its own terms and patterns, whether an unredacted copy is kept (and where), and whether a redacted copy
+ * of the audio is written. Rules may also come from a file of their own (`rulesFile`, JSON of
+ * `schemas/redaction.ts` redactionRulesSchema), which then replaces the inline `masks`, `terms` and
+ * `patterns`: a list of customers' names is better kept apart from the rest of the configuration.
+ */
+export const redactionConfigSchema = redactionRulesSchema.extend({
+  rulesFile: z.string().min(1).optional(),
+  /**
+   * Where unredacted `result.json` and `transcript.vtt` go: `s3://bucket/prefix` or a key prefix of the
+   * output bucket, never the output prefix itself nor inside it. Unset (the default): nowhere.
+   */
+  unredactedPrefix: z.string().min(1).optional(),
+  /** Write a redacted copy of each recording (`audio.redacted.flac` beside result.json). Default false. */
+  audio: bool,
+  /** What covers a redacted span in that copy: a 1-kHz tone (default) or silence. */
+  audioMask: z.enum(['tone', 'silence']),
+});
+
 export const configSchema = z.object({
   service: serviceConfigSchema,
   s3: s3ConfigSchema,
   temporal: temporalConfigSchema,
   limits: limitsConfigSchema,
   insights: insightsConfigSchema,
+  redaction: redactionConfigSchema,
   stack: stackConfigSchema,
   /**
    * The call center's time zone (IANA): the day a call belongs to in the analysis tables (their `dt`
@@ -221,6 +249,7 @@ export type TemporalConfig = z.infer<typeof temporalConfigSchema>;
 export type LimitsConfig = z.infer<typeof limitsConfigSchema>;
 export type StackConfig = z.infer<typeof stackConfigSchema>;
 export type InsightsConfig = z.infer<typeof insightsConfigSchema>;
+export type RedactionConfig = z.infer<typeof redactionConfigSchema>;
 
 /** Credentials of the local emulator's default account; only ever used against the local stack. */
 export const LOCAL_CLIENT_ID = 'callpipe-local';
@@ -258,6 +287,7 @@ export const DEFAULTS = {
     dialogActs: DEFAULT_TEXT_GRAINS.dialogActs,
     windowSeconds: DEFAULT_TEXT_GRAINS.windowSeconds,
   },
+  redaction: { masks: {}, terms: [], patterns: [], audio: false, audioMask: 'tone' },
   stack: {
     home: '.callpipe',
     temporalPort: 7233,
@@ -312,6 +342,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_SENTIMENT_GRAIN: 'insights.sentimentGrain',
   CALLPIPE_DIALOG_ACTS: 'insights.dialogActs',
   CALLPIPE_TEXT_WINDOW_SECONDS: 'insights.windowSeconds',
+  CALLPIPE_REDACTION_RULES: 'redaction.rulesFile',
+  CALLPIPE_UNREDACTED_PREFIX: 'redaction.unredactedPrefix',
   CALLPIPE_HOME: 'stack.home',
   CALLPIPE_TEMPORAL_PORT: 'stack.temporalPort',
   CALLPIPE_TEMPORAL_UI_PORT: 'stack.temporalUiPort',
@@ -589,6 +621,19 @@ export function textGrainsOf(config: Pick<Config, 'insights'>): TextGrains {
     sentiment: config.insights.sentimentGrain,
     dialogActs: config.insights.dialogActs,
     windowSeconds: config.insights.windowSeconds,
+  };
+}
+
+/**
+ * What a call's workflow is told about redaction, for results going to `output`: where unredacted copies
+ * go (checked against `output`: throws a KeyError when it is the same place) and whether to redact the
+ * audio. The rules stay with the workers.
+ */
+export function redactionInputOf(config: Pick<Config, 'redaction'>, output: OutputLocation): RedactionInput {
+  const { unredactedPrefix, audio, audioMask } = config.redaction;
+  return {
+    ...(unredactedPrefix ? { unredacted: unredactedLocationOf(unredactedPrefix, output) } : {}),
+    ...(audio ? { audio: { mask: audioMask } } : {}),
   };
 }
 

@@ -20,6 +20,17 @@ export const outputLocationSchema = z.object({
 });
 export type { OutputLocation } from './call-keys.ts';
 
+/**
+ * What a call's workflow knows of redaction: where unredacted copies go, if anywhere, and whether (and
+ * how) to write a redacted copy of the audio. Never the rules, terms or patterns: those may themselves
+ * be personal, and stay in the workers' configuration.
+ */
+export const redactionInputSchema = z.object({
+  unredacted: outputLocationSchema.optional(),
+  audio: z.object({ mask: z.enum(['tone', 'silence']) }).optional(),
+});
+export type RedactionInput = z.infer<typeof redactionInputSchema>;
+
 /** The stages of a call, in order: kept current in the `CallpipeStage` search attribute. */
 export const STAGES = [
   'queued',
@@ -28,6 +39,7 @@ export const STAGES = [
   'transcode',
   'recognize',
   'merge',
+  'redact',
   'fillers',
   'analyze',
   'write',

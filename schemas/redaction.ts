@@ -105,20 +105,37 @@ export type RedactionPattern = z.infer<typeof redactionPatternSchema>;
  * Terms and patterns may themselves be personal (a list of customers' names): they stay in the workers'
  * configuration and never travel in a workflow's input or history.
  */
-export const redactionRulesSchema = z.object({
-  masks: z
-    .record(z.string(), maskSchema)
-    .default({})
-    .refine(
-      (masks) =>
-        Object.entries(masks).every(
-          ([kind, mask]) => mask.style !== 'keepLast' || (DIGIT_KINDS as readonly string[]).includes(kind),
-        ),
-      `keepLast applies to digit kinds only (${DIGIT_KINDS.join(', ')})`,
-    ),
-  terms: z.array(redactionTermSchema).max(10_000).default([]),
-  patterns: z.array(redactionPatternSchema).max(200).default([]),
-});
+export const redactionRulesSchema = z
+  .object({
+    masks: z
+      .record(z.string(), maskSchema)
+      .default({})
+      .refine(
+        (masks) =>
+          Object.entries(masks).every(
+            ([kind, mask]) => mask.style !== 'keepLast' || (DIGIT_KINDS as readonly string[]).includes(kind),
+          ),
+        `keepLast applies to digit kinds only (${DIGIT_KINDS.join(', ')})`,
+      ),
+    terms: z.array(redactionTermSchema).max(10_000).default([]),
+    patterns: z.array(redactionPatternSchema).max(200).default([]),
+  })
+  .superRefine((rules, ctx) => {
+    const known = new Set<string>([
+      ...REDACTION_KINDS,
+      ...rules.terms.map((t) => t.kind),
+      ...rules.patterns.map((p) => p.kind),
+    ]);
+    for (const kind of Object.keys(rules.masks)) {
+      if (!known.has(kind)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['masks', kind],
+          message: `no such kind: one of ${REDACTION_KINDS.join(', ')} or a kind of the terms and patterns`,
+        });
+      }
+    }
+  });
 export type RedactionRules = z.infer<typeof redactionRulesSchema>;
 
 /** The detectors, as a record names them: named-entity extraction, our patterns, the deployment's terms and patterns. */

@@ -21,6 +21,7 @@ import { amrFramesSchema, inputReaderSchema, lengthCheckSchema } from './media-p
 import { channelFactsSchema, cutKindSchema, silenceSchema } from './plan.ts';
 import { STAGES } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
+import { REDACTION_SOURCES, redactionRecordSchema, stagedRedactionSchema } from './redaction.ts';
 
 /** 2 (0.2.0): one name per concept (`reStreamedSeconds`, `writtenAt`, a keyword's `text`); see CHANGELOG.md. */
 export const RESULT_SCHEMA_VERSION = 2;
@@ -31,9 +32,18 @@ const count = z.number().int().nonnegative();
 // --- shared pieces -------------------------------------------------------------------------------------
 
 /** The text steps, in the order the workflow runs them. */
-export const NLP_STEPS = ['fillers', 'summary', 'sentiment', 'keywords', 'dialogActs'] as const;
+export const NLP_STEPS = ['redaction', 'fillers', 'summary', 'sentiment', 'keywords', 'dialogActs'] as const;
 export const nlpStepSchema = z.enum(NLP_STEPS);
 export type NlpStep = z.infer<typeof nlpStepSchema>;
+/** Steps whose failure leaves the call `partial`: the text steps after redaction, and the redacted audio copy. */
+export const PARTIAL_STEPS = [
+  'fillers',
+  'summary',
+  'sentiment',
+  'keywords',
+  'dialogActs',
+  'audioRedaction',
+] as const;
 
 /** What the service calls of one step or endpoint cost (service/cost.ts, CallCost). */
 export const requestCostSchema = z
@@ -51,7 +61,7 @@ export type RequestCost = z.infer<typeof requestCostSchema>;
 /** A text step that did not produce its part: the call is still done, without that part. */
 export const stepFailureSchema = z
   .object({
-    step: nlpStepSchema,
+    step: z.enum(PARTIAL_STEPS),
     reason: z.string().min(1).describe('why, in words a user can act on'),
   })
   .meta({ id: 'StepFailure' });
@@ -212,6 +222,34 @@ export const keywordsOutputSchema = z.object({
 });
 export type KeywordsOutput = z.infer<typeof keywordsOutputSchema>;
 
+/**
+ * What the redaction step staged besides the redacted timeline: per utterance that held personal data,
+ * its redactions (kind, the mask's place, and where the value was in the recognized text, which the
+ * unredacted copy needs) and its time range (for the redacted audio). Never a value.
+ */
+export const redactionOutputSchema = z.object({
+  step: z.literal('redaction'),
+  callId: z.string().min(1),
+  /** The redacted timeline the later steps read (the recognized one stays beside it, for the unredacted copy). */
+  timelineKey: z.string().min(1),
+  utterances: z.array(
+    z.object({
+      index: count,
+      track: count,
+      speaker: z.string().min(1),
+      start: seconds,
+      end: seconds,
+      redactions: z.array(stagedRedactionSchema).min(1),
+    }),
+  ),
+  counts: z.record(z.string(), count),
+  /** Named-entity requests (windows of whole turns). */
+  windows: count,
+  detectors: z.array(z.enum(REDACTION_SOURCES)),
+  cost: requestCostSchema,
+});
+export type RedactionOutput = z.infer<typeof redactionOutputSchema>;
+
 // --- facts the workflow gathers --------------------------------------------------------------------
 
 export const sourceFactsSchema = z
@@ -359,6 +397,13 @@ export const resultUtteranceSchema = z
     cleanedText: z.string().nullable().describe('text without fillers; null when filler removal did not run'),
     fillers: z.array(fillerSchema),
     sentiment: utteranceSentimentSchema.nullable(),
+    redactions: z
+      .array(redactionRecordSchema)
+      .optional()
+      .describe(
+        'personal data masked in `text` (kind, where the mask is, which detector); in the unredacted copy, ' +
+          'where the value is. Absent when redaction did not run (see `redaction`)',
+      ),
     dialogActs: z
       .array(z.string())
       .nullable()
@@ -517,6 +562,39 @@ export const rulesFactsSchema = z
   .meta({ id: 'RulesFacts' });
 export type RulesFacts = z.infer<typeof rulesFactsSchema>;
 
+/** The redacted copy of the recording's audio (opt-in), or why there is none. */
+export const audioRedactionSchema = z
+  .discriminatedUnion('status', [
+    z.object({ status: z.literal('off').describe('not asked for (CALLPIPE_REDACT_AUDIO)') }),
+    z.object({
+      status: z.literal('written'),
+      key: z.string().min(1).describe('the redacted copy, beside result.json'),
+      mask: z.enum(['tone', 'silence']),
+      spans: count.describe('time ranges masked (on every channel)'),
+      seconds: seconds.describe('audio masked in all'),
+    }),
+    z.object({
+      status: z.literal('failed'),
+      reason: z.string().min(1).describe('why no redacted audio was written (it never is unless verified)'),
+    }),
+  ])
+  .meta({ id: 'AudioRedaction' });
+export type AudioRedaction = z.infer<typeof audioRedactionSchema>;
+
+export const redactionSummarySchema = z
+  .object({
+    applied: z
+      .boolean()
+      .describe('true: the texts of this document are redacted; false: this is the unredacted copy'),
+    detectors: z.array(z.enum(REDACTION_SOURCES)).describe('what looked: ne (named entities), pattern, term'),
+    counts: z.record(z.string(), count).describe('redactions per kind'),
+    total: count,
+    unredactedCopy: z.boolean().describe('an unredacted copy was written under the configured prefix'),
+    audio: audioRedactionSchema,
+  })
+  .meta({ id: 'RedactionSummary' });
+export type RedactionSummary = z.infer<typeof redactionSummarySchema>;
+
 export const resultDocumentSchema = z
   .object({
     schemaVersion: z.literal(RESULT_SCHEMA_VERSION),
@@ -530,6 +608,11 @@ export const resultDocumentSchema = z
     sentiment: sentimentSummarySchema.nullable().describe('null when sentiment analysis did not run'),
     summary: summarySchema.nullable(),
     keywords: z.array(keywordSchema).nullable(),
+    redaction: redactionSummarySchema
+      .optional()
+      .describe(
+        'personal data redacted from every text above; absent for a run from before redaction existed',
+      ),
     metrics: callMetricsSchema.optional().describe('call metrics; absent in results written before 0.2.0'),
     categories: z
       .array(categoryResultSchema)

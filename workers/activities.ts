@@ -14,6 +14,7 @@ import { createRecordingMediaActivities } from '../activities/media/recording.ts
 import { createMergeActivities } from '../activities/asr/merge-timeline.ts';
 import { createAsrActivities } from '../activities/asr/recognize-session.ts';
 import { createNlpActivities } from '../activities/nlp/activities.ts';
+import { loadRedactionRules } from '../activities/nlp/redaction/rules-file.ts';
 import { createBackfillActivities } from '../activities/backfill/activities.ts';
 import { createRescoreActivities } from '../activities/insights/rescore.ts';
 import { createPageActivities } from '../activities/pages/activities.ts';
@@ -98,6 +99,7 @@ export function nlpQueueActivities(input: ActivityDeps) {
       service,
       store,
       options: { requestsPerSecond: input.config.limits.nlpRequestsPerSecond },
+      redactionRules: loadRedactionRules(input.config.redaction),
     }),
   );
 }

@@ -287,6 +287,7 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
         ...(input.child.wordsKey ? { wordsKey: input.child.wordsKey } : {}),
         ...(input.child.tables ? { tables: input.child.tables } : {}),
         ...(input.child.text ? { text: input.child.text } : {}),
+        ...(input.child.redaction ? { redaction: input.child.redaction } : {}),
       };
       void children
         .run(() =>

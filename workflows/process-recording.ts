@@ -2,8 +2,9 @@
  * processRecording: one recording from object storage to `<out>/<callId>/result.json`.
  *
  * probe → plan → per session: transcode, then recognize (each session streams as soon as its own audio
- * is staged; the asr worker's slots bound how many stream at once) → merge timeline → fillers →
- * summary, sentiment, keywords, dialog acts → write outputs (scored by the call's rule file). History carries keys and small facts only. A failure at
+ * is staged; the asr worker's slots bound how many stream at once) → merge timeline → redact personal
+ * data → fillers → summary, sentiment, keywords, dialog acts → write outputs (scored by the call's rule
+ * file). History carries keys and small facts only: never text, and so never personal data. A failure at
  * any stage writes `error.json` with the stage and the reason, and the workflow completes with status
  * `failed` so batches go on and report it.
  *
@@ -33,7 +34,13 @@ import type { CallStateActivities } from '../activities/storage/call-state.ts';
 import type { TableActivities } from '../activities/tables/activities.ts';
 import type { PlanOptions, PlanSession, SessionPlan } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
-import type { OutputLocation, Outcome, RecordingSource, Stage } from '../schemas/recording.ts';
+import type {
+  OutputLocation,
+  Outcome,
+  RecordingSource,
+  RedactionInput,
+  Stage,
+} from '../schemas/recording.ts';
 import {
   callKeys,
   sessionResultKey,
@@ -82,6 +89,8 @@ export interface ProcessRecordingInput {
   text?: TextGrains;
   /** A custom vocabulary every recognition session sends as its temporary dictionary (cli/call-files.ts). */
   wordsKey?: string;
+  /** Where unredacted copies go and whether to redact the audio (schemas/config.ts redactionInputOf); default neither. */
+  redaction?: RedactionInput;
 }
 
 export interface ProcessRecordingResult {
@@ -123,6 +132,11 @@ export const progressQuery = defineQuery<ProcessRecordingProgress>('progress');
  * removal, once no run that wrote the marker can be open or reset (see CHANGELOG.md).
  */
 export const PIPELINED_SESSIONS = 'pipelined-sessions';
+/**
+ * Patch id: personal data is redacted between the merge and the text steps, which then read the redacted
+ * timeline. A run that had passed that point before this code replays without it.
+ */
+export const REDACTION = 'redaction';
 /** Patch id: the call's matched categories are upserted as `CallpipeCategories` once it is written. */
 export const CATEGORIES_SEARCH_ATTRIBUTE = 'categories-search-attribute';
 /** Patch id: dialog acts (`/nlp/v1/sentence_type`) are a text step beside summary, sentiment and keywords. */
@@ -200,11 +214,12 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
     const plan = await planStage(call, probe);
     const sessions = await recognizeStage(call, probe, plan);
     const merged = await mergeStage(call, probe, plan, sessions);
-    const text = await textStage(call, merged.utterances);
-    const written = await writeStage(call, probe, plan, sessions, text);
+    const redacted = await redactStage(call, merged.utterances);
+    const text = await textStage(call, merged.utterances, redacted);
+    const written = await writeStage(call, probe, plan, sessions, text, redacted);
     const tables = await tablesStage(call, written);
     await cleanUpStaging(call);
-    return call.finished(written, probe, plan, merged.utterances, sessions, text, tables);
+    return call.finished(written, probe, plan, merged.utterances, sessions, text, redacted, tables);
   } catch (err) {
     if (isCancellation(err)) throw err;
     return await failStage(call, err);
@@ -342,6 +357,36 @@ async function mergeStage(call: Call, probe: ProbeResult, plan: SessionPlan, ses
   ]);
 }
 
+/** The redaction step's output, and the redacted timeline every later text step reads. */
+interface Redacted {
+  step: NlpStepOutput;
+  timelineKey: string;
+}
+
+/**
+ * Personal data masked before anything is summarized, scored or written (activities/nlp/redact.ts).
+ * Fail-closed: a step that could not redact fails the call, so unredacted text is never stored. Runs
+ * that had passed this point before it existed replay without it (patch {@link REDACTION}).
+ */
+async function redactStage(call: Call, utterances: number): Promise<Redacted | undefined> {
+  if (!patched(REDACTION)) return undefined;
+  call.stages.enter('redact');
+  const staging = call.keys.staging;
+  const step = await nlpActivities.redactText.executeWithOptions(
+    { summary: `redact personal data in ${utterances} utterances`, taskQueue: call.queues.nlp },
+    [
+      {
+        callId: call.input.callId,
+        timelineKey: staging.timeline,
+        outputKey: staging.redaction,
+        redactedTimelineKey: staging.redactedTimeline,
+      },
+    ],
+  );
+  if (step.status === 'failed') throw new StageFailure('redact', step.reason ?? 'redaction failed');
+  return { step, timelineKey: staging.redactedTimeline };
+}
+
 interface TextSteps {
   fillers: NlpStepOutput;
   summary: NlpStepOutput;
@@ -353,9 +398,9 @@ interface TextSteps {
 }
 
 /** Fillers first (the others read the cleaned text), then summary, sentiment, keywords and dialog acts at once. */
-async function textStage(call: Call, utterances: number): Promise<TextSteps> {
+async function textStage(call: Call, utterances: number, redacted: Redacted | undefined): Promise<TextSteps> {
   const staging = call.keys.staging;
-  const base = { callId: call.input.callId, timelineKey: staging.timeline };
+  const base = { callId: call.input.callId, timelineKey: redacted?.timelineKey ?? staging.timeline };
   const on = (summary: string) => ({ summary, taskQueue: call.queues.nlp });
   call.stages.enter('fillers');
   const fillers = await nlpActivities.removeFillers.executeWithOptions(
@@ -396,18 +441,21 @@ async function writeStage(
   plan: SessionPlan,
   sessions: RecognizedSession[],
   text: TextSteps,
+  redacted: Redacted | undefined,
 ): Promise<WriteResultOutput> {
   call.stages.enter('write');
   const ok = (step: NlpStepOutput) => (step.status === 'ok' ? step.outputKey : undefined);
   const { workflowId, runId } = workflowInfo();
-  const cost = costOf(sessions, text);
+  const cost = costOf(sessions, text, redacted);
+  const staging = call.keys.staging;
   const written = await resultActivities.writeResult.executeWithOptions(
     call.onMedia(`write ${call.keys.output.result}`),
     [
       {
         callId: call.input.callId,
         output: call.keys.output,
-        timelineKey: call.keys.staging.timeline,
+        timelineKey: redacted?.timelineKey ?? staging.timeline,
+        ...(redacted ? { redactionKey: ok(redacted.step), recognizedTimelineKey: staging.timeline } : {}),
         fillersKey: ok(text.fillers),
         sentimentKey: ok(text.sentiment),
         summaryKey: ok(text.summary),
@@ -508,8 +556,9 @@ async function failStage(call: Call, err: unknown): Promise<ProcessRecordingResu
 
 // --- the call's state --------------------------------------------------------------------------------------
 
-function costOf(sessions: RecognizedSession[], text: TextSteps) {
+function costOf(sessions: RecognizedSession[], text: TextSteps, redacted?: Redacted) {
   const steps = [
+    ...(redacted ? [redacted.step] : []),
     text.fillers,
     text.summary,
     text.sentiment,
@@ -519,6 +568,7 @@ function costOf(sessions: RecognizedSession[], text: TextSteps) {
   return {
     requests: {
       recognition: sessions.reduce((n, r) => n + r.requests, 0),
+      ...(redacted ? { redaction: redacted.step.cost.requests } : {}),
       fillers: text.fillers.cost.requests,
       summary: text.summary.cost.requests,
       sentiment: text.sentiment.cost.requests,
@@ -585,6 +635,7 @@ class Call {
       stagingPrefix: input.stagingPrefix,
       callId: input.callId,
       workflowId: workflowInfo().workflowId,
+      unredacted: input.redaction?.unredacted,
     });
     this.tables = tablesLocationOf(input.output, input.tables);
     this.progress = {
@@ -626,11 +677,12 @@ class Call {
     utterances: number,
     sessions: RecognizedSession[],
     text: TextSteps,
+    redacted: Redacted | undefined,
     tables?: ProcessRecordingResult['tables'],
   ): ProcessRecordingResult {
     const status: Outcome = text.failures.length ? 'partial' : 'done';
     this.end('done', status);
-    const cost = costOf(sessions, text);
+    const cost = costOf(sessions, text, redacted);
     return {
       callId: this.input.callId,
       status,

@@ -1,6 +1,6 @@
 /**
- * The text activities (task queue `callpipe-nlp`): filler removal, summary, sentiment, keywords and
- * dialog acts of one call. Each takes small JSON (keys, options), reads the call's Timeline (and the fillers output)
+ * The text activities (task queue `callpipe-nlp`): redaction, filler removal, summary, sentiment,
+ * keywords and dialog acts of one call. Each takes small JSON (keys, options), reads the call's Timeline (and the fillers output)
  * from staging storage, writes its output JSON (schemas/result.ts) to `outputKey`, and returns
  * `{ status, outputKey | reason, cost }`. Errors: failures.ts.
  *
@@ -11,6 +11,8 @@ import { classifyDialogActs } from './dialog-acts.ts';
 import { extractKeywords } from './keywords.ts';
 import { removeFillers } from './fillers.ts';
 import { createPacer } from './pacing.ts';
+import { redactText } from './redact.ts';
+import { compileRules } from './redaction/redact-call.ts';
 import { analyzeSentiment } from './sentiment.ts';
 import type { NlpActivityDeps } from './step.ts';
 import { summarizeCall } from './summary.ts';
@@ -19,6 +21,7 @@ import type {
   ClassifyDialogActsInput,
   ExtractKeywordsInput,
   NlpStepOutput,
+  RedactTextInput,
   RemoveFillersInput,
   SummarizeCallInput,
 } from './types.ts';
@@ -29,7 +32,11 @@ export function createNlpActivities(input: NlpActivityDeps) {
     ...input,
     pacer: input.pacer ?? createPacer(input.options?.requestsPerSecond),
   };
+  // Compiled once per process: the deployment's patterns are checked when the configuration is loaded.
+  const rules = compileRules(input.redactionRules);
   return {
+    /** Personal data masked in every utterance (redact.ts); writes the redacted timeline; output: RedactionOutput. */
+    redactText: (input: RedactTextInput): Promise<NlpStepOutput> => redactText(deps, input, rules),
     /** Fillers out of every utterance, batched (fillers.ts); output: FillersOutput. */
     removeFillers: (input: RemoveFillersInput): Promise<NlpStepOutput> => removeFillers(deps, input),
     /** `extract-cc` summary of the dialog, hierarchical beyond 5,000 characters; output: SummaryOutput. */

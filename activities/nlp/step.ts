@@ -24,6 +24,7 @@ import {
 } from '../../service/index.ts';
 import { isServiceError } from '../../service/index.ts';
 import type { NlpStep } from '../../schemas/result.ts';
+import type { RedactionRules } from '../../schemas/redaction.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
 import { attemptNumber, cancellationSignal, heartbeat } from './context.ts';
@@ -58,6 +59,8 @@ export interface NlpActivityDeps {
   options?: NlpActivityOptions;
   /** Shared by the steps of one factory; default from `options.requestsPerSecond`. */
   pacer?: RequestPacer;
+  /** Masks and the deployment's terms and patterns (configuration `redaction`); default: built-in masks only. */
+  redactionRules?: Partial<RedactionRules>;
 }
 
 export interface StepRun<T> {

@@ -20,6 +20,13 @@ export interface CleanedTextInput extends NlpStepInput {
   fillersKey?: string | undefined;
 }
 
+export interface RedactTextInput extends NlpStepInput {
+  /** Where the redacted timeline goes: what every later text step reads. */
+  redactedTimelineKey: string;
+  /** Characters per named-entity request; default DEFAULT_NE_WINDOW_CHARS (redaction/named-entities.ts). */
+  maxWindowChars?: number;
+}
+
 export interface RemoveFillersInput extends NlpStepInput {
   /** Largest request text in characters (UTF-16 units); default {@link DEFAULT_FILLER_BATCH_CHARS}. */
   maxBatchChars?: number;

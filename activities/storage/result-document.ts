@@ -10,11 +10,14 @@ import {
   RESULT_SCHEMA_VERSION,
   resultDocumentSchema,
   type AudioFacts,
+  type AudioRedaction,
   type EndpointCost,
   type ErrorDocument,
   type FillersOutput,
   type KeywordsOutput,
   type ProcessingFacts,
+  type RedactionOutput,
+  type RedactionSummary,
   type ResultDocument,
   type ResultUtterance,
   type SentimentOutput,
@@ -27,6 +30,7 @@ import type { PlanSession, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource, Stage } from '../../schemas/recording.ts';
 import type { Timeline } from '../../schemas/transcript.ts';
 import { round3, talkTimeBySpeaker } from './talk-time.ts';
+import { maskPersonalData } from '../nlp/redaction/free-text.ts';
 import { defaultRules, type LoadedRules } from '../insights/rules-file.ts';
 import { scoreCall, type ScoreOptions } from '../insights/score-call.ts';
 
@@ -101,8 +105,17 @@ export interface ResultParts {
   facts: ResultFacts;
   /** The rule file of the call's metrics, categories and scorecard; default the shipped one. */
   rules?: LoadedRules | undefined;
+  /** What the redaction step did, when it ran (the timeline is then the redacted one). */
+  redaction?: ResultRedaction | undefined;
   /** ISO time the document is written at; default now. */
   writtenAt?: string | undefined;
+}
+
+export interface ResultRedaction {
+  output: RedactionOutput;
+  /** An unredacted copy is written beside this document's run, under its own prefix. */
+  unredactedCopy: boolean;
+  audio: AudioRedaction;
 }
 
 export interface ErrorParts {
@@ -118,11 +131,16 @@ export interface ErrorParts {
 
 // --- facts ---------------------------------------------------------------------------------------------
 
-/** Tokens and secrets never belong in an output, whatever an upstream message carried. */
+/**
+ * Tokens, secrets and personal data never belong in an output, whatever an upstream message carried
+ * (reasons are built from codes and keys, but a service may echo anything).
+ */
 export function redact(text: string): string {
-  return text
-    .replace(/(bearer\s+)[A-Za-z0-9._~+/=-]+/gi, '$1[redacted]')
-    .replace(/((?:client_?secret|access_?token|token)["']?\s*[:=]\s*["']?)[^\s"',}]+/gi, '$1[redacted]');
+  return maskPersonalData(
+    text
+      .replace(/(bearer\s+)[A-Za-z0-9._~+/=-]+/gi, '$1[redacted]')
+      .replace(/((?:client_?secret|access_?token|token)["']?\s*[:=]\s*["']?)[^\s"',}]+/gi, '$1[redacted]'),
+  );
 }
 
 function sourceFacts(source: SourceInput, fingerprint?: string): SourceFacts {
@@ -182,7 +200,9 @@ function sessionFacts(sessions: readonly SessionInput[], timeline: Timeline): Se
 
 function processingFacts(
   processing: ProcessingInput,
-  steps: Partial<Record<'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs', EndpointCost>>,
+  steps: Partial<
+    Record<'redaction' | 'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs', EndpointCost>
+  >,
 ): ProcessingFacts {
   const requests: Record<string, EndpointCost> = {};
   for (const [name, n] of Object.entries(processing.requests)) requests[name] = { requests: n, retries: 0 };
@@ -218,6 +238,8 @@ export function buildResult(parts: ResultParts): ResultDocument {
   const cleaned = new Map(fillers?.utterances.map((u) => [u.index, u]));
   const felt = new Map(sentiment?.utterances.map((u) => [u.index, u.sentiment]));
   const acts = new Map(dialogActs?.utterances.map((u) => [u.index, u.dialogActs]));
+  const redaction = parts.redaction;
+  const masked = new Map(redaction?.output.utterances.map((u) => [u.index, u.redactions]));
   const ordered = [...timeline.utterances].sort((a, b) => a.start - b.start || a.index - b.index);
   const utterances: ResultUtterance[] = ordered.map((u) => {
     const f = cleaned.get(u.index);
@@ -236,6 +258,17 @@ export function buildResult(parts: ResultParts): ResultDocument {
       sentiment: felt.get(u.index) ?? null,
       // Absent when the step did not run (rules on dialog acts are then "unavailable").
       ...(dialogActs ? { dialogActs: acts.get(u.index) ?? null } : {}),
+      // Kind, where the mask is and who found it: never the value, nor where it was.
+      ...(redaction
+        ? {
+            redactions: (masked.get(u.index) ?? []).map(({ kind, begin, end, source }) => ({
+              kind,
+              begin,
+              end,
+              source,
+            })),
+          }
+        : {}),
     };
   });
   const duration = facts.audio.durationSeconds || timeline.durationSeconds;
@@ -268,6 +301,7 @@ export function buildResult(parts: ResultParts): ResultDocument {
         }
       : null,
     keywords: keywords ? keywords.keywords : null,
+    ...(redaction ? { redaction: redactionSummary(redaction) } : {}),
   };
   const writtenAt = parts.writtenAt ?? new Date().toISOString();
   const scoring: ScoreOptions = { scoredAt: writtenAt };
@@ -275,6 +309,7 @@ export function buildResult(parts: ResultParts): ResultDocument {
     ...content,
     ...scoreCall(content, parts.rules ?? defaultRules(), scoring),
     processing: processingFacts(facts.processing, {
+      ...(redaction ? { redaction: redaction.output.cost } : {}),
       ...(fillers ? { fillers: fillers.cost } : {}),
       ...(summary ? { summary: summary.cost } : {}),
       ...(sentiment ? { sentiment: sentiment.cost } : {}),
@@ -285,6 +320,18 @@ export function buildResult(parts: ResultParts): ResultDocument {
     writtenAt,
   };
   return resultDocumentSchema.parse(document);
+}
+
+function redactionSummary(redaction: ResultRedaction): RedactionSummary {
+  const counts = redaction.output.counts;
+  return {
+    applied: true,
+    detectors: redaction.output.detectors,
+    counts,
+    total: Object.values(counts).reduce((a, b) => a + b, 0),
+    unredactedCopy: redaction.unredactedCopy,
+    audio: redaction.audio,
+  };
 }
 
 /** The error document, validated: throws a ZodError naming the first field at fault. */

@@ -13,9 +13,11 @@ import {
   dialogActsOutputSchema,
   fillersOutputSchema,
   keywordsOutputSchema,
+  redactionOutputSchema,
   sentimentOutputSchema,
   summaryOutputSchema,
   type ResultDocument,
+  type AudioRedaction,
 } from '../../schemas/result.ts';
 import { timelineSchema } from '../../schemas/transcript.ts';
 import {
@@ -29,6 +31,7 @@ import { FAILURE } from '../../schemas/retry-table.ts';
 import type { ObjectStore } from './object-store.ts';
 import { buildErrorDocument, buildResult, type ErrorParts, type ResultFacts } from './result-document.ts';
 import { toWebVtt } from './webvtt.ts';
+import { unredactedCopy } from './unredacted-copy.ts';
 import { matchedCategories } from '../insights/score-call.ts';
 import { storedRules } from '../insights/rules-file.ts';
 import { renderCallPage } from '../pages/call-page.ts';
@@ -37,8 +40,14 @@ export interface WriteResultInput {
   callId: string;
   /** The call's output keys (schemas/call-keys.ts). */
   output: CallOutputKeys;
-  /** Staging keys (store's bucket): the Timeline, and the outputs of the steps that succeeded. */
+  /** Staging keys (store's bucket): the Timeline the text steps read (the redacted one), and the outputs of the steps that succeeded. */
   timelineKey: string;
+  /** The redaction step's records; absent for a run from before redaction. */
+  redactionKey?: string | undefined;
+  /** The timeline as recognized: the unredacted copy's words. */
+  recognizedTimelineKey?: string | undefined;
+  /** The redacted audio's outcome; default `off`. */
+  audioRedaction?: AudioRedaction | undefined;
   fillersKey?: string | undefined;
   sentimentKey?: string | undefined;
   summaryKey?: string | undefined;
@@ -164,15 +173,22 @@ export function createResultActivities({ store }: ResultActivityDeps) {
     /** Writes `transcript.vtt`, then `result.json` (last: its presence means done). */
     async writeResult(input: WriteResultInput): Promise<WriteResultOutput> {
       const { keys, out } = outputOf(input);
-      const [timeline, fillers, sentiment, summary, keywords, dialogActs, rules] = await Promise.all([
-        readStaged(store, input.timelineKey, (v) => timelineSchema.parse(v)),
-        readStaged(store, input.fillersKey, (v) => fillersOutputSchema.parse(v)),
-        readStaged(store, input.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
-        readStaged(store, input.summaryKey, (v) => summaryOutputSchema.parse(v)),
-        readStaged(store, input.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
-        readStaged(store, input.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
-        rulesOf(input.rulesKey),
-      ]);
+      const plain = input.redactionKey ? keys.unredacted : undefined;
+      if (plain && !plain.dir.endsWith(`${input.callId}/`)) {
+        throw new KeyError(`unredacted keys of ${JSON.stringify(plain.dir)} are not call ${input.callId}'s`);
+      }
+      const [timeline, fillers, sentiment, summary, keywords, dialogActs, rules, redaction, recognized] =
+        await Promise.all([
+          readStaged(store, input.timelineKey, (v) => timelineSchema.parse(v)),
+          readStaged(store, input.fillersKey, (v) => fillersOutputSchema.parse(v)),
+          readStaged(store, input.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
+          readStaged(store, input.summaryKey, (v) => summaryOutputSchema.parse(v)),
+          readStaged(store, input.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
+          readStaged(store, input.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
+          rulesOf(input.rulesKey),
+          readStaged(store, input.redactionKey, (v) => redactionOutputSchema.parse(v)),
+          readStaged(store, plain ? input.recognizedTimelineKey : undefined, (v) => timelineSchema.parse(v)),
+        ]);
       const lastModified = await recordingTime(store, input.facts.source);
       const result = assemble('result.json', () =>
         buildResult({
@@ -186,8 +202,20 @@ export function createResultActivities({ store }: ResultActivityDeps) {
           stepFailures: input.stepFailures,
           facts: { ...input.facts, source: { ...input.facts.source, lastModified } },
           rules,
+          redaction: redaction && {
+            output: redaction,
+            unredactedCopy: !!(plain && recognized),
+            audio: input.audioRedaction ?? { status: 'off' },
+          },
         }),
       );
+      // The unredacted copy first: once result.json is there the call is done, copy or not.
+      if (plain && redaction && recognized) {
+        const copy = unredactedCopy(result, redaction, recognized);
+        const to = plain.bucket !== store.bucket ? store.withBucket(plain.bucket) : store;
+        await to.put(plain.transcript, toWebVtt(copy.utterances), { contentType: 'text/vtt; charset=utf-8' });
+        await to.put(plain.result, json(copy), JSON_TYPE);
+      }
       await out.put(keys.transcript, toWebVtt(result.utterances), {
         contentType: 'text/vtt; charset=utf-8',
       });

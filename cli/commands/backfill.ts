@@ -10,7 +10,7 @@ import { basename, resolve } from 'node:path';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
 import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
-import { outputLocation } from '../submit.ts';
+import { outputLocation, redactionInput } from '../submit.ts';
 import { normalizePrefix, parseS3Url, uploadKey } from '../../schemas/call-keys.ts';
 import { shortHash, slug } from '../../activities/storage/call-id.ts';
 import { recordingQueues, taskQueues, textGrainsOf, type Config } from '../../schemas/config.ts';
@@ -69,8 +69,10 @@ export function backfillWorkflowId(batchId: string): string {
   return `backfill-${batchId}`;
 }
 
-/** What every child needs from the configuration (as `callpipe process` passes it). */
-export function childDefaults(config: Config): BackfillInput['child'] {
+/** What every child needs from the configuration (as `callpipe process` passes it), for results in `output`. */
+export function childDefaults(config: Config, output?: OutputLocation): BackfillInput['child'] {
+  // Without the batch's output (only tests leave it out), no unredacted copy can be placed.
+  const redaction = output ? redactionInput(config, output) : {};
   return {
     stagingPrefix: config.s3.stagingPrefix,
     keepStaging: config.s3.keepStaging,
@@ -82,6 +84,7 @@ export function childDefaults(config: Config): BackfillInput['child'] {
     queues: recordingQueues(config),
     tables: { prefix: config.s3.tablesPrefix, timeZone: config.timeZone },
     text: textGrainsOf(config),
+    ...(Object.keys(redaction).length > 0 ? { redaction } : {}),
   };
 }
 
@@ -97,7 +100,7 @@ export async function startBackfill(
   pc: PipelineClient,
   request: Omit<BackfillRequest, 'child'> & { child?: BackfillRequest['child'] },
 ): Promise<StartedBackfill> {
-  const input = backfillInputSchema.parse({ child: childDefaults(pc.config), ...request });
+  const input = backfillInputSchema.parse({ child: childDefaults(pc.config, request.output), ...request });
   const workflowId = backfillWorkflowId(input.batchId);
   const handle = await pc.client.workflow.start(backfill, {
     taskQueue: taskQueues(pc.config).workflows,
@@ -247,7 +250,7 @@ export async function run(argv: string[]): Promise<number> {
       `${identity}|${JSON.stringify(filters)}${files.rulesKey ? `|${files.rulesKey}` : ''}${files.wordsKey ? `|${files.wordsKey}` : ''}`,
     );
     const started = await startBackfill(pc, {
-      child: { ...childDefaults(pc.config), ...files },
+      child: { ...childDefaults(pc.config, output), ...files },
       batchId,
       source,
       output,

@@ -96,14 +96,21 @@ interface ResultDigest {
   score: string;
   categories: string;
   summary: string;
+  /** Redactions in all, and a few redacted lines to show them. */
+  redacted: string;
+  examples: string[];
 }
 
 async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome): Promise<ResultDigest> {
-  if (o.status === 'failed') return { sentiment: '', score: '', categories: '', summary: outcomeDetail(o) };
+  const none = { sentiment: '', score: '', categories: '', summary: '', redacted: '', examples: [] };
+  if (o.status === 'failed') return { ...none, summary: outcomeDetail(o) };
   try {
     const doc = JSON.parse(
       await store.withBucket(output.bucket).getText(callOutputKeys(output, o.callId).result),
-    ) as Pick<ResultDocument, 'summary' | 'sentiment' | 'scorecard' | 'categories'>;
+    ) as Pick<
+      ResultDocument,
+      'summary' | 'sentiment' | 'scorecard' | 'categories' | 'redaction' | 'utterances'
+    >;
     const text = doc.summary?.text ?? '';
     const overall = doc.sentiment?.overall;
     return {
@@ -116,9 +123,14 @@ async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome
         .map((c) => c.name)
         .join(' '),
       summary: text.length > 48 ? `${text.slice(0, 47)}…` : text,
+      redacted: doc.redaction ? String(doc.redaction.total) : '',
+      examples: doc.utterances
+        .filter((u) => (u.redactions ?? []).length > 0)
+        .slice(0, 4)
+        .map((u) => `${u.speaker}: ${u.text}`),
     };
   } catch {
-    return { sentiment: '', score: '', categories: '', summary: '' };
+    return none;
   }
 }
 
@@ -161,9 +173,20 @@ export async function run(argv: string[]): Promise<number> {
     const outcomes = await waitWithProgress(submitted, false);
 
     const rows = [
-      ['call', 'status', 'duration', 'sessions', 'utterances', 'sentiment', 'score', 'categories'],
+      [
+        'call',
+        'status',
+        'duration',
+        'sessions',
+        'utterances',
+        'redacted',
+        'sentiment',
+        'score',
+        'categories',
+      ],
     ];
     const summaries: string[] = [];
+    let examples: string[] = [];
     for (const o of outcomes) {
       const d = await digest(pc.store, output, o);
       rows.push([
@@ -172,14 +195,22 @@ export async function run(argv: string[]): Promise<number> {
         o.durationSeconds !== undefined ? `${(o.durationSeconds / 60).toFixed(1)} min` : '',
         o.sessions !== undefined ? String(o.sessions) : '',
         o.utterances !== undefined ? String(o.utterances) : '',
+        d.redacted,
         d.sentiment,
         d.score,
         d.categories,
       ]);
       if (d.summary) summaries.push(`  ${o.callId}: ${d.summary}`);
+      if (d.examples.length > examples.length) examples = d.examples;
     }
     log('');
     log(textTable(rows));
+    // Personal data never reaches result.json: show what stands in its place.
+    if (examples.length > 0) {
+      log('');
+      log('personal data is redacted in every stored text, e.g.:');
+      for (const line of examples) log(`  ${line}`);
+    }
     log(outcomeTally(outcomes));
     // A partial call's results are written, but a text step failed: say which, and why.
     for (const o of outcomes.filter((c) => c.status === 'partial'))

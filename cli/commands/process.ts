@@ -160,7 +160,13 @@ export async function copyResults(
     const target = join(dir, o.callId);
     await mkdir(target, { recursive: true });
     const keys = callOutputKeys(output, o.callId);
-    for (const key of [keys.result, keys.transcript, keys.error]) {
+    // Never the unredacted copy: it stays in the location configured for it.
+    for (const key of [
+      keys.result,
+      keys.transcript,
+      keys.error,
+      ...(keys.redactedAudio ? [keys.redactedAudio] : []),
+    ]) {
       const file = key.slice(keys.dir.length);
       if (await store.exists(key)) await writeFile(join(target, file), await store.getBuffer(key));
     }

@@ -78,7 +78,7 @@ export async function upsertNightlySchedule(
     batchId: 'template',
     source: { kind: 'prefix', bucket: 'template', prefix: '' },
     output,
-    child: { ...childDefaults(pc.config), ...files },
+    child: { ...childDefaults(pc.config, output), ...files },
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
   });
   const args: [NightlyInput] = [

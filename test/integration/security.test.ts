@@ -1,6 +1,7 @@
 /**
- * Secrets stay out of everything we write (DESIGN.md: "Secrets never enter workflow arguments, history,
- * logs or results"; issue 7 item 5). The emulator sees the client secret and tokens on the wire; our
+ * Secrets and personal data stay out of everything we write (DESIGN.md: "Secrets and customers' personal
+ * data never enter workflow arguments, history, search attributes, logs or metrics"; issue 7 item 5,
+ * issue 15 item 3). The call is one in which a customer gives personal data (test/helpers/personal-data.ts). The emulator sees the client secret and tokens on the wire; our
  * files must not: the workers' log, workflow histories fetched from the server, result.json, error.json,
  * batch reports, and the failure of a call whose credentials are wrong. Output keys stay under the
  * output prefix (the unit side: test/unit/security.call-id.test.ts).
@@ -20,13 +21,9 @@ import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { resolveSource, submitRecording } from '../../cli/submit.ts';
 import { recordingQueues, type Config } from '../../schemas/config.ts';
-import {
-  inProcessWorkers,
-  makeCall,
-  uniquePrefix,
-  withPrefix,
-  type GeneratedCall,
-} from '../helpers/pipeline.ts';
+import { inProcessWorkers, uniquePrefix, withPrefix, type GeneratedCall } from '../helpers/pipeline.ts';
+import { personalDataCall, personalDataIn } from '../helpers/personal-data.ts';
+import { renderFixture } from '../../activities/media/fixture.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 
@@ -37,12 +34,22 @@ function searchable(value: unknown): string {
   );
 }
 
-/** What must never appear in our files. */
+/** What must never appear in our files: secrets, tokens, and the call's personal data. */
 function leaks(text: string, secrets: string[]): string[] {
   const found = secrets.filter((s) => s && text.includes(s)).map((s) => `secret/token ${s.slice(0, 4)}…`);
   if (/bearer\s+[A-Za-z0-9._~+/-]{8,}/i.test(text)) found.push('a Bearer credential');
   if (/"access_?token"\s*:\s*"[^"[]/i.test(text)) found.push('an access_token field');
+  found.push(...personalDataIn(text).map((v) => `personal data ${[...v].slice(0, 2).join('')}…`));
   return found;
+}
+
+/** The unredacted copy of a result (written only where configured) is where personal data may be. */
+function isUnredactedCopy(document: string): boolean {
+  try {
+    return (JSON.parse(document) as { redaction?: { applied?: boolean } }).redaction?.applied === false;
+  } catch {
+    return false;
+  }
 }
 
 /** Captures `stderr` (where in-process workers log) while `work` runs. */
@@ -102,7 +109,11 @@ describe('secrets and output keys', () => {
     dir = mkdtempSync(join(tmpdir(), 'callpipe-security-'));
     pc = await connectPipeline(stackConfig());
     secret = pc.config.service.clientSecret;
-    call = await makeCall(dir, 'secure-call.wav', { durationSeconds: 8, stereo: true, seed: 77 });
+    // A call in which a customer gives a name, numbers, an address and an e-mail address.
+    const path = join(dir, 'secure-call.wav');
+    const { script } = personalDataCall();
+    await renderFixture(script, path);
+    call = { path, script };
   });
 
   afterAll(async () => {
@@ -223,7 +234,9 @@ describe('secrets and output keys', () => {
     expect(documents.length).toBeGreaterThan(0);
     console.log(`searched ${ids.size} histories and ${Math.min(documents.length, 400)} documents`);
     for (const key of documents.slice(0, 400)) {
-      expect(leaks(await pc.store.getText(key), [secret, ownToken!]), key).toEqual([]);
+      const document = await pc.store.getText(key);
+      if (isUnredactedCopy(document)) continue;
+      expect(leaks(document, [secret, ownToken!]), key).toEqual([]);
     }
   });
 

@@ -59,6 +59,34 @@ describe('toActivityFailure', () => {
     expect(toActivityFailure(plain)).toBe(plain);
   });
 
+  it('masks personal data a message carries into history, and leaves out the cause that held it', () => {
+    const echoed = new ServiceError({
+      kind: 'invalid',
+      message: 'sentence too long: 電話は090-1234-5678です…',
+    });
+    const f = toActivityFailure(echoed) as ApplicationFailure;
+    expect(f).toMatchObject({ type: 'ServiceInvalidRequest', nonRetryable: true });
+    expect(f.message).toBe('sentence too long: 電話は[電話番号]です…');
+    expect(f.cause).toBeUndefined();
+    const plain = toActivityFailure(new TypeError('no user a.b@example.jp')) as ApplicationFailure;
+    expect(plain).toBeInstanceOf(ApplicationFailure);
+    expect(plain).toMatchObject({
+      type: 'TypeError',
+      nonRetryable: false,
+      message: 'no user [メールアドレス]',
+    });
+    const typed = ApplicationFailure.create({
+      type: 'MediaError',
+      message: 'card 4111 1111 1111 1111',
+      nonRetryable: true,
+    });
+    expect(toActivityFailure(typed)).toMatchObject({
+      type: 'MediaError',
+      nonRetryable: true,
+      message: 'card [カード番号]',
+    });
+  });
+
   it('withFailureBoundary wraps every activity and keeps what succeeds', async () => {
     const activities = withFailureBoundary(
       {

@@ -10,6 +10,7 @@ import {
   redactLocally,
   type DetectionUtterance,
 } from '../../activities/nlp/redaction/redact-call.ts';
+import { maskPersonalData } from '../../activities/nlp/redaction/free-text.ts';
 import type { RedactionRules } from '../../schemas/redaction.ts';
 
 let clock = 0;
@@ -197,5 +198,26 @@ describe("the deployment's terms and patterns", () => {
     const { texts, hits } = found([customer('ゴールド会員で、契約はＣ－一二三四五六です')], rules);
     expect(hits).toEqual(['vip:ゴールド会員', 'contract:Ｃ－一二三四五六']);
     expect(texts[0]).toBe('[vip]で、契約は[契約番号]です');
+  });
+});
+
+describe('maskPersonalData (free text: reasons of failures)', () => {
+  it('masks numbers that prove themselves and e-mail addresses', () => {
+    expect(maskPersonalData('service said: invalid sentence 090-1234-5678 (user a.b@example.jp)')).toBe(
+      'service said: invalid sentence [電話番号] (user [メールアドレス])',
+    );
+    expect(maskPersonalData('card 4111 1111 1111 1111 refused')).toBe('card [カード番号] refused');
+  });
+
+  it('leaves keys, ids, timestamps, hashes and counts alone', () => {
+    for (const text of [
+      'cannot decode s3://calls/2024/11/22/probe-3f9a0c1e.wav: moov atom not found',
+      'staging/calls/x-1/process-x-redo-1732312345678/sessions/0001.json: NoSuchKey',
+      'fingerprint sha256:0312345678abcdef0123456789abcdef',
+      'run 550e8400-e29b-41d4-a716-446655440000 failed after 1234567 ms',
+      'session 1: 3 restarts used up (last: 550 No Resource at 41.2 s)',
+    ]) {
+      expect(maskPersonalData(text)).toBe(text);
+    }
   });
 });

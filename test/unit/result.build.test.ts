@@ -288,6 +288,14 @@ describe('buildResult', () => {
     );
     expect(redact('{"clientSecret":"s3cr3t"}')).not.toContain('s3cr3t');
   });
+
+  it('masks personal data in reasons (error.json, step failures, restart reasons), keys and ids left alone', () => {
+    expect(redact('summary: the service said 090-1234-5678 is invalid')).toBe(
+      'summary: the service said [電話番号] is invalid',
+    );
+    const key = 'cannot read s3://in/calls/2026/a-0312345678.wav: NoSuchKey';
+    expect(redact(key)).toBe(key);
+  });
 });
 
 describe('writeResult and writeError', () => {

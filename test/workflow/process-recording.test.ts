@@ -14,6 +14,7 @@ import {
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
 import {
   CALL_SECONDS,
+  STEP_COST,
   UTTERANCES_PER_SESSION,
   useTestEnv,
   failedStep,
@@ -228,6 +229,71 @@ describe('processRecording with mocked activities', () => {
       audioSeconds: CALL_SECONDS,
       audioSecondsRecognized: 2 * CALL_SECONDS,
     });
+  });
+
+  it('redaction runs before every text step: they read the redacted timeline, the write gets both', async () => {
+    const mocks = mockActivities();
+    const unredacted = { bucket: 'callpipe-restricted', prefix: 'unredacted/' };
+    const { result, callId } = await runCall('redacted', mocks, { redaction: { unredacted } });
+    expect(result.status).toBe('done');
+    const redact = onlyInput(mocks, 'redactText');
+    const recognized = String(pick(redact, 'timelineKey'));
+    const masked = String(pick(redact, 'redactedTimelineKey'));
+    expect(recognized).toMatch(/timeline\.json$/);
+    expect(masked).not.toBe(recognized);
+    // Nothing reads the recognized text after redaction, and redaction came first.
+    for (const step of [
+      'removeFillers',
+      'summarizeCall',
+      'analyzeSentiment',
+      'extractKeywords',
+      'classifyDialogActs',
+    ] as const) {
+      expect(pick(onlyInput(mocks, step), 'timelineKey'), step).toBe(masked);
+    }
+    const order = mocks.calls.map((c) => c.activity);
+    expect(order.indexOf('redactText')).toBeLessThan(order.indexOf('removeFillers'));
+    expect(order.indexOf('mergeTimeline')).toBeLessThan(order.indexOf('redactText'));
+    const written = onlyInput(mocks, 'writeResult');
+    expect(pick(written, 'timelineKey')).toBe(masked);
+    expect(pick(written, 'recognizedTimelineKey')).toBe(recognized);
+    expect(pick(written, 'redactionKey')).toBe(pick(redact, 'outputKey'));
+    expect(pick(written, 'output', 'unredacted')).toMatchObject({
+      bucket: 'callpipe-restricted',
+      result: `unredacted/${callId}/result.json`,
+      transcript: `unredacted/${callId}/transcript.vtt`,
+    });
+    // The redaction's requests count in the call's total (every text step costs STEP_COST here).
+    const textSteps = mocks.calls.filter((c) =>
+      [
+        'redactText',
+        'removeFillers',
+        'summarizeCall',
+        'analyzeSentiment',
+        'extractKeywords',
+        'classifyDialogActs',
+      ].includes(c.activity),
+    ).length;
+    expect(textSteps).toBeGreaterThanOrEqual(5);
+    expect(result.requests).toBe(2 * 4 + STEP_COST.requests * textSteps);
+  });
+
+  it('redaction that cannot finish fails the call at `redact`: no text step, no result.json', async () => {
+    const reason = 'redaction: the service kept blocking requests (99997): gave up after 40 retries';
+    const mocks = mockActivities({ redactText: async () => failedStep(reason) });
+    const { result, stage, outcome, progress } = await runCall('redact-failed', mocks);
+    expect(result).toMatchObject({ status: 'failed', stage: 'redact', reason });
+    expect(pick(onlyInput(mocks, 'writeError'), 'stage')).toBe('redact');
+    for (const later of [
+      'removeFillers',
+      'summarizeCall',
+      'analyzeSentiment',
+      'extractKeywords',
+      'writeResult',
+    ] as const) {
+      expect(mocks[later]).not.toHaveBeenCalled();
+    }
+    expect([stage, outcome, progress.stage]).toEqual(['failed', 'failed', 'failed']);
   });
 
   it('the rule file reaches the write, and the matched categories become CallpipeCategories', async () => {

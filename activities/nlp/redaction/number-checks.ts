@@ -20,9 +20,13 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** Card numbers are 13 to 19 digits (ISO/IEC 7812) and pass Luhn; all zeros is no card. */
+/**
+ * Card numbers are 13 to 19 digits (ISO/IEC 7812), pass Luhn, and start with a payment network's major
+ * industry identifier, 2 to 6 (Mastercard's 2-series, Amex, JCB and Diners 3, Visa 4, Mastercard 5,
+ * Discover and UnionPay 6): a millisecond timestamp (`17…`) is not one however it sums.
+ */
 export function isCardNumber(digits: string): boolean {
-  return digits.length >= 13 && digits.length <= 19 && !/^0+$/.test(digits) && luhnValid(digits);
+  return digits.length >= 13 && digits.length <= 19 && /^[2-6]/.test(digits) && luhnValid(digits);
 }
 
 /**

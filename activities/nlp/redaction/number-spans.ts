@@ -84,7 +84,25 @@ export function specificKind({ groups, text, asked, whole }: Candidate): BuiltIn
  * digits or more said one by one, or when they sit beside a number found in the same run (the rest of
  * it, misheard, or a second number said with it).
  */
-export function numberSpans(utterances: readonly DetectionUtterance[], stream: SpeakerStream): Span[] {
+export interface NumberOptions {
+  /**
+   * Only numbers that prove themselves (a phone number's shape, a checksum, `〒`), none that needs the
+   * conversation's context and no bare run of digits: for free text such as an error message, where ids,
+   * keys and timestamps are digits too. Runs glued to a path, a key or a word are left alone.
+   */
+  strict?: boolean;
+}
+
+/** Characters a number inside an identifier (`E502`, `0123abcd`, `a_123`) touches; in strict mode also paths, keys and versions. */
+const GLUED = /[A-Za-z_]/u;
+const GLUED_STRICT = /[A-Za-z_/\\.=:-]/u;
+
+export function numberSpans(
+  utterances: readonly DetectionUtterance[],
+  stream: SpeakerStream,
+  options: NumberOptions = {},
+): Span[] {
+  const glued = options.strict ? GLUED_STRICT : GLUED;
   const spans: Span[] = [];
   const emit = (groups: readonly DigitGroup[], kind: BuiltInKind) => {
     // One part per utterance, from its first group to its last (the separators around stay).
@@ -108,18 +126,24 @@ export function numberSpans(utterances: readonly DetectionUtterance[], stream: S
   };
   for (const run of digitRuns(stream.text)) {
     const { groups } = run;
+    const before = stream.text[run.begin - 1];
+    const after = stream.text[run.end];
+    if ((before && glued.test(before)) || (after && glued.test(after))) continue;
     let rest: DigitGroup[] = [];
     let foundAny = false;
     const flushRest = (beside: boolean) => {
       const last = rest[rest.length - 1];
       const spelled = rest.every((g) => !g.positional);
       const long = digitsOf(rest).length >= MIN_IDENTIFIER_DIGITS;
-      if (last && spelled && (beside || long) && !followedByUnit(stream.text, last.end))
+      if (last && spelled && (beside || long) && !options.strict && !followedByUnit(stream.text, last.end)) {
         emit(rest, 'idNumber');
+      }
       rest = [];
     };
     for (let i = 0; i < groups.length;) {
-      const asked = askedFor(streamContext(utterances, stream, groups[i]!.begin));
+      const asked = options.strict
+        ? undefined
+        : askedFor(streamContext(utterances, stream, groups[i]!.begin));
       let found: { j: number; kind: BuiltInKind } | undefined;
       for (let j = Math.min(groups.length, i + MAX_GROUPS) - 1; j >= i && !found; j--) {
         const whole = i === 0 && j === groups.length - 1;

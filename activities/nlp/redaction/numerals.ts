@@ -195,7 +195,7 @@ export interface TextView {
 export interface ViewOptions {
   /** Write numeral tokens as ASCII digits (default true). */
   numerals?: boolean;
-  /** `アットマーク` → `@`, `ドット` → `.`, `ハイフン` → `-`, `アンダーバー` → `_`; spaces dropped. */
+  /** `アットマーク` → `@`, `ドット` → `.`, `ハイフン` → `-`, `アンダーバー` → `_`, the spaces around them dropped. */
   spokenSymbols?: boolean;
   lowerCase?: boolean;
 }
@@ -238,9 +238,18 @@ export function textView(text: string, options: ViewOptions = {}): TextView {
         i += spoken[0].length;
         continue;
       }
+      // Spaces around a spoken symbol are the recognizer's, not the address's: `yamada アット example`.
       if (/\s/u.test(text[i]!)) {
-        i++;
-        continue;
+        let j = i;
+        while (j < text.length && /\s/u.test(text[j]!)) j++;
+        const next = text.slice(j);
+        const symbolAfter = /^[@＠.．]/u.test(next) || SPOKEN_SYMBOLS.some(([word]) => next.startsWith(word));
+        const symbolBefore =
+          /[@.\-_]$/u.test(view.text) && SPOKEN_SYMBOLS.some(([word]) => text.slice(0, i).endsWith(word));
+        if (symbolAfter || symbolBefore) {
+          i = j;
+          continue;
+        }
       }
     }
     const code = text.codePointAt(i)!;
