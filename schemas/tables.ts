@@ -39,7 +39,7 @@ export type ColumnType =
   /** UTC instant, milliseconds (Parquet TIMESTAMP(MILLIS, isAdjustedToUTC)). */
   | 'timestamp'
   | { list: 'string' | 'double' }
-  | { map: 'string' }
+  | { map: 'string' | 'int32' }
   | { listOf: readonly StructField[] };
 
 export interface StructField {
@@ -155,6 +155,16 @@ export const CALLS_TABLE = {
     { name: 'hold_seconds', type: 'double', doc: 'time on hold (metrics.holdSeconds); null without metrics' },
     { name: 'rules_version', type: 'string', doc: 'version of the rule file that scored the call' },
     { name: 'keywords', type: { list: 'string' }, doc: 'keywords, most important first' },
+    {
+      name: 'redactions_total',
+      type: 'int32',
+      doc: 'personal data masked in the stored texts; null in results written without redaction',
+    },
+    {
+      name: 'redaction_counts',
+      type: { map: 'int32' },
+      doc: "redactions per kind (e.g. redaction_counts['phone']); null without redaction",
+    },
     { name: 'failed_steps', type: { list: 'string' }, required: true, doc: 'text steps that failed' },
     { name: 'agent', type: 'string', doc: "the manifest's `agent` column" },
     { name: 'direction', type: 'string', doc: "the manifest's `direction` column (inbound, outbound)" },
@@ -218,6 +228,11 @@ export const UTTERANCES_TABLE = {
     { name: 'sentiment_value', type: 'double', doc: 'signed sentiment −1…1 (result.json sentiment.scoring)' },
     { name: 'emotions', type: { list: 'string' }, doc: 'emotion labels of the utterance (喜ぶ, 不安, …)' },
     { name: 'filler_count', type: 'int32', required: true, doc: 'fillers removed from the utterance' },
+    {
+      name: 'redaction_kinds',
+      type: { list: 'string' },
+      doc: 'kinds of personal data masked in `text`, once each (phone, name, …); null without redaction',
+    },
     { name: 'session', type: 'int32', required: true, doc: 'recognition session it came from' },
     processedAt,
     schemaVersion,

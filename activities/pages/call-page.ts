@@ -8,6 +8,7 @@
  * Pure: a result document in, the page's text out (activities/storage/results.ts writes it).
  */
 import type { ResultDocument, ResultUtterance } from '../../schemas/result.ts';
+import type { RedactionRecord } from '../../schemas/redaction.ts';
 import { callStart } from '../tables/rows.ts';
 import { clientScript, uplotScript, uplotStyle } from './assets.ts';
 import { BASE_STYLE, clock, duration, esc, jsonData, localTime } from './html.ts';
@@ -25,22 +26,9 @@ export interface CallPageOptions {
   audioHref?: string;
 }
 
-/** A redaction record as issue 15 stores it on an utterance: where its mask is in `text`. */
-interface RedactionMark {
-  kind: string;
-  begin: number;
-  end: number;
-}
-
-function redactionsOf(u: ResultUtterance): RedactionMark[] {
-  const value = (u as { redactions?: unknown }).redactions;
-  if (!Array.isArray(value)) return [];
-  return value
-    .filter(
-      (r): r is RedactionMark =>
-        !!r && typeof r === 'object' && typeof r.begin === 'number' && typeof r.end === 'number',
-    )
-    .sort((a, b) => a.begin - b.begin);
+/** The utterance's redactions in text order (records out of the text's bounds are not marked). */
+function redactionsOf(u: ResultUtterance): RedactionRecord[] {
+  return [...(u.redactions ?? [])].sort((a, b) => a.begin - b.begin);
 }
 
 /** The utterance's text with each redaction's mask wrapped in a visible marker naming its kind. */

@@ -103,6 +103,8 @@ export function callRows(result: ResultDocument, resultKey: string, timeZone: st
     hold_seconds: result.metrics?.holdSeconds ?? null,
     rules_version: result.rules?.version ?? null,
     keywords: result.keywords?.map((k) => k.text) ?? null,
+    redactions_total: result.redaction?.total ?? null,
+    redaction_counts: result.redaction?.counts ?? null,
     failed_steps: result.stepFailures.map((f) => f.step),
     agent: metadata.agent ?? null,
     direction: metadata.direction ?? null,
@@ -135,6 +137,7 @@ export function callRows(result: ResultDocument, resultKey: string, timeZone: st
     sentiment_value: u.sentiment?.value ?? null,
     emotions: u.sentiment ? [...new Set(u.sentiment.emotions.flatMap((e) => e.labels))] : null,
     filler_count: u.fillers.length,
+    redaction_kinds: u.redactions ? [...new Set(u.redactions.map((r) => r.kind))] : null,
     session: u.session,
     ...common,
   }));

@@ -25,10 +25,20 @@ export interface GeneratedCall {
 export async function makeCall(
   dir: string,
   name: string,
-  options: { durationSeconds: number; stereo?: boolean; seed?: number } & FixtureOptions,
+  options: {
+    durationSeconds: number;
+    stereo?: boolean;
+    seed?: number;
+    personalData?: boolean;
+  } & FixtureOptions,
 ): Promise<GeneratedCall> {
-  const { durationSeconds, stereo, seed, ...fixture } = options;
-  const script = generateCallScript({ durationSeconds, stereo: stereo ?? false, seed: seed ?? 1 });
+  const { durationSeconds, stereo, seed, personalData, ...fixture } = options;
+  const script = generateCallScript({
+    durationSeconds,
+    stereo: stereo ?? false,
+    seed: seed ?? 1,
+    ...(personalData ? { personalData } : {}),
+  });
   const path = join(dir, name);
   await renderFixture(script, path, fixture);
   return { path, script };

@@ -62,6 +62,21 @@ describe('table files', () => {
         customerValue: 0.5,
       }),
     ];
+    // c-1 had a phone number and a name masked in its second utterance; c-2 predates redaction.
+    const redacted = results[0]!;
+    redacted.utterances[1]!.redactions = [
+      { kind: 'phone', begin: 0, end: 6, source: 'pattern' },
+      { kind: 'name', begin: 8, end: 12, source: 'ne' },
+      { kind: 'phone', begin: 14, end: 20, source: 'pattern' },
+    ];
+    redacted.redaction = {
+      applied: true,
+      detectors: ['ne', 'pattern'],
+      counts: { phone: 2, name: 1 },
+      total: 3,
+      unredactedCopy: false,
+      audio: { status: 'off' },
+    };
     for (const r of results) {
       const { rows, start } = callRows(r, `results/${r.callId}/result.json`, 'UTC');
       for (const table of [CALLS_TABLE, UTTERANCES_TABLE]) {
@@ -90,6 +105,8 @@ describe('table files', () => {
       speakers: 'list<element: string not null>',
       keywords: 'list<element: string not null>',
       metadata: 'map<string, string ("metadata")>'.replace('("metadata")', "('metadata')"),
+      redactions_total: 'int32',
+      redaction_counts: "map<string, int32 ('redaction_counts')>",
     });
     expect(calls.schema.speaker_stats).toMatch(
       /^list<element: struct<speaker: string not null, utterances: int32 not null, talk_seconds: double/,
@@ -117,7 +134,13 @@ describe('table files', () => {
       result_schema_version: 2,
     });
     expect(c1.metadata).toMatchObject({ queue: 'billing', agent: 'sato' });
-    expect(byId.get('c-2')).toMatchObject({ dt: '2026-03-02', customer_sentiment_label: 'Positive' });
+    expect(c1).toMatchObject({ redactions_total: 3, redaction_counts: { phone: 2, name: 1 } });
+    expect(byId.get('c-2')).toMatchObject({
+      dt: '2026-03-02',
+      customer_sentiment_label: 'Positive',
+      redactions_total: null,
+      redaction_counts: null,
+    });
 
     const utterances = read.utterances!;
     expect(utterances.schema).toMatchObject({
@@ -136,7 +159,9 @@ describe('table files', () => {
       sentiment_label: 'Negative',
       filler_count: 1,
       dt: '2026-03-01',
+      redaction_kinds: ['phone', 'name'],
     });
+    expect(ofC1[0]!.redaction_kinds).toBeNull();
     expect(utterances.rows.filter((r) => r.call_id === 'c-2')).toHaveLength(3);
   });
 
