@@ -39,7 +39,7 @@ export const TEST_PINNED = {
  * Node LTS lines the tests also run on (package.json `engines`; `npm test` runs the unit and contract
  * projects on each line the machine's own Node is not), pinned to a release of each.
  */
-export const PINNED_NODE = { '24': '24.21.0' } as const;
+export const PINNED_NODE = { '22': '22.23.3', '24': '24.21.0' } as const;
 export type NodeLine = keyof typeof PINNED_NODE;
 
 export interface ToolPaths {

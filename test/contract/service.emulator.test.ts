@@ -266,8 +266,9 @@ describe('stream recognition against the emulator', () => {
   it('a session reaches 3,000 s at high speed, times on the timeline to the end', async () => {
     const speed = 500;
     // Every deadline of the emulator is divided by its speed (1 s → 2 ms, idle 10 s → 20 ms) plus
-    // `slackMs`: on a loaded 2-core machine a garbage-collection pause alone exceeds the default 50 ms.
-    const config = await start({ slackMs: 1000 }, speed);
+    // `slackMs`: on a loaded 2-core machine a garbage-collection pause alone exceeds the default; at load 20 a 1-s
+    // slack was missed (651) once.
+    const config = await start({ slackMs: 3000 }, speed);
     const long: PhraseAt[] = [
       { id: 1, start: 5 },
       { id: 101, start: 1500 },
