@@ -24,6 +24,7 @@ import {
   type GeneratedCall,
 } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { TEST_DEADLINE_SLACK_MS } from './global-setup.ts';
 import { muLawSecondsSent, readRequestLog } from '../helpers/request-log.ts';
 import { progressQuery, type ProcessRecordingResult } from '../../workflows/process-recording.ts';
 
@@ -58,7 +59,15 @@ describe('processRecording under faults', () => {
 
   async function emulatorWith(faults: EmulatorFaultsInput | undefined, label: string) {
     const requestLogPath = join(dir, `${label}-requests.jsonl`);
-    const emulator = await startEmulator({ port: 0, speed: SPEED, faults, requestLogPath, seed: 3 });
+    // The stack's deadline slack (global-setup): only the injected faults may cost a restart here.
+    const emulator = await startEmulator({
+      port: 0,
+      speed: SPEED,
+      faults,
+      requestLogPath,
+      seed: 3,
+      deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
+    });
     return { emulator, requestLogPath };
   }
 
