@@ -220,7 +220,10 @@ export const redactionConfigSchema = redactionRulesSchema.extend({
    * output bucket, never the output prefix itself nor inside it. Unset (the default): nowhere.
    */
   unredactedPrefix: z.string().min(1).optional(),
-  /** Write a redacted copy of each recording (`audio.redacted.flac` beside result.json). Default false. */
+  /**
+   * Write a redacted copy of each recording (`audio.redacted.flac` beside result.json, every channel, each
+   * redacted utterance's time range masked), only once it checked out. Default false.
+   */
   audio: bool,
   /** What covers a redacted span in that copy: a 1-kHz tone (default) or silence. */
   audioMask: z.enum(['tone', 'silence']),
@@ -344,6 +347,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_TEXT_WINDOW_SECONDS: 'insights.windowSeconds',
   CALLPIPE_REDACTION_RULES: 'redaction.rulesFile',
   CALLPIPE_UNREDACTED_PREFIX: 'redaction.unredactedPrefix',
+  CALLPIPE_REDACT_AUDIO: 'redaction.audio',
+  CALLPIPE_REDACT_AUDIO_MASK: 'redaction.audioMask',
   CALLPIPE_HOME: 'stack.home',
   CALLPIPE_TEMPORAL_PORT: 'stack.temporalPort',
   CALLPIPE_TEMPORAL_UI_PORT: 'stack.temporalUiPort',

@@ -27,3 +27,19 @@ export const LIMIT_DEFAULTS = {
  * readers open few files. A call's rows never span two parts.
  */
 export const TABLE_PART_MAX_ROWS = 500_000;
+
+/**
+ * The redacted copy of a recording (activities/media/redacted-audio.ts). Each masked span reaches this far
+ * beyond the utterance's recognized range on both sides: a recognizer's times mark where it heard speech,
+ * and a word's onset or tail can sit a few tens of milliseconds outside them.
+ */
+export const REDACTED_AUDIO_PAD_SECONDS = 0.1;
+/**
+ * How far an utterance may end past the decoded recording's end and still be mapped (the masked span is
+ * then cut at the end): about one 240-ms recognition request (spec 02), the most a session's last
+ * request can overhang. Any farther, and the times and the audio disagree: nothing is written.
+ */
+export const REDACTED_AUDIO_END_TOLERANCE_SECONDS = 0.24;
+/** The tone over a redacted span: 1 kHz (inside the telephone band, unlike any voice), -12 dBFS peak. */
+export const REDACTED_AUDIO_TONE_HZ = 1000;
+export const REDACTED_AUDIO_TONE_PEAK = 0.25;

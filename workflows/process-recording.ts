@@ -3,8 +3,8 @@
  *
  * probe → plan → per session: transcode, then recognize (each session streams as soon as its own audio
  * is staged; the asr worker's slots bound how many stream at once) → merge timeline → redact personal
- * data → fillers → summary, sentiment, keywords, dialog acts → write outputs (scored by the call's rule
- * file). History carries keys and small facts only: never text, and so never personal data. A failure at
+ * data → fillers → summary, sentiment, keywords, dialog acts (and, beside them when asked, the redacted
+ * copy of the audio) → write outputs (scored by the call's rule file). History carries keys and small facts only: never text, and so never personal data. A failure at
  * any stage writes `error.json` with the stage and the reason, and the workflow completes with status
  * `failed` so batches go on and report it.
  *
@@ -30,6 +30,7 @@ import type { AsrActivities, RecognizeSessionOutput } from '../activities/asr/re
 import type { MergeActivities } from '../activities/asr/merge-timeline.ts';
 import type { NlpActivities, NlpStepOutput } from '../activities/nlp/activities.ts';
 import type { ResultActivities, WriteResultOutput } from '../activities/storage/results.ts';
+import type { AudioRedaction } from '../schemas/result.ts';
 import type { CallStateActivities } from '../activities/storage/call-state.ts';
 import type { TableActivities } from '../activities/tables/activities.ts';
 import type { PlanOptions, PlanSession, SessionPlan } from '../schemas/plan.ts';
@@ -137,6 +138,11 @@ export const PIPELINED_SESSIONS = 'pipelined-sessions';
  * timeline. A run that had passed that point before this code replays without it.
  */
 export const REDACTION = 'redaction';
+/**
+ * Patch id: the redacted copy of the audio (opt-in, `redaction.audio`) is made beside the text steps. Only
+ * runs that ask for it call `patched`, so the histories of every other run are unchanged.
+ */
+export const REDACTED_AUDIO = 'redacted-audio';
 /** Patch id: the call's matched categories are upserted as `CallpipeCategories` once it is written. */
 export const CATEGORIES_SEARCH_ATTRIBUTE = 'categories-search-attribute';
 /** Patch id: dialog acts (`/nlp/v1/sentence_type`) are a text step beside summary, sentiment and keywords. */
@@ -215,8 +221,11 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
     const sessions = await recognizeStage(call, probe, plan);
     const merged = await mergeStage(call, probe, plan, sessions);
     const redacted = await redactStage(call, merged.utterances);
-    const text = await textStage(call, merged.utterances, redacted);
-    const written = await writeStage(call, probe, plan, sessions, text, redacted);
+    const [text, audio] = await Promise.all([
+      textStage(call, merged.utterances, redacted),
+      audioRedactionStage(call, probe, redacted),
+    ]);
+    const written = await writeStage(call, probe, plan, sessions, text, redacted, audio);
     const tables = await tablesStage(call, written);
     await cleanUpStaging(call);
     return call.finished(written, probe, plan, merged.utterances, sessions, text, redacted, tables);
@@ -387,6 +396,45 @@ async function redactStage(call: Call, utterances: number): Promise<Redacted | u
   return { step, timelineKey: staging.redactedTimeline };
 }
 
+/**
+ * The redacted copy of the recording (activities/media/redacted-audio.ts), when asked for: on the media
+ * queue, beside the text steps. Fail-closed and never fatal: when a span cannot be mapped to audio time or
+ * the copy does not check out, no copy is written, result.json says why and the call is `partial`.
+ */
+async function audioRedactionStage(
+  call: Call,
+  probe: ProbeResult,
+  redacted: Redacted | undefined,
+): Promise<AudioRedaction | undefined> {
+  const asked = call.input.redaction?.audio;
+  if (!asked || !redacted || !patched(REDACTED_AUDIO)) return undefined;
+  const redactionKey = redacted.step.status === 'ok' ? redacted.step.outputKey : undefined;
+  const key = call.keys.output.redactedAudio;
+  if (!redactionKey || !key) return { status: 'failed', reason: 'the redaction step left no records to map' };
+  try {
+    return await mediaActivities.redactAudio.executeWithOptions(
+      call.onMedia(`redact the audio (${asked.mask})`),
+      [
+        {
+          source: call.input.source,
+          probe: {
+            streamIndex: probe.streamIndex,
+            sampleRate: probe.sampleRate,
+            channels: probe.channels,
+            ...(probe.reader ? { reader: probe.reader } : {}),
+          },
+          redactionKey,
+          output: { bucket: call.keys.output.bucket, key },
+          mask: asked.mask,
+        },
+      ],
+    );
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return { status: 'failed', reason: reasonOf(err) };
+  }
+}
+
 interface TextSteps {
   fillers: NlpStepOutput;
   summary: NlpStepOutput;
@@ -442,8 +490,11 @@ async function writeStage(
   sessions: RecognizedSession[],
   text: TextSteps,
   redacted: Redacted | undefined,
+  audio: AudioRedaction | undefined,
 ): Promise<WriteResultOutput> {
   call.stages.enter('write');
+  // A redacted copy asked for and not made leaves the call partial, as a failed text step does.
+  if (audio?.status === 'failed') text.failures.push({ step: 'audioRedaction', reason: audio.reason });
   const ok = (step: NlpStepOutput) => (step.status === 'ok' ? step.outputKey : undefined);
   const { workflowId, runId } = workflowInfo();
   const cost = costOf(sessions, text, redacted);
@@ -456,6 +507,7 @@ async function writeStage(
         output: call.keys.output,
         timelineKey: redacted?.timelineKey ?? staging.timeline,
         ...(redacted ? { redactionKey: ok(redacted.step), recognizedTimelineKey: staging.timeline } : {}),
+        ...(audio ? { audioRedaction: audio } : {}),
         fillersKey: ok(text.fillers),
         sentimentKey: ok(text.sentiment),
         summaryKey: ok(text.summary),

@@ -3,15 +3,24 @@
  * by the activities of one worker), then runs the plain media functions on it. Probe, plan and
  * transcode are separate activities so a long transcode retries alone and the workflow shows progress.
  */
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { StagedSession } from '../../schemas/media-transcode.ts';
 import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource } from '../../schemas/recording.ts';
+import { redactionOutputSchema, type AudioRedaction } from '../../schemas/result.ts';
 import { isPermanentS3Error, s3StatusOf, type ObjectStore } from '../storage/object-store.ts';
 import { localCopy } from '../storage/source-cache.ts';
 import { createMediaActivities, type TranscodeSessionActivityInput } from './activities.ts';
 import type { StagingStore } from './staging.ts';
+import { activityContext } from '../activity-context.ts';
+import { openInput } from './media-input.ts';
+import { writeRedactedAudio, type AudioMask } from './redacted-audio.ts';
+import { mapRedactionSpans } from './redaction-spans.ts';
 
 export interface RecordingMediaDeps {
   store: ObjectStore;
@@ -38,6 +47,17 @@ async function namedBySource<T>(source: RecordingSource, path: string, work: () 
       err.message = err.message.split(path).join(`s3://${source.bucket}/${source.key}`);
     throw err;
   }
+}
+
+/** What the redacted copy of a recording is made from, and where it goes. */
+export interface RedactAudioInput {
+  source: RecordingSource;
+  probe: Pick<ProbeResult, 'streamIndex' | 'sampleRate' | 'channels' | 'reader'>;
+  /** The redaction step's records (staging, the store's bucket: schemas/call-keys.ts `staging.redaction`). */
+  redactionKey: string;
+  /** Where the copy goes: the call's output bucket and `redactedAudio` key (schemas/call-keys.ts). */
+  output: { bucket: string; key: string };
+  mask: AudioMask;
 }
 
 export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
@@ -103,6 +123,49 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
         planDefaults: deps.planDefaults,
       });
       return namedBySource(source, path, () => callMedia.transcodeSession({ ...rest, path }));
+    },
+
+    /**
+     * The redacted copy of the recording (redacted-audio.ts), written to `output` only once it checked
+     * out. Otherwise `failed` with the reason, and no copy: not this one, nor one an earlier run left
+     * there. ffmpeg's and the store's own failures throw, to be retried.
+     */
+    async redactAudio(input: RedactAudioInput): Promise<AudioRedaction> {
+      const out = deps.store.withBucket(input.output.bucket);
+      const records = redactionOutputSchema.parse(JSON.parse(await deps.store.getText(input.redactionKey)));
+      const mapped = mapRedactionSpans(records.utterances, input.probe.sampleRate);
+      const fail = async (reason: string): Promise<AudioRedaction> => {
+        if (await out.exists(input.output.key)) await out.deleteKeys([input.output.key]);
+        return { status: 'failed', reason };
+      };
+      if (!mapped.ok) return fail(mapped.reason);
+      const path = await local(input.source);
+      const outPath = join(tmpdir(), `callpipe-redacted-${randomUUID()}.flac`);
+      try {
+        const signal = activityContext()?.cancellationSignal;
+        const made = await namedBySource(input.source, path, async () =>
+          writeRedactedAudio({
+            input: await openInput(path, input.probe.reader, input.probe.streamIndex, { signal }),
+            sampleRate: input.probe.sampleRate,
+            channels: input.probe.channels,
+            spans: mapped.spans,
+            mask: input.mask,
+            outPath,
+            ...(signal ? { signal } : {}),
+          }),
+        );
+        if (!made.ok) return await fail(made.reason);
+        await out.putFile(input.output.key, outPath, { contentType: 'audio/flac' });
+        return {
+          status: 'written',
+          key: input.output.key,
+          mask: input.mask,
+          spans: made.spans.length,
+          seconds: Math.round(made.maskedSeconds * 1000) / 1000,
+        };
+      } finally {
+        await rm(outPath, { force: true });
+      }
     },
   };
 }

@@ -207,6 +207,7 @@ export const PROCESS_ACTIVITIES = [
   'analyzeSentiment',
   'extractKeywords',
   'classifyDialogActs',
+  'redactAudio',
   'writeResult',
   'writeError',
   'writeCallTables',
@@ -275,6 +276,13 @@ function processDefaults(): Record<(typeof PROCESS_ACTIVITIES)[number], Activity
     analyzeSentiment: async (input) => nlpOk(input, 'sentiment'),
     extractKeywords: async (input) => nlpOk(input, 'keywords'),
     classifyDialogActs: async (input) => nlpOk(input, 'dialog-acts'),
+    redactAudio: async (input) => ({
+      status: 'written',
+      key: str(input, 'output', 'key') ?? 'results/call/audio.redacted.flac',
+      mask: str(input, 'mask') ?? 'tone',
+      spans: 3,
+      seconds: 7.5,
+    }),
     writeResult: async (input) => ({
       bucket: str(input, 'output', 'bucket') ?? 'callpipe',
       resultKey: str(input, 'output', 'result') ?? `results/${str(input, 'callId')}/result.json`,

@@ -296,6 +296,36 @@ describe('processRecording with mocked activities', () => {
     expect([stage, outcome, progress.stage]).toEqual(['failed', 'failed', 'failed']);
   });
 
+  it('the redacted audio, when asked for, is made on the media queue from the redaction records', async () => {
+    const mocks = mockActivities();
+    const { result, callId } = await runCall('audio', mocks, { redaction: { audio: { mask: 'silence' } } });
+    expect(result.status).toBe('done');
+    const asked = onlyInput(mocks, 'redactAudio');
+    expect(pick(asked, 'redactionKey')).toBe(pick(onlyInput(mocks, 'redactText'), 'outputKey'));
+    expect(pick(asked, 'mask')).toBe('silence');
+    expect(pick(asked, 'output', 'key')).toBe(`results/${callId}/audio.redacted.flac`);
+    expect(pick(asked, 'probe', 'sampleRate')).toBeGreaterThan(0);
+    expect(pick(onlyInput(mocks, 'writeResult'), 'audioRedaction')).toMatchObject({
+      status: 'written',
+      mask: 'silence',
+    });
+  });
+
+  it('no redacted audio unless asked; one that did not check out leaves the call partial with the reason', async () => {
+    const quiet = mockActivities();
+    await runCall('no-audio', quiet);
+    expect(quiet.redactAudio).not.toHaveBeenCalled();
+    expect(pick(onlyInput(quiet, 'writeResult'), 'audioRedaction')).toBeUndefined();
+
+    const reason = 'redacted span 2 (61.20–70.00 s) lies beyond the audio (64.50 s)';
+    const mocks = mockActivities({ redactAudio: async () => ({ status: 'failed', reason }) });
+    const { result } = await runCall('audio-failed', mocks, { redaction: { audio: { mask: 'tone' } } });
+    expect(result).toMatchObject({ status: 'partial', stepFailures: [{ step: 'audioRedaction', reason }] });
+    const written = onlyInput(mocks, 'writeResult');
+    expect(pick(written, 'audioRedaction')).toEqual({ status: 'failed', reason });
+    expect(pick(written, 'stepFailures')).toEqual([{ step: 'audioRedaction', reason }]);
+  });
+
   it('the rule file reaches the write, and the matched categories become CallpipeCategories', async () => {
     const mocks = mockActivities();
     const write = mocks.writeResult.getMockImplementation()!;
