@@ -135,8 +135,9 @@ async function recordingTime(store: ObjectStore, source: WriteResultInput['facts
 }
 
 /**
- * The call viewer beside result.json (pages/call-page.ts), linking the recording by its key when the page
- * is served from the same bucket (a static site, a local mirror); the rescore writes it again too.
+ * The call viewer beside result.json (pages/call-page.ts), linking the redacted copy of the recording when
+ * one was written, else the recording by its key when the page is served from the same bucket (a static
+ * site, a local mirror); the rescore writes it again too.
  */
 export async function writeCallPage(
   out: ObjectStore,
@@ -144,9 +145,13 @@ export async function writeCallPage(
   result: ResultDocument,
   timeZone: string,
 ): Promise<void> {
+  // The redacted copy when there is one (same length, so the transcript's times still seek right): a
+  // supervisor listening from the page does not hear what the text masks.
+  const redacted = result.redaction?.audio.status === 'written' ? result.redaction.audio.key : undefined;
+  const audioKey = redacted ?? (result.source.bucket === keys.bucket ? result.source.key : undefined);
   const page = renderCallPage(result, {
     timeZone,
-    ...(result.source.bucket === keys.bucket ? { audioHref: relativeHref(keys.dir, result.source.key) } : {}),
+    ...(audioKey ? { audioHref: relativeHref(keys.dir, audioKey) } : {}),
   });
   await out.put(keys.page, page, { contentType: 'text/html; charset=utf-8' });
 }

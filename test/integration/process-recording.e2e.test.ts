@@ -7,17 +7,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { fileURLToPath } from 'node:url';
-import { execFileSync } from 'node:child_process';
-import { toolPaths } from '../../cli/tools/provision.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation, resolveSource, submitRecording } from '../../cli/submit.ts';
 import { compareTranscript, expectedUtterances, makeCall, type GeneratedCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { recordHistory } from '../helpers/histories.ts';
 import { readRequestLog, streamStarts } from '../helpers/request-log.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
-
-const HISTORIES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
 function startsSoFar(): number {
   return streamStarts(readRequestLog(inject('stack').requestLog!));
@@ -62,13 +58,9 @@ describe('processRecording', () => {
       callIds.set(path, s.callId);
       results.set(path, await s.handle.result());
       // `CALLPIPE_RECORD_HISTORIES=1` refreshes the histories that the replay test guards determinism with.
-      if (process.env.CALLPIPE_RECORD_HISTORIES && path !== long.path) {
+      if (path !== long.path) {
         const name = path === corrupt ? 'process-recording-failed.json' : 'process-recording-stereo.json';
-        const json = execFileSync(toolPaths().temporal, [
-          ...['workflow', 'show', '--workflow-id', s.workflowId, '--output', 'json'],
-          ...['--address', pc.config.temporal.address, '--namespace', pc.config.temporal.namespace],
-        ]);
-        writeFileSync(join(HISTORIES, name), json);
+        recordHistory(pc, s.workflowId, name);
       }
     }
   }, 600_000);

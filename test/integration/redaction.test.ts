@@ -5,7 +5,10 @@
  * address, an e-mail address and a bank account leaves none of them in the bucket (inputs aside), the
  * stack's logs or Temporal's database (its SQLite files, and the history as the server gives it), while
  * every utterance is still there and the ordinary lines are word for word. The same search finds every
- * value in the unredacted copy a second run writes under a prefix of its own: it can fail.
+ * value in the unredacted copy a second run writes under a prefix of its own: it can fail. With audio
+ * redaction on, the redacted copy of the recording is decoded back: the tone over every utterance that
+ * held personal data, on both channels, and the recording's own samples (its DTMF "speech") everywhere
+ * else; and a copy whose spans do not fit the audio is not written at all, with the reason.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +21,14 @@ import { renderFixture } from '../../activities/media/fixture.ts';
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { recordHistory } from '../helpers/histories.ts';
+import { writeFileSync } from 'node:fs';
+import { createRecordingMediaActivities } from '../../activities/media/recording.ts';
+import { S3StagingStore } from '../../activities/storage/staging-s3.ts';
+import { REDACTED_AUDIO_PAD_SECONDS, REDACTED_AUDIO_TONE_HZ } from '../../schemas/limits.ts';
+import type { RedactionOutput } from '../../schemas/result.ts';
+import { decodeDtmfPhrases } from '../helpers/dtmf-decode.ts';
+import { channelSlice, decodeInterleaved, toneShare } from '../helpers/redacted-audio.ts';
 import { saysRedacted } from '../helpers/pipeline.ts';
 import {
   ORDINARY_IDS,
@@ -171,5 +182,128 @@ describe('personal data: redacted by default, everywhere', () => {
     for (const [key, body] of objects) expect(found(body), key).toEqual([]);
     const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(result.resultKey!)));
     expect(doc.redaction).toMatchObject({ applied: true, unredactedCopy: true });
+  });
+
+  it('audio redaction on: the tone over every redacted utterance on both channels, the recording elsewhere', async () => {
+    const { result, submitted } = await process(
+      { redaction: { audio: { mask: 'tone' } } },
+      `redaction-${run}/audio/`,
+    );
+    recordHistory(pc, submitted.workflowId, 'process-recording-redacted-audio.json');
+    const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(result.resultKey!)));
+    const audio = doc.redaction!.audio;
+    expect(audio).toMatchObject({
+      status: 'written',
+      mask: 'tone',
+      key: `redaction-${run}/audio/${result.callId}/audio.redacted.flac`,
+    });
+    if (audio.status !== 'written') return;
+    expect(doc.stepFailures).toEqual([]);
+    // The call page plays the redacted copy, not the recording.
+    const page = await pc.store.getText(result.resultKey!.replace(/result\.json$/, 'call.html'));
+    expect(page).toMatch(/data-src="[^"]*\/audio\.redacted\.flac"/);
+
+    const flac = join(dir, 'redacted.flac');
+    writeFileSync(flac, await pc.store.getBuffer(audio.key));
+    const [copy, source] = await Promise.all([decodeInterleaved(flac), decodeInterleaved(path)]);
+    const { sampleRate: rate, channels } = doc.audio;
+    expect(channels).toBe(2);
+    expect(copy.length).toBe(source.length);
+
+    const masked = doc.utterances.filter((u) => (u.redactions ?? []).length > 0);
+    expect(masked.length).toBeGreaterThanOrEqual(11);
+    const spans = masked.map((u) => [
+      Math.max(0, Math.floor((u.start - REDACTED_AUDIO_PAD_SECONDS) * rate)),
+      Math.ceil((u.end + REDACTED_AUDIO_PAD_SECONDS) * rate),
+    ]);
+    expect(audio.spans).toBeGreaterThanOrEqual(1);
+    expect(audio.spans).toBeLessThanOrEqual(masked.length);
+    // Over every redacted utterance, on both channels: the tone, and no phrase left to decode.
+    for (const u of masked) {
+      for (let ch = 0; ch < channels; ch++) {
+        const over = channelSlice(copy, channels, ch, Math.floor(u.start * rate), Math.ceil(u.end * rate));
+        const { share } = toneShare(over, rate, REDACTED_AUDIO_TONE_HZ);
+        expect(share, `utterance ${u.index} channel ${ch}`).toBeGreaterThan(0.9);
+        const pcm = Int16Array.from(over, (v) => Math.round(v * 32768));
+        expect(decodeDtmfPhrases(pcm, rate), `utterance ${u.index}`).toEqual([]);
+      }
+    }
+    // Everywhere else, the recording's own samples; the ordinary lines still say what they said.
+    let outside = 0;
+    let changed = 0;
+    for (let frame = 0; frame < copy.length / channels; frame++) {
+      if (spans.some(([from, to]) => frame >= from! && frame < to!)) continue;
+      for (let ch = 0; ch < channels; ch++) {
+        outside += 1;
+        if (copy[frame * channels + ch] !== source[frame * channels + ch]) changed += 1;
+      }
+    }
+    expect(outside).toBeGreaterThan(copy.length / 3);
+    expect(changed).toBe(0);
+    const book = loadPhrasebook();
+    doc.utterances.forEach((u, i) => {
+      if (!ORDINARY_IDS.includes(ids[i]!)) return;
+      const said = channelSlice(
+        copy,
+        channels,
+        u.track,
+        Math.floor((u.start - 0.05) * rate),
+        Math.ceil((u.end + 0.05) * rate),
+      );
+      const heard = decodeDtmfPhrases(
+        Int16Array.from(said, (v) => Math.round(v * 32768)),
+        rate,
+      ).map((p) => p.id);
+      expect(heard, book.get(ids[i]!)).toContain(ids[i]);
+    });
+  });
+
+  it('a span beyond the audio: no redacted copy (not even an earlier one), and the reason', async () => {
+    const source = await resolveSource(path, pc.store, pc.config);
+    const media = createRecordingMediaActivities({
+      store: pc.store,
+      staging: new S3StagingStore(pc.store),
+      stagingPrefix: pc.config.s3.stagingPrefix,
+    });
+    const probe = await media.probeSource({ source });
+    const staged = `${pc.config.s3.stagingPrefix}redaction-${run}/redaction.json`;
+    const record = (index: number, start: number, end: number) => ({
+      index,
+      track: 1,
+      speaker: 'customer',
+      start,
+      end,
+      redactions: [
+        { kind: 'phone', begin: 0, end: 6, source: 'pattern' as const, originalBegin: 0, originalEnd: 11 },
+      ],
+    });
+    const records: RedactionOutput = {
+      step: 'redaction',
+      callId: 'beyond',
+      timelineKey: `${staged}.timeline.json`,
+      utterances: [record(3, 5, 7), record(9, probe.durationSeconds + 3, probe.durationSeconds + 5)],
+      counts: { phone: 2 },
+      windows: 1,
+      detectors: ['ne', 'pattern'],
+      cost: { requests: 1, retries: 0, bytesSent: 0, bytesReceived: 0 },
+    };
+    await pc.store.put(staged, JSON.stringify(records), { contentType: 'application/json' });
+    const key = `redaction-${run}/beyond/beyond/audio.redacted.flac`;
+    await pc.store.put(key, Buffer.from('a copy an earlier run left'), { contentType: 'audio/flac' });
+
+    const out = await media.redactAudio({
+      source,
+      probe,
+      redactionKey: staged,
+      output: { bucket: pc.store.bucket, key },
+      mask: 'tone',
+    });
+    expect(out).toEqual({
+      status: 'failed',
+      reason: expect.stringMatching(
+        /^redacted span 2 \([0-9.]+ s–[0-9.]+ s\) lies beyond the audio \([0-9.]+ s\)/,
+      ),
+    });
+    expect(await pc.store.exists(key)).toBe(false);
   });
 });

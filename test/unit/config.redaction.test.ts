@@ -53,6 +53,17 @@ describe('redactionInputOf', () => {
     });
     expect(redactionInputOf(loadConfig({ env: {}, file: undefined }), output)).toEqual({});
   });
+
+  it('the redacted audio: CALLPIPE_REDACT_AUDIO, a tone unless CALLPIPE_REDACT_AUDIO_MASK says silence', () => {
+    const of = (env: Record<string, string>) =>
+      redactionInputOf(loadConfig({ env, file: undefined }), output);
+    expect(of({ CALLPIPE_REDACT_AUDIO: 'true' })).toEqual({ audio: { mask: 'tone' } });
+    expect(of({ CALLPIPE_REDACT_AUDIO: 'true', CALLPIPE_REDACT_AUDIO_MASK: 'silence' })).toEqual({
+      audio: { mask: 'silence' },
+    });
+    expect(of({ CALLPIPE_REDACT_AUDIO: 'false', CALLPIPE_REDACT_AUDIO_MASK: 'silence' })).toEqual({});
+    expect(() => of({ CALLPIPE_REDACT_AUDIO_MASK: 'beep' })).toThrow(/CALLPIPE_REDACT_AUDIO_MASK/);
+  });
 });
 
 describe('redaction rules', () => {
