@@ -36,48 +36,76 @@ export function toneSample(offset: number, sampleRate: number): number {
 }
 
 /**
- * Interleaved s16le frames in, the same frames out with every span masked; counts the frames and
- * hashes those outside the spans (for the check of the copy).
+ * Walks a stream of interleaved s16le frames against the spans, in whatever chunks it comes: counts the
+ * frames, hashes those outside the spans, hands each stretch inside one to `inside`. The recording (on the
+ * way in) and the copy (on the way back) are walked alike, so their hashes compare.
  */
-class SpanMasker extends Transform {
+class FrameWalker {
   frames = 0;
   readonly outside: Hash = createHash('sha256');
+  readonly frameBytes: number;
   private rest: Buffer = Buffer.alloc(0);
   private readonly cursor = { span: 0 };
-  private readonly frameBytes: number;
 
   constructor(
     private readonly spans: readonly FrameSpan[],
+    channels: number,
+  ) {
+    this.frameBytes = BYTES_PER_SAMPLE * channels;
+  }
+
+  /** The chunk's whole frames (with a partial frame left from the last chunk), walked; the rest is kept. */
+  walk(
+    chunk: Buffer,
+    inside: (buf: Buffer, span: number, first: number, count: number, offsetInSpan: number) => void,
+  ): Buffer {
+    const fb = this.frameBytes;
+    const joined = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
+    const count = Math.floor(joined.length / fb);
+    const buf = joined.subarray(0, count * fb);
+    this.rest = Buffer.from(joined.subarray(count * fb));
+    walkSpans(this.spans, this.cursor, this.frames, count, {
+      outside: (first, n) => this.outside.update(buf.subarray(first * fb, (first + n) * fb)),
+      inside: (span, first, n, offset) => inside(buf, span, first, n, offset),
+    });
+    this.frames += count;
+    return buf;
+  }
+
+  /** Why the stream cannot have ended here, if it cannot. */
+  endError(what: string): Error | null {
+    return this.rest.length ? new Error(`${what} ended inside a sample frame`) : null;
+  }
+}
+
+/** Interleaved s16le frames in, the same frames out with every span masked. */
+class SpanMasker extends Transform {
+  readonly walker: FrameWalker;
+
+  constructor(
+    spans: readonly FrameSpan[],
     private readonly channels: number,
     private readonly mask: AudioMask,
     private readonly sampleRate: number,
   ) {
     super();
-    this.frameBytes = BYTES_PER_SAMPLE * channels;
+    this.walker = new FrameWalker(spans, channels);
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    const buf = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
-    const count = Math.floor(buf.length / this.frameBytes);
-    const out = buf.subarray(0, count * this.frameBytes);
-    this.rest = Buffer.from(buf.subarray(count * this.frameBytes));
-    const fb = this.frameBytes;
-    walkSpans(this.spans, this.cursor, this.frames, count, {
-      outside: (first, n) => this.outside.update(out.subarray(first * fb, (first + n) * fb)),
-      inside: (_span, first, n, offset) => {
-        for (let i = 0; i < n; i++) {
-          const v = this.mask === 'tone' ? toneSample(offset + i, this.sampleRate) : 0;
-          for (let ch = 0; ch < this.channels; ch++)
-            out.writeInt16LE(v, (first + i) * fb + ch * BYTES_PER_SAMPLE);
-        }
-      },
+    const fb = this.walker.frameBytes;
+    const out = this.walker.walk(chunk, (buf, _span, first, n, offset) => {
+      for (let i = 0; i < n; i++) {
+        const v = this.mask === 'tone' ? toneSample(offset + i, this.sampleRate) : 0;
+        for (let ch = 0; ch < this.channels; ch++)
+          buf.writeInt16LE(v, (first + i) * fb + ch * BYTES_PER_SAMPLE);
+      }
     });
-    this.frames += count;
     callback(null, out);
   }
 
   override _flush(callback: TransformCallback): void {
-    callback(this.rest.length ? new Error('the decoder ended inside a sample frame') : null);
+    callback(this.walker.endError('the decoded recording'));
   }
 }
 
@@ -92,19 +120,17 @@ interface SpanMeasure {
 
 /** Reads the decoded copy: counts frames, hashes those outside the spans, measures those inside. */
 class CopyReader extends Writable {
-  frames = 0;
-  readonly outside: Hash = createHash('sha256');
+  readonly walker: FrameWalker;
   readonly measures: SpanMeasure[];
-  private rest: Buffer = Buffer.alloc(0);
-  private readonly cursor = { span: 0 };
   private readonly coefficient: number;
 
   constructor(
-    private readonly spans: readonly FrameSpan[],
+    spans: readonly FrameSpan[],
     private readonly channels: number,
     sampleRate: number,
   ) {
     super();
+    this.walker = new FrameWalker(spans, channels);
     this.coefficient = 2 * Math.cos((2 * Math.PI * REDACTED_AUDIO_TONE_HZ) / sampleRate);
     const zeros = () => Array.from({ length: channels }, () => 0);
     this.measures = spans.map(() => ({
@@ -117,40 +143,34 @@ class CopyReader extends Writable {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (err?: Error | null) => void): void {
-    const fb = BYTES_PER_SAMPLE * this.channels;
-    const buf = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
-    const count = Math.floor(buf.length / fb);
-    this.rest = Buffer.from(buf.subarray(count * fb));
-    walkSpans(this.spans, this.cursor, this.frames, count, {
-      outside: (first, n) => this.outside.update(buf.subarray(first * fb, (first + n) * fb)),
-      inside: (span, first, n) => {
-        const m = this.measures[span]!;
-        m.frames += n;
-        for (let ch = 0; ch < this.channels; ch++) {
-          let { s1, s2 } = { s1: m.s1[ch]!, s2: m.s2[ch]! };
-          let energy = 0;
-          let peak = m.peak[ch]!;
-          for (let i = 0; i < n; i++) {
-            const x = buf.readInt16LE((first + i) * fb + ch * BYTES_PER_SAMPLE) / FULL_SCALE;
-            const s = x + this.coefficient * s1 - s2;
-            s2 = s1;
-            s1 = s;
-            energy += x * x;
-            peak = Math.max(peak, Math.abs(x));
-          }
-          m.s1[ch] = s1;
-          m.s2[ch] = s2;
-          m.energy[ch]! += energy;
-          m.peak[ch] = peak;
+    const fb = this.walker.frameBytes;
+    this.walker.walk(chunk, (buf, span, first, n) => {
+      const m = this.measures[span]!;
+      m.frames += n;
+      for (let ch = 0; ch < this.channels; ch++) {
+        let s1 = m.s1[ch]!;
+        let s2 = m.s2[ch]!;
+        let energy = 0;
+        let peak = m.peak[ch]!;
+        for (let i = 0; i < n; i++) {
+          const x = buf.readInt16LE((first + i) * fb + ch * BYTES_PER_SAMPLE) / FULL_SCALE;
+          const s = x + this.coefficient * s1 - s2;
+          s2 = s1;
+          s1 = s;
+          energy += x * x;
+          peak = Math.max(peak, Math.abs(x));
         }
-      },
+        m.s1[ch] = s1;
+        m.s2[ch] = s2;
+        m.energy[ch]! += energy;
+        m.peak[ch] = peak;
+      }
     });
-    this.frames += count;
     callback(null);
   }
 
   override _final(callback: (err?: Error | null) => void): void {
-    callback(this.rest.length ? new Error('the copy ended inside a sample frame') : null);
+    callback(this.walker.endError('the copy'));
   }
 }
 
@@ -211,7 +231,7 @@ async function maskCopy(job: RedactedAudioJob): Promise<{ frames: number; outsid
   const [decoded, encoded] = await Promise.allSettled([decode.done, encode]);
   if (decoded.status === 'rejected') throw decoded.reason;
   if (encoded.status === 'rejected') throw encoded.reason;
-  return { frames: masker.frames, outside: masker.outside.digest('hex') };
+  return { frames: masker.walker.frames, outside: masker.walker.outside.digest('hex') };
 }
 
 /**
@@ -232,8 +252,8 @@ export async function checkRedactedCopy(
   if (decoded.status === 'rejected') throw decoded.reason;
   if (read.status === 'rejected') throw read.reason;
   const problems: string[] = [];
-  if (reader.frames !== expected.frames) {
-    problems.push(`the copy is ${reader.frames} sample frames long, the recording ${expected.frames}`);
+  if (reader.walker.frames !== expected.frames) {
+    problems.push(`the copy is ${reader.walker.frames} sample frames long, the recording ${expected.frames}`);
   }
   const coefficient = 2 * Math.cos((2 * Math.PI * REDACTED_AUDIO_TONE_HZ) / job.sampleRate);
   for (const [i, s] of spans.entries()) {
@@ -248,7 +268,7 @@ export async function checkRedactedCopy(
       if (problem) problems.push(`${where} on channel ${ch + 1} ${problem}`);
     }
   }
-  if (reader.outside.digest('hex') !== expected.outside) {
+  if (reader.walker.outside.digest('hex') !== expected.outside) {
     problems.push('the copy differs from the recording outside the redacted spans');
   }
   return problems;

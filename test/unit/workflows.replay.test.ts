@@ -38,6 +38,8 @@ describe('recorded workflow histories', () => {
         'process-recording-stereo.json',
         'process-recording-failed.json',
         'process-recording-failed-before-pipelined-sessions.json',
+        // A call with audio redaction on (patch redacted-audio), recorded by test/integration/redaction.test.ts.
+        'process-recording-redacted-audio.json',
       ]),
     );
     expect(retired).toEqual(['process-recording-stereo-before-pipelined-sessions.json']);
