@@ -4,9 +4,9 @@
  * probe → plan → per session: transcode, then recognize (each session streams as soon as its own audio
  * is staged; the asr worker's slots bound how many stream at once) → merge timeline → redact personal
  * data → fillers → summary, sentiment, keywords, dialog acts (and, beside them when asked, the redacted
- * copy of the audio) → write outputs (scored by the call's rule file). History carries keys and small facts only: never text, and so never personal data. A failure at
- * any stage writes `error.json` with the stage and the reason, and the workflow completes with status
- * `failed` so batches go on and report it.
+ * copy of the audio) → write outputs (scored by the call's rule file). History carries keys and small
+ * facts only: never text, and so never personal data. A failure at any stage writes `error.json` with the
+ * stage and the reason, and the workflow completes with status `failed` so batches go on and report it.
  *
  * Reading order: the activity proxies and their policies, then `processRecording` (one screen), then
  * one function per stage, then the call's state (keys, stage tracker, outcome).
