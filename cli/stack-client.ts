@@ -6,7 +6,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { connectClient, describeConnection } from '../workers/temporal-connection.ts';
 import { loadConfig, type Config } from '../schemas/config.ts';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store.ts';
-import { readStackFile } from './stack/stack.ts';
+import { readStackFile } from './stack/stack-record.ts';
 import { CliError } from './command.ts';
 
 export interface PipelineClient {

@@ -3,6 +3,7 @@ import type { Worker } from '@temporalio/worker';
 import { loadConfig } from '../schemas/config.ts';
 import { connect, freeLoopbackPort, installRuntime, serveMetrics } from './runtime.ts';
 import { createQueueWorker, type QueueName } from './workers.ts';
+import { stopWithParent } from './parent-watch.ts';
 
 export async function runWorkers(queues: QueueName[]): Promise<void> {
   const config = loadConfig();
@@ -33,6 +34,7 @@ export async function runWorkers(queues: QueueName[]): Promise<void> {
 
 /** Entry-script convention: one run() and a catch that exits non-zero. */
 export function main(queues: QueueName[]): void {
+  stopWithParent();
   runWorkers(queues).catch((err: unknown) => {
     console.error(JSON.stringify({ level: 'ERROR', msg: 'worker failed', error: (err as Error).message }));
     process.exit(1);

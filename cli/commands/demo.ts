@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseCommandArgs } from '../command.ts';
 import { loadConfig, type Config } from '../../schemas/config.ts';
-import { readStackFile, startStack, type RunningStack } from '../stack/stack.ts';
+import { startStack, type RunningStack } from '../stack/stack.ts';
+import { readStackFile } from '../stack/stack-record.ts';
 import { connectPipeline, pipelineConfig } from '../stack-client.ts';
 import { outputLocation, resolveSource, submitRecording } from '../submit.ts';
 import {

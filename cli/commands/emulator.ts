@@ -6,6 +6,7 @@ import { CliError, parseCommandArgs } from '../command.ts';
 import { DEFAULTS } from '../../schemas/config.ts';
 import { startEmulator, type EmulatorOptions } from '../../emulator/server.ts';
 import { defaultAccountInput } from '../../emulator/accounts.ts';
+import { stopWithParent } from '../../workers/parent-watch.ts';
 
 export const summary = 'runs the Language Analysis Service emulator alone';
 
@@ -129,6 +130,7 @@ export async function run(argv: string[]): Promise<number> {
     const stop = () => resolve();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    stopWithParent();
   });
   await emulator.close();
   return 0;

@@ -1,7 +1,7 @@
 /** `callpipe up`: the local stack in the foreground until Ctrl-C or SIGTERM. */
 import { parseCommandArgs, CliError } from '../command.ts';
 import { loadConfig } from '../../schemas/config.ts';
-import { startStack, readStackFile } from '../stack/stack.ts';
+import { startStack, StackRunningError } from '../stack/stack.ts';
 import { PortTakenError } from '../stack/ports.ts';
 
 export const summary = 'starts the local stack (Temporal + Web UI, S3, emulator, workers) in the foreground';
@@ -9,7 +9,8 @@ export const help = `Usage: callpipe up [--ports fixed|auto] [--json] [--no-work
 
 Starts, in order and with health checks: the Temporal dev server (state in $CALLPIPE_HOME/temporal.sqlite,
 Web UI on), the S3 server (SeaweedFS, data in $CALLPIPE_HOME/s3), the service emulator and the workers.
-Stops everything on Ctrl-C or SIGTERM.
+Stops everything on Ctrl-C, SIGTERM or SIGHUP; if this command is killed outright (SIGKILL), its children
+stop by themselves, and the next \`callpipe up\` in the same $CALLPIPE_HOME stops whatever a killed one left.
 
   --ports auto   take free ports when the configured ones are taken (default: refuse)
   --json         print one JSON line with every address once all is healthy`;
@@ -30,11 +31,12 @@ export async function run(argv: string[]): Promise<number> {
     throw new CliError(`up: --ports must be 'fixed' or 'auto', not '${values.ports}'`);
   }
   const config = loadConfig();
-  const running = readStackFile(config.stack.home);
-  if (running)
-    throw new CliError(`a stack is already running from ${config.stack.home} (pid ${running.pid})`, 1);
+  // Whoever reads our output may go away (`callpipe up | head -1`): a line to a closed pipe is dropped,
+  // never an error that would end this process before it stops the stack.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 
-  const log = values.json ? () => {} : (line: string) => console.error(line);
+  const notice = (line: string) => console.error(line);
+  const log = values.json ? () => {} : notice;
   let stack;
   try {
     stack = await startStack({
@@ -43,9 +45,10 @@ export async function run(argv: string[]): Promise<number> {
       workers: !values['no-workers'],
       emulator: !values['no-emulator'],
       log,
+      notice,
     });
   } catch (err) {
-    if (err instanceof PortTakenError) throw new CliError(err.message, 1);
+    if (err instanceof PortTakenError || err instanceof StackRunningError) throw new CliError(err.message, 1);
     throw err;
   }
   const a = stack.addresses;
@@ -75,6 +78,8 @@ export async function run(argv: string[]): Promise<number> {
     };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
+    // A closed terminal: stop in order too, rather than die and leave it to the children's watches.
+    process.once('SIGHUP', onSignal);
   });
   await stack.stop();
   log('stack stopped');

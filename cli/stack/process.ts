@@ -1,12 +1,27 @@
 /**
  * A child process of the local stack: started with its output in a log file, health-checked, and stopped
- * with SIGTERM then SIGKILL. Children get their own process group so a stop reaches their children too
- * (no orphan `weed` or `temporal` sub-process survives `callpipe up`).
+ * with SIGTERM then SIGKILL. Each child leads its own process group, so a stop reaches what it started too
+ * (ffmpeg under the workers).
+ *
+ * A child never outlives the process that started it, however that one ends (issue 18): SIGTERM or
+ * Ctrl-C stop the children in order (`stop()`); for SIGKILL, a crash or a closed terminal, where nothing of
+ * ours runs any more, two watches that need no help from the dying parent:
+ * - the kernel's parent-death signal: children are started through util-linux's `setpriv --pdeathsig
+ *   SIGTERM`, which sets it and execs the program (same pid, no extra process), so the Temporal CLI and
+ *   SeaweedFS's `weed`, which know nothing of us, get SIGTERM the moment the parent dies;
+ * - a pipe on stdin that only the parent holds open: our own Node children (workers, emulator) stop when
+ *   it reaches end of file (`workers/parent-watch.ts`), also where there is no `setpriv`.
+ * Children write their output straight to the log file rather than through the parent, so a dead parent
+ * costs them no broken pipe, and nothing is lost from the log.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { STOP_WITH_PARENT_VARIABLE } from '../../workers/parent-watch.ts';
+
+/** util-linux's setpriv, where the platform has it (Linux). */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
 
 export interface ManagedProcessOptions {
   name: string;
@@ -15,11 +30,11 @@ export interface ManagedProcessOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   logFile: string;
-  /** Resolves true when the service answers; polled until `startTimeoutMs`. */
-  healthCheck: () => Promise<boolean>;
+  /** Resolves true when the service answers; polled until `startTimeoutMs`. Default: always true. */
+  healthCheck?: () => Promise<boolean>;
+  /** Healthy only once this text appears in the log after this start (e.g. a JSON ready line). */
+  readyWhenLogged?: string;
   startTimeoutMs?: number;
-  /** Called with each stdout line (e.g. to read a JSON ready line). */
-  onStdoutLine?: (line: string) => void;
 }
 
 /** A health check: the URL answers HTTP at all (any status) within a second. */
@@ -32,6 +47,7 @@ export async function httpAnswers(url: string): Promise<boolean> {
 export class ManagedProcess {
   private child?: ChildProcess;
   private exited?: Promise<void>;
+  private logOffset = 0;
   exitCode: number | null = null;
 
   constructor(readonly options: ManagedProcessOptions) {}
@@ -44,30 +60,29 @@ export class ManagedProcess {
     return !!this.child && this.exitCode === null && this.child.signalCode === null;
   }
 
-  async start(): Promise<void> {
-    const { name, command, args, env, cwd, logFile, healthCheck } = this.options;
+  /** Starts the child and waits until it is healthy; `onSpawn` hears its pid at once (the stack records it). */
+  async start(onSpawn?: (pid: number) => void): Promise<void> {
+    const { name, command, args, env, cwd, logFile } = this.options;
     mkdirSync(dirname(logFile), { recursive: true });
-    const log = createWriteStream(logFile, { flags: 'a' });
-    const child = spawn(command, args, {
-      env: env ?? process.env,
-      cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    this.logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
+    const log = openSync(logFile, 'a');
+    const [file, argv] = SETPRIV
+      ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', command, ...args]]
+      : [command, args];
+    let child: ChildProcess;
+    try {
+      child = spawn(file, argv, {
+        env: { ...(env ?? process.env), [STOP_WITH_PARENT_VARIABLE]: 'stdin' },
+        cwd,
+        // stdin: the parent-watch pipe, never written, closed by the kernel when the parent dies.
+        stdio: ['pipe', log, log],
+        detached: true,
+      });
+    } finally {
+      closeSync(log);
+    }
     this.child = child;
     this.exitCode = null;
-    let buffered = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      log.write(chunk);
-      if (!this.options.onStdoutLine) return;
-      buffered += chunk.toString('utf8');
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        this.options.onStdoutLine(buffered.slice(0, nl));
-        buffered = buffered.slice(nl + 1);
-      }
-    });
-    child.stderr!.pipe(log);
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.exitCode = code ?? (signal ? 128 : 0);
@@ -75,6 +90,7 @@ export class ManagedProcess {
       });
       child.once('error', () => resolve());
     });
+    if (child.pid !== undefined) onSpawn?.(child.pid);
     const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
 
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 60_000);
@@ -86,13 +102,36 @@ export class ManagedProcess {
           `${name} exited with code ${this.exitCode} while starting; last log lines:\n${this.tail()}`,
         );
       }
-      if (await healthCheck().catch(() => false)) return;
+      if (await this.healthy()) return;
       await sleep(200);
     }
     await this.stop();
     throw new Error(
       `${name} did not become healthy within ${this.options.startTimeoutMs ?? 60_000} ms; log: ${logFile}\n${this.tail()}`,
     );
+  }
+
+  private async healthy(): Promise<boolean> {
+    const { readyWhenLogged, healthCheck } = this.options;
+    if (readyWhenLogged !== undefined && !this.logSinceStart().includes(readyWhenLogged)) return false;
+    return healthCheck ? await healthCheck().catch(() => false) : true;
+  }
+
+  /** What the child logged since this start (the log file is appended to across starts). */
+  private logSinceStart(): string {
+    let fd: number | undefined;
+    try {
+      fd = openSync(this.options.logFile, 'r');
+      const size = statSync(this.options.logFile).size - this.logOffset;
+      if (size <= 0) return '';
+      const buffer = Buffer.alloc(size);
+      const read = readSync(fd, buffer, 0, size, this.logOffset);
+      return buffer.subarray(0, read).toString('utf8');
+    } catch {
+      return '';
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
   }
 
   /** Last lines of the log, for error messages. */

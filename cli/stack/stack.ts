@@ -4,7 +4,7 @@
  * workers. Used by `callpipe up`, `callpipe demo` and the integration tests' global setup alike, so the
  * tests exercise the same code users run.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureTools, PROJECT_ROOT, toolEnv, type ToolPaths } from '../tools/provision.ts';
 import { httpAnswers, ManagedProcess } from './process.ts';
@@ -20,6 +20,15 @@ import {
 } from '../../schemas/config.ts';
 import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
 import { connectClient, writeTemporalProfile } from '../../workers/temporal-connection.ts';
+import {
+  liveStackOwner,
+  processStartTicks,
+  recordProcess,
+  removeStackRecord,
+  stopStaleStack,
+  writeStackRecord,
+  type StackRecord,
+} from './stack-record.ts';
 
 export interface StackOptions {
   /** Base configuration (ports, home, speeds); default: loadConfig(). */
@@ -35,6 +44,19 @@ export interface StackOptions {
   /** Extra environment for the workers (e.g. short timeouts in tests). */
   workerEnv?: Record<string, string>;
   log?: (line: string) => void;
+  /** Lines the user must see even when `log` is quiet (a stale stack stopped); default: `log`. */
+  notice?: (line: string) => void;
+}
+
+/** Another live process owns a stack in this CALLPIPE_HOME (ready or still starting). */
+export class StackRunningError extends Error {
+  constructor(
+    readonly home: string,
+    readonly pid: number,
+  ) {
+    super(`a stack is already running from ${home} (pid ${pid})`);
+    this.name = 'StackRunningError';
+  }
 }
 
 export interface StackAddresses {
@@ -69,30 +91,6 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
-/** The file through which other commands find a running stack (DESIGN.md: through CALLPIPE_HOME). */
-export function stackFile(home: string): string {
-  return join(home, 'stack.json');
-}
-
-export interface StackFile {
-  pid: number;
-  addresses: StackAddresses;
-  env: Record<string, string>;
-}
-
-/** The running stack recorded under `home`, if its process is alive. */
-export function readStackFile(home: string): StackFile | undefined {
-  const file = stackFile(home);
-  if (!existsSync(file)) return undefined;
-  try {
-    const data = JSON.parse(readFileSync(file, 'utf8')) as StackFile;
-    process.kill(data.pid, 0);
-    return data;
-  } catch {
-    return undefined;
-  }
-}
-
 async function temporalHealthy(temporal: TemporalConfig): Promise<boolean> {
   const connection = await connectClient(temporal, { connectTimeout: 1000 });
   try {
@@ -108,7 +106,6 @@ async function temporalHealthy(temporal: TemporalConfig): Promise<boolean> {
  * `workers ready` line. The stack runs it, and tests run their own to SIGKILL one.
  */
 export function workersProcess(env: NodeJS.ProcessEnv, logFile: string): ManagedProcess {
-  let ready = false;
   return new ManagedProcess({
     name: 'workers',
     command: process.execPath,
@@ -116,10 +113,7 @@ export function workersProcess(env: NodeJS.ProcessEnv, logFile: string): Managed
     env,
     cwd: PROJECT_ROOT,
     logFile,
-    onStdoutLine: (line) => {
-      if (line.includes('"workers ready"')) ready = true;
-    },
-    healthCheck: async () => ready,
+    readyWhenLogged: '"workers ready"',
     startTimeoutMs: 120_000,
   });
 }
@@ -203,6 +197,11 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   const base = options.config ?? loadConfig();
   const home = resolve(base.stack.home);
   mkdirSync(join(home, 'logs'), { recursive: true });
+  const owner = liveStackOwner(home);
+  if (owner !== undefined) throw new StackRunningError(home, owner);
+  // What a killed `up` left behind would hold this home's ports, data and locks: stop it first.
+  const stale = await stopStaleStack(home);
+  if (stale) (options.notice ?? log)(stale);
   const tools = ensureTools({ log });
 
   const ports = await resolvePorts(
@@ -263,9 +262,17 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     return { ...clean, ...toolEnv(tools), ...env, ...extra };
   };
 
+  // From here on, every pid this stack starts is in stack.json the moment it exists.
+  const record: StackRecord = { pid: process.pid, startTicks: processStartTicks(process.pid), processes: [] };
+  writeStackRecord(home, record);
+  const onSpawn = (name: string) => (pid: number) => {
+    record.processes = [...record.processes.filter((p) => p.name !== name), recordProcess(name, pid)];
+    writeStackRecord(home, record);
+  };
   const started: ManagedProcess[] = [];
   const stopAll = async () => {
     for (const proc of [...started].reverse()) await proc.stop().catch(() => {});
+    removeStackRecord(home);
   };
 
   try {
@@ -300,7 +307,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       healthCheck: () => temporalHealthy(config.temporal),
       startTimeoutMs: 90_000,
     });
-    await temporal.start();
+    await temporal.start(onSpawn('temporal'));
     started.push(temporal);
 
     log(`starting S3 server (SeaweedFS) on ${config.s3.endpoint}…`);
@@ -319,7 +326,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       config: config.s3,
       env: childEnv(),
     });
-    await s3.start();
+    await s3.start(onSpawn('s3'));
     started.push(s3);
 
     let emulator: ManagedProcess | undefined;
@@ -348,7 +355,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
         healthCheck: () => httpAnswers(`${emulatorUrl}/emulator/stats`),
         startTimeoutMs: 30_000,
       });
-      await emulator.start();
+      await emulator.start(onSpawn('emulator'));
       started.push(emulator);
     }
 
@@ -365,7 +372,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
         }),
         join(home, 'logs', 'workers.log'),
       );
-      await workers.start();
+      await workers.start(onSpawn('workers'));
       started.push(workers);
       processes.workers = workers;
       return workers;
@@ -384,10 +391,8 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
         : {}),
       ...(options.workers !== false ? { metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics` } : {}),
     };
-    writeFileSync(
-      stackFile(home),
-      JSON.stringify({ pid: process.pid, addresses, env } satisfies StackFile, null, 2),
-    );
+    Object.assign(record, { addresses, env });
+    writeStackRecord(home, record);
 
     return {
       addresses,
@@ -398,7 +403,6 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       startWorkers,
       async stop() {
         await stopAll();
-        rmSync(stackFile(home), { force: true });
       },
     };
   } catch (err) {

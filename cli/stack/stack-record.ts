@@ -1,0 +1,162 @@
+/**
+ * `<CALLPIPE_HOME>/stack.json`: how other commands find a running local stack (DESIGN.md: through
+ * CALLPIPE_HOME), and how the next `callpipe up` finds what a killed one left behind. It is written as soon
+ * as the stack starts and again as each child is spawned, so even an `up` killed half-way through its start
+ * leaves the pids of everything it started; the addresses appear once the whole stack is healthy.
+ *
+ * A pid alone is not an identity (pids are reused): every pid is recorded with the process's start time
+ * (`/proc/<pid>/stat`, field 22), and a process is only signalled when both still match.
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { StackAddresses } from './stack.ts';
+
+/** One process of the stack: its pid and start time (clock ticks after boot; absent where /proc is not). */
+export interface RecordedProcess {
+  name: string;
+  pid: number;
+  startTicks?: string;
+}
+
+/** What `stack.json` holds. `addresses` and `env` are there once the stack is ready. */
+export interface StackRecord {
+  /** The `callpipe up` (or test, or benchmark) process that owns the stack. */
+  pid: number;
+  startTicks?: string;
+  processes: RecordedProcess[];
+  addresses?: StackAddresses;
+  env?: Record<string, string>;
+}
+
+/** A ready stack, as commands that talk to it need it. */
+export type StackFile = StackRecord & { addresses: StackAddresses; env: Record<string, string> };
+
+export function stackFile(home: string): string {
+  return join(home, 'stack.json');
+}
+
+/** The process's start time from /proc, or undefined where there is no /proc (or no such process). */
+export function processStartTicks(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), counted from field 3: start time is field 22.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** True while the recorded process runs (a zombie counts as gone) and is the one that was recorded. */
+export function isRecordedProcessAlive(p: { pid: number; startTicks?: string }): boolean {
+  try {
+    process.kill(p.pid, 0);
+  } catch {
+    return false;
+  }
+  if (existsSync('/proc/self/stat')) {
+    try {
+      if (readFileSync(`/proc/${p.pid}/stat`, 'utf8').includes(') Z ')) return false;
+    } catch {
+      return false;
+    }
+    return p.startTicks === undefined || processStartTicks(p.pid) === p.startTicks;
+  }
+  return true;
+}
+
+export function recordProcess(name: string, pid: number): RecordedProcess {
+  const startTicks = processStartTicks(pid);
+  return startTicks === undefined ? { name, pid } : { name, pid, startTicks };
+}
+
+export function readStackRecord(home: string): StackRecord | undefined {
+  const file = stackFile(home);
+  if (!existsSync(file)) return undefined;
+  try {
+    const data = JSON.parse(readFileSync(file, 'utf8')) as StackRecord;
+    return typeof data.pid === 'number' ? { ...data, processes: data.processes ?? [] } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeStackRecord(home: string, record: StackRecord): void {
+  writeFileSync(stackFile(home), JSON.stringify(record, null, 2));
+}
+
+export function removeStackRecord(home: string): void {
+  rmSync(stackFile(home), { force: true });
+}
+
+/** The running stack recorded under `home`: its owner is alive and it is ready. */
+export function readStackFile(home: string): StackFile | undefined {
+  const record = readStackRecord(home);
+  if (!record || !record.addresses || !record.env) return undefined;
+  return isRecordedProcessAlive(record) ? (record as StackFile) : undefined;
+}
+
+/** A stack whose owner process is alive, ready or still starting. */
+export function liveStackOwner(home: string): number | undefined {
+  const record = readStackRecord(home);
+  return record && isRecordedProcessAlive(record) ? record.pid : undefined;
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    // Each child leads its own process group (see process.ts), so this reaches what it started too.
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+async function waitGone(processes: RecordedProcess[], ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (processes.some(isRecordedProcessAlive)) {
+    if (Date.now() >= deadline) return false;
+    await sleep(100);
+  }
+  return true;
+}
+
+/**
+ * Stops what a stack whose owner died left running under `home` (SIGTERM, then SIGKILL after `graceMs`),
+ * and removes its record. Returns one line for the user, or undefined when there was no stale stack.
+ * A recorded pid that now belongs to another process (start time differs) is left alone.
+ */
+export async function stopStaleStack(home: string, graceMs = 10_000): Promise<string | undefined> {
+  const record = readStackRecord(home);
+  if (!record || isRecordedProcessAlive(record)) return undefined;
+  const survivors = record.processes.filter(isRecordedProcessAlive);
+  const names = survivors.map((p) => `${p.name} ${p.pid}`).join(', ');
+  const owner = `callpipe up (pid ${record.pid})`;
+  if (survivors.length === 0) {
+    removeStackRecord(home);
+    return `a stack in ${home} was not stopped cleanly (${owner} is gone); none of its processes was still running`;
+  }
+  if (!existsSync('/proc/self/stat')) {
+    // Without /proc a pid cannot be told from a reused one: name them rather than signal a stranger.
+    removeStackRecord(home);
+    return `a stack in ${home} was not stopped cleanly (${owner} is gone); stop what is left of it yourself if still running: ${names}`;
+  }
+  for (const p of survivors) signalGroup(p.pid, 'SIGTERM');
+  let how = 'SIGTERM';
+  if (!(await waitGone(survivors, graceMs))) {
+    for (const p of survivors.filter(isRecordedProcessAlive)) signalGroup(p.pid, 'SIGKILL');
+    await waitGone(survivors, graceMs);
+    how = 'SIGKILL';
+  }
+  const left = survivors.filter(isRecordedProcessAlive);
+  if (left.length > 0) {
+    throw new Error(
+      `a stale stack in ${home} (${owner} is gone) could not be stopped: ${left.map((p) => `${p.name} ${p.pid}`).join(', ')} still run`,
+    );
+  }
+  removeStackRecord(home);
+  return `stopped a stale stack in ${home} left by ${owner}: ${names} (${how})`;
+}
