@@ -21,6 +21,59 @@ export const LIMIT_DEFAULTS = {
   minSessionSeconds: 60,
 } as const;
 
+/** The AWS SDK's own pool size: sockets per S3 host in a process that sets none (the command, tests). */
+export const S3_DEFAULT_MAX_SOCKETS = 50;
+
+/** The limits a process's own resources are sized from (a subset of the configuration's `limits`). */
+export interface ProcessLimits {
+  asrConcurrentSessions: number;
+  nlpConcurrency: number;
+  mediaConcurrency: number;
+  probeConcurrency: number;
+}
+
+/**
+ * S3 sockets a worker's pool allows (issue 18): each recognition session has at most one staged-audio range
+ * read and one partial-result write in flight, each ffmpeg slot a few transfers (source spool, staged
+ * upload), each text call one read or write; never fewer than the SDK's default.
+ */
+export function s3SocketsFor(limits: ProcessLimits): number {
+  const wanted =
+    2 * limits.asrConcurrentSessions +
+    4 * (limits.mediaConcurrency + limits.probeConcurrency) +
+    limits.nlpConcurrency +
+    16;
+  return Math.max(S3_DEFAULT_MAX_SOCKETS, wanted);
+}
+
+/** File descriptors of a worker process before any work: Node, Temporal's core, metrics, logs. */
+export const PROCESS_BASE_FILE_DESCRIPTORS = 256;
+/** File descriptors of one ffmpeg slot: its three pipes, input and output files, a spool, S3 sockets. */
+export const FILE_DESCRIPTORS_PER_FFMPEG = 16;
+
+/**
+ * File descriptors a worker process may need at its configured limits: the base, the S3 pool, one socket
+ * to the service per open recognition session and per text call in flight, the ffmpeg slots. Checked
+ * against `ulimit -n` at start (workers/process-resources.ts).
+ */
+export function fileDescriptorsFor(limits: ProcessLimits): number {
+  return (
+    PROCESS_BASE_FILE_DESCRIPTORS +
+    s3SocketsFor(limits) +
+    limits.asrConcurrentSessions +
+    limits.nlpConcurrency +
+    FILE_DESCRIPTORS_PER_FFMPEG * (limits.mediaConcurrency + limits.probeConcurrency)
+  );
+}
+
+/**
+ * Staged audio is read in ranges of this many bytes, each as the recognition stream needs it (issue 18):
+ * 128 KiB is 16.4 s of 8 kHz mu-law, so a real-time stream sends one short GET every 16 s and holds no
+ * socket in between; a worker of 500 streams makes about 30 GETs a second and holds at most about two
+ * ranges (256 KiB) per stream.
+ */
+export const STAGED_AUDIO_RANGE_BYTES = 128 * 1024;
+
 /**
  * Most rows in one compacted part of a table partition (issue 17): a day of utterances in a few files
  * of about 10–30 MB each, small enough for a worker to hold while it writes one, large enough that

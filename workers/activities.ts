@@ -20,6 +20,7 @@ import { createRescoreActivities } from '../activities/insights/rescore.ts';
 import { createPageActivities } from '../activities/pages/activities.ts';
 import { withFailureBoundary } from '../activities/failure-boundary.ts';
 import { attemptNumber } from '../activities/nlp/context.ts';
+import { s3SocketsFor } from '../schemas/limits.ts';
 
 /**
  * Inside workers the S3 client sends each request once: Temporal's attempts are the one retry loop for
@@ -27,8 +28,15 @@ import { attemptNumber } from '../activities/nlp/context.ts';
  */
 export const S3_ATTEMPTS_IN_WORKERS = 1;
 
+/** The worker's store: its S3 pool sized from the limits, so no configured session waits for a socket. */
 function workerStore(config: Config): ObjectStore {
-  return createObjectStore(config.s3, createS3Client(config.s3, { maxAttempts: S3_ATTEMPTS_IN_WORKERS }));
+  return createObjectStore(
+    config.s3,
+    createS3Client(config.s3, {
+      maxAttempts: S3_ATTEMPTS_IN_WORKERS,
+      maxSockets: s3SocketsFor(config.limits),
+    }),
+  );
 }
 
 /** Every activity's failures typed and retried as the retry table says. */

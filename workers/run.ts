@@ -4,9 +4,12 @@ import { loadConfig } from '../schemas/config.ts';
 import { connect, freeLoopbackPort, installRuntime, serveMetrics } from './runtime.ts';
 import { createQueueWorker, type QueueName } from './workers.ts';
 import { stopWithParent } from './parent-watch.ts';
+import { checkProcessResources } from './process-resources.ts';
 
 export async function runWorkers(queues: QueueName[]): Promise<void> {
   const config = loadConfig();
+  // Before anything opens: a limit the process cannot hold is an error at start, not EMFILE at midnight.
+  const resources = checkProcessResources(config.limits, queues);
   const temporalMetricsPort = await freeLoopbackPort();
   installRuntime(config, { temporalMetricsPort });
   // Metrics come up before the workers so a scrape never finds the port closed while they start.
@@ -17,6 +20,7 @@ export async function runWorkers(queues: QueueName[]): Promise<void> {
     ready: () => workers.length > 0 && workers.every((w) => w.getState() === 'RUNNING'),
   });
   console.log(JSON.stringify({ msg: 'metrics ready', url: metrics.url }));
+  console.log(JSON.stringify({ msg: 'process resources', ...resources }));
   const connection = await connect(config);
   try {
     workers = await Promise.all(queues.map((q) => createQueueWorker(q, { config, connection })));

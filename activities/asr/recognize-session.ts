@@ -27,6 +27,7 @@ import { FAILURE, RETRY_TABLE, retryDelayMs, type FailureType } from '../../sche
 import { metrics } from '../metrics.ts';
 import { partialResultKey } from '../../schemas/call-keys.ts';
 import { temporaryWordSchema, type TemporaryWord } from '../../schemas/service-asr.ts';
+import { STAGED_AUDIO_RANGE_BYTES } from '../../schemas/limits.ts';
 
 /** Spec 02, Audio formats: the 8 kHz models take 8-bit mu-law. */
 const CODEC = 'mulaw' as const;
@@ -277,7 +278,12 @@ export function createAsrActivities(deps: AsrActivityDeps) {
       const streamStart = input.start + offset.seconds;
       if (resumeAt > input.start) state.reStreamedSeconds += Math.max(0, resumeAt - streamStart);
       let position = streamStart;
-      const audio = await deps.store.getStream(input.audioKey, { start: offset.bytes });
+      // In bounded ranges, each read as the stream needs it: a session of an hour holds no S3 socket
+      // between reads, so the pool never caps open sessions and writes never queue behind reads.
+      const audio = await deps.store.getStream(input.audioKey, {
+        start: offset.bytes,
+        rangeBytes: STAGED_AUDIO_RANGE_BYTES,
+      });
       metrics.streamOpened();
       const session = deps.service.recognizeStream({
         audio,

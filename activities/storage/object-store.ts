@@ -17,8 +17,9 @@ import {
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { S3Config } from '../../schemas/config.ts';
+import { S3_DEFAULT_MAX_SOCKETS } from '../../schemas/limits.ts';
 
 export interface ObjectInfo {
   key: string;
@@ -49,8 +50,13 @@ export interface ObjectStore {
   ): Promise<void>;
   getText(key: string): Promise<string>;
   getBuffer(key: string): Promise<Buffer>;
-  /** A stream of the object, from byte `start` on when given, up to byte `end` (inclusive) when given (HTTP Range). */
-  getStream(key: string, options?: { start?: number; end?: number }): Promise<Readable>;
+  /**
+   * A stream of the object, from byte `start` on when given, up to byte `end` (inclusive) when given (HTTP
+   * Range). With `rangeBytes`, the object is read in requests of at most that many bytes, each sent only
+   * as the reader drains the previous one: a reader that takes an hour (a real-time recognition stream)
+   * holds a pooled socket for milliseconds at a time, never for its whole life (issue 18).
+   */
+  getStream(key: string, options?: { start?: number; end?: number; rangeBytes?: number }): Promise<Readable>;
   /** Spools an object to a local file (e.g. for ffmpeg, which cannot seek in a pipe). */
   download(key: string, path: string): Promise<void>;
   head(key: string): Promise<ObjectInfo | undefined>;
@@ -106,7 +112,13 @@ function sdkRegionOrFallback(profile: string | undefined): () => Promise<string>
  * container and instance roles). `maxAttempts` is the SDK's own retry of a request (default 3, its
  * standard); workers set 1, since Temporal's attempts already retry the activity that made the request.
  */
-export function createS3Client(config: S3Config, options: { maxAttempts?: number } = {}): S3Client {
+export function createS3Client(
+  config: S3Config,
+  options: { maxAttempts?: number; maxSockets?: number } = {},
+): S3Client {
+  // The SDK's pool: at most this many sockets per host; a request beyond them waits, silently but for a
+  // warning. Workers size it from their limits (schemas/limits.ts, s3SocketsFor).
+  const maxSockets = options.maxSockets ?? S3_DEFAULT_MAX_SOCKETS;
   // The SDK version is pinned in package-lock.json; its warning about future releases needing Node 22
   // says nothing about the code we run, and would land in every worker log.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -124,7 +136,22 @@ export function createS3Client(config: S3Config, options: { maxAttempts?: number
           }
         : undefined,
     maxAttempts: options.maxAttempts ?? 3,
+    requestHandler: {
+      httpAgent: { keepAlive: true, maxSockets },
+      httpsAgent: { keepAlive: true, maxSockets },
+    },
   });
+}
+
+/** S3's answer to a range that starts at or past the object's end (HTTP 416). */
+function isRangeNotSatisfiable(err: unknown): boolean {
+  return s3StatusOf(err) === 416 || (err as { name?: string })?.name === 'InvalidRange';
+}
+
+/** `bytes a-b/total` → total; undefined when the store did not say. */
+function totalOfContentRange(contentRange: string | undefined): number | undefined {
+  const total = contentRange?.split('/')[1];
+  return total && total !== '*' ? Number(total) : undefined;
 }
 
 function isNotFound(err: unknown): boolean {
@@ -159,6 +186,45 @@ export function createObjectStore(
   bucket = config.bucket,
 ): ObjectStore {
   const Bucket = bucket;
+
+  /** One bounded GET: the bytes, read to the end so the socket goes back to the pool at once. */
+  async function readRange(key: string, first: number, last: number) {
+    try {
+      const res = await client.send(
+        new GetObjectCommand({ Bucket, Key: key, Range: `bytes=${first}-${last}` }),
+      );
+      const bytes = await res.Body!.transformToByteArray();
+      return {
+        bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+        total: totalOfContentRange(res.ContentRange),
+      };
+    } catch (err) {
+      // A range from the object's end on: nothing (more) to read.
+      if (isRangeNotSatisfiable(err)) return { bytes: Buffer.alloc(0), total: first };
+      throw err;
+    }
+  }
+
+  function rangedStream(key: string, start: number, end: number | undefined, rangeBytes: number): Readable {
+    if (!Number.isInteger(rangeBytes) || rangeBytes <= 0)
+      throw new Error(`rangeBytes must be a positive integer`);
+    async function* ranges(): AsyncGenerator<Buffer> {
+      let at = start;
+      let last = end;
+      while (last === undefined || at <= last) {
+        const upTo = last === undefined ? at + rangeBytes - 1 : Math.min(at + rangeBytes - 1, last);
+        const { bytes, total } = await readRange(key, at, upTo);
+        if (total !== undefined) last = Math.min(last ?? total - 1, total - 1);
+        if (bytes.byteLength === 0) return;
+        yield bytes;
+        at += bytes.byteLength;
+      }
+    }
+    // Byte mode with a high-water mark of one range: the next request goes out when the reader has taken
+    // the previous range, so at most about two ranges are in memory per reader.
+    return Readable.from(ranges(), { objectMode: false, highWaterMark: rangeBytes });
+  }
+
   const store: ObjectStore = {
     bucket,
     async put(key, body, options) {
@@ -186,7 +252,8 @@ export function createObjectStore(
       );
     },
     async getStream(key, options) {
-      const { start = 0, end } = options ?? {};
+      const { start = 0, end, rangeBytes } = options ?? {};
+      if (rangeBytes !== undefined) return rangedStream(key, start, end, rangeBytes);
       const Range = start || end !== undefined ? `bytes=${start}-${end ?? ''}` : undefined;
       const res = await client.send(new GetObjectCommand({ Bucket, Key: key, Range }));
       return res.Body as Readable;
