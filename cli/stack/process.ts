@@ -8,7 +8,9 @@
  * ours runs any more, two watches that need no help from the dying parent:
  * - the kernel's parent-death signal: children are started through util-linux's `setpriv --pdeathsig
  *   SIGTERM`, which sets it and execs the program (same pid, no extra process), so the Temporal CLI and
- *   SeaweedFS's `weed`, which know nothing of us, get SIGTERM the moment the parent dies;
+ *   SeaweedFS's `weed`, which know nothing of us, get SIGTERM the moment the parent dies (the kernel ties
+ *   it to the thread that spawned the child: start the stack from a process's main thread, as every caller
+ *   does, never from a worker thread that may end first);
  * - a pipe on stdin that only the parent holds open: our own Node children (workers, emulator) stop when
  *   it reaches end of file (`workers/parent-watch.ts`), also where there is no `setpriv`.
  * Children write their output straight to the log file rather than through the parent, so a dead parent
@@ -35,6 +37,22 @@ export interface ManagedProcessOptions {
   /** Healthy only once this text appears in the log after this start (e.g. a JSON ready line). */
   readyWhenLogged?: string;
   startTimeoutMs?: number;
+}
+
+/**
+ * Signals a child and what it started: each child leads its own process group (`detached`), so the
+ * group's id is its pid; a process that is not a group leader gets the signal alone.
+ */
+export function signalProcessGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
 }
 
 /** A health check: the URL answers HTTP at all (any status) within a second. */
@@ -145,16 +163,7 @@ export class ManagedProcess {
 
   private signalGroup(signal: NodeJS.Signals): void {
     const pid = this.child?.pid;
-    if (!pid) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      try {
-        process.kill(pid, signal);
-      } catch {
-        // already gone
-      }
-    }
+    if (pid) signalProcessGroup(pid, signal);
   }
 
   /** SIGKILL at once, as a crash would (fault drills). */

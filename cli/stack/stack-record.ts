@@ -11,6 +11,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StackAddresses } from './stack.ts';
+import { signalProcessGroup } from './process.ts';
 
 /** One process of the stack: its pid and start time (clock ticks after boot; absent where /proc is not). */
 export interface RecordedProcess {
@@ -102,19 +103,6 @@ export function liveStackOwner(home: string): number | undefined {
   return record && isRecordedProcessAlive(record) ? record.pid : undefined;
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    // Each child leads its own process group (see process.ts), so this reaches what it started too.
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
 async function waitGone(processes: RecordedProcess[], ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (processes.some(isRecordedProcessAlive)) {
@@ -144,10 +132,10 @@ export async function stopStaleStack(home: string, graceMs = 10_000): Promise<st
     removeStackRecord(home);
     return `a stack in ${home} was not stopped cleanly (${owner} is gone); stop what is left of it yourself if still running: ${names}`;
   }
-  for (const p of survivors) signalGroup(p.pid, 'SIGTERM');
+  for (const p of survivors) signalProcessGroup(p.pid, 'SIGTERM');
   let how = 'SIGTERM';
   if (!(await waitGone(survivors, graceMs))) {
-    for (const p of survivors.filter(isRecordedProcessAlive)) signalGroup(p.pid, 'SIGKILL');
+    for (const p of survivors.filter(isRecordedProcessAlive)) signalProcessGroup(p.pid, 'SIGKILL');
     await waitGone(survivors, graceMs);
     how = 'SIGKILL';
   }
