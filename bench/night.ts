@@ -30,8 +30,24 @@ import { runCalls, type CallsRun } from './lib/run-calls.ts';
 import { makespanBound, requestsPerAudioHour } from './lib/makespan.ts';
 import { cpuSeconds, peakRssMb } from './lib/proc-memory.ts';
 import { unionMs } from './lib/activity-intervals.ts';
+import { requestLogLines, textRequestsPerAudioHour } from './lib/text-requests.ts';
 
 type Strategy = 'balanced' | 'fixed';
+
+const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
+  --quick                 8 calls of 1–12 minutes (default: 40 calls of 3–130 minutes)
+  --calls N               the first N calls of the night (seeded: a prefix of the full night)
+  --min-minutes M         shortest call (default 3, quick 1)
+  --max-minutes M         longest call, always the first (default 130, quick 12)
+  --budget N              concurrent recognition sessions (default 16)
+  --speed X               the emulator's clock (default 100)
+  --text-rate compressed|real   text-request rate sped up like the clock (default) or not
+  --nlp-rps N             the client's text requests per second (default 45 × speed when compressed)
+  --strategies a,b        planning passes (default balanced,fixed)
+  --seed N                the night's seed (default 7)
+  --keep                  keep the stack's home (logs, the emulator's request log)
+Prints JSON per pass: wall and ideal, recognition makespan, requests per audio hour by endpoint (the
+results' own counts and, from the emulator's request log, text requests with the budget of 1,360).`;
 
 /** Text requests per second at real time: under the emulator account's default 50/s, as the stack runs. */
 const TEXT_RPS = 45;
@@ -55,8 +71,15 @@ function transcriptDifferences(names: string[], a: [string, string[][]], b: [str
   });
 }
 
-function passFigures(run: CallsRun, budget: number, speed: number, rssMb: number | undefined) {
+function passFigures(
+  run: CallsRun,
+  budget: number,
+  speed: number,
+  rssMb: number | undefined,
+  requestLog: { path: string; from: number } | undefined,
+) {
   const docs = run.calls.flatMap((c) => (c.doc ? [c.doc] : []));
+  const audioSeconds = docs.reduce((s, d) => s + d.audio.durationSeconds, 0);
   const bound = makespanBound(docs, budget, speed);
   const activities = run.calls.flatMap((c) => c.activities);
   const transcodeMs = unionMs(activities.filter((a) => a.type === 'transcodeSource'));
@@ -80,7 +103,7 @@ function passFigures(run: CallsRun, budget: number, speed: number, rssMb: number
     failed: run.calls
       .filter((c) => c.result.status !== 'done')
       .map((c) => `${c.name}: ${c.result.stage ?? ''} ${c.result.reason ?? c.result.status}`),
-    audioHours: round(docs.reduce((s, d) => s + d.audio.durationSeconds, 0) / 3600, 2),
+    audioHours: round(audioSeconds / 3600, 2),
     sessions: bound.sessions,
     sessionAudioSeconds: Math.round(bound.totalSessionSeconds),
     longestSessionSeconds: round(bound.longestSessionSeconds),
@@ -88,6 +111,15 @@ function passFigures(run: CallsRun, budget: number, speed: number, rssMb: number
     idealSeconds: round(bound.idealSeconds),
     ratio: round(run.wallSeconds / bound.idealSeconds, 3),
     requestsPerAudioHour: requestsPerAudioHour(docs),
+    // What the emulator received during the pass, by endpoint: the text-request budget (issues 15, 16).
+    ...(requestLog
+      ? {
+          textRequestsPerAudioHour: textRequestsPerAudioHour(
+            requestLogLines(requestLog.path, requestLog.from),
+            audioSeconds,
+          ),
+        }
+      : {}),
     workersPeakRssMb: rssMb,
     // Audio seconds per second of a session's activity: below `speed` when requests cannot keep the
     // schedule (a CPU-bound machine) or sessions wait.
@@ -121,8 +153,13 @@ async function run(): Promise<void> {
       strategies: { type: 'string', default: 'balanced,fixed' },
       seed: { type: 'string', default: '7' },
       keep: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
   const quick = values.quick;
   const shape = {
     calls: Number(values.calls ?? (quick ? 8 : 40)),
@@ -178,13 +215,15 @@ async function run(): Promise<void> {
       log(`${strategy}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
       const plan = planOptionsOf({ limits: { ...stack.config.limits, planStrategy: strategy } });
       const emulatorCpu0 = cpuSeconds(stack.processes.emulator?.pid);
+      const logPath = stack.addresses.requestLog;
+      const requestLog = logPath ? { path: logPath, from: requestLogLines(logPath).length } : undefined;
       const result = await runCalls(pc, sources, {
         prefix: `night/${Date.now()}-${strategy}/`,
         batchId: `night-${strategy}`,
         extra: { plan },
       });
       passes[strategy] = {
-        ...passFigures(result, budget, speed, peakRssMb(workers.pid)),
+        ...passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog),
         // Cores kept busy over the pass (2 on this machine): when these add up to the machine, the
         // pass is CPU-bound and pacing is not what sets its length.
         workersCpuCores: round(cpuSeconds(workers.pid) / result.wallSeconds, 2),
@@ -218,6 +257,13 @@ async function run(): Promise<void> {
       budget,
       speed,
       textRequestsPerSecond: nlpRps,
+      // What the text steps ran with (redaction always runs): the stack's configuration.
+      textSteps: {
+        redaction: 'on',
+        sentiment: bench.stack.config.insights.sentimentGrain,
+        dialogActs: bench.stack.config.insights.dialogActs,
+        windowSeconds: bench.stack.config.insights.windowSeconds,
+      },
       passes,
       ...(a && b && passes[a] && passes[b]
         ? {

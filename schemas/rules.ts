@@ -176,9 +176,15 @@ export const metricRuleSchema = z
     above: z.number().optional(),
     below: z.number().optional(),
     speaker: ruleBase.speaker,
+    window: timeWindowSchema
+      .optional()
+      .describe(
+        'the metric over the utterances that start inside this part of the call, its times from the part’s start',
+      ),
     negate: ruleBase.negate,
   })
   .strict()
+  .describe('one value per call (or speaker, or window): no minCount')
   .refine((r) => r.above !== undefined || r.below !== undefined, 'a metric rule needs above or below');
 
 /** Spec 01, Enumerations: speech acts of `/nlp/v1/sentence_type`. */

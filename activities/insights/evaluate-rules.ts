@@ -22,7 +22,8 @@ import { redactionRecords } from './redaction-records.ts';
 import { PhraseMatcher, normalizeForMatch } from './text-match.ts';
 
 /** What rules read of a result (result.json without its insights). */
-export type ScoredCall = Pick<ResultDocument, 'audio' | 'speakers' | 'utterances' | 'talk' | 'sentiment'>;
+export type ScoredCall = Pick<ResultDocument, 'audio' | 'speakers' | 'utterances' | 'talk' | 'sentiment'> &
+  Partial<Pick<ResultDocument, 'redaction'>>;
 
 export interface RuleOutcome {
   held: boolean;
@@ -34,8 +35,15 @@ export interface RuleOutcome {
 export interface EvaluationContext {
   call: ScoredCall;
   metrics: CallMetrics;
-  /** Metrics with another silence or overlap threshold (a rule's `minSeconds`), computed on demand. */
-  metricsWith(thresholds: { silenceSeconds?: number; overlapSeconds?: number }): CallMetrics;
+  /**
+   * Metrics with another silence or overlap threshold (a rule's `minSeconds`), or over a window of the
+   * call (a metric rule's `window`), computed on demand.
+   */
+  metricsWith(options: {
+    silenceSeconds?: number;
+    overlapSeconds?: number;
+    window?: TimeWindow;
+  }): CallMetrics;
   /** Categories evaluated so far, by name (a `category` rule reads them). */
   categories: ReadonlyMap<string, CategoryResult>;
 }
@@ -170,6 +178,7 @@ export function metricValue(
   metric: Extract<Rule, { kind: 'metric' }>['metric'],
   speaker: string | undefined,
   ctx: Pick<EvaluationContext, 'call' | 'metrics'>,
+  windowed = false,
 ): number | null {
   const { call, metrics } = ctx;
   const who = speaker && call.speakers.length <= 1 ? call.speakers[0] : speaker;
@@ -188,7 +197,13 @@ export function metricValue(
     case 'timeToFirstAgentSeconds':
       return metrics.timeToFirstAgentSeconds;
     case 'talkShare':
-      return of ? (call.talk.bySpeaker.find((s) => s.speaker === who)?.talkShare ?? null) : null;
+      if (!of) return null;
+      // Over a window, the share of the window's length (as `talk` gives it for the whole call).
+      if (windowed)
+        return metrics.durationSeconds > 0
+          ? Math.min(1, round3(of.talkSeconds / metrics.durationSeconds))
+          : 0;
+      return call.talk.bySpeaker.find((s) => s.speaker === who)?.talkShare ?? null;
     case 'talkToListen':
       return of?.talkToListen ?? null;
     case 'speechRate':
@@ -205,11 +220,22 @@ export function metricValue(
 }
 
 function metric(rule: Extract<Rule, { kind: 'metric' }>, ctx: EvaluationContext): RuleOutcome {
-  const value = metricValue(rule.metric, rule.speaker, ctx);
+  const duration = ctx.call.audio.durationSeconds;
+  const metrics = rule.window ? ctx.metricsWith({ window: rule.window }) : ctx.metrics;
+  const value = metricValue(
+    rule.metric,
+    rule.speaker,
+    { call: ctx.call, metrics },
+    rule.window !== undefined,
+  );
   if (value === null) return { held: false, points: [], unavailable: `metric ${rule.metric}` };
   const held =
     (rule.above === undefined || value > rule.above) && (rule.below === undefined || value < rule.below);
-  return { held, points: held ? [{ start: 0, end: ctx.call.audio.durationSeconds, utterance: null }] : [] };
+  const [from, to] = windowRange(rule.window, duration);
+  return {
+    held,
+    points: held ? [{ start: round3(from), end: round3(Math.min(to, duration)), utterance: null }] : [],
+  };
 }
 
 function dialogAct(rule: Extract<Rule, { kind: 'dialogAct' }>, ctx: EvaluationContext): RuleOutcome {

@@ -4,11 +4,11 @@
  * function for both paths: `writeResult` scores a new result, `callpipe rescore` scores a stored one
  * again with another rule file, from result.json alone. Pure.
  */
-import type { MetricsSettings } from '../../schemas/rules.ts';
+import type { MetricsSettings, TimeWindow } from '../../schemas/rules.ts';
 import { RULES_FORMAT_VERSION } from '../../schemas/rules.ts';
 import type { CallMetrics, CategoryResult, ResultDocument } from '../../schemas/result.ts';
 import { callMetrics } from './call-metrics.ts';
-import { evaluateCategory, type EvaluationContext, type ScoredCall } from './evaluate-rules.ts';
+import { evaluateCategory, windowRange, type EvaluationContext, type ScoredCall } from './evaluate-rules.ts';
 import type { LoadedRules } from './rules-file.ts';
 import { scoreCard } from './scorecard.ts';
 
@@ -23,18 +23,28 @@ export interface ScoreOptions {
 
 export function scoreCall(call: ScoredCall, loaded: LoadedRules, options: ScoreOptions = {}): CallInsights {
   const { rules } = loaded;
-  const metricsOf = (settings: MetricsSettings): CallMetrics =>
-    callMetrics(call.utterances, call.audio.durationSeconds, call.speakers, settings);
+  const duration = call.audio.durationSeconds;
+  const metricsOf = (settings: MetricsSettings, window?: TimeWindow): CallMetrics => {
+    if (!window) return callMetrics(call.utterances, duration, call.speakers, settings);
+    // The utterances that start inside the window, whole, with times from its start: the window lasts
+    // to its end, or to the end of the last of them when that is later.
+    const [from, to] = windowRange(window, duration);
+    const inside = call.utterances
+      .filter((u) => u.start >= from && u.start <= to)
+      .map((u) => ({ ...u, start: u.start - from, end: u.end - from }));
+    const end = Math.max(Math.min(to, duration) - from, ...inside.map((u) => u.end));
+    return callMetrics(inside, end, call.speakers, settings);
+  };
   const metrics = metricsOf(rules.metrics);
   const memo = new Map<string, CallMetrics>();
   const categories = new Map<string, CategoryResult>();
   const ctx: EvaluationContext = {
     call,
     metrics,
-    metricsWith: (t) => {
-      const key = `${t.silenceSeconds ?? ''}|${t.overlapSeconds ?? ''}`;
+    metricsWith: ({ window, ...thresholds }) => {
+      const key = JSON.stringify([thresholds.silenceSeconds, thresholds.overlapSeconds, window]);
       let m = memo.get(key);
-      if (!m) memo.set(key, (m = metricsOf({ ...rules.metrics, ...t })));
+      if (!m) memo.set(key, (m = metricsOf({ ...rules.metrics, ...thresholds }, window)));
       return m;
     },
     categories,

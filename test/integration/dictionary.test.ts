@@ -72,6 +72,45 @@ describe('custom vocabulary', () => {
     expect(starts(log().slice(before))).toEqual([]);
   });
 
+  it('a batch (backfill, nightly schedule, CALLPIPE_DICTIONARY) with a bad entry is refused before it starts', async () => {
+    const before = log().length;
+    const t0 = new Date();
+    const reason = 'bad.tsv: line 3: Reading illegal (reading: must be full-width katakana)';
+    const source = `s3://${pc.config.s3.bucket}/dictionary-batch/`;
+    const backfill = await callpipe('backfill', source, '--dictionary', join(dir, 'bad.tsv'), '--json');
+    expect(backfill.code).toBe(2);
+    expect(backfill.stderr).toContain(reason);
+    const fromEnv = await run(['backfill', source, '--json'], {
+      ...inject('stackEnv'),
+      CALLPIPE_DICTIONARY: join(dir, 'bad.tsv'),
+    });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain(reason);
+    const id = 'dictionary-refused';
+    const schedule = await callpipe(
+      'schedule',
+      'nightly',
+      '--id',
+      id,
+      '--cron',
+      '0 2 * * *',
+      '--source',
+      source,
+      '--dictionary',
+      join(dir, 'bad.tsv'),
+    );
+    expect(schedule.code).toBe(2);
+    expect(schedule.stderr).toContain(reason);
+    await expect(pc.client.schedule.getHandle(id).describe()).rejects.toThrow();
+    const started: string[] = [];
+    for await (const w of pc.client.workflow.list({
+      query: `WorkflowType = 'backfill' AND StartTime > "${t0.toISOString()}"`,
+    }))
+      started.push(w.workflowId);
+    expect(started).toEqual([]);
+    expect(starts(log().slice(before))).toEqual([]);
+  });
+
   it('a good one reaches every start request and is recognized with its surfaces', async () => {
     const before = log().length;
     const out = await callpipe(

@@ -224,6 +224,25 @@ describe('categories and scorecard', () => {
     expect(cat('{ kind: dialogAct, acts: [apology] }').matched).toBe(false);
     expect(cat('{ kind: metric, metric: durationSeconds, above: 39 }').matched).toBe(true);
     expect(cat('{ kind: metric, metric: talkToListen, speaker: agent, above: 3 }').matched).toBe(true);
+    // Over a window: the utterances that start inside it, times from its start.
+    expect(cat('{ kind: metric, metric: talkShare, speaker: agent, below: 0.1 }').matched).toBe(false);
+    expect(
+      cat('{ kind: metric, metric: talkShare, speaker: agent, below: 0.1, window: { last: 15 } }'),
+    ).toMatchObject({ matched: true, points: [{ start: 25, end: 40, utterance: null }] });
+    expect(
+      cat(
+        '{ kind: metric, metric: timeToFirstAgentSeconds, above: 9.9, below: 10.1, window: { fromPercent: 50 } }',
+      ).matched,
+    ).toBe(true);
+    expect(
+      cat('{ kind: metric, metric: durationSeconds, above: 19.9, below: 20.1, window: { first: 20 } }')
+        .matched,
+    ).toBe(true);
+    expect(() =>
+      rules(
+        'categories: [{ name: x, rules: [{ kind: metric, metric: talkShare, above: 1, minCount: 2 }] }]\n',
+      ),
+    ).toThrow(/minCount/);
     expect(cat('{ kind: silence, minSeconds: 15 }')).toMatchObject({
       matched: true,
       points: [{ start: 12, end: 30, utterance: null }],
@@ -246,24 +265,42 @@ describe('categories and scorecard', () => {
     });
   });
 
-  it('reads redaction records by kind, per utterance or per call', () => {
+  it('reads redaction records by kind; no records at all is unavailable, none found is no', () => {
     const base = call([u('customer', 1, 2, '[氏名]です'), u('customer', 3, 4, '[電話番号]です')]);
     const [first, second] = base.utterances;
-    const perUtterance = {
+    const redacted: ScoredCall = {
       ...base,
       utterances: [
-        { ...first!, redactions: [{ kind: 'PSN', begin: 0, end: 4 }] },
-        { ...second!, redactions: [{ kind: 'Phone_Number' }] },
+        { ...first!, redactions: [{ kind: 'name', begin: 0, end: 4, source: 'ne' }] },
+        { ...second!, redactions: [{ kind: 'phone', begin: 0, end: 6, source: 'pattern' }] },
       ],
     };
-    const r = rules('categories: [{ name: x, rules: [{ kind: redaction, types: [Phone_Number] }] }]\n');
-    expect(scoreCall(perUtterance as ScoredCall, r).categories[0]!.points).toEqual([
+    const phone = rules('categories: [{ name: x, rules: [{ kind: redaction, types: [phone] }] }]\n');
+    expect(scoreCall(redacted, phone).categories[0]!.points).toEqual([
       { start: 3, end: 4, utterance: second!.index },
     ]);
-    const perCall = { ...base, redactions: [{ utterance: first!.index, kind: 'PSN' }] };
-    const any = rules('categories: [{ name: x, rules: [{ kind: redaction }] }]\n');
-    expect(scoreCall(perCall as ScoredCall, any).categories[0]!.points).toEqual([
-      { start: 1, end: 2, utterance: first!.index },
-    ]);
+    const any = rules('categories: [{ name: x, rules: [{ kind: redaction, minCount: 2 }] }]\n');
+    expect(scoreCall(redacted, any).categories[0]!.matched).toBe(true);
+    // Redaction ran and found nothing: the rule does not hold, and says no (not "unavailable").
+    const clean: ScoredCall = {
+      ...base,
+      redaction: {
+        applied: true,
+        detectors: ['ne', 'pattern'],
+        counts: {},
+        total: 0,
+        unredactedCopy: false,
+        audio: { status: 'off' },
+      },
+    };
+    expect(scoreCall(clean, any).categories[0]).toEqual({ name: 'x', matched: false, points: [] });
+    // A result from before redaction existed: unavailable, so a question it answers is not applicable.
+    const card = rules(
+      'categories: [{ name: x, rules: [{ kind: redaction }] }]\n' +
+        'scorecard: { name: s, questions: [{ id: q, text: q, answer: { category: x } }] }\n',
+    );
+    const old = scoreCall(base, card);
+    expect(old.categories[0]).toMatchObject({ matched: false, unavailable: ['redaction records'] });
+    expect(old.scorecard).toMatchObject({ score: 0, max: 0, normalized: null, answers: [{ answer: 'na' }] });
   });
 });
