@@ -43,7 +43,7 @@ export interface TextRequestFigures {
 
 const round = (n: number) => Math.round(n);
 
-/** Text requests (`…/nlp/v1/<endpoint>`) of `entries` per hour of `audioSeconds`. */
+/** Text requests (`…/nlp/v1/<endpoint>`, `…/nlp/beta/<endpoint>`) of `entries` per hour of `audioSeconds`. */
 export function textRequestsPerAudioHour(
   entries: readonly LogEntry[],
   audioSeconds: number,
@@ -52,7 +52,7 @@ export function textRequestsPerAudioHour(
   const counts: Record<string, number> = {};
   let refused = 0;
   for (const e of entries) {
-    const m = /\/nlp\/v1\/([^/?]+)/.exec(e.endpoint);
+    const m = /\/nlp\/[^/]+\/([^/?]+)/.exec(e.endpoint);
     if (!m) continue;
     counts[m[1]!] = (counts[m[1]!] ?? 0) + 1;
     if (e.status !== 200 || (e.code !== undefined && e.code !== 0)) refused++;

@@ -95,7 +95,7 @@ describe('custom vocabulary', () => {
       '--cron',
       '0 2 * * *',
       '--source',
-      source,
+      `${source}{date}/`,
       '--dictionary',
       join(dir, 'bad.tsv'),
     );
