@@ -198,7 +198,7 @@ export const insightsConfigSchema = z.object({
    * spec 02) sent as the temporary dictionary of every recognition session, checked before any starts.
    */
   dictionary: z.string().min(1).optional(),
-  /** Sentiment per utterance, turn or window (schemas/text-grains.ts); default turn. */
+  /** Sentiment per utterance, turn or window (schemas/text-grains.ts); default window. */
   sentimentGrain: z.enum(TEXT_GRAINS),
   /** Dialog acts (`/nlp/v1/sentence_type`) per utterance, turn or window, or `off`; default turn. */
   dialogActs: z.enum([...TEXT_GRAINS, 'off']),

@@ -160,6 +160,11 @@ export const sentimentSummarySchema = z.object({
     .describe(
       'what one request analysed: an utterance, or a turn or window whose sentiment each of its utterances carries',
     ),
+  windowSeconds: z
+    .number()
+    .positive()
+    .optional()
+    .describe('length of a window, and the longest turn (grain turn or window); 30 when absent'),
   overall: sentimentAggregateSchema,
   bySpeaker: z.record(z.string(), sentimentAggregateSchema),
   byQuarter: z.array(sentimentQuarterSchema).length(4),

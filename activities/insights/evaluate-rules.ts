@@ -18,6 +18,8 @@ import type {
   ResultUtterance,
 } from '../../schemas/result.ts';
 import { labelOfMean } from '../nlp/sentiment.ts';
+import { textUnits } from '../nlp/text-units.ts';
+import { DEFAULT_TEXT_GRAINS } from '../../schemas/text-grains.ts';
 import { redactionRecords } from './redaction-records.ts';
 import { PhraseMatcher, normalizeForMatch } from './text-match.ts';
 
@@ -128,10 +130,12 @@ function sentiment(rule: Extract<Rule, { kind: 'sentiment' }>, ctx: EvaluationCo
     (rule.below === undefined || value < rule.below) &&
     (rule.above === undefined || value > rule.above);
   if (rule.scope === 'utterance') {
-    return counted(
-      analysed.filter((u) => test(u.sentiment!.label, u.sentiment!.value)).map(pointOf),
-      rule.minCount,
-    );
+    const hits = analysed.filter((u) => test(u.sentiment!.label, u.sentiment!.value));
+    // minCount counts what was analysed (a turn's or window's utterances carry one sentiment): two
+    // negative utterances of one negative window are one negative moment, not two.
+    const unitOf = sentimentUnits(call);
+    const units = new Set(hits.map((u) => unitOf.get(u.index) ?? `u${u.index}`));
+    return { held: units.size >= rule.minCount, points: hits.map(pointOf) };
   }
   if (analysed.length === 0) return { held: false, points: [] };
   const mean = analysed.reduce((n, u) => n + u.sentiment!.value, 0) / analysed.length;
@@ -140,6 +144,24 @@ function sentiment(rule: Extract<Rule, { kind: 'sentiment' }>, ctx: EvaluationCo
     held,
     points: held ? [{ start: analysed[0]!.start, end: analysed.at(-1)!.end, utterance: null }] : [],
   };
+}
+
+/**
+ * The unit of the sentiment step (schemas/text-grains.ts) each analysed utterance's sentiment came from,
+ * cut again from the result as the step cut it: by the call's recorded grain and window length.
+ */
+function sentimentUnits(call: ScoredCall): Map<number, string> {
+  const analysed = call.utterances
+    .filter((u) => u.sentiment !== null)
+    .map((u) => ({ utterance: u, text: u.cleanedText ?? u.text }));
+  const units = textUnits(
+    analysed,
+    call.sentiment?.grain ?? 'utterance',
+    call.sentiment?.windowSeconds ?? DEFAULT_TEXT_GRAINS.windowSeconds,
+  );
+  const out = new Map<number, string>();
+  units.forEach((unit, i) => unit.utterances.forEach((u) => out.set(u.utterance.index, String(i))));
+  return out;
 }
 
 /** The speaker who talked last before `t` (whose turn a silence followed). */

@@ -145,6 +145,7 @@ export async function analyzeSentiment(
         step: 'sentiment',
         callId: input.callId,
         grain,
+        ...(grain !== 'utterance' ? { windowSeconds } : {}),
         ...summarizeSentiment(timeline.utterances, perUtterance, timeline.durationSeconds, timeline.speakers),
         utterances: timeline.utterances.map((u) => ({
           index: u.index,

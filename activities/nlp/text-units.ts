@@ -9,9 +9,15 @@ import type { CallUtterance } from './call-text.ts';
 import { looseText } from './fillers.ts';
 import type { StepRun } from './step.ts';
 
-export interface TextUnit {
+export interface TextUnit<U extends UnitUtterance = CallUtterance> {
   /** The unit's utterances, in time order (their indices key the step's progress and output). */
-  utterances: CallUtterance[];
+  utterances: U[];
+  text: string;
+}
+
+/** What cutting a call into units reads of an utterance (a step's CallUtterance, or a stored result's). */
+export interface UnitUtterance {
+  utterance: Pick<CallUtterance['utterance'], 'index' | 'speaker' | 'start' | 'end'>;
   text: string;
 }
 
@@ -21,15 +27,15 @@ function asSentence(text: string): string {
 }
 
 /** Units of `grain` over a call's utterances (any order; those without text are left out). */
-export function textUnits(
-  utterances: readonly CallUtterance[],
+export function textUnits<U extends UnitUtterance = CallUtterance>(
+  utterances: readonly U[],
   grain: TextGrain,
   windowSeconds: number,
-): TextUnit[] {
+): TextUnit<U>[] {
   const spoken = utterances
     .filter((u) => looseText(u.text) !== '')
     .sort((a, b) => a.utterance.start - b.utterance.start || a.utterance.index - b.utterance.index);
-  const groups: CallUtterance[][] = [];
+  const groups: U[][] = [];
   if (grain === 'utterance') for (const u of spoken) groups.push([u]);
   else if (grain === 'turn') {
     for (const u of spoken) {
@@ -45,7 +51,7 @@ export function textUnits(
       else groups.push([u]);
     }
   } else {
-    const windows = new Map<string, CallUtterance[]>();
+    const windows = new Map<string, U[]>();
     for (const u of spoken) {
       const key = `${u.utterance.speaker}\u0000${Math.floor(u.utterance.start / windowSeconds)}`;
       const w = windows.get(key);

@@ -286,6 +286,7 @@ export function buildResult(parts: ResultParts): ResultDocument {
       ? {
           scoring: sentiment.scoring,
           ...(sentiment.grain ? { grain: sentiment.grain } : {}),
+          ...(sentiment.windowSeconds ? { windowSeconds: sentiment.windowSeconds } : {}),
           overall: sentiment.overall,
           bySpeaker: sentiment.bySpeaker,
           byQuarter: sentiment.byQuarter,

@@ -265,6 +265,31 @@ describe('categories and scorecard', () => {
     });
   });
 
+  it('counts negative moments as the sentiment step analysed them: one window is one, however many utterances', () => {
+    const utterances = [
+      u('customer', 40, 42, '困ります', { sentiment: negative }),
+      u('customer', 45, 47, 'ひどいです', { sentiment: negative }),
+      u('agent', 48, 50, '申し訳ございません'),
+    ];
+    const negativeTwice = rules(
+      'categories: [{ name: x, rules: [{ kind: sentiment, speaker: customer, label: Negative, minCount: 2 }] }]\n',
+    );
+    const perWindow = (us: ResultUtterance[]): ScoredCall => {
+      const c = call(us);
+      return { ...c, sentiment: { ...c.sentiment!, grain: 'window', windowSeconds: 30 } };
+    };
+    // Both utterances carry the sentiment of the customer's window 30–60 s: one negative moment.
+    expect(scoreCall(perWindow(utterances), negativeTwice).categories[0]!.matched).toBe(false);
+    // A second negative window.
+    const later = [...utterances, u('customer', 95, 97, 'もういいです', { sentiment: negative })];
+    expect(scoreCall(perWindow(later), negativeTwice).categories[0]).toMatchObject({
+      matched: true,
+      points: [{ start: 40 }, { start: 45 }, { start: 95 }],
+    });
+    // Per utterance (and in results from before grains), each utterance is its own.
+    expect(scoreCall(call(utterances), negativeTwice).categories[0]!.matched).toBe(true);
+  });
+
   it('reads redaction records by kind; no records at all is unavailable, none found is no', () => {
     const base = call([u('customer', 1, 2, '[氏名]です'), u('customer', 3, 4, '[電話番号]です')]);
     const [first, second] = base.utterances;
