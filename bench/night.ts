@@ -21,6 +21,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { planOptionsOf } from '../schemas/config.ts';
+import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrain, type TextGrains } from '../schemas/text-grains.ts';
 import { DEFAULT_RATE_LIMIT } from '../schemas/emulator-accounts.ts';
 import { resolveSource } from '../cli/submit.ts';
 import type { ResultDocument } from '../schemas/result.ts';
@@ -46,6 +47,9 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --strategies a,b        planning passes (default balanced,fixed)
   --seed N                the night's seed (default 7)
   --keep                  keep the stack's home (logs, the emulator's request log)
+  --stereo                every call stereo (the same lengths, containers and rates)
+  --sentiment-grain G     sentiment per utterance, turn or window (default: the configuration's, window)
+  --dialog-acts G         dialog acts per utterance, turn or window, or off (default: turn)
 Prints JSON per pass: wall and ideal, recognition makespan, requests per audio hour by endpoint (the
 results' own counts and, from the emulator's request log, text requests with the budget of 1,360).`;
 
@@ -154,6 +158,9 @@ async function run(): Promise<void> {
       seed: { type: 'string', default: '7' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
+      stereo: { type: 'boolean', default: false },
+      'sentiment-grain': { type: 'string' },
+      'dialog-acts': { type: 'string' },
     },
   });
   if (values.help) {
@@ -166,11 +173,26 @@ async function run(): Promise<void> {
     minSeconds: Number(values['min-minutes'] ?? (quick ? 1 : 3)) * 60,
     maxSeconds: Number(values['max-minutes'] ?? (quick ? 12 : 130)) * 60,
     seed: Number(values.seed),
+    allStereo: values.stereo,
   };
   const budget = Number(values.budget);
   const speed = Number(values.speed);
   const strategies = values.strategies.split(',').map((s) => s.trim()) as Strategy[];
   const log = (line: string) => console.error(`[night] ${line}`);
+  // The bench's stack takes no configuration from the environment: the defaults, unless told otherwise.
+  const grains = DEFAULT_TEXT_GRAINS;
+  const grainOption = (name: string, value: string | undefined, allowed: readonly string[]) => {
+    if (value !== undefined && !allowed.includes(value))
+      throw new Error(`--${name} must be one of ${allowed.join(', ')}, not ${value}`);
+    return value;
+  };
+  const textGrains: TextGrains = {
+    ...grains,
+    sentiment: (grainOption('sentiment-grain', values['sentiment-grain'], TEXT_GRAINS) ??
+      grains.sentiment) as TextGrain,
+    dialogActs: (grainOption('dialog-acts', values['dialog-acts'], [...TEXT_GRAINS, 'off']) ??
+      grains.dialogActs) as TextGrains['dialogActs'],
+  };
 
   const specs = nightSpecs(shape);
   log(`rendering what the cache lacks of ${specs.length} calls (not measured)…`);
@@ -214,13 +236,14 @@ async function run(): Promise<void> {
       const workers = await stack.startWorkers();
       log(`${strategy}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
       const plan = planOptionsOf({ limits: { ...stack.config.limits, planStrategy: strategy } });
+      const text = textGrains;
       const emulatorCpu0 = cpuSeconds(stack.processes.emulator?.pid);
       const logPath = stack.addresses.requestLog;
       const requestLog = logPath ? { path: logPath, from: requestLogLines(logPath).length } : undefined;
       const result = await runCalls(pc, sources, {
         prefix: `night/${Date.now()}-${strategy}/`,
         batchId: `night-${strategy}`,
-        extra: { plan },
+        extra: { plan, text },
       });
       passes[strategy] = {
         ...passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog),
@@ -257,13 +280,8 @@ async function run(): Promise<void> {
       budget,
       speed,
       textRequestsPerSecond: nlpRps,
-      // What the text steps ran with (redaction always runs): the stack's configuration.
-      textSteps: {
-        redaction: 'on',
-        sentiment: bench.stack.config.insights.sentimentGrain,
-        dialogActs: bench.stack.config.insights.dialogActs,
-        windowSeconds: bench.stack.config.insights.windowSeconds,
-      },
+      // What the text steps ran with (redaction always runs): the configuration's or the options'.
+      textSteps: { redaction: 'on', ...textGrains },
       passes,
       ...(a && b && passes[a] && passes[b]
         ? {

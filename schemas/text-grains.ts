@@ -9,7 +9,7 @@
  * function of a statement (a greeting, a question, an apology), which a turn delimits and rules count.
  * Sentiment goes per window: it is read as a curve per speaker, per quarter and per call, and as
  * "negative more than once", for which a speaker's 30 s is the resolution, and per turn it would cost as
- * much as dialog acts again (a stereo call has about 670 turns an hour, 230 windows: bench/README.md).
+ * much as dialog acts again (a stereo call has about 680 turns an hour, 230 windows: bench/README.md).
  */
 export const TEXT_GRAINS = ['utterance', 'turn', 'window'] as const;
 export type TextGrain = (typeof TEXT_GRAINS)[number];

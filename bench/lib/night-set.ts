@@ -27,6 +27,8 @@ export interface NightShape {
   minSeconds: number;
   maxSeconds: number;
   seed: number;
+  /** Every call stereo (agent and customer each on a channel, as most contact centers record). */
+  allStereo?: boolean;
 }
 
 const CONTAINERS: FixtureContainer[] = ['wav', 'm4a', 'mp3'];
@@ -42,7 +44,8 @@ export function nightSpecs(shape: NightShape): CallSpec[] {
   return Array.from({ length: shape.calls }, (_, i) => {
     const u = random();
     const durationSeconds = i === 0 ? maxSeconds : Math.round(minSeconds * (maxSeconds / minSeconds) ** u);
-    const stereo = i === 0 || random() < 0.5;
+    // The draw is made either way, so an all-stereo night has the same lengths, containers and rates.
+    const stereo = i === 0 || random() < 0.5 || shape.allStereo === true;
     const container = CONTAINERS[i % CONTAINERS.length]!;
     const sampleRate = RATES[Math.floor(random() * RATES.length)]!;
     const seed = shape.seed * 1000 + i;
