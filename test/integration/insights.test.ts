@@ -117,20 +117,7 @@ describe('call insights of the demo calls, with the shipped rules', () => {
   });
 
   it('every rule kind is evaluated on data the calls have, personal data from the redaction records', () => {
-    const kinds = new Set(defaultRules().rules.categories.flatMap((c) => c.rules.map((r) => r.kind)));
-    expect([...kinds].sort()).toEqual(
-      [
-        'category',
-        'dialogAct',
-        'hold',
-        'metric',
-        'overlap',
-        'phrase',
-        'redaction',
-        'sentiment',
-        'silence',
-      ].sort(),
-    );
+    // The shipped file uses every rule kind (test/unit/insights.rules.test.ts): none may lack its data.
     for (const [name, { doc }] of calls) {
       expect(
         doc.utterances.some((u) => (u.dialogActs ?? []).length > 0),
