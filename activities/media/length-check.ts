@@ -65,15 +65,28 @@ export async function framecrcSeconds(
  * codec priming in time (a 10-part M4A: the sum is 0.58 s longer than the span) and decode to the sum;
  * a packet without a duration still counts in the span.
  */
-export async function packetSeconds(input: MediaInput, signal?: AbortSignal): Promise<number> {
+export async function packetSeconds(input: MediaInput, signal?: AbortSignal): Promise<PacketLength> {
   const { total, span } = await framecrcSeconds(input, { copy: true, signal });
-  return Math.max(total, span);
+  return { seconds: Math.max(total, span), gapSeconds: Math.max(0, span - total) };
+}
+
+export interface PacketLength {
+  /** What the packets hold: the longer of their durations' sum and their timestamps' span. */
+  seconds: number;
+  /**
+   * How much longer the span is than the packets' durations: time the timestamps jump over with no
+   * packet in it (a recorder that lost packets on the network, or paused without saying so).
+   */
+  gapSeconds: number;
 }
 
 /** The check's facts, or a {@link MediaError} `length-mismatch` that names both lengths. */
 export function checkLength(
   path: string,
-  lengths: Pick<LengthCheck, 'decodedSeconds' | 'containerSeconds' | 'measuredBy'>,
+  lengths: Pick<LengthCheck, 'decodedSeconds' | 'containerSeconds' | 'measuredBy'> & {
+    /** {@link PacketLength.gapSeconds}: names the cause when the timestamps jump. */
+    gapSeconds?: number;
+  },
 ): LengthCheck {
   const round = (s: number) => Math.round(s * 1000) / 1000;
   const check: LengthCheck = {
@@ -87,10 +100,15 @@ export function checkLength(
   const gap = check.containerSeconds - check.decodedSeconds;
   if (gap <= LENGTH_TOLERANCE_SECONDS) return check;
   const what = lengths.measuredBy === 'amr-frames' ? 'its AMR frames hold' : 'its packets hold';
+  // A jump in the timestamps is audio the file never had, not audio a decoder dropped: say which.
+  const jumped = (lengths.gapSeconds ?? 0) > LENGTH_TOLERANCE_SECONDS;
+  const cause = jumped
+    ? `its timestamps jump over ${round(lengths.gapSeconds!)} s with no audio in them, a gap in the recording`
+    : `${round(gap)} s of it did not decode`;
   throw new MediaError(
     'length-mismatch',
     `${path}: decodes to ${check.decodedSeconds} s but ${what} ${check.containerSeconds} s ` +
-      `(${round(gap)} s of it did not decode, which would shift every later time)`,
+      `(${cause}, which would shift every later time)`,
     path,
   );
 }

@@ -149,13 +149,19 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
   let fingerprint: string;
   let containerSeconds: number;
   let amr: AmrFrames | undefined;
+  let gapSeconds = 0;
   if (AMR_CODECS.has(codec)) reader = { ...reader, repair: 'amr' };
   try {
     const input = await openInput(path, reader, streamIndex, { signal, remake: true });
     amr = input.frames;
     [durationSeconds, containerSeconds, fingerprint] = await Promise.all([
       decodedDurationSeconds(input, signal),
-      amr ? amrSeconds(amr.frames) : packetSeconds(plainInput(path, reader, streamIndex), signal),
+      amr
+        ? amrSeconds(amr.frames)
+        : packetSeconds(plainInput(path, reader, streamIndex), signal).then((packets) => {
+            gapSeconds = packets.gapSeconds;
+            return packets.seconds;
+          }),
       options.fingerprint ?? fileFingerprint(path, signal),
     ]);
   } catch (err) {
@@ -172,6 +178,7 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
     decodedSeconds: durationSeconds,
     containerSeconds,
     measuredBy: amr ? 'amr-frames' : 'packets',
+    gapSeconds,
   });
 
   return {

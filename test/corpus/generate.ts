@@ -58,6 +58,8 @@ export interface CorpusCase {
   script?: FixtureScript;
   /** Plan options the case is submitted with (the 10-hour call: balanced, budget 16). */
   plan?: PlanOptions;
+  /** The codec ffprobe must name (`audio.codec` in result.json), for the format cases. */
+  codec?: string;
   expected: CorpusOutcome;
 }
 
@@ -71,6 +73,9 @@ const SHORT_CALL_SECONDS = 12;
 export const AMR_CALL_SECONDS = 75;
 /** The hum call of issue 13: three minutes of held silence, then nine phrases. */
 export const HUM_CALL_SECONDS = 230;
+/** The long-hold call: talk, a 20-minute hold, talk again. */
+const HOLD_SECONDS = 1200;
+const HOLD_EDGE_SECONDS = 20;
 /** DC offset (-26 dBFS) and hum amplitudes (50 Hz at -35 dBFS RMS, 100 Hz at -45 dBFS RMS), full scale 1. */
 const HUM = { dc: 0.05, hum50: 0.0251, hum100: 0.0079 };
 
@@ -421,6 +426,159 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
   ]);
   await raw('no-extension', 'a WAV file with no extension', [...to8k, '-f', 'wav']);
   await raw('opus-named.wav', 'Opus in Ogg named .wav', ['-c:a', 'libopus', '-b:a', '24k', '-f', 'ogg']);
+
+  await raw('asterisk.g726', 'raw G.726 32 kbit/s, RFC 3551 packing (.g726, no header)', [
+    ...to8k,
+    '-c:a',
+    'g726le',
+    '-code_size',
+    '4',
+    '-f',
+    'g726le',
+  ]);
+
+  // Formats with a header, as recorders, softphones and browsers write them: each read by its content.
+  const formatCase = async (
+    name: string,
+    what: string,
+    codec: string,
+    stereo: boolean,
+    seed: number,
+    encode: (wav: string, out: string) => Promise<unknown>,
+  ) => {
+    const script = generateCallScript({ durationSeconds: SHORT_CALL_SECONDS, stereo, seed });
+    const wav = at(`${name}-source.wav`);
+    await renderCall(wav, { ...script, background: 'noise' }, { sampleRate: 48000 });
+    await encode(wav, at(name));
+    cases.push({
+      name: name.replace('.', '-'),
+      what,
+      kind: 'file',
+      path: at(name),
+      key: `formats/${name}`,
+      script,
+      expected: {
+        status: 'done',
+        speakers: stereo ? ['agent', 'customer'] : ['mixed'],
+        note: `codec ${codec}`,
+      },
+      codec,
+    });
+  };
+  const ffmpegEncode =
+    (...args: string[]) =>
+    (wav: string, out: string) =>
+      runFfmpeg(['-v', 'error', '-i', wav, ...args, '-y', out]);
+  await formatCase(
+    'recorder.mp3',
+    'MP3 44.1 kHz stereo, VBR (a call recorder export)',
+    'mp3',
+    true,
+    81,
+    ffmpegEncode('-ar', '44100', '-c:a', 'libmp3lame', '-q:a', '5'),
+  );
+  await formatCase(
+    'archive.flac',
+    'FLAC 16 kHz mono',
+    'flac',
+    false,
+    82,
+    ffmpegEncode('-ar', '16000', '-ac', '1', '-c:a', 'flac'),
+  );
+  await formatCase(
+    'softphone.opus',
+    'Opus in Ogg, 48 kHz stereo (a softphone recording)',
+    'opus',
+    true,
+    83,
+    ffmpegEncode('-c:a', 'libopus', '-b:a', '32k'),
+  );
+  await formatCase(
+    'browser.webm',
+    'Opus in WebM, mono (a browser MediaRecorder upload)',
+    'opus',
+    false,
+    84,
+    ffmpegEncode('-ac', '1', '-c:a', 'libopus', '-b:a', '24k'),
+  );
+  await formatCase(
+    'studio-24bit.wav',
+    '24-bit PCM WAV, 48 kHz stereo',
+    'pcm_s24le',
+    true,
+    85,
+    ffmpegEncode('-c:a', 'pcm_s24le'),
+  );
+  await formatCase(
+    'float.wav',
+    '32-bit float WAV, 44.1 kHz mono',
+    'pcm_f32le',
+    false,
+    86,
+    ffmpegEncode('-ar', '44100', '-ac', '1', '-c:a', 'pcm_f32le'),
+  );
+
+  // A long hold: both sides quiet over line noise for 20 minutes between the opening and the close.
+  const opening = generateCallScript({ durationSeconds: HOLD_EDGE_SECONDS, stereo: true, seed: 87 });
+  const close = generateCallScript({ durationSeconds: HOLD_EDGE_SECONDS, stereo: true, seed: 88 });
+  const resumeAt = HOLD_EDGE_SECONDS + HOLD_SECONDS;
+  const holdScript: FixtureScript = {
+    durationSeconds: resumeAt + HOLD_EDGE_SECONDS,
+    background: 'noise',
+    channels: [0, 1].map((c) => ({
+      phrases: [
+        ...opening.channels[c]!.phrases,
+        ...close.channels[c]!.phrases.map((p) => ({ ...p, start: p.start + resumeAt })),
+      ],
+    })),
+  };
+  await renderCall(at('long-hold.wav'), holdScript);
+  cases.push({
+    name: 'long-hold',
+    what: `stereo call with a ${HOLD_SECONDS / 60}-minute hold (line noise only) between its opening and its close`,
+    kind: 'file',
+    path: at('long-hold.wav'),
+    key: 'lines/long-hold.wav',
+    script: holdScript,
+    expected: {
+      status: 'done',
+      speakers: ['agent', 'customer'],
+      note: 'the phrases after the hold at their times; the hold is silence on both channels',
+    },
+  });
+
+  // A browser recording that lost 5 s of packets at 6 s (a network drop): its timestamps jump, its audio
+  // does not. Decoded, every phrase after the drop would come 5 s early; refused, with the gap named.
+  await runFfmpeg([
+    '-v',
+    'error',
+    '-i',
+    at('browser.webm-source.wav'),
+    '-af',
+    "asetpts='if(gte(T,6),PTS+5/TB,PTS)'",
+    '-ac',
+    '1',
+    '-c:a',
+    'libopus',
+    '-b:a',
+    '24k',
+    '-y',
+    at('packet-gap.webm'),
+  ]);
+  cases.push({
+    name: 'packet-gap',
+    what: 'Opus in WebM whose timestamps jump 5 s at 6 s (packets lost in a network drop)',
+    kind: 'file',
+    path: at('packet-gap.webm'),
+    key: 'formats/packet-gap.webm',
+    expected: {
+      status: 'failed',
+      stage: 'probe',
+      reason:
+        /decodes to 12 s but its packets hold 17\.\d+ s \(its timestamps jump over 5\.\d+ s with no audio in them/,
+      note: 'probe: length check, the gap named',
+    },
+  });
 
   // AMR-NB with DTX, as phones record it: 75 s whose silences (over line noise) are comfort-noise and
   // NO_DATA frames, which ffmpeg's decoder drops (to about 22 s) while exiting 0.

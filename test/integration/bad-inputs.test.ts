@@ -159,6 +159,24 @@ describe('bad-input corpus', () => {
     expect((await doc('recorder-alaw')).audio.codec).toBe('pcm_alaw');
     expect((await doc('asterisk-gsm')).audio.codec).toBe('gsm');
     expect((await doc('asterisk-sln16')).audio).toMatchObject({ codec: 'pcm_s16le', sampleRate: 16000 });
+    expect((await doc('asterisk-g726')).audio).toMatchObject({
+      codec: 'adpcm_g726le',
+      reader: { format: 'g726le', options: { code_size: '4', sample_rate: '8000' } },
+    });
+    // Formats with a header (MP3, FLAC, Opus in Ogg and WebM, 24-bit and float WAV): read by content.
+    for (const c of fileCases().filter((f) => f.codec)) {
+      const { audio } = await doc(c.name);
+      expect(audio.codec, c.name).toBe(c.codec);
+      expect(audio.reader?.format, c.name).toBeNull();
+    }
+    // A 20-minute hold: silence on both channels, so the one session holds the whole call and both sides.
+    const hold = await doc('long-hold');
+    expect(hold.audio.durationSeconds).toBe(1240);
+    expect(hold.sessions.map((s) => [s.start, s.end])).toEqual([
+      [0, 1240],
+      [0, 1240],
+    ]);
+    expect(hold.audio.channelAnalysis!.channels.map((ch) => ch.status)).toEqual(['speech', 'speech']);
     expect((await doc('wav-named-ulaw')).audio).toMatchObject({ container: 'wav', reader: { format: null } });
     expect((await doc('no-extension')).audio.container).toBe('wav');
     expect((await doc('opus-named-wav')).audio.codec).toBe('opus');
@@ -269,7 +287,7 @@ describe('bad-input corpus', () => {
       proc.done,
     ]);
     expect(bytes).toBe(expectedBytes(last.end - last.start, 'mulaw'));
-  }, 120_000);
+  });
 
   it('backfills a manifest: good rows done, missing and refused objects reported, a duplicate row run once', async () => {
     const c = byName('manifest');

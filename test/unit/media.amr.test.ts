@@ -106,6 +106,34 @@ describe('length check', () => {
     );
   });
 
+  it('refuses a recording whose timestamps jump over a gap, naming the gap', async () => {
+    await writeLavfi(at('talk.wav'), 'sine=f=440:d=8:r=16000', []);
+    // A recorder that lost 5 s of packets: the timestamps after 4 s are 5 s later than the audio.
+    await runFfmpeg([
+      '-v',
+      'error',
+      '-i',
+      at('talk.wav'),
+      '-af',
+      "asetpts='if(gte(T,4),PTS+5/TB,PTS)'",
+      '-c:a',
+      'libopus',
+      '-y',
+      at('gap.webm'),
+    ]);
+    const packets = await packetSeconds(plainInput(at('gap.webm'), undefined));
+    expect(packets.gapSeconds).toBeCloseTo(5, 1);
+    const err = await probeRecording(at('gap.webm'), { fingerprint: 'x' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(MediaError);
+    expect((err as MediaError).kind).toBe('length-mismatch');
+    expect((err as MediaError).message).toMatch(
+      /gap\.webm: decodes to 8 s but its packets hold 13\.\d+ s \(its timestamps jump over 5\.\d+ s with no audio in them, a gap in the recording, which would shift every later time\)$/,
+    );
+  });
+
   it("accepts a file joined from parts, which decodes each part's codec priming", async () => {
     await writeLavfi(at('part.m4a'), 'sine=f=440:d=4:r=16000', ['-c:a', 'aac']);
     writeFileSync(at('parts.txt'), Array.from({ length: 10 }, () => `file '${at('part.m4a')}'`).join('\n'));
@@ -131,7 +159,9 @@ describe('length check', () => {
 
   it('measures what the packets hold without decoding', async () => {
     await writeLavfi(at('s.ogg'), 'sine=f=440:d=3:r=8000', ['-c:a', 'libopus']);
-    expect(await packetSeconds(plainInput(at('s.ogg'), undefined))).toBeCloseTo(3, 1);
+    const packets = await packetSeconds(plainInput(at('s.ogg'), undefined));
+    expect(packets.seconds).toBeCloseTo(3, 1);
+    expect(packets.gapSeconds).toBeLessThan(0.05);
     expect(readFileSync(at('s.ogg')).subarray(0, 4).toString()).toBe('OggS');
   });
 });
