@@ -28,6 +28,8 @@ import { plainInput } from '../activities/media/media-input.ts';
 import { expectedBytes, transcodeStream } from '../activities/media/transcode.ts';
 
 const HOUR = 3600;
+/** Issue 13: the conditioning filters must not halve transcode speed. */
+const MAX_CONDITIONING_COST = 2;
 /** The long recording is this many copies of the hour, joined without re-encoding (fast to make). */
 const LONG_FACTOR = 10;
 
@@ -175,6 +177,7 @@ async function run(): Promise<void> {
   const lengths = values.hours ? [Number(values.hours)] : [1, LONG_FACTOR];
   console.log('callpipe media benchmark: stereo call, sessions of ≤ 3,000 s cut in silence, to 8 kHz mu-law');
   console.log('one ffmpeg at a time; speeds are multiples of real time\n');
+  let worstCost = 0;
   for (const hours of lengths) {
     const started = performance.now();
     const result = await runChild(hours);
@@ -189,8 +192,15 @@ async function run(): Promise<void> {
           `in time; channel analysis ${fmt(Number(r.scanX)).padStart(8)} (silencedetect alone ${fmt(Number(r.silencedetectX))}); ` +
           `${r.sessions} sessions`,
       );
+      worstCost = Math.max(worstCost, Number(r.conditioningCost));
     }
   }
+  const met = worstCost < MAX_CONDITIONING_COST;
+  console.log(
+    `\nconditioning costs at most ×${worstCost.toFixed(2)} in transcode time ` +
+      `(target: under ×${MAX_CONDITIONING_COST}, never half the speed): ${met ? 'met' : 'MISSED'}`,
+  );
+  if (!met) process.exitCode = 1;
 }
 
 run().catch((err: unknown) => {
