@@ -180,12 +180,24 @@ export const sentimentOutputSchema = sentimentSummarySchema.extend({
 });
 export type SentimentOutput = z.infer<typeof sentimentOutputSchema>;
 
-export const dialogActsOutputSchema = z.object({
+/** The call-level part of dialog acts (result.json's `dialogActs`): what one request classified. */
+export const dialogActsSummarySchema = z
+  .object({
+    grain: z
+      .enum(TEXT_GRAINS)
+      .describe('an utterance, or a turn or window whose speech acts each of its utterances carries'),
+    windowSeconds: z
+      .number()
+      .positive()
+      .optional()
+      .describe('length of a window, and the longest turn (grain turn or window)'),
+    units: count.describe('requests sent: one per unit with text'),
+  })
+  .meta({ id: 'DialogActsSummary' });
+
+export const dialogActsOutputSchema = dialogActsSummarySchema.extend({
   step: z.literal('dialogActs'),
   callId: z.string().min(1),
-  grain: z.enum(TEXT_GRAINS),
-  /** Requests sent: one per unit (utterance, turn or window) with text. */
-  units: count,
   /** One entry per utterance of the timeline: the speech acts of its unit; null when it had no text. */
   utterances: z.array(z.object({ index: count, dialogActs: z.array(z.string()).nullable() })),
   cost: requestCostSchema,
@@ -617,6 +629,11 @@ export const resultDocumentSchema = z
       .optional()
       .describe(
         'personal data redacted from every text above; absent for a run from before redaction existed',
+      ),
+    dialogActs: dialogActsSummarySchema
+      .optional()
+      .describe(
+        'how speech acts were classified (utterances[].dialogActs); absent when the step did not run',
       ),
     metrics: callMetricsSchema.optional().describe('call metrics; absent in results written before 0.2.0'),
     categories: z

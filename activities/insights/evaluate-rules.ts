@@ -19,13 +19,13 @@ import type {
 } from '../../schemas/result.ts';
 import { labelOfMean } from '../nlp/sentiment.ts';
 import { textUnits } from '../nlp/text-units.ts';
-import { DEFAULT_TEXT_GRAINS } from '../../schemas/text-grains.ts';
+import { DEFAULT_TEXT_GRAINS, type TextGrain } from '../../schemas/text-grains.ts';
 import { redactionRecords } from './redaction-records.ts';
 import { PhraseMatcher, normalizeForMatch } from './text-match.ts';
 
 /** What rules read of a result (result.json without its insights). */
 export type ScoredCall = Pick<ResultDocument, 'audio' | 'speakers' | 'utterances' | 'talk' | 'sentiment'> &
-  Partial<Pick<ResultDocument, 'redaction'>>;
+  Partial<Pick<ResultDocument, 'redaction' | 'dialogActs'>>;
 
 export interface RuleOutcome {
   held: boolean;
@@ -131,11 +131,11 @@ function sentiment(rule: Extract<Rule, { kind: 'sentiment' }>, ctx: EvaluationCo
     (rule.above === undefined || value > rule.above);
   if (rule.scope === 'utterance') {
     const hits = analysed.filter((u) => test(u.sentiment!.label, u.sentiment!.value));
-    // minCount counts what was analysed (a turn's or window's utterances carry one sentiment): two
-    // negative utterances of one negative window are one negative moment, not two.
-    const unitOf = sentimentUnits(call);
-    const units = new Set(hits.map((u) => unitOf.get(u.index) ?? `u${u.index}`));
-    return { held: units.size >= rule.minCount, points: hits.map(pointOf) };
+    const unitOf = unitsOf(
+      call.utterances.filter((u) => u.sentiment !== null),
+      call.sentiment,
+    );
+    return countedUnits(hits, unitOf, rule.minCount);
   }
   if (analysed.length === 0) return { held: false, points: [] };
   const mean = analysed.reduce((n, u) => n + u.sentiment!.value, 0) / analysed.length;
@@ -147,21 +147,29 @@ function sentiment(rule: Extract<Rule, { kind: 'sentiment' }>, ctx: EvaluationCo
 }
 
 /**
- * The unit of the sentiment step (schemas/text-grains.ts) each analysed utterance's sentiment came from,
- * cut again from the result as the step cut it: by the call's recorded grain and window length.
+ * The unit (schemas/text-grains.ts) each analysed utterance's value came from, cut again from the result
+ * as the step cut it: by its recorded grain and window length (a result without them: per utterance).
+ * minCount counts units: the utterances of one turn or window share one sentiment and one set of speech
+ * acts, so two negative utterances of one negative window are one negative moment, not two.
  */
-function sentimentUnits(call: ScoredCall): Map<number, string> {
-  const analysed = call.utterances
-    .filter((u) => u.sentiment !== null)
-    .map((u) => ({ utterance: u, text: u.cleanedText ?? u.text }));
+function unitsOf(
+  analysed: readonly ResultUtterance[],
+  step: { grain?: TextGrain | undefined; windowSeconds?: number | undefined } | null | undefined,
+): Map<number, string> {
   const units = textUnits(
-    analysed,
-    call.sentiment?.grain ?? 'utterance',
-    call.sentiment?.windowSeconds ?? DEFAULT_TEXT_GRAINS.windowSeconds,
+    analysed.map((u) => ({ utterance: u, text: u.cleanedText ?? u.text })),
+    step?.grain ?? 'utterance',
+    step?.windowSeconds ?? DEFAULT_TEXT_GRAINS.windowSeconds,
   );
   const out = new Map<number, string>();
   units.forEach((unit, i) => unit.utterances.forEach((u) => out.set(u.utterance.index, String(i))));
   return out;
+}
+
+/** Holds when the hits come from at least `minCount` units; the points are the hits' utterances. */
+function countedUnits(hits: readonly ResultUtterance[], unitOf: Map<number, string>, minCount: number) {
+  const units = new Set(hits.map((u) => unitOf.get(u.index) ?? `u${u.index}`));
+  return { held: units.size >= minCount, points: hits.map(pointOf) };
 }
 
 /** The speaker who talked last before `t` (whose turn a silence followed). */
@@ -277,7 +285,11 @@ function dialogAct(rule: Extract<Rule, { kind: 'dialogAct' }>, ctx: EvaluationCo
       ? rule.acts.some((a) => acts.includes(a))
       : rule.acts.every((a) => acts.includes(a));
   });
-  return counted(hits.map(pointOf), rule.minCount);
+  const unitOf = unitsOf(
+    call.utterances.filter((u) => Array.isArray(u.dialogActs)),
+    call.dialogActs,
+  );
+  return countedUnits(hits, unitOf, rule.minCount);
 }
 
 function redaction(rule: Extract<Rule, { kind: 'redaction' }>, ctx: EvaluationContext): RuleOutcome {

@@ -35,6 +35,7 @@ export async function classifyDialogActs(
         step: 'dialogActs',
         callId: input.callId,
         grain,
+        ...(grain !== 'utterance' ? { windowSeconds } : {}),
         units: units.length,
         utterances: text.timeline.utterances.map((u) => ({
           index: u.index,

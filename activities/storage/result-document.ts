@@ -303,6 +303,15 @@ export function buildResult(parts: ResultParts): ResultDocument {
       : null,
     keywords: keywords ? keywords.keywords : null,
     ...(redaction ? { redaction: redactionSummary(redaction) } : {}),
+    ...(dialogActs
+      ? {
+          dialogActs: {
+            grain: dialogActs.grain,
+            ...(dialogActs.windowSeconds ? { windowSeconds: dialogActs.windowSeconds } : {}),
+            units: dialogActs.units,
+          },
+        }
+      : {}),
   };
   const writtenAt = parts.writtenAt ?? new Date().toISOString();
   const scoring: ScoreOptions = { scoredAt: writtenAt };

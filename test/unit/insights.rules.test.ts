@@ -290,6 +290,31 @@ describe('categories and scorecard', () => {
     expect(scoreCall(call(utterances), negativeTwice).categories[0]!.matched).toBe(true);
   });
 
+  it('counts questions as dialog acts were classified: one turn is one, however many utterances', () => {
+    const ask = { dialogActs: ['information-seeking'] };
+    const utterances = [
+      u('customer', 10, 12, '料金はいくらですか', ask),
+      u('customer', 13, 15, '今月からですか', ask),
+      u('agent', 17, 20, '月額千円でございます', { dialogActs: ['information-providing'] }),
+    ];
+    const twoQuestions = rules(
+      'categories: [{ name: x, rules: [{ kind: dialogAct, speaker: customer, acts: [information-seeking], minCount: 2 }] }]\n',
+    );
+    const perTurn = (us: ResultUtterance[]): ScoredCall => ({
+      ...call(us),
+      dialogActs: { grain: 'turn', windowSeconds: 30, units: 3 },
+    });
+    // The customer's turn was one request: its utterances share its acts.
+    expect(scoreCall(perTurn(utterances), twoQuestions).categories[0]!.matched).toBe(false);
+    const again = [...utterances, u('customer', 22, 24, '解約はできますか', ask)];
+    expect(scoreCall(perTurn(again), twoQuestions).categories[0]).toMatchObject({
+      matched: true,
+      points: [{ start: 10 }, { start: 13 }, { start: 22 }],
+    });
+    // Per utterance (and in results without the step's grain), each utterance is its own.
+    expect(scoreCall(call(utterances), twoQuestions).categories[0]!.matched).toBe(true);
+  });
+
   it('reads redaction records by kind; no records at all is unavailable, none found is no', () => {
     const base = call([u('customer', 1, 2, '[氏名]です'), u('customer', 3, 4, '[電話番号]です')]);
     const [first, second] = base.utterances;
