@@ -1,0 +1,318 @@
+/**
+ * Real-time scale (issue 18, item 2): how many recognition streams one process holds at speed 1 with
+ * pacing kept, for the bare service client (`service/`) and for the worker's recognition activity
+ * (`recognizeSession`: staged audio read from S3 in ranges, partial results written back), side by side.
+ *
+ *   npx tsx bench/realtime-scale.ts [--streams 16,32,64] [--ramp-seconds 20] [--hold-seconds 30]
+ *
+ * Starts an S3 server (SeaweedFS) and the emulator (speed 1, its account raised past the largest ramp
+ * step) of its own. For each step N and each side, a child process of its own opens N streams evenly over
+ * the ramp, then measures over the hold window, with all N open: CPU of the process per stream-second,
+ * audio requests per stream per second (4.17 is real time: one 240-ms request each 240 ms), late sends
+ * (a stream's gap between two answers above 360 ms, 1.5 × the request interval), and event-loop lag
+ * (p99 and max). Streams per core = N ÷ (CPU seconds ÷ wall seconds), the CPU a core would give them;
+ * a step whose streams fell behind real time (under 98 % of its requests, or a stream failed) is marked
+ * NOT HELD, and its CPU figure is no capacity.
+ * The worker's side here is the activity in one process without Temporal: its heartbeats, Temporal's own
+ * core and the other queues of `workers/all.ts` are not in it.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { ensureTools, PROJECT_ROOT } from '../cli/tools/provision.ts';
+import { resolvePorts } from '../cli/stack/ports.ts';
+import { httpAnswers, ManagedProcess } from '../cli/stack/process.ts';
+import { s3ServerProcess, WEED_GRPC_OFFSET } from '../cli/stack/s3-server.ts';
+import { createObjectStore } from '../activities/storage/object-store.ts';
+import { createAsrActivities } from '../activities/asr/recognize-session.ts';
+import { createServiceClient } from '../service/client.ts';
+import {
+  loadConfig,
+  LOCAL_CLIENT_ID,
+  LOCAL_CLIENT_SECRET,
+  LOCAL_DOMAIN_ID,
+  LOCAL_S3_ACCESS_KEY,
+  LOCAL_S3_SECRET_KEY,
+  type S3Config,
+} from '../schemas/config.ts';
+
+const MODEL = 'ja-gen_tf-08';
+const REQUEST_MS = 240;
+const LATE_MS = 1.5 * REQUEST_MS;
+/** Pacing held: at least 98 % of real time's requests per stream-second, and no stream failed. */
+const HELD_RATE = 0.98 * (1000 / REQUEST_MS);
+const SELF = fileURLToPath(import.meta.url);
+
+type Side = 'client' | 'worker';
+
+interface Measure {
+  side: Side;
+  streams: number;
+  wallSeconds: number;
+  cpuSeconds: number;
+  requestsPerStreamSecond: number;
+  lateSends: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  failed: number;
+}
+
+interface ChildInput {
+  side: Side;
+  streams: number;
+  rampSeconds: number;
+  holdSeconds: number;
+  emulatorUrl: string;
+  s3: S3Config;
+  audioKey: string;
+  audioSeconds: number;
+}
+
+/** One side at one step, in this (child) process. */
+async function measure(input: ChildInput): Promise<Measure> {
+  const config = loadConfig({ env: {} });
+  const service = createServiceClient(
+    {
+      ...config.service,
+      baseUrl: `${input.emulatorUrl}/api/dev`,
+      asrBaseUrl: undefined,
+      authUrl: `${input.emulatorUrl}/v1/oauth/accesstokens`,
+      clientId: LOCAL_CLIENT_ID,
+      clientSecret: LOCAL_CLIENT_SECRET,
+      domainId: LOCAL_DOMAIN_ID,
+      model: MODEL,
+      speed: 1,
+    },
+    { concurrency: { asrSessions: input.streams } },
+  );
+  const store = createObjectStore(input.s3);
+  const audio = await store.getBuffer(input.audioKey);
+  let answers = 0;
+  let late = 0;
+  let measuring = false;
+  let failed = 0;
+  const lastAnswer = new Map<number, number>();
+  const onAnswer = (stream: number) => {
+    const now = performance.now();
+    const last = lastAnswer.get(stream);
+    lastAnswer.set(stream, now);
+    if (!measuring) return;
+    answers++;
+    if (last !== undefined && now - last > LATE_MS) late++;
+  };
+
+  // Both sides see each stream's answers through the same thin wrapper of the client.
+  let nextStream = 0;
+  const counted: typeof service = {
+    ...service,
+    recognizeStream: (o) => {
+      const stream = nextStream++;
+      return service.recognizeStream({
+        ...o,
+        callbacks: {
+          ...o.callbacks,
+          onProgress: (p) => {
+            onAnswer(stream);
+            o.callbacks?.onProgress?.(p);
+          },
+        },
+      });
+    },
+  };
+  const asr = createAsrActivities({ service: counted, store, speed: 1, model: MODEL });
+  const open = (i: number): Promise<unknown> =>
+    input.side === 'client'
+      ? counted.recognizeStream({ audio: [audio], codec: 'mulaw', sampleRate: 8000, model: MODEL, speed: 1 })
+          .done
+      : // The activity reads the staged audio from S3 itself, in ranges, and stages partial results.
+        asr.recognizeSession({
+          callId: `bench-${i}`,
+          session: i,
+          audioKey: input.audioKey,
+          start: 0,
+          end: input.audioSeconds,
+          resultKey: `bench/results/${process.pid}/${i}.json`,
+          maxRestarts: 0,
+        });
+
+  const runs: Promise<unknown>[] = [];
+  for (let i = 0; i < input.streams; i++) {
+    runs.push(
+      open(i).catch(() => {
+        failed++;
+      }),
+    );
+    await sleep((input.rampSeconds * 1000) / input.streams);
+  }
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  measuring = true;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await sleep(input.holdSeconds * 1000);
+  const cpu = process.cpuUsage(cpu0);
+  const wallSeconds = (performance.now() - t0) / 1000;
+  measuring = false;
+  lag.disable();
+  // The streams are left running: the child process exits once it has printed this.
+  return {
+    side: input.side,
+    streams: input.streams,
+    wallSeconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    requestsPerStreamSecond: answers / input.streams / wallSeconds,
+    lateSends: late,
+    lagP99Ms: lag.percentile(99) / 1e6,
+    lagMaxMs: lag.max / 1e6,
+    failed,
+  };
+}
+
+function runChild(input: ChildInput): Promise<Measure> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', JSON.stringify(input)], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => {
+      const line = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as Measure);
+      else reject(new Error(`${input.side} at ${input.streams} streams exited with ${code}: ${out}`));
+    });
+  });
+}
+
+async function run(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      streams: { type: 'string', default: '16,32,64' },
+      'ramp-seconds': { type: 'string', default: '20' },
+      'hold-seconds': { type: 'string', default: '30' },
+      child: { type: 'string' },
+    },
+  });
+  if (values.child) {
+    console.log(JSON.stringify(await measure(JSON.parse(values.child) as ChildInput)));
+    process.exit(0);
+  }
+  const steps = values.streams.split(',').map(Number);
+  const rampSeconds = Number(values['ramp-seconds']);
+  const holdSeconds = Number(values['hold-seconds']);
+  const audioSeconds = Math.ceil(rampSeconds + holdSeconds + 30);
+
+  const home = mkdtempSync(join(tmpdir(), 'callpipe-scale-'));
+  const tools = ensureTools({ log: () => {} });
+  const ports = await resolvePorts(
+    {
+      s3: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
+      emulator: { port: 0, variable: '' },
+    },
+    'auto',
+  );
+  const s3: S3Config = {
+    ...loadConfig({ env: {} }).s3,
+    endpoint: `http://127.0.0.1:${ports.s3}`,
+    region: 'us-east-1',
+    accessKeyId: LOCAL_S3_ACCESS_KEY,
+    secretAccessKey: LOCAL_S3_SECRET_KEY,
+    forcePathStyle: true,
+  };
+  const processes: ManagedProcess[] = [];
+  try {
+    const weed = await s3ServerProcess({
+      weed: tools.weed,
+      home,
+      port: ports.s3,
+      identities: [
+        {
+          name: 'bench',
+          accessKey: LOCAL_S3_ACCESS_KEY,
+          secretKey: LOCAL_S3_SECRET_KEY,
+          actions: ['Admin', 'Read', 'Write', 'List'],
+        },
+      ],
+      config: s3,
+      env: process.env,
+    });
+    await weed.start();
+    processes.push(weed);
+    const emulatorUrl = `http://127.0.0.1:${ports.emulator}`;
+    const emulator = new ManagedProcess({
+      name: 'emulator',
+      command: process.execPath,
+      args: [
+        join(PROJECT_ROOT, 'bin', 'callpipe.js'),
+        'emulator',
+        '--port',
+        String(ports.emulator),
+        '--speed',
+        '1',
+        '--concurrent-sessions',
+        String(4 * Math.max(...steps)),
+        '--rate-limit',
+        '0',
+      ],
+      logFile: join(home, 'logs', 'emulator.log'),
+      healthCheck: () => httpAnswers(`${emulatorUrl}/emulator/stats`),
+    });
+    await emulator.start();
+    processes.push(emulator);
+    // Quiet line audio (mu-law 0xff is silence): the streams' cost, not the recognizer's, is measured.
+    const audioKey = 'bench/audio.mulaw';
+    await createObjectStore(s3).put(audioKey, Buffer.alloc(audioSeconds * 8000, 0xff));
+
+    console.log(
+      `real-time scale, speed 1: ${rampSeconds} s ramp, ${holdSeconds} s hold with all streams open; ` +
+        // A contended machine shows in the figures: say how loaded it was.
+        `${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} before the run`,
+    );
+    console.log(
+      'streams  side    CPU ms/stream-s  req/stream/s  late sends  lag p99/max ms  streams/core  failed  pacing',
+    );
+    for (const streams of steps) {
+      for (const side of ['client', 'worker'] as const) {
+        const m = await runChild({
+          side,
+          streams,
+          rampSeconds,
+          holdSeconds,
+          emulatorUrl,
+          s3,
+          audioKey,
+          audioSeconds,
+        });
+        const perStreamSecondMs = (m.cpuSeconds * 1000) / (m.streams * m.wallSeconds);
+        const perCore = m.streams / (m.cpuSeconds / m.wallSeconds);
+        console.log(
+          [
+            String(m.streams).padStart(7),
+            side.padEnd(6),
+            perStreamSecondMs.toFixed(2).padStart(15),
+            m.requestsPerStreamSecond.toFixed(2).padStart(12),
+            String(m.lateSends).padStart(10),
+            `${m.lagP99Ms.toFixed(0)}/${m.lagMaxMs.toFixed(0)}`.padStart(14),
+            perCore.toFixed(0).padStart(12),
+            String(m.failed).padStart(6),
+            // Behind real time, the CPU figure counts less work than the streams need: not a capacity.
+            m.requestsPerStreamSecond >= HELD_RATE && m.failed === 0 ? 'held' : 'NOT HELD',
+          ].join('  '),
+        );
+      }
+    }
+  } finally {
+    for (const p of processes.reverse()) await p.stop();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+run().catch((err: unknown) => {
+  console.error((err as Error).message);
+  process.exit(1);
+});
