@@ -24,6 +24,7 @@ const SERVICE_FAILURES: Record<ServiceErrorKind, FailureType> = {
   auth: FAILURE.ServiceAuthFailed,
   invalid: FAILURE.ServiceInvalidRequest,
   session: FAILURE.ServiceUnavailable,
+  noResource: FAILURE.ServiceNoResource,
   transient: FAILURE.ServiceUnavailable,
 };
 

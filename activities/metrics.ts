@@ -36,6 +36,11 @@ const restarts = new Counter({
   help: 'New recognition sessions started after an error, resuming after the last final result',
   registers: [registry],
 });
+const noResourceWaits = new Counter({
+  name: 'callpipe_asr_no_resource_waits_total',
+  help: "Recognition sessions refused with 550 No Resource (the account's sessions all open) and started again after a wait, spending no restart",
+  registers: [registry],
+});
 
 const redactions = new Counter({
   name: 'callpipe_redactions_total',
@@ -86,6 +91,9 @@ export const metrics = {
   },
   restarted(): void {
     restarts.inc();
+  },
+  noResourceWait(): void {
+    noResourceWaits.inc();
   },
   /** Redactions of one call by kind (the kinds are a bounded set: built-in ones and the configuration's). */
   redacted(counts: Record<string, number>): void {

@@ -141,8 +141,19 @@ export const temporalConfigSchema = z.object({
 });
 
 export const limitsConfigSchema = z.object({
-  /** Concurrent recognition sessions of the account (spec 02: 550 No Resource beyond it), per worker process. */
+  /**
+   * Recognition sessions one asr worker process opens at once (its activity slots); the balanced plan's
+   * budget too. With one asr worker, the account's limit (spec 02: 550 No Resource beyond it).
+   */
   asrConcurrentSessions: positiveInt,
+  /**
+   * The account's concurrent recognition sessions, shared by every asr worker process through one budget
+   * workflow per account (workflows/session-budget.ts): the sum of open sessions never exceeds it, however
+   * many workers run. Unset (the default): each process keeps to `asrConcurrentSessions` alone.
+   */
+  asrAccountSessions: positiveInt.optional(),
+  /** How long the account's budget keeps the leases of a worker it no longer hears from (a killed one). */
+  asrLeaseSeconds: positive,
   /** Text-analysis requests per second across all workers (Temporal task-queue rate limit). */
   nlpRequestsPerSecond: positive,
   /** Text-analysis requests in flight per process (p-limit). */
@@ -333,6 +344,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_TEMPORAL_NAMESPACE: 'temporal.namespace',
   CALLPIPE_TASK_QUEUE_PREFIX: 'temporal.taskQueuePrefix',
   CALLPIPE_ASR_CONCURRENT_SESSIONS: 'limits.asrConcurrentSessions',
+  CALLPIPE_ASR_ACCOUNT_SESSIONS: 'limits.asrAccountSessions',
+  CALLPIPE_ASR_LEASE_SECONDS: 'limits.asrLeaseSeconds',
   CALLPIPE_NLP_RPS: 'limits.nlpRequestsPerSecond',
   CALLPIPE_NLP_CONCURRENCY: 'limits.nlpConcurrency',
   CALLPIPE_MEDIA_CONCURRENCY: 'limits.mediaConcurrency',

@@ -12,6 +12,12 @@ export const SERVICE_MAX_SESSION_SECONDS = 3000;
 export const LIMIT_DEFAULTS = {
   /** Open recognition streams per asr worker process; also the balanced plan's default budget. */
   asrConcurrentSessions: 16,
+  /**
+   * A worker's leases on the account's sessions outlive its last heartbeat by this much: longer than the
+   * service takes to close a session nobody talks to (the emulator: 10 s; spec 02 gives deadlines of 1 s
+   * between requests), so a killed worker's sessions are closed before its slots are granted again.
+   */
+  asrLeaseSeconds: 60,
   nlpRequestsPerSecond: 20,
   nlpConcurrency: 8,
   mediaConcurrency: 2,

@@ -42,6 +42,15 @@ export const RETRY_TABLE = {
     delay: { fixedMs: 15 * 60_000 },
     cause: "the account's usage limit is used up (99995, 99996): resets within hours",
   },
+  ServiceNoResource: {
+    retryable: true,
+    delay: { baseMs: 2000, maxMs: 60_000 },
+    cause:
+      "550 No Resource: the account's concurrent recognition sessions are all open (another client of the " +
+      'account, or asr workers beyond CALLPIPE_ASR_ACCOUNT_SESSIONS), or the service does not know the domain ' +
+      'id; a session waits for it inside its attempt (spending no restart) and fails with this only when ' +
+      'its attempt runs out of time',
+  },
   ServiceAuthFailed: {
     retryable: false,
     cause: 'credentials refused even after a fresh token (99998, HTTP 401): people must fix them',

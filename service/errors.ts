@@ -19,9 +19,12 @@ import type { CallCost } from './cost.ts';
  * - `auth`: 99998, HTTP 401 (after one token refresh); fix the credentials.
  * - `invalid`: the request can never succeed as sent (bad input, bad response shape); fail the item.
  * - `session`: a stream recognition error; restart from a start request, resuming after the last final.
+ * - `noResource`: 550 No Resource, the account's concurrent sessions all in use (or a domain id the
+ *   service does not know); wait and start again, which a restart budget should not pay for.
  * - `transient`: network errors, timeouts, 5xx without a known code; retry.
  */
-export type ServiceErrorKind = 'rateLimited' | 'quota' | 'auth' | 'invalid' | 'session' | 'transient';
+export type ServiceErrorKind =
+  'rateLimited' | 'quota' | 'auth' | 'invalid' | 'session' | 'noResource' | 'transient';
 
 export const SERVICE_ERROR_KINDS: readonly ServiceErrorKind[] = [
   'rateLimited',
@@ -29,6 +32,7 @@ export const SERVICE_ERROR_KINDS: readonly ServiceErrorKind[] = [
   'auth',
   'invalid',
   'session',
+  'noResource',
   'transient',
 ];
 
@@ -50,7 +54,7 @@ export const ASR_REQUEST_CODE_KINDS: Readonly<Record<number, ServiceErrorKind>> 
   412: 'session', // Interval Too Brief
   413: 'invalid', // Invalid Data (file)
   450: 'session', // Invalid Token: the *cookie* token, not the access token
-  550: 'session', // No Resource
+  550: 'noResource', // No Resource: the account's sessions are all open (or an unknown domain id)
   552: 'session', // Network Error
   600: 'session', // Internal Error
   651: 'session', // Session Timeout

@@ -2,9 +2,12 @@
  * One function per task queue (DESIGN.md, Task queues and limits), each returning a configured Worker.
  * The entry points (`media.ts`, `asr.ts`, `nlp.ts`, `workflows.ts`, `all.ts`) only choose which to run.
  */
-import { Worker, type NativeConnection } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
+import { Worker, type NativeConnection, type WorkerTuner } from '@temporalio/worker';
 import { taskQueues, type Config } from '../schemas/config.ts';
 import { workflowSource } from './runtime.ts';
+import { SessionBudgetClient, sessionBudgetAddress } from './session-budget-client.ts';
+import { sessionSlotSupplier } from './session-slots.ts';
 import {
   asrQueueActivities,
   mediaQueueActivities,
@@ -48,14 +51,36 @@ export async function createQueueWorker(
         activities: mediaQueueActivities({ config }),
         maxConcurrentActivityTaskExecutions: config.limits.probeConcurrency,
       });
-    case 'asr':
-      return Worker.create({
-        ...base,
-        activities: asrQueueActivities({ config }),
-        // Open recognition streams: the account's concurrent sessions (spec 02: 550 No Resource beyond
-        // it). With several asr workers, give each its share (see README).
-        maxConcurrentActivityTaskExecutions: config.limits.asrConcurrentSessions,
+    case 'asr': {
+      const activities = asrQueueActivities({ config });
+      // Open recognition streams: this process's cap, and, when the account's limit is set, a lease on
+      // one of the account's sessions from its budget (spec 02: 550 No Resource beyond the limit).
+      if (!config.limits.asrAccountSessions)
+        return Worker.create({
+          ...base,
+          activities,
+          maxConcurrentActivityTaskExecutions: config.limits.asrConcurrentSessions,
+        });
+      const budget = new SessionBudgetClient({
+        client: new Client({ connection, namespace: config.temporal.namespace }),
+        limit: config.limits.asrAccountSessions,
+        leaseTtlMs: config.limits.asrLeaseSeconds * 1000,
+        ...sessionBudgetAddress(config),
+        warn: (message, meta) => console.error(JSON.stringify({ level: 'WARN', msg: message, ...meta })),
       });
+      await budget.start();
+      const worker = await Worker.create({
+        ...base,
+        activities,
+        tuner: sessionTuner(budget, config.limits.asrConcurrentSessions),
+        // A poll holds a lease while it waits for a task: no more polls than the process could use.
+        maxConcurrentActivityTaskPolls: Math.min(5, config.limits.asrConcurrentSessions),
+      }).catch(async (err: unknown) => {
+        await budget.close();
+        throw err;
+      });
+      return afterRun(worker, () => budget.close());
+    }
     case 'nlp':
       return Worker.create({
         ...base,
@@ -65,4 +90,21 @@ export async function createQueueWorker(
         maxTaskQueueActivitiesPerSecond: config.limits.nlpRequestsPerSecond,
       });
   }
+}
+
+/** The asr worker's slots under an account budget; the other kinds are unused on that queue. */
+function sessionTuner(budget: SessionBudgetClient, perProcess: number): WorkerTuner {
+  return {
+    activityTaskSlotSupplier: sessionSlotSupplier(budget, perProcess),
+    workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
+    localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
+    nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
+  };
+}
+
+/** `worker`, whose `run()` does `cleanup` once the worker has stopped, however it stopped. */
+function afterRun(worker: Worker, cleanup: () => Promise<void>): Worker {
+  const run = worker.run.bind(worker);
+  worker.run = () => run().finally(cleanup);
+  return worker;
 }

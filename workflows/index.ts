@@ -4,3 +4,10 @@ export { processRecording, progressQuery } from './process-recording.ts';
 export { backfill, backfillProgressQuery, pauseUpdate, resumeUpdate, cancelUpdate } from './backfill.ts';
 export { nightlyBackfill } from './nightly.ts';
 export { rescore, rescoreProgressQuery } from './rescore.ts';
+export {
+  sessionBudget,
+  acquireSessionsUpdate,
+  releaseSessionsSignal,
+  renewSessionsSignal,
+  sessionBudgetQuery,
+} from './session-budget.ts';

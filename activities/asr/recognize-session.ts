@@ -76,6 +76,12 @@ const HEARTBEAT_INTERVAL_MS = 1000;
  */
 export const RESULT_WRITE_BUDGET_MS = 5 * 60_000;
 const RESULT_WRITE_MAX_DELAY_MS = 2000;
+/**
+ * Waiting for a free session (550 No Resource) stops while the attempt still has the time to stream the
+ * rest of the session at pace, with this factor and margin for restarts and a slow start.
+ */
+const STREAM_TIME_SLACK = 1.2;
+const STREAM_TIME_MARGIN_MS = 30_000;
 /** Audio per stream request (spec 02: 240 ms): the grid a resumed stream starts on. */
 const REQUEST_SECONDS = 0.24;
 /** A resumed stream's finals ending this close to the resume point are the previous utterance's tail. */
@@ -166,6 +172,8 @@ export interface AsrActivityDeps {
   restartDelayMs?: number;
   /** How long a finished session's result write is retried; default {@link RESULT_WRITE_BUDGET_MS}. */
   resultWriteBudgetMs?: number;
+  /** Draws the jitter of waits (`Math.random`; tests fix it). */
+  random?: () => number;
 }
 
 /** A failure of a type from the retry table, retryable as the table says. */
@@ -185,6 +193,7 @@ function describe(err: unknown): string {
 }
 
 export function createAsrActivities(deps: AsrActivityDeps) {
+  const random = deps.random ?? Math.random;
   // A vocabulary is content-addressed (its key holds its digest): read once per worker process.
   const vocabularies = new Map<string, Promise<TemporaryWord[]>>();
   const wordsOf = (key: string | undefined): Promise<TemporaryWord[] | undefined> => {
@@ -216,6 +225,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
   }
 
   async function recognizeSession(input: RecognizeSessionInput): Promise<RecognizeSessionOutput> {
+    const attemptStartedAt = Date.now();
     const ctx = activityContext();
     const existing = await deps.store.head(input.resultKey);
     if (existing) {
@@ -239,6 +249,28 @@ export function createAsrActivities(deps: AsrActivityDeps) {
         resumeAt: state.resumeAt,
       });
     }
+    // This attempt's end (its start-to-close timeout), and how long streaming the rest takes at pace.
+    const attemptDeadline = ctx ? attemptStartedAt + ctx.info.startToCloseTimeoutMs : Infinity;
+    const timeStillNeededMs = () =>
+      ((input.end - state.resumeAt) / deps.speed) * 1000 * STREAM_TIME_SLACK + STREAM_TIME_MARGIN_MS;
+    let noResourceWaits = 0;
+    const heartbeatNow = (positionSeconds: number) =>
+      ctx?.heartbeat({
+        resumeAt: state.resumeAt,
+        positionSeconds,
+        utterances: state.utterances.length,
+        restarts: state.restarts,
+      } satisfies RecognizeHeartbeat);
+    /** Waits `ms`, heartbeating (so the wait is not taken for a dead worker) and ending on cancellation. */
+    const waitHeartbeating = async (ms: number) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until) {
+        heartbeatNow(state.resumeAt);
+        await sleep(Math.min(HEARTBEAT_INTERVAL_MS, until - Date.now()), undefined, {
+          signal: ctx?.cancellationSignal,
+        });
+      }
+    };
     let lastPartialWrite = Date.now();
     let lastHeartbeat = 0;
     let lastPartialAt = state.resumeAt;
@@ -314,12 +346,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
             const now = Date.now();
             if (now - lastHeartbeat < HEARTBEAT_INTERVAL_MS) return;
             lastHeartbeat = now;
-            ctx?.heartbeat({
-              resumeAt: state.resumeAt,
-              positionSeconds: p.positionSeconds,
-              utterances: state.utterances.length,
-              restarts: state.restarts,
-            } satisfies RecognizeHeartbeat);
+            heartbeatNow(p.positionSeconds);
           },
         },
       });
@@ -338,6 +365,31 @@ export function createAsrActivities(deps: AsrActivityDeps) {
         if (isServiceError(err) && err.cost) state.requests += err.cost.requests;
         state.audioSecondsSent += Math.max(0, position - streamStart);
         if (ctx?.cancellationSignal.aborted) throw err;
+        if (isServiceError(err) && err.kind === 'noResource') {
+          // The account has no free session (spec 02: "wait and retry"): not the stream's fault, so no
+          // restart is spent. Audio sent past the resume point (a 550 after the start) is sent again.
+          state.reStreamedSeconds += Math.max(0, position - state.resumeAt);
+          noResourceWaits += 1;
+          metrics.noResourceWait();
+          const delay =
+            retryDelayMs(FAILURE.ServiceNoResource, noResourceWaits, random, err.retryAfterMs) ?? 0;
+          if (Date.now() + delay + timeStillNeededMs() > attemptDeadline) {
+            // Waiting on would run this attempt out of time: the next attempt gets a whole timeout.
+            await stagePartial(true);
+            throw failure(
+              FAILURE.ServiceNoResource,
+              `session ${input.session}: ${describe(err)} ${noResourceWaits} times; the attempt has no time left to wait`,
+              delay,
+            );
+          }
+          ctx?.log.info('no free recognition session on the account; waiting', {
+            session: input.session,
+            waits: noResourceWaits,
+            delayMs: delay,
+          });
+          await waitHeartbeating(delay);
+          continue;
+        }
         if (isServiceError(err) && !RESTARTABLE.has(err.kind)) {
           await stagePartial(true);
           const type = NOT_RESTARTABLE[err.kind] ?? FAILURE.RecognitionFailed;
@@ -403,12 +455,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
           reason: describe(err),
         });
         // Heartbeat while waiting, so the activity is not taken for dead meanwhile.
-        ctx?.heartbeat({
-          resumeAt: state.resumeAt,
-          positionSeconds: input.end,
-          utterances: state.utterances.length,
-          restarts: state.restarts,
-        } satisfies RecognizeHeartbeat);
+        heartbeatNow(input.end);
         await sleep(Math.min(RESULT_WRITE_MAX_DELAY_MS, 250 * 2 ** (attempt - 1)));
       }
     }

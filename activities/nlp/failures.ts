@@ -155,6 +155,7 @@ export function stepErrorOutcome(
       };
     case 'transient':
     case 'session':
+    case 'noResource':
       return {
         kind: 'throw',
         error: failure(NLP_FAILURE_TYPES.unavailable, `${step}: ${describe(err)}`, err, {}),

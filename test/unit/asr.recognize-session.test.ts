@@ -101,6 +101,36 @@ describe('recognizeSession failures', () => {
     },
   );
 
+  it('550 No Resource waits and starts again without spending a restart', async () => {
+    let streams = 0;
+    const service = {
+      recognizeStream(opts: Parameters<ServiceClient['recognizeStream']>[0]) {
+        streams += 1;
+        if (streams <= 2)
+          return {
+            done: Promise.reject(new ServiceError({ kind: 'noResource', code: 550, message: 'No Resource' })),
+          };
+        opts.callbacks?.onFinal?.({
+          startSeconds: 1,
+          endSeconds: 2,
+          text: 'はい',
+          alternatives: [],
+        } as never);
+        return {
+          done: Promise.resolve({ audioSecondsSent: 60, cost: { requests: 250, retries: 0 }, results: [] }),
+        };
+      },
+    } as unknown as ServiceClient;
+    const store = new AudioStore();
+    // maxRestarts 0: a restart would fail the session at once.
+    const asr = createAsrActivities({ service, store, speed: 100, model: 'x', random: () => 0 });
+    const out = await asr.recognizeSession({ ...input, maxRestarts: 0 });
+    expect(streams).toBe(3);
+    expect(out).toMatchObject({ restarts: 0, utterances: 1, reused: false });
+    const result = JSON.parse(await store.getText(input.resultKey)) as { restartReasons: string[] };
+    expect(result.restartReasons).toEqual([]);
+  });
+
   it('a finished session whose result cannot be written gives up after its write budget, non-retryably', async () => {
     const service = {
       recognizeStream: () => ({

@@ -16,6 +16,7 @@ describe('toActivityFailure', () => {
     ['rateLimited', 'ServiceRateLimited', false],
     ['transient', 'ServiceUnavailable', false],
     ['session', 'ServiceUnavailable', false],
+    ['noResource', 'ServiceNoResource', false],
     ['quota', 'ServiceQuotaExhausted', false],
     ['auth', 'ServiceAuthFailed', true],
     ['invalid', 'ServiceInvalidRequest', true],

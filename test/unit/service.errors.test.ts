@@ -30,7 +30,7 @@ describe('classifyCode: every code of the spec and its class', () => {
     [411, 'session'],
     [412, 'session'],
     [450, 'session'],
-    [550, 'session'],
+    [550, 'noResource'],
     [551, 'session'],
     [552, 'session'],
     [553, 'session'],

@@ -1,0 +1,177 @@
+/**
+ * The account's session budget (workflows/session-budget.ts) on the project's dev server, driven by the
+ * workers' own client of it (workers/session-budget-client.ts) and by raw updates where a test needs a
+ * worker that never heartbeats: the limit holds under contention from several workers, the line is first
+ * come first served, a silent worker's leases come back, an abandoned request gives its place up, and
+ * leases and the line survive continue-as-new.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { SessionBudgetClient } from '../../workers/session-budget-client.ts';
+import {
+  acquireSessionsUpdate,
+  releaseSessionsSignal,
+  sessionBudget,
+  sessionBudgetQuery,
+  type AcquireResult,
+} from '../../workflows/session-budget.ts';
+import { sleep, uniqueQueue, useTestEnv, waitFor, withWorker } from './helpers.ts';
+
+const testEnv = useTestEnv();
+
+function budgetClient(client: Client, queue: string, limit: number, leaseTtlMs = 60_000) {
+  return new SessionBudgetClient({
+    client,
+    limit,
+    leaseTtlMs,
+    workflowId: `${queue}-budget`,
+    taskQueue: queue,
+    acquireWaitMs: 500,
+  });
+}
+
+/** A raw request of a worker that never heartbeats (unlike SessionBudgetClient). */
+function ask(client: Client, queue: string, holder: string, id: string, limit: number) {
+  return client.workflow
+    .getHandle(`${queue}-budget`)
+    .executeUpdate(acquireSessionsUpdate, { args: [{ holder, ids: [id], limit, waitMs: 300 }] });
+}
+
+/**
+ * Asks until granted (each answer waits at most 300 ms in the workflow); an update that meets the run's
+ * end (continue-as-new) is asked again, as the workers' client does.
+ */
+async function askUntilGranted(client: Client, queue: string, holder: string, id: string, limit: number) {
+  for (;;) {
+    const answer: AcquireResult | undefined = await ask(client, queue, holder, id, limit).catch(
+      () => undefined,
+    );
+    if (answer?.granted.includes(id)) return answer;
+  }
+}
+
+const view = (client: Client, queue: string) =>
+  client.workflow.getHandle(`${queue}-budget`).query(sessionBudgetQuery);
+
+describe('sessionBudget', () => {
+  it('three workers asking for 60 leases of a 4-session account: never more than 4 held, all served', async () => {
+    const env = testEnv();
+    const queue = uniqueQueue('budget-limit');
+    await withWorker(env, queue, {}, async () => {
+      const workers = [1, 2, 3].map(() => budgetClient(env.client, queue, 4));
+      await Promise.all(workers.map((w) => w.start()));
+      let held = 0;
+      let most = 0;
+      const served: number[] = [];
+      await Promise.all(
+        workers.flatMap((w, wi) =>
+          Array.from({ length: 20 }, async (_, i) => {
+            const lease = await w.acquire(new AbortController().signal);
+            held += 1;
+            most = Math.max(most, held);
+            await sleep(5 + ((i * 7 + wi * 3) % 20));
+            held -= 1;
+            served.push(wi);
+            w.release(lease);
+          }),
+        ),
+      );
+      expect(served).toHaveLength(60);
+      expect(most).toBeLessThanOrEqual(4);
+      expect(most).toBe(4);
+      await waitFor('every lease given back', async () => (await view(env.client, queue)).leased === 0);
+      const v = await view(env.client, queue);
+      expect(v).toMatchObject({ limit: 4, leased: 0, waiting: 0, grants: 60, expired: 0 });
+      expect(v.peak).toBe(4);
+      await Promise.all(workers.map((w) => w.close()));
+      await env.client.workflow.getHandle(`${queue}-budget`).terminate('test over');
+    });
+  });
+
+  it('serves the line first come, first served across workers', async () => {
+    const env = testEnv();
+    const queue = uniqueQueue('budget-fifo');
+    await withWorker(env, queue, {}, async () => {
+      const [a, b, c] = [1, 2, 3].map(() => budgetClient(env.client, queue, 1));
+      await Promise.all([a!.start(), b!.start(), c!.start()]);
+      const first = await a!.acquire(new AbortController().signal);
+      const order: string[] = [];
+      const bLease = b!.acquire(new AbortController().signal).then((id) => (order.push('b'), id));
+      await waitFor('b in line', async () => (await view(env.client, queue)).waiting === 1);
+      const cLease = c!.acquire(new AbortController().signal).then((id) => (order.push('c'), id));
+      await waitFor('c in line', async () => (await view(env.client, queue)).waiting === 2);
+      a!.release(first);
+      b!.release(await bLease);
+      c!.release(await cLease);
+      expect(order).toEqual(['b', 'c']);
+      await Promise.all([a!.close(), b!.close(), c!.close()]);
+      await env.client.workflow.getHandle(`${queue}-budget`).terminate('test over');
+    });
+  });
+
+  it("takes back a silent worker's leases after the lease life, and gives them to the line", async () => {
+    const env = testEnv();
+    const queue = uniqueQueue('budget-expiry');
+    await withWorker(env, queue, {}, async () => {
+      // The heartbeating worker starts the budget with a 2-s lease life.
+      const alive = budgetClient(env.client, queue, 2, 2000);
+      await alive.start();
+      // A worker that takes both sessions and is then never heard of again (SIGKILLed).
+      await askUntilGranted(env.client, queue, 'killed-worker', 'k1', 2);
+      await askUntilGranted(env.client, queue, 'killed-worker', 'k2', 2);
+      expect((await view(env.client, queue)).leased).toBe(2);
+      const lease = await alive.acquire(new AbortController().signal);
+      const v = await view(env.client, queue);
+      expect(v).toMatchObject({ leased: 1, expired: 2 });
+      alive.release(lease);
+      await alive.close();
+      await env.client.workflow.getHandle(`${queue}-budget`).terminate('test over');
+    });
+  });
+
+  it('an abandoned request gives its place in line up (a worker shutting down)', async () => {
+    const env = testEnv();
+    const queue = uniqueQueue('budget-abort');
+    await withWorker(env, queue, {}, async () => {
+      const [a, b, c] = [1, 2, 3].map(() => budgetClient(env.client, queue, 1));
+      await Promise.all([a!.start(), b!.start(), c!.start()]);
+      const held = await a!.acquire(new AbortController().signal);
+      const abort = new AbortController();
+      const abandoned = b!.acquire(abort.signal);
+      await waitFor('b in line', async () => (await view(env.client, queue)).waiting === 1);
+      const cLease = c!.acquire(new AbortController().signal);
+      await waitFor('c in line', async () => (await view(env.client, queue)).waiting === 2);
+      abort.abort(Object.assign(new Error('poller stopped'), { name: 'AbortError' }));
+      await expect(abandoned).rejects.toThrow('poller stopped');
+      await waitFor('b out of line', async () => (await view(env.client, queue)).waiting === 1);
+      a!.release(held);
+      c!.release(await cLease);
+      await waitFor('all given back', async () => (await view(env.client, queue)).leased === 0);
+      expect((await view(env.client, queue)).grants).toBe(2);
+      await Promise.all([a!.close(), b!.close(), c!.close()]);
+      await env.client.workflow.getHandle(`${queue}-budget`).terminate('test over');
+    });
+  });
+
+  it('keeps leases and the line across continue-as-new', async () => {
+    const env = testEnv();
+    const queue = uniqueQueue('budget-can');
+    await withWorker(env, queue, {}, async () => {
+      const handle = await env.client.workflow.start(sessionBudget, {
+        workflowId: `${queue}-budget`,
+        taskQueue: queue,
+        args: [{ limit: 2, leaseTtlMs: 600_000, maxHistoryEvents: 40 }],
+      });
+      await askUntilGranted(env.client, queue, 'w1', 'a', 2);
+      await askUntilGranted(env.client, queue, 'w1', 'b', 2);
+      // In line behind the two, asking again and again: the history grows past 40 events.
+      const waiting = askUntilGranted(env.client, queue, 'w2', 'c', 2);
+      await waitFor('a new run', async () => (await view(env.client, queue)).run >= 1, 30_000);
+      expect(await view(env.client, queue)).toMatchObject({ leased: 2, waiting: 1 });
+      await handle.signal(releaseSessionsSignal, { holder: 'w1', ids: ['a'] });
+      await expect(waiting).resolves.toMatchObject({ granted: ['c'] });
+      expect(await view(env.client, queue)).toMatchObject({ leased: 2, waiting: 0, grants: 3 });
+      await handle.terminate('test over');
+    });
+  });
+});

@@ -1,0 +1,256 @@
+/**
+ * sessionBudget: one account's concurrent recognition sessions, shared by every asr worker process
+ * (issue 18, item 3). The service counts open sessions per account and answers `550 No Resource` beyond
+ * its limit; each worker's own cap (`CALLPIPE_ASR_CONCURRENT_SESSIONS`) cannot know what the others
+ * hold, so the account's limit lives here, in one long-running workflow per account, and a worker opens
+ * a session only under a lease from it.
+ *
+ * - `acquireSessions` (update) asks for leases by ids the worker chose, all its slots waiting at once in
+ *   one request (a worker has one update in flight, however many slots it fills: the server admits few
+ *   updates in flight per workflow). Ids are granted at once while the account has room, else they wait
+ *   in line (first come, first served across workers); the handler answers when one of them is granted,
+ *   or after `waitMs` with none, and the worker asks again with the ids still wanted (a lost answer costs
+ *   nothing: a granted id is answered again). Ids the worker gave up (`cancel`) leave the line, or give
+ *   their lease back when granted meanwhile: one ordered stream per worker, so nothing given up is granted
+ *   after.
+ * - `release` (signal) gives leases back, or everything a worker holds (`all`: its shutdown).
+ * - `renew` (signal) is a worker's heartbeat: every lease and request of a worker not heard of for
+ *   `leaseTtlMs` is dropped, so a SIGKILLed worker's slots come back by themselves.
+ * - The limit is the one the latest request carried: every asr worker of the account is configured alike
+ *   (`CALLPIPE_ASR_ACCOUNT_SESSIONS`), and a changed setting takes effect as workers restart. A lowered
+ *   limit takes back nothing already granted: new leases wait until the count is under it.
+ *
+ * Longest-first dispatch is not this workflow's concern: a worker takes a lease *before* it polls its
+ * task queue (workers/session-slots.ts), so the tasks wait in the queue, which hands out the longest
+ * sessions first (workflows/session-priority.ts), and only as many polls are open as leases are held.
+ *
+ * History stays small: the run continues as new when the server suggests it or past
+ * `maxHistoryEvents`, carrying leases, the line and the workers' last heartbeats.
+ */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+
+export interface SessionLease {
+  id: string;
+  holder: string;
+  /** Workflow time (epoch ms) of the grant. */
+  grantedAt: number;
+}
+
+export interface SessionRequest {
+  id: string;
+  holder: string;
+  /** Workflow time (epoch ms) the request joined the line. */
+  since: number;
+}
+
+/** What one run hands the next (continue-as-new). */
+export interface SessionBudgetState {
+  limit: number;
+  leaseTtlMs: number;
+  leases: SessionLease[];
+  waiting: SessionRequest[];
+  /** Worker → workflow time (epoch ms) it was last heard of. */
+  holders: Record<string, number>;
+  /** Most leases held at once, and leases granted, since the budget first started. */
+  peak: number;
+  grants: number;
+  /** Leases taken back from workers that stopped renewing. */
+  expired: number;
+  /** Runs before this one (continue-as-new). */
+  run: number;
+}
+
+export interface SessionBudgetInput {
+  limit: number;
+  leaseTtlMs: number;
+  /** Continue as new past this many history events (default {@link MAX_HISTORY_EVENTS}). */
+  maxHistoryEvents?: number;
+  state?: SessionBudgetState;
+}
+
+export interface AcquireRequest {
+  /** The worker process asking (host, pid and a random part: workers/session-budget-client.ts). */
+  holder: string;
+  /** Leases wanted, by ids the worker chose; asking again with an id asks for the same lease. */
+  ids: string[];
+  /** Ids no longer wanted (a slot reservation abandoned): out of line, or given back if granted. */
+  cancel?: string[];
+  /** The account's limit as this worker is configured. */
+  limit: number;
+  /** Longest the handler waits for a grant before answering with none. */
+  waitMs: number;
+}
+
+export interface AcquireResult {
+  /** The asked ids that hold a lease. */
+  granted: string[];
+  /** Leases held now and requests waiting, for the worker's log. */
+  leased: number;
+  waiting: number;
+}
+
+export interface ReleaseRequest {
+  holder: string;
+  ids?: string[];
+  /** Everything the holder holds or waits for (a worker shutting down). */
+  all?: boolean;
+}
+
+export interface SessionBudgetView {
+  limit: number;
+  leased: number;
+  waiting: number;
+  holders: number;
+  peak: number;
+  grants: number;
+  expired: number;
+  run: number;
+}
+
+export const acquireSessionsUpdate = defineUpdate<AcquireResult, [AcquireRequest]>('acquireSessions');
+export const releaseSessionsSignal = defineSignal<[ReleaseRequest]>('releaseSessions');
+export const renewSessionsSignal = defineSignal<[{ holder: string }]>('renewSessions');
+export const sessionBudgetQuery = defineQuery<SessionBudgetView>('sessionBudget');
+
+/** A run's history bound: well under Temporal's 51,200 events, and cheap to replay. */
+export const MAX_HISTORY_EVENTS = 5000;
+
+export async function sessionBudget(input: SessionBudgetInput): Promise<never> {
+  const state: SessionBudgetState = input.state ?? {
+    limit: input.limit,
+    leaseTtlMs: input.leaseTtlMs,
+    leases: [],
+    waiting: [],
+    holders: {},
+    peak: 0,
+    grants: 0,
+    expired: 0,
+    run: 0,
+  };
+  const maxHistoryEvents = input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
+  let draining = false;
+
+  const leased = (id: string) => state.leases.some((l) => l.id === id);
+  const queued = (id: string) => state.waiting.some((w) => w.id === id);
+
+  /** First in line first, while the account has room. */
+  const grant = () => {
+    while (state.leases.length < state.limit && state.waiting.length > 0) {
+      const next = state.waiting.shift()!;
+      state.leases.push({ id: next.id, holder: next.holder, grantedAt: Date.now() });
+      state.grants += 1;
+    }
+    state.peak = Math.max(state.peak, state.leases.length);
+  };
+
+  /** Drops what workers not heard of for a lease's life hold or wait for. */
+  const expire = () => {
+    const now = Date.now();
+    const gone = new Set(
+      Object.entries(state.holders)
+        .filter(([, seen]) => now - seen > state.leaseTtlMs)
+        .map(([holder]) => holder),
+    );
+    if (gone.size === 0) return;
+    const before = state.leases.length;
+    state.leases = state.leases.filter((l) => !gone.has(l.holder));
+    state.waiting = state.waiting.filter((w) => !gone.has(w.holder));
+    state.expired += before - state.leases.length;
+    for (const holder of gone) delete state.holders[holder];
+  };
+
+  const seen = (holder: string) => {
+    state.holders[holder] = Date.now();
+  };
+
+  setHandler(
+    acquireSessionsUpdate,
+    async (request) => {
+      seen(request.holder);
+      state.limit = request.limit;
+      const cancelled = new Set(request.cancel ?? []);
+      const mine = (x: { id: string; holder: string }) => x.holder === request.holder && cancelled.has(x.id);
+      state.leases = state.leases.filter((l) => !mine(l));
+      state.waiting = state.waiting.filter((w) => !mine(w));
+      expire();
+      if (!draining) {
+        for (const id of request.ids) {
+          if (!leased(id) && !queued(id))
+            state.waiting.push({ id, holder: request.holder, since: Date.now() });
+        }
+      }
+      grant();
+      const anyGranted = () => request.ids.some(leased);
+      if (request.ids.length > 0 && !anyGranted() && !draining)
+        await condition(() => anyGranted() || draining, Math.max(1, request.waitMs));
+      return {
+        granted: request.ids.filter(leased),
+        leased: state.leases.length,
+        waiting: state.waiting.length,
+      };
+    },
+    {
+      validator: (request) => {
+        if (!request.holder) throw new Error('a request names its holder');
+        if (!Number.isInteger(request.limit) || request.limit < 1)
+          throw new Error(`the limit must be a positive integer, got ${request.limit}`);
+      },
+    },
+  );
+
+  setHandler(releaseSessionsSignal, (request) => {
+    const ids = new Set(request.ids ?? []);
+    const mine = (x: { id: string; holder: string }) =>
+      x.holder === request.holder && (request.all || ids.has(x.id));
+    state.leases = state.leases.filter((l) => !mine(l));
+    state.waiting = state.waiting.filter((w) => !mine(w));
+    if (request.all) delete state.holders[request.holder];
+    else seen(request.holder);
+    expire();
+    grant();
+  });
+
+  setHandler(renewSessionsSignal, ({ holder }) => {
+    seen(holder);
+    expire();
+    grant();
+  });
+
+  setHandler(sessionBudgetQuery, () => ({
+    limit: state.limit,
+    leased: state.leases.length,
+    waiting: state.waiting.length,
+    holders: Object.keys(state.holders).length,
+    peak: state.peak,
+    grants: state.grants,
+    expired: state.expired,
+    run: state.run,
+  }));
+
+  const tooLong = () =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
+  // Expiry needs a clock even when no worker says anything: a sweep every half lease life.
+  while (!tooLong()) {
+    await condition(tooLong, Math.max(1000, Math.floor(state.leaseTtlMs / 2)));
+    expire();
+    grant();
+  }
+  // Waiting handlers answer `granted: false` (their requests keep their places in the carried line).
+  draining = true;
+  await condition(allHandlersFinished);
+  return continueAsNew<typeof sessionBudget>({
+    limit: state.limit,
+    leaseTtlMs: state.leaseTtlMs,
+    maxHistoryEvents,
+    state: { ...state, run: state.run + 1 },
+  });
+}
