@@ -32,6 +32,8 @@ export class Account {
   readonly rateLimit: { requestsPerSecond: number; burst: number } | null;
   readonly concurrentSessions: number;
   activeSessions = 0;
+  /** Most sessions open at once since start or the last stats reset (the evidence of a session budget). */
+  peakSessions = 0;
   private uses: number[] = [];
   private tokens: number;
   private refilledAt: number;
@@ -52,6 +54,12 @@ export class Account {
     this.concurrentSessions = a.concurrentSessions ?? DEFAULT_CONCURRENT_SESSIONS;
     this.tokens = this.rateLimit?.burst ?? 0;
     this.refilledAt = now;
+  }
+
+  /** A session opened (the caller checked the cap). */
+  sessionOpened(): void {
+    this.activeSessions += 1;
+    this.peakSessions = Math.max(this.peakSessions, this.activeSessions);
   }
 
   /** Takes one token from the bucket; false when the burst is used up (99997). */

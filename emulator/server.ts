@@ -100,7 +100,8 @@ export interface EmulatorOptions {
 export type EmulatorStats = ReturnType<Stats['snapshot']> & {
   activeSessions: number;
   faultsInjected: Record<string, number>;
-  accounts: { clientId: string; kind: string; activeSessions: number }[];
+  /** Per account: sessions open now, and the most open at once since start or the last reset. */
+  accounts: { clientId: string; kind: string; activeSessions: number; peakSessions: number }[];
 };
 
 export interface RunningEmulator {
@@ -177,13 +178,22 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     ...(options.clock ? { clock: options.clock } : {}),
   });
 
+  /** Counters from zero; an account's peak from the sessions open now. */
+  function resetStats(): void {
+    stats.reset();
+    for (const a of accounts.all()) a.peakSessions = a.activeSessions;
+  }
+
   function snapshot(): EmulatorStats {
     return stats.snapshot({
       activeSessions: sessions.activeCount,
       faultsInjected: faults.counts,
-      accounts: accounts
-        .all()
-        .map((a) => ({ clientId: a.clientId, kind: a.kind, activeSessions: a.activeSessions })),
+      accounts: accounts.all().map((a) => ({
+        clientId: a.clientId,
+        kind: a.kind,
+        activeSessions: a.activeSessions,
+        peakSessions: a.peakSessions,
+      })),
     });
   }
 
@@ -335,7 +345,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     if (path === '/emulator/stats' && method === 'GET')
       return { family: 'admin', run: async () => ({ status: 200, json: snapshot() }) };
     if (path === '/emulator/stats/reset' && method === 'POST') {
-      return { family: 'admin', run: async () => (stats.reset(), { status: 204 }) };
+      return { family: 'admin', run: async () => (resetStats(), { status: 204 }) };
     }
     if (path === '/emulator/faults' && method === 'POST') {
       return {
@@ -442,7 +452,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     domainId: primary.domainIds[0]!,
     stats: snapshot,
     pacing: (uniqueId) => sessions.pacing(uniqueId),
-    resetStats: () => stats.reset(),
+    resetStats,
     setFaults,
     close: async () => {
       sessions.close();

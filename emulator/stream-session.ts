@@ -238,7 +238,7 @@ export class SessionRegistry {
       v.params,
       withVocabulary(this.deps.phrasebook(), vocabulary),
     );
-    account.activeSessions++;
+    account.sessionOpened();
     this.live.set(session.id, session);
     this.deps.stats.sessions.started++;
     session.startAnsweredAt = session.lastAnswerAt = this.now();

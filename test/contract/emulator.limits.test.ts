@@ -102,6 +102,22 @@ describe('account limits', () => {
     await a.command('cancel');
     expect((await c.start()).status).toBe(200);
   });
+
+  it("counts the account's peak of open sessions, from the sessions open at a stats reset", async () => {
+    const emu = await emulator({ concurrentSessions: 3, clock: new ManualClock().now });
+    const t = await token(emu);
+    const [a, b, c] = [1, 2, 3].map(() => new StreamClient(emu, t));
+    await a!.start();
+    await b!.start();
+    await c!.start();
+    await a!.command('cancel');
+    await b!.command('cancel');
+    expect(emu.stats().accounts[0]).toMatchObject({ activeSessions: 1, peakSessions: 3 });
+    emu.resetStats();
+    expect(emu.stats().accounts[0]).toMatchObject({ activeSessions: 1, peakSessions: 1 });
+    await a!.start();
+    expect(emu.stats().accounts[0]).toMatchObject({ activeSessions: 2, peakSessions: 2 });
+  });
 });
 
 describe('fault injection', () => {
