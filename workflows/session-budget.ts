@@ -108,6 +108,8 @@ export interface ReleaseRequest {
 export interface SessionBudgetView {
   limit: number;
   leased: number;
+  /** Leases per worker (host:pid:…), for operators and tests. */
+  leasedBy: Record<string, number>;
   waiting: number;
   holders: number;
   peak: number;
@@ -228,6 +230,10 @@ export async function sessionBudget(input: SessionBudgetInput): Promise<never> {
   setHandler(sessionBudgetQuery, () => ({
     limit: state.limit,
     leased: state.leases.length,
+    leasedBy: state.leases.reduce<Record<string, number>>(
+      (by, l) => ({ ...by, [l.holder]: (by[l.holder] ?? 0) + 1 }),
+      {},
+    ),
     waiting: state.waiting.length,
     holders: Object.keys(state.holders).length,
     peak: state.peak,

@@ -19,6 +19,8 @@ export interface BenchStackOptions {
   nlpRps?: number;
   /** The emulator account's text-request rate limit (99997 beyond it); default the emulator's 50/s. */
   textRateLimit?: { requestsPerSecond: number; burst: number };
+  /** The emulator account's concurrent recognition sessions (550 beyond it); default the emulator's 64. */
+  accountSessions?: number;
   /** Emulator fault-injection file. */
   faultsFile?: string;
   /** Extra worker environment (e.g. short heartbeat timeouts). */
@@ -41,11 +43,16 @@ export interface BenchStack {
 export async function startBenchStack(options: BenchStackOptions): Promise<BenchStack> {
   const home = mkdtempSync(join(tmpdir(), `callpipe-bench-${options.label}-`));
   let emulatorAccounts: string | undefined;
-  if (options.textRateLimit) {
+  if (options.textRateLimit || options.accountSessions) {
     emulatorAccounts = join(home, 'emulator-accounts.json');
     writeFileSync(
       emulatorAccounts,
-      JSON.stringify([defaultAccountInput({ rateLimit: options.textRateLimit })]),
+      JSON.stringify([
+        defaultAccountInput({
+          ...(options.textRateLimit ? { rateLimit: options.textRateLimit } : {}),
+          ...(options.accountSessions ? { concurrentSessions: options.accountSessions } : {}),
+        }),
+      ]),
     );
   }
   const config = isolatedStackConfig(home, options.speed, {

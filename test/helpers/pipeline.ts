@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
@@ -12,7 +13,7 @@ import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture, type FixtureOptions } from '../../activities/media/fixture.ts';
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
 import { connect, installRuntime } from '../../workers/runtime.ts';
-import { createQueueWorker, QUEUE_NAMES } from '../../workers/workers.ts';
+import { createQueueWorker, QUEUE_NAMES, type QueueName } from '../../workers/workers.ts';
 import { ManagedProcess } from '../../cli/stack/process.ts';
 import { stackEnv, workersProcess } from '../../cli/stack/stack.ts';
 import type { Utterance } from '../../schemas/transcript.ts';
@@ -57,13 +58,16 @@ export function withPrefix(config: Config, prefix: string, service?: Partial<Con
   };
 }
 
-/** Every queue's worker in this process, until `stop()`. */
-export async function inProcessWorkers(config: Config): Promise<{ stop: () => Promise<void> }> {
+/** Every queue's worker (or those of `queues`) in this process, until `stop()`. */
+export async function inProcessWorkers(
+  config: Config,
+  queues: QueueName[] = QUEUE_NAMES,
+): Promise<{ stop: () => Promise<void> }> {
   installRuntime({ ...config, logLevel: 'warn' });
   process.env.CALLPIPE_WORKFLOW_BUNDLE = inject('workflowBundlePath');
   const connection = await connect(config);
   const workers: Worker[] = await Promise.all(
-    QUEUE_NAMES.map((q) => createQueueWorker(q, { config, connection })),
+    queues.map((q) => createQueueWorker(q, { config, connection })),
   );
   const running = Promise.all(workers.map((w) => w.run()));
   return {
@@ -92,6 +96,33 @@ export function childWorkers(
     },
     logFile,
   );
+}
+
+/** An asr-only worker process (`workers/asr.ts`), as a deployment runs several; a test may SIGKILL it. */
+export function asrWorkerProcess(
+  config: Config,
+  logFile: string,
+  extraEnv: Record<string, string> = {},
+): ManagedProcess {
+  let ready = false;
+  return new ManagedProcess({
+    name: 'asr-worker',
+    command: process.execPath,
+    args: ['--import', 'tsx', fileURLToPath(new URL('../../workers/asr.ts', import.meta.url))],
+    env: {
+      ...process.env,
+      ...stackEnv(config),
+      CALLPIPE_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
+      CALLPIPE_METRICS_PORT: '0',
+      ...extraEnv,
+    },
+    logFile,
+    onStdoutLine: (line) => {
+      if (line.includes('"workers ready"')) ready = true;
+    },
+    healthCheck: async () => ready,
+    startTimeoutMs: 120_000,
+  });
 }
 
 export interface ExpectedUtterance {
