@@ -166,7 +166,9 @@ export class SessionBudgetClient {
       } catch (err) {
         if (err instanceof WorkflowNotFoundError || isNotRunning(err))
           await this.renew().catch(() => undefined);
-        else this.warn('could not ask the session budget for leases; asking again', err);
+        // The run ended under the request (continue-as-new): the next run answers it.
+        else if (!(err instanceof Error && /update was aborted/i.test(err.message)))
+          this.warn('could not ask the session budget for leases; asking again', err);
         failures += 1;
         await sleep(Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(failures, 5)));
       }
