@@ -40,7 +40,6 @@ export function queueWorkerProcess(
   entry: 'workflows' | 'media' | 'asr' | 'nlp',
   options: WorkersProcessOptions,
 ): ManagedProcess {
-  let ready = false;
   return new ManagedProcess({
     name: options.name,
     command: process.execPath,
@@ -48,10 +47,7 @@ export function queueWorkerProcess(
     env: workerEnv(stack, options),
     cwd: PROJECT_ROOT,
     logFile: join(stack.addresses.home, 'logs', `${options.name}.log`),
-    onStdoutLine: (line) => {
-      if (line.includes('"workers ready"')) ready = true;
-    },
-    healthCheck: async () => ready,
+    readyWhenLogged: '"workers ready"',
     startTimeoutMs: 120_000,
   });
 }

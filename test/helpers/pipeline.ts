@@ -104,7 +104,6 @@ export function asrWorkerProcess(
   logFile: string,
   extraEnv: Record<string, string> = {},
 ): ManagedProcess {
-  let ready = false;
   return new ManagedProcess({
     name: 'asr-worker',
     command: process.execPath,
@@ -117,10 +116,7 @@ export function asrWorkerProcess(
       ...extraEnv,
     },
     logFile,
-    onStdoutLine: (line) => {
-      if (line.includes('"workers ready"')) ready = true;
-    },
-    healthCheck: async () => ready,
+    readyWhenLogged: '"workers ready"',
     startTimeoutMs: 120_000,
   });
 }
