@@ -30,6 +30,30 @@ function budgetClient(client: Client, queue: string, limit: number, leaseTtlMs =
   });
 }
 
+/**
+ * `fn` with `count` heartbeating workers' clients of a budget of `limit` on a queue of its own (named
+ * `label`), served by a workflow worker; the clients and the budget are ended after.
+ */
+async function withBudget(
+  label: string,
+  count: number,
+  limit: number,
+  fn: (clients: SessionBudgetClient[], queue: string) => Promise<void>,
+): Promise<void> {
+  const env = testEnv();
+  const queue = uniqueQueue(label);
+  await withWorker(env, queue, {}, async () => {
+    const clients = Array.from({ length: count }, () => budgetClient(env.client, queue, limit));
+    await Promise.all(clients.map((c) => c.start()));
+    try {
+      await fn(clients, queue);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+      await env.client.workflow.getHandle(`${queue}-budget`).terminate('test over');
+    }
+  });
+}
+
 /** A raw request of a worker that never heartbeats (unlike SessionBudgetClient). */
 function ask(client: Client, queue: string, holder: string, id: string, limit: number) {
   return client.workflow
@@ -55,11 +79,8 @@ const view = (client: Client, queue: string) =>
 
 describe('sessionBudget', () => {
   it('three workers asking for 60 leases of a 4-session account: never more than 4 held, all served', async () => {
-    const env = testEnv();
-    const queue = uniqueQueue('budget-limit');
-    await withWorker(env, queue, {}, async () => {
-      const workers = [1, 2, 3].map(() => budgetClient(env.client, queue, 4));
-      await Promise.all(workers.map((w) => w.start()));
+    await withBudget('budget-limit', 3, 4, async (workers, queue) => {
+      const { client } = testEnv();
       let held = 0;
       let most = 0;
       const served: number[] = [];
@@ -79,33 +100,26 @@ describe('sessionBudget', () => {
       expect(served).toHaveLength(60);
       expect(most).toBeLessThanOrEqual(4);
       expect(most).toBe(4);
-      await waitFor('every lease given back', async () => (await view(env.client, queue)).leased === 0);
-      const v = await view(env.client, queue);
+      await waitFor('every lease given back', async () => (await view(client, queue)).leased === 0);
+      const v = await view(client, queue);
       expect(v).toMatchObject({ limit: 4, leased: 0, waiting: 0, grants: 60, expired: 0 });
       expect(v.peak).toBe(4);
-      await Promise.all(workers.map((w) => w.close()));
-      await env.client.workflow.getHandle(`${queue}-budget`).terminate('test over');
     });
   });
 
   it('serves the line first come, first served across workers', async () => {
-    const env = testEnv();
-    const queue = uniqueQueue('budget-fifo');
-    await withWorker(env, queue, {}, async () => {
-      const [a, b, c] = [1, 2, 3].map(() => budgetClient(env.client, queue, 1));
-      await Promise.all([a!.start(), b!.start(), c!.start()]);
+    await withBudget('budget-fifo', 3, 1, async ([a, b, c], queue) => {
+      const { client } = testEnv();
       const first = await a!.acquire(new AbortController().signal);
       const order: string[] = [];
       const bLease = b!.acquire(new AbortController().signal).then((id) => (order.push('b'), id));
-      await waitFor('b in line', async () => (await view(env.client, queue)).waiting === 1);
+      await waitFor('b in line', async () => (await view(client, queue)).waiting === 1);
       const cLease = c!.acquire(new AbortController().signal).then((id) => (order.push('c'), id));
-      await waitFor('c in line', async () => (await view(env.client, queue)).waiting === 2);
+      await waitFor('c in line', async () => (await view(client, queue)).waiting === 2);
       a!.release(first);
       b!.release(await bLease);
       c!.release(await cLease);
       expect(order).toEqual(['b', 'c']);
-      await Promise.all([a!.close(), b!.close(), c!.close()]);
-      await env.client.workflow.getHandle(`${queue}-budget`).terminate('test over');
     });
   });
 
@@ -130,26 +144,21 @@ describe('sessionBudget', () => {
   });
 
   it('an abandoned request gives its place in line up (a worker shutting down)', async () => {
-    const env = testEnv();
-    const queue = uniqueQueue('budget-abort');
-    await withWorker(env, queue, {}, async () => {
-      const [a, b, c] = [1, 2, 3].map(() => budgetClient(env.client, queue, 1));
-      await Promise.all([a!.start(), b!.start(), c!.start()]);
+    await withBudget('budget-abort', 3, 1, async ([a, b, c], queue) => {
+      const { client } = testEnv();
       const held = await a!.acquire(new AbortController().signal);
       const abort = new AbortController();
       const abandoned = b!.acquire(abort.signal);
-      await waitFor('b in line', async () => (await view(env.client, queue)).waiting === 1);
+      await waitFor('b in line', async () => (await view(client, queue)).waiting === 1);
       const cLease = c!.acquire(new AbortController().signal);
-      await waitFor('c in line', async () => (await view(env.client, queue)).waiting === 2);
+      await waitFor('c in line', async () => (await view(client, queue)).waiting === 2);
       abort.abort(Object.assign(new Error('poller stopped'), { name: 'AbortError' }));
       await expect(abandoned).rejects.toThrow('poller stopped');
-      await waitFor('b out of line', async () => (await view(env.client, queue)).waiting === 1);
+      await waitFor('b out of line', async () => (await view(client, queue)).waiting === 1);
       a!.release(held);
       c!.release(await cLease);
-      await waitFor('all given back', async () => (await view(env.client, queue)).leased === 0);
-      expect((await view(env.client, queue)).grants).toBe(2);
-      await Promise.all([a!.close(), b!.close(), c!.close()]);
-      await env.client.workflow.getHandle(`${queue}-budget`).terminate('test over');
+      await waitFor('all given back', async () => (await view(client, queue)).leased === 0);
+      expect((await view(client, queue)).grants).toBe(2);
     });
   });
 
