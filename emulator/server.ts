@@ -265,14 +265,27 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     return withLog(handleNlp(name, version, parsed.value, account), who);
   }
 
-  async function asrRoute(req: IncomingMessage, version: string, model: string): Promise<Answer> {
+  /**
+   * What every speech endpoint checks first: a token (spec 03: HTTP 401 to a bad one, the gateway's body as
+   * recorded), an account allowed speech (Developers: 403), version v1. The account, or the refusal.
+   */
+  function speechGate(
+    req: IncomingMessage,
+    version: string,
+  ): Answer | { account: NonNullable<ReturnType<typeof authenticate>>; who: { account: string } } {
     const account = authenticate(req);
-    // Spec 03 says speech endpoints answer HTTP 401 to a bad token; the body is the gateway's, as recorded.
     if (!account) return { status: 401, json: gatewayErrorBody(401), log: { code: 401 } };
     const who = { account: account.clientId };
     if (account.kind === 'Developers')
       return { status: 403, json: gatewayErrorBody(403), log: { ...who, code: 403 } };
     if (version !== 'v1') return { status: 404, json: NOT_FOUND, log: { ...who, code: 404 } };
+    return { account, who };
+  }
+
+  async function asrRoute(req: IncomingMessage, version: string, model: string): Promise<Answer> {
+    const gate = speechGate(req, version);
+    if ('status' in gate) return gate;
+    const { account, who } = gate;
     const contentType = req.headers['content-type'];
     const type = mediaType(contentType);
     const body = await readBody(req);
@@ -310,12 +323,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     model: string,
     operation: string,
   ): Promise<Answer> {
-    const account = authenticate(req);
-    if (!account) return { status: 401, json: gatewayErrorBody(401), log: { code: 401 } };
-    const who = { account: account.clientId };
-    if (account.kind === 'Developers')
-      return { status: 403, json: gatewayErrorBody(403), log: { ...who, code: 403 } };
-    if (version !== 'v1') return { status: 404, json: NOT_FOUND, log: { ...who, code: 404 } };
+    const gate = speechGate(req, version);
+    if ('status' in gate) return gate;
+    const { account, who } = gate;
     const domainId = new URL(req.url ?? '/', 'http://emulator').searchParams.get('domainid');
     const body = await readBody(req);
     return withLog(
