@@ -15,6 +15,7 @@
  * yes, no or not applicable by a rule or a category, and weighs `weight` points.
  */
 import { z } from 'zod';
+import { DIALOG_ACTS } from './service-nlp.ts';
 
 /** Version of the rule file's shape. */
 export const RULES_FORMAT_VERSION = 1;
@@ -186,30 +187,6 @@ export const metricRuleSchema = z
   .strict()
   .describe('one value per call (or speaker, or window): no minCount')
   .refine((r) => r.above !== undefined || r.below !== undefined, 'a metric rule needs above or below');
-
-/** Spec 01, Enumerations: speech acts of `/nlp/v1/sentence_type`. */
-export const DIALOG_ACTS = [
-  'greeting',
-  'information-providing',
-  'feedback',
-  'information-seeking',
-  'agreement',
-  'feedbackElicitation',
-  'commissive',
-  'acceptOffer',
-  'selfCorrection',
-  'thanking',
-  'apology',
-  'stalling',
-  'directive',
-  'goodbye',
-  'declineOffer',
-  'turnAssign',
-  'pausing',
-  'acceptApology',
-  'acceptThanking',
-] as const;
-export type DialogAct = (typeof DIALOG_ACTS)[number];
 
 export const dialogActRuleSchema = z
   .object({

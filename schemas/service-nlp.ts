@@ -172,6 +172,30 @@ export const coreferenceResultSchema = z.looseObject({
 
 export const similarityResultSchema = z.looseObject({ score: z.number().min(0).max(1) });
 
+/** Spec 01, Enumerations: speech acts of `/nlp/v1/sentence_type`. */
+export const DIALOG_ACTS = [
+  'greeting',
+  'information-providing',
+  'feedback',
+  'information-seeking',
+  'agreement',
+  'feedbackElicitation',
+  'commissive',
+  'acceptOffer',
+  'selfCorrection',
+  'thanking',
+  'apology',
+  'stalling',
+  'directive',
+  'goodbye',
+  'declineOffer',
+  'turnAssign',
+  'pausing',
+  'acceptApology',
+  'acceptThanking',
+] as const;
+export type DialogAct = (typeof DIALOG_ACTS)[number];
+
 export const sentenceTypeResultSchema = z.looseObject({
   modality: z.string(),
   dialog_act: z.array(z.string()),

@@ -55,6 +55,7 @@ import {
 import { batchPartsPrefix, batchReportPrefix, locationUrl, tablesLocationOf } from '../schemas/call-keys.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
+import { prepareManifestOnce } from './manifest-pages.ts';
 
 export type BackfillPhase =
   'listing' | 'running' | 'paused' | 'draining' | 'reporting' | 'done' | 'cancelled';
@@ -205,17 +206,7 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
   upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: input.batchId }]);
 
   const result = await CancellationScope.nonCancellable(async () => {
-    if (input.source.kind === 'manifest' && !state.manifest) {
-      const pagesPrefix = `${partsPrefix}manifest/`;
-      const prepared = await activities.prepareManifest({
-        source: input.source,
-        pagesPrefix,
-        outputBucket: input.output.bucket,
-        pageSize: input.pageSize,
-      });
-      state.manifest = { pagesPrefix, pages: prepared.pages };
-      if (prepared.pages === 0) state.cursor = { page: 0, finished: true };
-    }
+    await prepareManifestOnce(activities.prepareManifest, input, state, partsPrefix);
 
     const children = new CancellationScope();
     const rowOf = (

@@ -25,6 +25,7 @@ import type { RescoreCounters, RescoreInput } from '../schemas/rescore.ts';
 import { batchPartsPrefix, batchReportPrefix, locationUrl } from '../schemas/call-keys.ts';
 import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
+import { prepareManifestOnce } from './manifest-pages.ts';
 
 export interface RescoreCarry {
   cursor: BackfillCursor;
@@ -94,17 +95,7 @@ export async function rescore(input: RescoreInput, carry?: RescoreCarry): Promis
   setHandler(rescoreProgressQuery, progress);
   upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: input.batchId }]);
 
-  if (input.source.kind === 'manifest' && !state.manifest) {
-    const pagesPrefix = `${partsPrefix}manifest/`;
-    const prepared = await batch.prepareManifest({
-      source: input.source,
-      pagesPrefix,
-      outputBucket: input.output.bucket,
-      pageSize: input.pageSize,
-    });
-    state.manifest = { pagesPrefix, pages: prepared.pages };
-    if (prepared.pages === 0) state.cursor = { page: 0, finished: true };
-  }
+  await prepareManifestOnce(batch.prepareManifest, input, state, partsPrefix);
 
   for (let n = 0; !state.cursor.finished; n++) {
     if (n >= input.pagesPerRun || workflowInfo().continueAsNewSuggested)

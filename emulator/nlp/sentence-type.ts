@@ -7,9 +7,10 @@
  * sentence ending in `か` a question…). A text of several sentences (a speaker's turn) gets the acts of
  * all of them, in the spec's order; a text with none of the cues is `information-providing`.
  */
+import { DIALOG_ACTS, type DialogAct } from '../../schemas/service-nlp.ts';
 
 interface Cue {
-  act: string;
+  act: DialogAct;
   pattern: RegExp;
 }
 
@@ -55,29 +56,6 @@ const CUES: Cue[] = [
   { act: 'acceptApology', pattern: /仕方ないですね|今回は許します|気にしないで/ },
 ];
 
-/** The spec's order of speech acts (Enumerations), for a stable answer. */
-const ORDER = [
-  'greeting',
-  'information-providing',
-  'feedback',
-  'information-seeking',
-  'agreement',
-  'feedbackElicitation',
-  'commissive',
-  'acceptOffer',
-  'selfCorrection',
-  'thanking',
-  'apology',
-  'stalling',
-  'directive',
-  'goodbye',
-  'declineOffer',
-  'turnAssign',
-  'pausing',
-  'acceptApology',
-  'acceptThanking',
-];
-
 export interface SentenceTypeResult {
   modality: 'declarative' | 'interrogative' | 'imperative';
   dialog_act: string[];
@@ -104,5 +82,5 @@ export function classifySentence(text: string): SentenceTypeResult {
     : /ください。?$/.test(last)
       ? 'imperative'
       : 'declarative';
-  return { modality, dialog_act: ORDER.filter((a) => acts.has(a)) };
+  return { modality, dialog_act: DIALOG_ACTS.filter((a) => acts.has(a)) };
 }

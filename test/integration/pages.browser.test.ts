@@ -26,6 +26,8 @@ import type { BackfillResult } from '../../workflows/backfill.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 
 const ARTIFACTS = fileURLToPath(new URL('../../.test-artifacts/', import.meta.url));
+/** The page draws after its scripts run; under load that takes well over vitest's 1-s default poll. */
+const POLL = { timeout: 20_000 };
 
 describe('call page and night report in a browser', () => {
   let dir: string;
@@ -140,7 +142,7 @@ describe('call page and night report in a browser', () => {
     expect(await page.locator('#categories tr.matched').count()).toBe(
       doc.categories?.filter((c) => c.matched).length ?? 0,
     );
-    await expect.poll(() => drawnPixels(page, '#sentiment-chart')).toBeGreaterThan(1000);
+    await expect.poll(() => drawnPixels(page, '#sentiment-chart'), POLL).toBeGreaterThan(1000);
 
     // The recording was copied beside the page: the player loads it and follows the transcript.
     expect(url).toContain('?audio=');
@@ -201,8 +203,8 @@ describe('call page and night report in a browser', () => {
     const failed = report.rows.find((r) => r.status === 'failed')!;
     expect(await page.locator('#failures tbody tr').count()).toBe(1);
     expect(await page.locator('#failures tbody tr td').nth(3).textContent()).toBe(failed.reason);
-    await expect.poll(() => drawnPixels(page, '#durations-chart')).toBeGreaterThan(500);
-    await expect.poll(() => drawnPixels(page, '#sentiment-chart')).toBeGreaterThan(500);
+    await expect.poll(() => drawnPixels(page, '#durations-chart'), POLL).toBeGreaterThan(500);
+    await expect.poll(() => drawnPixels(page, '#sentiment-chart'), POLL).toBeGreaterThan(500);
 
     // Filter by outcome, then by text; sort by duration.
     await page.selectOption('#filter-status', 'failed');
@@ -226,7 +228,7 @@ describe('call page and night report in a browser', () => {
 
     // Each done call links to its page, copied beside the report by `callpipe open`.
     await page.locator(`#calls a`, { hasText: callIds[0]! }).click();
-    await expect.poll(() => page.title()).toBe(`${callIds[0]} · callpipe call`);
+    await expect.poll(() => page.title(), POLL).toBe(`${callIds[0]} · callpipe call`);
     await page.close();
   });
 });
