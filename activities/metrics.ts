@@ -41,6 +41,11 @@ const noResourceWaits = new Counter({
   help: "Recognition sessions refused with 550 No Resource (the account's sessions all open) and started again after a wait, spending no restart",
   registers: [registry],
 });
+const pace = new Gauge({
+  name: 'callpipe_asr_pace',
+  help: 'Recognition pace, × real time, that sessions of this process use when speed is auto (the last one found good)',
+  registers: [registry],
+});
 
 const redactions = new Counter({
   name: 'callpipe_redactions_total',
@@ -94,6 +99,9 @@ export const metrics = {
   },
   noResourceWait(): void {
     noResourceWaits.inc();
+  },
+  pace(rate: number): void {
+    pace.set(rate);
   },
   /** Redactions of one call by kind (the kinds are a bounded set: built-in ones and the configuration's). */
   redacted(counts: Record<string, number>): void {

@@ -17,29 +17,17 @@
  * core and the other queues of `workers/all.ts` are not in it.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { ensureTools, PROJECT_ROOT } from '../cli/tools/provision.ts';
-import { resolvePorts } from '../cli/stack/ports.ts';
-import { httpAnswers, ManagedProcess } from '../cli/stack/process.ts';
-import { s3ServerProcess, WEED_GRPC_OFFSET } from '../cli/stack/s3-server.ts';
+import { PROJECT_ROOT } from '../cli/tools/provision.ts';
 import { createObjectStore } from '../activities/storage/object-store.ts';
 import { createAsrActivities } from '../activities/asr/recognize-session.ts';
 import { createServiceClient } from '../service/client.ts';
-import {
-  loadConfig,
-  LOCAL_CLIENT_ID,
-  LOCAL_CLIENT_SECRET,
-  LOCAL_DOMAIN_ID,
-  LOCAL_S3_ACCESS_KEY,
-  LOCAL_S3_SECRET_KEY,
-  type S3Config,
-} from '../schemas/config.ts';
+import type { S3Config } from '../schemas/config.ts';
+import { emulatorServiceConfig, startStreamStack } from './lib/stream-stack.ts';
 
 const MODEL = 'ja-gen_tf-08';
 const REQUEST_MS = 240;
@@ -75,21 +63,9 @@ interface ChildInput {
 
 /** One side at one step, in this (child) process. */
 async function measure(input: ChildInput): Promise<Measure> {
-  const config = loadConfig({ env: {} });
-  const service = createServiceClient(
-    {
-      ...config.service,
-      baseUrl: `${input.emulatorUrl}/api/dev`,
-      asrBaseUrl: undefined,
-      authUrl: `${input.emulatorUrl}/v1/oauth/accesstokens`,
-      clientId: LOCAL_CLIENT_ID,
-      clientSecret: LOCAL_CLIENT_SECRET,
-      domainId: LOCAL_DOMAIN_ID,
-      model: MODEL,
-      speed: 1,
-    },
-    { concurrency: { asrSessions: input.streams } },
-  );
+  const service = createServiceClient(emulatorServiceConfig(input.emulatorUrl, MODEL, 1), {
+    concurrency: { asrSessions: input.streams },
+  });
   const store = createObjectStore(input.s3);
   const audio = await store.getBuffer(input.audioKey);
   let answers = 0;
@@ -124,7 +100,7 @@ async function measure(input: ChildInput): Promise<Measure> {
       });
     },
   };
-  const asr = createAsrActivities({ service: counted, store, speed: 1, model: MODEL });
+  const asr = createAsrActivities({ service: counted, store, slowestPace: 1, model: MODEL });
   const open = (i: number): Promise<unknown> =>
     input.side === 'client'
       ? counted.recognizeStream({ audio: [audio], codec: 'mulaw', sampleRate: 8000, model: MODEL, speed: 1 })
@@ -207,63 +183,16 @@ async function run(): Promise<void> {
   const holdSeconds = Number(values['hold-seconds']);
   const audioSeconds = Math.ceil(rampSeconds + holdSeconds + 30);
 
-  const home = mkdtempSync(join(tmpdir(), 'callpipe-scale-'));
-  const tools = ensureTools({ log: () => {} });
-  const ports = await resolvePorts(
-    {
-      s3: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
-      emulator: { port: 0, variable: '' },
-    },
-    'auto',
-  );
-  const s3: S3Config = {
-    ...loadConfig({ env: {} }).s3,
-    endpoint: `http://127.0.0.1:${ports.s3}`,
-    region: 'us-east-1',
-    accessKeyId: LOCAL_S3_ACCESS_KEY,
-    secretAccessKey: LOCAL_S3_SECRET_KEY,
-    forcePathStyle: true,
-  };
-  const processes: ManagedProcess[] = [];
+  const stack = await startStreamStack('scale', [
+    '--speed',
+    '1',
+    '--concurrent-sessions',
+    String(4 * Math.max(...steps)),
+    '--rate-limit',
+    '0',
+  ]);
+  const { s3, emulatorUrl } = stack;
   try {
-    const weed = await s3ServerProcess({
-      weed: tools.weed,
-      home,
-      port: ports.s3,
-      identities: [
-        {
-          name: 'bench',
-          accessKey: LOCAL_S3_ACCESS_KEY,
-          secretKey: LOCAL_S3_SECRET_KEY,
-          actions: ['Admin', 'Read', 'Write', 'List'],
-        },
-      ],
-      config: s3,
-      env: process.env,
-    });
-    await weed.start();
-    processes.push(weed);
-    const emulatorUrl = `http://127.0.0.1:${ports.emulator}`;
-    const emulator = new ManagedProcess({
-      name: 'emulator',
-      command: process.execPath,
-      args: [
-        join(PROJECT_ROOT, 'bin', 'callpipe.js'),
-        'emulator',
-        '--port',
-        String(ports.emulator),
-        '--speed',
-        '1',
-        '--concurrent-sessions',
-        String(4 * Math.max(...steps)),
-        '--rate-limit',
-        '0',
-      ],
-      logFile: join(home, 'logs', 'emulator.log'),
-      healthCheck: () => httpAnswers(`${emulatorUrl}/emulator/stats`),
-    });
-    await emulator.start();
-    processes.push(emulator);
     // Quiet line audio (mu-law 0xff is silence): the streams' cost, not the recognizer's, is measured.
     const audioKey = 'bench/audio.mulaw';
     await createObjectStore(s3).put(audioKey, Buffer.alloc(audioSeconds * 8000, 0xff));
@@ -307,8 +236,7 @@ async function run(): Promise<void> {
       }
     }
   } finally {
-    for (const p of processes.reverse()) await p.stop();
-    rmSync(home, { recursive: true, force: true });
+    await stack.close();
   }
 }
 

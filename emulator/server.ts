@@ -55,8 +55,14 @@ export interface EmulatorOptions {
   host?: string;
   /** Time scale: every stream time rule (pacing, 1-s deadlines, idle timeout) is divided by it. Default 1. */
   speed?: number;
-  /** `on` (default): audio further ahead of real time ÷ speed than `bufferSeconds` is 412. `off`: no pacing. */
+  /** `on` (default): audio further ahead of the recognizer than `bufferSeconds` is 412. `off`: no pacing. */
   pacing?: 'on' | 'off';
+  /**
+   * The fastest pacing accepted, × real time: the recognizer works through the audio it has at this rate.
+   * Default `speed`. Above `speed` it stands for a service that recognizes faster than real time while its
+   * deadlines stay those of `speed` (the target of `CALLPIPE_SERVICE_SPEED=auto`).
+   */
+  ceiling?: number;
   /** Seconds of audio the recognizer buffers ahead of its real-time clock. Default 2. */
   bufferSeconds?: number;
   /** Refuse audio requests that are not 240 ms (413); otherwise they are accepted and counted. */
@@ -130,6 +136,9 @@ const NOT_FOUND = { result: {}, message: 'Not Found', status: 404 };
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const speed = options.speed ?? 1;
   if (!(speed > 0)) throw new Error(`speed must be positive, got ${speed}`);
+  const ceiling = options.ceiling ?? speed;
+  if (!(ceiling > 0) || !Number.isFinite(ceiling))
+    throw new Error(`ceiling must be positive, got ${ceiling}`);
   const accountInputs =
     options.accounts ??
     (options.accountsPath
@@ -162,6 +171,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const sessions = new SessionRegistry({
     timing: {
       speed,
+      ceiling,
       pacing: (options.pacing ?? 'on') === 'on',
       bufferSeconds: options.bufferSeconds ?? DEFAULT_BUFFER_SECONDS,
       deadlineSlackMs: options.deadlineSlackMs ?? options.slackMs ?? DEFAULT_DEADLINE_SLACK_MS,

@@ -13,8 +13,11 @@
  * - the first audio within 1 s of the start answer, stop/cancel within 1 s of the last audio answer,
  *   else 552; no request for `idleSeconds` (10 s), 651;
  * - 240 ms per audio request (others logged, or 413 with strict chunks); at most 3,000 s per session, 413;
- * - pacing: the recognizer works in real time ÷ speed with a buffer of `bufferSeconds`; audio further
- *   ahead than that, 412.
+ * - pacing: the recognizer keeps up with real time × speed since the first audio, and works through
+ *   buffered audio up to `ceiling` × real time (default `speed`); audio further ahead of it than
+ *   `bufferSeconds`, 412. So a client paced at `speed` since its start is always accepted (a burst after
+ *   a stall included), and one faster than that only while the recognizer's `ceiling` keeps up: time
+ *   spent behind earns no credit beyond real time × speed.
  * All time rules are divided by `speed`, and get a wall-clock tolerance (`deadlineSlackMs`, `pacingSlackMs`) so that scheduling
  * noise of a loaded machine is not mistaken for a client's fault.
  */
@@ -51,6 +54,8 @@ const ENDED_MEMORY = 20_000;
 
 export interface StreamTiming {
   speed: number;
+  /** Audio seconds the recognizer works through per wall second: the fastest pacing accepted. */
+  ceiling: number;
   pacing: boolean;
   bufferSeconds: number;
   deadlineSlackMs: number;
@@ -70,8 +75,11 @@ export class StreamSession {
   lastAnswerAt = 0;
   startAnsweredAt = 0;
   lastAudioAnsweredAt = 0;
-  /** The clock's time of the first audio request's arrival: the recognizer clock's zero. */
+  /** The clock's time of the first audio request's arrival. */
   firstAudioAt: number | undefined;
+  /** Audio seconds the recognizer had reached at the clock's time `recognizedAt` (the last audio request). */
+  recognizedSeconds = 0;
+  recognizedAt = 0;
   receivedSeconds = 0;
   chunkIndex = 0;
   shortChunkSeen = false;
@@ -129,7 +137,7 @@ export interface PacingSnapshot {
   busy: boolean;
   /** Seconds of audio accepted so far. */
   receivedSeconds: number;
-  /** Seconds of audio the recognizer has reached: real time ÷ speed since the first audio, at most all. */
+  /** Seconds of audio the recognizer has reached: it works at `ceiling` × real time on what it has. */
   recognizedSeconds: number;
   /** `receivedSeconds - recognizedSeconds`: what sits in the buffer. */
   aheadSeconds: number;
@@ -318,10 +326,19 @@ export class SessionRegistry {
     return this.cookies(session);
   }
 
-  /** Audio seconds the recognizer has reached at `now`. */
+  /**
+   * Audio seconds the recognizer has reached at `now`, never past what it received: at least real time ×
+   * speed since the first audio (a stream paced at `speed` from its start is never refused, however its
+   * requests bunch), and since the last audio request up to `ceiling` × real time on what it had (a leaky
+   * bucket, for clients faster than `speed`). With `ceiling` = `speed` the first term always wins: a
+   * leaky bucket alone, at exactly the client's pace, lets every late request ratchet the buffer up.
+   */
   private position(session: StreamSession, now: number): number {
     if (!this.timing.pacing || session.firstAudioAt === undefined) return session.receivedSeconds;
-    return Math.min(session.receivedSeconds, ((now - session.firstAudioAt) / 1000) * this.timing.speed);
+    const t = this.timing;
+    const realTime = ((now - session.firstAudioAt) / 1000) * t.speed;
+    const worked = session.recognizedSeconds + ((now - session.recognizedAt) / 1000) * t.ceiling;
+    return Math.min(session.receivedSeconds, Math.max(realTime, worked));
   }
 
   /** The pacing accounting of a live session now; undefined once it has ended (or never existed). */
@@ -356,11 +373,10 @@ export class SessionRegistry {
     if (session.receivedSeconds + seconds > SERVICE_MAX_SESSION_SECONDS + 1e-9) {
       return this.fail(session, asrErrors.invalidData(), logBase);
     }
+    const recognized = this.position(session, now);
     if (t.pacing) {
-      const zero = session.firstAudioAt ?? now;
-      const recognized = ((now - zero) / 1000) * t.speed;
       const ahead = session.receivedSeconds + seconds - recognized;
-      if (ahead > t.bufferSeconds + (t.pacingSlackMs / 1000) * t.speed + 1e-9) {
+      if (ahead > t.bufferSeconds + (t.pacingSlackMs / 1000) * t.ceiling + 1e-9) {
         return this.fail(session, asrErrors.intervalTooBrief(), logBase);
       }
     }
@@ -368,6 +384,8 @@ export class SessionRegistry {
     if (injected) return this.fail(session, injected, { ...logBase, fault: `stream${injected.code}` });
 
     session.firstAudioAt ??= now;
+    session.recognizedSeconds = recognized;
+    session.recognizedAt = now;
     session.state = 'receiving';
     session.hold(session.recognizer.push(body));
     session.receivedSeconds += seconds;
@@ -406,7 +424,7 @@ export class SessionRegistry {
     for (;;) {
       const behind = session.receivedSeconds - this.position(session, now);
       if (behind <= 1e-9 || session.failure) break;
-      await this.sleep(Math.max(1, (behind / this.timing.speed) * 1000));
+      await this.sleep(Math.max(1, (behind / this.timing.ceiling) * 1000));
       now = this.now();
     }
     session.busy = false;

@@ -62,9 +62,22 @@ export const serviceConfigSchema = z.object({
   model: z.string().min(1),
   /** Domain id, 8 alphanumerics (spec 02). */
   domainId: z.string().regex(/^[A-Za-z0-9]{8}$/, 'must be 8 alphanumeric characters'),
-  /** Client pacing: audio is sent at real time × speed. 1 against the real service. */
-  speed: positive,
+  /**
+   * Client pacing: audio is sent at real time × speed; 1 against the real service. `auto` starts at real
+   * time and finds the fastest pace the service accepts, up to `speedMax` (service/pace.ts; each step
+   * back costs one session restart).
+   */
+  speed: z.union([z.literal('auto'), positive]),
+  /** The fastest pace `auto` tries, × real time; default {@link DEFAULT_SPEED_MAX}. */
+  speedMax: positive.min(1).optional(),
 });
+
+export const DEFAULT_SPEED_MAX = 32;
+
+/** The slowest pace a configured speed may send at: what time limits must allow for. */
+export function slowestPace(speed: number | 'auto'): number {
+  return speed === 'auto' ? 1 : speed;
+}
 
 export const s3ConfigSchema = z
   .object({
@@ -283,6 +296,7 @@ export const DEFAULTS = {
     model: 'ja-gen_tf-08',
     domainId: LOCAL_DOMAIN_ID,
     speed: 1,
+    speedMax: DEFAULT_SPEED_MAX,
   },
   // S3 as AWS's tools default: AWS's endpoint, the SDK's region and credentials. The local stack sets its
   // own endpoint and keys.
@@ -327,6 +341,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_MODEL: 'service.model',
   CALLPIPE_DOMAIN_ID: 'service.domainId',
   CALLPIPE_SERVICE_SPEED: 'service.speed',
+  CALLPIPE_SERVICE_SPEED_MAX: 'service.speedMax',
   CALLPIPE_S3_ENDPOINT: 's3.endpoint',
   CALLPIPE_S3_REGION: 's3.region',
   CALLPIPE_S3_BUCKET: 's3.bucket',

@@ -8,7 +8,7 @@
  * No retries are hidden in here (Temporal owns them); the exceptions are the token refresh on 99998 /
  * 401, which the spec makes part of authentication, and nothing else. Use `withRetry` outside Temporal.
  */
-import type { ServiceConfig } from '../schemas/config.ts';
+import { DEFAULT_SPEED_MAX, type ServiceConfig } from '../schemas/config.ts';
 import type {
   FillerRemovalResult,
   KeywordResult,
@@ -37,6 +37,7 @@ import {
   type UserDictionaryOptions,
 } from './user-dictionary.ts';
 import { Credentials, TokenProvider } from './tokens.ts';
+import { AutoPace, fixedPace, type PaceEvent, type PacePolicy } from './pace.ts';
 
 export interface ServiceClientOptions {
   /** Per-process concurrency per family; defaults 8 text requests, 16 recognition sessions. */
@@ -47,6 +48,16 @@ export interface ServiceClientOptions {
   tokenTimeoutMs?: number;
   /** Debug/warn logging; never receives secrets, tokens or cookie values. Default: silent. */
   logger?: ServiceLogger;
+  /** Replaces the pace the config's `speed` makes (tests, benchmarks). */
+  pace?: PacePolicy;
+  /** What `speed: auto` learns: for the worker's log and metrics. */
+  onPaceEvent?: (event: PaceEvent) => void;
+}
+
+/** One pace per client, so `auto` remembers what it found for every later session of the process. */
+function paceOf(config: ServiceConfig, onEvent?: (event: PaceEvent) => void): PacePolicy {
+  if (config.speed !== 'auto') return fixedPace(config.speed);
+  return new AutoPace({ max: config.speedMax ?? DEFAULT_SPEED_MAX, ...(onEvent ? { onEvent } : {}) });
 }
 
 export interface NlpClient {
@@ -102,7 +113,7 @@ export function createServiceClient(
     logger: options.logger ?? silentLogger,
     model: config.model,
     domainId: config.domainId,
-    speed: config.speed,
+    pace: options.pace ?? paceOf(config, options.onPaceEvent),
     nlpTimeoutMs: options.nlpTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
   };
   return {

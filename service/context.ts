@@ -3,6 +3,7 @@
  * logger. Built once by `createServiceClient`.
  */
 import type { Limiters } from './limits.ts';
+import type { PacePolicy } from './pace.ts';
 import type { TokenProvider } from './tokens.ts';
 
 /** Structured logger; the client never passes it a secret, a token or a cookie value. */
@@ -24,8 +25,8 @@ export interface ClientContext {
   /** Default recognition model and domain (config). */
   model: string;
   domainId: string;
-  /** Default pacing factor (config `speed`). */
-  speed: number;
+  /** How fast sessions send audio (config `speed`): fixed, or found (`auto`), one per client. */
+  pace: PacePolicy;
   /** Per-request time limit of text calls. */
   nlpTimeoutMs: number;
 }

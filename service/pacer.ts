@@ -19,21 +19,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export const DEFAULT_MAX_CATCH_UP_CHUNKS = 4;
 
 export class Pacer {
-  readonly intervalMs: number;
-  readonly maxLagMs: number;
+  readonly #chunkMs: number;
+  readonly #speed: () => number;
+  readonly #maxCatchUpChunks: number;
   #dueAt: number | undefined;
   readonly #now: () => number;
 
+  /** `speed`: a number, or read before every send (a pace that changes during the session, `auto`). */
   constructor(
     chunkMs: number,
-    speed: number,
+    speed: number | (() => number),
     now: () => number = () => performance.now(),
     maxCatchUpChunks = DEFAULT_MAX_CATCH_UP_CHUNKS,
   ) {
-    if (!(speed > 0) || !Number.isFinite(speed))
-      throw new RangeError(`speed must be a positive number, not ${speed}`);
-    this.intervalMs = chunkMs / speed;
-    this.maxLagMs = this.intervalMs * maxCatchUpChunks;
+    if (typeof speed === 'number') checkSpeed(speed);
+    this.#chunkMs = chunkMs;
+    this.#speed = typeof speed === 'number' ? () => speed : () => checkSpeed(speed());
+    this.#maxCatchUpChunks = maxCatchUpChunks;
     this.#now = now;
   }
 
@@ -55,7 +57,15 @@ export class Pacer {
   /** Records that a request was just sent: the next one is due one interval after this one was. */
   sent(): void {
     const now = this.#now();
-    if (this.#dueAt === undefined || now - this.#dueAt > this.maxLagMs) this.#dueAt = now;
-    this.#dueAt += this.intervalMs;
+    const intervalMs = this.#chunkMs / this.#speed();
+    if (this.#dueAt === undefined || now - this.#dueAt > intervalMs * this.#maxCatchUpChunks)
+      this.#dueAt = now;
+    this.#dueAt += intervalMs;
   }
+}
+
+function checkSpeed(speed: number): number {
+  if (!(speed > 0) || !Number.isFinite(speed))
+    throw new RangeError(`speed must be a positive number, not ${speed}`);
+  return speed;
 }

@@ -38,6 +38,7 @@ import { CostMeter, type CallCost } from './cost.ts';
 import { errorFromResponse, errorFromSchema, isServiceError, ServiceError } from './errors.ts';
 import { EventQueue } from './event-queue.ts';
 import { parseJson, sendRequest } from './http.ts';
+import { fixedPace } from './pace.ts';
 import { Pacer } from './pacer.ts';
 import { buildStartMessage, ASR_MODELS, type AudioCodec, type RecognitionOptions } from './start-message.ts';
 import { withToken, type AccessToken } from './tokens.ts';
@@ -50,6 +51,8 @@ export const DEFAULT_AUDIO_REQUEST_TIMEOUT_MS = 10_000;
 export const DEFAULT_STOP_TIMEOUT_MS = 120_000;
 /** Time limit of a cancel request sent while aborting (best effort). */
 export const CANCEL_TIMEOUT_MS = 2_000;
+/** Spec 02: audio sent faster than the service accepts. */
+const INTERVAL_TOO_BRIEF = 412;
 
 /** A candidate sentence with times on the original timeline (seconds). */
 export interface TimedSentence {
@@ -118,7 +121,7 @@ export interface StreamRecognitionOptions {
    * use `audioOffset()` so bytes and seconds agree. Default 0.
    */
   startOffsetSeconds?: number;
-  /** Pacing: real time ÷ speed. Default the config's `speed` (1 against the real service). */
+  /** Pacing: real time × speed, fixed for this session. Default the client's pace (config `speed`). */
   speed?: number;
   /** Abort: the session is cancelled (best effort) and `done` rejects with the signal's reason. */
   signal?: AbortSignal;
@@ -258,7 +261,8 @@ export class StreamSession implements AsyncIterable<StreamEvent> {
     const endpoint = `/asr/v1/speech_recognition/${model}`;
     const url = `${ctx.asrBaseUrl}${endpoint}`;
     const jar = new CookieJar();
-    const pacer = new Pacer(CHUNK_MS, o.speed ?? ctx.speed);
+    const pace = o.speed !== undefined ? fixedPace(o.speed).session() : ctx.pace.session();
+    const pacer = new Pacer(CHUNK_MS, () => pace.rate());
     const signal = o.signal;
     const timeoutMs = o.requestTimeoutMs ?? DEFAULT_AUDIO_REQUEST_TIMEOUT_MS;
     const chunks = rechunk(o.audio, chunkBytes(codec, sampleRate), bytesPerSample(codec));
@@ -412,6 +416,7 @@ export class StreamSession implements AsyncIterable<StreamEvent> {
         }
         pacer.sent();
         const answer = await post(chunk, 'application/octet-stream', timeoutMs, signal);
+        pace.accepted(chunk.byteLength / this.#bytesPerSecond);
         this.#audioBytesSent += chunk.byteLength;
         handle(answer, 'audio');
         this.#callback(() => o.callbacks?.onProgress?.(this.progress()));
@@ -463,6 +468,7 @@ export class StreamSession implements AsyncIterable<StreamEvent> {
       const answeredByService = isServiceError(err) && err.httpStatus !== undefined;
       if (sessionOpen && !answeredByService) await this.#bestEffortCancel(url, endpoint, jar);
       if (isServiceError(err)) err.cost = this.#meter.snapshot();
+      if (isServiceError(err) && err.code === INTERVAL_TOO_BRIEF) pace.refused();
       if (isServiceError(err) || signal?.aborted) {
         ctx.logger.debug('recognition session ended with an error', {
           uniqueId: this.#uniqueId,
@@ -472,6 +478,7 @@ export class StreamSession implements AsyncIterable<StreamEvent> {
       }
       throw err;
     } finally {
+      pace.end();
       await chunks.return(undefined).catch(() => undefined);
     }
   }

@@ -2,8 +2,11 @@
  * Activities of each task queue, built from configuration (STYLE: factories that take their
  * dependencies, so tests pass fakes and workers pass the real things).
  */
-import { planOptionsOf, type Config } from '../schemas/config.ts';
+import { Runtime } from '@temporalio/worker';
+import { planOptionsOf, slowestPace, type Config } from '../schemas/config.ts';
 import { createServiceClient, type ServiceClient } from '../service/index.ts';
+import type { PaceEvent } from '../service/pace.ts';
+import { metrics } from '../activities/metrics.ts';
 import { createObjectStore, createS3Client, type ObjectStore } from '../activities/storage/object-store.ts';
 import { createStorageActivities } from '../activities/storage/activities.ts';
 import { S3StagingStore } from '../activities/storage/staging-s3.ts';
@@ -50,6 +53,15 @@ export interface ActivityDeps {
   service?: ServiceClient;
 }
 
+/** `speed: auto` in the worker's log and in `callpipe_asr_pace` (a refusal cost a session a restart). */
+function paceEventSink(event: PaceEvent): void {
+  metrics.pace(event.rate);
+  const log = Runtime.instance().logger;
+  if (event.type === 'refused')
+    log.warn('the service refused the recognition pace (412); slowing down', { ...event });
+  else log.info(`recognition pace ${event.type}`, { ...event });
+}
+
 function deps({ config, store, service }: ActivityDeps) {
   return {
     store: store ?? workerStore(config),
@@ -57,6 +69,7 @@ function deps({ config, store, service }: ActivityDeps) {
       service ??
       createServiceClient(config.service, {
         concurrency: { nlp: config.limits.nlpConcurrency, asrSessions: config.limits.asrConcurrentSessions },
+        onPaceEvent: paceEventSink,
       }),
   };
 }
@@ -91,7 +104,7 @@ export function asrQueueActivities(input: ActivityDeps) {
     createAsrActivities({
       service,
       store,
-      speed: input.config.service.speed,
+      slowestPace: slowestPace(input.config.service.speed),
       model: input.config.service.model,
     }),
   );

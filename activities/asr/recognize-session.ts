@@ -164,8 +164,11 @@ export interface RecognizeHeartbeat {
 export interface AsrActivityDeps {
   service: ServiceClient;
   store: ObjectStore;
-  /** Client pacing (real time ÷ speed). */
-  speed: number;
+  /**
+   * The slowest pace, × real time, the client may send at (its own pace decides: fixed, or `auto`): what
+   * the time left of an attempt is judged by.
+   */
+  slowestPace: number;
   /** Recognition model when the input names none (the config's). */
   model: string;
   /** Wait before a new session after an error; grows with each restart. */
@@ -252,7 +255,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
     // This attempt's end (its start-to-close timeout), and how long streaming the rest takes at pace.
     const attemptDeadline = ctx ? attemptStartedAt + ctx.info.startToCloseTimeoutMs : Infinity;
     const timeStillNeededMs = () =>
-      ((input.end - state.resumeAt) / deps.speed) * 1000 * STREAM_TIME_SLACK + STREAM_TIME_MARGIN_MS;
+      ((input.end - state.resumeAt) / deps.slowestPace) * 1000 * STREAM_TIME_SLACK + STREAM_TIME_MARGIN_MS;
     let noResourceWaits = 0;
     const heartbeatNow = (positionSeconds: number) =>
       ctx?.heartbeat({
@@ -325,7 +328,6 @@ export function createAsrActivities(deps: AsrActivityDeps) {
         options: recognitionOptionsFor(input.model ?? deps.model),
         ...(words ? { words } : {}),
         startOffsetSeconds: streamStart,
-        speed: deps.speed,
         signal: ctx?.cancellationSignal,
         callbacks: {
           onFinal: (u: RecognizedUtterance) => {

@@ -13,7 +13,7 @@ import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { outputLocation, redactionInput } from '../submit.ts';
 import { normalizePrefix, parseS3Url, uploadKey } from '../../schemas/call-keys.ts';
 import { shortHash, slug } from '../../activities/storage/call-id.ts';
-import { recordingQueues, taskQueues, textGrainsOf, type Config } from '../../schemas/config.ts';
+import { recordingQueues, slowestPace, taskQueues, textGrainsOf, type Config } from '../../schemas/config.ts';
 import {
   backfillInputSchema,
   type BackfillFilters,
@@ -76,7 +76,7 @@ export function childDefaults(config: Config, output?: OutputLocation): Backfill
   return {
     stagingPrefix: config.s3.stagingPrefix,
     keepStaging: config.s3.keepStaging,
-    pacingSpeed: config.service.speed,
+    pacingSpeed: slowestPace(config.service.speed),
     maxSessionSeconds: config.limits.maxSessionSeconds,
     planStrategy: config.limits.planStrategy,
     planBudget: config.limits.asrConcurrentSessions,

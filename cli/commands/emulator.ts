@@ -20,8 +20,10 @@ Options:
   --port N                 port (default ${DEFAULTS.stack.emulatorPort}; 0 = any free port)
   --host ADDR              address to listen on (default 127.0.0.1)
   --speed X                time scale: stream time rules are divided by X (default CALLPIPE_EMULATOR_SPEED or 1)
-  --pacing on|off          refuse audio sent faster than real time ÷ speed (default on)
-  --buffer-seconds S       audio the recognizer buffers ahead of real time (default 2)
+  --pacing on|off          refuse audio sent faster than the recognizer works (default on)
+  --ceiling X              the recognizer works at X × real time: the fastest pacing accepted (default
+                           CALLPIPE_EMULATOR_CEILING or the speed)
+  --buffer-seconds S       audio the recognizer buffers ahead of its position (default 2)
   --strict-chunks          refuse audio requests that are not 240 ms (413)
   --deadline-slack-ms MS   wall-clock tolerance added to the 1-s deadlines and the idle timeout (÷ speed)
                            (default CALLPIPE_EMULATOR_DEADLINE_SLACK_MS or 250; tests on a loaded machine
@@ -62,6 +64,7 @@ export async function run(argv: string[]): Promise<number> {
       accounts: { type: 'string' },
       kind: { type: 'string' },
       'concurrent-sessions': { type: 'string' },
+      ceiling: { type: 'string' },
       'rate-limit': { type: 'string' },
       'usage-limit': { type: 'string' },
       'token-lifetime': { type: 'string' },
@@ -79,6 +82,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const speed = number('speed', values.speed ?? (env.CALLPIPE_EMULATOR_SPEED || undefined));
   if (speed !== undefined && speed <= 0) throw new CliError('emulator: --speed must be positive');
+  const ceiling = number('ceiling', values.ceiling ?? (env.CALLPIPE_EMULATOR_CEILING || undefined));
+  if (ceiling !== undefined && ceiling <= 0) throw new CliError('emulator: --ceiling must be positive');
   const rate = number('rate-limit', values['rate-limit']);
   const concurrent = number('concurrent-sessions', values['concurrent-sessions'], 1);
   const usage = number('usage-limit', values['usage-limit'], 1);
@@ -86,6 +91,7 @@ export async function run(argv: string[]): Promise<number> {
     port: number('port', values.port) ?? DEFAULTS.stack.emulatorPort,
     host: values.host,
     speed,
+    ceiling,
     pacing: values.pacing as 'on' | 'off' | undefined,
     bufferSeconds: number('buffer-seconds', values['buffer-seconds']),
     strictChunks: values['strict-chunks'] ?? false,

@@ -12,6 +12,7 @@ import { resolvePorts } from './ports.ts';
 import { s3ServerProcess, WEED_GRPC_OFFSET } from './s3-server.ts';
 import { SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.ts';
 import {
+  DEFAULT_SPEED_MAX,
   LOCAL_S3_ACCESS_KEY,
   LOCAL_S3_SECRET_KEY,
   loadConfig,
@@ -145,6 +146,7 @@ export function stackEnv(config: Config): Record<string, string> {
     CALLPIPE_CLIENT_SECRET: config.service.clientSecret,
     CALLPIPE_DOMAIN_ID: config.service.domainId,
     CALLPIPE_SERVICE_SPEED: String(config.service.speed),
+    CALLPIPE_SERVICE_SPEED_MAX: String(config.service.speedMax ?? DEFAULT_SPEED_MAX),
     CALLPIPE_S3_INPUT_PREFIX: config.s3.inputPrefix,
     CALLPIPE_S3_OUTPUT_PREFIX: config.s3.outputPrefix,
     CALLPIPE_S3_STAGING_PREFIX: config.s3.stagingPrefix,

@@ -349,6 +349,49 @@ describe('session rules', () => {
     expect((await d.command('stop')).status).toBe(200);
   });
 
+  it('a ceiling above speed: pacing up to ceiling × real time is accepted, 10 % faster is refused', async () => {
+    const ceilingClock = new ManualClock(0);
+    const fast = await startEmulator({ port: 0, speed: 1, ceiling: 4, clock: ceilingClock.now, slackMs: 0 });
+    try {
+      const fastAccess = await token(fast);
+      const send = async (rate: number, chunks: number) => {
+        const c = new StreamClient(fast, fastAccess, 'ja-gen_tf-08');
+        expect((await c.start(MULAW_8K)).status).toBe(200);
+        for (let i = 0; i < chunks; i++) {
+          const res = await c.audio(silence(0.24));
+          if (res.status !== 204) return { refusedAt: i, res };
+          ceilingClock.advance((0.24 / rate) * 1000);
+        }
+        return { refusedAt: undefined, res: await c.command('stop') };
+      };
+      // A stall earns credit at real time × speed (1 here), not at the ceiling: after 5 s with one
+      // chunk, a burst of 5 s + the 2-s buffer goes through (29 chunks with the first), the next does not.
+      const stalled = new StreamClient(fast, fastAccess, 'ja-gen_tf-08');
+      expect((await stalled.start(MULAW_8K)).status).toBe(200);
+      expect((await stalled.audio(silence(0.24))).status).toBe(204);
+      ceilingClock.advance(5000);
+      for (let i = 1; i < 29; i++) expect((await stalled.audio(silence(0.24))).status).toBe(204);
+      expectError(
+        await stalled.audio(silence(0.24)),
+        412,
+        'Interval Too Brief',
+        'audio transmission interval is too short',
+      );
+      // 60 s of audio in 15 s: four times real time, at the ceiling, never refused.
+      const atCeiling = await send(4, 250);
+      expect(atCeiling.refusedAt).toBeUndefined();
+      expect(atCeiling.res.status).toBe(200);
+      // At 4.4×, 0.024 s of audio more per chunk than the recognizer works through: the 2-s buffer
+      // overflows after about 80 chunks.
+      const above = await send(4.4, 250);
+      expect(above.refusedAt).toBeGreaterThan(70);
+      expect(above.refusedAt).toBeLessThan(95);
+      expectError(above.res, 412, 'Interval Too Brief', 'audio transmission interval is too short');
+    } finally {
+      await fast.close();
+    }
+  });
+
   it('a request while the previous is unanswered (stop waiting for recognition) → 412', async () => {
     const c = await started();
     for (let i = 0; i < 8; i++) expect((await c.audio(silence(0.24))).status).toBe(204);

@@ -9,6 +9,7 @@ import { ManualClock } from '../../emulator/clock.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import { audioOffset } from '../../service/audio.ts';
 import { createServiceClient, type ServiceClientOptions } from '../../service/client.ts';
+import type { PacePolicy } from '../../service/pace.ts';
 import { CookieJar } from '../../service/cookie-jar.ts';
 import { CostMeter } from '../../service/cost.ts';
 import { errorFromResponse, isServiceError, ServiceError } from '../../service/errors.ts';
@@ -203,6 +204,40 @@ describe('stream recognition against the emulator', () => {
     const session = client.recognizeStream({ audio: Readable.from([mulawRecording(phrases, DURATION)]) });
     const err = (await session.done.catch((e: unknown) => e)) as ServiceError;
     expect(err).toMatchObject({ kind: 'session', code: 412 });
+  });
+
+  it('the pace hears every accepted request and a 412 (speed auto; emulator ceiling 4× at speed 1)', async () => {
+    const config = await start({ ceiling: 4 }, 1);
+    const heard = { accepted: 0, refused: 0, ended: 0 };
+    const paceAt = (rate: (accepted: number) => number): PacePolicy => ({
+      current: () => 1,
+      session: () => ({
+        rate: () => rate(heard.accepted),
+        accepted: (seconds) => (heard.accepted += seconds),
+        refused: () => heard.refused++,
+        end: () => heard.ended++,
+      }),
+    });
+    const silence = Buffer.alloc(12 * 8000, 0xff);
+    // At the ceiling: 12 s of audio in about 3 s, never refused.
+    const atCeiling = createServiceClient(config, { pace: paceAt(() => 4) });
+    const started = performance.now();
+    const summary = await atCeiling.recognizeStream({ audio: Readable.from([silence]) }).done;
+    expect((performance.now() - started) / 1000).toBeGreaterThanOrEqual(12 / 4 - 0.3);
+    expect(heard.accepted).toBeCloseTo(summary.audioSecondsSent, 6);
+    expect(heard).toMatchObject({ refused: 0, ended: 1 });
+    expect(summary.audioSecondsSent).toBeCloseTo(12, 6);
+
+    // Three times the ceiling after 2 s of audio: refused, the session over, the pace told once.
+    Object.assign(heard, { accepted: 0, refused: 0, ended: 0 });
+    const tooFast = createServiceClient(config, { pace: paceAt((sent) => (sent < 2 ? 4 : 12)) });
+    const session = tooFast.recognizeStream({ audio: Readable.from([silence]) });
+    const err = (await session.done.catch((e: unknown) => e)) as ServiceError;
+    expect(err).toMatchObject({ kind: 'session', code: 412 });
+    expect(heard.refused).toBe(1);
+    expect(heard.ended).toBe(1);
+    expect(heard.accepted).toBeCloseTo(session.progress().audioSecondsSent, 6);
+    expect(heard.accepted).toBeGreaterThan(2);
   });
 
   it('a stale token cookie is 450, a session error', async () => {

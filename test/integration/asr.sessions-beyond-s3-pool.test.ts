@@ -109,7 +109,7 @@ describe('recognition sessions beyond the S3 pool', () => {
       },
       { concurrency: { asrSessions: SESSIONS } },
     );
-    const { recognizeSession } = createAsrActivities({ service, store, speed: 1, model: MODEL });
+    const { recognizeSession } = createAsrActivities({ service, store, slowestPace: 1, model: MODEL });
 
     let peak = 0;
     let mostQueued = 0;

@@ -60,7 +60,13 @@ describe('recognizeSession failures', () => {
   it('a session error restarts the session up to the budget, then fails non-retryably', async () => {
     const { service, streams } = failingService('session');
     const store = new AudioStore();
-    const asr = createAsrActivities({ service, store, speed: 100, model: 'ja-gen_tf-08', restartDelayMs: 0 });
+    const asr = createAsrActivities({
+      service,
+      store,
+      slowestPace: 100,
+      model: 'ja-gen_tf-08',
+      restartDelayMs: 0,
+    });
     await expect(asr.recognizeSession(input)).rejects.toMatchObject({
       type: 'RecognitionRestartsExhausted',
       nonRetryable: true,
@@ -71,7 +77,7 @@ describe('recognizeSession failures', () => {
     const retried = createAsrActivities({
       service: again.service,
       store,
-      speed: 100,
+      slowestPace: 100,
       model: 'x',
       restartDelayMs: 0,
     });
@@ -92,7 +98,7 @@ describe('recognizeSession failures', () => {
       const asr = createAsrActivities({
         service,
         store: new AudioStore(),
-        speed: 100,
+        slowestPace: 100,
         model: 'x',
         restartDelayMs: 0,
       });
@@ -123,7 +129,7 @@ describe('recognizeSession failures', () => {
     } as unknown as ServiceClient;
     const store = new AudioStore();
     // maxRestarts 0: a restart would fail the session at once.
-    const asr = createAsrActivities({ service, store, speed: 100, model: 'x', random: () => 0 });
+    const asr = createAsrActivities({ service, store, slowestPace: 100, model: 'x', random: () => 0 });
     const out = await asr.recognizeSession({ ...input, maxRestarts: 0 });
     expect(streams).toBe(3);
     expect(out).toMatchObject({ restarts: 0, utterances: 1, reused: false });
@@ -138,7 +144,13 @@ describe('recognizeSession failures', () => {
       }),
     } as unknown as ServiceClient;
     const store = new AudioStore(true);
-    const asr = createAsrActivities({ service, store, speed: 100, model: 'x', resultWriteBudgetMs: 600 });
+    const asr = createAsrActivities({
+      service,
+      store,
+      slowestPace: 100,
+      model: 'x',
+      resultWriteBudgetMs: 600,
+    });
     await expect(asr.recognizeSession(input)).rejects.toMatchObject({
       type: 'SessionResultUnwritten',
       nonRetryable: true,

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULTS, ENV_VARS, loadConfig, taskQueues } from '../../schemas/config.ts';
+import {
+  ConfigError,
+  DEFAULTS,
+  ENV_VARS,
+  loadConfig,
+  slowestPace,
+  taskQueues,
+} from '../../schemas/config.ts';
 
 function configFile(content: unknown): string {
   const file = join(mkdtempSync(join(tmpdir(), 'callpipe-config-')), 'callpipe.config.json');
@@ -38,6 +45,18 @@ describe('loadConfig', () => {
     expect(config.limits.nlpRequestsPerSecond).toBe(2.5);
     expect(config.s3.forcePathStyle).toBe(false);
     expect(config.service.baseUrl).toBe('https://example.test/api/dev');
+  });
+
+  it('CALLPIPE_SERVICE_SPEED is a number or auto; auto leaves time limits at real time', () => {
+    const auto = loadConfig({ env: { CALLPIPE_SERVICE_SPEED: 'auto', CALLPIPE_SERVICE_SPEED_MAX: '12' } });
+    expect(auto.service.speed).toBe('auto');
+    expect(auto.service.speedMax).toBe(12);
+    expect(slowestPace(auto.service.speed)).toBe(1);
+    expect(slowestPace(loadConfig({ env: { CALLPIPE_SERVICE_SPEED: '20' } }).service.speed)).toBe(20);
+    expect(() => loadConfig({ env: { CALLPIPE_SERVICE_SPEED: 'fast' } })).toThrow(/CALLPIPE_SERVICE_SPEED/);
+    expect(() => loadConfig({ env: { CALLPIPE_SERVICE_SPEED_MAX: '0.5' } })).toThrow(
+      /CALLPIPE_SERVICE_SPEED_MAX/,
+    );
   });
 
   it('fails fast naming the variable, without echoing its value', () => {
