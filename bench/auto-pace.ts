@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { cpus, loadavg } from 'node:os';
 import pLimit from 'p-limit';
 import { createObjectStore } from '../activities/storage/object-store.ts';
-import { createAsrActivities } from '../activities/asr/recognize-session.ts';
+import { createAsrActivities, sessionResultSchema } from '../activities/asr/recognize-session.ts';
 import { generateCallScript } from '../activities/media/call-script.ts';
 import { renderPcm } from '../activities/media/fixture.ts';
 import { createServiceClient } from '../service/client.ts';
@@ -111,6 +111,12 @@ async function run(): Promise<void> {
       console.log(`  ${e.at.toFixed(1).padStart(7)} s  ${detail}`);
     }
     const restarts = outputs.reduce((n, o) => n + o.restarts, 0);
+    // Why sessions restarted: 412s are the pace's cost, anything else the machine's or the service's.
+    const reasons = new Map<string, number>();
+    for (const o of outputs) {
+      const result = sessionResultSchema.parse(JSON.parse(await store.getText(o.resultKey)));
+      for (const r of result.restartReasons) reasons.set(r, (reasons.get(r) ?? 0) + 1);
+    }
     const reStreamed = outputs.reduce((n, o) => n + o.reStreamedSeconds, 0);
     const sessionHours = (sessions * sessionSeconds) / 3600;
     const pace = events.at(-1)?.rate ?? 1;
@@ -127,6 +133,7 @@ async function run(): Promise<void> {
         `restarts ${restarts} (${(restarts / sessionHours).toFixed(2)} per session-hour, ${sessionHours.toFixed(1)} session-hours); ` +
           `412 answers ${stats.byStatus['412'] ?? 0}; audio sent twice ${reStreamed.toFixed(1)} s ` +
           `(${((100 * reStreamed) / (sessions * sessionSeconds)).toFixed(2)} %)`,
+        ...[...reasons].map(([reason, n]) => `  restarted ${n}×: ${reason}`),
         `wall ${wall.toFixed(1)} s; ideal at the ceiling ${ideal.toFixed(1)} s: ratio ${(wall / ideal).toFixed(3)}; ` +
           `at real time it would be ${(ideal * ceiling).toFixed(0)} s`,
       ].join('\n'),

@@ -33,6 +33,20 @@ import { sessionBudgetAddress } from '../../workers/session-budget-client.ts';
 import { sessionBudgetQuery } from '../../workflows/session-budget.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 import type { ResultDocument } from '../../schemas/result.ts';
+import { activityIntervals, type Interval } from '../../bench/lib/activity-intervals.ts';
+
+/** The most intervals open at once, each from when it was asked for (scheduled) to its end. */
+function peakDemand(intervals: Interval[]): number {
+  const edges = intervals.flatMap((i) => [
+    { at: i.scheduledMs, d: 1 },
+    { at: i.endMs, d: -1 },
+  ]);
+  edges.sort((a, b) => a.at - b.at || a.d - b.d);
+  let open = 0;
+  let peak = 0;
+  for (const e of edges) peak = Math.max(peak, (open += e.d));
+  return peak;
+}
 
 /** Slow enough that sessions are open when a worker is killed (a 40-s session streams for 2 s). */
 const SPEED = 20;
@@ -154,6 +168,13 @@ describe('one session budget across asr worker processes', () => {
         expect(doc.processing.restarts).toBe(0);
       }
 
+      // The test means something only if more sessions were ready at once than the account allows (nine
+      // slots would have opened them all): the budget held them back, in the task queue.
+      const sessions = (await Promise.all(submitted.map((s) => activityIntervals(s.handle))))
+        .flat()
+        .filter((i) => i.type === 'recognizeSession');
+      expect(peakDemand(sessions)).toBeGreaterThan(ACCOUNT_SESSIONS);
+
       const refused = readRequestLog(requestLogPath).filter((e) => e.code === 550);
       expect(refused).toEqual([]);
       const account = emulator.stats().accounts[0]!;
@@ -164,6 +185,7 @@ describe('one session budget across asr worker processes', () => {
       expect(view.expired).toBeGreaterThanOrEqual(1);
       console.log(
         `budget: ${view.grants} leases granted, ${view.expired} expired, peak ${view.peak}; ` +
+          `${peakDemand(sessions)} sessions ready at once at most; ` +
           `emulator: ${emulator.stats().sessions.started} sessions, peak ${account.peakSessions} open`,
       );
     } finally {
