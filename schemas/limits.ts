@@ -29,6 +29,14 @@ export const LIMIT_DEFAULTS = {
 
 /** The AWS SDK's own pool size: sockets per S3 host in a process that sets none (the command, tests). */
 export const S3_DEFAULT_MAX_SOCKETS = 50;
+/**
+ * An S3 socket silent this long (no byte either way) fails its request, retryably. The SDK waits forever
+ * by default: one stalled socket would hold an activity for its whole start-to-close timeout (10 minutes
+ * for a text step). No read of ours pauses a socket: staged audio is read range by range into memory.
+ */
+export const S3_SOCKET_IDLE_TIMEOUT_MS = 60_000;
+/** Connecting to the S3 endpoint; beyond it the request fails, retryably. */
+export const S3_CONNECT_TIMEOUT_MS = 10_000;
 
 /** The limits a process's own resources are sized from (a subset of the configuration's `limits`). */
 export interface ProcessLimits {

@@ -19,7 +19,11 @@ import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { S3Config } from '../../schemas/config.ts';
-import { S3_DEFAULT_MAX_SOCKETS } from '../../schemas/limits.ts';
+import {
+  S3_CONNECT_TIMEOUT_MS,
+  S3_DEFAULT_MAX_SOCKETS,
+  S3_SOCKET_IDLE_TIMEOUT_MS,
+} from '../../schemas/limits.ts';
 
 export interface ObjectInfo {
   key: string;
@@ -114,7 +118,7 @@ function sdkRegionOrFallback(profile: string | undefined): () => Promise<string>
  */
 export function createS3Client(
   config: S3Config,
-  options: { maxAttempts?: number; maxSockets?: number } = {},
+  options: { maxAttempts?: number; maxSockets?: number; idleTimeoutMs?: number } = {},
 ): S3Client {
   // The SDK's pool: at most this many sockets per host; a request beyond them waits, silently but for a
   // warning. Workers size it from their limits (schemas/limits.ts, s3SocketsFor).
@@ -139,6 +143,9 @@ export function createS3Client(
     requestHandler: {
       httpAgent: { keepAlive: true, maxSockets },
       httpsAgent: { keepAlive: true, maxSockets },
+      // The idle timeout of the socket (`requestTimeout` is a total one that only warns, unless told to throw).
+      socketTimeout: options.idleTimeoutMs ?? S3_SOCKET_IDLE_TIMEOUT_MS,
+      connectionTimeout: S3_CONNECT_TIMEOUT_MS,
     },
   });
 }
