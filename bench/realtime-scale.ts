@@ -13,8 +13,11 @@
  * (p99 and max). Streams per core = N ÷ (CPU seconds ÷ wall seconds), the CPU a core would give them;
  * a step whose streams fell behind real time (under 98 % of its requests, or a stream failed) is marked
  * NOT HELD, and its CPU figure is no capacity.
- * The worker's side here is the activity in one process without Temporal: its heartbeats, Temporal's own
- * core and the other queues of `workers/all.ts` are not in it.
+ * The worker's side is the activity in one process without Temporal; the `temporal` side is the asr worker
+ * as deployed (`workers/asr.ts`, its own process: Temporal's core, heartbeats, the failure boundary), its
+ * sessions asked for by a workflow (bench/lib/whole-worker-side.ts), pacing read from the emulator's
+ * counters (its late sends and event-loop lag are not measurable from outside: shown as -; `failed`
+ * counts 412/552/651 answers and a failed session).
  */
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
@@ -28,6 +31,7 @@ import { createAsrActivities } from '../activities/asr/recognize-session.ts';
 import { createServiceClient } from '../service/client.ts';
 import type { S3Config } from '../schemas/config.ts';
 import { emulatorServiceConfig, startStreamStack } from './lib/stream-stack.ts';
+import { startWholeWorkerRig, type WholeWorkerRig } from './lib/whole-worker-side.ts';
 
 const MODEL = 'ja-gen_tf-08';
 const REQUEST_MS = 240;
@@ -171,6 +175,7 @@ async function run(): Promise<void> {
       streams: { type: 'string', default: '16,32,64' },
       'ramp-seconds': { type: 'string', default: '20' },
       'hold-seconds': { type: 'string', default: '30' },
+      sides: { type: 'string', default: 'client,worker,temporal' },
       child: { type: 'string' },
     },
   });
@@ -183,15 +188,14 @@ async function run(): Promise<void> {
   const holdSeconds = Number(values['hold-seconds']);
   const audioSeconds = Math.ceil(rampSeconds + holdSeconds + 30);
 
-  const stack = await startStreamStack('scale', [
-    '--speed',
-    '1',
-    '--concurrent-sessions',
-    String(4 * Math.max(...steps)),
-    '--rate-limit',
-    '0',
-  ]);
+  const sides = values.sides.split(',') as (Side | 'temporal')[];
+  const stack = await startStreamStack(
+    'scale',
+    ['--speed', '1', '--concurrent-sessions', String(4 * Math.max(...steps)), '--rate-limit', '0'],
+    { temporal: sides.includes('temporal') },
+  );
   const { s3, emulatorUrl } = stack;
+  let rig: WholeWorkerRig | undefined;
   try {
     // Quiet line audio (mu-law 0xff is silence): the streams' cost, not the recognizer's, is measured.
     const audioKey = 'bench/audio.mulaw';
@@ -205,8 +209,28 @@ async function run(): Promise<void> {
     console.log(
       'streams  side    CPU ms/stream-s  req/stream/s  late sends  lag p99/max ms  streams/core  failed  pacing',
     );
+    if (sides.includes('temporal'))
+      rig = await startWholeWorkerRig(stack, { key: audioKey, seconds: audioSeconds, model: MODEL });
     for (const streams of steps) {
-      for (const side of ['client', 'worker'] as const) {
+      for (const side of sides) {
+        if (side === 'temporal') {
+          const m = await rig!.measure(streams, rampSeconds, holdSeconds);
+          const held = m.requestsPerStreamSecond >= HELD_RATE && !m.failed && m.sessionErrors === 0;
+          console.log(
+            [
+              String(m.streams).padStart(7),
+              'temporal'.padEnd(6),
+              ((m.cpuSeconds * 1000) / (m.streams * m.wallSeconds)).toFixed(2).padStart(15),
+              m.requestsPerStreamSecond.toFixed(2).padStart(12),
+              '-'.padStart(10),
+              '-'.padStart(14),
+              (m.streams / (m.cpuSeconds / m.wallSeconds)).toFixed(0).padStart(12),
+              String(m.sessionErrors + (m.failed ? 1 : 0)).padStart(6),
+              held ? 'held' : 'NOT HELD',
+            ].join('  '),
+          );
+          continue;
+        }
         const m = await runChild({
           side,
           streams,
@@ -236,6 +260,7 @@ async function run(): Promise<void> {
       }
     }
   } finally {
+    await rig?.close();
     await stack.close();
   }
 }

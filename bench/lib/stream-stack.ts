@@ -10,6 +10,7 @@ import { ensureTools, PROJECT_ROOT } from '../../cli/tools/provision.ts';
 import { resolvePorts } from '../../cli/stack/ports.ts';
 import { httpAnswers, ManagedProcess } from '../../cli/stack/process.ts';
 import { s3ServerProcess, WEED_GRPC_OFFSET } from '../../cli/stack/s3-server.ts';
+import { temporalHealthy } from '../../cli/stack/stack.ts';
 import {
   loadConfig,
   LOCAL_CLIENT_ID,
@@ -19,22 +20,31 @@ import {
   LOCAL_S3_SECRET_KEY,
   type S3Config,
   type ServiceConfig,
+  type TemporalConfig,
 } from '../../schemas/config.ts';
 
 export interface StreamStack {
   s3: S3Config;
   emulatorUrl: string;
+  /** With `temporal: true`: a Temporal dev server of the stack's own (no Web UI). */
+  temporal?: TemporalConfig;
+  home: string;
   close(): Promise<void>;
 }
 
 /** `emulatorArgs`: `callpipe emulator` options besides the port (speed, ceiling, sessions…). */
-export async function startStreamStack(label: string, emulatorArgs: string[]): Promise<StreamStack> {
+export async function startStreamStack(
+  label: string,
+  emulatorArgs: string[],
+  options: { temporal?: boolean } = {},
+): Promise<StreamStack> {
   const home = mkdtempSync(join(tmpdir(), `callpipe-${label}-`));
   const tools = ensureTools({ log: () => {} });
   const ports = await resolvePorts(
     {
       s3: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] },
       emulator: { port: 0, variable: '' },
+      temporal: { port: 0, variable: '' },
     },
     'auto',
   );
@@ -85,7 +95,34 @@ export async function startStreamStack(label: string, emulatorArgs: string[]): P
     });
     await emulator.start();
     processes.push(emulator);
-    return { s3, emulatorUrl, close };
+    if (!options.temporal) return { s3, emulatorUrl, home, close };
+    const temporal: TemporalConfig = {
+      ...loadConfig({ env: {} }).temporal,
+      address: `127.0.0.1:${ports.temporal}`,
+    };
+    const server = new ManagedProcess({
+      name: 'temporal',
+      command: tools.temporal,
+      args: [
+        'server',
+        'start-dev',
+        '--headless',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(ports.temporal),
+        '--db-filename',
+        join(home, 'temporal.sqlite'),
+        '--log-level',
+        'warn',
+      ],
+      logFile: join(home, 'logs', 'temporal.log'),
+      healthCheck: () => temporalHealthy(temporal),
+      startTimeoutMs: 90_000,
+    });
+    await server.start();
+    processes.push(server);
+    return { s3, emulatorUrl, temporal, home, close };
   } catch (err) {
     await close();
     throw err;

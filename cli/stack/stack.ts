@@ -92,7 +92,8 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
-async function temporalHealthy(temporal: TemporalConfig): Promise<boolean> {
+/** Temporal answers its health check (SERVING). */
+export async function temporalHealthy(temporal: TemporalConfig): Promise<boolean> {
   const connection = await connectClient(temporal, { connectTimeout: 1000 });
   try {
     const res = await connection.healthService.check({});
