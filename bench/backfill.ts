@@ -8,22 +8,19 @@
  *   npx tsx bench/backfill.ts                 # 2,000 recordings
  *   npx tsx bench/backfill.ts --count 200 --concurrency 40 --children-per-run 300
  *
- * Recordings are a few distinct rendered calls uploaded under many keys, each copy made unique in its
- * silent tail (each key is its own call), so making them costs seconds, not the benchmark.
+ * Recordings: bench/lib/unique-recordings.ts (a few distinct calls, uploaded under many keys).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pLimit from 'p-limit';
-import { generateCallScript } from '../activities/media/call-script.ts';
-import { renderFixture } from '../activities/media/fixture.ts';
 import { isolatedStackConfig, startStack } from '../cli/stack/stack.ts';
 import { connectPipeline } from '../cli/stack-client.ts';
 import { outputLocation } from '../cli/submit.ts';
 import { progressLine, startBackfill } from '../cli/commands/backfill.ts';
 import { backfillProgressQuery } from '../workflows/backfill.ts';
 import { processRecording } from '../workflows/process-recording.ts';
+import { uniqueRecordings, uploadRecordings } from './lib/unique-recordings.ts';
 
 const DISTINCT = 10;
 
@@ -61,32 +58,9 @@ async function run(): Promise<void> {
   const pc = await connectPipeline(stack.config, stack.addresses.webUiUrl);
   try {
     log(`rendering ${DISTINCT} distinct ${values.seconds} s calls and uploading ${count} recordings…`);
-    const files: string[] = [];
-    for (let i = 0; i < DISTINCT; i++) {
-      const path = join(home, `call-${i}.wav`);
-      await renderFixture(
-        generateCallScript({ durationSeconds: Number(values.seconds), stereo: true, seed: i + 1 }),
-        path,
-        { sampleRate: 8000 },
-      );
-      files.push(path);
-    }
+    const body = await uniqueRecordings({ distinct: DISTINCT, seconds: Number(values.seconds), dir: home });
     const prefix = `recordings/bench/`;
-    const limit = pLimit(32);
-    const bodies = files.map((f) => readFileSync(f));
-    await Promise.all(
-      Array.from({ length: count }, (_, i) =>
-        limit(() => {
-          // Each recording its own content: the last samples (the silent tail) carry its number, far
-          // below the silence threshold. Identical copies would share staged audio (keys follow the
-          // content's etag), which is not what a night's recordings look like.
-          const body = Buffer.from(bodies[i % DISTINCT]!);
-          body.writeUInt16LE(i % 256, body.length - 4);
-          body.writeUInt16LE(Math.floor(i / 256) % 256, body.length - 2);
-          return pc.store.put(`${prefix}${String(i).padStart(5, '0')}.wav`, body);
-        }),
-      ),
-    );
+    await uploadRecordings(pc.store, body, count, prefix);
 
     const request = {
       batchId: `bench-${count}`,

@@ -29,6 +29,8 @@ export interface BenchStackOptions {
   workers?: boolean;
   /** Prebuilt workflow bundle for the stack's workers. */
   workflowBundlePath?: string;
+  /** Temporal: the dev server (default) or the production topology's server on PostgreSQL. */
+  temporal?: 'dev' | 'postgresql';
   keep?: boolean;
   log: (line: string) => void;
 }
@@ -72,6 +74,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     workerEnv: options.workerEnv,
     workers: options.workers,
     workflowBundlePath: options.workflowBundlePath,
+    temporal: options.temporal,
   });
   let pc: PipelineClient;
   try {

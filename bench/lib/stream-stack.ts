@@ -10,7 +10,7 @@ import { ensureTools, PROJECT_ROOT } from '../../cli/tools/provision.ts';
 import { resolvePorts } from '../../cli/stack/ports.ts';
 import { httpAnswers, ManagedProcess } from '../../cli/stack/process.ts';
 import { s3ServerProcess, WEED_GRPC_OFFSET } from '../../cli/stack/s3-server.ts';
-import { temporalHealthy } from '../../cli/stack/stack.ts';
+import { temporalHealthy } from '../../cli/stack/temporal-server.ts';
 import {
   loadConfig,
   LOCAL_CLIENT_ID,

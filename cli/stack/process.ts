@@ -37,6 +37,11 @@ export interface ManagedProcessOptions {
   /** Healthy only once this text appears in the log after this start (e.g. a JSON ready line). */
   readyWhenLogged?: string;
   startTimeoutMs?: number;
+  /**
+   * Run as this user (through setpriv, when this process is root): PostgreSQL refuses to run as root.
+   * The parent-death signal is set after the switch (a change of user clears it).
+   */
+  user?: string;
 }
 
 /**
@@ -84,8 +89,12 @@ export class ManagedProcess {
     mkdirSync(dirname(logFile), { recursive: true });
     this.logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
     const log = openSync(logFile, 'a');
+    const asUser =
+      this.options.user && process.getuid?.() === 0
+        ? ['--reuid', this.options.user, '--regid', this.options.user, '--init-groups']
+        : [];
     const [file, argv] = SETPRIV
-      ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', command, ...args]]
+      ? [SETPRIV, [...asUser, '--pdeathsig', 'SIGTERM', '--', command, ...args]]
       : [command, args];
     let child: ChildProcess;
     try {

@@ -10,6 +10,8 @@ import { ensureTools, PROJECT_ROOT, toolEnv, type ToolPaths } from '../tools/pro
 import { httpAnswers, ManagedProcess } from './process.ts';
 import { resolvePorts } from './ports.ts';
 import { s3ServerProcess, WEED_GRPC_OFFSET } from './s3-server.ts';
+import { startTemporalServer, temporalHealthy } from './temporal-server.ts';
+import { ensureTemporalServer } from '../tools/temporal-server.ts';
 import { SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.ts';
 import {
   DEFAULT_SPEED_MAX,
@@ -17,10 +19,9 @@ import {
   LOCAL_S3_SECRET_KEY,
   loadConfig,
   type Config,
-  type TemporalConfig,
 } from '../../schemas/config.ts';
 import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
-import { connectClient, writeTemporalProfile } from '../../workers/temporal-connection.ts';
+import { writeTemporalProfile } from '../../workers/temporal-connection.ts';
 import {
   liveStackOwner,
   processStartTicks,
@@ -44,6 +45,12 @@ export interface StackOptions {
   workflowBundlePath?: string;
   /** Extra environment for the workers (e.g. short timeouts in tests). */
   workerEnv?: Record<string, string>;
+  /**
+   * Which Temporal: `dev` (default), the CLI's dev server on SQLite with its Web UI; or `postgresql`, the
+   * production topology's Temporal server on a PostgreSQL cluster of the stack's own, with the UI server
+   * when it builds (cli/stack/temporal-server.ts; the pinned Go builds are made on first use).
+   */
+  temporal?: 'dev' | 'postgresql';
   log?: (line: string) => void;
   /** Lines the user must see even when `log` is quiet (a stale stack stopped); default: `log`. */
   notice?: (line: string) => void;
@@ -83,6 +90,9 @@ export interface RunningStack {
   tools: ToolPaths;
   processes: {
     temporal: ManagedProcess;
+    /** With `temporal: 'postgresql'`: Temporal's database and, when it was built, the Web UI server. */
+    postgresql?: ManagedProcess;
+    temporalUi?: ManagedProcess;
     s3: ManagedProcess;
     emulator?: ManagedProcess;
     workers?: ManagedProcess;
@@ -90,17 +100,6 @@ export interface RunningStack {
   /** Starts (or restarts) the workers process. */
   startWorkers(): Promise<ManagedProcess>;
   stop(): Promise<void>;
-}
-
-/** Temporal answers its health check (SERVING). */
-export async function temporalHealthy(temporal: TemporalConfig): Promise<boolean> {
-  const connection = await connectClient(temporal, { connectTimeout: 1000 });
-  try {
-    const res = await connection.healthService.check({});
-    return res.status === 1; // SERVING
-  } finally {
-    await connection.close();
-  }
 }
 
 /**
@@ -195,6 +194,45 @@ export function isolatedStackConfig(
   });
 }
 
+/** The Temporal CLI's dev server: SQLite under the home, its Web UI, our search attributes registered. */
+function devServerProcess(
+  config: Config,
+  ports: { temporal: number; temporalUi: number },
+  home: string,
+  tools: ToolPaths,
+  env: NodeJS.ProcessEnv,
+): ManagedProcess {
+  return new ManagedProcess({
+    name: 'temporal',
+    command: tools.temporal,
+    args: [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(ports.temporal),
+      '--ui-port',
+      String(ports.temporalUi),
+      '--db-filename',
+      join(home, 'temporal.sqlite'),
+      '--namespace',
+      config.temporal.namespace,
+      '--log-level',
+      'warn',
+      '--ui-disable-news-fetch',
+      ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => [
+        '--search-attribute',
+        `${name}=${type}`,
+      ]),
+    ],
+    env,
+    logFile: join(home, 'logs', 'temporal.log'),
+    healthCheck: () => temporalHealthy(config.temporal),
+    startTimeoutMs: 90_000,
+  });
+}
+
 export async function startStack(options: StackOptions = {}): Promise<RunningStack> {
   const log = options.log ?? (() => {});
   const base = options.config ?? loadConfig();
@@ -280,38 +318,29 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
 
   try {
     writeTemporalProfile(stackTemporalProfile(home), config.temporal);
-    log(`starting Temporal dev server on ${config.temporal.address} (Web UI on :${ports.temporalUi})…`);
-    const temporal = new ManagedProcess({
-      name: 'temporal',
-      command: tools.temporal,
-      args: [
-        'server',
-        'start-dev',
-        '--ip',
-        '127.0.0.1',
-        '--port',
-        String(ports.temporal),
-        '--ui-port',
-        String(ports.temporalUi),
-        '--db-filename',
-        join(home, 'temporal.sqlite'),
-        '--namespace',
-        config.temporal.namespace,
-        '--log-level',
-        'warn',
-        '--ui-disable-news-fetch',
-        ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => [
-          '--search-attribute',
-          `${name}=${type}`,
-        ]),
-      ],
-      env: childEnv(),
-      logFile: join(home, 'logs', 'temporal.log'),
-      healthCheck: () => temporalHealthy(config.temporal),
-      startTimeoutMs: 90_000,
-    });
-    await temporal.start(onSpawn('temporal'));
-    started.push(temporal);
+    const extra: Pick<RunningStack['processes'], 'postgresql' | 'temporalUi'> = {};
+    let temporal: ManagedProcess;
+    if (options.temporal === 'postgresql') {
+      const server = await startTemporalServer({
+        tools: ensureTemporalServer({ log }),
+        home,
+        port: ports.temporal,
+        uiPort: ports.temporalUi,
+        temporal: config.temporal,
+        env: childEnv(),
+        onSpawn,
+        log,
+      });
+      started.push(...server.processes);
+      temporal = server.server;
+      extra.postgresql = server.processes.find((p) => p.options.name === 'postgresql');
+      extra.temporalUi = server.processes.find((p) => p.options.name === 'temporal-ui');
+    } else {
+      log(`starting Temporal dev server on ${config.temporal.address} (Web UI on :${ports.temporalUi})…`);
+      temporal = devServerProcess(config, ports, home, tools, childEnv());
+      await temporal.start(onSpawn('temporal'));
+      started.push(temporal);
+    }
 
     log(`starting S3 server (SeaweedFS) on ${config.s3.endpoint}…`);
     const s3 = await s3ServerProcess({
@@ -362,7 +391,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       started.push(emulator);
     }
 
-    const processes: RunningStack['processes'] = { temporal, s3, emulator };
+    const processes: RunningStack['processes'] = { temporal, ...extra, s3, emulator };
     const startWorkers = async (): Promise<ManagedProcess> => {
       const previous = processes.workers;
       await previous?.stop();

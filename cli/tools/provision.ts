@@ -209,7 +209,7 @@ export function chromiumPath(): string | undefined {
  * A tool from a Debian package: found by `find`, else installed with apt-get when running as root, else
  * a message that says what to do.
  */
-function ensureDebianTool(
+export function ensureDebianTool(
   tool: {
     name: string;
     debianPackages: string[];

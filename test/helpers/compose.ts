@@ -14,6 +14,7 @@ export interface ComposeService {
   ports?: string[];
   profiles?: string[];
   healthcheck?: { test?: string[]; disable?: boolean };
+  deploy?: { replicas?: number };
 }
 
 export function composeFile(): { services: Record<string, ComposeService> } {
@@ -48,12 +49,16 @@ export function containerEnv(service: ComposeService): Record<string, string> {
   return { ...dockerfileEnv(), ...own };
 }
 
-/** Container port → host port, from `ports: ['host:container']`. */
-export function publishedPorts(service: ComposeService): Map<number, number> {
+/**
+ * Container port → host ports, from `ports: ['host:container']` or, for a service of several replicas,
+ * `['first-last:container']` (one host port per replica).
+ */
+export function publishedPorts(service: ComposeService): Map<number, number[]> {
   return new Map(
     (service.ports ?? []).map((p) => {
       const [host, container] = String(p).split(':');
-      return [Number(container), Number(host)];
+      const [first, last = first] = host!.split('-').map(Number);
+      return [Number(container), Array.from({ length: last! - first! + 1 }, (_, i) => first! + i)];
     }),
   );
 }

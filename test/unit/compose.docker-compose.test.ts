@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { ENV_VARS, loadConfig } from '../../schemas/config.ts';
 import { composeFile, containerEnv, dockerfileEnv, publishedPorts } from '../helpers/compose.ts';
+import { TOPOLOGY } from '../../bench/lib/topology.ts';
 
 const compose = composeFile();
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -21,6 +22,15 @@ describe('docker-compose.yml', () => {
     for (const queue of ['workflows', 'media', 'asr', 'nlp'])
       expect(services[`worker-${queue}`]).toBeDefined();
     expect(services.emulator?.profiles).toEqual(['emulator']);
+  });
+
+  it('runs the topology bench:topology drills: worker processes per queue, asr replicas sharing one account budget', () => {
+    const replicas = Object.fromEntries(
+      ['workflows', 'media', 'asr', 'nlp'].map((q) => [q, services[`worker-${q}`]!.deploy?.replicas ?? 1]),
+    );
+    expect(replicas).toEqual(TOPOLOGY);
+    const asr = loadConfig({ env: containerEnv(services['worker-asr']!) });
+    expect(asr.limits.asrAccountSessions).toBeGreaterThan(0);
   });
 
   it('only uses environment keys that the config schema knows', () => {
@@ -43,17 +53,21 @@ describe('docker-compose.yml', () => {
   it("serves every worker's metrics and readiness on all interfaces, on a published port, with a healthcheck", () => {
     const workers = Object.keys(services).filter((name) => name.startsWith('worker-'));
     const hostPorts = new Set<number>();
+    let replicas = 0;
     for (const name of workers) {
       const service = services[name]!;
       // What the worker process reads from the container's environment.
       const config = loadConfig({ env: containerEnv(service) });
       expect(config.stack.metricsHost, name).toBe('0.0.0.0');
-      const host = publishedPorts(service).get(config.stack.metricsPort);
-      expect(host, `${name} publishes container port ${config.stack.metricsPort}`).toBeDefined();
-      hostPorts.add(host!);
+      const hosts = publishedPorts(service).get(config.stack.metricsPort);
+      expect(hosts, `${name} publishes container port ${config.stack.metricsPort}`).toBeDefined();
+      // One host port per replica, or the second replica of the service could not start.
+      expect(hosts!.length, `${name}: host ports for its replicas`).toBe(service.deploy?.replicas ?? 1);
+      hosts!.forEach((port) => hostPorts.add(port));
+      replicas += hosts!.length;
       expect(service.healthcheck?.test, name).toEqual(['CMD', 'node', 'bin/http-probe.js']);
     }
-    expect(hostPorts.size).toBe(workers.length);
+    expect(hostPorts.size).toBe(replicas);
     // The image alone (docker run, Kubernetes) binds all interfaces too.
     expect(dockerfileEnv().CALLPIPE_METRICS_HOST).toBe('0.0.0.0');
     expect(readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8')).toMatch(
