@@ -38,13 +38,12 @@ const INDEXED_VALUE_TYPE = {
 } as const;
 
 /**
- * Dynamic configuration the topology relies on: updates (the session budget's leases), update-with-start,
- * priorities within a task queue (longest first), and search attributes visible at once after registration.
+ * Dynamic configuration the topology relies on (as the dev server sets it): updates (the session budget's
+ * leases), and search attributes visible at once after registration. Priorities within a task queue
+ * (longest first) need `matching.useNewMatcher`, on by default in this version.
  */
 const DYNAMIC_CONFIG = {
   'frontend.enableUpdateWorkflowExecution': [{ value: true }],
-  'frontend.enableExecuteMultiOperation': [{ value: true }],
-  'matching.useNewMatcher': [{ value: true }],
   'system.forceSearchAttributesCacheRefreshOnRead': [{ value: true }],
 };
 
@@ -77,8 +76,8 @@ function serverConfig(options: TemporalServerOptions, pgPort: number, ports: Rec
       connectProtocol: 'tcp',
       user: POSTGRES_ROLE,
       password: '',
-      maxConns: 20,
-      maxIdleConns: 20,
+      maxConns: databaseName === DATABASES.default ? 20 : 10,
+      maxIdleConns: databaseName === DATABASES.default ? 20 : 10,
       maxConnLifetime: '1h',
     },
   });
@@ -249,8 +248,8 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     setupSchema(options, pgPort);
 
     const root = join(home, 'temporal-server');
-    mkdirSync(join(root, 'config'), { recursive: true });
-    writeFileSync(join(root, 'config', 'production.yaml'), stringify(serverConfig(options, pgPort, ports)));
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, 'config.yaml'), stringify(serverConfig(options, pgPort, ports)));
     writeFileSync(join(root, 'dynamicconfig.yaml'), stringify(DYNAMIC_CONFIG));
     log(
       `starting Temporal server ${PINNED_TEMPORAL_SERVER.server.version} on ${options.temporal.address} (PostgreSQL, ${HISTORY_SHARDS} shards)…`,
@@ -258,7 +257,8 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     const server = new ManagedProcess({
       name: 'temporal',
       command: tools.server,
-      args: ['--root', root, '--config', 'config', '--env', 'production', '--allow-no-auth', 'start'],
+      // No authorizer: the frontend listens on loopback only, as the dev server does.
+      args: ['--config-file', join(root, 'config.yaml'), '--allow-no-auth', 'start'],
       env,
       logFile: join(home, 'logs', 'temporal.log'),
       healthCheck: () => temporalHealthy(options.temporal),
@@ -280,6 +280,8 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
           port: options.uiPort,
           enableUi: true,
           defaultNamespace: options.temporal.namespace,
+          // No news from the internet, as `callpipe up` starts the dev server's UI.
+          disableNewsFetch: true,
           cors: { allowOrigins: [`http://127.0.0.1:${options.uiPort}`] },
         }),
       );
