@@ -24,11 +24,11 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 
 /**
  * A free port whose companions (port + each offset) are free too: SeaweedFS binds gRPC at
- * HTTP port + 10000, so both must be available.
+ * HTTP port + 10000, so both must be available. Drawn from 20000 up to (not including) `below`.
  */
-export async function freePortWith(offsets: number[], taken: Set<number>): Promise<number> {
+export async function freePortWith(offsets: number[], taken: Set<number>, below = 40000): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
-    const base = 20000 + Math.floor(Math.random() * 20000);
+    const base = 20000 + Math.floor(Math.random() * (below - 20000));
     const all = [base, ...offsets.map((o) => base + o)];
     if (all.some((p) => taken.has(p))) continue;
     const free = await Promise.all(all.map((p) => isPortFree(p)));

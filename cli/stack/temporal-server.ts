@@ -233,11 +233,13 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   const { tools, home, env, onSpawn, log } = options;
   const taken = new Set([options.port, options.uiPort]);
   const free = () => freePortWith([], taken);
+  // Temporal's SQL schema keeps membership ports in a smallint: below 32768.
+  const membershipPort = () => freePortWith([], taken, 32768);
   const pgPort = await free();
   const ports: Record<string, number> = { frontendGrpc: options.port, frontendHttp: await free() };
   for (const name of ['frontend', 'history', 'matching', 'worker']) {
     if (name !== 'frontend') ports[`${name}Grpc`] = await free();
-    ports[`${name}Membership`] = await free();
+    ports[`${name}Membership`] = await membershipPort();
   }
   const processes: ManagedProcess[] = [];
   try {
