@@ -22,6 +22,7 @@ import { createBackfillActivities } from '../activities/backfill/activities.ts';
 import { createRescoreActivities } from '../activities/insights/rescore.ts';
 import { createPageActivities } from '../activities/pages/activities.ts';
 import { withFailureBoundary } from '../activities/failure-boundary.ts';
+import { withLivenessHeartbeat } from '../activities/liveness-heartbeat.ts';
 import { attemptNumber } from '../activities/nlp/context.ts';
 import { s3SocketsFor } from '../schemas/limits.ts';
 
@@ -81,20 +82,22 @@ function deps({ config, store, service }: ActivityDeps) {
 export function mediaQueueActivities(input: ActivityDeps) {
   const { store } = deps(input);
   const { config } = input;
-  return bounded({
-    ...createStorageActivities({ store }),
-    ...createRecordingMediaActivities({
-      store,
-      staging: new S3StagingStore(store),
-      stagingPrefix: config.s3.stagingPrefix,
-      // What a plan input leaves out (workflows started by older clients) follows this worker's config.
-      planDefaults: planOptionsOf(config),
+  return bounded(
+    withLivenessHeartbeat({
+      ...createStorageActivities({ store }),
+      ...createRecordingMediaActivities({
+        store,
+        staging: new S3StagingStore(store),
+        stagingPrefix: config.s3.stagingPrefix,
+        // What a plan input leaves out (workflows started by older clients) follows this worker's config.
+        planDefaults: planOptionsOf(config),
+      }),
+      ...createMergeActivities({ store }),
+      ...createResultActivities({ store }),
+      ...createCallStateActivities({ store }),
+      ...createTableActivities({ store }),
     }),
-    ...createMergeActivities({ store }),
-    ...createResultActivities({ store }),
-    ...createCallStateActivities({ store }),
-    ...createTableActivities({ store }),
-  });
+  );
 }
 
 /** `callpipe-asr`: one long, heartbeating activity per recognition session. */
@@ -116,12 +119,14 @@ export function nlpQueueActivities(input: ActivityDeps) {
   // The task-queue rate limit spaces activity starts only; one activity sends many requests, so each
   // process also paces its own requests.
   return bounded(
-    createNlpActivities({
-      service,
-      store,
-      options: { requestsPerSecond: input.config.limits.nlpRequestsPerSecond },
-      redactionRules: loadRedactionRules(input.config.redaction),
-    }),
+    withLivenessHeartbeat(
+      createNlpActivities({
+        service,
+        store,
+        options: { requestsPerSecond: input.config.limits.nlpRequestsPerSecond },
+        redactionRules: loadRedactionRules(input.config.redaction),
+      }),
+    ),
   );
 }
 

@@ -171,15 +171,33 @@ function retry(maximumAttempts: number, maximumInterval: string): RetryPolicy {
   };
 }
 
+/**
+ * Heartbeat timeout of the short activities (probe, media, results, text): their workers heartbeat while
+ * they run (activities/liveness-heartbeat.ts), so an activity of a worker that died is retried elsewhere
+ * after this rather than after its start-to-close timeout. Changing it changes no command of a history.
+ */
+const LIVENESS_HEARTBEAT_TIMEOUT = '30 seconds';
+
 export const ACTIVITY_POLICIES = {
   /** ffprobe of one recording; its own queue, so new calls' probes never hold staging slots. */
-  probe: { taskQueue: DEFAULT_QUEUES.probe, startToCloseTimeout: '15 minutes', retry: retry(5, '1 minute') },
+  probe: {
+    taskQueue: DEFAULT_QUEUES.probe,
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
+    retry: retry(5, '1 minute'),
+  },
   /** Plan, transcode and merge: ffmpeg and small S3 objects. */
-  media: { taskQueue: DEFAULT_QUEUES.media, startToCloseTimeout: '15 minutes', retry: retry(5, '1 minute') },
+  media: {
+    taskQueue: DEFAULT_QUEUES.media,
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
+    retry: retry(5, '1 minute'),
+  },
   /** Done-check, result and error writes, staging clean-up: S3 only, cheap to repeat. */
   results: {
     taskQueue: DEFAULT_QUEUES.media,
     startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
     retry: retry(10, '1 minute'),
   },
   /**
@@ -193,7 +211,12 @@ export const ACTIVITY_POLICIES = {
     retry: retry(10, '1 minute'),
   },
   /** Text steps: 99997 and quota waits come as `nextRetryDelay` (schemas/retry-table.ts). */
-  nlp: { taskQueue: DEFAULT_QUEUES.nlp, startToCloseTimeout: '10 minutes', retry: retry(20, '1 minute') },
+  nlp: {
+    taskQueue: DEFAULT_QUEUES.nlp,
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
+    retry: retry(20, '1 minute'),
+  },
   /** One recognition session; the timeout is sized per session (streaming is paced in real time). */
   asr: {
     taskQueue: DEFAULT_QUEUES.asr,
