@@ -30,6 +30,7 @@ import { processRecording } from '../workflows/process-recording.ts';
 import { writeWorkflowBundle } from '../workers/runtime.ts';
 import { ensureTemporalServer } from '../cli/tools/temporal-server.ts';
 import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
+import { activityIntervals } from './lib/activity-intervals.ts';
 import { startWorkerFleet, TOPOLOGY, type WorkerFleet } from './lib/topology.ts';
 import { recordingKey, uniqueRecordings, uploadRecordings } from './lib/unique-recordings.ts';
 
@@ -71,7 +72,8 @@ interface Pass {
   resultFiles: number;
   peakOpenSessions: number;
   noResource550: number;
-  retries: number;
+  /** Attempts beyond the first, by activity type. */
+  retried: Record<string, number>;
   restarts: number;
   kills: string[];
 }
@@ -210,6 +212,14 @@ async function run(): Promise<void> {
         }),
       );
       const present = docs.filter((d): d is ResultDocument => !!d);
+      // Attempts beyond the first, from the histories: what the kills cost in retried activities.
+      const retried: Record<string, number> = {};
+      for await (const w of pc.client.workflow.list({
+        query: `WorkflowType = '${processRecording.name}' AND CallpipeBatchId = "${batchId}"`,
+      })) {
+        for (const a of await activityIntervals(pc.client.workflow.getHandle(w.workflowId, w.runId)))
+          if (a.attempt > 1) retried[a.type] = (retried[a.type] ?? 0) + a.attempt - 1;
+      }
       return {
         label,
         prefix: source,
@@ -225,7 +235,7 @@ async function run(): Promise<void> {
         resultFiles: await resultFiles(bench, output.prefix),
         peakOpenSessions: stats.accounts[0]?.peakSessions ?? 0,
         noResource550: stats.byCode['550'] ?? 0,
-        retries: present.reduce((s, d) => s + d.processing.retries, 0),
+        retried,
         restarts: present.reduce((s, d) => s + d.processing.restarts, 0),
         kills,
       };
@@ -246,7 +256,8 @@ async function run(): Promise<void> {
       exactlyOnce: p.processRecordingWorkflows === calls && p.resultFiles === calls && p.done === calls,
       peakOpenSessions: p.peakOpenSessions,
       noResource550: p.noResource550,
-      retriedActivities: p.retries,
+      retriedActivities: Object.values(p.retried).reduce((a, b) => a + b, 0),
+      retriedByType: p.retried,
       restarts: p.restarts,
       ...(p.kills.length > 0 ? { kills: p.kills.length, killed: p.kills } : {}),
     });

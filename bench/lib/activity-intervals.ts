@@ -15,12 +15,14 @@ export interface Interval {
   scheduledMs: number;
   startMs: number;
   endMs: number;
+  /** The attempt that ended it (1 for the first): above 1, the activity was retried. */
+  attempt: number;
 }
 
 export async function activityIntervals(handle: WorkflowHandle): Promise<Interval[]> {
   const history = await handle.fetchHistory();
   const scheduled = new Map<string, { type: string; at: number }>();
-  const started = new Map<string, number>();
+  const started = new Map<string, { at: number; attempt: number }>();
   const out: Interval[] = [];
   for (const e of history.events ?? []) {
     const id = String(e.eventId);
@@ -28,7 +30,8 @@ export async function activityIntervals(handle: WorkflowHandle): Promise<Interva
     if (e.activityTaskScheduledEventAttributes) {
       scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at });
     } else if (e.activityTaskStartedEventAttributes) {
-      started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), at);
+      const attrs = e.activityTaskStartedEventAttributes;
+      started.set(String(attrs.scheduledEventId), { at, attempt: attrs.attempt ?? 1 });
     } else {
       const closed =
         e.activityTaskCompletedEventAttributes ??
@@ -36,11 +39,17 @@ export async function activityIntervals(handle: WorkflowHandle): Promise<Interva
         e.activityTaskTimedOutEventAttributes;
       if (!closed) continue;
       const key = String(closed.scheduledEventId);
-      const startMs = started.get(key);
+      const start = started.get(key);
       // The started event of a retried activity is written with the final attempt only.
       const asked = scheduled.get(key);
-      if (startMs !== undefined)
-        out.push({ type: asked?.type ?? '?', scheduledMs: asked?.at ?? startMs, startMs, endMs: at });
+      if (start !== undefined)
+        out.push({
+          type: asked?.type ?? '?',
+          scheduledMs: asked?.at ?? start.at,
+          startMs: start.at,
+          endMs: at,
+          attempt: start.attempt,
+        });
     }
   }
   return out;
