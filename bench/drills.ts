@@ -27,6 +27,7 @@ import type { ManagedProcess } from '../cli/stack/process.ts';
 import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
 import type { ResultDocument } from '../schemas/result.ts';
 import { processRecording } from '../workflows/process-recording.ts';
+import { countResultFiles } from './lib/result-files.ts';
 import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
 import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
@@ -71,18 +72,6 @@ async function untilStreamed(audioReceived: () => Promise<number>, seconds: numb
 async function stackAudioReceived(bench: BenchStack): Promise<number> {
   const res = await fetch(`${bench.stack.addresses.emulatorUrl}/emulator/stats`);
   return ((await res.json()) as { audioSeconds: number }).audioSeconds;
-}
-
-/** result.json files under a prefix: one per call, never two. */
-async function countResults(bench: BenchStack, prefix: string): Promise<number> {
-  let n = 0;
-  let next: string | undefined;
-  do {
-    const page = await bench.pc.store.listPage(prefix, next);
-    n += page.objects.filter((o) => o.key.endsWith('/result.json')).length;
-    next = page.next;
-  } while (next);
-  return n;
 }
 
 function sessionAudio(docs: ResultDocument[]): number {
@@ -202,7 +191,7 @@ async function run(): Promise<void> {
             `WorkflowType = '${processRecording.name}' AND CallpipeBatchId = "${prefix}"`,
           )
         ).count;
-        const results = await countResults(bench, `drills/${prefix}/`);
+        const results = await countResultFiles(bench.pc.store, `drills/${prefix}/`);
         return {
           result,
           docs,

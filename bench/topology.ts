@@ -29,7 +29,8 @@ import { backfillProgressQuery } from '../workflows/backfill.ts';
 import { processRecording } from '../workflows/process-recording.ts';
 import { writeWorkflowBundle } from '../workers/runtime.ts';
 import { ensureTemporalServer } from '../cli/tools/temporal-server.ts';
-import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
+import { countResultFiles } from './lib/result-files.ts';
+import { startBenchStack } from './lib/bench-stack.ts';
 import { activityIntervals } from './lib/activity-intervals.ts';
 import { startWorkerFleet, TOPOLOGY, type WorkerFleet } from './lib/topology.ts';
 import { recordingKey, uniqueRecordings, uploadRecordings } from './lib/unique-recordings.ts';
@@ -76,17 +77,6 @@ interface Pass {
   retried: Record<string, number>;
   restarts: number;
   kills: string[];
-}
-
-async function resultFiles(bench: BenchStack, prefix: string): Promise<number> {
-  let n = 0;
-  let next: string | undefined;
-  do {
-    const page = await bench.pc.store.listPage(prefix, next);
-    n += page.objects.filter((o) => o.key.endsWith('/result.json')).length;
-    next = page.next;
-  } while (next);
-  return n;
 }
 
 async function run(): Promise<void> {
@@ -232,7 +222,7 @@ async function run(): Promise<void> {
             `WorkflowType = '${processRecording.name}' AND CallpipeBatchId = "${batchId}"`,
           )
         ).count,
-        resultFiles: await resultFiles(bench, output.prefix),
+        resultFiles: await countResultFiles(bench.pc.store, output.prefix),
         peakOpenSessions: stats.accounts[0]?.peakSessions ?? 0,
         noResource550: stats.byCode['550'] ?? 0,
         retried,
