@@ -165,15 +165,22 @@ async function run(): Promise<void> {
       });
       const kills: string[] = [];
       let finished = false;
+      // A kill every `killEvery` seconds of the pass, on the clock: replacements start meanwhile (a slot
+      // whose replacement is still starting is not killed again).
+      const replacements: Promise<unknown>[] = [];
       const killer = (async () => {
-        while (kill && !finished) {
-          await sleep(killEvery * 1000);
+        for (let k = 1; kill && !finished; k++) {
+          await sleep(Math.max(0, t0 + k * killEvery * 1000 - Date.now()));
           if (finished) break;
-          const at = Math.floor(random() * fleet!.size);
-          const k = await fleet!.killAndReplace(at);
-          kills.push(k.killed);
-          log(
-            `killed ${k.killed} at ${round((Date.now() - t0) / 1000)} s; its replacement ready after ${round(k.readyAfterSeconds)} s`,
+          const killable = fleet!.killable();
+          const at = killable[Math.floor(random() * killable.length)]!;
+          const killedAt = round((Date.now() - t0) / 1000);
+          const { killed, ready } = await fleet!.killAndReplace(at);
+          kills.push(killed);
+          replacements.push(
+            ready.then((s) =>
+              log(`killed ${killed} at ${killedAt} s; its replacement ready ${round(s)} s later`),
+            ),
           );
         }
       })();
@@ -189,6 +196,7 @@ async function run(): Promise<void> {
       });
       const wallSeconds = (Date.now() - t0) / 1000;
       await killer;
+      await Promise.all(replacements);
       const stats = await emulatorStats();
       const docs = await Promise.all(
         Array.from({ length: calls }, async (_, i) => {

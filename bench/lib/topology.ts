@@ -18,13 +18,20 @@ interface Slot {
   index: number;
   generation: number;
   process: ManagedProcess;
+  /** A replacement is starting: not to be killed before it is up. */
+  starting: boolean;
 }
 
 export interface WorkerFleet {
   /** Every slot's current process, for messages: `asr-2#3` is the third process of asr slot 2. */
   names(): string[];
-  /** SIGKILLs the process of slot `at` (an index into the slots) and starts its replacement. */
-  killAndReplace(at: number): Promise<{ killed: string; readyAfterSeconds: number }>;
+  /** Slots whose process is up (not a replacement still starting): the ones a drill may kill. */
+  killable(): number[];
+  /**
+   * SIGKILLs the process of slot `at` (an index into the slots) and starts its replacement; resolves once
+   * it is killed, with `ready`, which resolves when the replacement is up (seconds after the kill).
+   */
+  killAndReplace(at: number): Promise<{ killed: string; ready: Promise<number> }>;
   size: number;
   stop(): Promise<void>;
 }
@@ -53,6 +60,7 @@ export async function startWorkerFleet(
       index,
       generation: 1,
       process: make(entry, index, 1),
+      starting: false,
     })),
   );
   const stop = () => Promise.all(slots.map((s) => s.process.stop().catch(() => undefined))).then(() => {});
@@ -68,6 +76,7 @@ export async function startWorkerFleet(
   return {
     size: slots.length,
     names: () => slots.map(name),
+    killable: () => slots.flatMap((s, i) => (s.starting ? [] : [i])),
     async killAndReplace(at) {
       const slot = slots[at]!;
       const killed = name(slot);
@@ -75,8 +84,12 @@ export async function startWorkerFleet(
       const t0 = Date.now();
       slot.generation += 1;
       slot.process = make(slot.entry, slot.index, slot.generation);
-      await slot.process.start();
-      return { killed, readyAfterSeconds: (Date.now() - t0) / 1000 };
+      slot.starting = true;
+      const ready = slot.process.start().then(() => {
+        slot.starting = false;
+        return (Date.now() - t0) / 1000;
+      });
+      return { killed, ready };
     },
     stop,
   };
