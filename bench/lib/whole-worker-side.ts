@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { ManagedProcess } from '../../cli/stack/process.ts';
 import { PROJECT_ROOT } from '../../cli/tools/provision.ts';
 import { LOCAL_CLIENT_ID, LOCAL_CLIENT_SECRET, LOCAL_DOMAIN_ID } from '../../schemas/config.ts';
@@ -21,9 +21,13 @@ import type { scaleSessions } from '../workflows/scale-sessions.ts';
 const WORKFLOWS = fileURLToPath(new URL('../workflows/scale-sessions.ts', import.meta.url));
 const WORKFLOW_QUEUE = 'bench-scale-workflows';
 const PREFIX = 'benchscale';
+/** temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED (a worker runs it). */
+const PENDING_ACTIVITY_STATE_STARTED = 2;
 
 export interface WholeWorkerMeasure {
   streams: number;
+  /** Sessions streaming when the hold began (all of them, unless the worker could not start them in a minute). */
+  open: number;
   wallSeconds: number;
   cpuSeconds: number;
   requestsPerStreamSecond: number;
@@ -35,6 +39,12 @@ export interface WholeWorkerMeasure {
 
 async function emulatorStats(url: string): Promise<EmulatorStats> {
   return (await (await fetch(`${url}/emulator/stats`)).json()) as EmulatorStats;
+}
+
+/** Sessions of the workflow whose activity is running. */
+async function started(handle: WorkflowHandle): Promise<number> {
+  const { raw } = await handle.describe();
+  return (raw.pendingActivities ?? []).filter((a) => a.state === PENDING_ACTIVITY_STATE_STARTED).length;
 }
 
 function sessionErrors(stats: EmulatorStats): number {
@@ -49,6 +59,8 @@ export interface WholeWorkerRig {
 export async function startWholeWorkerRig(
   stack: StreamStack,
   audio: { key: string; seconds: number; model: string },
+  /** Writes a V8 CPU profile of each worker process into this directory (`node --cpu-prof`). */
+  profileDir?: string,
 ): Promise<WholeWorkerRig> {
   const temporal = stack.temporal;
   if (!temporal) throw new Error('the whole-worker side needs a stream stack with Temporal');
@@ -83,6 +95,7 @@ export async function startWholeWorkerRig(
     CALLPIPE_ASR_CONCURRENT_SESSIONS: String(streams),
     CALLPIPE_METRICS_PORT: '0',
     CALLPIPE_LOG_LEVEL: 'warn',
+    ...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
   });
 
   return {
@@ -112,8 +125,12 @@ export async function startWholeWorkerRig(
         ],
       });
       try {
-        // A moment past the ramp, so that the last session is streaming.
-        await sleep((rampSeconds + 2) * 1000);
+        // The hold starts once every session is streaming (activity started), as on the other sides.
+        await sleep(rampSeconds * 1000);
+        const waitUntil = Date.now() + 60_000;
+        let open = 0;
+        while ((open = await started(handle)) < streams && Date.now() < waitUntil) await sleep(500);
+        await sleep(2000);
         const before = await emulatorStats(stack.emulatorUrl);
         const cpu0 = cpuSeconds(worker.pid);
         const t0 = performance.now();
@@ -124,6 +141,7 @@ export async function startWholeWorkerRig(
         const { status } = await handle.describe();
         return {
           streams,
+          open,
           wallSeconds,
           cpuSeconds: cpu,
           requestsPerStreamSecond: (after.chunks - before.chunks) / streams / wallSeconds,
