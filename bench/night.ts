@@ -29,7 +29,8 @@ import { startBenchStack } from './lib/bench-stack.ts';
 import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
 import { makespanBound, requestsPerAudioHour } from './lib/makespan.ts';
-import { cpuSeconds, peakRssMb } from './lib/proc-memory.ts';
+import { startCpuMeter, type CpuUse } from './lib/cpu-meter.ts';
+import { peakRssMb } from './lib/proc-memory.ts';
 import { unionMs } from './lib/activity-intervals.ts';
 import { requestLogLines, textRequestsPerAudioHour } from './lib/text-requests.ts';
 
@@ -226,10 +227,7 @@ async function run(): Promise<void> {
       })),
     );
     const recordingSeconds = specs.reduce((s, c) => s + c.durationSeconds, 0);
-    const passes: Record<
-      string,
-      ReturnType<typeof passFigures> & { workersCpuCores: number; emulatorCpuCores: number }
-    > = {};
+    const passes: Record<string, ReturnType<typeof passFigures> & { cpu: CpuUse }> = {};
     const transcripts: Record<string, string[][]> = {};
     for (const strategy of strategies) {
       // Fresh workers per pass: their peak RSS belongs to this pass alone.
@@ -237,7 +235,12 @@ async function run(): Promise<void> {
       log(`${strategy}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
       const plan = planOptionsOf({ limits: { ...stack.config.limits, planStrategy: strategy } });
       const text = textGrains;
-      const emulatorCpu0 = cpuSeconds(stack.processes.emulator?.pid);
+      const cpu = startCpuMeter({
+        workers: workers.pid,
+        emulator: stack.processes.emulator?.pid,
+        temporal: stack.processes.temporal.pid,
+        s3: stack.processes.s3.pid,
+      });
       const logPath = stack.addresses.requestLog;
       const requestLog = logPath ? { path: logPath, from: requestLogLines(logPath).length } : undefined;
       const result = await runCalls(pc, sources, {
@@ -247,13 +250,9 @@ async function run(): Promise<void> {
       });
       passes[strategy] = {
         ...passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog),
-        // Cores kept busy over the pass (2 on this machine): when these add up to the machine, the
-        // pass is CPU-bound and pacing is not what sets its length.
-        workersCpuCores: round(cpuSeconds(workers.pid) / result.wallSeconds, 2),
-        emulatorCpuCores: round(
-          (cpuSeconds(stack.processes.emulator?.pid) - emulatorCpu0) / result.wallSeconds,
-          2,
-        ),
+        // Cores kept busy over the pass (workers' children: ffmpeg), and the machine's busy share: near
+        // 1, the pass is CPU-bound and pacing is not what sets its length.
+        cpu: cpu.read(),
       };
       transcripts[strategy] = result.calls.map((c) => transcriptOf(c.doc));
       log(`${strategy}: ${JSON.stringify(passes[strategy])}`);

@@ -239,6 +239,16 @@ async function run(): Promise<void> {
               held ? 'held' : m.open < m.streams ? `NOT HELD (${m.open} of ${m.streams} open)` : 'NOT HELD',
             ].join('  '),
           );
+          // Where the worker's CPU went, by thread: JavaScript (node), Temporal's core (tokio), GC, libuv.
+          const perStreamSecond = (s: number) => ((s * 1000) / (m.streams * m.wallSeconds)).toFixed(2);
+          console.log(
+            `${' '.repeat(17)}by thread, ms/stream-s: ` +
+              Object.entries(m.threadCpuSeconds)
+                .filter(([, s]) => s > 0)
+                .sort((a, b) => b[1] - a[1])
+                .map(([name, s]) => `${name} ${perStreamSecond(s)}`)
+                .join(', '),
+          );
           continue;
         }
         const m = await runChild({

@@ -56,17 +56,27 @@ export function unbracketFillers(text: string): string {
 
 /**
  * Partial results are staged when this much audio has been recognized since the last write, or this
- * much wall time has passed: a crash re-streams at most about that much audio (plus the heartbeat
- * timeout), at the cost of one small PUT per interval per session.
+ * much wall time has passed: a crash re-streams at most about that much audio, or that much time at
+ * pace (plus the heartbeat timeout), at the cost of one small PUT per interval per session. Each PUT
+ * costs the worker about 0.25 ms of CPU (signing, the SDK's middleware): at real-time pacing every 5 s,
+ * it was a tenth of a 512-stream worker's JavaScript thread (bench/realtime-scale.ts, issue 18).
  */
-const PARTIAL_WRITE_AUDIO_SECONDS = 10;
-const PARTIAL_WRITE_INTERVAL_MS = 5000;
+const PARTIAL_WRITE_AUDIO_SECONDS = 30;
+const PARTIAL_WRITE_INTERVAL_MS = 15_000;
 /**
- * Heartbeats are sent at most this often. Each one costs a payload encoding and a call into the SDK's
- * core; once per 240-ms request it was a large share of the worker's CPU at 16 sessions × speed 100
- * (6,700 requests/s), while the server hears of at most one per 80 % of the heartbeat timeout anyway.
+ * Heartbeats are sent at most every sixth of the activity's heartbeat timeout, within these bounds.
+ * Each one costs a payload encoding and a trip through the SDK's heartbeat pipeline; once per 240-ms
+ * request it was a large share of the worker's CPU at 16 sessions × speed 100 (6,700 requests/s), and
+ * once a second it was 8 % of a 512-stream worker's JavaScript thread at real time, while the server
+ * hears of at most one per 80 % of the heartbeat timeout anyway (the SDK throttles).
  */
-const HEARTBEAT_INTERVAL_MS = 1000;
+const HEARTBEAT_INTERVAL_MIN_MS = 200;
+const HEARTBEAT_INTERVAL_MAX_MS = 5000;
+
+export function heartbeatIntervalMs(heartbeatTimeoutMs: number | undefined): number {
+  if (!heartbeatTimeoutMs) return HEARTBEAT_INTERVAL_MAX_MS;
+  return Math.min(HEARTBEAT_INTERVAL_MAX_MS, Math.max(HEARTBEAT_INTERVAL_MIN_MS, heartbeatTimeoutMs / 6));
+}
 /**
  * Writing a finished session's result: the one loop that retries it (object storage requests are not
  * retried by the S3 client inside workers: schemas/retry-table.ts). It waits up to this long in all,
@@ -257,6 +267,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
     const timeStillNeededMs = () =>
       ((input.end - state.resumeAt) / deps.slowestPace) * 1000 * STREAM_TIME_SLACK + STREAM_TIME_MARGIN_MS;
     let noResourceWaits = 0;
+    const heartbeatEveryMs = heartbeatIntervalMs(ctx?.info.heartbeatTimeoutMs);
     const heartbeatNow = (positionSeconds: number) =>
       ctx?.heartbeat({
         resumeAt: state.resumeAt,
@@ -269,7 +280,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
       const until = Date.now() + ms;
       while (Date.now() < until) {
         heartbeatNow(state.resumeAt);
-        await sleep(Math.min(HEARTBEAT_INTERVAL_MS, until - Date.now()), undefined, {
+        await sleep(Math.min(heartbeatEveryMs, until - Date.now()), undefined, {
           signal: ctx?.cancellationSignal,
         });
       }
@@ -346,7 +357,7 @@ export function createAsrActivities(deps: AsrActivityDeps) {
           onProgress: (p) => {
             position = p.positionSeconds;
             const now = Date.now();
-            if (now - lastHeartbeat < HEARTBEAT_INTERVAL_MS) return;
+            if (now - lastHeartbeat < heartbeatEveryMs) return;
             lastHeartbeat = now;
             heartbeatNow(p.positionSeconds);
           },

@@ -15,7 +15,7 @@ import { PROJECT_ROOT } from '../../cli/tools/provision.ts';
 import { LOCAL_CLIENT_ID, LOCAL_CLIENT_SECRET, LOCAL_DOMAIN_ID } from '../../schemas/config.ts';
 import type { EmulatorStats } from '../../emulator/server.ts';
 import type { StreamStack } from './stream-stack.ts';
-import { cpuSeconds } from './proc-memory.ts';
+import { cpuSeconds, threadCpu } from './cpu-meter.ts';
 import type { scaleSessions } from '../workflows/scale-sessions.ts';
 
 const WORKFLOWS = fileURLToPath(new URL('../workflows/scale-sessions.ts', import.meta.url));
@@ -30,6 +30,8 @@ export interface WholeWorkerMeasure {
   open: number;
   wallSeconds: number;
   cpuSeconds: number;
+  /** CPU seconds over the hold by thread name (cpu-meter.ts threadCpu). */
+  threadCpuSeconds: Record<string, number>;
   requestsPerStreamSecond: number;
   /** 412, 552 and 651 answers during the hold: pacing lost. */
   sessionErrors: number;
@@ -95,7 +97,6 @@ export async function startWholeWorkerRig(
     CALLPIPE_ASR_CONCURRENT_SESSIONS: String(streams),
     CALLPIPE_METRICS_PORT: '0',
     CALLPIPE_LOG_LEVEL: 'warn',
-    ...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
   });
 
   return {
@@ -103,7 +104,13 @@ export async function startWholeWorkerRig(
       const worker = new ManagedProcess({
         name: `asr-${streams}`,
         command: process.execPath,
-        args: ['--import', 'tsx', join(PROJECT_ROOT, 'workers', 'asr.ts')],
+        // Node refuses --cpu-prof in NODE_OPTIONS: it goes on the command line.
+        args: [
+          ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+          '--import',
+          'tsx',
+          join(PROJECT_ROOT, 'workers', 'asr.ts'),
+        ],
         env: env(streams),
         cwd: PROJECT_ROOT,
         logFile: join(stack.home, 'logs', `asr-${streams}.log`),
@@ -133,9 +140,13 @@ export async function startWholeWorkerRig(
         await sleep(2000);
         const before = await emulatorStats(stack.emulatorUrl);
         const cpu0 = cpuSeconds(worker.pid);
+        const threads0 = threadCpu(worker.pid);
         const t0 = performance.now();
         await sleep(holdSeconds * 1000);
         const cpu = cpuSeconds(worker.pid) - cpu0;
+        const threads = Object.fromEntries(
+          Object.entries(threadCpu(worker.pid)).map(([name, s]) => [name, s - (threads0[name] ?? 0)]),
+        );
         const wallSeconds = (performance.now() - t0) / 1000;
         const after = await emulatorStats(stack.emulatorUrl);
         const { status } = await handle.describe();
@@ -144,6 +155,7 @@ export async function startWholeWorkerRig(
           open,
           wallSeconds,
           cpuSeconds: cpu,
+          threadCpuSeconds: threads,
           requestsPerStreamSecond: (after.chunks - before.chunks) / streams / wallSeconds,
           sessionErrors: sessionErrors(after) - sessionErrors(before),
           failed: status.name !== 'RUNNING',

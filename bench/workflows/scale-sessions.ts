@@ -9,6 +9,9 @@ import type {
   RecognizeSessionOutput,
 } from '../../activities/asr/recognize-session.ts';
 
+/** The shortest timer worth asking a Temporal server for. */
+const TIMER_RESOLUTION_MS = 1000;
+
 export interface ScaleSessionsInput {
   asrTaskQueue: string;
   count: number;
@@ -28,16 +31,27 @@ export async function scaleSessions(input: ScaleSessionsInput): Promise<Recogniz
     retry: { maximumAttempts: 1 },
   });
   const runs: Promise<RecognizeSessionOutput>[] = [];
-  for (let i = 0; i < input.count; i++) {
-    runs.push(
-      recognizeSession({
-        ...input.session,
-        callId: `scale-${i}`,
-        session: i,
-        resultKey: `${input.resultPrefix}${i}.json`,
-      }),
+  // A server's timers fire about once a second at best (the dev server's timer queue), so a timer per
+  // session would stretch a ramp of 256 sessions over 30 s to 256 s: each tick opens every session due.
+  const tickMs = Math.max(TIMER_RESOLUTION_MS, input.rampMs / input.count);
+  const began = Date.now();
+  while (runs.length < input.count) {
+    const due = Math.min(
+      input.count,
+      Math.floor(((Date.now() - began) / Math.max(1, input.rampMs)) * input.count) + 1,
     );
-    await sleep(input.rampMs / input.count);
+    while (runs.length < due) {
+      const i = runs.length;
+      runs.push(
+        recognizeSession({
+          ...input.session,
+          callId: `scale-${i}`,
+          session: i,
+          resultKey: `${input.resultPrefix}${i}.json`,
+        }),
+      );
+    }
+    if (runs.length < input.count) await sleep(tickMs);
   }
   return Promise.all(runs);
 }

@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createAsrActivities } from '../../activities/asr/recognize-session.ts';
+import { createAsrActivities, heartbeatIntervalMs } from '../../activities/asr/recognize-session.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { ServiceError, type ServiceErrorKind } from '../../service/index.ts';
 import { MemoryStore } from './nlp.helpers.ts';
@@ -156,5 +156,16 @@ describe('recognizeSession failures', () => {
       nonRetryable: true,
     });
     expect(store.resultWrites).toBeGreaterThan(1);
+  });
+});
+
+describe('heartbeatIntervalMs', () => {
+  it('is a sixth of the heartbeat timeout, within 0.2–5 s', () => {
+    expect(heartbeatIntervalMs(30_000)).toBe(5000);
+    expect(heartbeatIntervalMs(120_000)).toBe(5000);
+    expect(heartbeatIntervalMs(6000)).toBe(1000);
+    expect(heartbeatIntervalMs(600)).toBe(200);
+    // No heartbeat timeout (a test's context): the longest interval.
+    expect(heartbeatIntervalMs(undefined)).toBe(5000);
   });
 });
