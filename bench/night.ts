@@ -28,7 +28,7 @@ import type { ResultDocument } from '../schemas/result.ts';
 import { startBenchStack } from './lib/bench-stack.ts';
 import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
-import { makespanBound, requestsPerAudioHour } from './lib/makespan.ts';
+import { makespanBound, slotSeconds, requestsPerAudioHour } from './lib/makespan.ts';
 import { startCpuMeter, type CpuUse } from './lib/cpu-meter.ts';
 import { peakRssMb } from './lib/proc-memory.ts';
 import { unionMs } from './lib/activity-intervals.ts';
@@ -133,6 +133,8 @@ function passFigures(
     ),
     recognitionMakespanSeconds: round(recognitionMakespan),
     recognitionRatio: round(recognitionMakespan / bound.idealSeconds, 3),
+    // budget × recognition makespan, by what the slots did: what stands between the ratio and 1.
+    slotSeconds: slotSeconds(recognitions, run.t0, budget, bound.totalSessionSeconds / speed),
     transcodeShare: round(transcodeMs / 1000 / run.wallSeconds, 3),
     transcodeSeconds: round(transcodeMs / 1000),
     recognitionSpanSeconds: round(recognizeMs / 1000),

@@ -34,3 +34,68 @@ export function requestsPerAudioHour(docs: ResultDocument[]): Record<string, num
   }
   return Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, Math.round(v / hours)]));
 }
+
+/**
+ * Where the budget's slot-seconds went between the start and the end of the last recognition:
+ * `budget × makespan = streaming + overhead + dispatch + starved + tail`. Streaming is the session
+ * audio ÷ speed (the ideal's own work); overhead is the rest of the recognition activities' time
+ * (opening the session, the first S3 read, waiting for the last final, writing the result, a pace below
+ * `speed`); dispatch is a free slot while a scheduled session had not started (queue and poll latency);
+ * starved is a free slot with nothing scheduled before the last session was (transcodes not ready,
+ * the first call's probe and plan); tail is free slots after the last session started.
+ */
+export interface SlotSeconds {
+  streaming: number;
+  overhead: number;
+  overheadPerSessionSeconds: number;
+  dispatch: number;
+  starved: number;
+  tail: number;
+}
+
+export function slotSeconds(
+  sessions: { scheduledMs: number; startMs: number; endMs: number }[],
+  t0Ms: number,
+  budget: number,
+  streamingSeconds: number,
+): SlotSeconds {
+  const events: [number, 'schedule' | 'start' | 'end'][] = sessions.flatMap((s) => [
+    [s.scheduledMs, 'schedule'] as [number, 'schedule'],
+    [s.startMs, 'start'] as [number, 'start'],
+    [s.endMs, 'end'] as [number, 'end'],
+  ]);
+  // At one instant, ends free slots before starts take them.
+  const order = { end: 0, schedule: 1, start: 2 };
+  events.sort((a, b) => a[0] - b[0] || order[a[1]] - order[b[1]]);
+  const lastStart = Math.max(...sessions.map((s) => s.startMs));
+  let running = 0;
+  let waiting = 0;
+  let at = t0Ms;
+  const free = { dispatch: 0, starved: 0, tail: 0 };
+  for (const [t, kind] of events) {
+    const idle = Math.max(0, budget - running) * (t - at);
+    if (at >= lastStart) free.tail += idle;
+    else if (waiting > 0) {
+      const busyWaiting = Math.min(waiting, Math.max(0, budget - running));
+      free.dispatch += busyWaiting * (t - at);
+      free.starved += idle - busyWaiting * (t - at);
+    } else free.starved += idle;
+    at = t;
+    if (kind === 'schedule') waiting += 1;
+    else if (kind === 'start') {
+      waiting -= 1;
+      running += 1;
+    } else running -= 1;
+  }
+  const activitySeconds = sessions.reduce((t, s) => t + s.endMs - s.startMs, 0) / 1000;
+  const r = (x: number) => Math.round(x * 10) / 10;
+  return {
+    streaming: r(streamingSeconds),
+    overhead: r(activitySeconds - streamingSeconds),
+    overheadPerSessionSeconds:
+      Math.round(((activitySeconds - streamingSeconds) / sessions.length) * 100) / 100,
+    dispatch: r(free.dispatch / 1000),
+    starved: r(free.starved / 1000),
+    tail: r(free.tail / 1000),
+  };
+}
