@@ -19,6 +19,7 @@
  * its real share. `--text-rate real` keeps 45/s whatever the speed.
  */
 import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { planOptionsOf } from '../schemas/config.ts';
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrain, type TextGrains } from '../schemas/text-grains.ts';
@@ -47,7 +48,7 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --nlp-rps N             the client's text requests per second (default 45 × speed when compressed)
   --strategies a,b        planning passes (default balanced,fixed)
   --seed N                the night's seed (default 7)
-  --keep                  keep the stack's home (logs, the emulator's request log)
+  --keep                  keep the stack's home (logs, the emulator's request log, each pass's activities)
   --stereo                every call stereo (the same lengths, containers and rates)
   --sentiment-grain G     sentiment per utterance, turn or window (default: the configuration's, window)
   --dialog-acts G         dialog acts per utterance, turn or window, or off (default: turn)
@@ -257,6 +258,17 @@ async function run(): Promise<void> {
         cpu: cpu.read(),
       };
       transcripts[strategy] = result.calls.map((c) => transcriptOf(c.doc));
+      if (values.keep) {
+        // Every activity's interval, for a closer look at a pass than its figures give.
+        const file = join(stack.addresses.home, `activities-${strategy}.json`);
+        writeFileSync(
+          file,
+          JSON.stringify(
+            result.calls.map((c) => ({ call: c.name, t0: result.t0, activities: c.activities })),
+          ),
+        );
+        log(`${strategy}: activities in ${file}`);
+      }
       log(`${strategy}: ${JSON.stringify(passes[strategy])}`);
     }
     const [a, b] = strategies;

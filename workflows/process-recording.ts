@@ -53,7 +53,7 @@ import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
 import { DEFAULT_TEXT_GRAINS, type TextGrains } from '../schemas/text-grains.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
-import { sessionPriority } from './session-priority.ts';
+import { planPriority, sessionPriority, transcodePriority } from './session-priority.ts';
 
 export interface ProcessRecordingInput {
   /** Stable id of the call: names its output folder. Chosen by the caller (cli/, backfill). */
@@ -284,7 +284,7 @@ async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
     {
       summary: `plan ${Math.round(probe.durationSeconds)} s`,
       taskQueue: call.queues.media,
-      priority: sessionPriority(probe.durationSeconds),
+      priority: planPriority(probe.durationSeconds),
     },
     [{ source: call.input.source, probe, options: call.input.plan }],
   );
@@ -327,7 +327,7 @@ function transcodeSession(call: Call, probe: ProbeResult, plan: SessionPlan, s: 
     {
       summary: `transcode session ${s.index} (${s.speaker} ${s.start}–${s.end} s)`,
       taskQueue: call.queues.media,
-      priority: sessionPriority(s.end - s.start),
+      priority: transcodePriority(s.end - s.start),
     },
     [
       {

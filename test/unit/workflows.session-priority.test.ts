@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sessionPriority } from '../../workflows/session-priority.ts';
+import { planPriority, sessionPriority, transcodePriority } from '../../workflows/session-priority.ts';
 
 describe('sessionPriority', () => {
   it('orders longer sessions first, within Temporal keys 1–5', () => {
@@ -8,5 +8,17 @@ describe('sessionPriority', () => {
     expect(keys).toEqual([1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 5]);
     // Never a higher key (later dispatch) for a longer session.
     for (let i = 1; i < keys.length; i += 1) expect(keys[i]!).toBeGreaterThanOrEqual(keys[i - 1]!);
+  });
+});
+
+describe('media queue priorities', () => {
+  it('puts every transcode before every plan, longest first within each', () => {
+    const transcodes = [3000, 600, 599, 1].map((s) => transcodePriority(s).priorityKey);
+    const plans = [7800, 1200, 1199, 60].map((s) => planPriority(s).priorityKey);
+    expect(transcodes).toEqual([1, 1, 2, 2]);
+    expect(plans).toEqual([4, 4, 5, 5]);
+    // The default key (3), which the call's other media work has, lies between them.
+    expect(Math.max(...transcodes)).toBeLessThan(3);
+    expect(Math.min(...plans)).toBeGreaterThan(3);
   });
 });
