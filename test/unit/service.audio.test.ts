@@ -81,7 +81,7 @@ describe('Pacer', () => {
   });
   it('catches up after a slow response, but at most maxCatchUpChunks requests back to back', () => {
     let now = 0;
-    const pacer = new Pacer(240, 1, () => now, 4);
+    const pacer = new Pacer(240, 1, () => now, 4, 0);
     pacer.sent(); // due: 240
     now = 700; // the answer took 700 ms: two slots missed, within the bound
     expect(pacer.delayMs()).toBe(0);
@@ -98,6 +98,22 @@ describe('Pacer', () => {
     pacer.sent(); // re-anchored: due 3240
     now = 3001;
     expect(pacer.delayMs()).toBe(239);
+  });
+  it('above real time, catches up any stall shorter than minCatchUpMs', () => {
+    // Speed 20: an interval is 12 ms, 4 of them 48 ms; a 200-ms pause (a GC) is still caught up.
+    let now = 0;
+    const pacer = new Pacer(240, 20, () => now, 4, 250);
+    pacer.sent(); // due: 12
+    now = 200;
+    pacer.sent(); // 188 ms behind: kept, due 24
+    expect(pacer.delayMs()).toBe(0);
+    now = 201;
+    pacer.sent(); // due 36
+    // A stall past the floor is forgiven as before: re-anchored on this send.
+    now = 600;
+    pacer.sent();
+    now = 601;
+    expect(pacer.delayMs()).toBe(11);
   });
   it('rejects a non-positive speed', () => {
     expect(() => new Pacer(240, 0)).toThrow(RangeError);
