@@ -10,8 +10,11 @@
  * ideal bound max(longest session, total session audio ÷ budget) ÷ speed and the ratio of the two;
  * requests per audio hour by endpoint (from each result.json); the workers process's peak RSS
  * (VmHWM; the workers are restarted before each pass); and the transcode share of the wall time (the
- * union of the transcode activities' intervals, from the workflows' histories). Rendering the night's
- * audio is not measured: files are cached under `.bench-cache/night/`.
+ * union of the transcode activities' intervals, from the workflows' histories); the machine's CPU
+ * saturation and each process's cores (ffmpeg counted as the workers' children), so that a CPU-bound
+ * pass shows as one; and where the budget's slot-seconds went (streaming, per-session overhead,
+ * dispatch, starved, tail: bench/lib/makespan.ts), which is what stands between the ratio and 1.
+ * Rendering the night's audio is not measured: files are cached under `.bench-cache/night/`.
  *
  * Text requests run at the service's rate compressed like its clock (`--text-rate compressed`, the
  * default): at speed 100 a night's recognition takes 1/100 of its real time, and so must the 50
