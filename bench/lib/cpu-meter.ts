@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { CLOCK_TICKS_PER_SECOND, readProcStat, type ProcStat } from '../../cli/stack/proc-stat.ts';
 
 /** Busy and total clock ticks of all CPUs since boot (the `cpu` line of /proc/stat). */
 function machineTicks(): { busy: number; total: number } | undefined {
@@ -22,19 +23,14 @@ function machineTicks(): { busy: number; total: number } | undefined {
 
 /** CPU seconds of `pid` itself and of its children it has waited for, from /proc/<pid>/stat. */
 export function processCpu(pid: number | undefined): { self: number; children: number } {
-  if (!pid) return { self: 0, children: 0 };
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces) start after its closing parenthesis;
-    // utime, stime, cutime and cstime are the line's fields 14–17, in clock ticks (100 a second).
-    const f = stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    return { self: (f[11]! + f[12]!) / 100, children: (f[13]! + f[14]!) / 100 };
-  } catch {
-    return { self: 0, children: 0 };
-  }
+  const stat = pid ? readProcStat(`/proc/${pid}/stat`) : undefined;
+  if (!stat) return { self: 0, children: 0 };
+  return { self: ticksSeconds(stat, 14, 15), children: ticksSeconds(stat, 16, 17) };
+}
+
+/** The sum of time fields `fields` (utime 14, stime 15, cutime 16, cstime 17), in seconds. */
+function ticksSeconds(stat: ProcStat, ...fields: number[]): number {
+  return fields.reduce((sum, n) => sum + Number(stat.field(n)), 0) / CLOCK_TICKS_PER_SECOND;
 }
 
 /** CPU seconds (user + system) used so far by `pid` itself; 0 when unknown. */
@@ -93,17 +89,9 @@ export function threadCpu(pid: number | undefined): Record<string, number> {
     return out;
   }
   for (const tid of tasks) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const f = stat
-        .slice(stat.lastIndexOf(')') + 2)
-        .split(' ')
-        .map(Number);
-      out[name] = (out[name] ?? 0) + (f[11]! + f[12]!) / 100;
-    } catch {
-      // The thread ended between the listing and the read.
-    }
+    // Undefined when the thread ended between the listing and the read.
+    const stat = readProcStat(`/proc/${pid}/task/${tid}/stat`);
+    if (stat) out[stat.comm] = (out[stat.comm] ?? 0) + ticksSeconds(stat, 14, 15);
   }
   return out;
 }

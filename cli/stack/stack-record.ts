@@ -9,6 +9,7 @@
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readProcStat } from './proc-stat.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StackAddresses } from './stack.ts';
 import { signalProcessGroup } from './process.ts';
@@ -39,13 +40,7 @@ export function stackFile(home: string): string {
 
 /** The process's start time from /proc, or undefined where there is no /proc (or no such process). */
 export function processStartTicks(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces), counted from field 3: start time is field 22.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
+  return readProcStat(`/proc/${pid}/stat`)?.field(22);
 }
 
 /** True while the recorded process runs (a zombie counts as gone) and is the one that was recorded. */
@@ -56,11 +51,9 @@ export function isRecordedProcessAlive(p: { pid: number; startTicks?: string }):
     return false;
   }
   if (existsSync('/proc/self/stat')) {
-    try {
-      if (readFileSync(`/proc/${p.pid}/stat`, 'utf8').includes(') Z ')) return false;
-    } catch {
-      return false;
-    }
+    // Gone since the signal, or a zombie (state, field 3, Z): not alive.
+    const state = readProcStat(`/proc/${p.pid}/stat`)?.field(3);
+    if (state === undefined || state === 'Z') return false;
     return p.startTicks === undefined || processStartTicks(p.pid) === p.startTicks;
   }
   return true;

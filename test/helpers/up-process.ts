@@ -6,6 +6,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readProcStat } from '../../cli/stack/proc-stat.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const CLI = fileURLToPath(new URL('../../bin/callpipe.js', import.meta.url));
@@ -15,13 +16,9 @@ export function descendants(pid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // process ended while listing
-    }
+    // Undefined when the process ended while listing.
+    const ppid = Number(readProcStat(`/proc/${entry}/stat`)?.field(4));
+    if (ppid) children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
   }
   const out: number[] = [];
   const walk = (p: number) => {
@@ -37,8 +34,9 @@ export function descendants(pid: number): number[] {
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    // A zombie is dead for our purposes.
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+    // A zombie (state, field 3, Z) is dead for our purposes; so is one gone since the signal.
+    const state = readProcStat(`/proc/${pid}/stat`)?.field(3);
+    return state !== undefined && state !== 'Z';
   } catch {
     return false;
   }
