@@ -6,11 +6,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureTools, PROJECT_ROOT } from '../../cli/tools/provision.ts';
+import { ensureTools } from '../../cli/tools/provision.ts';
 import { resolvePorts } from '../../cli/stack/ports.ts';
-import { httpAnswers, ManagedProcess } from '../../cli/stack/process.ts';
+import type { ManagedProcess } from '../../cli/stack/process.ts';
+import { devServerProcess, emulatorProcess } from '../../cli/stack/stack.ts';
 import { s3ServerProcess, WEED_GRPC_OFFSET } from '../../cli/stack/s3-server.ts';
-import { temporalHealthy } from '../../cli/stack/temporal-server.ts';
 import {
   loadConfig,
   LOCAL_CLIENT_ID,
@@ -80,19 +80,7 @@ export async function startStreamStack(
     await weed.start();
     processes.push(weed);
     const emulatorUrl = `http://127.0.0.1:${ports.emulator}`;
-    const emulator = new ManagedProcess({
-      name: 'emulator',
-      command: process.execPath,
-      args: [
-        join(PROJECT_ROOT, 'bin', 'callpipe.js'),
-        'emulator',
-        '--port',
-        String(ports.emulator),
-        ...emulatorArgs,
-      ],
-      logFile: join(home, 'logs', 'emulator.log'),
-      healthCheck: () => httpAnswers(`${emulatorUrl}/emulator/stats`),
-    });
+    const emulator = emulatorProcess(ports.emulator, emulatorArgs, home, process.env);
     await emulator.start();
     processes.push(emulator);
     if (!options.temporal) return { s3, emulatorUrl, home, close };
@@ -100,26 +88,7 @@ export async function startStreamStack(
       ...loadConfig({ env: {} }).temporal,
       address: `127.0.0.1:${ports.temporal}`,
     };
-    const server = new ManagedProcess({
-      name: 'temporal',
-      command: tools.temporal,
-      args: [
-        'server',
-        'start-dev',
-        '--headless',
-        '--ip',
-        '127.0.0.1',
-        '--port',
-        String(ports.temporal),
-        '--db-filename',
-        join(home, 'temporal.sqlite'),
-        '--log-level',
-        'warn',
-      ],
-      logFile: join(home, 'logs', 'temporal.log'),
-      healthCheck: () => temporalHealthy(temporal),
-      startTimeoutMs: 90_000,
-    });
+    const server = devServerProcess({ temporal }, { temporal: ports.temporal }, home, tools, process.env);
     await server.start();
     processes.push(server);
     return { s3, emulatorUrl, temporal, home, close };

@@ -194,12 +194,33 @@ export function isolatedStackConfig(
   });
 }
 
-/** The Temporal CLI's dev server: SQLite under the home, its Web UI, our search attributes registered. */
-function devServerProcess(
-  config: Config,
-  ports: { temporal: number; temporalUi: number },
+/** `callpipe emulator` on `port` as a child process, healthy once its stats answer; `args`: its options. */
+export function emulatorProcess(
+  port: number,
+  args: string[],
   home: string,
-  tools: ToolPaths,
+  env: NodeJS.ProcessEnv,
+): ManagedProcess {
+  return new ManagedProcess({
+    name: 'emulator',
+    command: process.execPath,
+    args: [join(PROJECT_ROOT, 'bin', 'callpipe.js'), 'emulator', '--port', String(port), ...args],
+    env,
+    logFile: join(home, 'logs', 'emulator.log'),
+    healthCheck: () => httpAnswers(`http://127.0.0.1:${port}/emulator/stats`),
+    startTimeoutMs: 30_000,
+  });
+}
+
+/**
+ * The Temporal CLI's dev server: SQLite under the home, our search attributes registered, and its Web UI
+ * unless no UI port is given (the benchmarks' stacks).
+ */
+export function devServerProcess(
+  config: Pick<Config, 'temporal'>,
+  ports: { temporal: number; temporalUi?: number },
+  home: string,
+  tools: Pick<ToolPaths, 'temporal'>,
   env: NodeJS.ProcessEnv,
 ): ManagedProcess {
   return new ManagedProcess({
@@ -212,8 +233,7 @@ function devServerProcess(
       '127.0.0.1',
       '--port',
       String(ports.temporal),
-      '--ui-port',
-      String(ports.temporalUi),
+      ...(ports.temporalUi === undefined ? ['--headless'] : ['--ui-port', String(ports.temporalUi)]),
       '--db-filename',
       join(home, 'temporal.sqlite'),
       '--namespace',
@@ -365,28 +385,11 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     const requestLog = join(home, 'logs', 'emulator-requests.jsonl');
     if (options.emulator !== false) {
       log(`starting service emulator on ${emulatorUrl} (speed ${speed})…`);
-      const args = [
-        join(PROJECT_ROOT, 'bin', 'callpipe.js'),
-        'emulator',
-        '--port',
-        String(ports.emulator),
-        '--speed',
-        String(speed),
-        '--request-log',
-        requestLog,
-      ];
+      const args = ['--speed', String(speed), '--request-log', requestLog];
       if (config.stack.emulatorPhrasebook) args.push('--phrasebook', config.stack.emulatorPhrasebook);
       if (config.stack.emulatorFaults) args.push('--faults', config.stack.emulatorFaults);
       if (config.stack.emulatorAccounts) args.push('--accounts', config.stack.emulatorAccounts);
-      emulator = new ManagedProcess({
-        name: 'emulator',
-        command: process.execPath,
-        args,
-        env: childEnv(),
-        logFile: join(home, 'logs', 'emulator.log'),
-        healthCheck: () => httpAnswers(`${emulatorUrl}/emulator/stats`),
-        startTimeoutMs: 30_000,
-      });
+      emulator = emulatorProcess(ports.emulator, args, home, childEnv());
       await emulator.start(onSpawn('emulator'));
       started.push(emulator);
     }
