@@ -13,11 +13,10 @@ export interface Command {
 /** An error meant for the user: printed as one line, exit code 2 for usage errors by default. */
 export class CliError extends Error {
   override name = 'CliError';
-  constructor(
-    message: string,
-    readonly exitCode = 2,
-  ) {
+  readonly exitCode;
+  constructor(message: string, exitCode = 2) {
     super(message);
+    this.exitCode = exitCode;
   }
 }
 

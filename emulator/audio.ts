@@ -29,7 +29,10 @@ export function bytesPerSample(codec: AudioCodec): number {
 export class AudioDecoder {
   private carry: number | undefined;
 
-  constructor(readonly codec: AudioCodec) {}
+  readonly codec: AudioCodec;
+  constructor(codec: AudioCodec) {
+    this.codec = codec;
+  }
 
   decode(bytes: Buffer): Float32Array {
     if (this.codec === 'mulaw') {

@@ -45,11 +45,13 @@ export class Recognizer {
   private readonly segmenter: Segmenter;
   private interimCount = 0;
 
-  constructor(
-    private readonly uniqueId: string,
-    private readonly params: StartParams,
-    private readonly phrasebook: Map<number, string>,
-  ) {
+  private readonly uniqueId: string;
+  private readonly params: StartParams;
+  private readonly phrasebook: Map<number, string>;
+  constructor(uniqueId: string, params: StartParams, phrasebook: Map<number, string>) {
+    this.uniqueId = uniqueId;
+    this.params = params;
+    this.phrasebook = phrasebook;
     this.decoder = new AudioDecoder(params.codec);
     this.segmenter = new Segmenter(params.samplingRate);
   }

@@ -37,10 +37,9 @@ export class Segmenter {
     { start: number; lastLoudEnd: number; quietFrames: number; symbols: TimedSymbol[] } | undefined;
   private run: { start: number; buffer: Float32Array; length: number } | undefined;
 
-  constructor(
-    readonly rate: number,
-    hangoverSeconds = DEFAULT_HANGOVER_SECONDS,
-  ) {
+  readonly rate: number;
+  constructor(rate: number, hangoverSeconds = DEFAULT_HANGOVER_SECONDS) {
+    this.rate = rate;
     this.frame = Math.max(1, Math.round(rate * FRAME_SECONDS));
     this.hangoverFrames = Math.max(1, Math.round(hangoverSeconds / FRAME_SECONDS));
   }

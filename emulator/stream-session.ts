@@ -88,12 +88,13 @@ export class StreamSession {
   readonly recognizer: Recognizer;
   readonly chunkBytes: number;
 
-  constructor(
-    readonly id: string,
-    readonly account: Account,
-    readonly params: StartParams,
-    phrasebook: Map<number, string>,
-  ) {
+  readonly id: string;
+  readonly account: Account;
+  readonly params: StartParams;
+  constructor(id: string, account: Account, params: StartParams, phrasebook: Map<number, string>) {
+    this.id = id;
+    this.account = account;
+    this.params = params;
     this.recognizer = new Recognizer(id, params, phrasebook);
     this.chunkBytes = Math.round(CHUNK_SECONDS * params.samplingRate) * bytesPerSample(params.codec);
   }
@@ -151,7 +152,9 @@ export class SessionRegistry {
 
   private readonly now: Clock;
 
-  constructor(private readonly deps: RegistryDeps) {
+  private readonly deps: RegistryDeps;
+  constructor(deps: RegistryDeps) {
+    this.deps = deps;
     this.now = deps.clock ?? (() => performance.now());
     this.sweeper = setInterval(() => this.sweep(), 250);
     this.sweeper.unref();

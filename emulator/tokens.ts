@@ -25,11 +25,16 @@ interface TokenRecord {
 export class TokenStore {
   private tokens = new Map<string, TokenRecord>();
 
+  private lifetimeSeconds;
+  private earlyExpirySeconds?: number;
   constructor(
-    private lifetimeSeconds = DEFAULT_TOKEN_LIFETIME_SECONDS,
+    lifetimeSeconds = DEFAULT_TOKEN_LIFETIME_SECONDS,
     /** Fault injection: tokens stop working this many seconds after issue, whatever they say. */
-    private earlyExpirySeconds?: number,
-  ) {}
+    earlyExpirySeconds?: number,
+  ) {
+    this.lifetimeSeconds = lifetimeSeconds;
+    this.earlyExpirySeconds = earlyExpirySeconds;
+  }
 
   setEarlyExpiry(seconds: number | undefined): void {
     this.earlyExpirySeconds = seconds;

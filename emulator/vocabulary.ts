@@ -58,10 +58,11 @@ export class UserDictionaries {
   private readonly stored = new Map<string, Stored>();
   private readonly startedAt: number;
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly speed: number,
-  ) {
+  private readonly clock: Clock;
+  private readonly speed: number;
+  constructor(clock: Clock, speed: number) {
+    this.clock = clock;
+    this.speed = speed;
     this.startedAt = clock();
   }
 

@@ -21,7 +21,10 @@ export class CostMeter {
   bytesSent = 0;
   bytesReceived = 0;
 
-  constructor(private readonly parent?: CostMeter) {}
+  private readonly parent?: CostMeter;
+  constructor(parent?: CostMeter) {
+    this.parent = parent;
+  }
 
   addRequest(bytesSent: number): void {
     this.requests += 1;

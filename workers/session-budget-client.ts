@@ -74,7 +74,9 @@ export class SessionBudgetClient {
   private flushing: Promise<void> | undefined;
   private closed = false;
 
-  constructor(private readonly options: SessionBudgetOptions) {
+  private readonly options: SessionBudgetOptions;
+  constructor(options: SessionBudgetOptions) {
+    this.options = options;
     this.handle = options.client.workflow.getHandle(options.workflowId);
   }
 

@@ -658,11 +658,12 @@ function costOf(sessions: RecognizedSession[], text: TextSteps, redacted?: Redac
 
 /** Marks the failing stage on an error that leaves a stage whose sessions overlap another's. */
 class StageFailure extends Error {
-  constructor(
-    readonly stage: Stage,
-    readonly reason: string,
-  ) {
+  readonly stage: Stage;
+  readonly reason: string;
+  constructor(stage: Stage, reason: string) {
     super(reason);
+    this.stage = stage;
+    this.reason = reason;
   }
 }
 
@@ -682,7 +683,10 @@ class StageTracker {
   readonly ms: Partial<Record<Stage, number>> = {};
   private since = Date.now();
 
-  constructor(private readonly progress: ProcessRecordingProgress) {}
+  private readonly progress: ProcessRecordingProgress;
+  constructor(progress: ProcessRecordingProgress) {
+    this.progress = progress;
+  }
 
   enter(stage: Stage, details?: string): void {
     const now = Date.now();
@@ -703,7 +707,9 @@ class Call {
   readonly progress: ProcessRecordingProgress;
   readonly stages: StageTracker;
 
-  constructor(readonly input: ProcessRecordingInput) {
+  readonly input: ProcessRecordingInput;
+  constructor(input: ProcessRecordingInput) {
+    this.input = input;
     this.queues = input.queues ?? DEFAULT_QUEUES;
     this.keys = callKeys({
       output: input.output,

@@ -93,10 +93,9 @@ class Accumulator {
   private readonly current: Float64Array;
   private rest: Buffer = Buffer.alloc(0);
 
-  constructor(
-    readonly channels: number,
-    expectedWindows: number,
-  ) {
+  readonly channels: number;
+  constructor(channels: number, expectedWindows: number) {
+    this.channels = channels;
     this.peaks = Array.from({ length: channels }, () => new Uint16Array(expectedWindows + 16));
     this.histograms = Array.from({ length: channels }, () => new Uint32Array(FULL_SCALE + 1));
     this.energy = new Float64Array(channels);

@@ -38,10 +38,9 @@ export class Conditioner {
   /** Two state variables per section and channel. */
   private readonly state: Float64Array;
 
-  constructor(
-    sampleRate: number,
-    readonly channels: number,
-  ) {
+  readonly channels: number;
+  constructor(sampleRate: number, channels: number) {
+    this.channels = channels;
     const w0 = (2 * Math.PI * CONDITIONING_HIGHPASS_HZ) / sampleRate;
     const alpha = Math.sin(w0) / (2 * SECTION_Q);
     const cos = Math.cos(w0);

@@ -19,35 +19,45 @@ export type MediaErrorKind =
 /** A bad input (or a bad option for this input): fails the recording, the batch goes on. */
 export class MediaError extends Error {
   override name = 'MediaError';
-  constructor(
-    readonly kind: MediaErrorKind,
-    message: string,
-    readonly path?: string,
-  ) {
+  readonly kind: MediaErrorKind;
+  readonly path?: string;
+  constructor(kind: MediaErrorKind, message: string, path?: string) {
     super(message);
+    this.kind = kind;
+    this.path = path;
   }
 }
 
 /** ffmpeg or ffprobe failed in a way we did not classify as a bad input. */
 export class FfmpegError extends Error {
   override name = 'FfmpegError';
+  readonly tool: string;
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stderrTail: string;
   constructor(
     message: string,
-    readonly tool: string,
-    readonly exitCode: number | null,
-    readonly signal: NodeJS.Signals | null,
+    tool: string,
+    exitCode: number | null,
+    signal: NodeJS.Signals | null,
     /** The last lines ffmpeg wrote on stderr: the reason, when it gave one. */
-    readonly stderrTail: string,
+    stderrTail: string,
   ) {
     super(message);
+    this.tool = tool;
+    this.exitCode = exitCode;
+    this.signal = signal;
+    this.stderrTail = stderrTail;
   }
 }
 
 /** The ffmpeg/ffprobe binary is missing: a deployment problem, not the recording's. */
 export class MediaToolMissingError extends Error {
   override name = 'MediaToolMissingError';
-  constructor(readonly tool: string) {
+  readonly tool: string;
+  constructor(tool: string) {
     super(`${tool} not found: install ffmpeg or set CALLPIPE_FFMPEG / CALLPIPE_FFPROBE`);
+    this.tool = tool;
   }
 }
 
@@ -62,11 +72,11 @@ export class MediaCancelledError extends Error {
 /** A transcode produced a different number of bytes than the session's length requires. */
 export class MediaLengthError extends Error {
   override name = 'MediaLengthError';
-  constructor(
-    readonly expected: number,
-    readonly actual: number,
-    what: string,
-  ) {
+  readonly expected: number;
+  readonly actual: number;
+  constructor(expected: number, actual: number, what: string) {
     super(`${what}: expected ${expected} bytes, got ${actual}`);
+    this.expected = expected;
+    this.actual = actual;
   }
 }

@@ -47,10 +47,9 @@ class FrameWalker {
   private rest: Buffer = Buffer.alloc(0);
   private readonly cursor = { span: 0 };
 
-  constructor(
-    private readonly spans: readonly FrameSpan[],
-    channels: number,
-  ) {
+  private readonly spans: readonly FrameSpan[];
+  constructor(spans: readonly FrameSpan[], channels: number) {
+    this.spans = spans;
     this.frameBytes = BYTES_PER_SAMPLE * channels;
   }
 
@@ -82,13 +81,14 @@ class FrameWalker {
 class SpanMasker extends Transform {
   readonly walker: FrameWalker;
 
-  constructor(
-    spans: readonly FrameSpan[],
-    private readonly channels: number,
-    private readonly mask: AudioMask,
-    private readonly sampleRate: number,
-  ) {
+  private readonly channels: number;
+  private readonly mask: AudioMask;
+  private readonly sampleRate: number;
+  constructor(spans: readonly FrameSpan[], channels: number, mask: AudioMask, sampleRate: number) {
     super();
+    this.channels = channels;
+    this.mask = mask;
+    this.sampleRate = sampleRate;
     this.walker = new FrameWalker(spans, channels);
   }
 
@@ -124,12 +124,10 @@ class CopyReader extends Writable {
   readonly measures: SpanMeasure[];
   private readonly coefficient: number;
 
-  constructor(
-    spans: readonly FrameSpan[],
-    private readonly channels: number,
-    sampleRate: number,
-  ) {
+  private readonly channels: number;
+  constructor(spans: readonly FrameSpan[], channels: number, sampleRate: number) {
     super();
+    this.channels = channels;
     this.walker = new FrameWalker(spans, channels);
     this.coefficient = 2 * Math.cos((2 * Math.PI * REDACTED_AUDIO_TONE_HZ) / sampleRate);
     const zeros = () => Array.from({ length: channels }, () => 0);

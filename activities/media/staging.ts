@@ -58,7 +58,10 @@ const META_SUFFIX = '.meta.json';
 
 /** Staging in a local directory: `<root>/<key>` and `<root>/<key>.meta.json`. */
 export class LocalStagingStore implements StagingStore {
-  constructor(readonly root: string) {}
+  readonly root: string;
+  constructor(root: string) {
+    this.root = root;
+  }
 
   /** The file of a key; refuses keys that would leave the root. */
   pathOf(key: string): string {

@@ -83,11 +83,12 @@ export function transcodeStream(range: TranscodeRange, signal?: AbortSignal): To
 /** Passes bytes through and fails the stream unless exactly `expected` bytes went by. */
 export class ExactLengthStream extends Transform {
   bytes = 0;
-  constructor(
-    readonly expected: number,
-    readonly what: string,
-  ) {
+  readonly expected: number;
+  readonly what: string;
+  constructor(expected: number, what: string) {
     super();
+    this.expected = expected;
+    this.what = what;
   }
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;

@@ -13,7 +13,10 @@ import type { StagedObjectInfo, StagingMeta, StagingStore } from '../media/stagi
 import type { ObjectStore } from './object-store.ts';
 
 export class S3StagingStore implements StagingStore {
-  constructor(private readonly store: ObjectStore) {}
+  private readonly store: ObjectStore;
+  constructor(store: ObjectStore) {
+    this.store = store;
+  }
 
   async exists(key: string): Promise<boolean> {
     return this.store.exists(key);

@@ -73,7 +73,10 @@ export class ManagedProcess {
   private logOffset = 0;
   exitCode: number | null = null;
 
-  constructor(readonly options: ManagedProcessOptions) {}
+  readonly options: ManagedProcessOptions;
+  constructor(options: ManagedProcessOptions) {
+    this.options = options;
+  }
 
   get pid(): number | undefined {
     return this.child?.pid;

@@ -58,11 +58,12 @@ export interface StackOptions {
 
 /** Another live process owns a stack in this CALLPIPE_HOME (ready or still starting). */
 export class StackRunningError extends Error {
-  constructor(
-    readonly home: string,
-    readonly pid: number,
-  ) {
+  readonly home: string;
+  readonly pid: number;
+  constructor(home: string, pid: number) {
     super(`a stack is already running from ${home} (pid ${pid})`);
+    this.home = home;
+    this.pid = pid;
     this.name = 'StackRunningError';
   }
 }

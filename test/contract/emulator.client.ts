@@ -106,11 +106,13 @@ export class StreamClient {
   jar = new Map<string, string>();
   url: string;
 
-  constructor(
-    readonly emu: RunningEmulator,
-    readonly accessToken: string,
-    readonly model = 'ja-gen_tf-08',
-  ) {
+  readonly emu: RunningEmulator;
+  readonly accessToken: string;
+  readonly model;
+  constructor(emu: RunningEmulator, accessToken: string, model = 'ja-gen_tf-08') {
+    this.emu = emu;
+    this.accessToken = accessToken;
+    this.model = model;
     this.url = `${emu.baseUrl}/asr/v1/speech_recognition/${model}`;
   }
 

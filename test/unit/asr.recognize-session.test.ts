@@ -31,8 +31,10 @@ function failingService(kind: ServiceErrorKind) {
 /** A store that serves the session's audio and can refuse the session result's write. */
 class AudioStore extends MemoryStore {
   resultWrites = 0;
-  constructor(private readonly refuseResult = false) {
+  private readonly refuseResult;
+  constructor(refuseResult = false) {
     super('staging');
+    this.refuseResult = refuseResult;
   }
   override async getStream(): Promise<Readable> {
     return Readable.from([Buffer.alloc(8000)]);

@@ -23,10 +23,11 @@ export class MemoryStore implements ObjectStore {
   /** Every put, in order: `bucket/key`. */
   readonly writes: string[] = [];
 
-  constructor(
-    readonly bucket = 'staging',
-    private readonly buckets = new Map<string, MemoryStore>(),
-  ) {
+  readonly bucket;
+  private readonly buckets;
+  constructor(bucket = 'staging', buckets = new Map<string, MemoryStore>()) {
+    this.bucket = bucket;
+    this.buckets = buckets;
     buckets.set(bucket, this);
   }
 
