@@ -9,50 +9,46 @@ import { Counter, Gauge, Registry } from 'prom-client';
 
 export const registry = new Registry();
 
-const requests = new Counter({
-  name: 'callpipe_service_requests_total',
-  help: 'Requests to the Language Analysis Service by endpoint (asr/stream, nlp/<step>) and outcome (ok or the error kind)',
-  labelNames: ['endpoint', 'outcome'] as const,
-  registers: [registry],
-});
-const blocked = new Counter({
-  name: 'callpipe_service_99997_total',
-  help: 'Answers with code 99997 (request blocked: too many at once), by endpoint',
-  labelNames: ['endpoint'] as const,
-  registers: [registry],
-});
-const openStreams = new Gauge({
-  name: 'callpipe_asr_open_streams',
-  help: 'Stream recognition sessions open in this process',
-  registers: [registry],
-});
-const audioSeconds = new Counter({
-  name: 'callpipe_asr_audio_seconds_recognized_total',
-  help: 'Seconds of audio streamed to recognition in sessions that completed',
-  registers: [registry],
-});
-const restarts = new Counter({
-  name: 'callpipe_asr_session_restarts_total',
-  help: 'New recognition sessions started after an error, resuming after the last final result',
-  registers: [registry],
-});
-const noResourceWaits = new Counter({
-  name: 'callpipe_asr_no_resource_waits_total',
-  help: "Recognition sessions refused with 550 No Resource (the account's sessions all open) and started again after a wait, spending no restart",
-  registers: [registry],
-});
-const pace = new Gauge({
-  name: 'callpipe_asr_pace',
-  help: 'Recognition pace, × real time, that sessions of this process use when speed is auto (the last one found good)',
-  registers: [registry],
-});
+/** A counter or gauge registered on callpipe's registry: every metric below is one line of name and help. */
+function counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) {
+  return new Counter<L>({ name, help, labelNames, registers: [registry] });
+}
+function gauge(name: string, help: string) {
+  return new Gauge({ name, help, registers: [registry] });
+}
 
-const redactions = new Counter({
-  name: 'callpipe_redactions_total',
-  help: 'Personal data redacted from call text, by kind (name, phone, …, or a kind of the deployment)',
-  labelNames: ['kind'] as const,
-  registers: [registry],
-});
+const requests = counter(
+  'callpipe_service_requests_total',
+  'Requests to the Language Analysis Service by endpoint (asr/stream, nlp/<step>) and outcome (ok or the error kind)',
+  ['endpoint', 'outcome'],
+);
+const blocked = counter(
+  'callpipe_service_99997_total',
+  'Answers with code 99997 (request blocked: too many at once), by endpoint',
+  ['endpoint'],
+);
+const openStreams = gauge('callpipe_asr_open_streams', 'Stream recognition sessions open in this process');
+const audioSeconds = counter(
+  'callpipe_asr_audio_seconds_recognized_total',
+  'Seconds of audio streamed to recognition in sessions that completed',
+);
+const restarts = counter(
+  'callpipe_asr_session_restarts_total',
+  'New recognition sessions started after an error, resuming after the last final result',
+);
+const noResourceWaits = counter(
+  'callpipe_asr_no_resource_waits_total',
+  "Recognition sessions refused with 550 No Resource (the account's sessions all open) and started again after a wait, spending no restart",
+);
+const pace = gauge(
+  'callpipe_asr_pace',
+  'Recognition pace, × real time, that sessions of this process use when speed is auto (the last one found good)',
+);
+const redactions = counter(
+  'callpipe_redactions_total',
+  'Personal data redacted from call text, by kind (name, phone, …, or a kind of the deployment)',
+  ['kind'],
+);
 
 function errorKind(err: unknown): { outcome: string; code?: number } {
   const e = err as { name?: string; kind?: string; code?: unknown } | undefined;
