@@ -3,10 +3,9 @@
  * recognition sessions of each track, each at most `maxSessionSeconds` long (spec 02 Limits: 3,000 s of
  * stream audio per session) and cut, whenever the search window holds one, inside a silence.
  *
- * Glossary: a *channel* is a channel of the source file; a *track* is what one speaker's recognition
- * hears (one channel, or several mixed down); a *session* is one stream-recognition session over a
- * time range of one track. Times are seconds from the recording's start, on a millisecond grid, so a
- * session of N s is exactly N × 8,000 bytes of 8 kHz mu-law.
+ * Channel, track, speaker and session mean what docs/terminology.md says (a channel is the file's, a
+ * track is what one recognition hears, so a track's `channel` may be `mix`). Times are seconds from the
+ * recording's start, on a millisecond grid, so a session of N s is exactly N × 8,000 bytes of 8 kHz mu-law.
  */
 import { z } from 'zod';
 import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from './limits.ts';

@@ -1,18 +1,17 @@
 /**
- * The merged timeline of one call: what recognition produced, on the recording's own clock. It travels
- * through staging storage (claim check), never through workflow history: a 10-hour call has thousands
- * of utterances.
+ * The merged timeline of one call: the utterances of every session of every track, in time order, on the
+ * recording's own clock. It travels through staging storage (claim check), never through workflow
+ * history: a 10-hour call has thousands of utterances.
  *
- * Glossary: a *recording* is one audio file; a *call* is what it records; a *channel* (track) is one
- * audio channel of it; a *speaker* is who talks on a channel (agent, customer); a *session* is one
- * stream-recognition session of at most 3,000 s of one channel; an *utterance* is one final result.
+ * Recording, call, track, speaker, session and utterance mean what docs/terminology.md says: an utterance
+ * belongs to a track (not to a channel of the file), and its speaker is that track's.
  */
 import { z } from 'zod';
 
 export const utteranceSchema = z.object({
   /** Position in the merged timeline (0-based, time order). */
   index: z.number().int().nonnegative(),
-  /** Speaker label of the channel (e.g. `agent`, `customer`, `speaker`). */
+  /** Speaker of the track (e.g. `agent`, `customer`, `mixed`). */
   speaker: z.string().min(1),
   /** Track of the session plan the utterance came from. */
   track: z.number().int().nonnegative(),

@@ -6,13 +6,13 @@ import { composeFile, containerEnv, dockerfileEnv, publishedPorts } from '../hel
 import { TOPOLOGY } from '../../bench/lib/topology.ts';
 
 const compose = composeFile();
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
 
 describe('docker-compose.yml', () => {
   const services = compose.services;
 
-  it('has every service the README names, each with an image or a build', () => {
-    const section = readme.slice(readme.indexOf('## Production-like stack'));
+  it('has every service docs/operations.md names, each with an image or a build', () => {
+    const section = operations.slice(operations.indexOf('## Production-like stack'));
     const named = [...section.matchAll(/^\| `([a-z0-9-]+)`\s*\|/gm)].map((m) => m[1]!);
     expect(named.length).toBeGreaterThanOrEqual(9);
     for (const name of named) {

@@ -1,6 +1,6 @@
 /**
- * The README's retry budget is computed from the code, not remembered: every failure type of the retry
- * table is documented, and the waits it states follow from the workflow's activity policies.
+ * The retry budget of docs/retries.md is computed from the code, not remembered: every failure type of
+ * the retry table is documented, and the waits it states follow from the workflow's activity policies.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { RETRY_TABLE } from '../../schemas/retry-table.ts';
 import { RATE_LIMIT_RETRY_ALLOWANCE } from '../../activities/nlp/step.ts';
 import { RESULT_WRITE_BUDGET_MS } from '../../activities/asr/recognize-session.ts';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const RETRIES_DOC = readFileSync(new URL('../../docs/retries.md', import.meta.url), 'utf8');
 
 const seconds = (d: string | number | undefined): number => {
   if (typeof d === 'number') return d / 1000;
@@ -35,9 +35,9 @@ function waits(policy: {
   return total;
 }
 
-describe('the README states the retry budget the code has', () => {
+describe('docs/retries.md states the retry budget the code has', () => {
   it('documents every failure type of the retry table', () => {
-    for (const type of Object.keys(RETRY_TABLE)) expect(README, type).toContain(`\`${type}\``);
+    for (const type of Object.keys(RETRY_TABLE)) expect(RETRIES_DOC, type).toContain(`\`${type}\``);
   });
 
   it('states the waits of each activity policy', () => {
@@ -45,12 +45,12 @@ describe('the README states the retry budget the code has', () => {
     expect(waits(ACTIVITY_POLICIES.media)).toBe(15);
     expect(waits(ACTIVITY_POLICIES.asr)).toBe(15);
     for (const [name, policy] of Object.entries(ACTIVITY_POLICIES)) {
-      expect(README, name).toContain(`${waits(policy)} s`);
-      expect(README, name).toContain(`${policy.retry.maximumAttempts} attempts`);
+      expect(RETRIES_DOC, name).toContain(`${waits(policy)} s`);
+      expect(RETRIES_DOC, name).toContain(`${policy.retry.maximumAttempts} attempts`);
     }
-    expect(README).toContain(
+    expect(RETRIES_DOC).toContain(
       `${RATE_LIMIT_RETRY_ALLOWANCE + 1} requests (1 + ${RATE_LIMIT_RETRY_ALLOWANCE} retries`,
     );
-    expect(README).toContain(`retried for ${RESULT_WRITE_BUDGET_MS / 60_000} min`);
+    expect(RETRIES_DOC).toContain(`retried for ${RESULT_WRITE_BUDGET_MS / 60_000} min`);
   });
 });
