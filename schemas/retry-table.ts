@@ -194,8 +194,11 @@ export type LoopBudget =
   | { restartsFromInput: true };
 
 export interface RetryLoop {
-  /** The failure types the loop tries again after; any other leaves it. `any`: every error. */
-  on: readonly FailureType[] | 'any';
+  /**
+   * The failure types the loop tries again after; any other leaves it. `any`: every error; `except`:
+   * every error but those types (an unclassified one included).
+   */
+  on: readonly FailureType[] | 'any' | { except: readonly FailureType[] };
   budget: LoopBudget;
   backoff: Backoff;
   /**
@@ -223,7 +226,10 @@ export const RETRY_LOOPS = {
       'is sent again within its step',
   },
   RecognitionRestart: {
-    on: ['ServiceUnavailable', 'ServiceRateLimited'],
+    // A 550 waits for a free session without spending a restart (the ServiceNoResource row's delay).
+    on: {
+      except: ['ServiceAuthFailed', 'ServiceInvalidRequest', 'ServiceQuotaExhausted', 'ServiceNoResource'],
+    },
     budget: { restartsFromInput: true },
     backoff: { kind: 'linear', stepMs: 200 },
     retryAfter: 'replaces',
@@ -261,7 +267,9 @@ export type RetryLoopName = keyof typeof RETRY_LOOPS;
 /** Whether `loop` tries again after a failure of `type`. */
 export function loopRetries(loop: RetryLoopName, type: FailureType | undefined): boolean {
   const on: RetryLoop['on'] = RETRY_LOOPS[loop].on;
-  return on === 'any' || (type !== undefined && on.includes(type));
+  if (on === 'any') return true;
+  if ('except' in on) return type === undefined || !on.except.includes(type);
+  return type !== undefined && on.includes(type);
 }
 
 /** The wait of `backoff` before try `n` (1-based), before any Retry-After. */
