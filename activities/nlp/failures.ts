@@ -18,14 +18,14 @@
 import { ZodError } from 'zod';
 import { isServiceError, type ServiceError } from '../../service/index.ts';
 import { FAILURE, RETRY_TABLE, retryDelayMs, type FailureType } from '../../schemas/retry-table.ts';
-import { classifyFailure, failureOf, isActivityFailure } from '../failure-classifier.ts';
+import { classifyFailure, failureOf, isActivityFailure, SERVICE_FAILURES } from '../failure-classifier.ts';
 
 /** The failure types of text steps: names and retry rules from the one retry table. */
 export const NLP_FAILURE_TYPES = {
-  rateLimited: FAILURE.ServiceRateLimited,
-  quota: FAILURE.ServiceQuotaExhausted,
-  auth: FAILURE.ServiceAuthFailed,
-  unavailable: FAILURE.ServiceUnavailable,
+  rateLimited: SERVICE_FAILURES.rateLimited,
+  quota: SERVICE_FAILURES.quota,
+  auth: SERVICE_FAILURES.auth,
+  unavailable: SERVICE_FAILURES.transient,
   invalidInput: FAILURE.InvalidStepInput,
 } as const;
 
