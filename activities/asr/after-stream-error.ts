@@ -3,6 +3,7 @@
  * session (550 No Resource, no restart spent), a new session resuming after the last final result
  * (`RETRY_LOOPS.RecognitionRestart`, within the session's restart budget), or the activity's failure.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isServiceError, type ServiceError } from '../../service/index.ts';
 import { FAILURE, loopDelayMs, loopRetries, retryDelayMs } from '../../schemas/retry-table.ts';
 import { classifyFailure, failureOf } from '../failure-classifier.ts';
@@ -15,7 +16,6 @@ import {
   type SessionRun,
 } from './session-run.ts';
 import type { StreamEnd } from './stream-from-resume.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Returns when a new stream should start; throws the activity's failure when none should. */
 export async function afterStreamError(

@@ -142,6 +142,13 @@ export async function waitHeartbeating(run: SessionRun, ms: number): Promise<voi
   }
 }
 
+/**
+ * Waiting for a free session (550 No Resource) stops while the attempt still has the time to stream the
+ * rest of the session at pace, with this factor and margin for restarts and a slow start.
+ */
+const STREAM_TIME_SLACK = 1.2;
+const STREAM_TIME_MARGIN_MS = 30_000;
+
 /** How long streaming the rest of the session takes at the slowest pace, with room for a slow start. */
 export function timeStillNeededMs(run: SessionRun): number {
   return (
@@ -149,12 +156,6 @@ export function timeStillNeededMs(run: SessionRun): number {
     STREAM_TIME_MARGIN_MS
   );
 }
-/**
- * Waiting for a free session (550 No Resource) stops while the attempt still has the time to stream the
- * rest of the session at pace, with this factor and margin for restarts and a slow start.
- */
-const STREAM_TIME_SLACK = 1.2;
-const STREAM_TIME_MARGIN_MS = 30_000;
 
 /**
  * Stages the progress when enough audio or time has passed since the last write, or when `force`d.
