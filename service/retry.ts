@@ -4,7 +4,8 @@
  * boundary and Temporal's attempts; wrapping an activity's calls in `withRetry` would add a loop that
  * multiplies with them.
  *
- * Backoff is exponential with full jitter (each delay uniform in [0, min(max, base × 2^n)]), so a burst
+ * Its attempts and backoff are the retry table's `OutsideTemporal` row. Backoff is exponential with
+ * full jitter (each delay uniform in [0, min(max, base × 2^n)]), so a burst
  * of 99997s from many callers spreads out instead of coming back in step; a `retryAfterMs` hint from the
  * service is a lower bound.
  */
