@@ -3,47 +3,16 @@
  * table (schemas/retry-table.ts), retryable exactly as the table says. Workers wrap every activity
  * with {@link withFailureBoundary}, so no error reaches Temporal with a retry decision of its own
  * making: a failure an activity already typed is checked against the table, an untyped one is
- * classified here from its class, and anything unknown stays a plain error (Temporal retries those
+ * classified from its class (failure-classifier.ts), and anything unknown stays a plain error (Temporal retries those
  * under the activity's policy).
  */
-import { ApplicationFailure } from '@temporalio/common';
-import { isServiceError, type ServiceErrorKind } from '../service/index.ts';
-import {
-  FAILURE,
-  isFailureType,
-  RETRY_TABLE,
-  retryDelayMs,
-  type FailureType,
-} from '../schemas/retry-table.ts';
-import { isPermanentS3Error } from './storage/object-store.ts';
+import { isServiceError } from '../service/index.ts';
+import { isFailureType, RETRY_TABLE, retryDelayMs } from '../schemas/retry-table.ts';
+import { classifyFailure, failureOf, isActivityFailure, untypedFailure } from './failure-classifier.ts';
 import { maskPersonalData } from './nlp/redaction/free-text.ts';
 
-const SERVICE_FAILURES: Record<ServiceErrorKind, FailureType> = {
-  rateLimited: FAILURE.ServiceRateLimited,
-  quota: FAILURE.ServiceQuotaExhausted,
-  auth: FAILURE.ServiceAuthFailed,
-  invalid: FAILURE.ServiceInvalidRequest,
-  session: FAILURE.ServiceUnavailable,
-  noResource: FAILURE.ServiceNoResource,
-  transient: FAILURE.ServiceUnavailable,
-};
-
-/** Object storage errors carry `$metadata` (the AWS SDK's response facts). */
-function isStorageError(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && '$metadata' in err;
-}
-
 /** The table's type for an untyped error, or undefined when it is not one we know. */
-export function failureTypeOf(err: unknown): FailureType | undefined {
-  if (isServiceError(err)) return SERVICE_FAILURES[err.kind];
-  if (isStorageError(err))
-    return isPermanentS3Error(err) ? FAILURE.StorageRefused : FAILURE.StorageUnavailable;
-  if (err instanceof Error) {
-    if (err.name === 'ZodError') return FAILURE.InvalidStepInput;
-    if (isFailureType(err.name)) return err.name;
-  }
-  return undefined;
-}
+export const failureTypeOf = (err: unknown) => (isActivityFailure(err) ? undefined : classifyFailure(err));
 
 /**
  * Plain data for the failure's details: a ServiceError's JSON (no request, headers or token), or the
@@ -63,32 +32,27 @@ function detailsOf(err: unknown): unknown[] {
 export function toActivityFailure(err: unknown, attempt = 1, random: () => number = Math.random): unknown {
   const message = err instanceof Error ? err.message : String(err);
   const masked = maskPersonalData(message);
-  if (err instanceof ApplicationFailure) {
+  if (isActivityFailure(err)) {
     if (!isFailureType(err.type) && masked === message) return err;
     const retryable = isFailureType(err.type) ? RETRY_TABLE[err.type].retryable : !err.nonRetryable;
     if (!!err.nonRetryable === !retryable && masked === message) return err;
     // An activity typed its failure but decided its retry itself: the table decides.
-    return ApplicationFailure.create({
-      type: err.type ?? undefined,
-      message: masked,
-      nonRetryable: !retryable,
+    const options = {
       details: err.details as unknown[] | undefined,
-      ...(retryable && err.nextRetryDelay !== undefined ? { nextRetryDelay: err.nextRetryDelay } : {}),
-      ...(masked === message ? { cause: err } : {}),
-    });
+      nextRetryDelay: err.nextRetryDelay,
+      cause: masked === message ? err : undefined,
+    };
+    return isFailureType(err.type)
+      ? failureOf(err.type, masked, options)
+      : untypedFailure(err.type ?? undefined, masked, { ...options, nonRetryable: !retryable });
   }
-  const type = failureTypeOf(err);
+  const type = classifyFailure(err);
   if (!type && masked === message) return err;
-  if (!type)
-    return ApplicationFailure.create({ message: masked, type: err instanceof Error ? err.name : 'Error' });
+  if (!type) return untypedFailure(err instanceof Error ? err.name : 'Error', masked);
   const hint = isServiceError(err) ? err.retryAfterMs : undefined;
-  const delay = retryDelayMs(type, attempt, random, hint);
-  return ApplicationFailure.create({
-    type,
-    message: masked,
-    nonRetryable: !RETRY_TABLE[type].retryable,
+  return failureOf(type, masked, {
     details: detailsOf(err),
-    ...(delay !== undefined ? { nextRetryDelay: delay } : {}),
+    nextRetryDelay: retryDelayMs(type, attempt, random, hint),
     cause: err instanceof Error && masked === message ? err : undefined,
   });
 }

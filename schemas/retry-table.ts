@@ -1,14 +1,17 @@
 /**
  * The retry table: every failure type an activity reports, whether trying again can help, and how long
- * to wait first (issue 12). Activities turn their errors into these types at their boundary
- * (activities/failure-boundary.ts), so a retry decision is made here, from the failure's class, and
- * nowhere else. The workflows' activity policies (maximum attempts per activity) sit beside their
- * proxies, and the README multiplies the two out into the worst case per dependency.
+ * to wait first (issue 12). Activities turn their errors into these types through one classifier
+ * (activities/failure-classifier.ts, the only code that builds an `ApplicationFailure`), so a retry
+ * decision is made here, from the failure's class, and nowhere else. The workflows' activity policies
+ * (maximum attempts per activity) sit beside their proxies, and the README multiplies the two out into
+ * the worst case per dependency.
  *
- * One loop per failure: no activity retries a request of its own that Temporal would retry again
- * (text steps keep their progress in a checkpoint instead); the only in-activity loops are a recognition
- * session's restarts, whose budget is staged with its partial results so it holds across attempts, and
- * the write of a finished session's result, which gives up non-retryably (see `SessionResultUnwritten`).
+ * One loop per failure: no activity retries a request of its own that Temporal would retry again. The
+ * few loops that try again inside an attempt, where an attempt would cost more than the failure, are
+ * rows of {@link RETRY_LOOPS} below, with their budgets and waits: a text step's blocked requests, a
+ * recognition session's restarts (budget staged with its partial results, so it holds across attempts),
+ * the write of a finished session's result (which gives up non-retryably, `SessionResultUnwritten`), the
+ * wait for a tables lease, and `withRetry` outside Temporal.
  *
  * Pure data with no imports: workflow code reads it too.
  */
@@ -144,22 +147,164 @@ export function isFailureType(type: string | undefined | null): type is FailureT
   return !!type && Object.hasOwn(RETRY_TABLE, type);
 }
 
+/** A `nextRetryDelay` of 0 retries at once; full jitter can draw 0. */
+const MIN_RETRY_DELAY_MS = 200;
+
 /**
  * `nextRetryDelay` in ms for a failure of `type` after attempt `attempt` (1-based), or undefined to
  * leave the wait to the workflow policy. `random` in [0, 1) draws the jitter; `hintMs` (the service's
- * Retry-After) is a lower bound. Never 0: full jitter can draw 0, and 0 retries at once.
+ * Retry-After) is a lower bound; `delay` replaces the row's (an option of a test or a deployment).
+ * Never below {@link MIN_RETRY_DELAY_MS}.
  */
 export function retryDelayMs(
   type: FailureType,
   attempt: number,
   random: () => number,
   hintMs?: number,
+  delay: RetryRule['delay'] = (RETRY_TABLE[type] as RetryRule).delay,
 ): number | undefined {
-  const rule: RetryRule = RETRY_TABLE[type];
-  if (!rule.retryable || !rule.delay) return undefined;
-  if ('fixedMs' in rule.delay) return Math.max(rule.delay.fixedMs, hintMs ?? 0);
-  const ceiling = Math.min(rule.delay.maxMs, rule.delay.baseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.max(MIN_RETRY_DELAY_MS, Math.floor(random() * ceiling), hintMs ?? 0);
+  if (!RETRY_TABLE[type].retryable || !delay) return undefined;
+  if ('fixedMs' in delay) return Math.max(delay.fixedMs, hintMs ?? 0);
+  const jittered = backoffMs({ kind: 'fullJitter', ...delay }, attempt, random);
+  return Math.max(MIN_RETRY_DELAY_MS, jittered, hintMs ?? 0);
 }
 
-const MIN_RETRY_DELAY_MS = 200;
+/**
+ * How the wait before try number n (1-based) grows:
+ * - `fullJitter`: uniform in [0, min(max, base × 2^(n−1))], so callers blocked together spread out;
+ * - `doubling`: min(max, base × 2^(n−1)), no jitter;
+ * - `spreadDoubling`: min(max, base × 2^min(n−1, doublings)) × a factor uniform in [0.5, 1.5);
+ * - `linear`: step × n.
+ */
+export type Backoff =
+  | { kind: 'fullJitter'; baseMs: number; maxMs: number }
+  | { kind: 'doubling'; baseMs: number; maxMs: number }
+  | { kind: 'spreadDoubling'; baseMs: number; maxMs: number; doublings: number }
+  | { kind: 'linear'; stepMs: number };
+
+/** What a loop that tries again inside one activity attempt (or outside Temporal) may spend. */
+export type LoopBudget =
+  /** Retries beyond one per request that was answered, over every attempt of the step. */
+  | { retriesBeyondAnswered: number }
+  /** Tries in all, the first included. */
+  | { tries: number }
+  /** Wall time from the first failure. */
+  | { ms: number }
+  /** Set per call by the workflow (the activity input's `maxRestarts`). */
+  | { restartsFromInput: true };
+
+export interface RetryLoop {
+  /**
+   * The failure types the loop tries again after; any other leaves it. `any`: every error; `except`:
+   * every error but those types (an unclassified one included).
+   */
+  on: readonly FailureType[] | 'any' | { except: readonly FailureType[] };
+  budget: LoopBudget;
+  backoff: Backoff;
+  /**
+   * What the service's Retry-After does to the wait: a lower bound, the wait itself (when non-zero), or
+   * nothing (the loop's errors carry none).
+   */
+  retryAfter: 'lowerBound' | 'replaces' | 'none';
+  /** Where it runs and why it exists, for readers. */
+  cause: string;
+}
+
+/**
+ * The loops that try again without Temporal, each with its budget and waits. They exist where a Temporal
+ * attempt would cost more than the failure (see "One loop per failure" above); every wait of such a
+ * loop is computed by {@link loopDelayMs} from its row here.
+ */
+export const RETRY_LOOPS = {
+  TextRequestBlocked: {
+    on: ['ServiceRateLimited'],
+    budget: { retriesBeyondAnswered: 32 },
+    backoff: { kind: 'fullJitter', baseMs: 250, maxMs: 4000 },
+    retryAfter: 'lowerBound',
+    cause:
+      'a text request blocked by a burst limit (99997, spec 01 Limits: "reduce request frequency and retry") ' +
+      'is sent again within its step',
+  },
+  RecognitionRestart: {
+    // A 550 waits for a free session without spending a restart (the ServiceNoResource row's delay).
+    on: {
+      except: ['ServiceAuthFailed', 'ServiceInvalidRequest', 'ServiceQuotaExhausted', 'ServiceNoResource'],
+    },
+    budget: { restartsFromInput: true },
+    backoff: { kind: 'linear', stepMs: 200 },
+    retryAfter: 'replaces',
+    cause:
+      'a recognition stream ended by an error starts a new session from a start request, resuming after ' +
+      'the last final result (spec 02, Errors: "after any error restart from the start request")',
+  },
+  SessionResultWrite: {
+    on: 'any',
+    budget: { ms: 5 * 60_000 },
+    backoff: { kind: 'doubling', baseMs: 250, maxMs: 2000 },
+    retryAfter: 'none',
+    cause:
+      "a finished session's result is written again while object storage fails: a lost write would cost " +
+      'streaming the session again in real time',
+  },
+  TablesLeaseWait: {
+    on: 'any',
+    budget: { ms: 5 * 60_000 },
+    backoff: { kind: 'spreadDoubling', baseMs: 50, maxMs: 2000, doublings: 5 },
+    retryAfter: 'none',
+    cause: "a call waits for the lease of a day's table partitions another write or compaction holds",
+  },
+  OutsideTemporal: {
+    on: ['ServiceRateLimited', 'ServiceUnavailable'],
+    budget: { tries: 5 },
+    backoff: { kind: 'fullJitter', baseMs: 500, maxMs: 30_000 },
+    retryAfter: 'lowerBound',
+    cause: "service/retry.ts's opt-in `withRetry`, for scripts and one-off CLI calls outside Temporal",
+  },
+} as const satisfies Record<string, RetryLoop>;
+
+export type RetryLoopName = keyof typeof RETRY_LOOPS;
+
+/** Whether `loop` tries again after a failure of `type`. */
+export function loopRetries(loop: RetryLoopName, type: FailureType | undefined): boolean {
+  const on: RetryLoop['on'] = RETRY_LOOPS[loop].on;
+  if (on === 'any') return true;
+  if ('except' in on) return type === undefined || !on.except.includes(type);
+  return type !== undefined && on.includes(type);
+}
+
+/** The wait of `backoff` before try `n` (1-based), before any Retry-After. */
+export function backoffMs(backoff: Backoff, n: number, random: () => number): number {
+  const doublings = Math.max(0, n - 1);
+  switch (backoff.kind) {
+    case 'fullJitter':
+      return Math.floor(random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** doublings));
+    case 'doubling':
+      return Math.min(backoff.maxMs, backoff.baseMs * 2 ** doublings);
+    case 'spreadDoubling':
+      return (
+        Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(doublings, backoff.doublings)) *
+        (0.5 + random())
+      );
+    case 'linear':
+      return backoff.stepMs * n;
+  }
+}
+
+/**
+ * The wait of `loop` before its retry number `n` (1-based): its row's backoff, with the service's
+ * Retry-After (`hintMs`) applied as the row says. `backoff` replaces the row's (an option of a test or
+ * a deployment); `random` in [0, 1) draws the jitter.
+ */
+export function loopDelayMs(
+  loop: RetryLoopName,
+  n: number,
+  random: () => number = Math.random,
+  hintMs?: number,
+  backoff: Backoff = RETRY_LOOPS[loop].backoff,
+): number {
+  const waitMs = backoffMs(backoff, n, random);
+  const retryAfter: RetryLoop['retryAfter'] = RETRY_LOOPS[loop].retryAfter;
+  if (retryAfter === 'lowerBound') return Math.max(waitMs, hintMs ?? 0);
+  if (retryAfter === 'replaces' && hintMs) return hintMs;
+  return waitMs;
+}

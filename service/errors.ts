@@ -36,6 +36,9 @@ export const SERVICE_ERROR_KINDS: readonly ServiceErrorKind[] = [
   'transient',
 ];
 
+/** Kinds after which the same request may succeed as sent (quota needs hours, auth needs people). */
+export const RETRYABLE_KINDS: readonly ServiceErrorKind[] = ['rateLimited', 'transient'];
+
 /** Shared `nlp` codes (spec 01, Errors) and summarization's (spec 03, Errors). */
 export const NLP_CODE_KINDS: Readonly<Record<number, ServiceErrorKind>> = {
   99993: 'invalid', // invalid version in the path
@@ -158,7 +161,7 @@ export class ServiceError extends Error {
 
   /** Whether a retry of the same request may succeed (rateLimited, transient). */
   get retryable(): boolean {
-    return this.kind === 'rateLimited' || this.kind === 'transient';
+    return RETRYABLE_KINDS.includes(this.kind);
   }
 
   /** Plain data for logs and Temporal failure details: no cause chain, no request, no headers. */

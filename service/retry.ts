@@ -4,19 +4,23 @@
  * boundary and Temporal's attempts; wrapping an activity's calls in `withRetry` would add a loop that
  * multiplies with them.
  *
- * Backoff is exponential with full jitter (each delay uniform in [0, min(max, base × 2^n)]), so a burst
+ * Its attempts and backoff are the retry table's `OutsideTemporal` row. Backoff is exponential with
+ * full jitter (each delay uniform in [0, min(max, base × 2^n)]), so a burst
  * of 99997s from many callers spreads out instead of coming back in step; a `retryAfterMs` hint from the
  * service is a lower bound.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CostMeter } from './cost.ts';
-import { isServiceError, type ServiceErrorKind } from './errors.ts';
+import { loopDelayMs, RETRY_LOOPS } from '../schemas/retry-table.ts';
+import { isServiceError, RETRYABLE_KINDS, type ServiceErrorKind } from './errors.ts';
 
-export const DEFAULT_RETRY_ATTEMPTS = 5;
-export const DEFAULT_RETRY_BASE_MS = 500;
-export const DEFAULT_RETRY_MAX_MS = 30_000;
+/** The retry table's row of this loop: its budget and backoff. */
+const LOOP = RETRY_LOOPS.OutsideTemporal;
+export const DEFAULT_RETRY_ATTEMPTS = LOOP.budget.tries;
+export const DEFAULT_RETRY_BASE_MS = LOOP.backoff.baseMs;
+export const DEFAULT_RETRY_MAX_MS = LOOP.backoff.maxMs;
 /** Kinds retried by default: the request may succeed as sent. Quota needs hours, auth needs people. */
-export const DEFAULT_RETRY_KINDS: readonly ServiceErrorKind[] = ['rateLimited', 'transient'];
+export const DEFAULT_RETRY_KINDS: readonly ServiceErrorKind[] = RETRYABLE_KINDS;
 
 export interface RetryOptions {
   /** Attempts in all, the first included; default {@link DEFAULT_RETRY_ATTEMPTS}. */
@@ -42,11 +46,11 @@ export function backoffDelay(
   options: Pick<RetryOptions, 'baseDelayMs' | 'maxDelayMs' | 'random'> = {},
   hintMs?: number,
 ): number {
-  const base = options.baseDelayMs ?? DEFAULT_RETRY_BASE_MS;
-  const max = options.maxDelayMs ?? DEFAULT_RETRY_MAX_MS;
-  const ceiling = Math.min(max, base * 2 ** retry);
-  const jittered = Math.floor((options.random ?? Math.random)() * ceiling);
-  return Math.max(jittered, hintMs ?? 0);
+  return loopDelayMs('OutsideTemporal', retry + 1, options.random, hintMs, {
+    kind: 'fullJitter',
+    baseMs: options.baseDelayMs ?? DEFAULT_RETRY_BASE_MS,
+    maxMs: options.maxDelayMs ?? DEFAULT_RETRY_MAX_MS,
+  });
 }
 
 function defaultShouldRetry(err: unknown): boolean {

@@ -4,7 +4,6 @@
  * done-check in bulk, so a done call starts no child), and write the report's parts and the report.
  * Rows go to S3 here, never into the workflow's state.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import pLimit from 'p-limit';
 import {
   isPermanentS3Error,
@@ -28,6 +27,8 @@ import type { OutputLocation } from '../../schemas/recording.ts';
 import { filterReason, needsSniffing } from './filters.ts';
 import { notARecording, SNIFF_BYTES } from '../media/sniff.ts';
 import { ManifestError, parseManifest } from './manifest.ts';
+import { failureOf } from '../failure-classifier.ts';
+import { FAILURE } from '../../schemas/retry-table.ts';
 import { countRows, mergeRows, reportCsv, type BatchReport } from './report.ts';
 
 /** HEAD requests in flight per listing activity (done-checks and manifest lookups). */
@@ -100,11 +101,7 @@ export function createBackfillActivities({ store }: BackfillActivityDeps) {
         entries = parseManifest(text, input.source.bucket);
       } catch (err) {
         if (err instanceof ManifestError) {
-          throw ApplicationFailure.create({
-            type: 'ManifestError',
-            message: err.message,
-            nonRetryable: true,
-          });
+          throw failureOf(FAILURE.ManifestError, err.message);
         }
         throw err;
       }

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { StagedSession } from '../../schemas/media-transcode.ts';
 import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
@@ -18,6 +17,8 @@ import { localCopy } from '../storage/source-cache.ts';
 import { createMediaActivities, type TranscodeSessionActivityInput } from './activities.ts';
 import type { StagingStore } from './staging.ts';
 import { activityContext } from '../activity-context.ts';
+import { failureOf } from '../failure-classifier.ts';
+import { FAILURE } from '../../schemas/retry-table.ts';
 import { openInput } from './media-input.ts';
 import { writeRedactedAudio, type AudioMask } from './redacted-audio.ts';
 import { mapRedactionSpans } from './redaction-spans.ts';
@@ -76,11 +77,7 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
       const status = s3StatusOf(err);
       const why =
         status === 404 ? 'no such object' : `object storage refused it (${status} ${(err as Error).message})`;
-      throw ApplicationFailure.create({
-        type: 'SourceUnreadable',
-        message: `cannot read s3://${source.bucket}/${source.key}: ${why}`,
-        nonRetryable: true,
-      });
+      throw failureOf(FAILURE.SourceUnreadable, `cannot read s3://${source.bucket}/${source.key}: ${why}`);
     }
   };
 

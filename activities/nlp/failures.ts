@@ -1,10 +1,11 @@
 /**
- * The one place where an error of a text step becomes what Temporal sees (DESIGN.md, Task queues and
+ * What the error of a text step becomes: the step's own failure, or a failure for Temporal typed by the
+ * classifier (../failure-classifier.ts) and waiting as the retry table says (DESIGN.md, Task queues and
  * limits; STYLE.md: "a retry decision is made in one place, from that class"):
  *
  * | error                         | outcome                                                               |
  * |-------------------------------|-----------------------------------------------------------------------|
- * | `rateLimited` (99997, 429)    | ridden out in the step (step.ts); if one escapes: retryable `ServiceRateLimited`, `nextRetryDelay` = Retry-After or backoff with jitter |
+ * | `rateLimited` (99997, 429)    | ridden out in the step (step.ts); if one escapes: retryable `ServiceRateLimited`, `nextRetryDelay` = the table's backoff with jitter, at least the Retry-After |
  * | `quota` (99995, 99996)        | retryable `ServiceQuotaExhausted`, long `nextRetryDelay` (default 15 min), says why |
  * | `auth` (99998, 401)           | non-retryable `ServiceAuthFailed` (the client already refreshed the token once) |
  * | `invalid`                     | not thrown: the step returns `{ status: 'failed', reason }`            |
@@ -14,17 +15,17 @@
  *
  * Messages carry the service's words and code, never a token, a secret or a request body.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import { ZodError } from 'zod';
-import { backoffDelay, isServiceError, type ServiceError } from '../../service/index.ts';
-import { FAILURE, RETRY_TABLE } from '../../schemas/retry-table.ts';
+import { isServiceError, type ServiceError } from '../../service/index.ts';
+import { FAILURE, RETRY_TABLE, retryDelayMs, type FailureType } from '../../schemas/retry-table.ts';
+import { classifyFailure, failureOf, isActivityFailure, SERVICE_FAILURES } from '../failure-classifier.ts';
 
 /** The failure types of text steps: names and retry rules from the one retry table. */
 export const NLP_FAILURE_TYPES = {
-  rateLimited: FAILURE.ServiceRateLimited,
-  quota: FAILURE.ServiceQuotaExhausted,
-  auth: FAILURE.ServiceAuthFailed,
-  unavailable: FAILURE.ServiceUnavailable,
+  rateLimited: SERVICE_FAILURES.rateLimited,
+  quota: SERVICE_FAILURES.quota,
+  auth: SERVICE_FAILURES.auth,
+  unavailable: SERVICE_FAILURES.transient,
   invalidInput: FAILURE.InvalidStepInput,
 } as const;
 
@@ -33,12 +34,11 @@ export const DEFAULT_QUOTA_DELAY_MS = RETRY_TABLE.ServiceQuotaExhausted.delay.fi
 /** Backoff of Temporal attempts after a 99997 that reached Temporal, before jitter. */
 export const DEFAULT_RATE_LIMIT_BASE_MS = RETRY_TABLE.ServiceRateLimited.delay.baseMs;
 export const DEFAULT_RATE_LIMIT_MAX_MS = RETRY_TABLE.ServiceRateLimited.delay.maxMs;
-/** A `nextRetryDelay` of 0 would retry at once; full jitter can draw 0. */
-const MIN_RETRY_DELAY_MS = 200;
 
 export interface FailurePolicy {
   /** Delay before the next attempt after a quota error; default {@link DEFAULT_QUOTA_DELAY_MS}. */
   quotaDelayMs?: number;
+  /** Backoff of attempts after a 99997; default the retry table's ({@link DEFAULT_RATE_LIMIT_BASE_MS}). */
   rateLimitBaseMs?: number;
   rateLimitMaxMs?: number;
   /** Random source in [0, 1) for the jitter; for tests. */
@@ -60,20 +60,9 @@ function minutes(ms: number): string {
   return ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
 }
 
-function failure(
-  type: string,
-  message: string,
-  err: ServiceError | undefined,
-  options: { nonRetryable?: boolean; nextRetryDelay?: number },
-): ApplicationFailure {
-  return ApplicationFailure.create({
-    type,
-    message,
-    nonRetryable: options.nonRetryable ?? false,
-    ...(options.nextRetryDelay !== undefined ? { nextRetryDelay: options.nextRetryDelay } : {}),
-    // Plain data only (ServiceError.toJSON has no request, headers or cause chain).
-    details: err ? [err.toJSON()] : [],
-  });
+function failure(type: FailureType, message: string, err: ServiceError | undefined, nextRetryDelay?: number) {
+  // Plain data only (ServiceError.toJSON has no request, headers or cause chain).
+  return failureOf(type, message, { details: err ? [err.toJSON()] : [], nextRetryDelay });
 }
 
 /**
@@ -86,7 +75,7 @@ export function stepErrorOutcome(
   attempt: number,
   policy: FailurePolicy = {},
 ): StepErrorOutcome {
-  if (err instanceof ApplicationFailure) return { kind: 'throw', error: err };
+  if (isActivityFailure(err)) return { kind: 'throw', error: err };
   if (err instanceof StepInputError) return { kind: 'stepFailed', reason: err.message };
   if (err instanceof ZodError) {
     const issue = err.issues[0];
@@ -97,7 +86,6 @@ export function stepErrorOutcome(
         NLP_FAILURE_TYPES.invalidInput,
         `${step}: staging document is not what the step expects: ${where}: ${issue?.message ?? 'invalid'}`,
         undefined,
-        { nonRetryable: true },
       ),
     };
   }
@@ -107,27 +95,26 @@ export function stepErrorOutcome(
     case 'invalid':
       return { kind: 'stepFailed', reason: `${step}: ${describe(err)}` };
     case 'rateLimited': {
-      const hinted = err.retryAfterMs;
-      const delay =
-        hinted ??
-        backoffDelay(attempt - 1, {
-          baseDelayMs: policy.rateLimitBaseMs ?? DEFAULT_RATE_LIMIT_BASE_MS,
-          maxDelayMs: policy.rateLimitMaxMs ?? DEFAULT_RATE_LIMIT_MAX_MS,
-          random: policy.random,
-        });
-      const nextRetryDelay = Math.max(MIN_RETRY_DELAY_MS, delay);
+      const nextRetryDelay =
+        retryDelayMs(NLP_FAILURE_TYPES.rateLimited, attempt, policy.random ?? Math.random, err.retryAfterMs, {
+          baseMs: policy.rateLimitBaseMs ?? DEFAULT_RATE_LIMIT_BASE_MS,
+          maxMs: policy.rateLimitMaxMs ?? DEFAULT_RATE_LIMIT_MAX_MS,
+        }) ?? 0;
       return {
         kind: 'throw',
         error: failure(
           NLP_FAILURE_TYPES.rateLimited,
           `${step}: the service blocked a burst of requests (rate limited); retrying in ${nextRetryDelay} ms: ${describe(err)}`,
           err,
-          { nextRetryDelay },
+          nextRetryDelay,
         ),
       };
     }
     case 'quota': {
-      const delay = policy.quotaDelayMs ?? DEFAULT_QUOTA_DELAY_MS;
+      const delay =
+        retryDelayMs(NLP_FAILURE_TYPES.quota, attempt, Math.random, err.retryAfterMs, {
+          fixedMs: policy.quotaDelayMs ?? DEFAULT_QUOTA_DELAY_MS,
+        }) ?? 0;
       const which =
         String(err.code) === '99995'
           ? "the account's preset usage limit is reached: raise it on the account page"
@@ -138,7 +125,7 @@ export function stepErrorOutcome(
           NLP_FAILURE_TYPES.quota,
           `${step}: usage quota exhausted (${which}); waiting ${minutes(delay)} before retrying: ${describe(err)}`,
           err,
-          { nextRetryDelay: delay },
+          delay,
         ),
       };
     }
@@ -150,15 +137,15 @@ export function stepErrorOutcome(
           `${step}: authentication failed even after a fresh access token: check the client id and secret ` +
             `(CALLPIPE_CLIENT_ID, CALLPIPE_CLIENT_SECRET) and the token address: ${describe(err)}`,
           err,
-          { nonRetryable: true },
         ),
       };
     case 'transient':
     case 'session':
-    case 'noResource':
-      return {
-        kind: 'throw',
-        error: failure(NLP_FAILURE_TYPES.unavailable, `${step}: ${describe(err)}`, err, {}),
-      };
+    case 'noResource': {
+      // Text calls meet no 550 (a recognition code); were one to come, the classifier types it.
+      const type = classifyFailure(err) ?? NLP_FAILURE_TYPES.unavailable;
+      const delay = retryDelayMs(type, attempt, policy.random ?? Math.random, err.retryAfterMs);
+      return { kind: 'throw', error: failure(type, `${step}: ${describe(err)}`, err, delay) };
+    }
   }
 }

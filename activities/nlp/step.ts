@@ -3,8 +3,9 @@
  * request, the checkpoint of its progress, writing its output, and turning its error into the step's
  * outcome (failures.ts).
  *
- * One loop per failure (schemas/retry-table.ts): a 99997 (a short burst block, spec 01 Limits) is
- * ridden out here, request by request, with full jitter, and never handed to Temporal: a step makes up
+ * One loop per failure (the retry table's row `TextRequestBlocked`, schemas/retry-table.ts): a 99997
+ * (a short burst block, spec 01 Limits) is ridden out here, request by request, with full jitter, and
+ * never handed to Temporal: a step makes up
  * to hundreds of requests, and an attempt per block would make little progress when the service blocks
  * often. The loop's budget belongs to the step, not the attempt: it counts every retry of every attempt
  * (the checkpoint carries them), and the step gives up, failing alone (the call is `partial`), once its
@@ -16,7 +17,6 @@ import type { z } from 'zod';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   addCosts,
-  backoffDelay,
   CostMeter,
   type CallCost,
   type NlpCallOptions,
@@ -24,6 +24,8 @@ import {
 } from '../../service/index.ts';
 import { isServiceError } from '../../service/index.ts';
 import type { NlpStep } from '../../schemas/result.ts';
+import { loopDelayMs, loopRetries, RETRY_LOOPS } from '../../schemas/retry-table.ts';
+import { classifyFailure } from '../failure-classifier.ts';
 import type { RedactionRules } from '../../schemas/redaction.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
@@ -33,11 +35,12 @@ import { unpaced, type RequestPacer } from './pacing.ts';
 import type { NlpStepInput, NlpStepOutput } from './types.ts';
 import { metrics } from '../metrics.ts';
 
+const BLOCKED = RETRY_LOOPS.TextRequestBlocked;
 /** Retries of blocked requests a step may make beyond one per request that succeeded. */
-export const RATE_LIMIT_RETRY_ALLOWANCE = 32;
-/** Backoff of a blocked request: full jitter from 250 ms doubling to 4 s, at least the Retry-After. */
-export const DEFAULT_REQUEST_BASE_DELAY_MS = 250;
-export const DEFAULT_REQUEST_MAX_DELAY_MS = 4000;
+export const RATE_LIMIT_RETRY_ALLOWANCE = BLOCKED.budget.retriesBeyondAnswered;
+/** Backoff of a blocked request: full jitter, at least the Retry-After (the retry table's row). */
+export const DEFAULT_REQUEST_BASE_DELAY_MS = BLOCKED.backoff.baseMs;
+export const DEFAULT_REQUEST_MAX_DELAY_MS = BLOCKED.backoff.maxMs;
 
 export interface NlpActivityOptions extends FailurePolicy {
   /** Retries of blocked requests beyond one per success; default {@link RATE_LIMIT_RETRY_ALLOWANCE}. */
@@ -115,7 +118,7 @@ export async function runStep<T, S extends z.ZodType>(
             answered += 1;
             return answer;
           } catch (err) {
-            if (!isServiceError(err) || err.kind !== 'rateLimited') throw err;
+            if (!isServiceError(err) || !loopRetries('TextRequestBlocked', classifyFailure(err))) throw err;
             const { retries } = cost();
             if (retries >= (options.rateLimitAllowance ?? RATE_LIMIT_RETRY_ALLOWANCE) + answered) {
               throw new RateLimitBudgetSpent(
@@ -124,19 +127,12 @@ export async function runStep<T, S extends z.ZodType>(
               );
             }
             meter.addRetry();
-            await sleep(
-              backoffDelay(
-                blocked,
-                {
-                  baseDelayMs: options.requestBaseDelayMs ?? DEFAULT_REQUEST_BASE_DELAY_MS,
-                  maxDelayMs: options.requestMaxDelayMs ?? DEFAULT_REQUEST_MAX_DELAY_MS,
-                  random: options.random,
-                },
-                err.retryAfterMs,
-              ),
-              undefined,
-              { signal },
-            );
+            const delay = loopDelayMs('TextRequestBlocked', blocked + 1, options.random, err.retryAfterMs, {
+              kind: 'fullJitter',
+              baseMs: options.requestBaseDelayMs ?? DEFAULT_REQUEST_BASE_DELAY_MS,
+              maxMs: options.requestMaxDelayMs ?? DEFAULT_REQUEST_MAX_DELAY_MS,
+            });
+            await sleep(delay, undefined, { signal });
           }
         }
       },

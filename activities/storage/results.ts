@@ -7,7 +7,6 @@
  * only the keys schemas/call-keys.ts built for the call. What they throw is typed by the activity
  * boundary (activities/failure-boundary.ts); only a document that fails its schema is typed here.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import type { ZodError } from 'zod';
 import {
   dialogActsOutputSchema,
@@ -28,6 +27,7 @@ import {
   type CallOutputKeys,
 } from '../../schemas/call-keys.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
+import { failureOf } from '../failure-classifier.ts';
 import type { ObjectStore } from './object-store.ts';
 import { buildErrorDocument, buildResult, type ErrorParts, type ResultFacts } from './result-document.ts';
 import { toWebVtt } from './webvtt.ts';
@@ -86,11 +86,7 @@ function invalidDocument(what: string, err: unknown): unknown {
   if (!(err instanceof Error && err.name === 'ZodError')) return err;
   const issue = (err as ZodError).issues[0];
   const where = issue?.path.length ? issue.path.join('.') : '(document)';
-  return ApplicationFailure.create({
-    type: FAILURE.InvalidResultDocument,
-    message: `${what}: ${where}: ${issue?.message ?? 'invalid'}`,
-    nonRetryable: true,
-  });
+  return failureOf(FAILURE.InvalidResultDocument, `${what}: ${where}: ${issue?.message ?? 'invalid'}`);
 }
 
 /** Assembles a document, a schema failure typed as such (a ZodError elsewhere is a staged input's). */

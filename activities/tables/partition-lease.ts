@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { loopDelayMs, RETRY_LOOPS } from '../../schemas/retry-table.ts';
 
 /** The tables' partition is busy longer than a caller waits: retried later (schemas/retry-table.ts). */
 export class TablesBusyError extends Error {
@@ -32,7 +33,7 @@ interface LeaseBody {
 export interface LeaseOptions {
   /** How long a lease holds without renewal, ms (default 2 min). */
   ttlMs?: number;
-  /** How long to wait for a busy lease before giving up, ms (default 5 min). */
+  /** How long to wait for a busy lease before giving up, ms (default: the retry table's, 5 min). */
   waitMs?: number;
   /** Called while waiting and on each renewal (an activity's heartbeat). */
   onWait?: () => void;
@@ -71,7 +72,8 @@ export async function acquireLease(
   const holder = randomUUID();
   const body = () =>
     JSON.stringify({ holder, expiresAt: now() + ttl, what: options.what } satisfies LeaseBody);
-  const deadline = now() + (options.waitMs ?? 300_000);
+  const waitMs = options.waitMs ?? RETRY_LOOPS.TablesLeaseWait.budget.ms;
+  const deadline = now() + waitMs;
   let etag: string | undefined;
   let renewedAt = 0;
   let busyWith: LeaseBody | undefined;
@@ -96,12 +98,12 @@ export async function acquireLease(
     } else busyWith = state;
     if (now() > deadline) {
       throw new TablesBusyError(
-        `tables partition lease ${key} is held${busyWith?.what ? ` (${busyWith.what})` : ''}; waited ${Math.round((options.waitMs ?? 300_000) / 1000)} s`,
+        `tables partition lease ${key} is held${busyWith?.what ? ` (${busyWith.what})` : ''}; waited ${Math.round(waitMs / 1000)} s`,
       );
     }
     options.onWait?.();
-    // Jittered, growing waits: calls of one night contend for the same day.
-    await sleep(Math.min(2000, 50 * 2 ** Math.min(attempt, 5)) * (0.5 + Math.random()));
+    // Jittered, growing waits (the retry table's row): calls of one night contend for the same day.
+    await sleep(loopDelayMs('TablesLeaseWait', attempt + 1));
   }
 
   return {
