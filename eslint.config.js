@@ -1,7 +1,28 @@
-// Lint rules that guard what reviews forget: workflow determinism and type-aware promise mistakes.
+// Lint rules that guard what reviews forget: workflow determinism, type-aware promise mistakes, and the
+// layering of DESIGN.md (which folder may import which; no import cycles).
 import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import imports from './scripts/eslint-plugin-imports.mjs';
+
+// DESIGN.md, Layout: the folders of ours each top-level folder may import ('*': all). Folders not listed
+// here (scripts/, bin/) are plain tooling, free to import and be imported.
+const IMPORT_TABLE = {
+  root: import.meta.dirname,
+  allow: {
+    workflows: ['schemas'],
+    activities: ['service', 'schemas'],
+    service: ['schemas'],
+    emulator: ['schemas'],
+    workers: ['workflows', 'activities', 'service', 'emulator', 'schemas'],
+    schemas: [],
+    cli: ['*'],
+    test: ['*'],
+    bench: ['*'],
+  },
+  // Workflow code is bundled and replayed: from activities it takes their types only.
+  allowTypes: { workflows: ['activities'] },
+};
 
 // Every Node built-in, with and without the node: scheme, so a new one cannot slip into a workflow.
 const nodeBuiltins = builtinModules.filter((name) => !name.startsWith('_'));
@@ -23,6 +44,14 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+    },
+  },
+  {
+    files: ['**/*.ts', '**/*.js', '**/*.mjs'],
+    plugins: { imports },
+    rules: {
+      'imports/import-table': ['error', IMPORT_TABLE],
+      'imports/no-cycle': ['error', { root: IMPORT_TABLE.root }],
     },
   },
   {

@@ -32,6 +32,7 @@ import { createServiceClient } from '../service/client.ts';
 import type { S3Config } from '../schemas/config.ts';
 import { emulatorServiceConfig, startStreamStack } from './lib/stream-stack.ts';
 import { startWholeWorkerRig, type WholeWorkerRig } from './lib/whole-worker-side.ts';
+import { typeScriptNode } from '../scripts/node-runtime.mjs';
 
 const MODEL = 'ja-gen_tf-08';
 const REQUEST_MS = 240;
@@ -155,7 +156,7 @@ async function measure(input: ChildInput): Promise<Measure> {
 
 function runChild(input: ChildInput): Promise<Measure> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', JSON.stringify(input)], {
+    const child = spawn(typeScriptNode(), [SELF, '--child', JSON.stringify(input)], {
       cwd: PROJECT_ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
     });

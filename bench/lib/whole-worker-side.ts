@@ -16,6 +16,7 @@ import { LOCAL_CLIENT_ID, LOCAL_CLIENT_SECRET, LOCAL_DOMAIN_ID } from '../../sch
 import type { EmulatorStats } from '../../emulator/server.ts';
 import type { StreamStack } from './stream-stack.ts';
 import { cpuSeconds, threadCpu } from './cpu-meter.ts';
+import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import type { scaleSessions } from '../workflows/scale-sessions.ts';
 
 const WORKFLOWS = fileURLToPath(new URL('../workflows/scale-sessions.ts', import.meta.url));
@@ -103,12 +104,10 @@ export async function startWholeWorkerRig(
     async measure(streams, rampSeconds, holdSeconds) {
       const worker = new ManagedProcess({
         name: `asr-${streams}`,
-        command: process.execPath,
+        command: typeScriptNode(),
         // Node refuses --cpu-prof in NODE_OPTIONS: it goes on the command line.
         args: [
           ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-          '--import',
-          'tsx',
           join(PROJECT_ROOT, 'workers', 'asr.ts'),
         ],
         env: env(streams),

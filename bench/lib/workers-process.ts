@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { ManagedProcess } from '../../cli/stack/process.ts';
 import { PROJECT_ROOT, toolEnv } from '../../cli/tools/provision.ts';
 import { workersProcess as stackWorkersProcess, type RunningStack } from '../../cli/stack/stack.ts';
+import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 
 interface WorkersProcessOptions {
   name: string;
@@ -42,8 +43,8 @@ export function queueWorkerProcess(
 ): ManagedProcess {
   return new ManagedProcess({
     name: options.name,
-    command: process.execPath,
-    args: ['--import', 'tsx', join(PROJECT_ROOT, 'workers', `${entry}.ts`)],
+    command: typeScriptNode(),
+    args: [join(PROJECT_ROOT, 'workers', `${entry}.ts`)],
     env: workerEnv(stack, options),
     cwd: PROJECT_ROOT,
     logFile: join(stack.addresses.home, 'logs', `${options.name}.log`),

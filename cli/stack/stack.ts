@@ -22,6 +22,7 @@ import {
 } from '../../schemas/config.ts';
 import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
 import { writeTemporalProfile } from '../../workers/temporal-connection.ts';
+import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import {
   liveStackOwner,
   processStartTicks,
@@ -110,8 +111,8 @@ export interface RunningStack {
 export function workersProcess(env: NodeJS.ProcessEnv, logFile: string): ManagedProcess {
   return new ManagedProcess({
     name: 'workers',
-    command: process.execPath,
-    args: ['--import', 'tsx', join(PROJECT_ROOT, 'workers', 'all.ts')],
+    command: typeScriptNode(),
+    args: [join(PROJECT_ROOT, 'workers', 'all.ts')],
     env,
     cwd: PROJECT_ROOT,
     logFile,

@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, symlinkSync, rmSync, lstatSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureNode as ensureNodeRuntime, PINNED_NODE } from '../../scripts/node-runtime.mjs';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const TOOLS_DIR = join(PROJECT_ROOT, '.tools');
@@ -35,11 +36,8 @@ export const TEST_PINNED = {
   pyarrow: '26.0.1',
 } as const;
 
-/**
- * Node LTS lines the tests also run on (package.json `engines`; `npm test` runs the unit and contract
- * projects on each line the machine's own Node is not), pinned to a release of each.
- */
-export const PINNED_NODE = { '22': '22.23.3', '24': '24.21.0' } as const;
+/** Node LTS lines callpipe runs and is tested on, pinned to a release of each (scripts/node-runtime.mjs). */
+export { PINNED_NODE, nodePath } from '../../scripts/node-runtime.mjs';
 export type NodeLine = keyof typeof PINNED_NODE;
 
 export interface ToolPaths {
@@ -341,51 +339,14 @@ export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
   return { ...paths, ...browser, ...test() };
 }
 
-/** Where `ensureNode` puts a Node line's binary. */
-export function nodePath(line: NodeLine): string {
-  return join(TOOLS_DIR, `node-${line}`, 'node_modules', 'node', 'bin', 'node');
-}
-
 /**
  * The pinned Node of `line` under `.tools/node-<line>/`, installed from the npm registry when missing or
  * of another version (about 130 MB, once). Returns the path of its `node` binary.
  */
 export function ensureNode(line: NodeLine, options: { log?: (line: string) => void } = {}): string {
-  const log = options.log ?? (() => {});
-  const version = PINNED_NODE[line];
-  const dir = join(TOOLS_DIR, `node-${line}`);
-  const stamp = join(dir, 'version');
-  const path = nodePath(line);
-  if (existsSync(path) && existsSync(stamp) && readFileSync(stamp, 'utf8') === version) return path;
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  log(`installing Node ${version} from the npm registry (package node) into .tools/node-${line}…`);
   try {
-    // Its own prefix and no lock file: the project's package.json and package-lock.json stay untouched.
-    run(
-      'npm',
-      [
-        'install',
-        '--prefix',
-        dir,
-        '--no-save',
-        '--no-package-lock',
-        '--no-audit',
-        '--no-fund',
-        `node@${version}`,
-      ],
-      log,
-    );
+    return ensureNodeRuntime(line, options.log);
   } catch (err) {
-    throw new ToolsError(
-      `could not install Node ${version} from the npm registry (is it reachable?): ${(err as Error).message}`,
-    );
+    throw new ToolsError((err as Error).message);
   }
-  const res = spawnSync(path, ['--version'], { encoding: 'utf8' });
-  if (res.stdout?.trim() !== `v${version}`)
-    throw new ToolsError(
-      `Node ${version} is not runnable at ${path} after installation: ${res.stderr ?? ''}`,
-    );
-  writeFileSync(stamp, version);
-  return path;
 }

@@ -180,6 +180,11 @@ export interface StreamRun {
 /**
  * Streams audio in chunks paced at real time × speed on an absolute schedule (a late chunk does not push
  * the next ones back), then stops. Collects every message.
+ *
+ * The schedule starts when the first chunk's answer is back, not before it is sent: the emulator measures
+ * real time from that chunk's arrival, so however long a loaded machine takes to deliver it, every later
+ * chunk arrives at most two chunks ahead of the emulator's own clock, inside its 2-s buffer. A client
+ * paced this way can never earn a pacing 412, whatever the machine's speed.
  */
 export async function streamAudio(
   client: StreamClient,
@@ -187,16 +192,21 @@ export async function streamAudio(
   options: { chunkBytes: number; bytesPerSecond: number; speed: number; pace?: boolean },
 ): Promise<StreamRun> {
   const run: StreamRun = { messages: [], statuses: [], errors: [] };
-  const begin = performance.now();
+  let begin: number | undefined;
+  let firstBytes = 0;
   let sent = 0;
   for (let offset = 0; offset < audio.length; offset += options.chunkBytes) {
-    if (options.pace !== false) {
-      const due = begin + ((sent / options.bytesPerSecond) * 1000) / options.speed;
+    if (options.pace !== false && begin !== undefined) {
+      const due = begin + (((sent - firstBytes) / options.bytesPerSecond) * 1000) / options.speed;
       const wait = due - performance.now();
       if (wait > 1) await sleep(wait);
     }
     const chunk = audio.subarray(offset, offset + options.chunkBytes);
     const res = await client.audio(chunk);
+    if (begin === undefined) {
+      begin = performance.now();
+      firstBytes = chunk.length;
+    }
     sent += chunk.length;
     run.statuses.push(res.status);
     if (res.status === 200) run.messages.push(...(res.json as Msg[]));

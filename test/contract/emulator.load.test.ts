@@ -1,12 +1,16 @@
 /**
- * Load (issue 3, "Done when"): 64 concurrent stream sessions at speed 100 against the emulator run by
- * `callpipe emulator` in its own process, with no false 412 (every client paces correctly, so any 412 is
- * the emulator's fault) and every phrase recognized. The emulator's CPU share at that load is read from
- * its /emulator/stats (process.cpuUsage of the emulator process) and printed.
+ * Load: 64 concurrent stream sessions against the emulator run by `callpipe emulator` in its own process,
+ * at speed 100 and 10, with no false 412 and every phrase recognized at its time. The emulator's CPU
+ * share at that load is read from its /emulator/stats (process.cpuUsage of the emulator process) and
+ * printed, with the wall time: printed, never asserted.
  *
- * At speed 100 this machine's client cannot send 64 × 100 × 4 requests per second, so the sessions run
- * behind schedule; a second run at speed 10 keeps every client on schedule, a quarter of a second of
- * audio ahead of the emulator's recognizer, which is where a false 412 would show.
+ * What is asserted holds on any machine, however busy. The clients keep pace by the emulator's own
+ * measure (streamAudio starts its schedule at the answer to the first chunk, the emulator at that chunk's
+ * arrival), so a pacing 412 cannot be earned by a slow client, only caused by a fault of the emulator's
+ * accounting. The 1-s deadlines and the idle timeout get more slack than the test may run: a stall of a
+ * loaded machine is not what this test is about (those rules are tested exactly on a manual clock in
+ * emulator.stream.test.ts). At speed 100 the clients cannot send 64 × 100 × 4 requests per second and
+ * fall behind schedule, where no 412 is due either.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -18,13 +22,13 @@ import { finals, getJson, post, StreamClient, streamAudio, token } from './emula
 
 const SESSIONS = 64;
 const SECONDS = 20;
+/** Longer than the test's timeout: no deadline of the emulator can pass while the test runs. */
+const DEADLINE_SLACK_MS = 10 * 60_000;
 
 async function launch(speed: number) {
   const bin = fileURLToPath(new URL('../../bin/callpipe.js', import.meta.url));
-  // Deadlines get seconds of slack: this test is about pacing (no false 412) and recognition, and 64
-  // sessions on a loaded machine stall longer than a 10-ms deadline (their rules are tested exactly on a
-  // manual clock in emulator.stream.test.ts).
-  const args = [bin, 'emulator', '--port', '0', '--speed', String(speed), '--deadline-slack-ms', '3000'];
+  const slack = String(DEADLINE_SLACK_MS);
+  const args = [bin, 'emulator', '--port', '0', '--speed', String(speed), '--deadline-slack-ms', slack];
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -98,7 +102,6 @@ describe.each([100, 10])('speed %d', (speed) => {
     });
     expect(stats.byCode).toEqual({});
     expect(stats.sessions).toMatchObject({ started: SESSIONS, completed: SESSIONS, failed: 0 });
-    // How long the run took is printed above, not asserted: a test never asserts the machine's speed (a
-    // slower machine only sends further behind schedule, where no 412 is due either).
+    expect(stats.audioSeconds).toBeCloseTo(SESSIONS * SECONDS, 3);
   });
 });

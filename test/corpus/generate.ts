@@ -4,7 +4,7 @@
  * test/integration/bad-inputs.test.ts processes them on the real stack; test/corpus/README.md is the
  * table of cases and outcomes.
  *
- *   npx tsx test/corpus/generate.ts <dir>     writes the corpus and prints the cases as JSON
+ *   node scripts/on-node.mjs ts test/corpus/generate.ts <dir>   writes the corpus and prints the cases as JSON
  *
  * Three kinds of case:
  * - `file`: a recording submitted on its own (all of them in one batch) under `key`;
@@ -788,7 +788,7 @@ export function describeCases(cases: CorpusCase[]) {
 async function main(): Promise<void> {
   const dir = process.argv[2];
   if (!dir) {
-    console.error('usage: tsx test/corpus/generate.ts <dir>');
+    console.error('usage: node test/corpus/generate.ts <dir>');
     process.exit(2);
   }
   const cases = await generateCorpus(resolve(dir));

@@ -16,6 +16,7 @@ import { connect, installRuntime } from '../../workers/runtime.ts';
 import { createQueueWorker, QUEUE_NAMES, type QueueName } from '../../workers/workers.ts';
 import { ManagedProcess } from '../../cli/stack/process.ts';
 import { stackEnv, workersProcess } from '../../cli/stack/stack.ts';
+import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import type { Utterance } from '../../schemas/transcript.ts';
 
 export interface GeneratedCall {
@@ -106,8 +107,8 @@ export function asrWorkerProcess(
 ): ManagedProcess {
   return new ManagedProcess({
     name: 'asr-worker',
-    command: process.execPath,
-    args: ['--import', 'tsx', fileURLToPath(new URL('../../workers/asr.ts', import.meta.url))],
+    command: typeScriptNode(),
+    args: [fileURLToPath(new URL('../../workers/asr.ts', import.meta.url))],
     env: {
       ...process.env,
       ...stackEnv(config),

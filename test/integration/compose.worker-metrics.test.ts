@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { ManagedProcess } from '../../cli/stack/process.ts';
 import { PROJECT_ROOT } from '../../cli/tools/provision.ts';
+import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import { freeLoopbackPort } from '../../workers/runtime.ts';
 import { composeFile, containerEnv } from '../helpers/compose.ts';
 import { uniquePrefix } from '../helpers/pipeline.ts';
@@ -70,7 +71,7 @@ describe('a worker as docker-compose.yml starts it', () => {
     expect(command).toBe('node');
     worker = new ManagedProcess({
       name: 'worker-nlp',
-      command: process.execPath,
+      command: typeScriptNode(),
       args,
       env,
       cwd: PROJECT_ROOT,

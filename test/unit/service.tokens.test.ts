@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createServiceClient } from '../../service/client.ts';
 import { CostMeter } from '../../service/cost.ts';
 import { ServiceError } from '../../service/errors.ts';
@@ -61,9 +61,13 @@ describe('TokenProvider', () => {
     expect(server.requests).toHaveLength(1);
     clock += 20_000; // past the refresh point, still valid: served at once, refreshed behind
     expect((await tokens.get()).value.reveal()).toBe('tok-1');
-    await new Promise((r) => setTimeout(r, 50));
+    // The refresh behind is a real request: waited for, not given a time it must finish in; asking
+    // meanwhile serves the valid token and starts no second refresh.
+    await vi.waitFor(async () => expect((await tokens.get()).value.reveal()).toBe('tok-2'), {
+      timeout: 30_000,
+      interval: 10,
+    });
     expect(server.requests).toHaveLength(2);
-    expect((await tokens.get()).value.reveal()).toBe('tok-2');
     clock += 200_000; // expired: the caller waits for a new one
     expect((await tokens.get()).value.reveal()).toBe('tok-3');
   });

@@ -18,6 +18,7 @@ import {
   writeStackRecord,
 } from '../../cli/stack/stack-record.ts';
 import { alive, survivorsAfter } from '../helpers/up-process.ts';
+import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 
 const PARENT_WATCH = fileURLToPath(new URL('../../workers/parent-watch.ts', import.meta.url));
 const homes: string[] = [];
@@ -99,14 +100,14 @@ describe('stopWithParent', () => {
       console.log('ready');`;
     const parentCode = `
       import { spawn } from 'node:child_process';
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', ${JSON.stringify(childCode)}], {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', ${JSON.stringify(childCode)}], {
         env: { ...process.env, CALLPIPE_STOP_WITH_PARENT: 'stdin' },
         stdio: ['pipe', 'pipe', 'inherit'],
         detached: true,
       });
       child.stdout.once('data', () => console.log(String(child.pid)));
       setInterval(() => {}, 1000);`;
-    const parent = spawn(process.execPath, ['--input-type=module', '-e', parentCode], {
+    const parent = spawn(typeScriptNode(), ['--input-type=module', '-e', parentCode], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     children.push(parent);
