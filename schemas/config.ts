@@ -39,6 +39,7 @@ import {
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrains } from './text-grains.ts';
 import type { RedactionInput } from './recording.ts';
 import { redactionRulesSchema } from './redaction.ts';
+import { DEFAULT_TASK_QUEUE_PREFIX, taskQueuesOf } from './task-queues.ts';
 
 // 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
 const port = z.coerce.number().int().min(0).max(65535);
@@ -308,7 +309,7 @@ export const DEFAULTS = {
     tablesPrefix: 'tables/',
     keepStaging: false,
   },
-  temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueuePrefix: 'callpipe' },
+  temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueuePrefix: DEFAULT_TASK_QUEUE_PREFIX },
   limits: LIMIT_DEFAULTS,
   insights: {
     sentimentGrain: DEFAULT_TEXT_GRAINS.sentiment,
@@ -639,7 +640,9 @@ function envNameOf(path: string): string | undefined {
  * the price is a few more sessions (a start and a stop request, an ffmpeg run each) for short calls,
  * held back by `minSessionSeconds`. Planning for the whole batch would need every call probed first.
  */
-export function planOptionsOf(config: Pick<Config, 'limits'>): PlanOptions {
+export function planOptionsOf(
+  config: Pick<Config, 'limits'>,
+): Required<Pick<PlanOptions, 'strategy' | 'maxSessionSeconds' | 'budget' | 'minSessionSeconds'>> {
   return {
     strategy: config.limits.planStrategy,
     maxSessionSeconds: config.limits.maxSessionSeconds,
@@ -670,22 +673,9 @@ export function redactionInputOf(config: Pick<Config, 'redaction'>, output: Outp
   };
 }
 
-/** Task queue names (DESIGN.md, Task queues and limits). */
+/** Task queue names of this deployment (schemas/task-queues.ts): the workflows' own and one per kind of activity. */
 export function taskQueues(config: Pick<Config, 'temporal'>) {
-  const prefix = config.temporal.taskQueuePrefix;
-  return {
-    workflows: prefix,
-    media: `${prefix}-media`,
-    probe: `${prefix}-probe`,
-    asr: `${prefix}-asr`,
-    nlp: `${prefix}-nlp`,
-  } as const;
-}
-
-/** The queues a processRecording workflow sends its activities to (its `queues` input). */
-export function recordingQueues(config: Pick<Config, 'temporal'>) {
-  const { media, probe, asr, nlp } = taskQueues(config);
-  return { media, probe, asr, nlp };
+  return taskQueuesOf(config.temporal.taskQueuePrefix);
 }
 
 /** Where the analysis tables of `output` go (its bucket, the configured prefix) and their time zone. */

@@ -46,13 +46,10 @@ import type {
   ReportRow,
   StoredBackfillInput,
 } from '../schemas/backfill.ts';
-import {
-  DEFAULT_QUEUES,
-  processRecording,
-  type ProcessRecordingInput,
-  type ProcessRecordingResult,
-} from './process-recording.ts';
-import { batchPartsPrefix, batchReportPrefix, locationUrl, tablesLocationOf } from '../schemas/call-keys.ts';
+import type { CallSpec } from '../schemas/call-spec.ts';
+import { processRecording, type ProcessRecordingResult } from './process-recording.ts';
+import { specOfLegacyChild } from './legacy-call-input.ts';
+import { batchPartsPrefix, batchReportPrefix, locationUrl } from '../schemas/call-keys.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { prepareManifestOnce } from './manifest-pages.ts';
@@ -123,16 +120,30 @@ function emptyCounters(): BackfillCounters {
 
 /**
  * The input with `concurrency` read as `backfillInputSchema` reads it (`window` is its 0.1 name, still in
- * the histories of running batches and in schedules' actions); what a continue-as-new carries on.
+ * the histories of running batches and in schedules' actions), and the children's `spec`, or the one an
+ * old input's `child` stood for; what a continue-as-new carries on.
  */
-export function currentBackfillInput({ window, concurrency, ...input }: StoredBackfillInput): BackfillInput {
+export function currentBackfillInput({
+  window,
+  concurrency,
+  child,
+  spec,
+  ...input
+}: StoredBackfillInput): BackfillInput {
   const resolved = concurrency ?? window;
-  if (resolved === undefined) {
+  const childSpec = spec ?? (child ? specOfLegacyChild(child, input.output) : undefined);
+  if (resolved === undefined || !childSpec) {
     throw ApplicationFailure.nonRetryable(
-      'backfill input has no concurrency: parse it with backfillInputSchema',
+      'backfill input has no concurrency or spec: parse it with backfillInputSchema',
     );
   }
-  return { ...input, concurrency: resolved };
+  return { ...input, concurrency: resolved, spec: childSpec };
+}
+
+/** A child's settings: the batch's, with the speakers its manifest row names for its channels. */
+function childSpec(spec: CallSpec, item: BackfillItem): CallSpec {
+  if (!item.speakers) return spec;
+  return { ...spec, plan: { ...spec.plan, channels: { ...spec.plan.channels, speakers: item.speakers } } };
 }
 
 export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarry): Promise<BackfillResult> {
@@ -255,30 +266,14 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
       const startedMs = Date.now();
       running.add(item.workflowId);
       counters.started += 1;
-      const plan: ProcessRecordingInput['plan'] = {
-        ...(input.child.maxSessionSeconds ? { maxSessionSeconds: input.child.maxSessionSeconds } : {}),
-        ...(input.child.planStrategy ? { strategy: input.child.planStrategy } : {}),
-        ...(input.child.planBudget ? { budget: input.child.planBudget } : {}),
-        ...(input.child.minSessionSeconds ? { minSessionSeconds: input.child.minSessionSeconds } : {}),
-        ...(item.speakers ? { channels: { speakers: item.speakers } } : {}),
-      };
-      const childInput: ProcessRecordingInput = {
+      const childInput = {
         callId: item.callId,
         source: item.source,
         output: input.output,
-        stagingPrefix: input.child.stagingPrefix,
-        ...(input.child.keepStaging ? { cleanupStaging: false } : {}),
         batchId: input.batchId,
         redo: input.redo,
         ...(item.metadata ? { metadata: item.metadata } : {}),
-        plan,
-        ...(input.child.pacingSpeed ? { pacingSpeed: input.child.pacingSpeed } : {}),
-        ...(input.child.queues ? { queues: input.child.queues } : {}),
-        ...(input.child.rulesKey ? { rulesKey: input.child.rulesKey } : {}),
-        ...(input.child.wordsKey ? { wordsKey: input.child.wordsKey } : {}),
-        ...(input.child.tables ? { tables: input.child.tables } : {}),
-        ...(input.child.text ? { text: input.child.text } : {}),
-        ...(input.child.redaction ? { redaction: input.child.redaction } : {}),
+        spec: childSpec(input.spec, item),
       };
       void children
         .run(() =>
@@ -423,12 +418,12 @@ async function compactBatchDays(
   days: string[],
 ): Promise<NonNullable<BackfillResult['tables']>> {
   const tables = proxyActivities<TableActivities>({
-    taskQueue: input.child.queues?.media ?? DEFAULT_QUEUES.media,
+    taskQueue: input.spec.queues.media,
     startToCloseTimeout: '1 hour',
     heartbeatTimeout: '2 minutes',
     retry: { maximumAttempts: 5, initialInterval: '1 second', maximumInterval: '1 minute' },
   });
-  const location = tablesLocationOf(input.output, input.child.tables);
+  const location = input.spec.tables;
   const result: NonNullable<BackfillResult['tables']> = { compacted: [], failed: [] };
   for (let i = 0; i < days.length; i += COMPACTIONS_AT_ONCE) {
     const batch = days.slice(i, i + COMPACTIONS_AT_ONCE);
@@ -465,7 +460,7 @@ async function writeNightReport(
         output: input.output,
         batchId: input.batchId,
         reportPrefix,
-        tables: tablesLocationOf(input.output, input.child.tables),
+        tables: input.spec.tables,
         days,
       },
     ]);

@@ -10,13 +10,12 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { CliError, parseCommandArgs, warnDeprecated } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
-import { outputLocation } from '../submit.ts';
+import { callSpec, outputLocation } from '../submit.ts';
 import { parseS3Url } from '../../activities/storage/object-store.ts';
 import { taskQueues } from '../../schemas/config.ts';
 import { backfillInputSchema } from '../../schemas/backfill.ts';
 import { templateProblem } from '../../workflows/nightly-date.ts';
 import { nightlyBackfill, type NightlyInput } from '../../workflows/nightly.ts';
-import { childDefaults } from './backfill.ts';
 import { storeCallFiles } from '../call-files.ts';
 
 export const summary =
@@ -78,7 +77,7 @@ export async function upsertNightlySchedule(
     batchId: 'template',
     source: { kind: 'prefix', bucket: 'template', prefix: '' },
     output,
-    child: { ...childDefaults(pc.config, output), ...files },
+    spec: callSpec(pc.config, output, files),
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
   });
   const args: [NightlyInput] = [
