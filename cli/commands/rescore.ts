@@ -11,7 +11,7 @@ import { outputLocation } from '../submit.ts';
 import { storeRules } from '../call-files.ts';
 import { defaultRules } from '../../activities/insights/rules-file.ts';
 import { locationUrl, outputLocationOf, parseS3Url } from '../../schemas/call-keys.ts';
-import { taskQueues } from '../../schemas/config.ts';
+import { tablesOf, taskQueues } from '../../schemas/config.ts';
 import { rescoreInputSchema, type RescoreSource } from '../../schemas/rescore.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { rescore, rescoreProgressQuery, type RescoreProgress } from '../../workflows/rescore.ts';
@@ -116,7 +116,8 @@ export async function run(argv: string[]): Promise<number> {
       ...(stored ? { rulesKey: stored.key } : {}),
       rulesDigest,
       force: values.force,
-      tables: { prefix: pc.config.s3.tablesPrefix, timeZone: pc.config.timeZone },
+      // The tables of calls processed to `output`, as their spec placed them (schemas/call-spec.ts).
+      tables: tablesOf(pc.config, output),
       ...Object.fromEntries(Object.entries(sizes).filter(([, v]) => v !== undefined)),
     });
     const handle = await pc.client.workflow.start(rescore, {

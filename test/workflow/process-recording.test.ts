@@ -183,6 +183,38 @@ describe('processRecording with mocked activities', () => {
     expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
   });
 
+  it('an input of the old shape (a run started before the spec) runs with the defaults it had then', async () => {
+    const mocks = mockActivities();
+    const taskQueue = uniqueQueue('legacy');
+    const callId = 'legacy-3f9a0c1e';
+    const { spec: _spec, ...call } = processInput(taskQueue, callId);
+    const legacy = {
+      ...call,
+      stagingPrefix: 'staging/',
+      queues: { media: taskQueue, asr: taskQueue, nlp: taskQueue },
+      plan: { strategy: 'fixed' as const },
+    };
+    const result = await withWorker(testEnv(), taskQueue, mocks.activities, async () => {
+      const handle = await testEnv().client.workflow.start(processRecording, {
+        taskQueue,
+        workflowId: `process-${taskQueue}`,
+        args: [legacy],
+      });
+      return handle.result();
+    });
+
+    expect(result).toMatchObject({ callId, status: 'done' });
+    expect(pick(onlyInput(mocks, 'planSource'), 'options')).toEqual({
+      strategy: 'fixed',
+      maxSessionSeconds: 3000,
+      budget: 16,
+      minSessionSeconds: 60,
+    });
+    for (const [input] of mocks.recognizeSession.mock.calls) expect(pick(input, 'maxRestarts')).toBe(10);
+    expect(pick(onlyInput(mocks, 'writeResult'), 'rulesKey')).toBeUndefined();
+    expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
+  });
+
   it('a call whose result.json exists is skipped: nothing probed, outcome skipped', async () => {
     const mocks = mockActivities({ resultExists: async () => true });
     const { result, callId, stage, outcome, progress } = await runCall('skip', mocks);
