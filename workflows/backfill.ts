@@ -91,9 +91,16 @@ export interface BackfillResult extends BackfillProgress {
   tables?: { compacted: string[]; failed: { dt: string; reason: string }[] };
 }
 
-/** Patch id: a batch compacts the table partitions its calls wrote, after its report (issue 17). */
+/**
+ * Patch ids, retired in Temporal's order as the recording workflow's are (workflows/process-recording.ts),
+ * except that a batch's run can stay open (paused, or draining a window of long calls) far longer than a
+ * call: a patch goes to `deprecatePatch` only once no backfill run started before it is open (`temporal
+ * workflow list` with `WorkflowType = 'backfill'`), and is removed after the retention that follows.
+ *
+ * BATCH_TABLES: a batch compacts the table partitions its calls wrote, after its report. At `patched`.
+ */
 export const BATCH_TABLES = 'batch-tables';
-/** Patch id: a batch writes its night report (report.html) after compacting its days (issue 17). */
+/** Patch id: a batch writes its night report (report.html) after compacting its days. At `patched`. */
 export const NIGHT_REPORT = 'night-report';
 /** Days compacted at once at the end of a batch (each an activity on the media queue). */
 const COMPACTIONS_AT_ONCE = 4;

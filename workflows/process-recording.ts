@@ -95,29 +95,49 @@ export interface ProcessRecordingProgress {
 
 export const progressQuery = defineQuery<ProcessRecordingProgress>('progress');
 
+// --- patches ----------------------------------------------------------------------------------------------
+//
+// Versioning by patches, not worker versioning: a call's run lasts minutes to hours, so a patch's old path
+// stops mattering soon after a release, while worker versioning would need every deployment (`callpipe
+// up`, docker-compose, the night's workers) to run and route by build id, which none does. Each id below
+// says where it stands in Temporal's order: `patched` (both paths) → `deprecatePatch` once no run from
+// before the patch can be open (the release has run longer than the longest call: a day) → removal once no
+// run that wrote the marker can be open or reset (the namespace's retention after the last such run
+// closed), moving the recorded histories that hold the marker to the retired list of
+// test/unit/workflows.replay.test.ts.
+
 /**
  * Patch id: sessions stream as soon as their own audio is staged (no barrier after all transcodes).
- * Retired in Temporal's documented order: `patched` (both paths) → `deprecatePatch` (this release: the
- * old path is gone, no run from before the patch can still be open, the marker is still written) →
- * removal, once no run that wrote the marker can be open or reset (see CHANGELOG.md).
+ * At `deprecatePatch` (0.2.0): the old path is gone, the marker is still written. Removal: once the
+ * namespace's retention has passed since the last run started before 0.2.0 closed.
  */
 export const PIPELINED_SESSIONS = 'pipelined-sessions';
 /**
  * Patch id: personal data is redacted between the merge and the text steps, which then read the redacted
- * timeline. A run that had passed that point before this code replays without it.
+ * timeline. A run that had passed that point before this code replays without it. At `patched`:
+ * `deprecatePatch` in the release after the one that shipped it has run a day; removal after retention.
  */
 export const REDACTION = 'redaction';
 /**
  * Patch id: the redacted copy of the audio (opt-in, `redaction.audio`) is made beside the text steps. Only
- * runs that ask for it call `patched`, so the histories of every other run are unchanged.
+ * runs that ask for it call `patched`, so the histories of every other run are unchanged. At `patched`:
+ * as {@link REDACTION}, counting only runs that asked for the copy.
  */
 export const REDACTED_AUDIO = 'redacted-audio';
-/** Patch id: the call's matched categories are upserted as `CallpipeCategories` once it is written. */
+/**
+ * Patch id: the call's matched categories are upserted as `CallpipeCategories` once it is written. At
+ * `patched`: as {@link REDACTION}.
+ */
 export const CATEGORIES_SEARCH_ATTRIBUTE = 'categories-search-attribute';
-/** Patch id: dialog acts (`/nlp/v1/sentence_type`) are a text step beside summary, sentiment and keywords. */
+/**
+ * Patch id: dialog acts (`/nlp/v1/sentence_type`) are a text step beside summary, sentiment and keywords.
+ * At `patched`: as {@link REDACTION}, counting only runs whose grains have dialog acts on.
+ */
 export const DIALOG_ACTS_STEP = 'dialog-acts-step';
-
-/** Patch id: a done call's rows are written to the analysis tables after its result.json (issue 17). */
+/**
+ * Patch id: a done call's rows are written to the analysis tables after its result.json. At `patched`:
+ * as {@link REDACTION}.
+ */
 export const CALL_TABLES = 'call-tables';
 
 // --- activities and their policies (the README's retry budget is computed from these) -------------------
