@@ -1,8 +1,9 @@
 /**
  * A call's settings: everything a `processRecording` workflow is told besides which recording it is and
  * where its results go. Made from the configuration by {@link callSpecOf} alone, the same way for every
- * command that starts calls (`process`, `backfill`, `schedule nightly`, `rescore` reads its tables from
- * it), so the workflow applies no default of its own and the workers fill in nothing.
+ * command that starts calls (`process`, `backfill`, `schedule nightly`; `rescore` finds the tables where
+ * it placed them, with the same `tablesOf`), so the workflow applies no default of its own and the
+ * workers fill in nothing.
  *
  * Glossary: a *call* is one recording processed once (its id, source, output, batch, metadata); its
  * *spec* is how (queues, session plan, pacing, rules, tables, text grains, vocabulary, redaction). A
