@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CliError, type Command } from './command.ts';
+import { processSettings } from '../schemas/config.ts';
 
 const COMMANDS = [
   'demo',
@@ -65,7 +66,7 @@ run(process.argv.slice(2)).then(
     // One clear line for the user; the stack only when asked for.
     const message = err instanceof Error ? err.message : String(err);
     console.error(`callpipe: ${message}`);
-    if (process.env.CALLPIPE_DEBUG && err instanceof Error) console.error(err.stack);
+    if (processSettings().debug && err instanceof Error) console.error(err.stack);
     process.exitCode = err instanceof CliError ? err.exitCode : 1;
   },
 );

@@ -9,17 +9,15 @@ import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
+import { taskQueues, type Config } from '../schemas/config.ts';
 import {
-  planOptionsOf,
-  recordingQueues,
-  redactionInputOf,
-  slowestPace,
-  tablesOf,
-  taskQueues,
-  textGrainsOf,
-  type Config,
-} from '../schemas/config.ts';
-import type { OutputLocation, RecordingSource, RedactionInput } from '../schemas/recording.ts';
+  callSpecOf,
+  withOverrides,
+  type CallSpec,
+  type CallSpecFiles,
+  type CallSpecOverrides,
+} from '../schemas/call-spec.ts';
+import type { OutputLocation, RecordingSource } from '../schemas/recording.ts';
 import type { ObjectStore } from '../activities/storage/object-store.ts';
 import { outputLocationOf, parseS3Url, uploadKey } from '../schemas/call-keys.ts';
 import { callIdOf, workflowIdOf } from '../activities/storage/call-id.ts';
@@ -109,10 +107,13 @@ export function outputLocation(out: string | undefined, config: Config): OutputL
   }
 }
 
-/** What the workflow is told about redaction for results in `output` (a bad unredacted prefix: one clear line). */
-export function redactionInput(config: Config, output: OutputLocation): RedactionInput {
+/**
+ * The settings of calls whose results go to `output` (schemas/call-spec.ts), as every command that starts
+ * calls makes them; a bad unredacted prefix is one clear line.
+ */
+export function callSpec(config: Config, output: OutputLocation, files?: CallSpecFiles): CallSpec {
   try {
-    return redactionInputOf(config, output);
+    return callSpecOf(config, output, files);
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
@@ -123,7 +124,10 @@ export interface SubmitOptions {
   redo?: boolean;
   batchId?: string;
   metadata?: Record<string, string>;
-  extra?: Partial<ProcessRecordingInput>;
+  /** The rule file and vocabulary the call is processed with (cli/call-files.ts). */
+  files?: CallSpecFiles;
+  /** Settings changed for these calls only (tests, benchmarks). */
+  extra?: CallSpecOverrides;
 }
 
 export interface Submitted {
@@ -146,18 +150,10 @@ export async function submitRecording(
     callId,
     source,
     output: options.output,
-    stagingPrefix: config.s3.stagingPrefix,
-    cleanupStaging: !config.s3.keepStaging,
     redo: options.redo,
     batchId: options.batchId,
     metadata: options.metadata,
-    pacingSpeed: slowestPace(config.service.speed),
-    plan: planOptionsOf(config),
-    queues: recordingQueues(config),
-    tables: tablesOf(config, options.output),
-    text: textGrainsOf(config),
-    redaction: redactionInput(config, options.output),
-    ...options.extra,
+    spec: withOverrides(callSpec(config, options.output, options.files), options.extra),
   };
   const handle = await client.workflow.start(processRecording, {
     taskQueue: taskQueues(config).workflows,

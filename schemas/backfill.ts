@@ -7,8 +7,9 @@
  */
 import { z } from 'zod';
 import { RECORDING_EXTENSIONS } from './media-formats.ts';
-import { OUTCOMES, outputLocationSchema, recordingSourceSchema, redactionInputSchema } from './recording.ts';
-import { TEXT_GRAINS } from './text-grains.ts';
+import { callSpecSchema, type CallSpec } from './call-spec.ts';
+import { OUTCOMES, outputLocationSchema, recordingSourceSchema, type RedactionInput } from './recording.ts';
+import type { TextGrains } from './text-grains.ts';
 
 /**
  * Extensions taken by default without reading the object (containers and headerless telephony formats,
@@ -71,39 +72,8 @@ const backfillInputFields = z.object({
   childrenPerRun: z.number().int().positive().max(1500).default(DEFAULT_CHILDREN_PER_RUN),
   /** Process calls again even when their result.json exists. */
   redo: z.boolean().default(false),
-  /** Fields of every child's ProcessRecordingInput (staging prefix, pacing, plan, queues). */
-  child: z
-    .object({
-      stagingPrefix: z.string(),
-      /** Keep each call's staging objects after success (config `s3.keepStaging`). */
-      keepStaging: z.boolean().optional(),
-      pacingSpeed: z.number().positive().optional(),
-      maxSessionSeconds: z.number().positive().optional(),
-      /** Session planning of every child (config `limits.planStrategy`, `minSessionSeconds`, budget). */
-      planStrategy: z.enum(['fixed', 'balanced']).optional(),
-      planBudget: z.number().int().positive().optional(),
-      minSessionSeconds: z.number().positive().optional(),
-      queues: z
-        .object({ media: z.string(), probe: z.string().optional(), asr: z.string(), nlp: z.string() })
-        .optional(),
-      /** The rule file of every child's insights (cli/call-files.ts); default the shipped one. */
-      rulesKey: z.string().min(1).optional(),
-      /** The custom vocabulary every child's sessions send (cli/call-files.ts). */
-      wordsKey: z.string().min(1).optional(),
-      /** The analysis tables: prefix in the output's bucket and the time zone of their days. */
-      tables: z.object({ prefix: z.string(), timeZone: z.string() }).optional(),
-      /** Grains of sentiment and dialog acts (schemas/text-grains.ts); default the workflow's. */
-      text: z
-        .object({
-          sentiment: z.enum(TEXT_GRAINS),
-          dialogActs: z.enum([...TEXT_GRAINS, 'off']),
-          windowSeconds: z.number().positive(),
-        })
-        .optional(),
-      /** Where every child's unredacted copies go and whether to redact its audio (schemas/config.ts). */
-      redaction: redactionInputSchema.optional(),
-    })
-    .default({ stagingPrefix: 'staging/' }),
+  /** The settings of every child (schemas/call-spec.ts `callSpecOf`); a manifest row may add its speakers. */
+  spec: callSpecSchema,
   /** Task queue of the children and of the batch's own activities; default: the batch's. */
   taskQueue: z.string().optional(),
   /** Start paused (tests, or to look at the listing first). */
@@ -121,15 +91,36 @@ export type BackfillRequest = z.input<typeof backfillInputSchema>;
 export type BackfillInput = z.output<typeof backfillInputSchema>;
 /**
  * What a backfill workflow may find in its history: a {@link BackfillInput}, or one started before
- * `window` was renamed `concurrency` (running batches, their continue-as-new runs, the actions of
- * schedules created before). The workflow reads it with the same rule as the schema: `concurrency`,
- * else `window`.
+ * `window` was renamed `concurrency`, or before the children's settings were one `spec` (running batches,
+ * their continue-as-new runs, the actions of schedules created before). The workflow reads it with the
+ * same rule as the schema: `concurrency`, else `window`; `spec`, else the spec `child` stood for
+ * (workflows/legacy-call-input.ts).
  */
-export type StoredBackfillInput = Omit<BackfillInput, 'concurrency'> & {
+export type StoredBackfillInput = Omit<BackfillInput, 'concurrency' | 'spec'> & {
   concurrency?: number;
   /** @deprecated 0.1's name of `concurrency`. */
   window?: number;
+  spec?: CallSpec;
+  /** @deprecated What every child's input was built from before `spec`. */
+  child?: LegacyBackfillChild;
 };
+
+/** A backfill's `child` before `spec`: the fields every child's input was built from, each optional. */
+export interface LegacyBackfillChild {
+  stagingPrefix: string;
+  keepStaging?: boolean;
+  pacingSpeed?: number;
+  maxSessionSeconds?: number;
+  planStrategy?: 'fixed' | 'balanced';
+  planBudget?: number;
+  minSessionSeconds?: number;
+  queues?: { media: string; probe?: string; asr: string; nlp: string };
+  rulesKey?: string;
+  wordsKey?: string;
+  tables?: { prefix: string; timeZone: string };
+  text?: TextGrains;
+  redaction?: RedactionInput;
+}
 
 /** One recording the batch will start a child for. */
 export const backfillItemSchema = z.object({

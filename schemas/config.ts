@@ -39,6 +39,7 @@ import {
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrains } from './text-grains.ts';
 import type { RedactionInput } from './recording.ts';
 import { redactionRulesSchema } from './redaction.ts';
+import { DEFAULT_TASK_QUEUE_PREFIX, taskQueuesOf } from './task-queues.ts';
 
 // 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
 const port = z.coerce.number().int().min(0).max(65535);
@@ -308,7 +309,7 @@ export const DEFAULTS = {
     tablesPrefix: 'tables/',
     keepStaging: false,
   },
-  temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueuePrefix: 'callpipe' },
+  temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueuePrefix: DEFAULT_TASK_QUEUE_PREFIX },
   limits: LIMIT_DEFAULTS,
   insights: {
     sentimentGrain: DEFAULT_TEXT_GRAINS.sentiment,
@@ -392,6 +393,67 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_TIME_ZONE: 'timeZone',
   CALLPIPE_LOG_LEVEL: 'logLevel',
 };
+
+/**
+ * Variables of one process rather than of a deployment: where its external tools are, debugging, the
+ * local stack's hand-over to its children, and the emulator command's own settings. Read here by
+ * {@link processSettings}, apart from `loadConfig`: a worker must find ffmpeg, and `callpipe emulator`
+ * its settings, whatever else the environment holds. An empty variable is unset. None is a secret.
+ */
+export const PROCESS_ENV_VARS = {
+  /** ffmpeg and ffprobe binaries (see {@link mediaTools}). */
+  ffmpeg: 'CALLPIPE_FFMPEG',
+  ffprobe: 'CALLPIPE_FFPROBE',
+  /** Chromium for the browser tests (cli/tools/provision.ts looks for Debian's otherwise). */
+  chromium: 'CALLPIPE_CHROMIUM',
+  /** A sox that writes AMR-NB, for the AMR fixtures (else the one on PATH). */
+  sox: 'CALLPIPE_SOX',
+  /** The Go toolchain that builds the pinned Temporal server (else the one on PATH or in /usr/local/go). */
+  go: 'CALLPIPE_GO',
+  /** Any value: the command prints an error's stack under its one line. */
+  debug: 'CALLPIPE_DEBUG',
+  /** A prebuilt workflow bundle for the workers (tests, production images); unset: bundled from source. */
+  workflowBundle: 'CALLPIPE_WORKFLOW_BUNDLE',
+  /** Set by the stack on its children: `stdin` means "stop when stdin closes" (workers/parent-watch.ts). */
+  stopWithParent: 'CALLPIPE_STOP_WITH_PARENT',
+  /** `callpipe emulator`: its time scale, as the stack's (`stack.emulatorSpeed`). */
+  emulatorSpeed: 'CALLPIPE_EMULATOR_SPEED',
+  /** `callpipe emulator`: the fastest pace it accepts, × real time. */
+  emulatorCeiling: 'CALLPIPE_EMULATOR_CEILING',
+  /** `callpipe emulator`: slack on the spec's deadlines between requests, ms. */
+  emulatorDeadlineSlackMs: 'CALLPIPE_EMULATOR_DEADLINE_SLACK_MS',
+  /** `callpipe emulator`: its phrasebook and fault file, as the stack's. */
+  emulatorPhrasebook: 'CALLPIPE_EMULATOR_PHRASEBOOK',
+  emulatorFaults: 'CALLPIPE_EMULATOR_FAULTS',
+} as const;
+
+export type ProcessSettings = { -readonly [K in keyof typeof PROCESS_ENV_VARS]?: string };
+
+/** The variables of {@link PROCESS_ENV_VARS} that are set (not empty), by their names there. */
+export function processSettings(env: NodeJS.ProcessEnv = process.env): ProcessSettings {
+  const settings: ProcessSettings = {};
+  for (const [key, name] of Object.entries(PROCESS_ENV_VARS) as [keyof ProcessSettings, string][]) {
+    const value = env[name];
+    if (value) settings[key] = value;
+  }
+  return settings;
+}
+
+/**
+ * The ffmpeg and ffprobe a process runs: the variables when set, else the builds the tools module
+ * provides (`provided`: the local stack, tests), else the ones on PATH. The stack hands its choice to its
+ * children in the same variables.
+ */
+export function mediaTools(
+  env: NodeJS.ProcessEnv = process.env,
+  provided?: { ffmpeg: string; ffprobe: string },
+): { ffmpeg: string; ffprobe: string } {
+  const { ffmpeg, ffprobe } = processSettings(env);
+  return {
+    ffmpeg: ffmpeg ?? provided?.ffmpeg ?? 'ffmpeg',
+    ffprobe: ffprobe ?? provided?.ffprobe ?? 'ffprobe',
+  };
+}
 
 /**
  * Standard AWS variables callpipe reads itself, beneath CALLPIPE_* and above the config file; the first
@@ -639,7 +701,9 @@ function envNameOf(path: string): string | undefined {
  * the price is a few more sessions (a start and a stop request, an ffmpeg run each) for short calls,
  * held back by `minSessionSeconds`. Planning for the whole batch would need every call probed first.
  */
-export function planOptionsOf(config: Pick<Config, 'limits'>): PlanOptions {
+export function planOptionsOf(
+  config: Pick<Config, 'limits'>,
+): Required<Pick<PlanOptions, 'strategy' | 'maxSessionSeconds' | 'budget' | 'minSessionSeconds'>> {
   return {
     strategy: config.limits.planStrategy,
     maxSessionSeconds: config.limits.maxSessionSeconds,
@@ -670,22 +734,9 @@ export function redactionInputOf(config: Pick<Config, 'redaction'>, output: Outp
   };
 }
 
-/** Task queue names (DESIGN.md, Task queues and limits). */
+/** Task queue names of this deployment (schemas/task-queues.ts): the workflows' own and one per kind of activity. */
 export function taskQueues(config: Pick<Config, 'temporal'>) {
-  const prefix = config.temporal.taskQueuePrefix;
-  return {
-    workflows: prefix,
-    media: `${prefix}-media`,
-    probe: `${prefix}-probe`,
-    asr: `${prefix}-asr`,
-    nlp: `${prefix}-nlp`,
-  } as const;
-}
-
-/** The queues a processRecording workflow sends its activities to (its `queues` input). */
-export function recordingQueues(config: Pick<Config, 'temporal'>) {
-  const { media, probe, asr, nlp } = taskQueues(config);
-  return { media, probe, asr, nlp };
+  return taskQueuesOf(config.temporal.taskQueuePrefix);
 }
 
 /** Where the analysis tables of `output` go (its bucket, the configured prefix) and their time zone. */

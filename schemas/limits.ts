@@ -110,3 +110,14 @@ export const REDACTED_AUDIO_END_TOLERANCE_SECONDS = 0.24;
 /** The tone over a redacted span: 1 kHz (inside the telephone band, unlike any voice), -12 dBFS peak. */
 export const REDACTED_AUDIO_TONE_HZ = 1000;
 export const REDACTED_AUDIO_TONE_PEAK = 0.25;
+
+/**
+ * New recognition sessions a planned session may open after errors before its call fails (every call's
+ * `maxRestarts`, schemas/call-spec.ts).
+ */
+export const SESSION_MAX_RESTARTS = 10;
+/**
+ * Heartbeat timeout of a recognition session, seconds: a session whose worker went silent this long is
+ * retried elsewhere, resuming after its last final result (every call's `heartbeatTimeoutSeconds`).
+ */
+export const RECOGNITION_HEARTBEAT_SECONDS = 30;

@@ -3,7 +3,7 @@
  * dependencies, so tests pass fakes and workers pass the real things).
  */
 import { Runtime } from '@temporalio/worker';
-import { planOptionsOf, slowestPace, type Config } from '../schemas/config.ts';
+import { slowestPace, type Config } from '../schemas/config.ts';
 import { createServiceClient, type ServiceClient } from '../service/index.ts';
 import type { PaceEvent } from '../service/pace.ts';
 import { metrics } from '../activities/metrics.ts';
@@ -89,8 +89,6 @@ export function mediaQueueActivities(input: ActivityDeps) {
         store,
         staging: new S3StagingStore(store),
         stagingPrefix: config.s3.stagingPrefix,
-        // What a plan input leaves out (workflows started by older clients) follows this worker's config.
-        planDefaults: planOptionsOf(config),
       }),
       ...createMergeActivities({ store }),
       ...createResultActivities({ store }),

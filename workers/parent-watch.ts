@@ -6,12 +6,13 @@
  */
 import { fstatSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { PROCESS_ENV_VARS, processSettings } from '../schemas/config.ts';
 
 /** Set by the stack on its children: `stdin` means "stop when stdin closes". */
-export const STOP_WITH_PARENT_VARIABLE = 'CALLPIPE_STOP_WITH_PARENT';
+export const STOP_WITH_PARENT_VARIABLE = PROCESS_ENV_VARS.stopWithParent;
 
 export function stopWithParent(env: NodeJS.ProcessEnv = process.env): void {
-  const mode = env[STOP_WITH_PARENT_VARIABLE];
+  const mode = processSettings(env).stopWithParent;
   // Not passed on to whatever this process starts: their stdin is not the stack's pipe.
   delete env[STOP_WITH_PARENT_VARIABLE];
   if (mode !== 'stdin') return;

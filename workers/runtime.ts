@@ -16,7 +16,7 @@ import {
   type LogEntry,
   type WorkerOptions,
 } from '@temporalio/worker';
-import type { Config } from '../schemas/config.ts';
+import { processSettings, type Config } from '../schemas/config.ts';
 import { connectWorkers } from './temporal-connection.ts';
 import { registry } from '../activities/metrics.ts';
 
@@ -75,7 +75,7 @@ export async function writeWorkflowBundle(dir: string): Promise<string> {
 
 /** Workflow code for Worker.create: a prebuilt bundle when given (tests, production images), else the sources. */
 export function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  const bundle = process.env.CALLPIPE_WORKFLOW_BUNDLE;
+  const bundle = processSettings().workflowBundle;
   if (bundle) return { workflowBundle: { code: readFileSync(bundle, 'utf8') } };
   return { workflowsPath: WORKFLOWS_PATH };
 }

@@ -46,13 +46,10 @@ import type {
   ReportRow,
   StoredBackfillInput,
 } from '../schemas/backfill.ts';
-import {
-  DEFAULT_QUEUES,
-  processRecording,
-  type ProcessRecordingInput,
-  type ProcessRecordingResult,
-} from './process-recording.ts';
-import { batchPartsPrefix, batchReportPrefix, locationUrl, tablesLocationOf } from '../schemas/call-keys.ts';
+import type { CallSpec } from '../schemas/call-spec.ts';
+import { processRecording, type ProcessRecordingResult } from './process-recording.ts';
+import { specOfLegacyChild } from './legacy-call-input.ts';
+import { batchPartsPrefix, batchReportPrefix, locationUrl } from '../schemas/call-keys.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { prepareManifestOnce } from './manifest-pages.ts';
@@ -94,9 +91,16 @@ export interface BackfillResult extends BackfillProgress {
   tables?: { compacted: string[]; failed: { dt: string; reason: string }[] };
 }
 
-/** Patch id: a batch compacts the table partitions its calls wrote, after its report (issue 17). */
+/**
+ * Patch ids, retired in Temporal's order as the recording workflow's are (workflows/process-recording.ts),
+ * except that a batch's run can stay open (paused, or draining a window of long calls) far longer than a
+ * call: a patch goes to `deprecatePatch` only once no backfill run started before it is open (`temporal
+ * workflow list` with `WorkflowType = 'backfill'`), and is removed after the retention that follows.
+ *
+ * BATCH_TABLES: a batch compacts the table partitions its calls wrote, after its report. At `patched`.
+ */
 export const BATCH_TABLES = 'batch-tables';
-/** Patch id: a batch writes its night report (report.html) after compacting its days (issue 17). */
+/** Patch id: a batch writes its night report (report.html) after compacting its days. At `patched`. */
 export const NIGHT_REPORT = 'night-report';
 /** Days compacted at once at the end of a batch (each an activity on the media queue). */
 const COMPACTIONS_AT_ONCE = 4;
@@ -123,255 +127,330 @@ function emptyCounters(): BackfillCounters {
 
 /**
  * The input with `concurrency` read as `backfillInputSchema` reads it (`window` is its 0.1 name, still in
- * the histories of running batches and in schedules' actions); what a continue-as-new carries on.
+ * the histories of running batches and in schedules' actions), and the children's `spec`, or the one an
+ * old input's `child` stood for; what a continue-as-new carries on.
  */
-export function currentBackfillInput({ window, concurrency, ...input }: StoredBackfillInput): BackfillInput {
+export function currentBackfillInput({
+  window,
+  concurrency,
+  child,
+  spec,
+  ...input
+}: StoredBackfillInput): BackfillInput {
   const resolved = concurrency ?? window;
-  if (resolved === undefined) {
+  const childSpec = spec ?? (child ? specOfLegacyChild(child, input.output) : undefined);
+  if (resolved === undefined || !childSpec) {
     throw ApplicationFailure.nonRetryable(
-      'backfill input has no concurrency: parse it with backfillInputSchema',
+      'backfill input has no concurrency or spec: parse it with backfillInputSchema',
     );
   }
-  return { ...input, concurrency: resolved };
+  return { ...input, concurrency: resolved, spec: childSpec };
+}
+
+/** A child's settings: the batch's, with the speakers its manifest row names for its channels. */
+function childSpec(spec: CallSpec, item: BackfillItem): CallSpec {
+  if (!item.speakers) return spec;
+  return { ...spec, plan: { ...spec.plan, channels: { ...spec.plan.channels, speakers: item.speakers } } };
 }
 
 export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarry): Promise<BackfillResult> {
-  const input = currentBackfillInput(stored);
-  const info = workflowInfo();
-  const state: BackfillCarry = carry
-    ? // A carry from before a counter existed (`partial`) starts that counter at 0.
-      { ...carry, counters: { ...emptyCounters(), ...carry.counters } }
-    : {
-        cursor: { page: 0, finished: false },
-        counters: emptyCounters(),
-        run: 0,
-        startedAt: new Date(info.startTime).toISOString(),
-        paused: input.paused ?? false,
-        maxHistoryEvents: 0,
-      };
-  const counters = state.counters;
-  const reportPrefix = batchReportPrefix(input.output, input.batchId);
-  // One execution chain's parts: a later execution of the same batch writes its own.
-  const partsPrefix = batchPartsPrefix(reportPrefix, info.firstExecutionRunId);
-  const activities = proxyActivities<BackfillActivities>({
-    taskQueue: input.taskQueue ?? info.taskQueue,
-    startToCloseTimeout: '10 minutes',
-    retry: { maximumAttempts: 10, initialInterval: '1 second', nonRetryableErrorTypes: ['ManifestError'] },
-  });
+  const batch = new Batch(currentBackfillInput(stored), carry);
+  batch.listen();
+  const result = await CancellationScope.nonCancellable(() => batch.run());
+  if (!result) {
+    return continueAsNew<typeof backfill>(batch.input, { ...batch.state, run: batch.state.run + 1 });
+  }
+  // Cancelled from outside: end as cancelled (the report is written) so the Web UI shows it so.
+  if (batch.workflowCancelled) throw new CancelledFailure('backfill cancelled');
+  return result;
+}
 
-  let phase: BackfillPhase = 'listing';
-  let cancelRequested = false;
-  let workflowCancelled = false;
-  const running = new Set<string>();
-  const rows: ReportRow[] = [];
+/** A call's row in the report, as far as the batch knows it without the call's result. */
+function rowOf(
+  item: BackfillItem,
+  startedMs: number,
+): Pick<ReportRow, 'callId' | 'source' | 'workflowId' | 'wallSeconds'> {
+  return {
+    callId: item.callId,
+    source: `s3://${item.source.bucket}/${item.source.key}`,
+    workflowId: item.workflowId,
+    wallSeconds: (Date.now() - startedMs) / 1000,
+  };
+}
 
-  const progress = (): BackfillProgress => ({
-    batchId: input.batchId,
-    ...counters,
-    phase: state.paused && phase === 'running' ? 'paused' : phase,
-    running: running.size,
-    audioHours: Math.round((counters.audioSeconds / 3600) * 1000) / 1000,
-    run: state.run,
-    pages: state.cursor.page,
-    listingFinished: state.cursor.finished,
-    maxHistoryEvents: state.maxHistoryEvents,
-  });
-  const showDetails = () =>
-    setCurrentDetails(
-      `**${progress().phase}** · listed ${counters.listed} · skipped ${counters.skipped} · running ${running.size}` +
-        ` · done ${counters.done}${counters.partial ? ` · partial ${counters.partial}` : ''}` +
-        ` · failed ${counters.failed} · run ${state.run}`,
-    );
-  setHandler(backfillProgressQuery, progress);
-  setHandler(pauseUpdate, () => {
-    state.paused = true;
-    showDetails();
-    return progress();
-  });
-  setHandler(resumeUpdate, () => {
-    state.paused = false;
-    showDetails();
-    return progress();
-  });
-  setHandler(cancelUpdate, () => {
-    cancelRequested = true;
-    return progress();
-  });
-  // Cancelling the workflow itself (Web UI, `temporal workflow cancel`) is a cancel too: the work below
-  // runs in a non-cancellable scope so the window can be cancelled and the report still written.
-  CancellationScope.current().cancelRequested.catch(() => {
-    cancelRequested = true;
-    workflowCancelled = true;
-  });
-  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: input.batchId }]);
+/** The row of a call whose child ended with a result. */
+function finishedRow(item: BackfillItem, startedMs: number, r: ProcessRecordingResult): ReportRow {
+  return {
+    ...rowOf(item, startedMs),
+    status: r.status,
+    ...(r.reason ? { reason: r.reason } : {}),
+    ...(r.stage ? { stage: r.stage } : {}),
+    ...(r.durationSeconds !== undefined ? { durationSeconds: r.durationSeconds } : {}),
+    ...(r.sessions !== undefined ? { sessions: r.sessions } : {}),
+    ...(r.requests !== undefined ? { requests: r.requests } : {}),
+    ...(r.resultKey ? { resultKey: r.resultKey } : {}),
+    ...(r.tables && 'dt' in r.tables ? { dt: r.tables.dt } : {}),
+    ...(r.tables && 'error' in r.tables ? { tablesError: r.tables.error } : {}),
+  };
+}
 
-  const result = await CancellationScope.nonCancellable(async () => {
-    await prepareManifestOnce(activities.prepareManifest, input, state, partsPrefix);
+/**
+ * One run of a batch: its state (what continue-as-new carries), the children in its window and the rows
+ * of its report part. Reading order: `listen` (handlers), `run` (list, start, drain, report), then the
+ * steps in that order.
+ */
+class Batch {
+  readonly input: BackfillInput;
+  readonly state: BackfillCarry;
+  readonly info = workflowInfo();
+  readonly reportPrefix: string;
+  /** One execution chain's parts: a later execution of the same batch writes its own. */
+  readonly partsPrefix: string;
+  readonly activities: ReturnType<typeof proxyActivities<BackfillActivities>>;
+  phase: BackfillPhase = 'listing';
+  cancelRequested = false;
+  workflowCancelled = false;
+  readonly running = new Set<string>();
+  readonly rows: ReportRow[] = [];
+  private children?: CancellationScope;
 
-    const children = new CancellationScope();
-    const rowOf = (
-      item: BackfillItem,
-      startedMs: number,
-    ): Pick<ReportRow, 'callId' | 'source' | 'workflowId' | 'wallSeconds'> => ({
-      callId: item.callId,
-      source: `s3://${item.source.bucket}/${item.source.key}`,
-      workflowId: item.workflowId,
-      wallSeconds: (Date.now() - startedMs) / 1000,
+  constructor(input: BackfillInput, carry: BackfillCarry | undefined) {
+    this.input = input;
+    this.state = carry
+      ? // A carry from before a counter existed (`partial`) starts that counter at 0.
+        { ...carry, counters: { ...emptyCounters(), ...carry.counters } }
+      : {
+          cursor: { page: 0, finished: false },
+          counters: emptyCounters(),
+          run: 0,
+          startedAt: new Date(this.info.startTime).toISOString(),
+          paused: input.paused ?? false,
+          maxHistoryEvents: 0,
+        };
+    this.reportPrefix = batchReportPrefix(input.output, input.batchId);
+    this.partsPrefix = batchPartsPrefix(this.reportPrefix, this.info.firstExecutionRunId);
+    this.activities = proxyActivities<BackfillActivities>({
+      taskQueue: input.taskQueue ?? this.info.taskQueue,
+      startToCloseTimeout: '10 minutes',
+      retry: { maximumAttempts: 10, initialInterval: '1 second', nonRetryableErrorTypes: ['ManifestError'] },
     });
-    const finished = (item: BackfillItem, startedMs: number, r: ProcessRecordingResult) => {
-      if (r.status === 'done' || r.status === 'partial') {
-        counters[r.status] += 1;
-        counters.audioSeconds += r.durationSeconds ?? 0;
-      } else if (r.status === 'failed') counters.failed += 1;
-      else counters.skipped += 1;
-      rows.push({
-        ...rowOf(item, startedMs),
-        status: r.status,
-        ...(r.reason ? { reason: r.reason } : {}),
-        ...(r.stage ? { stage: r.stage } : {}),
-        ...(r.durationSeconds !== undefined ? { durationSeconds: r.durationSeconds } : {}),
-        ...(r.sessions !== undefined ? { sessions: r.sessions } : {}),
-        ...(r.requests !== undefined ? { requests: r.requests } : {}),
-        ...(r.resultKey ? { resultKey: r.resultKey } : {}),
-        ...(r.tables && 'dt' in r.tables ? { dt: r.tables.dt } : {}),
-        ...(r.tables && 'error' in r.tables ? { tablesError: r.tables.error } : {}),
-      });
-    };
-    const broken = (item: BackfillItem, startedMs: number, err: unknown) => {
-      const row = rowOf(item, startedMs);
-      if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        // Someone else (`callpipe process`, an abandoned child of a cancelled run) is on this call.
-        counters.skipped += 1;
-        rows.push({ ...row, status: 'skipped', reason: 'already being processed by a running workflow' });
-      } else if (isCancellation(err) || (err instanceof ChildWorkflowFailure && isCancellation(err.cause))) {
-        counters.cancelled += 1;
-        rows.push({ ...row, status: 'cancelled', reason: 'batch cancelled' });
-      } else {
-        counters.failed += 1;
-        rows.push({ ...row, status: 'failed', reason: reasonOf(err) });
-      }
-    };
-    const start = (item: BackfillItem) => {
-      const startedMs = Date.now();
-      running.add(item.workflowId);
-      counters.started += 1;
-      const plan: ProcessRecordingInput['plan'] = {
-        ...(input.child.maxSessionSeconds ? { maxSessionSeconds: input.child.maxSessionSeconds } : {}),
-        ...(input.child.planStrategy ? { strategy: input.child.planStrategy } : {}),
-        ...(input.child.planBudget ? { budget: input.child.planBudget } : {}),
-        ...(input.child.minSessionSeconds ? { minSessionSeconds: input.child.minSessionSeconds } : {}),
-        ...(item.speakers ? { channels: { speakers: item.speakers } } : {}),
-      };
-      const childInput: ProcessRecordingInput = {
-        callId: item.callId,
-        source: item.source,
-        output: input.output,
-        stagingPrefix: input.child.stagingPrefix,
-        ...(input.child.keepStaging ? { cleanupStaging: false } : {}),
-        batchId: input.batchId,
-        redo: input.redo,
-        ...(item.metadata ? { metadata: item.metadata } : {}),
-        plan,
-        ...(input.child.pacingSpeed ? { pacingSpeed: input.child.pacingSpeed } : {}),
-        ...(input.child.queues ? { queues: input.child.queues } : {}),
-        ...(input.child.rulesKey ? { rulesKey: input.child.rulesKey } : {}),
-        ...(input.child.wordsKey ? { wordsKey: input.child.wordsKey } : {}),
-        ...(input.child.tables ? { tables: input.child.tables } : {}),
-        ...(input.child.text ? { text: input.child.text } : {}),
-        ...(input.child.redaction ? { redaction: input.child.redaction } : {}),
-      };
-      void children
-        .run(() =>
-          executeChild(processRecording, {
-            workflowId: item.workflowId,
-            args: [childInput],
-            taskQueue: input.taskQueue ?? info.taskQueue,
-            // The call outlives this run (continue-as-new) and a terminated batch.
-            parentClosePolicy: ParentClosePolicy.ABANDON,
-            typedSearchAttributes: [
-              { key: SEARCH_ATTRIBUTE_KEYS.callId, value: item.callId },
-              { key: SEARCH_ATTRIBUTE_KEYS.batchId, value: input.batchId },
-            ],
-            staticSummary: `call ${item.callId} of batch ${input.batchId}`,
-          }),
-        )
-        .then(
-          (r) => finished(item, startedMs, r),
-          (err: unknown) => broken(item, startedMs, err),
-        )
-        .finally(() => {
-          running.delete(item.workflowId);
-          showDetails();
-        });
-    };
+  }
 
+  get counters(): BackfillCounters {
+    return this.state.counters;
+  }
+
+  progress(): BackfillProgress {
+    const { counters, state } = this;
+    return {
+      batchId: this.input.batchId,
+      ...counters,
+      phase: state.paused && this.phase === 'running' ? 'paused' : this.phase,
+      running: this.running.size,
+      audioHours: Math.round((counters.audioSeconds / 3600) * 1000) / 1000,
+      run: state.run,
+      pages: state.cursor.page,
+      listingFinished: state.cursor.finished,
+      maxHistoryEvents: state.maxHistoryEvents,
+    };
+  }
+
+  showDetails(): void {
+    const { counters } = this;
+    setCurrentDetails(
+      `**${this.progress().phase}** · listed ${counters.listed} · skipped ${counters.skipped} · running ${this.running.size}` +
+        ` · done ${counters.done}${counters.partial ? ` · partial ${counters.partial}` : ''}` +
+        ` · failed ${counters.failed} · run ${this.state.run}`,
+    );
+  }
+
+  /** The query and the updates; cancelling the workflow itself is a cancel too. */
+  listen(): void {
+    setHandler(backfillProgressQuery, () => this.progress());
+    setHandler(pauseUpdate, () => this.setPaused(true));
+    setHandler(resumeUpdate, () => this.setPaused(false));
+    setHandler(cancelUpdate, () => {
+      this.cancelRequested = true;
+      return this.progress();
+    });
+    // (Web UI, `temporal workflow cancel`): the work runs in a non-cancellable scope so the window can be
+    // cancelled and the report still written.
+    CancellationScope.current().cancelRequested.catch(() => {
+      this.cancelRequested = true;
+      this.workflowCancelled = true;
+    });
+    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: this.input.batchId }]);
+  }
+
+  private setPaused(paused: boolean): BackfillProgress {
+    this.state.paused = paused;
+    this.showDetails();
+    return this.progress();
+  }
+
+  /** The run's work, in a non-cancellable scope; undefined when it continues as new. */
+  async run(): Promise<BackfillResult | undefined> {
+    await prepareManifestOnce(this.activities.prepareManifest, this.input, this.state, this.partsPrefix);
+    // Inside the non-cancellable scope: only a cancel of the batch cancels its children.
+    this.children = new CancellationScope();
+    const continueRun = await this.listAndStart();
+    await this.drain();
+    if (continueRun && !this.cancelRequested) return undefined;
+    return this.finish();
+  }
+
+  /** Lists pages and starts their children until done, cancelled, or due to continue as new (true). */
+  private async listAndStart(): Promise<boolean> {
     let startedThisRun = 0;
-    let continueRun = false;
-    while (!cancelRequested && !state.cursor.finished) {
-      if (startedThisRun >= input.childrenPerRun || workflowInfo().continueAsNewSuggested) {
-        continueRun = true;
-        break;
-      }
+    while (!this.cancelRequested && !this.state.cursor.finished) {
+      if (startedThisRun >= this.input.childrenPerRun || workflowInfo().continueAsNewSuggested) return true;
       // No pause wait here: a paused batch lists its next page (so progress shows what is ahead) and
       // holds before the first child of it.
-      phase = 'listing';
-      const page = await activities.listBackfillPage({
-        source: input.source,
-        output: input.output,
-        filters: input.filters,
-        cursor: state.cursor,
-        pageSize: input.pageSize,
-        redo: input.redo,
-        partsPrefix,
-        manifest: state.manifest,
-      });
-      state.cursor = page.cursor;
-      counters.listed += page.listed;
-      counters.filtered += page.filtered;
-      counters.skipped += page.skipped;
-      counters.missing += page.missing;
-      phase = 'running';
-      showDetails();
-      for (const [i, item] of page.items.entries()) {
-        await condition(() => cancelRequested || (!state.paused && running.size < input.concurrency));
-        if (cancelRequested) {
-          // Listed but never started: in the report as cancelled.
-          for (const rest of page.items.slice(i)) {
-            counters.cancelled += 1;
-            rows.push({
-              callId: rest.callId,
-              source: `s3://${rest.source.bucket}/${rest.source.key}`,
-              status: 'cancelled',
-              reason: 'batch cancelled before the call started',
-            });
-          }
-          break;
-        }
-        start(item);
-        startedThisRun += 1;
-      }
+      const items = await this.listPage();
+      startedThisRun += await this.startPage(items);
     }
+    return false;
+  }
 
-    phase = 'draining';
-    if (cancelRequested) children.cancel();
-    showDetails();
-    await condition(() => running.size === 0);
-    if (rows.length > 0) {
-      await activities.writeReportPart({
-        bucket: input.output.bucket,
-        key: `${partsPrefix}run-${String(state.run).padStart(5, '0')}.json`,
-        rows,
-      });
-    }
-    state.maxHistoryEvents = Math.max(state.maxHistoryEvents, workflowInfo().historyLength);
-    if (continueRun && !cancelRequested) return undefined;
-
-    phase = 'reporting';
-    showDetails();
-    const report = await activities.writeBatchReport({
+  private async listPage(): Promise<BackfillItem[]> {
+    const { input, state, counters } = this;
+    this.phase = 'listing';
+    const page = await this.activities.listBackfillPage({
+      source: input.source,
       output: input.output,
-      reportPrefix,
-      partsPrefix,
+      filters: input.filters,
+      cursor: state.cursor,
+      pageSize: input.pageSize,
+      redo: input.redo,
+      partsPrefix: this.partsPrefix,
+      manifest: state.manifest,
+    });
+    state.cursor = page.cursor;
+    counters.listed += page.listed;
+    counters.filtered += page.filtered;
+    counters.skipped += page.skipped;
+    counters.missing += page.missing;
+    this.phase = 'running';
+    this.showDetails();
+    return page.items;
+  }
+
+  /** Starts a page's children inside the window; returns how many it started. */
+  private async startPage(items: BackfillItem[]): Promise<number> {
+    for (const [i, item] of items.entries()) {
+      await condition(
+        () => this.cancelRequested || (!this.state.paused && this.running.size < this.input.concurrency),
+      );
+      if (this.cancelRequested) {
+        this.cancelledBeforeStart(items.slice(i));
+        return i;
+      }
+      this.start(item);
+    }
+    return items.length;
+  }
+
+  /** Listed but never started: in the report as cancelled. */
+  private cancelledBeforeStart(items: BackfillItem[]): void {
+    for (const rest of items) {
+      this.counters.cancelled += 1;
+      this.rows.push({
+        callId: rest.callId,
+        source: `s3://${rest.source.bucket}/${rest.source.key}`,
+        status: 'cancelled',
+        reason: 'batch cancelled before the call started',
+      });
+    }
+  }
+
+  private start(item: BackfillItem): void {
+    const { input } = this;
+    const startedMs = Date.now();
+    this.running.add(item.workflowId);
+    this.counters.started += 1;
+    const childInput = {
+      callId: item.callId,
+      source: item.source,
+      output: input.output,
+      batchId: input.batchId,
+      redo: input.redo,
+      ...(item.metadata ? { metadata: item.metadata } : {}),
+      spec: childSpec(input.spec, item),
+    };
+    void this.children!.run(() =>
+      executeChild(processRecording, {
+        workflowId: item.workflowId,
+        args: [childInput],
+        taskQueue: input.taskQueue ?? this.info.taskQueue,
+        // The call outlives this run (continue-as-new) and a terminated batch.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        typedSearchAttributes: [
+          { key: SEARCH_ATTRIBUTE_KEYS.callId, value: item.callId },
+          { key: SEARCH_ATTRIBUTE_KEYS.batchId, value: input.batchId },
+        ],
+        staticSummary: `call ${item.callId} of batch ${input.batchId}`,
+      }),
+    )
+      .then(
+        (r) => this.finished(item, startedMs, r),
+        (err: unknown) => this.broken(item, startedMs, err),
+      )
+      .finally(() => {
+        this.running.delete(item.workflowId);
+        this.showDetails();
+      });
+  }
+
+  private finished(item: BackfillItem, startedMs: number, r: ProcessRecordingResult): void {
+    const { counters } = this;
+    if (r.status === 'done' || r.status === 'partial') {
+      counters[r.status] += 1;
+      counters.audioSeconds += r.durationSeconds ?? 0;
+    } else if (r.status === 'failed') counters.failed += 1;
+    else counters.skipped += 1;
+    this.rows.push(finishedRow(item, startedMs, r));
+  }
+
+  private broken(item: BackfillItem, startedMs: number, err: unknown): void {
+    const row = rowOf(item, startedMs);
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      // Someone else (`callpipe process`, an abandoned child of a cancelled run) is on this call.
+      this.counters.skipped += 1;
+      this.rows.push({ ...row, status: 'skipped', reason: 'already being processed by a running workflow' });
+    } else if (isCancellation(err) || (err instanceof ChildWorkflowFailure && isCancellation(err.cause))) {
+      this.counters.cancelled += 1;
+      this.rows.push({ ...row, status: 'cancelled', reason: 'batch cancelled' });
+    } else {
+      this.counters.failed += 1;
+      this.rows.push({ ...row, status: 'failed', reason: reasonOf(err) });
+    }
+  }
+
+  /** Waits for the window to empty (cancelling it first when asked), then writes this run's report part. */
+  private async drain(): Promise<void> {
+    this.phase = 'draining';
+    if (this.cancelRequested) this.children!.cancel();
+    this.showDetails();
+    await condition(() => this.running.size === 0);
+    if (this.rows.length > 0) {
+      await this.activities.writeReportPart({
+        bucket: this.input.output.bucket,
+        key: `${this.partsPrefix}run-${String(this.state.run).padStart(5, '0')}.json`,
+        rows: this.rows,
+      });
+    }
+    this.state.maxHistoryEvents = Math.max(this.state.maxHistoryEvents, workflowInfo().historyLength);
+  }
+
+  /** The batch report, the days' tables compacted and the night report; the batch's result. */
+  private async finish(): Promise<BackfillResult> {
+    const { input, state, counters } = this;
+    this.phase = 'reporting';
+    this.showDetails();
+    const report = await this.activities.writeBatchReport({
+      output: input.output,
+      reportPrefix: this.reportPrefix,
+      partsPrefix: this.partsPrefix,
       header: {
         batchId: input.batchId,
         source:
@@ -380,37 +459,30 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
             : `s3://${input.source.bucket}/${input.source.key}`,
         output: locationUrl(input.output),
         startedAt: state.startedAt,
-        status: cancelRequested ? 'cancelled' : 'done',
+        status: this.cancelRequested ? 'cancelled' : 'done',
         runs: state.run + 1,
         counters,
-        audioHours: progress().audioHours,
+        audioHours: this.progress().audioHours,
       },
     });
     const tables = patched(BATCH_TABLES) ? await compactBatchDays(input, report.days ?? []) : undefined;
     const reportHtmlKey = patched(NIGHT_REPORT)
-      ? await writeNightReport(input, reportPrefix, report.days ?? [])
+      ? await writeNightReport(input, this.reportPrefix, report.days ?? [])
       : undefined;
-    const status = cancelRequested ? 'cancelled' : 'done';
-    phase = status;
+    const status = this.cancelRequested ? 'cancelled' : 'done';
+    this.phase = status;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.outcome, value: status }]);
-    showDetails();
+    this.showDetails();
     log.info('backfill finished', { batchId: input.batchId, ...counters, runs: state.run + 1 });
     return {
-      ...progress(),
+      ...this.progress(),
       status,
       reportJsonKey: report.jsonKey,
       reportCsvKey: report.csvKey,
       ...(tables ? { tables } : {}),
       ...(reportHtmlKey ? { reportHtmlKey } : {}),
     } satisfies BackfillResult;
-  });
-
-  if (!result) {
-    return continueAsNew<typeof backfill>(input, { ...state, run: state.run + 1 });
   }
-  // Cancelled from outside: end as cancelled (the report is written) so the Web UI shows it so.
-  if (workflowCancelled) throw new CancelledFailure('backfill cancelled');
-  return result;
 }
 
 /**
@@ -423,12 +495,12 @@ async function compactBatchDays(
   days: string[],
 ): Promise<NonNullable<BackfillResult['tables']>> {
   const tables = proxyActivities<TableActivities>({
-    taskQueue: input.child.queues?.media ?? DEFAULT_QUEUES.media,
+    taskQueue: input.spec.queues.media,
     startToCloseTimeout: '1 hour',
     heartbeatTimeout: '2 minutes',
     retry: { maximumAttempts: 5, initialInterval: '1 second', maximumInterval: '1 minute' },
   });
-  const location = tablesLocationOf(input.output, input.child.tables);
+  const location = input.spec.tables;
   const result: NonNullable<BackfillResult['tables']> = { compacted: [], failed: [] };
   for (let i = 0; i < days.length; i += COMPACTIONS_AT_ONCE) {
     const batch = days.slice(i, i + COMPACTIONS_AT_ONCE);
@@ -465,7 +537,7 @@ async function writeNightReport(
         output: input.output,
         batchId: input.batchId,
         reportPrefix,
-        tables: tablesLocationOf(input.output, input.child.tables),
+        tables: input.spec.tables,
         days,
       },
     ]);

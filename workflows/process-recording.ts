@@ -33,65 +33,34 @@ import type { ResultActivities, WriteResultOutput } from '../activities/storage/
 import type { AudioRedaction } from '../schemas/result.ts';
 import type { CallStateActivities } from '../activities/storage/call-state.ts';
 import type { TableActivities } from '../activities/tables/activities.ts';
-import type { PlanOptions, PlanSession, SessionPlan } from '../schemas/plan.ts';
+import type { PlanSession, SessionPlan } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
-import type {
-  OutputLocation,
-  Outcome,
-  RecordingSource,
-  RedactionInput,
-  Stage,
-} from '../schemas/recording.ts';
-import {
-  callKeys,
-  sessionResultKey,
-  tablesLocationOf,
-  type CallKeys,
-  type TablesLocation,
-} from '../schemas/call-keys.ts';
+import type { OutputLocation, Outcome, RecordingSource, Stage } from '../schemas/recording.ts';
+import type { CallSpec } from '../schemas/call-spec.ts';
+import type { CallQueues } from '../schemas/task-queues.ts';
+import { callKeys, sessionResultKey, type CallKeys } from '../schemas/call-keys.ts';
 import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
-import { DEFAULT_TEXT_GRAINS, type TextGrains } from '../schemas/text-grains.ts';
+import { isLegacyInput, specOfLegacyInput, type LegacyProcessRecordingInput } from './legacy-call-input.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { planPriority, sessionPriority, transcodePriority } from './session-priority.ts';
 
+/**
+ * One call: which recording, where its results go, and its settings, all decided by the caller
+ * (schemas/call-spec.ts `callSpecOf`), so nothing here has a default.
+ */
 export interface ProcessRecordingInput {
   /** Stable id of the call: names its output folder. Chosen by the caller (cli/, backfill). */
   callId: string;
   source: RecordingSource;
   /** Where results go; any prefix spelling (schemas/call-keys.ts normalizes it). */
   output: OutputLocation;
-  /** Staging key prefix for transcoded audio and intermediate documents. */
-  stagingPrefix: string;
   /** Process even when `result.json` exists. */
   redo?: boolean;
   batchId?: string;
   /** Manifest columns (agent, direction, started_at…): copied into the result. */
   metadata?: Record<string, string>;
-  plan?: PlanOptions;
-  /** Client pacing factor (1 against the real service): sizes the recognition timeouts. */
-  pacingSpeed?: number;
-  /** New recognition sessions allowed per planned session after errors (default 10). */
-  maxRestarts?: number;
-  /** Heartbeat timeout of recognition, seconds (default 30). */
-  heartbeatTimeoutSeconds?: number;
-  /** Delete the staged audio and intermediates after success (default true). */
-  cleanupStaging?: boolean;
-  /** Task queue names; default {@link DEFAULT_QUEUES}. */
-  queues?: { media: string; asr: string; nlp: string; probe?: string };
-  /** The rule file of the call's insights, as the CLI stored it (`uploadKey(…, 'rules', …)`); default the shipped one. */
-  rulesKey?: string;
-  /**
-   * Where the analysis tables are and the time zone of their days (schemas/call-keys.ts
-   * `tablesLocationOf`); default `tables/` in the output's bucket, UTC.
-   */
-  tables?: Partial<TablesLocation>;
-  /** Grains of sentiment and dialog acts (schemas/text-grains.ts); default {@link DEFAULT_TEXT_GRAINS}. */
-  text?: TextGrains;
-  /** A custom vocabulary every recognition session sends as its temporary dictionary (cli/call-files.ts). */
-  wordsKey?: string;
-  /** Where unredacted copies go and whether to redact the audio (schemas/config.ts redactionInputOf); default neither. */
-  redaction?: RedactionInput;
+  spec: CallSpec;
 }
 
 export interface ProcessRecordingResult {
@@ -126,37 +95,50 @@ export interface ProcessRecordingProgress {
 
 export const progressQuery = defineQuery<ProcessRecordingProgress>('progress');
 
+// --- patches ----------------------------------------------------------------------------------------------
+//
+// Versioning by patches, not worker versioning: a call's run lasts minutes to hours, so a patch's old path
+// stops mattering soon after a release, while worker versioning would need every deployment (`callpipe
+// up`, docker-compose, the night's workers) to run and route by build id, which none does. Each id below
+// says where it stands in Temporal's order: `patched` (both paths) → `deprecatePatch` once no run from
+// before the patch can be open (the release has run longer than the longest call: a day) → removal once no
+// run that wrote the marker can be open or reset (the namespace's retention after the last such run
+// closed), moving the recorded histories that hold the marker to the retired list of
+// test/unit/workflows.replay.test.ts.
+
 /**
  * Patch id: sessions stream as soon as their own audio is staged (no barrier after all transcodes).
- * Retired in Temporal's documented order: `patched` (both paths) → `deprecatePatch` (this release: the
- * old path is gone, no run from before the patch can still be open, the marker is still written) →
- * removal, once no run that wrote the marker can be open or reset (see CHANGELOG.md).
+ * At `deprecatePatch` (0.2.0): the old path is gone, the marker is still written. Removal: once the
+ * namespace's retention has passed since the last run started before 0.2.0 closed.
  */
 export const PIPELINED_SESSIONS = 'pipelined-sessions';
 /**
  * Patch id: personal data is redacted between the merge and the text steps, which then read the redacted
- * timeline. A run that had passed that point before this code replays without it.
+ * timeline. A run that had passed that point before this code replays without it. At `patched`:
+ * `deprecatePatch` in the release after the one that shipped it has run a day; removal after retention.
  */
 export const REDACTION = 'redaction';
 /**
  * Patch id: the redacted copy of the audio (opt-in, `redaction.audio`) is made beside the text steps. Only
- * runs that ask for it call `patched`, so the histories of every other run are unchanged.
+ * runs that ask for it call `patched`, so the histories of every other run are unchanged. At `patched`:
+ * as {@link REDACTION}, counting only runs that asked for the copy.
  */
 export const REDACTED_AUDIO = 'redacted-audio';
-/** Patch id: the call's matched categories are upserted as `CallpipeCategories` once it is written. */
+/**
+ * Patch id: the call's matched categories are upserted as `CallpipeCategories` once it is written. At
+ * `patched`: as {@link REDACTION}.
+ */
 export const CATEGORIES_SEARCH_ATTRIBUTE = 'categories-search-attribute';
-/** Patch id: dialog acts (`/nlp/v1/sentence_type`) are a text step beside summary, sentiment and keywords. */
+/**
+ * Patch id: dialog acts (`/nlp/v1/sentence_type`) are a text step beside summary, sentiment and keywords.
+ * At `patched`: as {@link REDACTION}, counting only runs whose grains have dialog acts on.
+ */
 export const DIALOG_ACTS_STEP = 'dialog-acts-step';
-
-/** Patch id: a done call's rows are written to the analysis tables after its result.json (issue 17). */
+/**
+ * Patch id: a done call's rows are written to the analysis tables after its result.json. At `patched`:
+ * as {@link REDACTION}.
+ */
 export const CALL_TABLES = 'call-tables';
-
-export const DEFAULT_QUEUES = {
-  media: 'callpipe-media',
-  probe: 'callpipe-probe',
-  asr: 'callpipe-asr',
-  nlp: 'callpipe-nlp',
-};
 
 // --- activities and their policies (the README's retry budget is computed from these) -------------------
 
@@ -178,24 +160,28 @@ function retry(maximumAttempts: number, maximumInterval: string): RetryPolicy {
  */
 const LIVENESS_HEARTBEAT_TIMEOUT = '30 seconds';
 
+/**
+ * Each proxy's queue (of the call's `spec.queues`) and its policy. The recognition timeouts are sized per
+ * session, from the call's pacing and heartbeat settings, where a session is started.
+ */
 export const ACTIVITY_POLICIES = {
   /** ffprobe of one recording; its own queue, so new calls' probes never hold staging slots. */
   probe: {
-    taskQueue: DEFAULT_QUEUES.probe,
+    queue: 'probe',
     startToCloseTimeout: '15 minutes',
     heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
     retry: retry(5, '1 minute'),
   },
   /** Plan, transcode and merge: ffmpeg and small S3 objects. */
   media: {
-    taskQueue: DEFAULT_QUEUES.media,
+    queue: 'media',
     startToCloseTimeout: '15 minutes',
     heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
     retry: retry(5, '1 minute'),
   },
   /** Done-check, result and error writes, staging clean-up: S3 only, cheap to repeat. */
   results: {
-    taskQueue: DEFAULT_QUEUES.media,
+    queue: 'media',
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
     retry: retry(10, '1 minute'),
@@ -205,38 +191,52 @@ export const ACTIVITY_POLICIES = {
    * calls of the night and a compaction, then a few small objects.
    */
   tables: {
-    taskQueue: DEFAULT_QUEUES.media,
+    queue: 'media',
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '1 minute',
     retry: retry(10, '1 minute'),
   },
   /** Text steps: 99997 and quota waits come as `nextRetryDelay` (schemas/retry-table.ts). */
   nlp: {
-    taskQueue: DEFAULT_QUEUES.nlp,
+    queue: 'nlp',
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
     retry: retry(20, '1 minute'),
   },
   /** One recognition session; the timeout is sized per session (streaming is paced in real time). */
   asr: {
-    taskQueue: DEFAULT_QUEUES.asr,
+    queue: 'asr',
     startToCloseTimeout: '1 hour',
     heartbeatTimeout: '30 seconds',
     retry: retry(5, '1 minute'),
   },
-} satisfies Record<string, ActivityOptions>;
+} satisfies Record<string, Omit<ActivityOptions, 'taskQueue'> & { queue: keyof CallQueues }>;
 
-const probeActivities = proxyActivities<RecordingMediaActivities>(ACTIVITY_POLICIES.probe);
-const mediaActivities = proxyActivities<RecordingMediaActivities & MergeActivities>(ACTIVITY_POLICIES.media);
-const resultActivities = proxyActivities<ResultActivities & CallStateActivities>(ACTIVITY_POLICIES.results);
-const nlpActivities = proxyActivities<NlpActivities>(ACTIVITY_POLICIES.nlp);
-const asrActivities = proxyActivities<AsrActivities>(ACTIVITY_POLICIES.asr);
-const tableActivities = proxyActivities<TableActivities>(ACTIVITY_POLICIES.tables);
+/** A policy on the queue the call names for it. */
+function on<T>(policy: (typeof ACTIVITY_POLICIES)[keyof typeof ACTIVITY_POLICIES], queues: CallQueues) {
+  const { queue, ...options } = policy;
+  return proxyActivities<T>({ ...options, taskQueue: queues[queue] });
+}
+
+/** The call's activity proxies, made once per run: every activity call gets its queue and policy here. */
+function activitiesFor(queues: CallQueues) {
+  return {
+    probe: on<RecordingMediaActivities>(ACTIVITY_POLICIES.probe, queues),
+    media: on<RecordingMediaActivities & MergeActivities>(ACTIVITY_POLICIES.media, queues),
+    results: on<ResultActivities & CallStateActivities>(ACTIVITY_POLICIES.results, queues),
+    tables: on<TableActivities>(ACTIVITY_POLICIES.tables, queues),
+    nlp: on<NlpActivities>(ACTIVITY_POLICIES.nlp, queues),
+    asr: on<AsrActivities>(ACTIVITY_POLICIES.asr, queues),
+  };
+}
+type CallActivities = ReturnType<typeof activitiesFor>;
 
 // --- the workflow ------------------------------------------------------------------------------------------
 
-export async function processRecording(input: ProcessRecordingInput): Promise<ProcessRecordingResult> {
-  const call = new Call(input);
+export async function processRecording(
+  input: ProcessRecordingInput | LegacyProcessRecordingInput,
+): Promise<ProcessRecordingResult> {
+  const call = new Call(callOf(input));
   if (!input.redo && (await isDone(call))) return call.skipped();
   try {
     const probe = await probeStage(call);
@@ -261,16 +261,15 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
 // --- stages ------------------------------------------------------------------------------------------------
 
 async function isDone(call: Call): Promise<boolean> {
-  return resultActivities.resultExists.executeWithOptions(call.onMedia('is the call done?'), [
+  return call.activities.results.resultExists.executeWithOptions(call.onMedia('is the call done?'), [
     { bucket: call.keys.output.bucket, key: call.keys.output.result },
   ]);
 }
 
 async function probeStage(call: Call): Promise<ProbeResult> {
   call.stages.enter('probe');
-  const probe = await probeActivities.probeSource.executeWithOptions(
-    // On a queue of its own when the caller names one (older callers: the media queue).
-    { summary: `probe ${call.input.source.key}`, taskQueue: call.queues.probe ?? call.queues.media },
+  const probe = await call.activities.probe.probeSource.executeWithOptions(
+    { summary: `probe ${call.input.source.key}` },
     [{ source: call.input.source }],
   );
   call.progress.audioSeconds = probe.durationSeconds;
@@ -280,13 +279,9 @@ async function probeStage(call: Call): Promise<ProbeResult> {
 
 async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
   call.stages.enter('plan');
-  const plan = await mediaActivities.planSource.executeWithOptions(
-    {
-      summary: `plan ${Math.round(probe.durationSeconds)} s`,
-      taskQueue: call.queues.media,
-      priority: planPriority(probe.durationSeconds),
-    },
-    [{ source: call.input.source, probe, options: call.input.plan }],
+  const plan = await call.activities.media.planSource.executeWithOptions(
+    { summary: `plan ${Math.round(probe.durationSeconds)} s`, priority: planPriority(probe.durationSeconds) },
+    [{ source: call.input.source, probe, options: call.spec.plan }],
   );
   call.progress.sessionsTotal = plan.sessions.length;
   upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.speakers, value: plan.tracks.length }]);
@@ -323,10 +318,9 @@ async function recognizeStage(
 }
 
 function transcodeSession(call: Call, probe: ProbeResult, plan: SessionPlan, s: PlanSession) {
-  return mediaActivities.transcodeSource.executeWithOptions(
+  return call.activities.media.transcodeSource.executeWithOptions(
     {
       summary: `transcode session ${s.index} (${s.speaker} ${s.start}–${s.end} s)`,
-      taskQueue: call.queues.media,
       priority: transcodePriority(s.end - s.start),
     },
     [
@@ -348,12 +342,11 @@ function transcodeSession(call: Call, probe: ProbeResult, plan: SessionPlan, s: 
 
 function recognizeSession(call: Call, s: PlanSession, audioKey: string) {
   const seconds = s.end - s.start;
-  return asrActivities.recognizeSession.executeWithOptions(
+  return call.activities.asr.recognizeSession.executeWithOptions(
     {
-      taskQueue: call.queues.asr,
       // Streaming is paced in real time ÷ speed; leave room for restarts.
-      startToCloseTimeout: `${Math.ceil((seconds / (call.input.pacingSpeed ?? 1)) * 2 + 300)} seconds`,
-      heartbeatTimeout: `${call.input.heartbeatTimeoutSeconds ?? 30} seconds`,
+      startToCloseTimeout: `${Math.ceil((seconds / call.spec.pacingSpeed) * 2 + 300)} seconds`,
+      heartbeatTimeout: `${call.spec.heartbeatTimeoutSeconds} seconds`,
       summary: `recognize session ${s.index}: ${s.speaker}, ${s.start}–${s.end} s`,
       priority: sessionPriority(seconds),
     },
@@ -365,8 +358,8 @@ function recognizeSession(call: Call, s: PlanSession, audioKey: string) {
         start: s.start,
         end: s.end,
         resultKey: sessionResultKey(call.keys.staging, s.index),
-        maxRestarts: call.input.maxRestarts ?? 10,
-        ...(call.input.wordsKey ? { wordsKey: call.input.wordsKey } : {}),
+        maxRestarts: call.spec.maxRestarts,
+        ...(call.spec.wordsKey ? { wordsKey: call.spec.wordsKey } : {}),
       },
     ],
   );
@@ -374,19 +367,22 @@ function recognizeSession(call: Call, s: PlanSession, audioKey: string) {
 
 async function mergeStage(call: Call, probe: ProbeResult, plan: SessionPlan, sessions: RecognizedSession[]) {
   call.stages.enter('merge');
-  return mediaActivities.mergeTimeline.executeWithOptions(call.onMedia('merge sessions into one timeline'), [
-    {
-      callId: call.input.callId,
-      durationSeconds: probe.durationSeconds,
-      timelineKey: call.keys.staging.timeline,
-      sessions: plan.sessions.map((s, i) => ({
-        session: s.index,
-        track: s.track,
-        speaker: s.speaker,
-        resultKey: sessions[i]!.resultKey,
-      })),
-    },
-  ]);
+  return call.activities.media.mergeTimeline.executeWithOptions(
+    call.onMedia('merge sessions into one timeline'),
+    [
+      {
+        callId: call.input.callId,
+        durationSeconds: probe.durationSeconds,
+        timelineKey: call.keys.staging.timeline,
+        sessions: plan.sessions.map((s, i) => ({
+          session: s.index,
+          track: s.track,
+          speaker: s.speaker,
+          resultKey: sessions[i]!.resultKey,
+        })),
+      },
+    ],
+  );
 }
 
 /** The redaction step's output, and the redacted timeline every later text step reads. */
@@ -404,8 +400,8 @@ async function redactStage(call: Call, utterances: number): Promise<Redacted | u
   if (!patched(REDACTION)) return undefined;
   call.stages.enter('redact');
   const staging = call.keys.staging;
-  const step = await nlpActivities.redactText.executeWithOptions(
-    { summary: `redact personal data in ${utterances} utterances`, taskQueue: call.queues.nlp },
+  const step = await call.activities.nlp.redactText.executeWithOptions(
+    { summary: `redact personal data in ${utterances} utterances` },
     [
       {
         callId: call.input.callId,
@@ -429,13 +425,13 @@ async function audioRedactionStage(
   probe: ProbeResult,
   redacted: Redacted | undefined,
 ): Promise<AudioRedaction | undefined> {
-  const asked = call.input.redaction?.audio;
+  const asked = call.spec.redaction.audio;
   if (!asked || !redacted || !patched(REDACTED_AUDIO)) return undefined;
   const redactionKey = redacted.step.status === 'ok' ? redacted.step.outputKey : undefined;
   const key = call.keys.output.redactedAudio;
   if (!redactionKey || !key) return { status: 'failed', reason: 'the redaction step left no records to map' };
   try {
-    return await mediaActivities.redactAudio.executeWithOptions(
+    return await call.activities.media.redactAudio.executeWithOptions(
       call.onMedia(`redact the audio (${asked.mask})`),
       [
         {
@@ -472,29 +468,30 @@ interface TextSteps {
 async function textStage(call: Call, utterances: number, redacted: Redacted | undefined): Promise<TextSteps> {
   const staging = call.keys.staging;
   const base = { callId: call.input.callId, timelineKey: redacted?.timelineKey ?? staging.timeline };
-  const on = (summary: string) => ({ summary, taskQueue: call.queues.nlp });
+  const nlp = call.activities.nlp;
+  const on = (summary: string) => ({ summary });
   call.stages.enter('fillers');
-  const fillers = await nlpActivities.removeFillers.executeWithOptions(
+  const fillers = await nlp.removeFillers.executeWithOptions(
     on(`remove fillers from ${utterances} utterances`),
     [{ ...base, outputKey: staging.fillers }],
   );
   const fillersKey = fillers.status === 'ok' ? fillers.outputKey : undefined;
   call.stages.enter('analyze');
-  const grains = call.input.text ?? DEFAULT_TEXT_GRAINS;
+  const grains = call.spec.text;
   const { windowSeconds } = grains;
   const actsGrain = grains.dialogActs !== 'off' && patched(DIALOG_ACTS_STEP) ? grains.dialogActs : undefined;
   const [summary, sentiment, keywords, dialogActs] = await Promise.all([
-    nlpActivities.summarizeCall.executeWithOptions(on('summarize the call (extract-cc)'), [
+    nlp.summarizeCall.executeWithOptions(on('summarize the call (extract-cc)'), [
       { ...base, fillersKey, outputKey: staging.summary },
     ]),
-    nlpActivities.analyzeSentiment.executeWithOptions(on(`sentiment per ${grains.sentiment}`), [
+    nlp.analyzeSentiment.executeWithOptions(on(`sentiment per ${grains.sentiment}`), [
       { ...base, fillersKey, outputKey: staging.sentiment, grain: grains.sentiment, windowSeconds },
     ]),
-    nlpActivities.extractKeywords.executeWithOptions(on('keywords of the call'), [
+    nlp.extractKeywords.executeWithOptions(on('keywords of the call'), [
       { ...base, fillersKey, outputKey: staging.keywords },
     ]),
     actsGrain
-      ? nlpActivities.classifyDialogActs.executeWithOptions(on(`dialog acts per ${actsGrain}`), [
+      ? nlp.classifyDialogActs.executeWithOptions(on(`dialog acts per ${actsGrain}`), [
           { ...base, fillersKey, outputKey: staging.dialogActs, grain: actsGrain, windowSeconds },
         ])
       : undefined,
@@ -522,7 +519,7 @@ async function writeStage(
   const { workflowId, runId } = workflowInfo();
   const cost = costOf(sessions, text, redacted);
   const staging = call.keys.staging;
-  const written = await resultActivities.writeResult.executeWithOptions(
+  const written = await call.activities.results.writeResult.executeWithOptions(
     call.onMedia(`write ${call.keys.output.result}`),
     [
       {
@@ -537,7 +534,7 @@ async function writeStage(
         keywordsKey: ok(text.keywords),
         ...(text.dialogActs && ok(text.dialogActs) ? { dialogActsKey: ok(text.dialogActs) } : {}),
         stepFailures: text.failures,
-        timeZone: call.tables.timeZone,
+        timeZone: call.spec.tables.timeZone,
         facts: {
           source: { ...call.input.source, metadata: call.input.metadata ?? {} },
           audio: probe,
@@ -562,7 +559,7 @@ async function writeStage(
             wallMs: Date.now() - call.startedAt,
           },
         },
-        ...(call.input.rulesKey ? { rulesKey: call.input.rulesKey } : {}),
+        ...(call.spec.rulesKey ? { rulesKey: call.spec.rulesKey } : {}),
       },
     ],
   );
@@ -584,13 +581,13 @@ async function tablesStage(
 ): Promise<ProcessRecordingResult['tables'] | undefined> {
   if (!patched(CALL_TABLES)) return undefined;
   try {
-    const out = await tableActivities.writeCallTables.executeWithOptions(
+    const out = await call.activities.tables.writeCallTables.executeWithOptions(
       call.onMedia('write the call to the analysis tables'),
       [
         {
           callId: call.input.callId,
           result: { bucket: written.bucket, key: written.resultKey },
-          tables: call.tables,
+          tables: call.spec.tables,
         },
       ],
     );
@@ -602,8 +599,8 @@ async function tablesStage(
 }
 
 async function cleanUpStaging(call: Call): Promise<void> {
-  if (call.input.cleanupStaging === false) return;
-  await resultActivities.deleteStaging
+  if (!call.spec.cleanupStaging) return;
+  await call.activities.results.deleteStaging
     .executeWithOptions(call.onMedia('clean up staging'), [{ prefixes: [call.keys.staging.dir] }])
     .catch(() => undefined); // leftovers cost storage, not correctness
 }
@@ -614,7 +611,7 @@ async function failStage(call: Call, err: unknown): Promise<ProcessRecordingResu
   const reason = err instanceof StageFailure ? err.reason : reasonOf(err);
   const { workflowId, runId } = workflowInfo();
   const written = await CancellationScope.nonCancellable(() =>
-    resultActivities.writeError.executeWithOptions(call.onMedia(`write ${call.keys.output.error}`), [
+    call.activities.results.writeError.executeWithOptions(call.onMedia(`write ${call.keys.output.error}`), [
       {
         callId: call.input.callId,
         output: call.keys.output,
@@ -699,26 +696,36 @@ class StageTracker {
   }
 }
 
+/**
+ * The input as this code reads it: a call of the old shape (recorded histories, runs started before the
+ * spec) becomes one with the spec it stood for (workflows/legacy-call-input.ts).
+ */
+function callOf(input: ProcessRecordingInput | LegacyProcessRecordingInput): ProcessRecordingInput {
+  if (!isLegacyInput(input)) return input;
+  const { callId, source, output, redo, batchId, metadata } = input;
+  return { callId, source, output, redo, batchId, metadata, spec: specOfLegacyInput(input) };
+}
+
 class Call {
   readonly startedAt = Date.now();
-  readonly queues: NonNullable<ProcessRecordingInput['queues']>;
+  readonly activities: CallActivities;
   readonly keys: CallKeys;
-  readonly tables: TablesLocation;
   readonly progress: ProcessRecordingProgress;
   readonly stages: StageTracker;
 
   readonly input: ProcessRecordingInput;
+  readonly spec: CallSpec;
   constructor(input: ProcessRecordingInput) {
     this.input = input;
-    this.queues = input.queues ?? DEFAULT_QUEUES;
+    this.spec = input.spec;
+    this.activities = activitiesFor(input.spec.queues);
     this.keys = callKeys({
       output: input.output,
-      stagingPrefix: input.stagingPrefix,
+      stagingPrefix: input.spec.stagingPrefix,
       callId: input.callId,
       workflowId: workflowInfo().workflowId,
-      unredacted: input.redaction?.unredacted,
+      unredacted: input.spec.redaction.unredacted,
     });
-    this.tables = tablesLocationOf(input.output, input.tables);
     this.progress = {
       callId: input.callId,
       stage: 'queued',
@@ -736,9 +743,9 @@ class Call {
     ]);
   }
 
-  /** Options of an activity on the media queue (media and storage work share its workers). */
+  /** Options of an activity of the media queue's proxies (media and storage work share its workers). */
   onMedia(summary: string): ActivityOptions {
-    return { summary, taskQueue: this.queues.media };
+    return { summary };
   }
 
   skipped(): ProcessRecordingResult {

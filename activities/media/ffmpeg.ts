@@ -7,14 +7,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
+import { mediaTools } from '../../schemas/config.ts';
 import { FfmpegError, MediaCancelledError, MediaToolMissingError } from './errors.ts';
 
-/** Binary paths; the project's tools module sets these variables when it provides its own builds. */
+/** Binary paths (schemas/config.ts mediaTools); the tools module sets their variables for the stack. */
 export function ffmpegBinary(): string {
-  return process.env.CALLPIPE_FFMPEG ?? 'ffmpeg';
+  return mediaTools().ffmpeg;
 }
 export function ffprobeBinary(): string {
-  return process.env.CALLPIPE_FFPROBE ?? 'ffprobe';
+  return mediaTools().ffprobe;
 }
 
 /** How much of stderr is kept for error messages: enough for ffmpeg's reason, bounded for 10-hour runs. */

@@ -7,7 +7,8 @@ import type { PipelineClient } from '../../cli/stack-client.ts';
 import { submitRecording, type Submitted } from '../../cli/submit.ts';
 import type { RecordingSource } from '../../schemas/recording.ts';
 import type { ResultDocument } from '../../schemas/result.ts';
-import type { ProcessRecordingInput, ProcessRecordingResult } from '../../workflows/process-recording.ts';
+import type { CallSpecOverrides } from '../../schemas/call-spec.ts';
+import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 import { activityIntervals, type Interval } from './activity-intervals.ts';
 
 export interface CallRun {
@@ -22,7 +23,7 @@ export interface RunCallsOptions {
   /** Output prefix of this run (a fresh one per run: results of one run never satisfy another). */
   prefix: string;
   batchId: string;
-  extra?: Partial<ProcessRecordingInput>;
+  extra?: CallSpecOverrides;
   /** Called once every call is started, while they run (fault drills act here). */
   during?: (submitted: Submitted[]) => Promise<void>;
 }

@@ -10,10 +10,10 @@ import { basename, resolve } from 'node:path';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
 import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
-import { outputLocation, redactionInput } from '../submit.ts';
+import { callSpec, outputLocation } from '../submit.ts';
 import { normalizePrefix, parseS3Url, uploadKey } from '../../schemas/call-keys.ts';
 import { shortHash, slug } from '../../activities/storage/call-id.ts';
-import { recordingQueues, slowestPace, taskQueues, textGrainsOf, type Config } from '../../schemas/config.ts';
+import { taskQueues } from '../../schemas/config.ts';
 import {
   backfillInputSchema,
   type BackfillFilters,
@@ -69,25 +69,6 @@ export function backfillWorkflowId(batchId: string): string {
   return `backfill-${batchId}`;
 }
 
-/** What every child needs from the configuration (as `callpipe process` passes it), for results in `output`. */
-export function childDefaults(config: Config, output?: OutputLocation): BackfillInput['child'] {
-  // Without the batch's output (only tests leave it out), no unredacted copy can be placed.
-  const redaction = output ? redactionInput(config, output) : {};
-  return {
-    stagingPrefix: config.s3.stagingPrefix,
-    keepStaging: config.s3.keepStaging,
-    pacingSpeed: slowestPace(config.service.speed),
-    maxSessionSeconds: config.limits.maxSessionSeconds,
-    planStrategy: config.limits.planStrategy,
-    planBudget: config.limits.asrConcurrentSessions,
-    minSessionSeconds: config.limits.minSessionSeconds,
-    queues: recordingQueues(config),
-    tables: { prefix: config.s3.tablesPrefix, timeZone: config.timeZone },
-    text: textGrainsOf(config),
-    ...(Object.keys(redaction).length > 0 ? { redaction } : {}),
-  };
-}
-
 export interface StartedBackfill {
   batchId: string;
   workflowId: string;
@@ -95,12 +76,16 @@ export interface StartedBackfill {
   input: BackfillInput;
 }
 
-/** Starts a batch, or attaches to the running one with the same id (USE_EXISTING). */
+/**
+ * Starts a batch, or attaches to the running one with the same id (USE_EXISTING). Its calls' settings
+ * are the configuration's for its output unless the request gives them.
+ */
 export async function startBackfill(
   pc: PipelineClient,
-  request: Omit<BackfillRequest, 'child'> & { child?: BackfillRequest['child'] },
+  request: Omit<BackfillRequest, 'spec'> & { spec?: BackfillRequest['spec'] },
 ): Promise<StartedBackfill> {
-  const input = backfillInputSchema.parse({ child: childDefaults(pc.config, request.output), ...request });
+  const spec = request.spec ?? callSpec(pc.config, request.output);
+  const input = backfillInputSchema.parse({ ...request, spec });
   const workflowId = backfillWorkflowId(input.batchId);
   const handle = await pc.client.workflow.start(backfill, {
     taskQueue: taskQueues(pc.config).workflows,
@@ -250,7 +235,7 @@ export async function run(argv: string[]): Promise<number> {
       `${identity}|${JSON.stringify(filters)}${files.rulesKey ? `|${files.rulesKey}` : ''}${files.wordsKey ? `|${files.wordsKey}` : ''}`,
     );
     const started = await startBackfill(pc, {
-      child: { ...childDefaults(pc.config, output), ...files },
+      spec: callSpec(pc.config, output, files),
       batchId,
       source,
       output,

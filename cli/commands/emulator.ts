@@ -3,7 +3,7 @@
  * JSON line with the addresses and credentials once listening, and stops on SIGINT/SIGTERM.
  */
 import { CliError, parseCommandArgs } from '../command.ts';
-import { DEFAULTS } from '../../schemas/config.ts';
+import { DEFAULTS, processSettings } from '../../schemas/config.ts';
 import { startEmulator, type EmulatorOptions } from '../../emulator/server.ts';
 import { defaultAccountInput } from '../../emulator/accounts.ts';
 import { stopWithParent } from '../../workers/parent-watch.ts';
@@ -73,16 +73,16 @@ export async function run(argv: string[]): Promise<number> {
     },
     false,
   );
-  const env = process.env;
+  const env = processSettings();
   if (values.pacing !== undefined && values.pacing !== 'on' && values.pacing !== 'off') {
     throw new CliError(`emulator: --pacing must be on or off, got '${values.pacing}'`);
   }
   if (values.kind !== undefined && values.kind !== 'Enterprise' && values.kind !== 'Developers') {
     throw new CliError(`emulator: --kind must be Enterprise or Developers, got '${values.kind}'`);
   }
-  const speed = number('speed', values.speed ?? (env.CALLPIPE_EMULATOR_SPEED || undefined));
+  const speed = number('speed', values.speed ?? env.emulatorSpeed);
   if (speed !== undefined && speed <= 0) throw new CliError('emulator: --speed must be positive');
-  const ceiling = number('ceiling', values.ceiling ?? (env.CALLPIPE_EMULATOR_CEILING || undefined));
+  const ceiling = number('ceiling', values.ceiling ?? env.emulatorCeiling);
   if (ceiling !== undefined && ceiling <= 0) throw new CliError('emulator: --ceiling must be positive');
   const rate = number('rate-limit', values['rate-limit']);
   const concurrent = number('concurrent-sessions', values['concurrent-sessions'], 1);
@@ -95,12 +95,9 @@ export async function run(argv: string[]): Promise<number> {
     pacing: values.pacing as 'on' | 'off' | undefined,
     bufferSeconds: number('buffer-seconds', values['buffer-seconds']),
     strictChunks: values['strict-chunks'] ?? false,
-    deadlineSlackMs: number(
-      'deadline-slack-ms',
-      values['deadline-slack-ms'] ?? (env.CALLPIPE_EMULATOR_DEADLINE_SLACK_MS || undefined),
-    ),
-    phrasebookPath: values.phrasebook ?? (env.CALLPIPE_EMULATOR_PHRASEBOOK || undefined),
-    faults: values.faults ?? (env.CALLPIPE_EMULATOR_FAULTS || undefined),
+    deadlineSlackMs: number('deadline-slack-ms', values['deadline-slack-ms'] ?? env.emulatorDeadlineSlackMs),
+    phrasebookPath: values.phrasebook ?? env.emulatorPhrasebook,
+    faults: values.faults ?? env.emulatorFaults,
     accountsPath: values.accounts,
     tokenLifetimeSeconds: number('token-lifetime', values['token-lifetime'], 1),
     requestLogPath: values['request-log'],

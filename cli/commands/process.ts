@@ -203,7 +203,7 @@ export async function run(argv: string[]): Promise<number> {
     if (inputs.length === 0) throw new CliError('process: no recording to process', 1);
     for (const input of inputs) {
       const source = await resolveSource(input, pc.store, pc.config);
-      submitted.push(await submitRecording(pc, source, { output, redo: values.redo, extra: files }));
+      submitted.push(await submitRecording(pc, source, { output, redo: values.redo, files }));
     }
     if (values.detach) {
       if (values.json) {

@@ -4,17 +4,22 @@
  * recognizing or analysing anything again. Starts the batch (or attaches to the running one of the same
  * results and rules) and follows it.
  */
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
 import { CliError, parseCommandArgs } from '../command.ts';
-import { connectPipeline } from '../stack-client.ts';
+import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { outputLocation } from '../submit.ts';
 import { storeRules } from '../call-files.ts';
 import { defaultRules } from '../../activities/insights/rules-file.ts';
 import { locationUrl, outputLocationOf, parseS3Url } from '../../schemas/call-keys.ts';
-import { taskQueues } from '../../schemas/config.ts';
+import { tablesOf, taskQueues } from '../../schemas/config.ts';
 import { rescoreInputSchema, type RescoreSource } from '../../schemas/rescore.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
-import { rescore, rescoreProgressQuery, type RescoreProgress } from '../../workflows/rescore.ts';
+import {
+  rescore,
+  rescoreProgressQuery,
+  type RescoreProgress,
+  type RescoreResult,
+} from '../../workflows/rescore.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
 import { batchIdOf, manifestSource } from './backfill.ts';
 
@@ -54,8 +59,10 @@ export function progressLine(p: RescoreProgress): string {
   );
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('rescore', argv, {
+type RescoreValues = ReturnType<typeof parseRescoreArgs>['values'];
+
+function parseRescoreArgs(argv: string[]) {
+  const parsed = parseCommandArgs('rescore', argv, {
     rules: { type: 'string' },
     manifest: { type: 'string' },
     out: { type: 'string' },
@@ -66,12 +73,69 @@ export async function run(argv: string[]): Promise<number> {
     detach: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   });
+  const { values, positionals } = parsed;
   if (positionals.length > 1) throw new CliError('rescore: give one s3://bucket/prefix (or --manifest)');
   if ((positionals.length === 1) === Boolean(values.manifest))
     throw new CliError(
       'rescore: give either the s3://bucket/prefix of the results or --manifest <file.csv | s3://…>',
     );
   if (values.out && !parseS3Url(values.out)) throw new CliError('rescore: --out must be s3://bucket/prefix');
+  return parsed;
+}
+
+/** What is rescored: a manifest's calls (results under --out) or every result under a prefix. */
+async function rescoreTarget(
+  pc: PipelineClient,
+  values: RescoreValues,
+  prefix: string | undefined,
+): Promise<{ source: RescoreSource; output: OutputLocation; identity: string }> {
+  if (values.manifest) {
+    const m = await manifestSource(pc, values.manifest);
+    if (m.source.kind !== 'manifest') throw new CliError('rescore: --manifest must name a CSV');
+    return { source: m.source, output: outputLocation(values.out, pc.config), identity: m.identity };
+  }
+  const s3 = parseS3Url(prefix!);
+  if (!s3) throw new CliError(`rescore: '${prefix}' is not s3://bucket/prefix`);
+  let output: OutputLocation;
+  try {
+    output = outputLocationOf(prefix!, pc.config.s3.bucket);
+  } catch (err) {
+    throw new CliError(`rescore: ${(err as Error).message}`);
+  }
+  return {
+    source: { kind: 'prefix', bucket: output.bucket, prefix: output.prefix },
+    output,
+    identity: locationUrl(output),
+  };
+}
+
+/** Follows a rescore to its end, a line on stderr per change of its progress. */
+async function followRescore(handle: WorkflowHandle<typeof rescore>, quiet: boolean): Promise<RescoreResult> {
+  let finished = false;
+  const result = handle.result().finally(() => {
+    finished = true;
+  });
+  let last = '';
+  while (!finished) {
+    const p = await handle.query(rescoreProgressQuery).catch(() => undefined);
+    const line = p ? progressLine(p) : '';
+    if (p && !quiet && line !== last) process.stderr.write(`${line}\n`);
+    last = line;
+    await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
+  }
+  return result;
+}
+
+/** The batch id of one execution of a rescore workflow: its id and the time it starts. */
+function executionBatchId(workflowId: string): string {
+  return `${workflowId}-${new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}`;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseRescoreArgs(argv);
   const sizes = {
     pageSize: intOption('page-size', values['page-size']),
     pagesPerRun: intOption('pages-per-run', values['pages-per-run']),
@@ -82,33 +146,11 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const stored = await storeRules(pc.store, pc.config, values.rules);
     const rulesDigest = stored?.loaded.digest ?? defaultRules().digest;
-    let source: RescoreSource;
-    let output: OutputLocation;
-    let identity: string;
-    if (values.manifest) {
-      const m = await manifestSource(pc, values.manifest);
-      if (m.source.kind !== 'manifest') throw new CliError('rescore: --manifest must name a CSV');
-      source = m.source;
-      output = outputLocation(values.out, pc.config);
-      identity = m.identity;
-    } else {
-      const s3 = parseS3Url(positionals[0]!);
-      if (!s3) throw new CliError(`rescore: '${positionals[0]}' is not s3://bucket/prefix`);
-      try {
-        output = outputLocationOf(positionals[0]!, pc.config.s3.bucket);
-      } catch (err) {
-        throw new CliError(`rescore: ${(err as Error).message}`);
-      }
-      source = { kind: 'prefix', bucket: output.bucket, prefix: output.prefix };
-      identity = locationUrl(output);
-    }
+    const { source, output, identity } = await rescoreTarget(pc, values, positionals[0]);
     // The same results and rules are the same workflow (a second start attaches to a running one);
     // each execution is its own batch, so a call written by it is known as such on a retry.
     const workflowId = `rescore-${batchIdOf(source, output, `${identity}|${rulesDigest}`)}`;
-    const batchId = `${workflowId}-${new Date()
-      .toISOString()
-      .replace(/[-:]/g, '')
-      .replace(/\.\d+Z$/, 'Z')}`;
+    const batchId = executionBatchId(workflowId);
     const input = rescoreInputSchema.parse({
       batchId,
       source,
@@ -116,7 +158,8 @@ export async function run(argv: string[]): Promise<number> {
       ...(stored ? { rulesKey: stored.key } : {}),
       rulesDigest,
       force: values.force,
-      tables: { prefix: pc.config.s3.tablesPrefix, timeZone: pc.config.timeZone },
+      // The tables of calls processed to `output`, as their spec placed them (schemas/call-spec.ts).
+      tables: tablesOf(pc.config, output),
       ...Object.fromEntries(Object.entries(sizes).filter(([, v]) => v !== undefined)),
     });
     const handle = await pc.client.workflow.start(rescore, {
@@ -136,19 +179,7 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     if (!values.json) console.error(`rescore ${running} (workflow ${workflowId})`);
-    let finished = false;
-    const result = handle.result().finally(() => {
-      finished = true;
-    });
-    let last = '';
-    while (!finished) {
-      const p = await handle.query(rescoreProgressQuery).catch(() => undefined);
-      const line = p ? progressLine(p) : '';
-      if (p && !values.json && line !== last) process.stderr.write(`${line}\n`);
-      last = line;
-      await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
-    }
-    const r = await result;
+    const r = await followRescore(handle, values.json);
     if (values.json) console.log(JSON.stringify({ workflowId, ...r }, null, 2));
     else {
       console.log(

@@ -10,13 +10,12 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { CliError, parseCommandArgs, warnDeprecated } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
-import { outputLocation } from '../submit.ts';
+import { callSpec, outputLocation } from '../submit.ts';
 import { parseS3Url } from '../../activities/storage/object-store.ts';
 import { taskQueues } from '../../schemas/config.ts';
 import { backfillInputSchema } from '../../schemas/backfill.ts';
 import { templateProblem } from '../../workflows/nightly-date.ts';
 import { nightlyBackfill, type NightlyInput } from '../../workflows/nightly.ts';
-import { childDefaults } from './backfill.ts';
 import { storeCallFiles } from '../call-files.ts';
 
 export const summary =
@@ -78,7 +77,7 @@ export async function upsertNightlySchedule(
     batchId: 'template',
     source: { kind: 'prefix', bucket: 'template', prefix: '' },
     output,
-    child: { ...childDefaults(pc.config, output), ...files },
+    spec: callSpec(pc.config, output, files),
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
   });
   const args: [NightlyInput] = [
@@ -137,9 +136,10 @@ async function withSchedule<T>(id: string | undefined, work: (id: string) => Pro
   }
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  const { values, positionals } = parseCommandArgs('schedule', rest, {
+type ScheduleValues = ReturnType<typeof parseScheduleArgs>['values'];
+
+function parseScheduleArgs(argv: string[]) {
+  return parseCommandArgs('schedule', argv, {
     cron: { type: 'string' },
     source: { type: 'string' },
     out: { type: 'string' },
@@ -154,98 +154,105 @@ export async function run(argv: string[]): Promise<number> {
     rules: { type: 'string' },
     dictionary: { type: 'string' },
   });
-  if (!sub || !['nightly', 'list', 'pause', 'resume', 'trigger', 'delete'].includes(sub)) {
-    throw new CliError('schedule: nightly | list | pause | resume | trigger | delete (see --help)');
-  }
+}
+
+/** `--time-zone`, or its deprecated spelling `--timezone` (with a notice); default UTC. */
+function timeZoneOf(values: ScheduleValues): string {
   if (values.timezone !== undefined) {
     if (values['time-zone'] !== undefined)
       throw new CliError('schedule: give --time-zone once (--timezone is its deprecated spelling)');
     warnDeprecated('schedule', '--timezone', 'use --time-zone (the spelling of the temporal CLI)');
   }
-  const timeZone = values['time-zone'] ?? values.timezone ?? 'UTC';
+  return values['time-zone'] ?? values.timezone ?? 'UTC';
+}
+
+/** The options of `schedule nightly`, checked before connecting. */
+function nightlyOptions(values: ScheduleValues, timeZone: string): NightlyScheduleOptions {
   const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
-  if (sub === 'nightly') {
-    if (!values.cron || !cronValid(values.cron))
-      throw new CliError('schedule nightly: --cron "<min hour dom mon dow>" is required');
-    if (!values.source)
-      throw new CliError('schedule nightly: --source s3://bucket/…/{yyyy}/{mm}/{dd}/ is required');
-    if (values.out && !parseS3Url(values.out))
-      throw new CliError('schedule nightly: --out must be s3://bucket/prefix');
-    try {
-      new Intl.DateTimeFormat('en', { timeZone });
-    } catch {
-      throw new CliError(`schedule nightly: unknown time zone '${timeZone}'`);
-    }
-    if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency > 0))
-      throw new CliError('schedule nightly: --concurrency must be a positive integer');
+  if (!values.cron || !cronValid(values.cron))
+    throw new CliError('schedule nightly: --cron "<min hour dom mon dow>" is required');
+  if (!values.source)
+    throw new CliError('schedule nightly: --source s3://bucket/…/{yyyy}/{mm}/{dd}/ is required');
+  if (values.out && !parseS3Url(values.out))
+    throw new CliError('schedule nightly: --out must be s3://bucket/prefix');
+  try {
+    new Intl.DateTimeFormat('en', { timeZone });
+  } catch {
+    throw new CliError(`schedule nightly: unknown time zone '${timeZone}'`);
   }
+  if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency > 0))
+    throw new CliError('schedule nightly: --concurrency must be a positive integer');
+  return {
+    id: values.id,
+    cron: values.cron,
+    sourceTemplate: values.source,
+    out: values.out,
+    timeZone,
+    concurrency,
+    daysBack: values['days-back'] ? Number(values['days-back']) : undefined,
+    catchupWindow: values['catchup-window'],
+    rules: values.rules,
+    dictionary: values.dictionary,
+  };
+}
+
+async function listSchedules(pc: PipelineClient, json: boolean): Promise<void> {
+  const rows: { id: string; paused: boolean; next?: string; workflowType?: string; note?: string }[] = [];
+  for await (const s of pc.client.schedule.list()) {
+    rows.push({
+      id: s.scheduleId,
+      paused: s.state.paused,
+      next: s.info.nextActionTimes[0]?.toISOString(),
+      workflowType: s.action?.workflowType,
+      note: s.state.note,
+    });
+  }
+  if (json) console.log(JSON.stringify(rows));
+  else if (rows.length === 0) console.log('no schedules');
+  else
+    for (const r of rows)
+      console.log(
+        `${r.id.padEnd(24)} ${r.paused ? 'paused ' : 'active '} next ${r.next ?? '—'}  ${r.workflowType ?? ''}`,
+      );
+}
+
+/** pause, resume, trigger, delete: one call on the schedule's handle, and the line saying it was done. */
+async function actOnSchedule(pc: PipelineClient, sub: string, id: string | undefined, note?: string) {
+  const act: Record<string, [(s: string) => Promise<unknown>, string]> = {
+    pause: [
+      (s) => pc.client.schedule.getHandle(s).pause(note ?? 'paused with callpipe schedule pause'),
+      'paused',
+    ],
+    resume: [
+      (s) => pc.client.schedule.getHandle(s).unpause('resumed with callpipe schedule resume'),
+      'resumed',
+    ],
+    // A manual run now, even if a night is running (it is a different day, or attaches to nothing).
+    trigger: [(s) => pc.client.schedule.getHandle(s).trigger(ScheduleOverlapPolicy.ALLOW_ALL), 'triggered'],
+    delete: [(s) => pc.client.schedule.getHandle(s).delete(), 'deleted'],
+  };
+  const [work, done] = act[sub]!;
+  await withSchedule(id, work);
+  console.log(`schedule ${id} ${done}`);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  const { values, positionals } = parseScheduleArgs(rest);
+  if (!sub || !['nightly', 'list', 'pause', 'resume', 'trigger', 'delete'].includes(sub)) {
+    throw new CliError('schedule: nightly | list | pause | resume | trigger | delete (see --help)');
+  }
+  const timeZone = timeZoneOf(values);
+  const nightly = sub === 'nightly' ? nightlyOptions(values, timeZone) : undefined;
   const pc = await connectPipeline();
   try {
-    const id = positionals[0];
-    switch (sub) {
-      case 'nightly': {
-        const outcome = await upsertNightlySchedule(pc, {
-          id: values.id,
-          cron: values.cron!,
-          sourceTemplate: values.source!,
-          out: values.out,
-          timeZone,
-          concurrency,
-          daysBack: values['days-back'] ? Number(values['days-back']) : undefined,
-          catchupWindow: values['catchup-window'],
-          rules: values.rules,
-          dictionary: values.dictionary,
-        });
-        if (values.json) console.log(JSON.stringify({ scheduleId: values.id, outcome }));
-        else console.log(`schedule ${values.id} ${outcome}: ${values.cron} (${timeZone}) → ${values.source}`);
-        return 0;
-      }
-      case 'list': {
-        const rows: { id: string; paused: boolean; next?: string; workflowType?: string; note?: string }[] =
-          [];
-        for await (const s of pc.client.schedule.list()) {
-          rows.push({
-            id: s.scheduleId,
-            paused: s.state.paused,
-            next: s.info.nextActionTimes[0]?.toISOString(),
-            workflowType: s.action?.workflowType,
-            note: s.state.note,
-          });
-        }
-        if (values.json) console.log(JSON.stringify(rows));
-        else if (rows.length === 0) console.log('no schedules');
-        else
-          for (const r of rows)
-            console.log(
-              `${r.id.padEnd(24)} ${r.paused ? 'paused ' : 'active '} next ${r.next ?? '—'}  ${r.workflowType ?? ''}`,
-            );
-        return 0;
-      }
-      case 'pause':
-        await withSchedule(id, (s) =>
-          pc.client.schedule.getHandle(s).pause(values.note ?? 'paused with callpipe schedule pause'),
-        );
-        console.log(`schedule ${id} paused`);
-        return 0;
-      case 'resume':
-        await withSchedule(id, (s) =>
-          pc.client.schedule.getHandle(s).unpause('resumed with callpipe schedule resume'),
-        );
-        console.log(`schedule ${id} resumed`);
-        return 0;
-      case 'trigger':
-        // A manual run now, even if a night is running (it is a different day, or attaches to nothing).
-        await withSchedule(id, (s) =>
-          pc.client.schedule.getHandle(s).trigger(ScheduleOverlapPolicy.ALLOW_ALL),
-        );
-        console.log(`schedule ${id} triggered`);
-        return 0;
-      case 'delete':
-        await withSchedule(id, (s) => pc.client.schedule.getHandle(s).delete());
-        console.log(`schedule ${id} deleted`);
-        return 0;
-    }
-    return 2;
+    if (nightly) {
+      const outcome = await upsertNightlySchedule(pc, nightly);
+      if (values.json) console.log(JSON.stringify({ scheduleId: values.id, outcome }));
+      else console.log(`schedule ${values.id} ${outcome}: ${values.cron} (${timeZone}) → ${values.source}`);
+    } else if (sub === 'list') await listSchedules(pc, values.json);
+    else await actOnSchedule(pc, sub, positionals[0], values.note);
+    return 0;
   } finally {
     await pc.close();
   }

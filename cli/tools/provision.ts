@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, symlinkSync, rmSync
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureNode as ensureNodeRuntime, PINNED_NODE } from '../../scripts/node-runtime.mjs';
+import { mediaTools, processSettings } from '../../schemas/config.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const TOOLS_DIR = join(PROJECT_ROOT, '.tools');
@@ -58,8 +59,7 @@ export class ToolsError extends Error {
 /** Where the tools live once provisioned; does not check that they are there. */
 export function toolPaths(): ToolPaths {
   return {
-    ffmpeg: process.env.CALLPIPE_FFMPEG ?? join(BIN, 'ffmpeg'),
-    ffprobe: process.env.CALLPIPE_FFPROBE ?? join(BIN, 'ffprobe'),
+    ...mediaTools(process.env, { ffmpeg: join(BIN, 'ffmpeg'), ffprobe: join(BIN, 'ffprobe') }),
     temporal: join(BIN, 'temporal'),
     weed: join(BIN, 'weed'),
   };
@@ -198,7 +198,7 @@ export interface EnsureToolsOptions {
 
 /** Where the browser test looks for Chromium (Debian's package); CALLPIPE_CHROMIUM overrides it. */
 export function chromiumPath(): string | undefined {
-  const configured = process.env.CALLPIPE_CHROMIUM;
+  const configured = processSettings().chromium;
   if (configured) return existsSync(configured) ? configured : undefined;
   return ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)) ?? which('chromium');
 }
@@ -278,7 +278,7 @@ export function ensureAmrEncoder(options: { log?: (line: string) => void } = {})
       name: 'an AMR-NB encoder',
       debianPackages: ['sox', 'libopencore-amrnb0'],
       find: () => {
-        const sox = process.env.CALLPIPE_SOX ?? which('sox');
+        const sox = processSettings().sox ?? which('sox');
         return sox && soxCanEncodeAmr(sox) ? sox : undefined;
       },
       why: 'needed to generate the AMR cases of the test corpus',

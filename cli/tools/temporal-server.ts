@@ -12,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { ensureDebianTool, TOOLS_DIR, ToolsError } from './provision.ts';
+import { processSettings } from '../../schemas/config.ts';
 
 /**
  * Pinned Go modules. Server v1.32.1 is the newest of the v1.32 line that Go 1.26.8 builds (v1.32.2 asks
@@ -40,7 +41,8 @@ const serverDir = () => join(TOOLS_DIR, 'temporal-server', PINNED_TEMPORAL_SERVE
 const uiDir = () => join(TOOLS_DIR, 'temporal-ui-server', PINNED_TEMPORAL_SERVER.ui.version);
 
 function findGo(): string | undefined {
-  if (process.env.CALLPIPE_GO) return process.env.CALLPIPE_GO;
+  const configured = processSettings().go;
+  if (configured) return configured;
   for (const dir of [...(process.env.PATH ?? '').split(delimiter), '/usr/local/go/bin']) {
     if (dir && existsSync(join(dir, 'go'))) return join(dir, 'go');
   }

@@ -16,7 +16,8 @@ import { inject } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
-import { childDefaults, startBackfill } from '../../cli/commands/backfill.ts';
+import { startBackfill } from '../../cli/commands/backfill.ts';
+import { callSpec } from '../../cli/submit.ts';
 import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
@@ -73,9 +74,9 @@ describe('call page and night report in a browser', () => {
       batchId: `test-pages-${id}`,
       source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
       output,
-      child: {
-        ...childDefaults(pc.config),
-        tables: { prefix: `tables-pages-${id}/`, timeZone: 'Asia/Tokyo' },
+      spec: {
+        ...callSpec(pc.config, output),
+        tables: { bucket: output.bucket, prefix: `tables-pages-${id}/`, timeZone: 'Asia/Tokyo' },
       },
     });
     result = await started.handle.result();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
 import type { EmulatorFaultsInput } from '../../schemas/emulator-faults.ts';
-import { recordingQueues, type Config } from '../../schemas/config.ts';
+import { taskQueues, type Config } from '../../schemas/config.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { resolveSource, submitRecording } from '../../cli/submit.ts';
 import {
@@ -94,7 +94,7 @@ describe('processRecording under faults', () => {
       redo: true,
       // One session per track: the faults land at set points of a long session's audio.
       extra: {
-        queues: recordingQueues(config),
+        queues: taskQueues(config),
         pacingSpeed: SPEED,
         heartbeatTimeoutSeconds: 5,
         plan: { strategy: 'fixed' },

@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { resolveSource, submitRecording } from '../../cli/submit.ts';
-import { recordingQueues, slowestPace, type Config } from '../../schemas/config.ts';
+import { slowestPace, taskQueues, type Config } from '../../schemas/config.ts';
 import { inProcessWorkers, uniquePrefix, withPrefix, type GeneratedCall } from '../helpers/pipeline.ts';
 import { personalDataCall, personalDataIn } from '../helpers/personal-data.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
@@ -135,7 +135,7 @@ describe('secrets and output keys', () => {
         const submitted = await submitRecording(pc, source, {
           output: { bucket: pc.store.bucket, prefix: `security-${run}/${label}/` },
           redo: true,
-          extra: { queues: recordingQueues(config), pacingSpeed: slowestPace(pc.config.service.speed) },
+          extra: { queues: taskQueues(config), pacingSpeed: slowestPace(pc.config.service.speed) },
         });
         ours.push(submitted.workflowId);
         const result: ProcessRecordingResult = await submitted.handle.result();

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startEmulator } from '../../emulator/server.ts';
-import { recordingQueues, type Config } from '../../schemas/config.ts';
+import { taskQueues, type Config } from '../../schemas/config.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { resolveSource, submitRecording } from '../../cli/submit.ts';
 import type { ManagedProcess } from '../../cli/stack/process.ts';
@@ -131,7 +131,7 @@ describe('one session budget across asr worker processes', () => {
             output: { bucket: pc.config.s3.bucket, prefix: `budget/${config.temporal.taskQueuePrefix}/` },
             redo: true,
             extra: {
-              queues: recordingQueues(config),
+              queues: taskQueues(config),
               pacingSpeed: SPEED,
               heartbeatTimeoutSeconds: 5,
               plan: { strategy: 'fixed', maxSessionSeconds: 40 },

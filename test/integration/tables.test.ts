@@ -14,7 +14,8 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation } from '../../cli/submit.ts';
-import { childDefaults, startBackfill } from '../../cli/commands/backfill.ts';
+import { startBackfill } from '../../cli/commands/backfill.ts';
+import { callSpec } from '../../cli/submit.ts';
 import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
@@ -82,7 +83,10 @@ describe('analysis tables', () => {
       source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
       output,
       redo,
-      child: { ...childDefaults(pc.config), tables: { prefix: tablesPrefix, timeZone } },
+      spec: {
+        ...callSpec(pc.config, output),
+        tables: { bucket: output.bucket, prefix: tablesPrefix, timeZone },
+      },
     });
     return started.handle.result();
   }

@@ -10,6 +10,8 @@ import { outcomeDetail, outcomeExitCode, outcomeTally } from '../../cli/commands
 import { progressLine } from '../../cli/commands/backfill.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 import { callpipe as run } from '../helpers/cli.ts';
+import { callSpecOf } from '../../schemas/call-spec.ts';
+import { loadConfig } from '../../schemas/config.ts';
 
 const callpipe = (...args: string[]) => run(args);
 
@@ -17,6 +19,7 @@ const request: BackfillRequest = {
   batchId: 'b-1',
   source: { kind: 'prefix', bucket: 'callpipe', prefix: 'in/' },
   output: { bucket: 'callpipe', prefix: 'results/' },
+  spec: callSpecOf(loadConfig({ env: {} }), { bucket: 'callpipe', prefix: 'results/' }),
 };
 
 describe('backfill concurrency', () => {

@@ -32,7 +32,7 @@ describe('recorded workflow histories', () => {
   const retired = files.filter((f) => RETIRED.test(f));
   let code: string;
 
-  it('exist for the recording workflow, done and failed, from before and after each patch', () => {
+  it('exist for the recording workflow (done and failed, from before and after each patch) and batches', () => {
     expect(current).toEqual(
       expect.arrayContaining([
         'process-recording-stereo.json',
@@ -40,6 +40,12 @@ describe('recorded workflow histories', () => {
         'process-recording-failed-before-pipelined-sessions.json',
         // A call with audio redaction on (patch redacted-audio), recorded by test/integration/redaction.test.ts.
         'process-recording-redacted-audio.json',
+        // Batches started with the input of before CallSpec (`child`), a window of children and a chain of
+        // runs continued as new, recorded from test/workflow/backfill.test.ts with the code of that time.
+        'backfill-window-before-call-spec.json',
+        'backfill-continue-as-new-run-1-before-call-spec.json',
+        'backfill-continue-as-new-run-2-before-call-spec.json',
+        'backfill-continue-as-new-run-3-before-call-spec.json',
       ]),
     );
     expect(retired).toEqual(['process-recording-stereo-before-pipelined-sessions.json']);

@@ -22,6 +22,7 @@ import {
   pick,
   searchAttribute,
   sleep,
+  testSpec,
   uniqueQueue,
   waitFor,
   withWorker,
@@ -67,10 +68,7 @@ function backfillInput(queue: string, request: Partial<BackfillRequest>) {
     source: { kind: 'prefix', bucket: 'calls', prefix: '2024/11/22/' },
     output: { bucket: 'callpipe', prefix: 'results/' },
     taskQueue: queue,
-    child: {
-      stagingPrefix: 'staging/',
-      queues: { media: queue, probe: queue, asr: queue, nlp: queue },
-    },
+    spec: testSpec(queue),
     ...request,
   });
 }

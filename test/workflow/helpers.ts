@@ -18,6 +18,7 @@ import { DefaultLogger, Runtime, Worker, type LogEntry } from '@temporalio/worke
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { SessionPlan } from '../../schemas/plan.ts';
 import type { ProcessRecordingInput } from '../../workflows/process-recording.ts';
+import { withOverrides, type CallSpec, type CallSpecOverrides } from '../../schemas/call-spec.ts';
 import type { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
 
 // --- the server and workers ----------------------------------------------------------------------------------
@@ -373,20 +374,46 @@ export function mockActivities(overrides: Partial<Record<ActivityName, ActivityI
 
 // --- inputs ------------------------------------------------------------------------------------------------------
 
-/** A processRecording input whose every queue is the test's own queue (one worker serves them all). */
+/** The settings of a test's calls: every queue the test's own (one worker serves them all). */
+export function testSpec(taskQueue: string): CallSpec {
+  return {
+    queues: { media: taskQueue, probe: taskQueue, asr: taskQueue, nlp: taskQueue },
+    stagingPrefix: 'staging/',
+    cleanupStaging: true,
+    plan: { strategy: 'balanced', maxSessionSeconds: 3000, budget: 16, minSessionSeconds: 60 },
+    pacingSpeed: 1,
+    maxRestarts: 10,
+    heartbeatTimeoutSeconds: 5,
+    rulesKey: null,
+    wordsKey: null,
+    tables: { bucket: 'callpipe', prefix: 'tables/', timeZone: 'UTC' },
+    text: { sentiment: 'window', dialogActs: 'turn', windowSeconds: 30 },
+    redaction: {},
+  };
+}
+
+/** What a test changes of a call: the call's own fields, and its spec's. */
+export type CallOverrides = Partial<Omit<ProcessRecordingInput, 'spec'>> & CallSpecOverrides;
+
+/** A processRecording input on the test's own queue, with {@link testSpec}. */
 export function processInput(
   taskQueue: string,
   callId: string,
-  overrides: Partial<ProcessRecordingInput> = {},
+  overrides: CallOverrides = {},
 ): ProcessRecordingInput {
+  const { redo, batchId, metadata, callId: _c, source, output, ...spec } = overrides;
   return {
     callId,
-    source: { bucket: 'calls', key: `2024/11/22/${callId}.wav`, etag: '9b2cf535f27731c974343645a3985328' },
-    output: { bucket: 'callpipe', prefix: 'results/' },
-    stagingPrefix: 'staging/',
-    queues: { media: taskQueue, probe: taskQueue, asr: taskQueue, nlp: taskQueue },
-    heartbeatTimeoutSeconds: 5,
-    ...overrides,
+    source: source ?? {
+      bucket: 'calls',
+      key: `2024/11/22/${callId}.wav`,
+      etag: '9b2cf535f27731c974343645a3985328',
+    },
+    output: output ?? { bucket: 'callpipe', prefix: 'results/' },
+    ...(redo !== undefined ? { redo } : {}),
+    ...(batchId ? { batchId } : {}),
+    ...(metadata ? { metadata } : {}),
+    spec: withOverrides(testSpec(taskQueue), spec),
   };
 }
 

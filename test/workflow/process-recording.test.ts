@@ -8,7 +8,6 @@ import { CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@tem
 import {
   processRecording,
   progressQuery,
-  type ProcessRecordingInput,
   type ProcessRecordingResult,
 } from '../../workflows/process-recording.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
@@ -26,6 +25,7 @@ import {
   uniqueQueue,
   waitFor,
   withWorker,
+  type CallOverrides,
   type Mocks,
 } from './helpers.ts';
 
@@ -41,7 +41,7 @@ interface Run {
 async function runCall(
   name: string,
   mocks: Mocks,
-  overrides: Partial<ProcessRecordingInput> = {},
+  overrides: CallOverrides = {},
 ): Promise<Run & { stage: unknown; outcome: unknown; progress: Awaited<ReturnType<typeof queryProgress>> }> {
   const taskQueue = uniqueQueue(name);
   const callId = `${name}-3f9a0c1e`;
@@ -151,7 +151,9 @@ describe('processRecording with mocked activities', () => {
 
   it("a done call's rows go to the analysis tables after its result.json, in the output bucket's tables/", async () => {
     const mocks = mockActivities();
-    const { result, callId } = await runCall('tables', mocks, { tables: { timeZone: 'Asia/Tokyo' } });
+    const { result, callId } = await runCall('tables', mocks, {
+      tables: { bucket: 'callpipe', prefix: 'tables/', timeZone: 'Asia/Tokyo' },
+    });
 
     expect(result).toMatchObject({ status: 'done', tables: { dt: '2026-11-21' } });
     const input = onlyInput(mocks, 'writeCallTables');
@@ -178,6 +180,38 @@ describe('processRecording with mocked activities', () => {
     });
     expect(outcome).toBe('done');
     expect(mocks.writeError).not.toHaveBeenCalled();
+    expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
+  });
+
+  it('an input of the old shape (a run started before the spec) runs with the defaults it had then', async () => {
+    const mocks = mockActivities();
+    const taskQueue = uniqueQueue('legacy');
+    const callId = 'legacy-3f9a0c1e';
+    const { spec: _spec, ...call } = processInput(taskQueue, callId);
+    const legacy = {
+      ...call,
+      stagingPrefix: 'staging/',
+      queues: { media: taskQueue, asr: taskQueue, nlp: taskQueue },
+      plan: { strategy: 'fixed' as const },
+    };
+    const result = await withWorker(testEnv(), taskQueue, mocks.activities, async () => {
+      const handle = await testEnv().client.workflow.start(processRecording, {
+        taskQueue,
+        workflowId: `process-${taskQueue}`,
+        args: [legacy],
+      });
+      return handle.result();
+    });
+
+    expect(result).toMatchObject({ callId, status: 'done' });
+    expect(pick(onlyInput(mocks, 'planSource'), 'options')).toEqual({
+      strategy: 'fixed',
+      maxSessionSeconds: 3000,
+      budget: 16,
+      minSessionSeconds: 60,
+    });
+    for (const [input] of mocks.recognizeSession.mock.calls) expect(pick(input, 'maxRestarts')).toBe(10);
+    expect(pick(onlyInput(mocks, 'writeResult'), 'rulesKey')).toBeUndefined();
     expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
   });
 

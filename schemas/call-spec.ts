@@ -1,0 +1,117 @@
+/**
+ * A call's settings: everything a `processRecording` workflow is told besides which recording it is and
+ * where its results go. Made from the configuration by {@link callSpecOf} alone, the same way for every
+ * command that starts calls (`process`, `backfill`, `schedule nightly`; `rescore` finds the tables where
+ * it placed them, with the same `tablesOf`), so the workflow applies no default of its own and the
+ * workers fill in nothing.
+ *
+ * Glossary: a *call* is one recording processed once (its id, source, output, batch, metadata); its
+ * *spec* is how (queues, session plan, pacing, rules, tables, text grains, vocabulary, redaction). A
+ * batch carries one spec for all its calls; a call's manifest row may add its channels' speakers.
+ */
+import { z } from 'zod';
+import { channelOptionsSchema, planOptionsSchema } from './plan.ts';
+import { redactionInputSchema } from './recording.ts';
+import { TEXT_GRAINS } from './text-grains.ts';
+import { RECOGNITION_HEARTBEAT_SECONDS, SESSION_MAX_RESTARTS } from './limits.ts';
+import {
+  planOptionsOf,
+  redactionInputOf,
+  slowestPace,
+  tablesOf,
+  taskQueues,
+  textGrainsOf,
+  type Config,
+} from './config.ts';
+import type { OutputLocation } from './call-keys.ts';
+
+const plan = planOptionsSchema.shape;
+
+/**
+ * Session planning of a call (schemas/plan.ts): strategy and sizes always given; the finer settings only
+ * when a caller chose them (the planner's own defaults otherwise), and the channels' speakers per call.
+ */
+export const callPlanSchema = z.object({
+  strategy: plan.strategy.unwrap(),
+  maxSessionSeconds: plan.maxSessionSeconds.unwrap(),
+  budget: plan.budget.unwrap(),
+  minSessionSeconds: plan.minSessionSeconds.unwrap(),
+  searchWindowSeconds: plan.searchWindowSeconds.unwrap().optional(),
+  silenceNoiseDb: plan.silenceNoiseDb.unwrap().optional(),
+  silenceMinSeconds: plan.silenceMinSeconds.unwrap().optional(),
+  channels: channelOptionsSchema.optional(),
+});
+export type CallPlan = z.infer<typeof callPlanSchema>;
+
+export const callSpecSchema = z.object({
+  /** Task queues of the call's activities (schemas/task-queues.ts): probes apart from the rest of media. */
+  queues: z.object({
+    media: z.string().min(1),
+    probe: z.string().min(1),
+    asr: z.string().min(1),
+    nlp: z.string().min(1),
+  }),
+  /** Staging key prefix for transcoded audio and intermediate documents (config `s3.stagingPrefix`). */
+  stagingPrefix: z.string(),
+  /** Delete the staged audio and intermediates after success (config: not `s3.keepStaging`). */
+  cleanupStaging: z.boolean(),
+  plan: callPlanSchema,
+  /** The slowest pace recognition may stream at, × real time (1 against the real service): sizes its timeouts. */
+  pacingSpeed: z.number().positive(),
+  /** New recognition sessions allowed per planned session after errors. */
+  maxRestarts: z.number().int().nonnegative(),
+  /** Heartbeat timeout of recognition, seconds. */
+  heartbeatTimeoutSeconds: z.number().positive(),
+  /** The rule file of the call's insights as the CLI stored it (cli/call-files.ts); null: the shipped one. */
+  rulesKey: z.string().min(1).nullable(),
+  /** The custom vocabulary every recognition session sends (cli/call-files.ts); null: none. */
+  wordsKey: z.string().min(1).nullable(),
+  /** Where the analysis tables are and the time zone of their days. */
+  tables: z.object({ bucket: z.string().min(1), prefix: z.string(), timeZone: z.string().min(1) }),
+  /** Grains of sentiment and dialog acts (schemas/text-grains.ts). */
+  text: z.object({
+    sentiment: z.enum(TEXT_GRAINS),
+    dialogActs: z.enum([...TEXT_GRAINS, 'off']),
+    windowSeconds: z.number().positive(),
+  }),
+  /** Where unredacted copies go and whether to redact the audio; `{}`: neither. */
+  redaction: redactionInputSchema,
+});
+export type CallSpec = z.infer<typeof callSpecSchema>;
+
+/** The stored files a call is processed with (cli/call-files.ts): their keys, when given. */
+export interface CallSpecFiles {
+  rulesKey?: string | undefined;
+  wordsKey?: string | undefined;
+}
+
+/**
+ * The spec of calls whose results go to `output`, from configuration: the one place a call's settings
+ * are decided. Throws a KeyError when the configured unredacted prefix is `output` itself or inside it.
+ */
+export function callSpecOf(config: Config, output: OutputLocation, files: CallSpecFiles = {}): CallSpec {
+  const { media, probe, asr, nlp } = taskQueues(config);
+  return callSpecSchema.parse({
+    queues: { media, probe, asr, nlp },
+    stagingPrefix: config.s3.stagingPrefix,
+    cleanupStaging: !config.s3.keepStaging,
+    plan: planOptionsOf(config),
+    pacingSpeed: slowestPace(config.service.speed),
+    maxRestarts: SESSION_MAX_RESTARTS,
+    heartbeatTimeoutSeconds: RECOGNITION_HEARTBEAT_SECONDS,
+    rulesKey: files.rulesKey ?? null,
+    wordsKey: files.wordsKey ?? null,
+    tables: tablesOf(config, output),
+    text: textGrainsOf(config),
+    redaction: redactionInputOf(config, output),
+  } satisfies z.input<typeof callSpecSchema>);
+}
+
+/** What a caller may change of a spec for its calls (tests, benchmarks): a plan's fields merge into it. */
+export type CallSpecOverrides = Partial<Omit<CallSpec, 'plan'>> & { plan?: Partial<CallPlan> };
+
+/** `spec` with `overrides` on it, checked again. */
+export function withOverrides(spec: CallSpec, overrides: CallSpecOverrides = {}): CallSpec {
+  const { plan: planOverrides, ...rest } = overrides;
+  return callSpecSchema.parse({ ...spec, ...rest, plan: { ...spec.plan, ...planOverrides } });
+}
