@@ -126,8 +126,10 @@ export const sessionBudgetQuery = defineQuery<SessionBudgetView>('sessionBudget'
 /** A run's history bound: well under Temporal's 51,200 events, and cheap to replay. */
 export const MAX_HISTORY_EVENTS = 5000;
 
-export async function sessionBudget(input: SessionBudgetInput): Promise<never> {
-  const state: SessionBudgetState = input.state ?? {
+type Owned = { id: string; holder: string };
+
+function initialState(input: SessionBudgetInput): SessionBudgetState {
+  return {
     limit: input.limit,
     leaseTtlMs: input.leaseTtlMs,
     leases: [],
@@ -138,96 +140,101 @@ export async function sessionBudget(input: SessionBudgetInput): Promise<never> {
     expired: 0,
     run: 0,
   };
-  const maxHistoryEvents = input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
-  let draining = false;
+}
 
-  const leased = (id: string) => state.leases.some((l) => l.id === id);
-  const queued = (id: string) => state.waiting.some((w) => w.id === id);
+const isLeased = (state: SessionBudgetState, id: string) => state.leases.some((l) => l.id === id);
+const isQueued = (state: SessionBudgetState, id: string) => state.waiting.some((w) => w.id === id);
 
-  /** First in line first, while the account has room. */
-  const grant = () => {
-    while (state.leases.length < state.limit && state.waiting.length > 0) {
-      const next = state.waiting.shift()!;
-      state.leases.push({ id: next.id, holder: next.holder, grantedAt: Date.now() });
-      state.grants += 1;
-    }
-    state.peak = Math.max(state.peak, state.leases.length);
-  };
+/** Takes the leases and requests `match` picks out of the budget (given back, or out of line). */
+function dropOwned(state: SessionBudgetState, match: (x: Owned) => boolean): void {
+  state.leases = state.leases.filter((l) => !match(l));
+  state.waiting = state.waiting.filter((w) => !match(w));
+}
 
-  /** Drops what workers not heard of for a lease's life hold or wait for. */
-  const expire = () => {
-    const now = Date.now();
-    const gone = new Set(
-      Object.entries(state.holders)
-        .filter(([, seen]) => now - seen > state.leaseTtlMs)
-        .map(([holder]) => holder),
-    );
-    if (gone.size === 0) return;
-    const before = state.leases.length;
-    state.leases = state.leases.filter((l) => !gone.has(l.holder));
-    state.waiting = state.waiting.filter((w) => !gone.has(w.holder));
-    state.expired += before - state.leases.length;
-    for (const holder of gone) delete state.holders[holder];
-  };
+/** First in line first, while the account has room. */
+function grantWaiting(state: SessionBudgetState): void {
+  while (state.leases.length < state.limit && state.waiting.length > 0) {
+    const next = state.waiting.shift()!;
+    state.leases.push({ id: next.id, holder: next.holder, grantedAt: Date.now() });
+    state.grants += 1;
+  }
+  state.peak = Math.max(state.peak, state.leases.length);
+}
 
-  const seen = (holder: string) => {
-    state.holders[holder] = Date.now();
-  };
-
-  setHandler(
-    acquireSessionsUpdate,
-    async (request) => {
-      seen(request.holder);
-      state.limit = request.limit;
-      const cancelled = new Set(request.cancel ?? []);
-      const mine = (x: { id: string; holder: string }) => x.holder === request.holder && cancelled.has(x.id);
-      state.leases = state.leases.filter((l) => !mine(l));
-      state.waiting = state.waiting.filter((w) => !mine(w));
-      expire();
-      if (!draining) {
-        for (const id of request.ids) {
-          if (!leased(id) && !queued(id))
-            state.waiting.push({ id, holder: request.holder, since: Date.now() });
-        }
-      }
-      grant();
-      const anyGranted = () => request.ids.some(leased);
-      if (request.ids.length > 0 && !anyGranted() && !draining)
-        await condition(() => anyGranted() || draining, Math.max(1, request.waitMs));
-      return {
-        granted: request.ids.filter(leased),
-        leased: state.leases.length,
-        waiting: state.waiting.length,
-      };
-    },
-    {
-      validator: (request) => {
-        if (!request.holder) throw new Error('a request names its holder');
-        if (!Number.isInteger(request.limit) || request.limit < 1)
-          throw new Error(`the limit must be a positive integer, got ${request.limit}`);
-      },
-    },
+/** Drops what workers not heard of for a lease's life hold or wait for. */
+function expireSilentHolders(state: SessionBudgetState): void {
+  const now = Date.now();
+  const gone = new Set(
+    Object.entries(state.holders)
+      .filter(([, seen]) => now - seen > state.leaseTtlMs)
+      .map(([holder]) => holder),
   );
+  if (gone.size === 0) return;
+  const before = state.leases.length;
+  dropOwned(state, (x) => gone.has(x.holder));
+  state.expired += before - state.leases.length;
+  for (const holder of gone) delete state.holders[holder];
+}
 
-  setHandler(releaseSessionsSignal, (request) => {
-    const ids = new Set(request.ids ?? []);
-    const mine = (x: { id: string; holder: string }) =>
-      x.holder === request.holder && (request.all || ids.has(x.id));
-    state.leases = state.leases.filter((l) => !mine(l));
-    state.waiting = state.waiting.filter((w) => !mine(w));
-    if (request.all) delete state.holders[request.holder];
-    else seen(request.holder);
-    expire();
-    grant();
-  });
+function markSeen(state: SessionBudgetState, holder: string): void {
+  state.holders[holder] = Date.now();
+}
 
-  setHandler(renewSessionsSignal, ({ holder }) => {
-    seen(holder);
-    expire();
-    grant();
-  });
+/** Expiry first, so leases of silent workers are free for the line. */
+function expireAndGrant(state: SessionBudgetState): void {
+  expireSilentHolders(state);
+  grantWaiting(state);
+}
 
-  setHandler(sessionBudgetQuery, () => ({
+function validateAcquire(request: AcquireRequest): void {
+  if (!request.holder) throw new Error('a request names its holder');
+  if (!Number.isInteger(request.limit) || request.limit < 1)
+    throw new Error(`the limit must be a positive integer, got ${request.limit}`);
+}
+
+/** The update's body: cancels, joins the line, and waits up to `waitMs` for one of its ids. */
+async function acquireSessions(
+  state: SessionBudgetState,
+  request: AcquireRequest,
+  isDraining: () => boolean,
+): Promise<AcquireResult> {
+  markSeen(state, request.holder);
+  state.limit = request.limit;
+  const cancelled = new Set(request.cancel ?? []);
+  dropOwned(state, (x) => x.holder === request.holder && cancelled.has(x.id));
+  expireSilentHolders(state);
+  if (!isDraining()) {
+    for (const id of request.ids) {
+      if (!isLeased(state, id) && !isQueued(state, id))
+        state.waiting.push({ id, holder: request.holder, since: Date.now() });
+    }
+  }
+  grantWaiting(state);
+  const anyGranted = () => request.ids.some((id) => isLeased(state, id));
+  if (request.ids.length > 0 && !anyGranted() && !isDraining())
+    await condition(() => anyGranted() || isDraining(), Math.max(1, request.waitMs));
+  return {
+    granted: request.ids.filter((id) => isLeased(state, id)),
+    leased: state.leases.length,
+    waiting: state.waiting.length,
+  };
+}
+
+function releaseSessions(state: SessionBudgetState, request: ReleaseRequest): void {
+  const ids = new Set(request.ids ?? []);
+  dropOwned(state, (x) => x.holder === request.holder && (request.all || ids.has(x.id)));
+  if (request.all) delete state.holders[request.holder];
+  else markSeen(state, request.holder);
+  expireAndGrant(state);
+}
+
+function renewSessions(state: SessionBudgetState, holder: string): void {
+  markSeen(state, holder);
+  expireAndGrant(state);
+}
+
+function budgetView(state: SessionBudgetState): SessionBudgetView {
+  return {
     limit: state.limit,
     leased: state.leases.length,
     leasedBy: state.leases.reduce<Record<string, number>>(
@@ -240,16 +247,34 @@ export async function sessionBudget(input: SessionBudgetInput): Promise<never> {
     grants: state.grants,
     expired: state.expired,
     run: state.run,
-  }));
+  };
+}
 
+function registerHandlers(state: SessionBudgetState, isDraining: () => boolean): void {
+  setHandler(acquireSessionsUpdate, (request) => acquireSessions(state, request, isDraining), {
+    validator: validateAcquire,
+  });
+  setHandler(releaseSessionsSignal, (request) => releaseSessions(state, request));
+  setHandler(renewSessionsSignal, ({ holder }) => renewSessions(state, holder));
+  setHandler(sessionBudgetQuery, () => budgetView(state));
+}
+
+/** Expiry needs a clock even when no worker says anything: a sweep every half lease life. */
+async function sweepUntilTooLong(state: SessionBudgetState, maxHistoryEvents: number): Promise<void> {
   const tooLong = () =>
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
-  // Expiry needs a clock even when no worker says anything: a sweep every half lease life.
   while (!tooLong()) {
     await condition(tooLong, Math.max(1000, Math.floor(state.leaseTtlMs / 2)));
-    expire();
-    grant();
+    expireAndGrant(state);
   }
+}
+
+export async function sessionBudget(input: SessionBudgetInput): Promise<never> {
+  const state = input.state ?? initialState(input);
+  const maxHistoryEvents = input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
+  let draining = false;
+  registerHandlers(state, () => draining);
+  await sweepUntilTooLong(state, maxHistoryEvents);
   // Waiting handlers answer `granted: false` (their requests keep their places in the carried line).
   draining = true;
   await condition(allHandlersFinished);

@@ -77,9 +77,8 @@ export async function decodedDurationSeconds(input: MediaInput, signal?: AbortSi
   return (await framecrcSeconds(input, { copy: false, signal })).total;
 }
 
-/** Probes a local file; throws {@link MediaError} for anything we cannot process. */
-export async function probeRecording(path: string, options: ProbeOptions = {}): Promise<ProbeResult> {
-  const { signal } = options;
+/** The file's size; a missing, non-file or empty path is refused. */
+async function fileSize(path: string): Promise<number> {
   let sizeBytes: number;
   try {
     const info = await stat(path);
@@ -90,10 +89,15 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
     throw new MediaError('not-found', `${path}: no such file`, path);
   }
   if (sizeBytes === 0) throw new MediaError('empty', `${path} is empty (0 bytes)`, path);
+  return sizeBytes;
+}
 
-  const name = options.name ?? path;
-  let reader: InputReader = readerOf(name, await readHead(path));
-  let probed: FfprobeOutput;
+/** The container's claims, as ffprobe reads them with the chosen reader. */
+async function readContainer(
+  path: string,
+  reader: InputReader,
+  signal?: AbortSignal,
+): Promise<FfprobeOutput> {
   try {
     const json = await runFfprobe(
       [
@@ -108,7 +112,7 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
       ],
       { signal },
     );
-    probed = JSON.parse(json) as FfprobeOutput;
+    return JSON.parse(json) as FfprobeOutput;
   } catch (err) {
     if (err instanceof FfmpegError) {
       throw new MediaError(
@@ -119,7 +123,18 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
     }
     throw err;
   }
+}
 
+/** The first audio track, if it is one we can process. */
+interface AudioTrack {
+  streamIndex: number;
+  codec: string;
+  sampleRate: number;
+  channels: number;
+  hasVideo: boolean;
+}
+
+function audioTrackOf(path: string, probed: FfprobeOutput): AudioTrack {
   const streams = probed.streams ?? [];
   const audio = streams.find((s) => s.codec_type === 'audio');
   const hasVideo = streams.some((s) => s.codec_type === 'video');
@@ -144,17 +159,32 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
       path,
     );
   }
+  return { streamIndex, codec, sampleRate, channels, hasVideo };
+}
 
-  let durationSeconds: number;
-  let fingerprint: string;
-  let containerSeconds: number;
-  let amr: AmrFrames | undefined;
+/** The track's lengths by decoding and by the container's timeline, and the content's fingerprint. */
+interface MeasuredLength {
+  durationSeconds: number;
+  containerSeconds: number;
+  fingerprint: string;
+  amr?: AmrFrames;
+  gapSeconds: number;
+}
+
+/** One decode pass, the container's own timeline and the fingerprint, in parallel. */
+async function measureLength(
+  path: string,
+  reader: InputReader,
+  track: AudioTrack,
+  options: ProbeOptions,
+): Promise<MeasuredLength> {
+  const { signal } = options;
+  const { streamIndex, codec } = track;
   let gapSeconds = 0;
-  if (AMR_CODECS.has(codec)) reader = { ...reader, repair: 'amr' };
   try {
     const input = await openInput(path, reader, streamIndex, { signal, remake: true });
-    amr = input.frames;
-    [durationSeconds, containerSeconds, fingerprint] = await Promise.all([
+    const amr = input.frames;
+    const [durationSeconds, containerSeconds, fingerprint] = await Promise.all([
       decodedDurationSeconds(input, signal),
       amr
         ? amrSeconds(amr.frames)
@@ -164,6 +194,7 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
           }),
       options.fingerprint ?? fileFingerprint(path, signal),
     ]);
+    return { durationSeconds, containerSeconds, fingerprint, amr, gapSeconds };
   } catch (err) {
     if (err instanceof FfmpegError) {
       const reason = reasonOf(err, path);
@@ -172,6 +203,22 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
     }
     throw err;
   }
+}
+
+/** Probes a local file; throws {@link MediaError} for anything we cannot process. */
+export async function probeRecording(path: string, options: ProbeOptions = {}): Promise<ProbeResult> {
+  const sizeBytes = await fileSize(path);
+  const name = options.name ?? path;
+  let reader: InputReader = readerOf(name, await readHead(path));
+  const probed = await readContainer(path, reader, options.signal);
+  const track = audioTrackOf(path, probed);
+  if (AMR_CODECS.has(track.codec)) reader = { ...reader, repair: 'amr' };
+  const { durationSeconds, containerSeconds, fingerprint, amr, gapSeconds } = await measureLength(
+    path,
+    reader,
+    track,
+    options,
+  );
   if (!(durationSeconds > 0))
     throw new MediaError('zero-duration', `${path} holds no audio samples (zero duration)`, path);
   const lengthCheck = checkLength(path, {
@@ -186,13 +233,13 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
     sizeBytes,
     fingerprint,
     container: probed.format?.format_name ?? 'unknown',
-    codec,
-    streamIndex,
-    sampleRate,
-    channels,
+    codec: track.codec,
+    streamIndex: track.streamIndex,
+    sampleRate: track.sampleRate,
+    channels: track.channels,
     durationSeconds,
     metadataDurationSeconds: parseNumber(probed.format?.duration),
-    hasVideo,
+    hasVideo: track.hasVideo,
     reader,
     lengthCheck,
     ...(amr ? { amr } : {}),

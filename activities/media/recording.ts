@@ -14,14 +14,18 @@ import type { RecordingSource } from '../../schemas/recording.ts';
 import { redactionOutputSchema, type AudioRedaction } from '../../schemas/result.ts';
 import { isPermanentS3Error, s3StatusOf, type ObjectStore } from '../storage/object-store.ts';
 import { localCopy } from '../storage/source-cache.ts';
-import { createMediaActivities, type TranscodeSessionActivityInput } from './activities.ts';
+import {
+  createMediaActivities,
+  type MediaActivities,
+  type TranscodeSessionActivityInput,
+} from './activities.ts';
 import type { StagingStore } from './staging.ts';
 import { activityContext } from '../activity-context.ts';
 import { failureOf } from '../failure-classifier.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
 import { openInput } from './media-input.ts';
 import { writeRedactedAudio, type AudioMask } from './redacted-audio.ts';
-import { mapRedactionSpans } from './redaction-spans.ts';
+import { mapRedactionSpans, type FrameSpan } from './redaction-spans.ts';
 
 export interface RecordingMediaDeps {
   store: ObjectStore;
@@ -61,6 +65,98 @@ export interface RedactAudioInput {
   mask: AudioMask;
 }
 
+/** The worker's local copy of a source object (source-cache.ts), failing clearly when it is unreadable. */
+type LocalCopy = (source: RecordingSource) => Promise<string>;
+
+export interface PlanSourceInput {
+  source: RecordingSource;
+  probe: ProbeResult;
+  options?: PlanOptions;
+}
+
+export type TranscodeSourceInput = Omit<TranscodeSessionActivityInput, 'path'> & {
+  source: RecordingSource;
+  keyPrefix: string;
+};
+
+async function planSource(
+  media: MediaActivities,
+  local: LocalCopy,
+  input: PlanSourceInput,
+): Promise<SessionPlan> {
+  const path = await local(input.source);
+  return namedBySource(input.source, path, () =>
+    media.planRecording({
+      path,
+      probe: { ...input.probe, path },
+      fingerprint: input.probe.fingerprint,
+      options: input.options,
+    }),
+  );
+}
+
+async function transcodeSource(
+  deps: RecordingMediaDeps,
+  local: LocalCopy,
+  input: TranscodeSourceInput,
+): Promise<StagedSession> {
+  const { source, keyPrefix, ...rest } = input;
+  const path = await local(source);
+  const callMedia = createMediaActivities({
+    store: deps.staging,
+    keyPrefix,
+    planDefaults: deps.planDefaults,
+  });
+  return namedBySource(source, path, () => callMedia.transcodeSession({ ...rest, path }));
+}
+
+/** The masked copy made in `outPath`, from the worker's local copy (`path`) of the source. */
+async function writeMaskedCopy(path: string, input: RedactAudioInput, spans: FrameSpan[], outPath: string) {
+  const signal = activityContext()?.cancellationSignal;
+  return namedBySource(input.source, path, async () =>
+    writeRedactedAudio({
+      input: await openInput(path, input.probe.reader, input.probe.streamIndex, { signal }),
+      sampleRate: input.probe.sampleRate,
+      channels: input.probe.channels,
+      spans,
+      mask: input.mask,
+      outPath,
+      ...(signal ? { signal } : {}),
+    }),
+  );
+}
+
+async function redactAudio(
+  deps: RecordingMediaDeps,
+  local: LocalCopy,
+  input: RedactAudioInput,
+): Promise<AudioRedaction> {
+  const out = deps.store.withBucket(input.output.bucket);
+  const records = redactionOutputSchema.parse(JSON.parse(await deps.store.getText(input.redactionKey)));
+  const mapped = mapRedactionSpans(records.utterances, input.probe.sampleRate);
+  const fail = async (reason: string): Promise<AudioRedaction> => {
+    if (await out.exists(input.output.key)) await out.deleteKeys([input.output.key]);
+    return { status: 'failed', reason };
+  };
+  if (!mapped.ok) return fail(mapped.reason);
+  const path = await local(input.source);
+  const outPath = join(tmpdir(), `callpipe-redacted-${randomUUID()}.flac`);
+  try {
+    const made = await writeMaskedCopy(path, input, mapped.spans, outPath);
+    if (!made.ok) return await fail(made.reason);
+    await out.putFile(input.output.key, outPath, { contentType: 'audio/flac' });
+    return {
+      status: 'written',
+      key: input.output.key,
+      mask: input.mask,
+      spans: made.spans.length,
+      seconds: Math.round(made.maskedSeconds * 1000) / 1000,
+    };
+  } finally {
+    await rm(outPath, { force: true });
+  }
+}
+
 export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
   const media = createMediaActivities({
     store: deps.staging,
@@ -89,81 +185,20 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
       );
     },
 
-    async planSource(input: {
-      source: RecordingSource;
-      probe: ProbeResult;
-      options?: PlanOptions;
-    }): Promise<SessionPlan> {
-      const path = await local(input.source);
-      return namedBySource(input.source, path, () =>
-        media.planRecording({
-          path,
-          probe: { ...input.probe, path },
-          fingerprint: input.probe.fingerprint,
-          options: input.options,
-        }),
-      );
-    },
+    planSource: (input: PlanSourceInput) => planSource(media, local, input),
 
     /**
      * Staged under the call's own `keyPrefix`: two calls of identical content must not share (and
      * clean up) each other's audio; retries of one call still find their earlier output.
      */
-    async transcodeSource(
-      input: Omit<TranscodeSessionActivityInput, 'path'> & { source: RecordingSource; keyPrefix: string },
-    ): Promise<StagedSession> {
-      const { source, keyPrefix, ...rest } = input;
-      const path = await local(source);
-      const callMedia = createMediaActivities({
-        store: deps.staging,
-        keyPrefix,
-        planDefaults: deps.planDefaults,
-      });
-      return namedBySource(source, path, () => callMedia.transcodeSession({ ...rest, path }));
-    },
+    transcodeSource: (input: TranscodeSourceInput) => transcodeSource(deps, local, input),
 
     /**
      * The redacted copy of the recording (redacted-audio.ts), written to `output` only once it checked
      * out. Otherwise `failed` with the reason, and no copy: not this one, nor one an earlier run left
      * there. ffmpeg's and the store's own failures throw, to be retried.
      */
-    async redactAudio(input: RedactAudioInput): Promise<AudioRedaction> {
-      const out = deps.store.withBucket(input.output.bucket);
-      const records = redactionOutputSchema.parse(JSON.parse(await deps.store.getText(input.redactionKey)));
-      const mapped = mapRedactionSpans(records.utterances, input.probe.sampleRate);
-      const fail = async (reason: string): Promise<AudioRedaction> => {
-        if (await out.exists(input.output.key)) await out.deleteKeys([input.output.key]);
-        return { status: 'failed', reason };
-      };
-      if (!mapped.ok) return fail(mapped.reason);
-      const path = await local(input.source);
-      const outPath = join(tmpdir(), `callpipe-redacted-${randomUUID()}.flac`);
-      try {
-        const signal = activityContext()?.cancellationSignal;
-        const made = await namedBySource(input.source, path, async () =>
-          writeRedactedAudio({
-            input: await openInput(path, input.probe.reader, input.probe.streamIndex, { signal }),
-            sampleRate: input.probe.sampleRate,
-            channels: input.probe.channels,
-            spans: mapped.spans,
-            mask: input.mask,
-            outPath,
-            ...(signal ? { signal } : {}),
-          }),
-        );
-        if (!made.ok) return await fail(made.reason);
-        await out.putFile(input.output.key, outPath, { contentType: 'audio/flac' });
-        return {
-          status: 'written',
-          key: input.output.key,
-          mask: input.mask,
-          spans: made.spans.length,
-          seconds: Math.round(made.maskedSeconds * 1000) / 1000,
-        };
-      } finally {
-        await rm(outPath, { force: true });
-      }
-    },
+    redactAudio: (input: RedactAudioInput) => redactAudio(deps, local, input),
   };
 }
 

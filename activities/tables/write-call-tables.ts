@@ -1,0 +1,100 @@
+/**
+ * `writeCallTables`: the call's rows go into a file of their own in the day's partition, and any older
+ * rows of the call elsewhere (another day after its date changed, a compacted part) are removed, under
+ * the leases of both days.
+ */
+import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
+import { callTableFileKey, tableLeaseKey, type TablesLocation } from '../../schemas/call-keys.ts';
+import { TABLE_NAMES, type TableName, type TableRow } from '../../schemas/tables.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { withLeases, type LeaseOptions } from './partition-lease.ts';
+import { callRows } from './rows.ts';
+import { readLocator, writeLocator } from './call-locator.ts';
+import { removeCall, writeRows } from './table-files.ts';
+
+export interface WriteCallTablesInput {
+  callId: string;
+  /** The call's result.json. */
+  result: { bucket: string; key: string };
+  tables: TablesLocation;
+  /** Keep the call in the day it is already in (a rescore: the call's start did not change). */
+  keepDay?: boolean;
+}
+
+export interface WriteCallTablesOutput {
+  /** The call's day: the partition its rows are in. */
+  dt: string;
+  files: Partial<Record<TableName, string>>;
+  rows: Record<TableName, number>;
+  /** Files an older version of the call's rows was removed from. */
+  replaced: string[];
+}
+
+/** The call's new rows, and where they go. */
+interface CallWrite {
+  input: WriteCallTablesInput;
+  dt: string;
+  rows: Record<TableName, TableRow[]>;
+  processedAt: Date;
+}
+
+async function readResult(results: ObjectStore, input: WriteCallTablesInput): Promise<ResultDocument> {
+  const result = resultDocumentSchema.parse(JSON.parse(await results.getText(input.result.key)));
+  if (result.callId !== input.callId) {
+    throw new Error(`${input.result.key} is call ${result.callId}, not ${input.callId}`);
+  }
+  return result;
+}
+
+/** Under the leases: the new rows written, older ones removed, and the locator last. */
+async function replaceCallRows(
+  out: ObjectStore,
+  { input, dt, rows, processedAt }: CallWrite,
+  keep: () => Promise<void>,
+): Promise<WriteCallTablesOutput> {
+  // Read again under the lease: a compaction may have moved the rows since.
+  const previous = await readLocator(out, input.tables, input.callId);
+  const files: Partial<Record<TableName, string>> = {};
+  const replaced: string[] = [];
+  for (const table of TABLE_NAMES) {
+    const key = callTableFileKey(input.tables, table, dt, input.callId);
+    if (rows[table].length > 0) {
+      await writeRows(out, table, key, rows[table]);
+      files[table] = key;
+    }
+    const old = previous?.files[table];
+    if (old && old !== files[table]) {
+      await keep();
+      await removeCall(out, table, old, input.callId);
+      replaced.push(old);
+    }
+  }
+  await keep();
+  await writeLocator(out, input.tables, {
+    callId: input.callId,
+    dt,
+    files,
+    processedAt: processedAt.toISOString(),
+  });
+  return { dt, files, rows: { calls: rows.calls.length, utterances: rows.utterances.length }, replaced };
+}
+
+/** The call's rows in every table, replacing any older version of them. */
+export async function writeCallTables(
+  out: ObjectStore,
+  results: ObjectStore,
+  input: WriteCallTablesInput,
+  leaseOptions: (what: string) => LeaseOptions,
+): Promise<WriteCallTablesOutput> {
+  const result = await readResult(results, input);
+  const { start, rows, processedAt } = callRows(result, input.result.key, input.tables.timeZone);
+  const before = await readLocator(out, input.tables, input.callId);
+  const dt = input.keepDay && before ? before.dt : start.dt;
+  const days = [dt, ...(before && before.dt !== dt ? [before.dt] : [])];
+  return withLeases(
+    out,
+    days.map((d) => tableLeaseKey(input.tables, d)),
+    leaseOptions(`write of call ${input.callId}`),
+    (keep) => replaceCallRows(out, { input, dt, rows, processedAt }, keep),
+  );
+}
