@@ -1,5 +1,5 @@
 /**
- * Liveness heartbeats (issue 18, the production topology's drill): an activity scheduled with a heartbeat
+ * Liveness heartbeats (the production topology's drill): an activity scheduled with a heartbeat
  * timeout heartbeats while it runs, every third of that timeout, whether or not it reports progress. A
  * worker process that dies mid-activity (SIGKILL, a lost node) then has its activity retried elsewhere
  * after the heartbeat timeout (30 s) instead of after its start-to-close timeout (up to 15 minutes for a

@@ -1,5 +1,5 @@
 /**
- * Evidence (issue 3, item 9): counters served at `/emulator/stats`, and the JSON-lines request log that
+ * Evidence: counters served at `/emulator/stats`, and the JSON-lines request log that
  * tests and benchmarks read. The CPU figures are this process's (`process.cpuUsage`) since start or the
  * last reset, so a benchmark running the emulator in its own process reads the emulator's CPU share.
  */

@@ -1,5 +1,5 @@
 /**
- * Every object key of a call, in one place (issue 12): where its recording was uploaded, its staged
+ * Every object key of a call, in one place: where its recording was uploaded, its staged
  * audio and intermediates, its partial results, its outputs (`result.json`, `transcript.vtt`,
  * `error.json`, the redacted audio, and the unredacted copies under a prefix of their own) and its
  * batch's report. Keys are built once from the configuration, the call id and the
@@ -294,7 +294,7 @@ export function uploadKey(
   return `${normalizePrefix(inputPrefix)}${kind}/${digestHex.slice(0, 16)}/${name}`;
 }
 
-// --- analysis tables (issue 17; schemas/tables.ts) ------------------------------------------------------
+// --- analysis tables (schemas/tables.ts) -------------------------------------------------------------
 
 /** Default tables prefix, at the root of the output bucket (`CALLPIPE_S3_TABLES_PREFIX`). */
 export const DEFAULT_TABLES_PREFIX = 'tables/';

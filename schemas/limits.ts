@@ -47,7 +47,7 @@ export interface ProcessLimits {
 }
 
 /**
- * S3 sockets a worker's pool allows (issue 18): each recognition session has at most one staged-audio range
+ * S3 sockets a worker's pool allows: each recognition session has at most one staged-audio range
  * read and one partial-result write in flight, each ffmpeg slot a few transfers (source spool, staged
  * upload), each text call one read or write; never fewer than the SDK's default.
  */
@@ -81,7 +81,7 @@ export function fileDescriptorsFor(limits: ProcessLimits): number {
 }
 
 /**
- * Staged audio is read in ranges of this many bytes, each as the recognition stream needs it (issue 18):
+ * Staged audio is read in ranges of this many bytes, each as the recognition stream needs it:
  * 128 KiB is 16.4 s of 8 kHz mu-law, so a real-time stream sends one short GET every 16 s and holds no
  * socket in between; a worker of 500 streams makes about 30 GETs a second and holds at most about two
  * ranges (256 KiB) per stream.
@@ -89,7 +89,7 @@ export function fileDescriptorsFor(limits: ProcessLimits): number {
 export const STAGED_AUDIO_RANGE_BYTES = 128 * 1024;
 
 /**
- * Most rows in one compacted part of a table partition (issue 17): a day of utterances in a few files
+ * Most rows in one compacted part of a table partition: a day of utterances in a few files
  * of about 10–30 MB each, small enough for a worker to hold while it writes one, large enough that
  * readers open few files. A call's rows never span two parts.
  */

@@ -1,5 +1,5 @@
 /**
- * Personal data in a call (issue 15): the kinds callpipe detects, how each is masked, what a deployment
+ * Personal data in a call: the kinds callpipe detects, how each is masked, what a deployment
  * adds of its own, and the record of one redaction, which holds the kind and the position, never the
  * value.
  *

@@ -1,6 +1,6 @@
 /**
  * The retry table: every failure type an activity reports, whether trying again can help, and how long
- * to wait first (issue 12). Activities turn their errors into these types through one classifier
+ * to wait first. Activities turn their errors into these types through one classifier
  * (activities/failure-classifier.ts, the only code that builds an `ApplicationFailure`), so a retry
  * decision is made here, from the failure's class, and nowhere else. The workflows' activity policies
  * (maximum attempts per activity) sit beside their proxies, and the README multiplies the two out into

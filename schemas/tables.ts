@@ -1,5 +1,5 @@
 /**
- * The analysis tables (issue 17): what callpipe writes as Parquet under the tables prefix
+ * The analysis tables: what callpipe writes as Parquet under the tables prefix
  * (`CALLPIPE_S3_TABLES_PREFIX`, default `tables/` at the root of the output bucket), one folder per
  * table with Hive partitions by the call's day: `tables/<table>/dt=YYYY-MM-DD/*.parquet`.
  *

@@ -5,11 +5,11 @@
  * workflow code reads the defaults.
  *
  * The defaults keep every text step on within the text-request budget of 1,360 requests per audio hour
- * (issues 15 and 16; sentiment alone, per utterance, cost 1,324). Dialog acts go per turn: they are the
+ * (sentiment alone, per utterance, would spend nearly all of it: bench/README.md). Dialog acts go per turn: they are the
  * function of a statement (a greeting, a question, an apology), which a turn delimits and rules count.
  * Sentiment goes per window: it is read as a curve per speaker, per quarter and per call, and as
  * "negative more than once", for which a speaker's 30 s is the resolution, and per turn it would cost as
- * much as dialog acts again (a stereo call has about 680 turns an hour, 230 windows: bench/README.md).
+ * much as dialog acts again (a stereo call has about three times as many turns as windows: bench/README.md).
  */
 export const TEXT_GRAINS = ['utterance', 'turn', 'window'] as const;
 export type TextGrain = (typeof TEXT_GRAINS)[number];

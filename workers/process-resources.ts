@@ -1,6 +1,6 @@
 /**
  * Every per-process resource a worker needs is sized from its configured limits (schemas/limits.ts), and
- * checked at start (issue 18): a worker configured for 4,096 recognition sessions under `ulimit -n 1024`
+ * checked at start: a worker configured for 4,096 recognition sessions under `ulimit -n 1024`
  * refuses to start with the numbers and the fix, rather than failing sessions one by one with EMFILE
  * hours into a night.
  */

@@ -1,6 +1,6 @@
 /**
- * sessionBudget: one account's concurrent recognition sessions, shared by every asr worker process
- * (issue 18, item 3). The service counts open sessions per account and answers `550 No Resource` beyond
+ * sessionBudget: one account's concurrent recognition sessions, shared by every asr worker process.
+ * The service counts open sessions per account and answers `550 No Resource` beyond
  * its limit; each worker's own cap (`CALLPIPE_ASR_CONCURRENT_SESSIONS`) cannot know what the others
  * hold, so the account's limit lives here, in one long-running workflow per account, and a worker opens
  * a session only under a lease from it.

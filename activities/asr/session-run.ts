@@ -20,8 +20,8 @@ import {
  * Partial results are staged when this much audio has been recognized since the last write, or this
  * much wall time has passed: a crash re-streams at most about that much audio, or that much time at
  * pace (plus the heartbeat timeout), at the cost of one small PUT per interval per session. Each PUT
- * costs the worker about 0.25 ms of CPU (signing, the SDK's middleware): at real-time pacing every 5 s,
- * it was a tenth of a 512-stream worker's JavaScript thread (bench/realtime-scale.ts, issue 18).
+ * costs the worker CPU (signing, the SDK's middleware), which a worker of hundreds of streams feels at a
+ * shorter interval (bench/README.md, real-time scale).
  */
 const PARTIAL_WRITE_AUDIO_SECONDS = 30;
 const PARTIAL_WRITE_INTERVAL_MS = 15_000;

@@ -1,5 +1,5 @@
 /**
- * The analysis tables' activities (issue 17; schemas/tables.ts for the columns):
+ * The analysis tables' activities (schemas/tables.ts for the columns):
  *
  * - `writeCallTables`, once a call's result.json is written: the call's rows go into a file of their
  *   own in the day's partition (`call-<callId>.parquet`, replaced by a re-run), and any older rows of

@@ -3,7 +3,7 @@
  * with SIGTERM then SIGKILL. Each child leads its own process group, so a stop reaches what it started too
  * (ffmpeg under the workers).
  *
- * A child never outlives the process that started it, however that one ends (issue 18): SIGTERM or
+ * A child never outlives the process that started it, however that one ends: SIGTERM or
  * Ctrl-C stop the children in order (`stop()`); for SIGKILL, a crash or a closed terminal, where nothing of
  * ours runs any more, two watches that need no help from the dying parent:
  * - the kernel's parent-death signal: children are started through util-linux's `setpriv --pdeathsig

@@ -1,5 +1,5 @@
 /**
- * The production topology's Temporal (issue 18): the Temporal server (`go.temporal.io/server`, all four
+ * The production topology's Temporal: the Temporal server (`go.temporal.io/server`, all four
  * services in one process) on PostgreSQL (`cli/stack/postgresql.ts`), its schema set up by
  * temporal-sql-tool from the schema the server's module ships, the namespace and callpipe's search
  * attributes registered, and the Web UI server when it was built. Same addresses as the dev server's:

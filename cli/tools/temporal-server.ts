@@ -1,5 +1,5 @@
 /**
- * The production topology's Temporal (issue 18): the Temporal server, its SQL schema tool and, when it
+ * The production topology's Temporal: the Temporal server, its SQL schema tool and, when it
  * builds, its Web UI server, built from their Go modules at pinned versions into the git-ignored
  * `.tools/temporal-server/<version>/` and `.tools/temporal-ui-server/<version>/`, once; PostgreSQL from
  * Debian's `postgresql` package. Modules come from the Go module proxy, nothing else downloads.
