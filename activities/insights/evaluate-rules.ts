@@ -17,8 +17,8 @@ import type {
   ResultDocument,
   ResultUtterance,
 } from '../../schemas/result.ts';
-import { labelOfMean } from '../nlp/sentiment.ts';
-import { textUnits } from '../nlp/text-units.ts';
+import { labelOfMean } from '../../schemas/sentiment-label.ts';
+import { textUnits } from '../../schemas/text-units.ts';
 import { DEFAULT_TEXT_GRAINS, type TextGrain } from '../../schemas/text-grains.ts';
 import { redactionRecords } from './redaction-records.ts';
 import { PhraseMatcher, normalizeForMatch } from './text-match.ts';

@@ -29,7 +29,7 @@ import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { PlanSession, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource, Stage } from '../../schemas/recording.ts';
 import type { Timeline } from '../../schemas/transcript.ts';
-import { round3, talkTimeBySpeaker } from './talk-time.ts';
+import { round3, talkTimeBySpeaker } from '../../schemas/talk-time.ts';
 import { maskPersonalData } from '../nlp/redaction/free-text.ts';
 import { defaultRules, type LoadedRules } from '../insights/rules-file.ts';
 import { scoreCall, type ScoreOptions } from '../insights/score-call.ts';
