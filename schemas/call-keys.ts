@@ -188,6 +188,8 @@ export interface CallStagingKeys {
   redaction: string;
   /** The timeline with personal data masked: what every text step after redaction reads. */
   redactedTimeline: string;
+  /** The insights stage's document (schemas/insights.ts): what publish copies into result.json. */
+  insights: string;
 }
 
 /** Workflow ids may hold characters a key should not; they are replaced, the id stays readable. */
@@ -209,6 +211,7 @@ export function callStagingKeys(stagingPrefix: string, callId: string, workflowI
     dialogActs: `${dir}dialog-acts.json`,
     redaction: `${dir}redaction.json`,
     redactedTimeline: `${dir}timeline.redacted.json`,
+    insights: `${dir}insights.json`,
   };
 }
 

@@ -31,7 +31,12 @@ export const redactionInputSchema = z.object({
 });
 export type RedactionInput = z.infer<typeof redactionInputSchema>;
 
-/** The stages of a call, in order: kept current in the `CallpipeStage` search attribute. */
+/**
+ * The stages of a call, in order: kept current in the `CallpipeStage` search attribute and timed in
+ * result.json's `processing.wallSeconds`. `insights` (metrics, categories, scorecard) and `publish`
+ * (result.json, transcript.vtt, call page) replaced `write`, which did both and stays for runs recorded
+ * before them (their histories replay as `write`, their error.json can name it).
+ */
 export const STAGES = [
   'queued',
   'probe',
@@ -42,6 +47,8 @@ export const STAGES = [
   'redact',
   'fillers',
   'analyze',
+  'insights',
+  'publish',
   'write',
   'done',
   'failed',

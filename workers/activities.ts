@@ -20,6 +20,7 @@ import { createNlpActivities } from '../activities/nlp/activities.ts';
 import { loadRedactionRules } from '../activities/nlp/redaction/rules-file.ts';
 import { createBackfillActivities } from '../activities/backfill/activities.ts';
 import { createRescoreActivities } from '../activities/insights/rescore.ts';
+import { createInsightsActivities } from '../activities/insights/insights-stage.ts';
 import { createPageActivities } from '../activities/pages/activities.ts';
 import { withFailureBoundary } from '../activities/failure-boundary.ts';
 import { withLivenessHeartbeat } from '../activities/liveness-heartbeat.ts';
@@ -91,6 +92,7 @@ export function mediaQueueActivities(input: ActivityDeps) {
         stagingPrefix: config.s3.stagingPrefix,
       }),
       ...createMergeActivities({ store }),
+      ...createInsightsActivities({ store }),
       ...createResultActivities({ store }),
       ...createCallStateActivities({ store }),
       ...createTableActivities({ store }),

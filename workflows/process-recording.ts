@@ -4,7 +4,8 @@
  * probe → plan → per session: transcode, then recognize (each session streams as soon as its own audio
  * is staged; the asr worker's slots bound how many stream at once) → merge timeline → redact personal
  * data → fillers → summary, sentiment, keywords, dialog acts (and, beside them when asked, the redacted
- * copy of the audio) → write outputs (scored by the call's rule file). History carries keys and small
+ * copy of the audio) → insights (talk time, metrics, categories, scorecard by the call's rule file, as a
+ * staged document) → publish the outputs (result.json last). History carries keys and small
  * facts only: never text, and so never personal data. A failure at any stage writes `error.json` with the
  * stage and the reason, and the workflow completes with status `failed` so batches go on and report it.
  *
@@ -30,6 +31,7 @@ import type { AsrActivities, RecognizeSessionOutput } from '../activities/asr/re
 import type { MergeActivities } from '../activities/asr/merge-timeline.ts';
 import type { NlpActivities, NlpStepOutput } from '../activities/nlp/activities.ts';
 import type { ResultActivities, WriteResultOutput } from '../activities/storage/results.ts';
+import type { ComputeInsightsOutput, InsightsActivities } from '../activities/insights/insights-stage.ts';
 import type { AudioRedaction } from '../schemas/result.ts';
 import type { CallStateActivities } from '../activities/storage/call-state.ts';
 import type { TableActivities } from '../activities/tables/activities.ts';
@@ -139,6 +141,12 @@ export const DIALOG_ACTS_STEP = 'dialog-acts-step';
  * as {@link REDACTION}.
  */
 export const CALL_TABLES = 'call-tables';
+/**
+ * Patch id: insights (talk time, metrics, categories, scorecard) are a stage of their own that writes a
+ * staged document, and `publish` writes result.json, transcript.vtt and the call page from it. Runs that
+ * reached the write before it replay their single `writeResult`, which scores as it writes.
+ */
+export const INSIGHTS_STAGE = 'insights-stage';
 
 // --- activities and their policies (the README's retry budget is computed from these) -------------------
 
@@ -224,6 +232,8 @@ function activitiesFor(queues: CallQueues) {
     probe: on<RecordingMediaActivities>(ACTIVITY_POLICIES.probe, queues),
     media: on<RecordingMediaActivities & MergeActivities>(ACTIVITY_POLICIES.media, queues),
     results: on<ResultActivities & CallStateActivities>(ACTIVITY_POLICIES.results, queues),
+    /** The insights stage runs on the results' queue and policy (media workers): S3 and CPU, no service. */
+    insights: on<InsightsActivities>(ACTIVITY_POLICIES.results, queues),
     tables: on<TableActivities>(ACTIVITY_POLICIES.tables, queues),
     nlp: on<NlpActivities>(ACTIVITY_POLICIES.nlp, queues),
     asr: on<AsrActivities>(ACTIVITY_POLICIES.asr, queues),
@@ -248,7 +258,13 @@ export async function processRecording(
       textStage(call, merged.utterances, redacted),
       audioRedactionStage(call, probe, redacted),
     ]);
-    const written = await writeStage(call, probe, plan, sessions, text, redacted, audio);
+    // A redacted copy asked for and not made leaves the call partial, as a failed text step does.
+    if (audio?.status === 'failed') text.failures.push({ step: 'audioRedaction', reason: audio.reason });
+    const written = patched(INSIGHTS_STAGE)
+      ? await publishStage(call, probe, plan, sessions, text, redacted, audio, {
+          insights: await insightsStage(call, probe, text, redacted),
+        })
+      : await writeStage(call, probe, plan, sessions, text, redacted, audio);
     const tables = await tablesStage(call, written);
     await cleanUpStaging(call);
     return call.finished(written, probe, plan, merged.utterances, sessions, text, redacted, tables);
@@ -503,6 +519,127 @@ async function textStage(call: Call, utterances: number, redacted: Redacted | un
   return { ...steps, failures };
 }
 
+/** The run's facts result.json keeps, and the staged outputs' keys: what publish and the old write read. */
+function publishInputOf(
+  call: Call,
+  probe: ProbeResult,
+  plan: SessionPlan,
+  sessions: RecognizedSession[],
+  text: TextSteps,
+  redacted: Redacted | undefined,
+  audio: AudioRedaction | undefined,
+) {
+  const { workflowId, runId } = workflowInfo();
+  const cost = costOf(sessions, text, redacted);
+  const staging = call.keys.staging;
+  return {
+    callId: call.input.callId,
+    output: call.keys.output,
+    timelineKey: redacted?.timelineKey ?? staging.timeline,
+    ...(redacted ? { redactionKey: stepKey(redacted.step), recognizedTimelineKey: staging.timeline } : {}),
+    ...(audio ? { audioRedaction: audio } : {}),
+    fillersKey: stepKey(text.fillers),
+    sentimentKey: stepKey(text.sentiment),
+    summaryKey: stepKey(text.summary),
+    keywordsKey: stepKey(text.keywords),
+    ...(text.dialogActs && stepKey(text.dialogActs) ? { dialogActsKey: stepKey(text.dialogActs) } : {}),
+    stepFailures: text.failures,
+    timeZone: call.spec.tables.timeZone,
+    facts: {
+      source: { ...call.input.source, metadata: call.input.metadata ?? {} },
+      audio: probe,
+      plan,
+      sessions: plan.sessions.map((s, i) => ({
+        ...s,
+        restarts: sessions[i]!.restarts,
+        reStreamedSeconds: sessions[i]!.reStreamedSeconds,
+        audioSecondsSent: sessions[i]!.audioSecondsSent,
+        reused: sessions[i]!.reused,
+      })),
+      processing: {
+        workflowId,
+        runId,
+        batchId: call.input.batchId,
+        startedAt: new Date(call.startedAt).toISOString(),
+        requests: cost.requests,
+        retries: cost.retries,
+        restarts: cost.restarts,
+        reStreamedSeconds: cost.reStreamedSeconds,
+        stageMs: call.stages.ms,
+        wallMs: Date.now() - call.startedAt,
+      },
+    },
+  };
+}
+
+/** A text step's staged output, when it succeeded. */
+function stepKey(step: NlpStepOutput): string | undefined {
+  return step.status === 'ok' ? step.outputKey : undefined;
+}
+
+/**
+ * Talk time, metrics, categories and scorecard of the call (activities/insights/insights-stage.ts), from
+ * the redacted timeline and the text steps' outputs, by the call's rule file: written as one staged
+ * document, with only its key and the matched categories back in history.
+ */
+async function insightsStage(
+  call: Call,
+  probe: ProbeResult,
+  text: TextSteps,
+  redacted: Redacted | undefined,
+): Promise<ComputeInsightsOutput> {
+  call.stages.enter('insights');
+  const staging = call.keys.staging;
+  return call.activities.insights.computeInsights.executeWithOptions(
+    call.onMedia('score the call (insights)'),
+    [
+      {
+        callId: call.input.callId,
+        timelineKey: redacted?.timelineKey ?? staging.timeline,
+        ...(redacted ? { redactionKey: stepKey(redacted.step) } : {}),
+        fillersKey: stepKey(text.fillers),
+        sentimentKey: stepKey(text.sentiment),
+        ...(text.dialogActs && stepKey(text.dialogActs) ? { dialogActsKey: stepKey(text.dialogActs) } : {}),
+        durationSeconds: probe.durationSeconds,
+        ...(call.spec.rulesKey ? { rulesKey: call.spec.rulesKey } : {}),
+        outputKey: staging.insights,
+      },
+    ],
+  );
+}
+
+/**
+ * result.json (last), transcript.vtt and the call page, assembled from the staged outputs and the
+ * insights document: nothing is computed here. Operators then filter a night's calls by category in the
+ * Web UI (`CallpipeCategories = "complaint"`).
+ */
+async function publishStage(
+  call: Call,
+  probe: ProbeResult,
+  plan: SessionPlan,
+  sessions: RecognizedSession[],
+  text: TextSteps,
+  redacted: Redacted | undefined,
+  audio: AudioRedaction | undefined,
+  { insights }: { insights: ComputeInsightsOutput },
+): Promise<WriteResultOutput> {
+  call.stages.enter('publish');
+  const written = await call.activities.results.publishResult.executeWithOptions(
+    call.onMedia(`publish ${call.keys.output.result}`),
+    [
+      {
+        ...publishInputOf(call, probe, plan, sessions, text, redacted, audio),
+        insightsKey: insights.insightsKey,
+      },
+    ],
+  );
+  if (insights.categories.length) {
+    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.categories, value: insights.categories }]);
+  }
+  return { ...written, categories: insights.categories };
+}
+
+/** The single write of runs recorded before the insights stage: writeResult scores as it writes. */
 async function writeStage(
   call: Call,
   probe: ProbeResult,
@@ -513,52 +650,11 @@ async function writeStage(
   audio: AudioRedaction | undefined,
 ): Promise<WriteResultOutput> {
   call.stages.enter('write');
-  // A redacted copy asked for and not made leaves the call partial, as a failed text step does.
-  if (audio?.status === 'failed') text.failures.push({ step: 'audioRedaction', reason: audio.reason });
-  const ok = (step: NlpStepOutput) => (step.status === 'ok' ? step.outputKey : undefined);
-  const { workflowId, runId } = workflowInfo();
-  const cost = costOf(sessions, text, redacted);
-  const staging = call.keys.staging;
   const written = await call.activities.results.writeResult.executeWithOptions(
     call.onMedia(`write ${call.keys.output.result}`),
     [
       {
-        callId: call.input.callId,
-        output: call.keys.output,
-        timelineKey: redacted?.timelineKey ?? staging.timeline,
-        ...(redacted ? { redactionKey: ok(redacted.step), recognizedTimelineKey: staging.timeline } : {}),
-        ...(audio ? { audioRedaction: audio } : {}),
-        fillersKey: ok(text.fillers),
-        sentimentKey: ok(text.sentiment),
-        summaryKey: ok(text.summary),
-        keywordsKey: ok(text.keywords),
-        ...(text.dialogActs && ok(text.dialogActs) ? { dialogActsKey: ok(text.dialogActs) } : {}),
-        stepFailures: text.failures,
-        timeZone: call.spec.tables.timeZone,
-        facts: {
-          source: { ...call.input.source, metadata: call.input.metadata ?? {} },
-          audio: probe,
-          plan,
-          sessions: plan.sessions.map((s, i) => ({
-            ...s,
-            restarts: sessions[i]!.restarts,
-            reStreamedSeconds: sessions[i]!.reStreamedSeconds,
-            audioSecondsSent: sessions[i]!.audioSecondsSent,
-            reused: sessions[i]!.reused,
-          })),
-          processing: {
-            workflowId,
-            runId,
-            batchId: call.input.batchId,
-            startedAt: new Date(call.startedAt).toISOString(),
-            requests: cost.requests,
-            retries: cost.retries,
-            restarts: cost.restarts,
-            reStreamedSeconds: cost.reStreamedSeconds,
-            stageMs: call.stages.ms,
-            wallMs: Date.now() - call.startedAt,
-          },
-        },
+        ...publishInputOf(call, probe, plan, sessions, text, redacted, audio),
         ...(call.spec.rulesKey ? { rulesKey: call.spec.rulesKey } : {}),
       },
     ],

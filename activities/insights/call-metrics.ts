@@ -11,7 +11,7 @@
 import type { MetricsSettings } from '../../schemas/rules.ts';
 import type { CallMetrics, ResultUtterance } from '../../schemas/result.ts';
 import { DEFAULT_SPEAKERS } from '../media/channels.ts';
-import { round3, union, type Interval } from '../storage/talk-time.ts';
+import { round3, union, type Interval } from '../../schemas/talk-time.ts';
 import { PhraseMatcher, spokenCharacters } from './text-match.ts';
 
 /** The speaker label of the agent's track (channel 0 of a stereo call unless a manifest maps it). */

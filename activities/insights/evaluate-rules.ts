@@ -17,15 +17,16 @@ import type {
   ResultDocument,
   ResultUtterance,
 } from '../../schemas/result.ts';
-import { labelOfMean } from '../nlp/sentiment.ts';
-import { textUnits } from '../nlp/text-units.ts';
+import { labelOfMean } from '../../schemas/sentiment-label.ts';
+import { textUnits } from '../../schemas/text-units.ts';
 import { DEFAULT_TEXT_GRAINS, type TextGrain } from '../../schemas/text-grains.ts';
-import { redactionRecords } from './redaction-records.ts';
+import { redactionRecords, type RedactedCall } from './redaction-records.ts';
 import { PhraseMatcher, normalizeForMatch } from './text-match.ts';
 
 /** What rules read of a result (result.json without its insights). */
-export type ScoredCall = Pick<ResultDocument, 'audio' | 'speakers' | 'utterances' | 'talk' | 'sentiment'> &
-  Partial<Pick<ResultDocument, 'redaction' | 'dialogActs'>>;
+export type ScoredCall = Pick<ResultDocument, 'speakers' | 'utterances' | 'talk' | 'sentiment'> &
+  Partial<Pick<ResultDocument, 'dialogActs'>> &
+  Pick<RedactedCall, 'redaction'> & { audio: Pick<ResultDocument['audio'], 'durationSeconds'> };
 
 export interface RuleOutcome {
   held: boolean;

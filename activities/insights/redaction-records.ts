@@ -9,14 +9,17 @@
  * which redaction ran and found nothing has no personal data ("no"), while a result from before
  * redaction existed has no records at all, and the rule is then "unavailable", not "no personal data".
  */
-import type { ResultDocument } from '../../schemas/result.ts';
+import type { RedactionSummary, ResultDocument } from '../../schemas/result.ts';
 
 export interface RedactionRecord {
   utterance: number;
   kind: string;
 }
 
-export type RedactedCall = Pick<ResultDocument, 'utterances'> & Partial<Pick<ResultDocument, 'redaction'>>;
+export type RedactedCall = Pick<ResultDocument, 'utterances'> & {
+  /** Present when redaction ran (result.json's summary): only whether it is there is read. */
+  redaction?: Partial<RedactionSummary> | undefined;
+};
 
 export function redactionRecords(call: RedactedCall): RedactionRecord[] | undefined {
   const ran = call.redaction !== undefined || call.utterances.some((u) => u.redactions !== undefined);

@@ -1,8 +1,9 @@
 /**
  * Call insights of one result (DESIGN.md, data flow: "insights: metrics, categories, scorecard"): the
  * call metrics, the categories and the scorecard of a rule file, and which rule file it was. One
- * function for both paths: `writeResult` scores a new result, `callpipe rescore` scores a stored one
- * again with another rule file, from result.json alone. Pure.
+ * function for every path: the insights stage scores a new call (call-insights.ts; so does `writeResult`
+ * of runs from before that stage), `callpipe rescore` scores a stored one again with another rule file,
+ * from result.json alone. Pure.
  */
 import type { MetricsSettings, TimeWindow } from '../../schemas/rules.ts';
 import { RULES_FORMAT_VERSION } from '../../schemas/rules.ts';

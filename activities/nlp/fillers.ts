@@ -10,6 +10,7 @@
  */
 import { fillersOutputSchema, type Filler, type UtteranceFillers } from '../../schemas/result.ts';
 import type { Utterance } from '../../schemas/transcript.ts';
+import { looseText } from '../../schemas/text-units.ts';
 import { readTimeline } from './call-text.ts';
 import { runStep, type NlpActivityDeps, type StepRun } from './step.ts';
 import {
@@ -18,6 +19,8 @@ import {
   type NlpStepOutput,
   type RemoveFillersInput,
 } from './types.ts';
+
+export { looseText };
 
 /** One sentence of a remove_filler answer (FillerRemovalResult's item, without its extra fields). */
 export interface SentenceResult {
@@ -28,15 +31,8 @@ export interface SentenceResult {
 
 /** Sentence ends the service splits at (the client's splitter uses the same set). */
 const TERMINATOR = /[。．！？!?]$/u;
-/** What the alignment ignores: whitespace, punctuation, and what normalization rewrites (ー, 〜, っ). */
-const LOOSE_IGNORED = /[\s、。，．！？!?,.ー〜～…っッ]/gu;
 /** Pause marks a removed leading filler leaves behind (`、何時に…` in the recorded sample). */
 const LEADING_PAUSES = /^[\s、，,]+/u;
-
-/** The text alignment compares: NFKC, without what the service may normalize or re-punctuate. */
-export function looseText(text: string): string {
-  return text.normalize('NFKC').replace(LOOSE_IGNORED, '');
-}
 
 /** One utterance as sent: its text with a terminator added when it had none. */
 export interface FillerItem {

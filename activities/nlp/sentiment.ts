@@ -6,7 +6,6 @@
  */
 import type { SentimentResult } from '../../schemas/service-nlp.ts';
 import {
-  SENTIMENT_NEUTRAL_BAND,
   SENTIMENT_SCORING,
   sentimentOutputSchema,
   type SentimentAggregate,
@@ -15,6 +14,7 @@ import {
   type UtteranceSentiment,
 } from '../../schemas/result.ts';
 import type { Utterance } from '../../schemas/transcript.ts';
+import { labelOfMean } from '../../schemas/sentiment-label.ts';
 import { readCallText } from './call-text.ts';
 import { runStep, type NlpActivityDeps, type StepRun } from './step.ts';
 import { byUtterance, eachUnit, textUnits } from './text-units.ts';
@@ -42,12 +42,6 @@ export function toUtteranceSentiment(result: SentimentResult): UtteranceSentimen
         .filter((l) => l !== ''),
     })),
   };
-}
-
-export function labelOfMean(mean: number): UtteranceSentiment['label'] {
-  if (mean > SENTIMENT_NEUTRAL_BAND) return 'Positive';
-  if (mean < -SENTIMENT_NEUTRAL_BAND) return 'Negative';
-  return 'Neutral';
 }
 
 export function aggregateSentiment(items: readonly UtteranceSentiment[]): SentimentAggregate {

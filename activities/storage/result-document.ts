@@ -19,7 +19,6 @@ import {
   type RedactionOutput,
   type RedactionSummary,
   type ResultDocument,
-  type ResultUtterance,
   type SentimentOutput,
   type SessionFacts,
   type SourceFacts,
@@ -29,10 +28,12 @@ import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { PlanSession, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource, Stage } from '../../schemas/recording.ts';
 import type { Timeline } from '../../schemas/transcript.ts';
-import { round3, talkTimeBySpeaker } from './talk-time.ts';
+import type { CallInsightsParts } from '../../schemas/insights.ts';
+import { round3 } from '../../schemas/talk-time.ts';
 import { maskPersonalData } from '../nlp/redaction/free-text.ts';
+import { callInsights } from '../insights/call-insights.ts';
 import { defaultRules, type LoadedRules } from '../insights/rules-file.ts';
-import { scoreCall, type ScoreOptions } from '../insights/score-call.ts';
+import { callSpeakers, dialogActsSummary, resultUtterances, sentimentSummary } from './call-content.ts';
 
 // --- parts ---------------------------------------------------------------------------------------------
 
@@ -232,66 +233,26 @@ function processingFacts(
 
 // --- documents -----------------------------------------------------------------------------------------
 
-/** The result document, validated: throws a ZodError naming the first field at fault. */
-export function buildResult(parts: ResultParts): ResultDocument {
+/**
+ * The result document from its parts and the call's insights (the insights stage's staged document),
+ * validated: throws a ZodError naming the first field at fault. What publish writes.
+ */
+export function assembleResult(
+  parts: Omit<ResultParts, 'rules'>,
+  insights: CallInsightsParts,
+): ResultDocument {
   const { timeline, fillers, sentiment, summary, keywords, dialogActs, facts } = parts;
-  const cleaned = new Map(fillers?.utterances.map((u) => [u.index, u]));
-  const felt = new Map(sentiment?.utterances.map((u) => [u.index, u.sentiment]));
-  const acts = new Map(dialogActs?.utterances.map((u) => [u.index, u.dialogActs]));
   const redaction = parts.redaction;
-  const masked = new Map(redaction?.output.utterances.map((u) => [u.index, u.redactions]));
-  const ordered = [...timeline.utterances].sort((a, b) => a.start - b.start || a.index - b.index);
-  const utterances: ResultUtterance[] = ordered.map((u) => {
-    const f = cleaned.get(u.index);
-    return {
-      index: u.index,
-      speaker: u.speaker,
-      track: u.track,
-      session: u.session,
-      start: u.start,
-      end: u.end,
-      text: u.text,
-      ...(u.confidence !== undefined ? { confidence: u.confidence } : {}),
-      normalizedText: f ? f.normalizedText : null,
-      cleanedText: f ? f.cleanedText : null,
-      fillers: f ? f.fillers : [],
-      sentiment: felt.get(u.index) ?? null,
-      // Absent when the step did not run (rules on dialog acts are then "unavailable").
-      ...(dialogActs ? { dialogActs: acts.get(u.index) ?? null } : {}),
-      // Kind, where the mask is and who found it: never the value, nor where it was.
-      ...(redaction
-        ? {
-            redactions: (masked.get(u.index) ?? []).map(({ kind, begin, end, source }) => ({
-              kind,
-              begin,
-              end,
-              source,
-            })),
-          }
-        : {}),
-    };
-  });
-  const duration = facts.audio.durationSeconds || timeline.durationSeconds;
-  const speakers = [...new Set([...timeline.speakers, ...timeline.utterances.map((u) => u.speaker)])];
   const content = {
     schemaVersion: RESULT_SCHEMA_VERSION,
     callId: parts.callId,
     source: sourceFacts(facts.source, facts.audio.fingerprint),
     audio: audioFacts(facts.audio, facts.plan),
-    speakers,
+    speakers: callSpeakers(timeline),
     sessions: sessionFacts(facts.sessions, timeline),
-    utterances,
-    talk: talkTimeBySpeaker(timeline.utterances, duration, speakers),
-    sentiment: sentiment
-      ? {
-          scoring: sentiment.scoring,
-          ...(sentiment.grain ? { grain: sentiment.grain } : {}),
-          ...(sentiment.windowSeconds ? { windowSeconds: sentiment.windowSeconds } : {}),
-          overall: sentiment.overall,
-          bySpeaker: sentiment.bySpeaker,
-          byQuarter: sentiment.byQuarter,
-        }
-      : null,
+    utterances: resultUtterances({ ...parts, redaction: redaction?.output }),
+    talk: insights.talk,
+    sentiment: sentimentSummary(sentiment),
     summary: summary
       ? {
           text: summary.text,
@@ -303,21 +264,14 @@ export function buildResult(parts: ResultParts): ResultDocument {
       : null,
     keywords: keywords ? keywords.keywords : null,
     ...(redaction ? { redaction: redactionSummary(redaction) } : {}),
-    ...(dialogActs
-      ? {
-          dialogActs: {
-            grain: dialogActs.grain,
-            ...(dialogActs.windowSeconds ? { windowSeconds: dialogActs.windowSeconds } : {}),
-            units: dialogActs.units,
-          },
-        }
-      : {}),
+    ...(dialogActs ? { dialogActs: dialogActsSummary(dialogActs) } : {}),
   };
-  const writtenAt = parts.writtenAt ?? new Date().toISOString();
-  const scoring: ScoreOptions = { scoredAt: writtenAt };
   const document = {
     ...content,
-    ...scoreCall(content, parts.rules ?? defaultRules(), scoring),
+    metrics: insights.metrics,
+    categories: insights.categories,
+    scorecard: insights.scorecard,
+    rules: insights.rules,
     processing: processingFacts(facts.processing, {
       ...(redaction ? { redaction: redaction.output.cost } : {}),
       ...(fillers ? { fillers: fillers.cost } : {}),
@@ -327,9 +281,31 @@ export function buildResult(parts: ResultParts): ResultDocument {
       ...(dialogActs ? { dialogActs: dialogActs.cost } : {}),
     }),
     stepFailures: parts.stepFailures.map((f) => ({ step: f.step, reason: redact(f.reason) })),
-    writtenAt,
+    writtenAt: parts.writtenAt ?? new Date().toISOString(),
   };
   return resultDocumentSchema.parse(document);
+}
+
+/**
+ * The result document with its insights computed here, scored at the time it is written: the single
+ * write of runs recorded before the insights stage (and of the tests' documents). Validated like
+ * {@link assembleResult}.
+ */
+export function buildResult(parts: ResultParts): ResultDocument {
+  const writtenAt = parts.writtenAt ?? new Date().toISOString();
+  const insights = callInsights(
+    {
+      timeline: parts.timeline,
+      fillers: parts.fillers,
+      sentiment: parts.sentiment,
+      dialogActs: parts.dialogActs,
+      redaction: parts.redaction?.output,
+      durationSeconds: parts.facts.audio.durationSeconds,
+    },
+    parts.rules ?? defaultRules(),
+    { scoredAt: writtenAt },
+  );
+  return assembleResult({ ...parts, writtenAt }, insights);
 }
 
 function redactionSummary(redaction: ResultRedaction): RedactionSummary {

@@ -1,24 +1,17 @@
 /**
- * The outputs of a call (DESIGN.md, Output), as two activities. `writeResult` reads the staged Timeline
- * and text steps' outputs, assembles `result.json` (result-document.ts), writes `transcript.vtt` and the
- * call viewer `call.html` (pages/call-page.ts), then `result.json` LAST, so its presence means the call
- * is done. `writeError` writes `error.json`
- * instead when a call failed. Both are idempotent (a repeat writes the same objects again) and write
- * only the keys schemas/call-keys.ts built for the call. What they throw is typed by the activity
- * boundary (activities/failure-boundary.ts); only a document that fails its schema is typed here.
+ * The outputs of a call (DESIGN.md, Output). `publishResult` (the publish stage) reads the staged
+ * Timeline, text steps' outputs and the insights stage's document, assembles `result.json`
+ * (result-document.ts), writes `transcript.vtt` and the call viewer `call.html` (pages/call-page.ts),
+ * then `result.json` LAST, so its presence means the call is done. `writeResult` does the same but scores
+ * the call itself: the single write of runs recorded before the insights stage. `writeError` writes
+ * `error.json` instead when a call failed. All are idempotent (a repeat writes the same objects again)
+ * and write only the keys schemas/call-keys.ts built for the call. What they throw is typed by the
+ * activity boundary (activities/failure-boundary.ts); only a document that fails its schema is typed here.
  */
 import type { ZodError } from 'zod';
-import {
-  dialogActsOutputSchema,
-  fillersOutputSchema,
-  keywordsOutputSchema,
-  redactionOutputSchema,
-  sentimentOutputSchema,
-  summaryOutputSchema,
-  type ResultDocument,
-  type AudioRedaction,
-} from '../../schemas/result.ts';
-import { timelineSchema } from '../../schemas/transcript.ts';
+import type { AudioRedaction, RedactionOutput, ResultDocument } from '../../schemas/result.ts';
+import { callInsightsDocumentSchema, type CallInsightsDocument } from '../../schemas/insights.ts';
+import { timelineSchema, type Timeline } from '../../schemas/transcript.ts';
 import {
   assertSafeCallId,
   CALL_PAGE_FILE,
@@ -29,36 +22,51 @@ import {
 import { FAILURE } from '../../schemas/retry-table.ts';
 import { failureOf } from '../failure-classifier.ts';
 import type { ObjectStore } from './object-store.ts';
-import { buildErrorDocument, buildResult, type ErrorParts, type ResultFacts } from './result-document.ts';
+import {
+  assembleResult,
+  buildErrorDocument,
+  buildResult,
+  type ErrorParts,
+  type ResultFacts,
+  type ResultParts,
+} from './result-document.ts';
+import {
+  readStaged,
+  readStagedOutputs,
+  type StagedOutputKeys,
+  type StagedOutputs,
+} from './staged-outputs.ts';
 import { toWebVtt } from './webvtt.ts';
 import { unredactedCopy } from './unredacted-copy.ts';
-import { matchedCategories } from '../insights/score-call.ts';
 import { storedRules } from '../insights/rules-file.ts';
+import { matchedCategories } from '../insights/score-call.ts';
 import { renderCallPage } from '../pages/call-page.ts';
 
-export interface WriteResultInput {
+/** What publish reads and writes: the staged outputs, the run's facts, the output keys. */
+export interface PublishInput extends StagedOutputKeys {
   callId: string;
   /** The call's output keys (schemas/call-keys.ts). */
   output: CallOutputKeys;
-  /** Staging keys (store's bucket): the Timeline the text steps read (the redacted one), and the outputs of the steps that succeeded. */
-  timelineKey: string;
-  /** The redaction step's records; absent for a run from before redaction. */
-  redactionKey?: string | undefined;
   /** The timeline as recognized: the unredacted copy's words. */
   recognizedTimelineKey?: string | undefined;
   /** The redacted audio's outcome; default `off`. */
   audioRedaction?: AudioRedaction | undefined;
-  fillersKey?: string | undefined;
-  sentimentKey?: string | undefined;
-  summaryKey?: string | undefined;
-  keywordsKey?: string | undefined;
-  dialogActsKey?: string | undefined;
   stepFailures: { step: string; reason: string }[];
   facts: ResultFacts;
-  /** A rule file the CLI stored (store's bucket, canonical JSON: `uploadKey(…, 'rules', …)`); default the shipped one. */
-  rulesKey?: string | undefined;
   /** Time zone the call page shows times in (`CALLPIPE_TIME_ZONE`); default UTC. */
   timeZone?: string | undefined;
+}
+
+/** The publish stage's input: the insights stage's document beside the staged outputs. */
+export interface PublishResultInput extends PublishInput {
+  /** The insights stage's document (staging key `insights`, schemas/insights.ts). */
+  insightsKey: string;
+}
+
+/** The single write of runs recorded before the insights stage: scored here, by this rule file. */
+export interface WriteResultInput extends PublishInput {
+  /** A rule file the CLI stored (store's bucket, canonical JSON: `uploadKey(…, 'rules', …)`); default the shipped one. */
+  rulesKey?: string | undefined;
 }
 
 export interface WriteResultOutput {
@@ -99,20 +107,12 @@ function assemble<T>(what: string, build: () => T): T {
 }
 
 const JSON_TYPE = { contentType: 'application/json; charset=utf-8' };
+const VTT_TYPE = { contentType: 'text/vtt; charset=utf-8' };
 const json = (document: unknown) => `${JSON.stringify(document, null, 2)}\n`;
 
 export interface ResultActivityDeps {
   /** Staging storage (the Timeline and step outputs); outputs go to its bucket unless the keys name another. */
   store: ObjectStore;
-}
-
-async function readStaged<T>(
-  store: ObjectStore,
-  key: string | undefined,
-  parse: (v: unknown) => T,
-): Promise<T | undefined> {
-  if (!key) return undefined;
-  return parse(JSON.parse(await store.getText(key)));
 }
 
 /**
@@ -152,6 +152,36 @@ export async function writeCallPage(
   await out.put(keys.page, page, { contentType: 'text/html; charset=utf-8' });
 }
 
+/** result.json's parts from the staged outputs and the facts the workflow gathered. */
+function resultPartsOf(
+  input: PublishInput,
+  staged: StagedOutputs,
+  lastModified: string | undefined,
+  unredactedCopy: boolean,
+): Omit<ResultParts, 'rules'> {
+  const { redaction, ...outputs } = staged;
+  return {
+    callId: input.callId,
+    ...outputs,
+    stepFailures: input.stepFailures,
+    facts: { ...input.facts, source: { ...input.facts.source, lastModified } },
+    redaction: redaction && {
+      output: redaction,
+      unredactedCopy,
+      audio: input.audioRedaction ?? { status: 'off' },
+    },
+  };
+}
+
+/** The insights stage's document, checked to be this call's (a staged part of another is a bug). */
+function insightsOf(callId: string, value: unknown): CallInsightsDocument {
+  const document = callInsightsDocumentSchema.parse(value);
+  if (document.callId !== callId) {
+    throw new KeyError(`the insights document of call ${document.callId} is not call ${callId}'s`);
+  }
+  return document;
+}
+
 export function createResultActivities({ store }: ResultActivityDeps) {
   /** The keys are built by schemas/call-keys.ts; a caller-chosen call id is checked again here. */
   const outputOf = (input: { callId: string; output: CallOutputKeys }) => {
@@ -170,67 +200,72 @@ export function createResultActivities({ store }: ResultActivityDeps) {
 
   const rulesOf = storedRules(store);
 
+  /** The staged outputs, the unredacted copy's inputs and the recording's time, read at once. */
+  const readParts = async (input: PublishInput, keys: CallOutputKeys) => {
+    const plain = input.redactionKey ? keys.unredacted : undefined;
+    if (plain && !plain.dir.endsWith(`${input.callId}/`)) {
+      throw new KeyError(`unredacted keys of ${JSON.stringify(plain.dir)} are not call ${input.callId}'s`);
+    }
+    const [staged, recognized, lastModified] = await Promise.all([
+      readStagedOutputs(store, input),
+      readStaged(store, plain ? input.recognizedTimelineKey : undefined, (v) => timelineSchema.parse(v)),
+      recordingTime(store, input.facts.source),
+    ]);
+    const copy = plain && staged.redaction && recognized ? { plain, recognized } : undefined;
+    return { staged, copy, parts: resultPartsOf(input, staged, lastModified, !!copy) };
+  };
+
+  /** The unredacted copy, transcript.vtt, call.html, then result.json: done once it is there. */
+  const writeOutputs = async (
+    input: PublishInput,
+    target: ReturnType<typeof outputOf>,
+    result: ResultDocument,
+    redaction: RedactionOutput | undefined,
+    copy: { plain: NonNullable<CallOutputKeys['unredacted']>; recognized: Timeline } | undefined,
+  ): Promise<WriteResultOutput> => {
+    const { keys, out } = target;
+    // The unredacted copy first: once result.json is there the call is done, copy or not.
+    if (copy && redaction) {
+      const plainResult = unredactedCopy(result, redaction, copy.recognized);
+      const to = copy.plain.bucket !== store.bucket ? store.withBucket(copy.plain.bucket) : store;
+      await to.put(copy.plain.transcript, toWebVtt(plainResult.utterances), VTT_TYPE);
+      await to.put(copy.plain.result, json(plainResult), JSON_TYPE);
+    }
+    await out.put(keys.transcript, toWebVtt(result.utterances), VTT_TYPE);
+    await writeCallPage(out, keys, result, input.timeZone ?? 'UTC');
+    await out.put(keys.result, json(result), JSON_TYPE);
+    // An error.json of an earlier failed run would contradict the result now beside it.
+    if (await out.exists(keys.error)) await out.deletePrefix(keys.error);
+    return {
+      bucket: out.bucket,
+      resultKey: keys.result,
+      vttKey: keys.transcript,
+      utterances: result.utterances.length,
+      categories: matchedCategories({ categories: result.categories ?? [] }),
+    };
+  };
+
   return {
-    /** Writes `transcript.vtt`, then `result.json` (last: its presence means done). */
+    /** The publish stage: result.json from the staged outputs and the insights stage's document. */
+    async publishResult(input: PublishResultInput): Promise<WriteResultOutput> {
+      const target = outputOf(input);
+      const [{ staged, copy, parts }, insights] = await Promise.all([
+        readParts(input, target.keys),
+        readStaged(store, input.insightsKey, (v) => insightsOf(input.callId, v)),
+      ]);
+      const result = assemble('result.json', () => assembleResult(parts, insights!));
+      return writeOutputs(input, target, result, staged.redaction, copy);
+    },
+
+    /** Scores the call itself (runs from before the insights stage), then writes as publish does. */
     async writeResult(input: WriteResultInput): Promise<WriteResultOutput> {
-      const { keys, out } = outputOf(input);
-      const plain = input.redactionKey ? keys.unredacted : undefined;
-      if (plain && !plain.dir.endsWith(`${input.callId}/`)) {
-        throw new KeyError(`unredacted keys of ${JSON.stringify(plain.dir)} are not call ${input.callId}'s`);
-      }
-      const [timeline, fillers, sentiment, summary, keywords, dialogActs, rules, redaction, recognized] =
-        await Promise.all([
-          readStaged(store, input.timelineKey, (v) => timelineSchema.parse(v)),
-          readStaged(store, input.fillersKey, (v) => fillersOutputSchema.parse(v)),
-          readStaged(store, input.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
-          readStaged(store, input.summaryKey, (v) => summaryOutputSchema.parse(v)),
-          readStaged(store, input.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
-          readStaged(store, input.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
-          rulesOf(input.rulesKey),
-          readStaged(store, input.redactionKey, (v) => redactionOutputSchema.parse(v)),
-          readStaged(store, plain ? input.recognizedTimelineKey : undefined, (v) => timelineSchema.parse(v)),
-        ]);
-      const lastModified = await recordingTime(store, input.facts.source);
-      const result = assemble('result.json', () =>
-        buildResult({
-          callId: input.callId,
-          timeline: timeline!,
-          fillers,
-          sentiment,
-          summary,
-          keywords,
-          dialogActs,
-          stepFailures: input.stepFailures,
-          facts: { ...input.facts, source: { ...input.facts.source, lastModified } },
-          rules,
-          redaction: redaction && {
-            output: redaction,
-            unredactedCopy: !!(plain && recognized),
-            audio: input.audioRedaction ?? { status: 'off' },
-          },
-        }),
-      );
-      // The unredacted copy first: once result.json is there the call is done, copy or not.
-      if (plain && redaction && recognized) {
-        const copy = unredactedCopy(result, redaction, recognized);
-        const to = plain.bucket !== store.bucket ? store.withBucket(plain.bucket) : store;
-        await to.put(plain.transcript, toWebVtt(copy.utterances), { contentType: 'text/vtt; charset=utf-8' });
-        await to.put(plain.result, json(copy), JSON_TYPE);
-      }
-      await out.put(keys.transcript, toWebVtt(result.utterances), {
-        contentType: 'text/vtt; charset=utf-8',
-      });
-      await writeCallPage(out, keys, result, input.timeZone ?? 'UTC');
-      await out.put(keys.result, json(result), JSON_TYPE);
-      // An error.json of an earlier failed run would contradict the result now beside it.
-      if (await out.exists(keys.error)) await out.deletePrefix(keys.error);
-      return {
-        bucket: out.bucket,
-        resultKey: keys.result,
-        vttKey: keys.transcript,
-        utterances: result.utterances.length,
-        categories: matchedCategories({ categories: result.categories ?? [] }),
-      };
+      const target = outputOf(input);
+      const [{ staged, copy, parts }, rules] = await Promise.all([
+        readParts(input, target.keys),
+        rulesOf(input.rulesKey),
+      ]);
+      const result = assemble('result.json', () => buildResult({ ...parts, rules }));
+      return writeOutputs(input, target, result, staged.redaction, copy);
     },
 
     /** Writes `error.json` (stage and reason) for a call that failed. */

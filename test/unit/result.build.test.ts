@@ -6,7 +6,7 @@ import {
   redact,
   type ResultFacts,
 } from '../../activities/storage/result-document.ts';
-import { talkTimeBySpeaker } from '../../activities/storage/talk-time.ts';
+import { talkTimeBySpeaker } from '../../schemas/talk-time.ts';
 import { withFailureBoundary } from '../../activities/failure-boundary.ts';
 import { callOutputKeys, outputLocationOf } from '../../schemas/call-keys.ts';
 import { escapeCueText, toWebVtt, vttTimestamp } from '../../activities/storage/webvtt.ts';

@@ -29,7 +29,7 @@ const output = { bucket: 'callpipe', prefix: 'results/' };
 
 describe('specOfLegacyInput', () => {
   it('reads every recorded history as a valid spec', () => {
-    for (const file of readdirSync(HISTORIES).filter((f) => f.endsWith('.json'))) {
+    for (const file of readdirSync(HISTORIES).filter((f) => f.startsWith('process-recording-') && f.endsWith('.json'))) {
       const input = startInput(file);
       expect(isLegacyInput(input), file).toBe(true);
       expect(() => callSpecSchema.parse(specOfLegacyInput(input)), file).not.toThrow();
@@ -37,7 +37,7 @@ describe('specOfLegacyInput', () => {
   });
 
   it('applies the defaults the workflow applied: probes on the media queue when none was named', () => {
-    expect(specOfLegacyInput(startInput('process-recording-stereo.json'))).toEqual({
+    expect(specOfLegacyInput(startInput('process-recording-stereo-before-insights-stage.json'))).toEqual({
       queues: { media: 'callpipe-media', probe: 'callpipe-media', asr: 'callpipe-asr', nlp: 'callpipe-nlp' },
       stagingPrefix: 'staging/',
       cleanupStaging: true,

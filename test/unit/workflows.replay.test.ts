@@ -36,6 +36,8 @@ describe('recorded workflow histories', () => {
     expect(current).toEqual(
       expect.arrayContaining([
         'process-recording-stereo.json',
+        // A done call from before the insights stage (patch insights-stage): its single writeResult.
+        'process-recording-stereo-before-insights-stage.json',
         'process-recording-failed.json',
         'process-recording-failed-before-pipelined-sessions.json',
         // A call with audio redaction on (patch redacted-audio), recorded by test/integration/redaction.test.ts.

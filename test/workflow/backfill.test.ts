@@ -149,12 +149,12 @@ function childrenStarted(events: HistoryEvent[]): string[] {
 function expectEachProcessedOnce(mocks: Mocks, items: BackfillItem[]): void {
   for (const item of items) {
     expect(mocks.callsOf('probeSource', item.workflowId), item.callId).toHaveLength(1);
-    const writes = mocks.callsOf('writeResult', item.workflowId);
+    const writes = mocks.callsOf('publishResult', item.workflowId);
     expect(writes, item.callId).toHaveLength(1);
     expect(pick(writes[0]!.input, 'callId')).toBe(item.callId);
   }
   expect(mocks.probeSource).toHaveBeenCalledTimes(items.length);
-  expect(mocks.writeResult).toHaveBeenCalledTimes(items.length);
+  expect(mocks.publishResult).toHaveBeenCalledTimes(items.length);
 }
 
 describe('backfill with mocked activities', () => {

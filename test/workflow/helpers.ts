@@ -209,6 +209,8 @@ export const PROCESS_ACTIVITIES = [
   'extractKeywords',
   'classifyDialogActs',
   'redactAudio',
+  'computeInsights',
+  'publishResult',
   'writeResult',
   'writeError',
   'writeCallTables',
@@ -283,6 +285,16 @@ function processDefaults(): Record<(typeof PROCESS_ACTIVITIES)[number], Activity
       mask: str(input, 'mask') ?? 'tone',
       spans: 3,
       seconds: 7.5,
+    }),
+    computeInsights: async (input) => ({
+      insightsKey: str(input, 'outputKey') ?? 'staging/insights.json',
+      categories: [],
+    }),
+    publishResult: async (input) => ({
+      bucket: str(input, 'output', 'bucket') ?? 'callpipe',
+      resultKey: str(input, 'output', 'result') ?? `results/${str(input, 'callId')}/result.json`,
+      vttKey: str(input, 'output', 'transcript') ?? `results/${str(input, 'callId')}/transcript.vtt`,
+      utterances: 2 * UTTERANCES_PER_SESSION,
     }),
     writeResult: async (input) => ({
       bucket: str(input, 'output', 'bucket') ?? 'callpipe',

@@ -93,7 +93,7 @@ describe('processRecording with mocked activities', () => {
     expect(pick(written, 'callId')).toBe(callId);
     expect(pick(written, 'stage')).toBe('probe');
     expect(String(pick(written, 'reason'))).toContain('moov atom not found');
-    for (const later of ['planSource', 'transcodeSource', 'recognizeSession', 'writeResult'] as const) {
+    for (const later of ['planSource', 'transcodeSource', 'recognizeSession', 'publishResult'] as const) {
       expect(mocks[later]).not.toHaveBeenCalled();
     }
     expect(outcome).toBe('failed');
@@ -121,7 +121,7 @@ describe('processRecording with mocked activities', () => {
     expect(pick(written, 'stage')).toBe('recognize');
     expect(pick(written, 'reason')).toBe(reason);
     expect(mocks.mergeTimeline).not.toHaveBeenCalled();
-    expect(mocks.writeResult).not.toHaveBeenCalled();
+    expect(mocks.publishResult).not.toHaveBeenCalled();
     expect(outcome).toBe('failed');
     expect(progress).toMatchObject({ stage: 'failed', sessionsTotal: 2, sessionsTranscoded: 2 });
   });
@@ -140,7 +140,7 @@ describe('processRecording with mocked activities', () => {
     // The other text steps went on, and the writer was told which step failed and why.
     expect(mocks.analyzeSentiment).toHaveBeenCalledTimes(1);
     expect(mocks.extractKeywords).toHaveBeenCalledTimes(1);
-    const written = onlyInput(mocks, 'writeResult');
+    const written = onlyInput(mocks, 'publishResult');
     expect(pick(written, 'callId')).toBe(callId);
     expect(pick(written, 'stepFailures')).toEqual([{ step: 'summary', reason }]);
     expect(mocks.writeError).not.toHaveBeenCalled();
@@ -163,7 +163,7 @@ describe('processRecording with mocked activities', () => {
       tables: { bucket: 'callpipe', prefix: 'tables/', timeZone: 'Asia/Tokyo' },
     });
     const order = mocks.calls.map((c) => c.activity);
-    expect(order.indexOf('writeCallTables')).toBeGreaterThan(order.indexOf('writeResult'));
+    expect(order.indexOf('writeCallTables')).toBeGreaterThan(order.indexOf('publishResult'));
   });
 
   it('rows the tables refuse leave the call done, with the reason in its result', async () => {
@@ -224,7 +224,7 @@ describe('processRecording with mocked activities', () => {
     const checked = onlyInput(mocks, 'resultExists');
     expect(JSON.stringify(checked)).toContain(`${callId}/result.json`);
     expect(mocks.probeSource).not.toHaveBeenCalled();
-    expect(mocks.writeResult).not.toHaveBeenCalled();
+    expect(mocks.publishResult).not.toHaveBeenCalled();
     expect(mocks.writeError).not.toHaveBeenCalled();
     expect(outcome).toBe('skipped');
     expect(stage).toBe('done');
@@ -247,7 +247,7 @@ describe('processRecording with mocked activities', () => {
     expect(mocks.probeSource).toHaveBeenCalledTimes(1);
     expect(mocks.transcodeSource).toHaveBeenCalledTimes(2);
     expect(mocks.recognizeSession).toHaveBeenCalledTimes(2);
-    const written = onlyInput(mocks, 'writeResult');
+    const written = onlyInput(mocks, 'publishResult');
     expect(pick(written, 'callId')).toBe(callId);
     expect(pick(written, 'stepFailures') ?? []).toEqual([]);
     expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
@@ -288,7 +288,7 @@ describe('processRecording with mocked activities', () => {
     const order = mocks.calls.map((c) => c.activity);
     expect(order.indexOf('redactText')).toBeLessThan(order.indexOf('removeFillers'));
     expect(order.indexOf('mergeTimeline')).toBeLessThan(order.indexOf('redactText'));
-    const written = onlyInput(mocks, 'writeResult');
+    const written = onlyInput(mocks, 'publishResult');
     expect(pick(written, 'timelineKey')).toBe(masked);
     expect(pick(written, 'recognizedTimelineKey')).toBe(recognized);
     expect(pick(written, 'redactionKey')).toBe(pick(redact, 'outputKey'));
@@ -323,7 +323,7 @@ describe('processRecording with mocked activities', () => {
       'summarizeCall',
       'analyzeSentiment',
       'extractKeywords',
-      'writeResult',
+      'publishResult',
     ] as const) {
       expect(mocks[later]).not.toHaveBeenCalled();
     }
@@ -339,7 +339,7 @@ describe('processRecording with mocked activities', () => {
     expect(pick(asked, 'mask')).toBe('silence');
     expect(pick(asked, 'output', 'key')).toBe(`results/${callId}/audio.redacted.flac`);
     expect(pick(asked, 'probe', 'sampleRate')).toBeGreaterThan(0);
-    expect(pick(onlyInput(mocks, 'writeResult'), 'audioRedaction')).toMatchObject({
+    expect(pick(onlyInput(mocks, 'publishResult'), 'audioRedaction')).toMatchObject({
       status: 'written',
       mask: 'silence',
     });
@@ -349,32 +349,57 @@ describe('processRecording with mocked activities', () => {
     const quiet = mockActivities();
     await runCall('no-audio', quiet);
     expect(quiet.redactAudio).not.toHaveBeenCalled();
-    expect(pick(onlyInput(quiet, 'writeResult'), 'audioRedaction')).toBeUndefined();
+    expect(pick(onlyInput(quiet, 'publishResult'), 'audioRedaction')).toBeUndefined();
 
     const reason = 'redacted span 2 (61.20–70.00 s) lies beyond the audio (64.50 s)';
     const mocks = mockActivities({ redactAudio: async () => ({ status: 'failed', reason }) });
     const { result } = await runCall('audio-failed', mocks, { redaction: { audio: { mask: 'tone' } } });
     expect(result).toMatchObject({ status: 'partial', stepFailures: [{ step: 'audioRedaction', reason }] });
-    const written = onlyInput(mocks, 'writeResult');
+    const written = onlyInput(mocks, 'publishResult');
     expect(pick(written, 'audioRedaction')).toEqual({ status: 'failed', reason });
     expect(pick(written, 'stepFailures')).toEqual([{ step: 'audioRedaction', reason }]);
   });
 
-  it('the rule file reaches the write, and the matched categories become CallpipeCategories', async () => {
+  it('the insights stage scores by the rule file before publish, which reads its document; matched categories become CallpipeCategories', async () => {
     const mocks = mockActivities();
-    const write = mocks.writeResult.getMockImplementation()!;
-    mocks.writeResult.mockImplementation(async (input) => ({
-      ...((await write(input)) as object),
+    const score = mocks.computeInsights.getMockImplementation()!;
+    mocks.computeInsights.mockImplementation(async (input) => ({
+      ...((await score(input)) as object),
       categories: ['greeting', 'complaint'],
     }));
     const rulesKey = 'input/rules/0123456789abcdef/rules.json';
-    const { handle, result } = await runCall('categories', mocks, { rulesKey });
+    const { handle, result, callId } = await runCall('categories', mocks, { rulesKey });
     expect(result.status).toBe('done');
-    expect(pick(onlyInput(mocks, 'writeResult'), 'rulesKey')).toBe(rulesKey);
+    const insights = onlyInput(mocks, 'computeInsights');
+    expect(pick(insights, 'rulesKey')).toBe(rulesKey);
+    expect(pick(insights, 'callId')).toBe(callId);
+    expect(pick(insights, 'durationSeconds')).toBe(CALL_SECONDS);
+    expect(String(pick(insights, 'outputKey'))).toMatch(new RegExp(`calls/${callId}/.*insights\\.json$`));
+    const published = onlyInput(mocks, 'publishResult');
+    expect(pick(published, 'insightsKey')).toBe(pick(insights, 'outputKey'));
+    expect(pick(published, 'rulesKey')).toBeUndefined();
+    expect(pick(published, 'timelineKey')).toBe(pick(insights, 'timelineKey'));
+    expect(pick(published, 'sentimentKey')).toBe(pick(insights, 'sentimentKey'));
+    const order = mocks.calls.map((c) => c.activity);
+    expect(order.indexOf('computeInsights')).toBeLessThan(order.indexOf('publishResult'));
+    expect(mocks.writeResult).not.toHaveBeenCalled();
     expect(await searchAttribute(handle, SEARCH_ATTRIBUTE_KEYS.categories)).toEqual([
       'greeting',
       'complaint',
     ]);
+  });
+
+  it('insights that cannot be computed fail the call at `insights`: error.json, no result.json', async () => {
+    const reason = 'rule file in/rules/x/rules.json: categories.0.rules.0.kind: invalid';
+    const mocks = mockActivities({
+      computeInsights: async () => {
+        throw nonRetryable('RulesFileError', reason);
+      },
+    });
+    const { result } = await runCall('insights-failed', mocks);
+    expect(result).toMatchObject({ status: 'failed', stage: 'insights' });
+    expect(pick(onlyInput(mocks, 'writeError'), 'stage')).toBe('insights');
+    expect(mocks.publishResult).not.toHaveBeenCalled();
   });
 
   it('dialog acts run beside the other text steps at the call’s grain, and reach the write; off: not at all', async () => {
@@ -386,12 +411,12 @@ describe('processRecording with mocked activities', () => {
     expect(pick(acts, 'grain')).toBe('utterance');
     expect(pick(acts, 'windowSeconds')).toBe(20);
     expect(pick(onlyInput(mocks, 'analyzeSentiment'), 'grain')).toBe('window');
-    expect(pick(onlyInput(mocks, 'writeResult'), 'dialogActsKey')).toBe(pick(acts, 'outputKey'));
+    expect(pick(onlyInput(mocks, 'publishResult'), 'dialogActsKey')).toBe(pick(acts, 'outputKey'));
 
     const off = mockActivities();
     await runCall('acts-off', off, { text: { ...text, dialogActs: 'off' } });
     expect(off.classifyDialogActs).not.toHaveBeenCalled();
-    expect(pick(onlyInput(off, 'writeResult'), 'dialogActsKey')).toBeUndefined();
+    expect(pick(onlyInput(off, 'publishResult'), 'dialogActsKey')).toBeUndefined();
   });
 
   it('a call cancelled while recognizing ends cancelled: sessions cancelled, no error.json, no result', async () => {
@@ -444,7 +469,7 @@ describe('processRecording with mocked activities', () => {
       // A cancellation is not a failure: no error.json, no result, nothing after recognition. The
       // staging clean-up runs only after a successful write, so a cancelled call's staging is left.
       expect(mocks.writeError).not.toHaveBeenCalled();
-      expect(mocks.writeResult).not.toHaveBeenCalled();
+      expect(mocks.publishResult).not.toHaveBeenCalled();
       expect(mocks.mergeTimeline).not.toHaveBeenCalled();
       expect(mocks.deleteStaging).not.toHaveBeenCalled();
       expect(await searchAttribute(handle, SEARCH_ATTRIBUTE_KEYS.stage)).toBe('recognize');

@@ -2,8 +2,8 @@
  * Talk time of a call (result.json's `talk`): who talked how long, the silences and the cross-talk,
  * from the utterances' absolute times. Pure.
  */
-import type { SpeakerTalk, Talk } from '../../schemas/result.ts';
-import type { Utterance } from '../../schemas/transcript.ts';
+import type { SpeakerTalk, Talk } from './result.ts';
+import type { Utterance } from './transcript.ts';
 
 export interface Interval {
   start: number;

@@ -1,0 +1,53 @@
+/** A rescore's report: the pages' rows merged into `report.json` and `report.csv` beside them. */
+import type { OutputLocation } from '../../schemas/recording.ts';
+import { rescoreRowSchema, type RescoreCounters, type RescoreRow } from '../../schemas/rescore.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+
+export interface WriteRescoreReportInput {
+  output: OutputLocation;
+  reportPrefix: string;
+  partsPrefix: string;
+  header: Record<string, unknown> & { counters: RescoreCounters };
+}
+
+const JSON_TYPE = { contentType: 'application/json; charset=utf-8' };
+const CSV_COLUMNS = ['callId', 'status', 'categories', 'score', 'max', 'reason', 'resultKey'] as const;
+
+/** Every page part's rows (`<partsPrefix>page-<n>.json`, nothing deeper), by call id. */
+async function readParts(bucket: ObjectStore, partsPrefix: string): Promise<RescoreRow[]> {
+  const rows: RescoreRow[] = [];
+  let next: string | undefined;
+  do {
+    const page = await bucket.listPage(partsPrefix, next);
+    for (const o of page.objects) {
+      if (!/\/page-\d+\.json$/.test(o.key) || o.key.slice(partsPrefix.length).includes('/')) continue;
+      rows.push(...rescoreRowSchema.array().parse(JSON.parse(await bucket.getText(o.key))));
+    }
+    next = page.next;
+  } while (next);
+  return rows.sort((a, b) => a.callId.localeCompare(b.callId));
+}
+
+function toCsv(rows: readonly RescoreRow[]): string {
+  const cell = (v: unknown) => {
+    const s = v === undefined ? '' : Array.isArray(v) ? v.join(' ') : String(v);
+    return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
+  const lines = rows.map((r) => CSV_COLUMNS.map((c) => cell(r[c])).join(','));
+  return `${[CSV_COLUMNS.join(','), ...lines].join('\n')}\n`;
+}
+
+/** Merges the pages' rows into report.json and report.csv beside them. */
+export async function writeRescoreReport(
+  store: ObjectStore,
+  input: WriteRescoreReportInput,
+): Promise<{ jsonKey: string; csvKey: string; rows: number }> {
+  const bucket = store.withBucket(input.output.bucket);
+  const rows = await readParts(bucket, input.partsPrefix);
+  const jsonKey = `${input.reportPrefix}report.json`;
+  const csvKey = `${input.reportPrefix}report.csv`;
+  const report = { ...input.header, finishedAt: new Date().toISOString(), rows };
+  await bucket.put(jsonKey, JSON.stringify(report, null, 2), JSON_TYPE);
+  await bucket.put(csvKey, toCsv(rows), { contentType: 'text/csv; charset=utf-8' });
+  return { jsonKey, csvKey, rows: rows.length };
+}

@@ -1,0 +1,52 @@
+/**
+ * Reading a call's staged outputs (the timeline and the text steps' documents) by the keys the workflow
+ * passes, each parsed by its schema: a key left out is a step that failed or did not run.
+ */
+import {
+  dialogActsOutputSchema,
+  fillersOutputSchema,
+  keywordsOutputSchema,
+  redactionOutputSchema,
+  sentimentOutputSchema,
+  summaryOutputSchema,
+} from '../../schemas/result.ts';
+import { timelineSchema } from '../../schemas/transcript.ts';
+import type { ObjectStore } from './object-store.ts';
+
+export async function readStaged<T>(
+  store: ObjectStore,
+  key: string | undefined,
+  parse: (v: unknown) => T,
+): Promise<T | undefined> {
+  if (!key) return undefined;
+  return parse(JSON.parse(await store.getText(key)));
+}
+
+/** Staging keys (the store's bucket) of a call's outputs. */
+export interface StagedOutputKeys {
+  /** The Timeline the text steps read (the redacted one when redaction ran). */
+  timelineKey: string;
+  /** The redaction step's records; absent for a run from before redaction. */
+  redactionKey?: string | undefined;
+  fillersKey?: string | undefined;
+  sentimentKey?: string | undefined;
+  summaryKey?: string | undefined;
+  keywordsKey?: string | undefined;
+  dialogActsKey?: string | undefined;
+}
+
+/** Every staged output the keys name, read at once. */
+export async function readStagedOutputs(store: ObjectStore, keys: StagedOutputKeys) {
+  const [timeline, fillers, sentiment, summary, keywords, dialogActs, redaction] = await Promise.all([
+    readStaged(store, keys.timelineKey, (v) => timelineSchema.parse(v)),
+    readStaged(store, keys.fillersKey, (v) => fillersOutputSchema.parse(v)),
+    readStaged(store, keys.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
+    readStaged(store, keys.summaryKey, (v) => summaryOutputSchema.parse(v)),
+    readStaged(store, keys.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
+    readStaged(store, keys.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
+    readStaged(store, keys.redactionKey, (v) => redactionOutputSchema.parse(v)),
+  ]);
+  return { timeline: timeline!, fillers, sentiment, summary, keywords, dialogActs, redaction };
+}
+
+export type StagedOutputs = Awaited<ReturnType<typeof readStagedOutputs>>;
