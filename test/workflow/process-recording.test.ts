@@ -211,7 +211,7 @@ describe('processRecording with mocked activities', () => {
       minSessionSeconds: 60,
     });
     for (const [input] of mocks.recognizeSession.mock.calls) expect(pick(input, 'maxRestarts')).toBe(10);
-    expect(pick(onlyInput(mocks, 'writeResult'), 'rulesKey')).toBeUndefined();
+    expect(pick(onlyInput(mocks, 'computeInsights'), 'rulesKey')).toBeUndefined();
     expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
   });
 
