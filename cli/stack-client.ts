@@ -42,7 +42,7 @@ export async function connectPipeline(config?: Config, webUiUrl?: string): Promi
     connection = await connectClient(resolved.config.temporal, { connectTimeout: 5000 });
   } catch (err) {
     throw new CliError(
-      `cannot reach Temporal at ${describeConnection(resolved.config.temporal)} (${(err as Error).message}); start the local stack with \`callpipe up\`, or see README (Configuration) for TEMPORAL_* and profiles`,
+      `cannot reach Temporal at ${describeConnection(resolved.config.temporal)} (${(err as Error).message}); start the local stack with \`callpipe up\`, or see docs/configuration.md for TEMPORAL_* and profiles`,
       1,
     );
   }

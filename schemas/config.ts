@@ -6,7 +6,7 @@
  * Temporal's own tools rank theirs (variables over files): CALLPIPE_* variable > standard variable >
  * config file > the tool's file > default. An empty CALLPIPE_* variable (or `null`/`""` in the file) clears
  * the value beneath it; an empty AWS_* or TEMPORAL_* variable is unset. The table of every source is in
- * README.md (Configuration).
+ * docs/configuration.md.
  *
  * S3 credentials are one group: the strongest source that says anything about them (keys, a session
  * token or a profile) decides all of them, so a key from one source never pairs with a secret from
@@ -232,7 +232,7 @@ export const insightsConfigSchema = z.object({
 });
 
 /**
- * Personal data (README, Personal data). Text is always redacted; what a deployment chooses is the masks,
+ * Personal data (docs/personal-data.md). Text is always redacted; what a deployment chooses is the masks,
  * its own terms and patterns, whether an unredacted copy is kept (and where), and whether a redacted copy
  * of the audio is written. Rules may also come from a file of their own (`rulesFile`, JSON of
  * `schemas/redaction.ts` redactionRulesSchema), which then replaces the inline `masks`, `terms` and
@@ -332,7 +332,7 @@ export const DEFAULTS = {
   logLevel: 'info',
 } as const;
 
-/** Environment variable → config path. The table is the documentation (README, .env.example). */
+/** Environment variable → config path. The table is the documentation (docs/configuration.md, .env.example). */
 export const ENV_VARS: Record<string, string> = {
   CALLPIPE_SERVICE_URL: 'service.baseUrl',
   CALLPIPE_ASR_URL: 'service.asrBaseUrl',

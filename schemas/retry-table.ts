@@ -3,7 +3,7 @@
  * to wait first. Activities turn their errors into these types through one classifier
  * (activities/failure-classifier.ts, the only code that builds an `ApplicationFailure`), so a retry
  * decision is made here, from the failure's class, and nowhere else. The workflows' activity policies
- * (maximum attempts per activity) sit beside their proxies, and the README multiplies the two out into
+ * (maximum attempts per activity) sit beside their proxies, and docs/retries.md multiplies the two out into
  * the worst case per dependency.
  *
  * One loop per failure: no activity retries a request of its own that Temporal would retry again. The
@@ -24,7 +24,7 @@ export interface RetryRule {
    * `baseMs` to `maxMs` with full jitter, or a fixed wait. Absent: the workflow policy's backoff.
    */
   delay?: { baseMs: number; maxMs: number } | { fixedMs: number };
-  /** What raises it, for the README and for readers of the Web UI. */
+  /** What raises it, for docs/retries.md and for readers of the Web UI. */
   cause: string;
 }
 

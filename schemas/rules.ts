@@ -3,7 +3,7 @@
  * rules) and a scorecard of weighted questions answered by rules or categories. YAML or JSON
  * (activities/insights/rules-file.ts reads it); published as JSON Schema in `rules.schema.json`
  * (`npx tsx schemas/generate-json-schema.ts`). callpipe ships a default for Japanese call centers,
- * `activities/insights/default-rules.ja.yaml`, documented in the README.
+ * `activities/insights/default-rules.ja.yaml`, documented in docs/insights.md.
  *
  * Versioning: `format` is the version of this file's shape (raised on an incompatible change to this
  * schema); `name` and `version` are the author's and are recorded with every result scored by the file,

@@ -148,7 +148,7 @@ export const CALL_TABLES = 'call-tables';
  */
 export const INSIGHTS_STAGE = 'insights-stage';
 
-// --- activities and their policies (the README's retry budget is computed from these) -------------------
+// --- activities and their policies (docs/retries.md's retry budget is computed from these) -------------
 
 /** Temporal's backoff for every activity: 1 s doubling to `maxInterval`; never a non-retryable type. */
 function retry(maximumAttempts: number, maximumInterval: string): RetryPolicy {

@@ -1,5 +1,5 @@
 /**
- * The redacted copy of a recording (README, Personal data): every channel decoded to 16-bit PCM at the
+ * The redacted copy of a recording (docs/personal-data.md): every channel decoded to 16-bit PCM at the
  * recording's own rate, each redacted span (redaction-spans.ts) replaced by a tone or by silence, encoded
  * as FLAC (lossless, so what is not masked is the recording sample for sample), then checked by decoding
  * the copy back: the same number of frames as the recording, over every span the tone (most of the

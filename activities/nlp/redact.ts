@@ -1,5 +1,5 @@
 /**
- * Redaction of a call's text (README, Personal data), the step between the merged timeline and every
+ * Redaction of a call's text (docs/personal-data.md), the step between the merged timeline and every
  * other text step: filler removal, the summary, sentiment and keywords all read the redacted timeline it
  * writes, so nothing they store can hold what it masked. Named entities come from the service (spec 01,
  * `/nlp/v1/ne`) in windows of whole turns (redaction/named-entities.ts); numbers, birth dates, e-mail

@@ -1,6 +1,6 @@
 /**
- * The unredacted copy of a result (written only when configured, under a prefix of its own: README,
- * Personal data). It is the redacted document with the recognized words put back: each utterance's
+ * The unredacted copy of a result (written only when configured, under a prefix of its own:
+ * docs/personal-data.md). It is the redacted document with the recognized words put back: each utterance's
  * `text` as recognized, its normalized and cleaned text with each mask replaced by what it hid (those
  * came from filler removal of the redacted text; a mask the service did not pass through unchanged stays
  * masked), filler positions moved to match, and `redactions` giving where each value is. Everything
