@@ -56,6 +56,7 @@ import { batchPartsPrefix, batchReportPrefix, locationUrl, tablesLocationOf } fr
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { prepareManifestOnce } from './manifest-pages.ts';
+import { roundThousandths } from '../schemas/units.ts';
 
 export type BackfillPhase =
   'listing' | 'running' | 'paused' | 'draining' | 'reporting' | 'done' | 'cancelled';
@@ -170,7 +171,7 @@ export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarr
     ...counters,
     phase: state.paused && phase === 'running' ? 'paused' : phase,
     running: running.size,
-    audioHours: Math.round((counters.audioSeconds / 3600) * 1000) / 1000,
+    audioHours: roundThousandths(counters.audioSeconds / 3600),
     run: state.run,
     pages: state.cursor.page,
     listingFinished: state.cursor.finished,

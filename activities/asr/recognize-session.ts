@@ -28,6 +28,7 @@ import { metrics } from '../metrics.ts';
 import { partialResultKey } from '../../schemas/call-keys.ts';
 import { temporaryWordSchema, type TemporaryWord } from '../../schemas/service-asr.ts';
 import { STAGED_AUDIO_RANGE_BYTES } from '../../schemas/limits.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 /** Spec 02, Audio formats: the 8 kHz models take 8-bit mu-law. */
 const CODEC = 'mulaw' as const;
@@ -440,9 +441,9 @@ export function createAsrActivities(deps: AsrActivityDeps) {
       start: input.start,
       end: input.end,
       utterances: state.utterances,
-      audioSecondsSent: round(state.audioSecondsSent),
+      audioSecondsSent: roundSecondsToMs(state.audioSecondsSent),
       restarts: state.restarts,
-      reStreamedSeconds: round(state.reStreamedSeconds),
+      reStreamedSeconds: roundSecondsToMs(state.reStreamedSeconds),
       requests: state.requests,
       restartReasons: state.restartReasons,
     };
@@ -484,10 +485,6 @@ export function createAsrActivities(deps: AsrActivityDeps) {
   }
 
   return { recognizeSession };
-}
-
-function round(value: number): number {
-  return Math.round(value * 1000) / 1000;
 }
 
 export type AsrActivities = ReturnType<typeof createAsrActivities>;

@@ -21,6 +21,7 @@ import { activityContext } from '../activity-context.ts';
 import { openInput } from './media-input.ts';
 import { writeRedactedAudio, type AudioMask } from './redacted-audio.ts';
 import { mapRedactionSpans } from './redaction-spans.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 export interface RecordingMediaDeps {
   store: ObjectStore;
@@ -161,7 +162,7 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
           key: input.output.key,
           mask: input.mask,
           spans: made.spans.length,
-          seconds: Math.round(made.maskedSeconds * 1000) / 1000,
+          seconds: roundSecondsToMs(made.maskedSeconds),
         };
       } finally {
         await rm(outPath, { force: true });

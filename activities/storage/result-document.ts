@@ -29,10 +29,11 @@ import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { PlanSession, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource, Stage } from '../../schemas/recording.ts';
 import type { Timeline } from '../../schemas/transcript.ts';
-import { round3, talkTimeBySpeaker } from './talk-time.ts';
+import { talkTimeBySpeaker } from './talk-time.ts';
 import { maskPersonalData } from '../nlp/redaction/free-text.ts';
 import { defaultRules, type LoadedRules } from '../insights/rules-file.ts';
 import { scoreCall, type ScoreOptions } from '../insights/score-call.ts';
+import { msToSeconds, roundSecondsToMs } from '../../schemas/units.ts';
 
 // --- parts ---------------------------------------------------------------------------------------------
 
@@ -210,8 +211,8 @@ function processingFacts(
   for (const [name, cost] of Object.entries(steps)) if (cost) requests[name] = cost;
   const entries = Object.values(requests);
   const wallSeconds: Record<string, number> = {};
-  for (const [stage, ms] of Object.entries(processing.stageMs)) wallSeconds[stage] = round3(ms / 1000);
-  wallSeconds.total = round3(processing.wallMs / 1000);
+  for (const [stage, ms] of Object.entries(processing.stageMs)) wallSeconds[stage] = msToSeconds(ms);
+  wallSeconds.total = msToSeconds(processing.wallMs);
   return {
     workflowId: processing.workflowId,
     runId: processing.runId,
@@ -225,7 +226,7 @@ function processingFacts(
       entries.reduce((n, c) => n + c.retries, 0),
     ),
     restarts: processing.restarts,
-    reStreamedSeconds: round3(processing.reStreamedSeconds),
+    reStreamedSeconds: roundSecondsToMs(processing.reStreamedSeconds),
     wallSeconds,
   };
 }
