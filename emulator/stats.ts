@@ -4,6 +4,7 @@
  * last reset, so a benchmark running the emulator in its own process reads the emulator's CPU share.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { roundSecondsToMs } from '../schemas/units.ts';
 
 export interface LogEntry {
   time: string;
@@ -62,7 +63,7 @@ export class Stats {
       sessions: this.sessions,
       chunks: this.chunks,
       nonStandardChunks: this.nonStandardChunks,
-      audioSeconds: Math.round(this.audioSeconds * 1000) / 1000,
+      audioSeconds: roundSecondsToMs(this.audioSeconds),
       fileRecognitions: this.fileRecognitions,
       cpu: {
         userMs: cpu.user / 1000,

@@ -4,6 +4,7 @@
  */
 import type { SpeakerTalk, Talk } from './result.ts';
 import type { Utterance } from './transcript.ts';
+import { roundThousandths } from './units.ts';
 
 export interface Interval {
   start: number;
@@ -21,9 +22,6 @@ export function union(intervals: readonly Interval[]): Interval[] {
   }
   return out;
 }
-
-/** Three decimals (seconds to the millisecond): sums of float times carry noise below it. */
-export const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 /**
  * Talk time per speaker (the union of its utterances, so its own overlaps count once), silence per
@@ -49,9 +47,9 @@ export function talkTimeBySpeaker(
     return {
       speaker,
       utterances: utterances.filter((u) => u.speaker === speaker).length,
-      talkSeconds: round3(talk),
-      silenceSeconds: round3(Math.max(0, duration - talk)),
-      talkShare: duration > 0 ? Math.min(1, round3(talk / duration)) : 0,
+      talkSeconds: roundThousandths(talk),
+      silenceSeconds: roundThousandths(Math.max(0, duration - talk)),
+      talkShare: duration > 0 ? Math.min(1, roundThousandths(talk / duration)) : 0,
     };
   });
   // Sweep over every speaker's merged intervals: depth ≥ 1 is talk, ≥ 2 is overlap.
@@ -74,7 +72,7 @@ export function talkTimeBySpeaker(
   }
   return {
     bySpeaker,
-    silenceSeconds: round3(Math.max(0, duration - anyTalk)),
-    overlapSeconds: round3(overlap),
+    silenceSeconds: roundThousandths(Math.max(0, duration - anyTalk)),
+    overlapSeconds: roundThousandths(overlap),
   };
 }

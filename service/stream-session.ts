@@ -15,13 +15,13 @@
 import {
   completedMessageSchema,
   recognizedMessageSchema,
-  serverMessagesSchema,
   speechEndDetectedSchema,
   speechStartDetectedSchema,
   type RecognizedSentence,
   type ServerMessage,
   type TemporaryWord,
 } from '../schemas/service-asr.ts';
+import type { z } from 'zod';
 import {
   audioOffset,
   bytesPerSample,
@@ -33,15 +33,15 @@ import {
   type AudioSource,
 } from './audio.ts';
 import type { ClientContext } from './context.ts';
-import { CookieJar } from './cookie-jar.ts';
 import { CostMeter, type CallCost } from './cost.ts';
-import { errorFromResponse, errorFromSchema, isServiceError, ServiceError } from './errors.ts';
+import { errorFromResponse, isServiceError, ServiceError } from './errors.ts';
 import { EventQueue } from './event-queue.ts';
-import { parseJson, sendRequest } from './http.ts';
 import { fixedPace } from './pace.ts';
 import { Pacer } from './pacer.ts';
 import { buildStartMessage, ASR_MODELS, type AudioCodec, type RecognitionOptions } from './start-message.ts';
-import { withToken, type AccessToken } from './tokens.ts';
+import { AUDIO_CONTENT_TYPE, controlMessage, JSON_CONTENT_TYPE, StreamRequests } from './stream-requests.ts';
+
+export { CANCEL_TIMEOUT_MS } from './stream-requests.ts';
 
 /** First audio request within 1 s of the start response; stop/cancel within 1 s of the last audio response (spec 02, Limits). */
 export const SESSION_DEADLINE_MS = 1000;
@@ -49,8 +49,6 @@ export const SESSION_DEADLINE_MS = 1000;
 export const DEFAULT_AUDIO_REQUEST_TIMEOUT_MS = 10_000;
 /** Time limit of the stop request: its 200 comes "after all recognition is complete" (spec 02). */
 export const DEFAULT_STOP_TIMEOUT_MS = 120_000;
-/** Time limit of a cancel request sent while aborting (best effort). */
-export const CANCEL_TIMEOUT_MS = 2_000;
 /** Spec 02: audio sent faster than the service accepts. */
 const INTERVAL_TOO_BRIEF = 412;
 
@@ -171,6 +169,28 @@ export function toTimeline(sentence: RecognizedSentence, offsetSeconds: number):
   };
 }
 
+/** What a session fixes before its first request. */
+interface SessionSetup {
+  model: string;
+  startMessage: ReturnType<typeof buildStartMessage>;
+  /** The session's longest audio, in bytes. */
+  maxBytes: number;
+  requests: StreamRequests;
+  pace: ReturnType<ClientContext['pace']['session']>;
+  pacer: Pacer;
+  /** Time limit of the start and each audio request. */
+  timeoutMs: number;
+  chunks: ReturnType<typeof rechunk>;
+}
+
+/** Where one run of a session is: open or not, why it stopped, how the service completed it. */
+interface RunState {
+  stopCause: StopCause;
+  completedCause: string | undefined;
+  completed: boolean;
+  sessionOpen: boolean;
+}
+
 /**
  * A running session. Starts as soon as it is created (after a free session slot of the client's
  * limiter); iterate it for events, or use the callbacks, and await `done` for the summary.
@@ -234,6 +254,38 @@ export class StreamSession implements AsyncIterable<StreamEvent> {
 
   async #run(): Promise<StreamSummary> {
     const started = performance.now();
+    const s = this.#setUp();
+    const run: RunState = {
+      stopCause: 'end-of-audio',
+      completedCause: undefined,
+      completed: false,
+      sessionOpen: false,
+    };
+    try {
+      // Read the first chunk before starting: the first audio request is due within 1 s of the
+      // start response (spec 02), and a source (ffmpeg, S3) may take longer than that to begin.
+      const first = await s.chunks.next();
+      if (first.done) return this.#summary(s.model, 'end-of-audio', undefined, started);
+      this.#opts.signal?.throwIfAborted();
+      await this.#start(s, run);
+      await this.#streamAudio(s, run, first);
+      if (this.#cancelRequested) {
+        await this.#cancelSession(s, run);
+        return this.#summary(s.model, run.stopCause, undefined, started);
+      }
+      await this.#stopSession(s, run);
+      return this.#summary(s.model, run.stopCause, run.completedCause, started);
+    } catch (err) {
+      await this.#onFailure(err, s, run);
+      throw err;
+    } finally {
+      s.pace.end();
+      await s.chunks.return(undefined).catch(() => undefined);
+    }
+  }
+
+  /** The session's fixed parts, from the options and the client's defaults; throws on invalid options. */
+  #setUp(): SessionSetup {
     const o = this.#opts;
     const ctx = this.#ctx;
     const model = o.model ?? ctx.model;
@@ -258,258 +310,210 @@ export class StreamSession implements AsyncIterable<StreamEvent> {
     const maxSeconds = Math.min(o.maxSessionSeconds ?? MAX_SESSION_SECONDS, MAX_SESSION_SECONDS);
     this.#bytesPerSecond = bytesPerSecond(codec, sampleRate);
     const maxBytes = audioOffset(maxSeconds, codec, sampleRate).bytes;
-    const endpoint = `/asr/v1/speech_recognition/${model}`;
-    const url = `${ctx.asrBaseUrl}${endpoint}`;
-    const jar = new CookieJar();
+    const requests = new StreamRequests(ctx, this.#meter, model, () => this.#uniqueId);
     const pace = o.speed !== undefined ? fixedPace(o.speed).session() : ctx.pace.session();
     const pacer = new Pacer(CHUNK_MS, () => pace.rate());
-    const signal = o.signal;
     const timeoutMs = o.requestTimeoutMs ?? DEFAULT_AUDIO_REQUEST_TIMEOUT_MS;
     const chunks = rechunk(o.audio, chunkBytes(codec, sampleRate), bytesPerSample(codec));
-    let stopCause: StopCause = 'end-of-audio';
-    let completedCause: string | undefined;
-    let completed = false;
+    return { model, startMessage, maxBytes, requests, pace, pacer, timeoutMs, chunks };
+  }
 
-    const post = (
-      body: string | Uint8Array,
-      contentType: string,
-      requestTimeoutMs: number,
-      requestSignal: AbortSignal | undefined,
-    ) =>
-      withToken(ctx.tokens, this.#meter, async (token: AccessToken) => {
-        const headers: Record<string, string> = {
-          Connection: 'Keep-Alive',
-          'Content-Type': contentType,
-          Authorization: `Bearer ${token.value.reveal()}`,
-        };
-        if (this.#uniqueId !== undefined) headers['Unique-ID'] = this.#uniqueId;
-        const cookie = jar.headerFor(url);
-        if (cookie !== undefined) headers.Cookie = cookie;
-        const res = await sendRequest({
-          url,
-          headers,
-          body,
-          endpoint,
-          family: 'asr',
-          timeoutMs: requestTimeoutMs,
-          signal: requestSignal,
-          meter: this.#meter,
-        });
-        // Cookies rotate with every response, error responses included.
-        jar.setFromResponse(url, res.headers.getSetCookie());
-        if (res.status === 204) return [];
-        const parsedBody = parseJson(res.text);
-        if (res.status !== 200) {
-          throw errorFromResponse({
-            family: 'asr',
-            endpoint,
-            httpStatus: res.status,
-            body: parsedBody,
-            retryAfter: res.headers.get('retry-after'),
-          });
-        }
-        const messages = serverMessagesSchema.safeParse(parsedBody);
-        if (!messages.success) throw errorFromSchema(endpoint, messages.error.issues, res.status);
-        return messages.data;
+  /** The start request; the session is open once the service answers `started` with its id. */
+  async #start(s: SessionSetup, run: RunState): Promise<void> {
+    const { endpoint } = s.requests;
+    const startAnswer = await s.requests.post(
+      JSON.stringify(s.startMessage),
+      JSON_CONTENT_TYPE,
+      s.timeoutMs,
+      this.#opts.signal,
+    );
+    // The id is msg.uniqueId of element 0 of the start answer (as the official sample clients read it).
+    const first = startAnswer[0];
+    if (!first || first.msg.msgname !== 'started' || !first.msg.uniqueId) {
+      throw new ServiceError({
+        kind: 'session',
+        message: `${endpoint}: start answered without a started message and uniqueId`,
+        endpoint,
+        httpStatus: 200,
+        detail: 'no started/uniqueId',
       });
+    }
+    run.sessionOpen = true;
+    this.#handle(startAnswer, 'start', s, run);
+    this.#ctx.logger.debug('recognition session started', {
+      uniqueId: this.#uniqueId,
+      model: s.model,
+      startOffsetSeconds: this.#offset,
+    });
+  }
 
-    const handle = (messages: ServerMessage[], during: 'start' | 'audio' | 'stop'): void => {
-      for (const message of messages) {
-        const name = message.msg.msgname;
-        if (name === 'started') {
-          this.#uniqueId ??= message.msg.uniqueId;
-          this.#emit({ type: 'started', uniqueId: message.msg.uniqueId ?? '' });
-        } else if (name === 'speechStartDetected') {
-          const m = speechStartDetectedSchema.parse(message);
-          const atSeconds = roundSeconds(this.#offset + m.timeinfo.startDetectTime / 1000);
-          this.#emit({ type: 'speechStartDetected', atSeconds });
-          this.#callback(() => o.callbacks?.onSpeechStartDetected?.(atSeconds));
-        } else if (name === 'speechEndDetected') {
-          const m = speechEndDetectedSchema.parse(message);
-          const atSeconds = roundSeconds(this.#offset + m.timeinfo.endDetectTime / 1000);
-          this.#emit({ type: 'speechEndDetected', atSeconds });
-          this.#callback(() => o.callbacks?.onSpeechEndDetected?.(atSeconds));
-        } else if (name === 'recognized') {
-          const m = recognizedMessageSchema.parse(message);
-          const sentences = m.result.sentence.map((s) => toTimeline(s, this.#offset));
-          const event = { type: 'recognized' as const, resultType: m.result.type, sentences };
-          this.#emit(event);
-          this.#callback(() => o.callbacks?.onRecognized?.(event));
-          if (m.result.type === 1 && sentences.length > 0) {
-            const utterance: RecognizedUtterance = { ...sentences[0]!, alternatives: sentences };
-            this.#results.push(utterance);
-            this.#callback(() => o.callbacks?.onFinal?.(utterance));
-          }
-        } else if (name === 'completed') {
-          const m = completedMessageSchema.parse(message);
-          if (m.errorinfo) {
-            throw errorFromResponse({ family: 'asr', endpoint, httpStatus: 200, body: m });
-          }
-          if (during !== 'stop') {
-            throw new ServiceError({
-              kind: 'session',
-              message: `${endpoint}: the service ended the session (cause ${m.msg.cause ?? 'none'}) before stop`,
-              endpoint,
-              detail: `completed with cause ${m.msg.cause ?? 'none'}`,
-            });
-          }
-          completed = true;
-          completedCause = m.msg.cause;
-          this.#emit({ type: 'completed', cause: m.msg.cause });
-        }
+  /**
+   * Audio requests, paced, each after the previous answer, until the audio ends, the session's longest
+   * audio is sent (stop cause `max-duration`) or `cancel()` is called.
+   */
+  async #streamAudio(s: SessionSetup, run: RunState, first: IteratorResult<Buffer>): Promise<void> {
+    const signal = this.#opts.signal;
+    // One signal for every pacing wait of the session: AbortSignal.any per chunk was 4 % of a
+    // 512-stream worker's JavaScript thread (its listeners, and their removal, on every request).
+    const pacingSignal = signal
+      ? AbortSignal.any([signal, this.#cancelPacing.signal])
+      : this.#cancelPacing.signal;
+    let current = first;
+    while (!current.done) {
+      let chunk: Buffer = current.value;
+      const room = s.maxBytes - this.#audioBytesSent;
+      if (chunk.byteLength > room) chunk = chunk.subarray(0, room);
+      // Prefetch the next chunk while this one is paced, sent and answered.
+      const nextChunk = chunk.byteLength < current.value.byteLength ? undefined : s.chunks.next();
+      nextChunk?.catch(() => undefined);
+      if (this.#cancelRequested) return;
+      try {
+        await s.pacer.wait(pacingSignal);
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason;
+        if (!this.#cancelRequested) throw err;
+        return;
       }
-    };
-
-    let sessionOpen = false;
-    let nextChunk: Promise<IteratorResult<Buffer>> | undefined;
-    try {
-      // Read the first chunk before starting: the first audio request is due within 1 s of the
-      // start response (spec 02), and a source (ffmpeg, S3) may take longer than that to begin.
-      nextChunk = chunks.next();
-      let current: IteratorResult<Buffer> = await nextChunk;
-      if (current.done) {
-        return this.#summary(model, 'end-of-audio', undefined, started);
+      s.pacer.sent();
+      await this.#sendAudio(s, run, chunk);
+      if (this.#audioBytesSent >= s.maxBytes) {
+        const more = nextChunk === undefined || !(await nextChunk).done;
+        if (more) run.stopCause = 'max-duration';
+        return;
       }
-      signal?.throwIfAborted();
-
-      const startAnswer = await post(
-        JSON.stringify(startMessage),
-        'application/json; charset=UTF-8',
-        timeoutMs,
-        signal,
-      );
-      // The id is msg.uniqueId of element 0 of the start answer (as the official sample clients read it).
-      const first = startAnswer[0];
-      if (!first || first.msg.msgname !== 'started' || !first.msg.uniqueId) {
-        throw new ServiceError({
-          kind: 'session',
-          message: `${endpoint}: start answered without a started message and uniqueId`,
-          endpoint,
-          httpStatus: 200,
-          detail: 'no started/uniqueId',
-        });
-      }
-      sessionOpen = true;
-      handle(startAnswer, 'start');
-      ctx.logger.debug('recognition session started', {
-        uniqueId: this.#uniqueId,
-        model,
-        startOffsetSeconds: this.#offset,
-      });
-
-      // One signal for every pacing wait of the session: AbortSignal.any per chunk was 4 % of a
-      // 512-stream worker's JavaScript thread (its listeners, and their removal, on every request).
-      const pacingSignal = signal
-        ? AbortSignal.any([signal, this.#cancelPacing.signal])
-        : this.#cancelPacing.signal;
-      while (!current.done) {
-        let chunk: Buffer = current.value;
-        const room = maxBytes - this.#audioBytesSent;
-        if (chunk.byteLength > room) chunk = chunk.subarray(0, room);
-        // Prefetch the next chunk while this one is paced, sent and answered.
-        nextChunk = chunk.byteLength < current.value.byteLength ? undefined : chunks.next();
-        nextChunk?.catch(() => undefined);
-        if (this.#cancelRequested) break;
-        try {
-          await pacer.wait(pacingSignal);
-        } catch (err) {
-          if (signal?.aborted) throw signal.reason;
-          if (!this.#cancelRequested) throw err;
-          break;
-        }
-        pacer.sent();
-        const answer = await post(chunk, 'application/octet-stream', timeoutMs, signal);
-        pace.accepted(chunk.byteLength / this.#bytesPerSecond);
-        this.#audioBytesSent += chunk.byteLength;
-        handle(answer, 'audio');
-        this.#callback(() => o.callbacks?.onProgress?.(this.progress()));
-        if (this.#audioBytesSent >= maxBytes) {
-          const more = nextChunk === undefined || !(await nextChunk).done;
-          if (more) stopCause = 'max-duration';
-          break;
-        }
-        current = await nextChunk!;
-      }
-
-      if (this.#cancelRequested) {
-        stopCause = 'cancelled';
-        const answer = await post(
-          JSON.stringify({ msg: { msgname: 'cancel' } }),
-          'application/json; charset=UTF-8',
-          timeoutMs,
-          signal,
-        );
-        sessionOpen = false;
-        handle(
-          answer.filter((m) => m.msg.msgname !== 'completed'),
-          'audio',
-        );
-        return this.#summary(model, stopCause, undefined, started);
-      }
-      // Stop right away: it is due within 1 s of the last audio response (spec 02).
-      const answer = await post(
-        JSON.stringify({ msg: { msgname: 'stop' } }),
-        'application/json; charset=UTF-8',
-        o.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS,
-        signal,
-      );
-      sessionOpen = false;
-      handle(answer, 'stop');
-      if (!completed) {
-        throw new ServiceError({
-          kind: 'session',
-          message: `${endpoint}: stop answered without a completed message`,
-          endpoint,
-          httpStatus: 200,
-          detail: 'no completed after stop',
-        });
-      }
-      return this.#summary(model, stopCause, completedCause, started);
-    } catch (err) {
-      // The service ends a session itself on any error it answers (spec 02); a session we leave for a
-      // reason of our own (abort, timeout, a throwing callback) is cancelled so it frees its slot.
-      const answeredByService = isServiceError(err) && err.httpStatus !== undefined;
-      if (sessionOpen && !answeredByService) await this.#bestEffortCancel(url, endpoint, jar);
-      if (isServiceError(err)) err.cost = this.#meter.snapshot();
-      if (isServiceError(err) && err.code === INTERVAL_TOO_BRIEF) pace.refused();
-      if (isServiceError(err) || signal?.aborted) {
-        ctx.logger.debug('recognition session ended with an error', {
-          uniqueId: this.#uniqueId,
-          error: isServiceError(err) ? err.toJSON() : 'aborted',
-          progress: this.progress(),
-        });
-      }
-      throw err;
-    } finally {
-      pace.end();
-      await chunks.return(undefined).catch(() => undefined);
+      current = await nextChunk!;
     }
   }
 
-  /** On abort: tell the service, without waiting long and without the aborted signal. */
-  async #bestEffortCancel(url: string, endpoint: string, jar: CookieJar): Promise<void> {
-    try {
-      const token = await this.#ctx.tokens.get(this.#meter);
-      const headers: Record<string, string> = {
-        Connection: 'Keep-Alive',
-        'Content-Type': 'application/json; charset=UTF-8',
-        Authorization: `Bearer ${token.value.reveal()}`,
-      };
-      if (this.#uniqueId !== undefined) headers['Unique-ID'] = this.#uniqueId;
-      const cookie = jar.headerFor(url);
-      if (cookie !== undefined) headers.Cookie = cookie;
-      await sendRequest({
-        url,
-        headers,
-        body: JSON.stringify({ msg: { msgname: 'cancel' } }),
+  async #sendAudio(s: SessionSetup, run: RunState, chunk: Buffer): Promise<void> {
+    const answer = await s.requests.post(chunk, AUDIO_CONTENT_TYPE, s.timeoutMs, this.#opts.signal);
+    s.pace.accepted(chunk.byteLength / this.#bytesPerSecond);
+    this.#audioBytesSent += chunk.byteLength;
+    this.#handle(answer, 'audio', s, run);
+    this.#callback(() => this.#opts.callbacks?.onProgress?.(this.progress()));
+  }
+
+  /** After `cancel()`: the cancel request (spec 02); what it answers besides `completed` still counts. */
+  async #cancelSession(s: SessionSetup, run: RunState): Promise<void> {
+    run.stopCause = 'cancelled';
+    const answer = await s.requests.post(
+      controlMessage('cancel'),
+      JSON_CONTENT_TYPE,
+      s.timeoutMs,
+      this.#opts.signal,
+    );
+    run.sessionOpen = false;
+    this.#handle(
+      answer.filter((m) => m.msg.msgname !== 'completed'),
+      'audio',
+      s,
+      run,
+    );
+  }
+
+  /** The stop request, right away: it is due within 1 s of the last audio response (spec 02). */
+  async #stopSession(s: SessionSetup, run: RunState): Promise<void> {
+    const { endpoint } = s.requests;
+    const answer = await s.requests.post(
+      controlMessage('stop'),
+      JSON_CONTENT_TYPE,
+      this.#opts.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS,
+      this.#opts.signal,
+    );
+    run.sessionOpen = false;
+    this.#handle(answer, 'stop', s, run);
+    if (!run.completed) {
+      throw new ServiceError({
+        kind: 'session',
+        message: `${endpoint}: stop answered without a completed message`,
         endpoint,
-        family: 'asr',
-        timeoutMs: CANCEL_TIMEOUT_MS,
-        meter: this.#meter,
+        httpStatus: 200,
+        detail: 'no completed after stop',
       });
-    } catch {
-      // The session is being abandoned; the service times it out on its own (spec 02: 651).
     }
+  }
+
+  /**
+   * The service ends a session itself on any error it answers (spec 02); a session we leave for a
+   * reason of our own (abort, timeout, a throwing callback) is cancelled so it frees its slot.
+   */
+  async #onFailure(err: unknown, s: SessionSetup, run: RunState): Promise<void> {
+    const answeredByService = isServiceError(err) && err.httpStatus !== undefined;
+    if (run.sessionOpen && !answeredByService) await s.requests.cancelBestEffort();
+    if (isServiceError(err)) err.cost = this.#meter.snapshot();
+    if (isServiceError(err) && err.code === INTERVAL_TOO_BRIEF) s.pace.refused();
+    if (isServiceError(err) || this.#opts.signal?.aborted) {
+      this.#ctx.logger.debug('recognition session ended with an error', {
+        uniqueId: this.#uniqueId,
+        error: isServiceError(err) ? err.toJSON() : 'aborted',
+        progress: this.progress(),
+      });
+    }
+  }
+
+  /** The server messages of one answer, in order: events, callbacks, final results, completion. */
+  #handle(
+    messages: ServerMessage[],
+    during: 'start' | 'audio' | 'stop',
+    s: SessionSetup,
+    run: RunState,
+  ): void {
+    for (const message of messages) {
+      const name = message.msg.msgname;
+      if (name === 'started') {
+        this.#uniqueId ??= message.msg.uniqueId;
+        this.#emit({ type: 'started', uniqueId: message.msg.uniqueId ?? '' });
+      } else if (name === 'speechStartDetected') {
+        const m = speechStartDetectedSchema.parse(message);
+        const atSeconds = roundSeconds(this.#offset + m.timeinfo.startDetectTime / 1000);
+        this.#emit({ type: 'speechStartDetected', atSeconds });
+        this.#callback(() => this.#opts.callbacks?.onSpeechStartDetected?.(atSeconds));
+      } else if (name === 'speechEndDetected') {
+        const m = speechEndDetectedSchema.parse(message);
+        const atSeconds = roundSeconds(this.#offset + m.timeinfo.endDetectTime / 1000);
+        this.#emit({ type: 'speechEndDetected', atSeconds });
+        this.#callback(() => this.#opts.callbacks?.onSpeechEndDetected?.(atSeconds));
+      } else if (name === 'recognized') {
+        this.#onRecognized(recognizedMessageSchema.parse(message));
+      } else if (name === 'completed') {
+        this.#onCompleted(completedMessageSchema.parse(message), during, s.requests.endpoint, run);
+      }
+    }
+  }
+
+  #onRecognized(m: z.infer<typeof recognizedMessageSchema>): void {
+    const sentences = m.result.sentence.map((sentence) => toTimeline(sentence, this.#offset));
+    const event = { type: 'recognized' as const, resultType: m.result.type, sentences };
+    this.#emit(event);
+    this.#callback(() => this.#opts.callbacks?.onRecognized?.(event));
+    if (m.result.type === 1 && sentences.length > 0) {
+      const utterance: RecognizedUtterance = { ...sentences[0]!, alternatives: sentences };
+      this.#results.push(utterance);
+      this.#callback(() => this.#opts.callbacks?.onFinal?.(utterance));
+    }
+  }
+
+  /** `completed` with an error, or before stop, ends the session with an error; after stop, it ends it. */
+  #onCompleted(
+    m: z.infer<typeof completedMessageSchema>,
+    during: 'start' | 'audio' | 'stop',
+    endpoint: string,
+    run: RunState,
+  ): void {
+    if (m.errorinfo) {
+      throw errorFromResponse({ family: 'asr', endpoint, httpStatus: 200, body: m });
+    }
+    if (during !== 'stop') {
+      throw new ServiceError({
+        kind: 'session',
+        message: `${endpoint}: the service ended the session (cause ${m.msg.cause ?? 'none'}) before stop`,
+        endpoint,
+        detail: `completed with cause ${m.msg.cause ?? 'none'}`,
+      });
+    }
+    run.completed = true;
+    run.completedCause = m.msg.cause;
+    this.#emit({ type: 'completed', cause: m.msg.cause });
   }
 
   #summary(

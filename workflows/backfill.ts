@@ -53,6 +53,7 @@ import { batchPartsPrefix, batchReportPrefix, locationUrl } from '../schemas/cal
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { prepareManifestOnce } from './manifest-pages.ts';
+import { roundThousandths } from '../schemas/units.ts';
 
 export type BackfillPhase =
   'listing' | 'running' | 'paused' | 'draining' | 'reporting' | 'done' | 'cancelled';
@@ -247,7 +248,7 @@ class Batch {
       ...counters,
       phase: state.paused && this.phase === 'running' ? 'paused' : this.phase,
       running: this.running.size,
-      audioHours: Math.round((counters.audioSeconds / 3600) * 1000) / 1000,
+      audioHours: roundThousandths(counters.audioSeconds / 3600),
       run: state.run,
       pages: state.cursor.page,
       listingFinished: state.cursor.finished,

@@ -13,6 +13,7 @@ import {
   type RecognizeSessionOutput,
   type SessionResult,
 } from './session-types.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 /**
  * Writing a finished session's result: the one loop that retries it (object storage requests are not
@@ -50,9 +51,9 @@ export async function finishedResult(run: SessionRun): Promise<SessionResult> {
     start: input.start,
     end: input.end,
     utterances: state.utterances,
-    audioSecondsSent: round(state.audioSecondsSent),
+    audioSecondsSent: roundSecondsToMs(state.audioSecondsSent),
     restarts: state.restarts,
-    reStreamedSeconds: round(state.reStreamedSeconds),
+    reStreamedSeconds: roundSecondsToMs(state.reStreamedSeconds),
     requests: state.requests,
     restartReasons: state.restartReasons,
   };
@@ -101,8 +102,4 @@ export function outputOf(result: SessionResult, resultKey: string): RecognizeSes
     requests: result.requests,
     reused: false,
   };
-}
-
-function round(value: number): number {
-  return Math.round(value * 1000) / 1000;
 }

@@ -4,10 +4,11 @@
  * Pure formatting here; the activities do the I/O.
  */
 import { REPORT_COLUMNS, type BackfillCounters, type ReportRow } from '../../schemas/backfill.ts';
+import { roundThousandths } from '../../schemas/units.ts';
 
 function csvCell(value: unknown): string {
   if (value === undefined || value === null) return '';
-  const text = typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : String(value);
+  const text = typeof value === 'number' ? String(roundThousandths(value)) : String(value);
   return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -11,7 +11,8 @@
 import type { MetricsSettings } from '../../schemas/rules.ts';
 import type { CallMetrics, ResultUtterance } from '../../schemas/result.ts';
 import { DEFAULT_SPEAKERS } from '../media/channels.ts';
-import { round3, union, type Interval } from '../../schemas/talk-time.ts';
+import { union, type Interval } from '../../schemas/talk-time.ts';
+import { roundSecondsToMs, roundThousandths } from '../../schemas/units.ts';
 import { PhraseMatcher, spokenCharacters } from './text-match.ts';
 
 /** The speaker label of the agent's track (channel 0 of a stereo call unless a manifest maps it). */
@@ -26,8 +27,6 @@ export type MetricsUtterance = Pick<
   ResultUtterance,
   'index' | 'speaker' | 'start' | 'end' | 'text' | 'fillers' | 'cleanedText' | 'confidence'
 >;
-
-const round = (n: number) => Math.round(n * 1000) / 1000;
 
 /** Sweep over every speaker's merged talk: the spans where `depth` or more speakers talk at once. */
 function spansWithDepth(perSpeaker: ReadonlyMap<string, Interval[]>, depth: number): Interval[] {
@@ -65,9 +64,9 @@ function overlapEvents(
       const latest = Math.max(...talking.map((t) => t.since));
       const starters = talking.filter((t) => t.since === latest);
       return {
-        start: round3(o.start),
-        end: round3(o.end),
-        seconds: round3(o.end - o.start),
+        start: roundSecondsToMs(o.start),
+        end: roundSecondsToMs(o.end),
+        seconds: roundSecondsToMs(o.end - o.start),
         speakers: talking.map((t) => t.speaker),
         interrupter: starters.length === 1 ? starters[0]!.speaker : null,
       };
@@ -109,9 +108,9 @@ function holdEvents(
     const seconds = next.start - u.end;
     if (seconds < hold.minSeconds || seconds > hold.maxSeconds) continue;
     out.push({
-      start: round3(u.end),
-      end: round3(next.start),
-      seconds: round3(seconds),
+      start: roundSecondsToMs(u.end),
+      end: roundSecondsToMs(next.start),
+      seconds: roundSecondsToMs(seconds),
       speaker: u.speaker,
       startUtterance: u.index,
       returnUtterance: next.index,
@@ -158,9 +157,9 @@ export function callMetrics(
     const end = talk[i]!.start;
     if (end - start < settings.silenceSeconds) continue;
     silences.push({
-      start: round3(start),
-      end: round3(end),
-      seconds: round3(end - start),
+      start: roundSecondsToMs(start),
+      end: roundSecondsToMs(end),
+      seconds: roundSecondsToMs(end - start),
       hold: holds.some((h) => h.start < end && h.end > start),
     });
   }
@@ -183,20 +182,22 @@ export function callMetrics(
     const fillers = fillersRan ? own.reduce((n, u) => n + u.fillers.length, 0) : null;
     return {
       speaker,
-      talkSeconds: round3(talkSeconds),
-      talkToListen: names.length > 1 && listen > 0 ? round(talkSeconds / listen) : null,
+      talkSeconds: roundSecondsToMs(talkSeconds),
+      talkToListen: names.length > 1 && listen > 0 ? roundThousandths(talkSeconds / listen) : null,
       characters,
-      speechRate: talkSeconds > 0 ? round(characters / talkSeconds) : null,
+      speechRate: talkSeconds > 0 ? roundThousandths(characters / talkSeconds) : null,
       fillers,
-      fillersPerMinute: fillers !== null && talkSeconds > 0 ? round(fillers / (talkSeconds / 60)) : null,
-      longestMonologueSeconds: round3(
+      fillersPerMinute:
+        fillers !== null && talkSeconds > 0 ? roundThousandths(fillers / (talkSeconds / 60)) : null,
+      longestMonologueSeconds: roundSecondsToMs(
         Math.max(0, ...runs.filter((r) => r.speaker === speaker).map((r) => r.end - r.start)),
       ),
       interruptions: overlaps.filter((o) => o.interrupter === speaker).length,
     };
   });
   const firstAgent = utterances.find((u) => u.speaker === AGENT_SPEAKER);
-  const sum = (events: readonly { seconds: number }[]) => round3(events.reduce((n, e) => n + e.seconds, 0));
+  const sum = (events: readonly { seconds: number }[]) =>
+    roundSecondsToMs(events.reduce((n, e) => n + e.seconds, 0));
 
   return {
     settings: {
@@ -204,7 +205,7 @@ export function callMetrics(
       overlapSeconds: settings.overlapSeconds,
       holdPhrases: settings.hold !== undefined,
     },
-    durationSeconds: round3(duration),
+    durationSeconds: roundSecondsToMs(duration),
     silences,
     overlaps,
     holds,
@@ -214,12 +215,12 @@ export function callMetrics(
     longestMonologue: longest
       ? {
           speaker: longest.speaker,
-          start: round3(longest.start),
-          end: round3(longest.end),
-          seconds: round3(longest.end - longest.start),
+          start: roundSecondsToMs(longest.start),
+          end: roundSecondsToMs(longest.end),
+          seconds: roundSecondsToMs(longest.end - longest.start),
         }
       : null,
-    timeToFirstAgentSeconds: hasAgent && firstAgent ? round3(firstAgent.start) : null,
+    timeToFirstAgentSeconds: hasAgent && firstAgent ? roundSecondsToMs(firstAgent.start) : null,
     bySpeaker,
   };
 }

@@ -22,6 +22,7 @@ import { textUnits } from '../../schemas/text-units.ts';
 import { DEFAULT_TEXT_GRAINS, type TextGrain } from '../../schemas/text-grains.ts';
 import { redactionRecords, type RedactedCall } from './redaction-records.ts';
 import { PhraseMatcher, normalizeForMatch } from './text-match.ts';
+import { roundThousandths } from '../../schemas/units.ts';
 
 /** What rules read of a result (result.json without its insights). */
 export type ScoredCall = Pick<ResultDocument, 'speakers' | 'utterances' | 'talk' | 'sentiment'> &
@@ -51,7 +52,6 @@ export interface EvaluationContext {
   categories: ReadonlyMap<string, CategoryResult>;
 }
 
-const round3 = (n: number) => Math.round(n * 1000) / 1000;
 const pointOf = (u: Pick<ResultUtterance, 'start' | 'end' | 'index'>): InsightPoint => ({
   start: u.start,
   end: u.end,
@@ -232,18 +232,20 @@ export function metricValue(
       // Over a window, the share of the window's length (as `talk` gives it for the whole call).
       if (windowed)
         return metrics.durationSeconds > 0
-          ? Math.min(1, round3(of.talkSeconds / metrics.durationSeconds))
+          ? Math.min(1, roundThousandths(of.talkSeconds / metrics.durationSeconds))
           : 0;
       return call.talk.bySpeaker.find((s) => s.speaker === who)?.talkShare ?? null;
     case 'talkToListen':
       return of?.talkToListen ?? null;
     case 'speechRate':
       if (of) return of.speechRate;
-      return talk > 0 ? round3(metrics.bySpeaker.reduce((n, s) => n + s.characters, 0) / talk) : null;
+      return talk > 0
+        ? roundThousandths(metrics.bySpeaker.reduce((n, s) => n + s.characters, 0) / talk)
+        : null;
     case 'fillersPerMinute': {
       if (of) return of.fillersPerMinute;
       if (metrics.bySpeaker.some((s) => s.fillers === null) || talk <= 0) return null;
-      return round3(metrics.bySpeaker.reduce((n, s) => n + (s.fillers ?? 0), 0) / (talk / 60));
+      return roundThousandths(metrics.bySpeaker.reduce((n, s) => n + (s.fillers ?? 0), 0) / (talk / 60));
     }
     case 'longestMonologueSeconds':
       return of ? of.longestMonologueSeconds : (metrics.longestMonologue?.seconds ?? 0);
@@ -265,7 +267,9 @@ function metric(rule: Extract<Rule, { kind: 'metric' }>, ctx: EvaluationContext)
   const [from, to] = windowRange(rule.window, duration);
   return {
     held,
-    points: held ? [{ start: round3(from), end: round3(Math.min(to, duration)), utterance: null }] : [],
+    points: held
+      ? [{ start: roundThousandths(from), end: roundThousandths(Math.min(to, duration)), utterance: null }]
+      : [],
   };
 }
 

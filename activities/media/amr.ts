@@ -16,6 +16,7 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import type { AmrFrames } from '../../schemas/media-probe.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 export const AMR_NB_MAGIC = '#!AMR\n';
 export const AMR_WB_MAGIC = '#!AMR-WB\n';
@@ -125,5 +126,5 @@ export class AmrRepairStream extends Transform {
 
 /** The true length of an AMR stream of `frames` frames. */
 export function amrSeconds(frames: number): number {
-  return Math.round(frames * AMR_FRAME_SECONDS * 1000) / 1000;
+  return roundSecondsToMs(frames * AMR_FRAME_SECONDS);
 }

@@ -11,6 +11,7 @@ import {
   type FixtureScript,
 } from '../../schemas/synthetic-recording.ts';
 import { seededRandom } from '../../schemas/seeded-random.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 export interface CallScriptOptions {
   /** Length of the call in seconds (1 minute to several hours are typical). */
@@ -43,8 +44,6 @@ const HOLD_SECONDS = { min: 8, max: 40 } as const;
 const LEAD_IN_SECONDS = 0.5;
 const TAIL_SECONDS = 0.5;
 
-const roundMs = (seconds: number) => Math.round(seconds * 1000) / 1000;
-
 /** Where a script is being written: the time, who talks next, and the channels so far. */
 interface ScriptState {
   t: number;
@@ -70,7 +69,10 @@ function randomTurns(state: ScriptState, end: number, holds = true): void {
       const id = intBetween(random, range.from, range.to);
       const length = phraseDurationSeconds(id);
       if (state.t + length > end) break;
-      state.channels[state.stereo ? state.speaker : 0]!.phrases.push({ id, start: roundMs(state.t) });
+      state.channels[state.stereo ? state.speaker : 0]!.phrases.push({
+        id,
+        start: roundSecondsToMs(state.t),
+      });
       said++;
       // Rounding to the millisecond may move a start by 0.5 ms: the gaps keep phrases well apart.
       state.t += length + (i < turn - 1 ? between(random, PHRASE_GAP_SECONDS) : 0);
@@ -111,7 +113,7 @@ function personalDataExchanges(state: ScriptState, end: number): void {
   const say = (who: 0 | 1, id: number, gap: number): void => {
     const length = phraseDurationSeconds(id);
     if (state.t + length > end) return;
-    state.channels[state.stereo ? who : 0]!.phrases.push({ id, start: roundMs(state.t) });
+    state.channels[state.stereo ? who : 0]!.phrases.push({ id, start: roundSecondsToMs(state.t) });
     state.t += length + gap;
   };
   for (const { ask, answer, reply } of PERSONAL_DATA_EXCHANGES) {
@@ -192,7 +194,7 @@ function say(
 ): { start: number; end: number } {
   const start = state.t;
   for (const [i, id] of ids.entries()) {
-    state.channels[state.stereo ? speaker : 0]!.phrases.push({ id, start: roundMs(state.t) });
+    state.channels[state.stereo ? speaker : 0]!.phrases.push({ id, start: roundSecondsToMs(state.t) });
     state.t += phraseDurationSeconds(id) + (i < ids.length - 1 ? gap : 0);
   }
   const end = state.t;
@@ -245,7 +247,11 @@ export function scriptedCall(scenario: CallScenario): { script: FixtureScript; m
     const agent = say(state, 0, L.talkingOver);
     const start = agent.start;
     const stop = Math.min(agent.end, customer.end);
-    moments.overlap = { start: roundMs(start), end: roundMs(stop), seconds: roundMs(stop - start) };
+    moments.overlap = {
+      start: roundSecondsToMs(start),
+      end: roundSecondsToMs(stop),
+      seconds: roundSecondsToMs(stop - start),
+    };
     state.t = Math.max(state.t, customer.end + between(state.random, TURN_GAP_SECONDS));
   }
   if (scenario.holdSeconds !== undefined) {
@@ -256,9 +262,9 @@ export function scriptedCall(scenario: CallScenario): { script: FixtureScript; m
     state.t = Math.max(ack.end + 0.5, asked.end + scenario.holdSeconds);
     const back = say(state, 0, [L.holdReturn]);
     moments.hold = {
-      start: roundMs(asked.end),
-      end: roundMs(back.start),
-      seconds: roundMs(back.start - asked.end),
+      start: roundSecondsToMs(asked.end),
+      end: roundSecondsToMs(back.start),
+      seconds: roundSecondsToMs(back.start - asked.end),
     };
   }
   until(1);

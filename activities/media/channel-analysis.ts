@@ -21,6 +21,7 @@ import type { ChannelFacts, Silence } from '../../schemas/plan.ts';
 import { Conditioner } from './conditioning.ts';
 import { spawnFfmpeg } from './ffmpeg.ts';
 import { inputArgs, type MediaInput } from './media-input.ts';
+import { roundThousandths } from '../../schemas/units.ts';
 
 /** The analysis rate: the telephony band, and the rate of the recognizer's 8-kHz input. */
 const ANALYSIS_RATE = 8000;
@@ -61,7 +62,6 @@ export interface ChannelAnalysis {
 const FULL_SCALE = 32768;
 const toDb = (amplitude: number) => (amplitude > 0 ? round1(20 * Math.log10(amplitude / FULL_SCALE)) : null);
 const round1 = (x: number) => Math.round(x * 10) / 10;
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** The smallest peak that `fraction` of the windows stay at or under (from a histogram of peaks). */
 function percentile(histogram: Uint32Array, windows: number, fraction: number): number {
@@ -187,8 +187,8 @@ function silencesOf(
     if (!quiet && start >= 0) {
       if (w - start >= minWindows) {
         out.push({
-          start: round3(start * WINDOW_SECONDS),
-          end: round3(Math.min(w * WINDOW_SECONDS, durationSeconds)),
+          start: roundThousandths(start * WINDOW_SECONDS),
+          end: roundThousandths(Math.min(w * WINDOW_SECONDS, durationSeconds)),
         });
       }
       start = -1;
@@ -245,7 +245,7 @@ export async function analyzeChannels(
     thresholds.push(threshold);
     let active = 0;
     for (let peak = threshold + 1; peak < histogram.length; peak++) active += histogram[peak]!;
-    const activeSeconds = round3(active * WINDOW_SECONDS);
+    const activeSeconds = roundThousandths(active * WINDOW_SECONDS);
     facts.push({
       channel: c,
       levelDb: toDb(percentile(histogram, windows, LEVEL_PERCENTILE)),
@@ -266,7 +266,7 @@ export async function analyzeChannels(
     if (a.status !== 'speech' || b.status !== 'speech') return;
     const correlation = acc.cross[p]! / Math.sqrt(acc.energy[i]! * acc.energy[j]!);
     if (Math.abs(correlation) < DUPLICATE_MIN_CORRELATION) return;
-    facts[j] = { ...b, status: 'duplicate', duplicateOf: i, correlation: round3(correlation) };
+    facts[j] = { ...b, status: 'duplicate', duplicateOf: i, correlation: roundThousandths(correlation) };
   });
   return { channels: facts, silences };
 }

@@ -13,6 +13,7 @@ import type { LengthCheck } from '../../schemas/media-probe.ts';
 import { MediaError } from './errors.ts';
 import { runFfmpeg } from './ffmpeg.ts';
 import { inputArgs, type MediaInput } from './media-input.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 /**
  * How far the decoded length may be from the container's: codecs trim their priming and padding (an
@@ -88,10 +89,9 @@ export function checkLength(
     gapSeconds?: number;
   },
 ): LengthCheck {
-  const round = (s: number) => Math.round(s * 1000) / 1000;
   const check: LengthCheck = {
-    decodedSeconds: round(lengths.decodedSeconds),
-    containerSeconds: round(lengths.containerSeconds),
+    decodedSeconds: roundSecondsToMs(lengths.decodedSeconds),
+    containerSeconds: roundSecondsToMs(lengths.containerSeconds),
     measuredBy: lengths.measuredBy,
     toleranceSeconds: LENGTH_TOLERANCE_SECONDS,
   };
@@ -103,8 +103,8 @@ export function checkLength(
   // A jump in the timestamps is audio the file never had, not audio a decoder dropped: say which.
   const jumped = (lengths.gapSeconds ?? 0) > LENGTH_TOLERANCE_SECONDS;
   const cause = jumped
-    ? `its timestamps jump over ${round(lengths.gapSeconds!)} s with no audio in them, a gap in the recording`
-    : `${round(gap)} s of it did not decode`;
+    ? `its timestamps jump over ${roundSecondsToMs(lengths.gapSeconds!)} s with no audio in them, a gap in the recording`
+    : `${roundSecondsToMs(gap)} s of it did not decode`;
   throw new MediaError(
     'length-mismatch',
     `${path}: decodes to ${check.decodedSeconds} s but ${what} ${check.containerSeconds} s ` +

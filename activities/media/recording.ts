@@ -26,6 +26,7 @@ import { FAILURE } from '../../schemas/retry-table.ts';
 import { openInput } from './media-input.ts';
 import { writeRedactedAudio, type AudioMask } from './redacted-audio.ts';
 import { mapRedactionSpans, type FrameSpan } from './redaction-spans.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 export interface RecordingMediaDeps {
   store: ObjectStore;
@@ -150,7 +151,7 @@ async function redactAudio(
       key: input.output.key,
       mask: input.mask,
       spans: made.spans.length,
-      seconds: Math.round(made.maskedSeconds * 1000) / 1000,
+      seconds: roundSecondsToMs(made.maskedSeconds),
     };
   } finally {
     await rm(outPath, { force: true });

@@ -11,6 +11,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { SessionAudioFormat } from '../../schemas/media-transcode.ts';
+import { secondsToMs } from '../../schemas/units.ts';
 
 /** Object metadata: strings only, as S3 user metadata is. */
 export type StagingMeta = Record<string, string>;
@@ -50,7 +51,7 @@ export interface StagingKeyInput {
  */
 export function stagingKey(input: StagingKeyInput): string {
   const fp = input.fingerprint.replace(/[^A-Za-z0-9._-]/g, '-');
-  const ms = (s: number) => String(Math.round(s * 1000)).padStart(9, '0');
+  const ms = (s: number) => String(secondsToMs(s)).padStart(9, '0');
   return `${input.prefix ?? ''}${fp}/t${input.track}/${ms(input.start)}-${ms(input.end)}.${FORMAT_EXTENSIONS[input.format]}`;
 }
 

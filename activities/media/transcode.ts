@@ -15,6 +15,7 @@ import { MediaLengthError } from './errors.ts';
 import { spawnFfmpeg, type ToolProcess } from './ffmpeg.ts';
 import { inputArgs, openInput, type MediaInput } from './media-input.ts';
 import { stagingKey, type StagingStore } from './staging.ts';
+import { secondsText } from '../../schemas/units.ts';
 
 /** ffmpeg parameters of each session format (spec 02, Audio formats). */
 const FORMATS: Record<
@@ -59,9 +60,9 @@ export function transcodeArgs(range: TranscodeRange): string[] {
   return [
     '-v',
     'error',
-    ...(range.start > 0 ? ['-ss', range.start.toFixed(3)] : []),
+    ...(range.start > 0 ? ['-ss', secondsText(range.start)] : []),
     '-t',
-    (range.end - range.start + READ_PAST_END_SECONDS).toFixed(3),
+    secondsText(range.end - range.start + READ_PAST_END_SECONDS),
     ...inputArgs(range.input),
     '-map',
     `0:${range.input.streamIndex}`,

@@ -11,19 +11,21 @@ import {
   ListObjectsV2Command,
   CreateBucketCommand,
   HeadBucketCommand,
-  NotFound,
-  NoSuchKey,
 } from '@aws-sdk/client-s3';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { S3Config } from '../../schemas/config.ts';
 import {
   S3_CONNECT_TIMEOUT_MS,
   S3_DEFAULT_MAX_SOCKETS,
   S3_SOCKET_IDLE_TIMEOUT_MS,
 } from '../../schemas/limits.ts';
+import { rangedStream, type BucketTarget } from './ranged-read.ts';
+import { isNotFound, s3StatusOf } from './s3-errors.ts';
+
+export { isPermanentS3Error, s3StatusOf } from './s3-errors.ts';
 
 export interface ObjectInfo {
   key: string;
@@ -150,41 +152,183 @@ export function createS3Client(
   });
 }
 
-/** S3's answer to a range that starts at or past the object's end (HTTP 416). */
-function isRangeNotSatisfiable(err: unknown): boolean {
-  return s3StatusOf(err) === 416 || (err as { name?: string })?.name === 'InvalidRange';
+/** The object's ETag without the quotes S3 puts around it. */
+function bareEtag(etag: string | undefined): string | undefined {
+  return etag?.replaceAll('"', '');
 }
 
-/** `bytes a-b/total` → total; undefined when the store did not say. */
-function totalOfContentRange(contentRange: string | undefined): number | undefined {
-  const total = contentRange?.split('/')[1];
-  return total && total !== '*' ? Number(total) : undefined;
-}
-
-function isNotFound(err: unknown): boolean {
-  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return (
-    err instanceof NotFound ||
-    err instanceof NoSuchKey ||
-    e?.name === 'NotFound' ||
-    e?.name === 'NoSuchKey' ||
-    e?.$metadata?.httpStatusCode === 404
+async function putObject(
+  { client, Bucket }: BucketTarget,
+  key: string,
+  body: string | Buffer,
+  options?: { contentType?: string; metadata?: Record<string, string> },
+): Promise<void> {
+  await client.send(
+    new PutObjectCommand({
+      Bucket,
+      Key: key,
+      Body: body,
+      ContentType: options?.contentType,
+      Metadata: options?.metadata,
+    }),
   );
 }
 
-/** HTTP status of a failed S3 request, when the store answered at all. */
-export function s3StatusOf(err: unknown): number | undefined {
-  return (err as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+async function putLocalFile(
+  { client, Bucket }: BucketTarget,
+  key: string,
+  path: string,
+  options?: { contentType?: string; metadata?: Record<string, string> },
+): Promise<void> {
+  const { size } = await stat(path);
+  await client.send(
+    new PutObjectCommand({
+      Bucket,
+      Key: key,
+      Body: createReadStream(path),
+      ContentLength: size,
+      ContentType: options?.contentType,
+      Metadata: options?.metadata,
+    }),
+  );
 }
 
-/**
- * The store answered that this request cannot succeed as made (a 4xx other than timeout and
- * throttling): no such object, a key it refuses to hold (SeaweedFS answers 400 to `../` segments),
- * access denied. Retrying in seconds will not help; the caller should fail or report it.
- */
-export function isPermanentS3Error(err: unknown): boolean {
-  const status = s3StatusOf(err);
-  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+async function getObjectStream(
+  target: BucketTarget,
+  key: string,
+  options?: { start?: number; end?: number; rangeBytes?: number },
+): Promise<Readable> {
+  const { start = 0, end, rangeBytes } = options ?? {};
+  if (rangeBytes !== undefined) return rangedStream(target, key, start, end, rangeBytes);
+  const Range = start || end !== undefined ? `bytes=${start}-${end ?? ''}` : undefined;
+  const res = await target.client.send(new GetObjectCommand({ Bucket: target.Bucket, Key: key, Range }));
+  return res.Body as Readable;
+}
+
+async function getObjectBuffer({ client, Bucket }: BucketTarget, key: string): Promise<Buffer> {
+  const res = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+  return Buffer.from(await res.Body!.transformToByteArray());
+}
+
+async function headObject({ client, Bucket }: BucketTarget, key: string): Promise<ObjectInfo | undefined> {
+  try {
+    const res = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+    return {
+      key,
+      size: res.ContentLength ?? 0,
+      etag: bareEtag(res.ETag),
+      lastModified: res.LastModified,
+      metadata: res.Metadata,
+    };
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+async function readObject(
+  { client, Bucket }: BucketTarget,
+  key: string,
+): Promise<{ body: Buffer; etag?: string } | undefined> {
+  try {
+    const res = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+    return {
+      body: Buffer.from(await res.Body!.transformToByteArray()),
+      etag: bareEtag(res.ETag),
+    };
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+async function putObjectIf(
+  { client, Bucket }: BucketTarget,
+  key: string,
+  body: string | Buffer,
+  condition: { ifNoneMatch: '*' } | { ifMatch: string },
+  options?: { contentType?: string },
+): Promise<{ etag?: string } | 'conflict'> {
+  try {
+    const res = await client.send(
+      new PutObjectCommand({
+        Bucket,
+        Key: key,
+        Body: body,
+        ContentType: options?.contentType,
+        ...('ifMatch' in condition ? { IfMatch: `"${condition.ifMatch}"` } : { IfNoneMatch: '*' }),
+      }),
+    );
+    return { etag: bareEtag(res.ETag) };
+  } catch (err) {
+    // 412: the condition failed; 409: a concurrent conditional write of the same key won.
+    const status = s3StatusOf(err);
+    if (status === 412 || status === 409) return 'conflict';
+    throw err;
+  }
+}
+
+/** S3's DeleteObjects takes at most this many keys per request. */
+const DELETE_BATCH_KEYS = 1000;
+
+async function deleteObjectKeys({ client, Bucket }: BucketTarget, keys: readonly string[]): Promise<number> {
+  for (let i = 0; i < keys.length; i += DELETE_BATCH_KEYS) {
+    const batch = keys.slice(i, i + DELETE_BATCH_KEYS);
+    await client.send(
+      new DeleteObjectsCommand({
+        Bucket,
+        Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+      }),
+    );
+  }
+  return keys.length;
+}
+
+async function listObjectPage(
+  { client, Bucket }: BucketTarget,
+  prefix: string,
+  next?: string,
+  pageSize = 1000,
+): Promise<ListPage> {
+  const res = await client.send(
+    new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: next, MaxKeys: pageSize }),
+  );
+  return {
+    objects: (res.Contents ?? []).map((o) => ({
+      key: o.Key!,
+      size: o.Size ?? 0,
+      etag: bareEtag(o.ETag),
+      lastModified: o.LastModified,
+    })),
+    next: res.IsTruncated ? res.NextContinuationToken : undefined,
+  };
+}
+
+async function deleteObjectsUnder(store: ObjectStore, { client, Bucket }: BucketTarget, prefix: string) {
+  let deleted = 0;
+  let next: string | undefined;
+  do {
+    const page = await store.listPage(prefix, next);
+    if (page.objects.length > 0) {
+      await client.send(
+        new DeleteObjectsCommand({
+          Bucket,
+          Delete: { Objects: page.objects.map((o) => ({ Key: o.key })) },
+        }),
+      );
+      deleted += page.objects.length;
+    }
+    next = page.next;
+  } while (next);
+  return deleted;
+}
+
+async function ensureBucketExists(client: S3Client, name: string): Promise<void> {
+  try {
+    await client.send(new HeadBucketCommand({ Bucket: name }));
+  } catch {
+    await client.send(new CreateBucketCommand({ Bucket: name }));
+  }
 }
 
 export function createObjectStore(
@@ -192,192 +336,30 @@ export function createObjectStore(
   client: S3Client = createS3Client(config),
   bucket = config.bucket,
 ): ObjectStore {
-  const Bucket = bucket;
-
-  /** One bounded GET: the bytes, read to the end so the socket goes back to the pool at once. */
-  async function readRange(key: string, first: number, last: number) {
-    try {
-      const res = await client.send(
-        new GetObjectCommand({ Bucket, Key: key, Range: `bytes=${first}-${last}` }),
-      );
-      const bytes = await res.Body!.transformToByteArray();
-      return {
-        bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-        total: totalOfContentRange(res.ContentRange),
-      };
-    } catch (err) {
-      // A range from the object's end on: nothing (more) to read.
-      if (isRangeNotSatisfiable(err)) return { bytes: Buffer.alloc(0), total: first };
-      throw err;
-    }
-  }
-
-  function rangedStream(key: string, start: number, end: number | undefined, rangeBytes: number): Readable {
-    if (!Number.isInteger(rangeBytes) || rangeBytes <= 0)
-      throw new Error(`rangeBytes must be a positive integer`);
-    async function* ranges(): AsyncGenerator<Buffer> {
-      let at = start;
-      let last = end;
-      while (last === undefined || at <= last) {
-        const upTo = last === undefined ? at + rangeBytes - 1 : Math.min(at + rangeBytes - 1, last);
-        const { bytes, total } = await readRange(key, at, upTo);
-        if (total !== undefined) last = Math.min(last ?? total - 1, total - 1);
-        if (bytes.byteLength === 0) return;
-        yield bytes;
-        at += bytes.byteLength;
-      }
-    }
-    // Byte mode with a high-water mark of one range: the next request goes out when the reader has taken
-    // the previous range, so at most about two ranges are in memory per reader.
-    return Readable.from(ranges(), { objectMode: false, highWaterMark: rangeBytes });
-  }
-
+  const target: BucketTarget = { client, Bucket: bucket };
   const store: ObjectStore = {
     bucket,
-    async put(key, body, options) {
-      await client.send(
-        new PutObjectCommand({
-          Bucket,
-          Key: key,
-          Body: body,
-          ContentType: options?.contentType,
-          Metadata: options?.metadata,
-        }),
-      );
-    },
-    async putFile(key, path, options) {
-      const { size } = await stat(path);
-      await client.send(
-        new PutObjectCommand({
-          Bucket,
-          Key: key,
-          Body: createReadStream(path),
-          ContentLength: size,
-          ContentType: options?.contentType,
-          Metadata: options?.metadata,
-        }),
-      );
-    },
-    async getStream(key, options) {
-      const { start = 0, end, rangeBytes } = options ?? {};
-      if (rangeBytes !== undefined) return rangedStream(key, start, end, rangeBytes);
-      const Range = start || end !== undefined ? `bytes=${start}-${end ?? ''}` : undefined;
-      const res = await client.send(new GetObjectCommand({ Bucket, Key: key, Range }));
-      return res.Body as Readable;
-    },
-    async getBuffer(key) {
-      const res = await client.send(new GetObjectCommand({ Bucket, Key: key }));
-      return Buffer.from(await res.Body!.transformToByteArray());
-    },
+    put: (key, body, options) => putObject(target, key, body, options),
+    putFile: (key, path, options) => putLocalFile(target, key, path, options),
+    getStream: (key, options) => getObjectStream(target, key, options),
+    getBuffer: (key) => getObjectBuffer(target, key),
     async getText(key) {
       return (await store.getBuffer(key)).toString('utf8');
     },
     async download(key, path) {
       await pipeline(await store.getStream(key), createWriteStream(path));
     },
-    async head(key) {
-      try {
-        const res = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
-        return {
-          key,
-          size: res.ContentLength ?? 0,
-          etag: res.ETag?.replaceAll('"', ''),
-          lastModified: res.LastModified,
-          metadata: res.Metadata,
-        };
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    },
-    async read(key) {
-      try {
-        const res = await client.send(new GetObjectCommand({ Bucket, Key: key }));
-        return {
-          body: Buffer.from(await res.Body!.transformToByteArray()),
-          etag: res.ETag?.replaceAll('"', ''),
-        };
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    },
-    async putIf(key, body, condition, options) {
-      try {
-        const res = await client.send(
-          new PutObjectCommand({
-            Bucket,
-            Key: key,
-            Body: body,
-            ContentType: options?.contentType,
-            ...('ifMatch' in condition ? { IfMatch: `"${condition.ifMatch}"` } : { IfNoneMatch: '*' }),
-          }),
-        );
-        return { etag: res.ETag?.replaceAll('"', '') };
-      } catch (err) {
-        // 412: the condition failed; 409: a concurrent conditional write of the same key won.
-        const status = s3StatusOf(err);
-        if (status === 412 || status === 409) return 'conflict';
-        throw err;
-      }
-    },
-    async deleteKeys(keys) {
-      for (let i = 0; i < keys.length; i += 1000) {
-        const batch = keys.slice(i, i + 1000);
-        await client.send(
-          new DeleteObjectsCommand({
-            Bucket,
-            Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
-          }),
-        );
-      }
-      return keys.length;
-    },
+    head: (key) => headObject(target, key),
+    read: (key) => readObject(target, key),
+    putIf: (key, body, condition, options) => putObjectIf(target, key, body, condition, options),
+    deleteKeys: (keys) => deleteObjectKeys(target, keys),
     async exists(key) {
       return (await store.head(key)) !== undefined;
     },
-    async listPage(prefix, next, pageSize = 1000) {
-      const res = await client.send(
-        new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: next, MaxKeys: pageSize }),
-      );
-      return {
-        objects: (res.Contents ?? []).map((o) => ({
-          key: o.Key!,
-          size: o.Size ?? 0,
-          etag: o.ETag?.replaceAll('"', ''),
-          lastModified: o.LastModified,
-        })),
-        next: res.IsTruncated ? res.NextContinuationToken : undefined,
-      };
-    },
-    async deletePrefix(prefix) {
-      let deleted = 0;
-      let next: string | undefined;
-      do {
-        const page = await store.listPage(prefix, next);
-        if (page.objects.length > 0) {
-          await client.send(
-            new DeleteObjectsCommand({
-              Bucket,
-              Delete: { Objects: page.objects.map((o) => ({ Key: o.key })) },
-            }),
-          );
-          deleted += page.objects.length;
-        }
-        next = page.next;
-      } while (next);
-      return deleted;
-    },
-    async ensureBucket(name = bucket) {
-      try {
-        await client.send(new HeadBucketCommand({ Bucket: name }));
-      } catch {
-        await client.send(new CreateBucketCommand({ Bucket: name }));
-      }
-    },
-    withBucket(other) {
-      return createObjectStore(config, client, other);
-    },
+    listPage: (prefix, next, pageSize) => listObjectPage(target, prefix, next, pageSize),
+    deletePrefix: (prefix) => deleteObjectsUnder(store, target, prefix),
+    ensureBucket: (name = bucket) => ensureBucketExists(client, name),
+    withBucket: (other) => createObjectStore(config, client, other),
   };
   return store;
 }

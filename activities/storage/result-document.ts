@@ -29,7 +29,7 @@ import type { PlanSession, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource, Stage } from '../../schemas/recording.ts';
 import type { Timeline } from '../../schemas/transcript.ts';
 import type { CallInsightsParts } from '../../schemas/insights.ts';
-import { round3 } from '../../schemas/talk-time.ts';
+import { msToSeconds, roundSecondsToMs } from '../../schemas/units.ts';
 import { maskPersonalData } from '../nlp/redaction/free-text.ts';
 import { callInsights } from '../insights/call-insights.ts';
 import { defaultRules, type LoadedRules } from '../insights/rules-file.ts';
@@ -211,8 +211,8 @@ function processingFacts(
   for (const [name, cost] of Object.entries(steps)) if (cost) requests[name] = cost;
   const entries = Object.values(requests);
   const wallSeconds: Record<string, number> = {};
-  for (const [stage, ms] of Object.entries(processing.stageMs)) wallSeconds[stage] = round3(ms / 1000);
-  wallSeconds.total = round3(processing.wallMs / 1000);
+  for (const [stage, ms] of Object.entries(processing.stageMs)) wallSeconds[stage] = msToSeconds(ms);
+  wallSeconds.total = msToSeconds(processing.wallMs);
   return {
     workflowId: processing.workflowId,
     runId: processing.runId,
@@ -226,7 +226,7 @@ function processingFacts(
       entries.reduce((n, c) => n + c.retries, 0),
     ),
     restarts: processing.restarts,
-    reStreamedSeconds: round3(processing.reStreamedSeconds),
+    reStreamedSeconds: roundSecondsToMs(processing.reStreamedSeconds),
     wallSeconds,
   };
 }

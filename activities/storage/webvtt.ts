@@ -3,6 +3,7 @@
  * voice span naming the speaker (`<v agent>…`), the cleaned text where filler removal ran, and
  * timestamps `HH:MM:SS.mmm` on the recording's clock.
  */
+import { secondsToMs } from '../../schemas/units.ts';
 
 export interface VttUtterance {
   index: number;
@@ -15,7 +16,7 @@ export interface VttUtterance {
 
 /** Seconds → `HH:MM:SS.mmm` (hours grow past two digits for very long recordings). */
 export function vttTimestamp(seconds: number): string {
-  const totalMs = Math.max(0, Math.round(seconds * 1000));
+  const totalMs = Math.max(0, secondsToMs(seconds));
   const ms = totalMs % 1000;
   const totalSeconds = Math.floor(totalMs / 1000);
   const s = totalSeconds % 60;
@@ -56,7 +57,7 @@ export function toWebVtt(utterances: readonly VttUtterance[]): string {
       const text = escapeCueText(u.cleanedText ?? u.text);
       if (text === '') return [];
       const start = vttTimestamp(u.start);
-      const endSeconds = Math.round(u.end * 1000) > Math.round(u.start * 1000) ? u.end : u.start + 0.001;
+      const endSeconds = secondsToMs(u.end) > secondsToMs(u.start) ? u.end : u.start + 0.001;
       return [
         `u${u.index}\n${start} --> ${vttTimestamp(endSeconds)}\n<v ${voiceName(u.speaker)}>${text}</v>`,
       ];

@@ -10,6 +10,7 @@ import {
   type TableName,
   type TableRow,
 } from '../../schemas/tables.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 /** When the call started, and where that came from (the `call_started_at_source` column). */
 export interface CallStart {
@@ -42,8 +43,6 @@ export function callStart(result: ResultDocument, timeZone: string): CallStart {
   const at = new Date(result.processing.startedAt);
   return { at, source: 'processing', dt: dayIn(at, timeZone) };
 }
-
-const round = (n: number) => Math.round(n * 1000) / 1000;
 
 function speakerSentiment(result: ResultDocument, speaker: string): SentimentAggregate | undefined {
   return result.sentiment?.bySpeaker[speaker];
@@ -128,8 +127,8 @@ export function callRows(result: ResultDocument, resultKey: string, timeZone: st
     call_id: result.callId,
     utterance_index: i,
     speaker: u.speaker,
-    start_seconds: round(u.start),
-    end_seconds: round(u.end),
+    start_seconds: roundSecondsToMs(u.start),
+    end_seconds: roundSecondsToMs(u.end),
     text: u.text,
     cleaned_text: u.cleanedText,
     confidence: u.confidence ?? null,

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { LogEntry } from '../../emulator/stats.ts';
+import { roundThousandths } from '../../schemas/units.ts';
 
 /** Text requests per audio hour of sentiment alone, per utterance, before dialog acts and redaction. */
 export const SENTIMENT_ALONE_PER_AUDIO_HOUR = 1324;
@@ -71,7 +72,6 @@ export function textRequestsPerAudioHour(
     budget: TEXT_BUDGET_PER_AUDIO_HOUR,
     withinBudget: perHour(total) <= TEXT_BUDGET_PER_AUDIO_HOUR,
     sentimentAloneBefore: SENTIMENT_ALONE_PER_AUDIO_HOUR,
-    redactionShareOfBefore:
-      Math.round((perHour(counts['ne'] ?? 0) / SENTIMENT_ALONE_PER_AUDIO_HOUR) * 1000) / 1000,
+    redactionShareOfBefore: roundThousandths(perHour(counts['ne'] ?? 0) / SENTIMENT_ALONE_PER_AUDIO_HOUR),
   };
 }

@@ -255,19 +255,78 @@ export function devServerProcess(
   });
 }
 
-export async function startStack(options: StackOptions = {}): Promise<RunningStack> {
-  const log = options.log ?? (() => {});
-  const base = options.config ?? loadConfig();
-  const home = resolve(base.stack.home);
+/** What every step of starting a stack needs: where, on which ports, with which tools and environment. */
+interface StackContext {
+  options: StackOptions;
+  home: string;
+  config: Config;
+  ports: StackPorts;
+  tools: ToolPaths;
+  env: Record<string, string>;
+  childEnv: (extra?: Record<string, string>) => NodeJS.ProcessEnv;
+  launched: LaunchedProcesses;
+  log: (line: string) => void;
+}
+
+type StackPorts = Awaited<ReturnType<typeof resolveStackPorts>>;
+
+/**
+ * The processes a stack started, in start order, and its record (stack.json): every pid is in the record
+ * the moment it exists, so a stack killed while starting can be stopped by the next one.
+ */
+class LaunchedProcesses {
+  readonly record: StackRecord;
+  readonly #home: string;
+  readonly #started: ManagedProcess[] = [];
+
+  constructor(home: string) {
+    this.#home = home;
+    this.record = { pid: process.pid, startTicks: processStartTicks(process.pid), processes: [] };
+    writeStackRecord(home, this.record);
+  }
+
+  /** The spawn callback of the process called `name`: records its pid. */
+  onSpawn(name: string): (pid: number) => void {
+    return (pid) => {
+      this.record.processes = [
+        ...this.record.processes.filter((p) => p.name !== name),
+        recordProcess(name, pid),
+      ];
+      this.save();
+    };
+  }
+
+  add(...procs: ManagedProcess[]): void {
+    this.#started.push(...procs);
+  }
+
+  remove(proc: ManagedProcess): void {
+    this.#started.splice(this.#started.indexOf(proc), 1);
+  }
+
+  save(): void {
+    writeStackRecord(this.#home, this.record);
+  }
+
+  /** Stops every process, last started first, and removes the record. */
+  async stopAll(): Promise<void> {
+    for (const proc of [...this.#started].reverse()) await proc.stop().catch(() => {});
+    removeStackRecord(this.#home);
+  }
+}
+
+/** Refuses a home another live stack owns, and stops what a killed one left behind. */
+async function claimHome(home: string, options: StackOptions, log: (line: string) => void): Promise<void> {
   mkdirSync(join(home, 'logs'), { recursive: true });
   const owner = liveStackOwner(home);
   if (owner !== undefined) throw new StackRunningError(home, owner);
   // What a killed `up` left behind would hold this home's ports, data and locks: stop it first.
   const stale = await stopStaleStack(home);
   if (stale) (options.notice ?? log)(stale);
-  const tools = ensureTools({ log });
+}
 
-  const ports = await resolvePorts(
+function resolveStackPorts(base: Config, mode: 'fixed' | 'auto') {
+  return resolvePorts(
     {
       temporal: { port: base.stack.temporalPort, variable: 'CALLPIPE_TEMPORAL_PORT' },
       temporalUi: { port: base.stack.temporalUiPort, variable: 'CALLPIPE_TEMPORAL_UI_PORT' },
@@ -275,11 +334,18 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       emulator: { port: base.stack.emulatorPort, variable: 'CALLPIPE_EMULATOR_PORT' },
       metrics: { port: base.stack.metricsPort, variable: 'CALLPIPE_METRICS_PORT' },
     },
-    options.ports ?? base.stack.ports,
+    mode,
   );
-  const speed = base.stack.emulatorSpeed;
-  const emulatorUrl = `http://127.0.0.1:${ports.emulator}`;
-  const config: Config = {
+}
+
+function emulatorUrlOf(ports: StackPorts): string {
+  return `http://127.0.0.1:${ports.emulator}`;
+}
+
+/** The configuration that reaches the stack: its emulator, its S3 server, its dev server, its ports. */
+function localStackConfig(base: Config, home: string, ports: StackPorts): Config {
+  const emulatorUrl = emulatorUrlOf(ports);
+  return {
     ...base,
     service: {
       ...base.service,
@@ -287,7 +353,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       asrBaseUrl: undefined,
       authUrl: `${emulatorUrl}/v1/oauth/accesstokens`,
       // The stack's emulator runs at `speed`, so the client paces itself to match (DESIGN.md).
-      speed,
+      speed: base.stack.emulatorSpeed,
     },
     s3: {
       ...base.s3,
@@ -315,8 +381,14 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       metricsPort: ports.metrics,
     },
   };
-  const env = stackEnv(config);
-  const childEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
+}
+
+/** The environment of the stack's child processes: ours, the tools', the stack's, and `extra`. */
+function childEnvOf(
+  tools: ToolPaths,
+  env: Record<string, string>,
+): (extra?: Record<string, string>) => NodeJS.ProcessEnv {
+  return (extra = {}) => {
     // Stray AWS_* variables would change SeaweedFS's auth or point the SDK elsewhere; TEMPORAL_* ones
     // (an API key, a client certificate, a profile) are meant for another cluster than the dev server.
     const clean = Object.fromEntries(
@@ -324,126 +396,173 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     );
     return { ...clean, ...toolEnv(tools), ...env, ...extra };
   };
+}
 
-  // From here on, every pid this stack starts is in stack.json the moment it exists.
-  const record: StackRecord = { pid: process.pid, startTicks: processStartTicks(process.pid), processes: [] };
-  writeStackRecord(home, record);
-  const onSpawn = (name: string) => (pid: number) => {
-    record.processes = [...record.processes.filter((p) => p.name !== name), recordProcess(name, pid)];
-    writeStackRecord(home, record);
-  };
-  const started: ManagedProcess[] = [];
-  const stopAll = async () => {
-    for (const proc of [...started].reverse()) await proc.stop().catch(() => {});
-    removeStackRecord(home);
-  };
+type TemporalProcesses = Pick<RunningStack['processes'], 'temporal' | 'postgresql' | 'temporalUi'>;
 
-  try {
-    writeTemporalProfile(stackTemporalProfile(home), config.temporal);
-    const extra: Pick<RunningStack['processes'], 'postgresql' | 'temporalUi'> = {};
-    let temporal: ManagedProcess;
-    if (options.temporal === 'postgresql') {
-      const server = await startTemporalServer({
-        tools: ensureTemporalServer({ log }),
-        home,
-        port: ports.temporal,
-        uiPort: ports.temporalUi,
-        temporal: config.temporal,
-        env: childEnv(),
-        onSpawn,
-        log,
-      });
-      started.push(...server.processes);
-      temporal = server.server;
-      extra.postgresql = server.processes.find((p) => p.options.name === 'postgresql');
-      extra.temporalUi = server.processes.find((p) => p.options.name === 'temporal-ui');
-    } else {
-      log(`starting Temporal dev server on ${config.temporal.address} (Web UI on :${ports.temporalUi})…`);
-      temporal = devServerProcess(config, ports, home, tools, childEnv());
-      await temporal.start(onSpawn('temporal'));
-      started.push(temporal);
-    }
-
-    log(`starting S3 server (SeaweedFS) on ${config.s3.endpoint}…`);
-    const s3 = await s3ServerProcess({
-      weed: tools.weed,
+/** Temporal as `options.temporal` says: the dev server, or the server on PostgreSQL with its UI. */
+async function startTemporal(ctx: StackContext): Promise<TemporalProcesses> {
+  const { config, ports, home, launched, log } = ctx;
+  writeTemporalProfile(stackTemporalProfile(home), config.temporal);
+  if (ctx.options.temporal === 'postgresql') {
+    const server = await startTemporalServer({
+      tools: ensureTemporalServer({ log }),
       home,
-      port: ports.s3,
-      identities: [
-        {
-          name: 'callpipe',
-          accessKey: LOCAL_S3_ACCESS_KEY,
-          secretKey: LOCAL_S3_SECRET_KEY,
-          actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
-        },
-      ],
-      config: config.s3,
-      env: childEnv(),
+      port: ports.temporal,
+      uiPort: ports.temporalUi,
+      temporal: config.temporal,
+      env: ctx.childEnv(),
+      onSpawn: (name) => launched.onSpawn(name),
+      log,
     });
-    await s3.start(onSpawn('s3'));
-    started.push(s3);
-
-    let emulator: ManagedProcess | undefined;
-    const requestLog = join(home, 'logs', 'emulator-requests.jsonl');
-    if (options.emulator !== false) {
-      log(`starting service emulator on ${emulatorUrl} (speed ${speed})…`);
-      const args = ['--speed', String(speed), '--request-log', requestLog];
-      if (config.stack.emulatorPhrasebook) args.push('--phrasebook', config.stack.emulatorPhrasebook);
-      if (config.stack.emulatorFaults) args.push('--faults', config.stack.emulatorFaults);
-      if (config.stack.emulatorAccounts) args.push('--accounts', config.stack.emulatorAccounts);
-      emulator = emulatorProcess(ports.emulator, args, home, childEnv());
-      await emulator.start(onSpawn('emulator'));
-      started.push(emulator);
-    }
-
-    const processes: RunningStack['processes'] = { temporal, ...extra, s3, emulator };
-    const startWorkers = async (): Promise<ManagedProcess> => {
-      const previous = processes.workers;
-      await previous?.stop();
-      if (previous) started.splice(started.indexOf(previous), 1);
-      log('starting workers…');
-      const workers = workersProcess(
-        childEnv({
-          ...(options.workflowBundlePath ? { CALLPIPE_WORKFLOW_BUNDLE: options.workflowBundlePath } : {}),
-          ...options.workerEnv,
-        }),
-        join(home, 'logs', 'workers.log'),
-      );
-      await workers.start(onSpawn('workers'));
-      started.push(workers);
-      processes.workers = workers;
-      return workers;
-    };
-    if (options.workers !== false) await startWorkers();
-
-    const addresses: StackAddresses = {
-      home,
-      temporalAddress: config.temporal.address,
-      namespace: config.temporal.namespace,
-      webUiUrl: `http://127.0.0.1:${ports.temporalUi}`,
-      s3Endpoint: config.s3.endpoint!,
-      bucket: config.s3.bucket,
-      ...(emulator
-        ? { emulatorUrl, serviceBaseUrl: config.service.baseUrl, authUrl: config.service.authUrl, requestLog }
-        : {}),
-      ...(options.workers !== false ? { metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics` } : {}),
-    };
-    Object.assign(record, { addresses, env });
-    writeStackRecord(home, record);
-
+    launched.add(...server.processes);
     return {
-      addresses,
-      config,
-      env,
-      tools,
-      processes,
-      startWorkers,
-      async stop() {
-        await stopAll();
-      },
+      temporal: server.server,
+      postgresql: server.processes.find((p) => p.options.name === 'postgresql'),
+      temporalUi: server.processes.find((p) => p.options.name === 'temporal-ui'),
     };
+  }
+  log(`starting Temporal dev server on ${config.temporal.address} (Web UI on :${ports.temporalUi})…`);
+  const temporal = devServerProcess(config, ports, home, ctx.tools, ctx.childEnv());
+  await temporal.start(launched.onSpawn('temporal'));
+  launched.add(temporal);
+  return { temporal };
+}
+
+async function startS3(ctx: StackContext): Promise<ManagedProcess> {
+  ctx.log(`starting S3 server (SeaweedFS) on ${ctx.config.s3.endpoint}…`);
+  const s3 = await s3ServerProcess({
+    weed: ctx.tools.weed,
+    home: ctx.home,
+    port: ctx.ports.s3,
+    identities: [
+      {
+        name: 'callpipe',
+        accessKey: LOCAL_S3_ACCESS_KEY,
+        secretKey: LOCAL_S3_SECRET_KEY,
+        actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
+      },
+    ],
+    config: ctx.config.s3,
+    env: ctx.childEnv(),
+  });
+  await s3.start(ctx.launched.onSpawn('s3'));
+  ctx.launched.add(s3);
+  return s3;
+}
+
+function emulatorRequestLog(home: string): string {
+  return join(home, 'logs', 'emulator-requests.jsonl');
+}
+
+/** The service emulator at the stack's speed, with the phrasebook, faults and accounts configured. */
+async function startStackEmulator(ctx: StackContext): Promise<ManagedProcess> {
+  const { config } = ctx;
+  const speed = config.stack.emulatorSpeed;
+  ctx.log(`starting service emulator on ${emulatorUrlOf(ctx.ports)} (speed ${speed})…`);
+  const args = ['--speed', String(speed), '--request-log', emulatorRequestLog(ctx.home)];
+  if (config.stack.emulatorPhrasebook) args.push('--phrasebook', config.stack.emulatorPhrasebook);
+  if (config.stack.emulatorFaults) args.push('--faults', config.stack.emulatorFaults);
+  if (config.stack.emulatorAccounts) args.push('--accounts', config.stack.emulatorAccounts);
+  const emulator = emulatorProcess(ctx.ports.emulator, args, ctx.home, ctx.childEnv());
+  await emulator.start(ctx.launched.onSpawn('emulator'));
+  ctx.launched.add(emulator);
+  return emulator;
+}
+
+/** (Re)starts the workers process of the stack, stopping the one before. */
+async function restartWorkers(
+  ctx: StackContext,
+  processes: RunningStack['processes'],
+): Promise<ManagedProcess> {
+  const { options, launched } = ctx;
+  const previous = processes.workers;
+  await previous?.stop();
+  if (previous) launched.remove(previous);
+  ctx.log('starting workers…');
+  const workers = workersProcess(
+    ctx.childEnv({
+      ...(options.workflowBundlePath ? { CALLPIPE_WORKFLOW_BUNDLE: options.workflowBundlePath } : {}),
+      ...options.workerEnv,
+    }),
+    join(ctx.home, 'logs', 'workers.log'),
+  );
+  await workers.start(launched.onSpawn('workers'));
+  launched.add(workers);
+  processes.workers = workers;
+  return workers;
+}
+
+function stackAddresses(ctx: StackContext, withEmulator: boolean): StackAddresses {
+  const { config, ports } = ctx;
+  return {
+    home: ctx.home,
+    temporalAddress: config.temporal.address,
+    namespace: config.temporal.namespace,
+    webUiUrl: `http://127.0.0.1:${ports.temporalUi}`,
+    s3Endpoint: config.s3.endpoint!,
+    bucket: config.s3.bucket,
+    ...(withEmulator
+      ? {
+          emulatorUrl: emulatorUrlOf(ports),
+          serviceBaseUrl: config.service.baseUrl,
+          authUrl: config.service.authUrl,
+          requestLog: emulatorRequestLog(ctx.home),
+        }
+      : {}),
+    ...(ctx.options.workers !== false ? { metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics` } : {}),
+  };
+}
+
+/** Starts every process of the stack in order; the addresses go into the record once all are up. */
+async function startProcesses(ctx: StackContext): Promise<RunningStack> {
+  const temporal = await startTemporal(ctx);
+  const s3 = await startS3(ctx);
+  const emulator = ctx.options.emulator !== false ? await startStackEmulator(ctx) : undefined;
+  const processes: RunningStack['processes'] = { ...temporal, s3, emulator };
+  const startWorkers = () => restartWorkers(ctx, processes);
+  if (ctx.options.workers !== false) await startWorkers();
+
+  const addresses = stackAddresses(ctx, emulator !== undefined);
+  Object.assign(ctx.launched.record, { addresses, env: ctx.env });
+  ctx.launched.save();
+  return {
+    addresses,
+    config: ctx.config,
+    env: ctx.env,
+    tools: ctx.tools,
+    processes,
+    startWorkers,
+    stop: () => ctx.launched.stopAll(),
+  };
+}
+
+export async function startStack(options: StackOptions = {}): Promise<RunningStack> {
+  const log = options.log ?? (() => {});
+  const base = options.config ?? loadConfig();
+  const home = resolve(base.stack.home);
+  await claimHome(home, options, log);
+  const tools = ensureTools({ log });
+  const ports = await resolveStackPorts(base, options.ports ?? base.stack.ports);
+  const config = localStackConfig(base, home, ports);
+  const env = stackEnv(config);
+  // From here on, every pid this stack starts is in stack.json the moment it exists.
+  const launched = new LaunchedProcesses(home);
+  const ctx: StackContext = {
+    options,
+    home,
+    config,
+    ports,
+    tools,
+    env,
+    childEnv: childEnvOf(tools, env),
+    launched,
+    log,
+  };
+  try {
+    return await startProcesses(ctx);
   } catch (err) {
-    await stopAll();
+    await launched.stopAll();
     throw err;
   }
 }

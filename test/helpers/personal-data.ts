@@ -8,6 +8,7 @@ import {
   phraseDurationSeconds,
   type FixtureScript,
 } from '../../schemas/synthetic-recording.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 /** Every value the exchanges give, as said. */
 export const PERSONAL_VALUES_SAID = [
@@ -60,7 +61,7 @@ export function personalDataCall(): { script: FixtureScript; ids: number[] } {
   const channels: FixtureScript['channels'] = [{ phrases: [] }, { phrases: [] }];
   let t = 0.5;
   for (const [speaker, id] of lines) {
-    channels[speaker]!.phrases.push({ id, start: Math.round(t * 1000) / 1000 });
+    channels[speaker]!.phrases.push({ id, start: roundSecondsToMs(t) });
     t += phraseDurationSeconds(id) + 0.8;
   }
   return {

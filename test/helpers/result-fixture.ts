@@ -3,6 +3,7 @@
  * summary and keywords: for the tables' and pages' unit tests (validated by schemas/result.ts).
  */
 import { resultDocumentSchema, type ResultDocument, type SentimentAggregate } from '../../schemas/result.ts';
+import { roundSecondsToMs, roundThousandths } from '../../schemas/units.ts';
 
 const LINES = [
   'お電話ありがとうございます。カスタマーセンターの佐藤でございます。',
@@ -78,9 +79,9 @@ export function resultFixture(options: ResultFixtureOptions = {}): ResultDocumen
     return {
       speaker,
       utterances: own.length,
-      talkSeconds: Math.round(talk * 1000) / 1000,
-      silenceSeconds: Math.round((duration - talk) * 1000) / 1000,
-      talkShare: Math.round((talk / duration) * 1000) / 1000,
+      talkSeconds: roundSecondsToMs(talk),
+      silenceSeconds: roundSecondsToMs(duration - talk),
+      talkShare: roundThousandths(talk / duration),
     };
   };
   const quarter = duration / 4;
