@@ -13,7 +13,7 @@ import {
   readRulesFile,
   RulesFileError,
   type LoadedRules,
-} from '../activities/insights/rules-file.ts';
+} from '../activities/insights/rule-file.ts';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { uploadKey } from '../schemas/call-keys.ts';

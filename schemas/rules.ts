@@ -1,7 +1,7 @@
 /**
  * The rule file of call insights: the thresholds of the call metrics, categories (each `all` or `any` of
  * rules) and a scorecard of weighted questions answered by rules or categories. YAML or JSON
- * (activities/insights/rules-file.ts reads it); published as JSON Schema in `rules.schema.json`
+ * (activities/insights/rule-file.ts reads it); published as JSON Schema in `rules.schema.json`
  * (`npx tsx schemas/generate-json-schema.ts`). callpipe ships a default for Japanese call centers,
  * `activities/insights/default-rules.ja.yaml`, documented in docs/insights.md.
  *

@@ -13,7 +13,7 @@ import {
   mediaQueueActivities,
   nlpQueueActivities,
   workflowsQueueActivities,
-} from './activities.ts';
+} from './queue-activities.ts';
 
 export type QueueName = 'workflows' | 'media' | 'probe' | 'asr' | 'nlp';
 export const QUEUE_NAMES: QueueName[] = ['workflows', 'media', 'probe', 'asr', 'nlp'];

@@ -35,9 +35,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { BackfillActivities } from '../activities/backfill/activities.ts';
-import type { TableActivities } from '../activities/tables/activities.ts';
-import type { PageActivities } from '../activities/pages/activities.ts';
+import type { BackfillActivities } from '../activities/backfill/backfill-activities.ts';
+import type { TableActivities } from '../activities/tables/table-activities.ts';
+import type { PageActivities } from '../activities/pages/page-activities.ts';
 import type {
   BackfillCounters,
   BackfillCursor,

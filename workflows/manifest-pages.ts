@@ -2,7 +2,7 @@
  * A manifest batch's pages (backfill, rescore): the CSV is parsed and split into pages once, by the batch's
  * first run; where the pages are is carried across continue-as-new, so no later run reads the manifest.
  */
-import type { BackfillActivities } from '../activities/backfill/activities.ts';
+import type { BackfillActivities } from '../activities/backfill/backfill-activities.ts';
 import type { BackfillCursor, BackfillSource } from '../schemas/backfill.ts';
 import type { RescoreSource } from '../schemas/rescore.ts';
 

@@ -29,12 +29,12 @@ import {
 import type { RecordingMediaActivities } from '../activities/media/recording.ts';
 import type { AsrActivities, RecognizeSessionOutput } from '../activities/asr/recognize-session.ts';
 import type { MergeActivities } from '../activities/asr/merge-timeline.ts';
-import type { NlpActivities, NlpStepOutput } from '../activities/nlp/activities.ts';
+import type { NlpActivities, NlpStepOutput } from '../activities/nlp/nlp-activities.ts';
 import type { ResultActivities, WriteResultOutput } from '../activities/storage/results.ts';
 import type { ComputeInsightsOutput, InsightsActivities } from '../activities/insights/insights-stage.ts';
 import type { AudioRedaction } from '../schemas/result.ts';
 import type { CallStateActivities } from '../activities/storage/call-state.ts';
-import type { TableActivities } from '../activities/tables/activities.ts';
+import type { TableActivities } from '../activities/tables/table-activities.ts';
 import type { PlanSession, SessionPlan } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
 import type { OutputLocation, Outcome, RecordingSource, Stage } from '../schemas/recording.ts';

@@ -18,7 +18,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BackfillActivities } from '../activities/backfill/activities.ts';
+import type { BackfillActivities } from '../activities/backfill/backfill-activities.ts';
 import type { RescoreActivities } from '../activities/insights/rescore.ts';
 import type { BackfillCursor } from '../schemas/backfill.ts';
 import type { RescoreCounters, RescoreInput } from '../schemas/rescore.ts';

@@ -1,6 +1,6 @@
 /** A tiny workflow that proves the stack end to end: worker → activity → S3 and back. */
 import { proxyActivities } from '@temporalio/workflow';
-import type { StorageActivities } from '../activities/storage/activities.ts';
+import type { StorageActivities } from '../activities/storage/storage-activities.ts';
 import { DEFAULT_TASK_QUEUE_PREFIX, taskQueuesOf } from '../schemas/task-queues.ts';
 
 const { writeAndReadBack } = proxyActivities<StorageActivities>({

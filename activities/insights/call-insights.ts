@@ -15,7 +15,7 @@ import {
   type CallTextParts,
 } from '../storage/call-content.ts';
 import type { ScoredCall } from './evaluate-rules.ts';
-import type { LoadedRules } from './rules-file.ts';
+import type { LoadedRules } from './rule-file.ts';
 import { scoreCall, type ScoreOptions } from './score-call.ts';
 
 export interface InsightsParts extends CallTextParts {

@@ -14,7 +14,7 @@ import {
 import type { ObjectStore } from '../storage/object-store.ts';
 import { readStagedOutputs, type StagedOutputKeys } from '../storage/staged-outputs.ts';
 import { callInsights } from './call-insights.ts';
-import { storedRules } from './rules-file.ts';
+import { storedRules } from './rule-file.ts';
 import { matchedCategories } from './score-call.ts';
 
 export interface ComputeInsightsInput extends Omit<StagedOutputKeys, 'summaryKey' | 'keywordsKey'> {

@@ -10,9 +10,9 @@ import type { RescoreRow } from '../../schemas/rescore.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { writeCallPage } from '../storage/results.ts';
-import type { TableActivities } from '../tables/activities.ts';
+import type { TableActivities } from '../tables/table-activities.ts';
 import type { RescoreCall } from './rescore-pages.ts';
-import type { LoadedRules } from './rules-file.ts';
+import type { LoadedRules } from './rule-file.ts';
 import { matchedCategories, scoreCall } from './score-call.ts';
 
 /** What scoring one call needs of its batch. */

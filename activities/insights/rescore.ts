@@ -12,13 +12,13 @@
 import pLimit from 'p-limit';
 import { activityContext } from '../activity-context.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { createTableActivities } from '../tables/activities.ts';
+import { createTableActivities } from '../tables/table-activities.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
 import type { RescorePageOutput, RescoreRow } from '../../schemas/rescore.ts';
 import { rescoreCall, type RescoreCallContext } from './rescore-call.ts';
 import { listRescorePage, pageName, type RescorePageRequest } from './rescore-pages.ts';
 import { writeRescoreReport, type WriteRescoreReportInput } from './rescore-report.ts';
-import { storedRules, type LoadedRules } from './rules-file.ts';
+import { storedRules, type LoadedRules } from './rule-file.ts';
 
 export type { WriteRescoreReportInput } from './rescore-report.ts';
 

@@ -10,7 +10,7 @@ import { RULES_FORMAT_VERSION } from '../../schemas/rules.ts';
 import type { CallMetrics, CategoryResult, ResultDocument } from '../../schemas/result.ts';
 import { callMetrics } from './call-metrics.ts';
 import { evaluateCategory, windowRange, type EvaluationContext, type ScoredCall } from './evaluate-rules.ts';
-import type { LoadedRules } from './rules-file.ts';
+import type { LoadedRules } from './rule-file.ts';
 import { scoreCard } from './scorecard.ts';
 
 export type CallInsights = Required<Pick<ResultDocument, 'metrics' | 'categories' | 'scorecard' | 'rules'>>;

@@ -18,7 +18,7 @@ import {
   createMediaActivities,
   type MediaActivities,
   type TranscodeSessionActivityInput,
-} from './activities.ts';
+} from './local-media.ts';
 import type { StagingStore } from './staging.ts';
 import { activityContext } from '../activity-context.ts';
 import { failureOf } from '../failure-classifier.ts';

@@ -1,4 +1,4 @@
-export { createNlpActivities, type NlpActivities } from './activities.ts';
+export { createNlpActivities, type NlpActivities } from './nlp-activities.ts';
 export type { NlpActivityDeps, NlpActivityOptions } from './step.ts';
 export * from './types.ts';
 export {

@@ -6,7 +6,7 @@
  * each linked to its call page.
  *
  * Pure: the batch report and the calls' rows from the `calls` table in, the page's text out
- * (activities/pages/activities.ts reads them and writes it).
+ * (activities/pages/page-activities.ts reads them and writes it).
  */
 import type { BatchReport } from '../backfill/report.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';

@@ -32,7 +32,7 @@ import type { CallInsightsParts } from '../../schemas/insights.ts';
 import { msToSeconds, roundSecondsToMs } from '../../schemas/units.ts';
 import { maskPersonalData } from '../nlp/redaction/free-text.ts';
 import { callInsights } from '../insights/call-insights.ts';
-import { defaultRules, type LoadedRules } from '../insights/rules-file.ts';
+import { defaultRules, type LoadedRules } from '../insights/rule-file.ts';
 import { callSpeakers, dialogActsSummary, resultUtterances, sentimentSummary } from './call-content.ts';
 
 // --- parts ---------------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import {
 } from './staged-outputs.ts';
 import { toWebVtt } from './webvtt.ts';
 import { unredactedCopy } from './unredacted-copy.ts';
-import { storedRules } from '../insights/rules-file.ts';
+import { storedRules } from '../insights/rule-file.ts';
 import { matchedCategories } from '../insights/score-call.ts';
 import { renderCallPage } from '../pages/call-page.ts';
 

@@ -9,7 +9,7 @@ import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { outputLocation } from '../submit.ts';
 import { storeRules } from '../call-files.ts';
-import { defaultRules } from '../../activities/insights/rules-file.ts';
+import { defaultRules } from '../../activities/insights/rule-file.ts';
 import { locationUrl, outputLocationOf, parseS3Url } from '../../schemas/call-keys.ts';
 import { tablesOf, taskQueues } from '../../schemas/config.ts';
 import { rescoreInputSchema, type RescoreSource } from '../../schemas/rescore.ts';

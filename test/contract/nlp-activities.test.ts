@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNlpActivities } from '../../activities/nlp/activities.ts';
+import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
 import type { NlpActivityOptions } from '../../activities/nlp/step.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import phrasebook from '../../emulator/phrasebook.ja.json' with { type: 'json' };

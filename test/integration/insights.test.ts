@@ -12,7 +12,7 @@ import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts'
 import { outputLocation, resolveSource, submitRecording } from '../../cli/submit.ts';
 import { DEMO_CALLS, ensureDemoCalls } from '../../cli/commands/demo.ts';
 import { scriptedCall, type ScriptedMoments } from '../../activities/media/call-script.ts';
-import { defaultRules } from '../../activities/insights/rules-file.ts';
+import { defaultRules } from '../../activities/insights/rule-file.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation, resolveSource, submitRecording } from '../../cli/submit.ts';
-import { readRulesFile } from '../../activities/insights/rules-file.ts';
+import { readRulesFile } from '../../activities/insights/rule-file.ts';
 import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';

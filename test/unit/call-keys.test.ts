@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createBackfillActivities } from '../../activities/backfill/activities.ts';
+import { createBackfillActivities } from '../../activities/backfill/backfill-activities.ts';
 import { createCallStateActivities } from '../../activities/storage/call-state.ts';
 import { createResultActivities } from '../../activities/storage/results.ts';
 import { copyResults } from '../../cli/commands/process.ts';

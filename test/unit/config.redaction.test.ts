@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, redactionInputOf } from '../../schemas/config.ts';
 import { callOutputKeys, KeyError, unredactedLocationOf } from '../../schemas/call-keys.ts';
-import { loadRedactionRules, RedactionRulesError } from '../../activities/nlp/redaction/rules-file.ts';
+import { loadRedactionRules, RedactionRulesError } from '../../activities/nlp/redaction/redaction-rules.ts';
 
 const output = { bucket: 'callpipe', prefix: 'results/' };
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createInsightsActivities } from '../../activities/insights/insights-stage.ts';
-import { canonicalRules, parseRules } from '../../activities/insights/rules-file.ts';
+import { canonicalRules, parseRules } from '../../activities/insights/rule-file.ts';
 import type { ResultFacts } from '../../activities/storage/result-document.ts';
 import { createResultActivities } from '../../activities/storage/results.ts';
 import { callOutputKeys, outputLocationOf } from '../../schemas/call-keys.ts';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createRescoreActivities, type RescorePageInput } from '../../activities/insights/rescore.ts';
-import { canonicalRules, defaultRules, parseRules } from '../../activities/insights/rules-file.ts';
+import { canonicalRules, defaultRules, parseRules } from '../../activities/insights/rule-file.ts';
 import { buildResult } from '../../activities/storage/result-document.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { rescoreRowSchema } from '../../schemas/rescore.ts';

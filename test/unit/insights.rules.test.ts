@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultRules, parseRules, RulesFileError } from '../../activities/insights/rules-file.ts';
+import { defaultRules, parseRules, RulesFileError } from '../../activities/insights/rule-file.ts';
 import { matchedCategories, scoreCall } from '../../activities/insights/score-call.ts';
 import type { ScoredCall } from '../../activities/insights/evaluate-rules.ts';
 import type { ResultUtterance } from '../../schemas/result.ts';

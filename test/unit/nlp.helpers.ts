@@ -14,7 +14,7 @@ import { CostMeter, ServiceError, type ServiceClient, type ServiceErrorKind } fr
 import type { NlpCallOptions } from '../../service/index.ts';
 import type { FillerRemovalResult } from '../../schemas/service-nlp.ts';
 import type { Timeline, Utterance } from '../../schemas/transcript.ts';
-import { createNlpActivities } from '../../activities/nlp/activities.ts';
+import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
 
 const etagOf = (text: string) => createHash('md5').update(text).digest('hex');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createNlpActivities } from '../../activities/nlp/activities.ts';
+import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
 import {
   aggregateSentiment,
   quarterOf,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createNlpActivities } from '../../activities/nlp/activities.ts';
+import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
 import { textUnits } from '../../activities/nlp/text-units.ts';
 import type { CallUtterance } from '../../activities/nlp/call-text.ts';
 import { dialogActsOutputSchema, sentimentOutputSchema } from '../../schemas/result.ts';

@@ -5,7 +5,7 @@
  * the values, records of kind and position, and the unredacted copy under its own prefix.
  */
 import { describe, expect, it } from 'vitest';
-import { createNlpActivities } from '../../activities/nlp/activities.ts';
+import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
 import { createResultActivities } from '../../activities/storage/results.ts';
 import type { ResultFacts } from '../../activities/storage/result-document.ts';
 import { unmask } from '../../activities/storage/unredacted-copy.ts';

@@ -13,7 +13,7 @@ import { escapeCueText, toWebVtt, vttTimestamp } from '../../activities/storage/
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { Stage } from '../../schemas/recording.ts';
 import { errorDocumentSchema, resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
-import { canonicalRules, defaultRules, parseRules } from '../../activities/insights/rules-file.ts';
+import { canonicalRules, defaultRules, parseRules } from '../../activities/insights/rule-file.ts';
 import { MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
 
 const cost = { requests: 2, retries: 1, bytesSent: 10, bytesReceived: 20 };
