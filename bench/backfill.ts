@@ -5,8 +5,8 @@
  * recognition. Prints wall times, calls per second, the runs and the largest history (events) of any
  * run, and checks every call was done exactly once (one processRecording workflow per call).
  *
- *   npx tsx bench/backfill.ts                 # 2,000 recordings
- *   npx tsx bench/backfill.ts --count 200 --concurrency 40 --children-per-run 300
+ *   node scripts/on-node.mjs ts bench/backfill.ts                 # 2,000 recordings
+ *   node scripts/on-node.mjs ts bench/backfill.ts --count 200 --concurrency 40 --children-per-run 300
  *
  * Recordings: bench/lib/unique-recordings.ts (a few distinct calls, uploaded under many keys).
  */

@@ -4,8 +4,8 @@
  * and hum removal) in the same run, the channel analysis's speed beside the plain `silencedetect` pass
  * it replaced (issue 13), and the peak RSS of the process. Each length runs in its own child process so its peak RSS is its own.
  *
- *   npx tsx bench/media.ts            # 1 h and 10 h
- *   npx tsx bench/media.ts --hours 1  # one length
+ *   node scripts/on-node.mjs ts bench/media.ts            # 1 h and 10 h
+ *   node scripts/on-node.mjs ts bench/media.ts --hours 1  # one length
  *
  * Targets (issue 4), per core: ≥ 2,000× real time from WAV or M4A, ≥ 400× from 48 kHz MP3, peak RSS
  * under 200 MB and flat in length; conditioning must not halve transcode speed (issue 13: a time cost

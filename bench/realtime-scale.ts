@@ -3,7 +3,7 @@
  * pacing kept, for the bare service client (`service/`) and for the worker's recognition activity
  * (`recognizeSession`: staged audio read from S3 in ranges, partial results written back), side by side.
  *
- *   npx tsx bench/realtime-scale.ts [--streams 16,32,64] [--ramp-seconds 20] [--hold-seconds 30]
+ *   node scripts/on-node.mjs ts bench/realtime-scale.ts [--streams 16,32,64] [--ramp-seconds 20] [--hold-seconds 30]
  *
  * Starts an S3 server (SeaweedFS) and the emulator (speed 1, its account raised past the largest ramp
  * step) of its own. For each step N and each side, a child process of its own opens N streams evenly over

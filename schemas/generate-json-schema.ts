@@ -1,7 +1,7 @@
 /**
  * Publishes the JSON Schema of result.json (and of error.json, under `$defs.CallError`) from the zod
  * schemas of `result.ts`, of the rule file from `rules.ts`, and the reference of the analysis tables from
- * `tables.ts`: `npx tsx schemas/generate-json-schema.ts` rewrites `result.schema.json`,
+ * `tables.ts`: `node scripts/on-node.mjs ts schemas/generate-json-schema.ts` rewrites `result.schema.json`,
  * `rules.schema.json` and `tables.md`. `test/unit/result.json-schema.test.ts` fails when a committed file
  * differs from what this builds.
  */

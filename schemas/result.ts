@@ -2,7 +2,7 @@
  * The output documents of a call (DESIGN.md, Output): `result.json`, written last under
  * `<out>/<callId>/` so its presence means the call is done, and `error.json`, written instead when the
  * call failed. The JSON Schema published beside this file (`result.schema.json`) is generated from
- * these schemas by `npx tsx schemas/generate-json-schema.ts`; a unit test fails when it is stale.
+ * these schemas by `node scripts/on-node.mjs ts schemas/generate-json-schema.ts`; a unit test fails when it is stale.
  *
  * The outputs of the text steps (fillers, sentiment, summary, keywords) are defined here too: each step
  * writes its part to staging storage, and `writeResult` embeds them, so the part a step wrote and the

@@ -2,7 +2,7 @@
  * The rule file of call insights: the thresholds of the call metrics, categories (each `all` or `any` of
  * rules) and a scorecard of weighted questions answered by rules or categories. YAML or JSON
  * (activities/insights/rule-file.ts reads it); published as JSON Schema in `rules.schema.json`
- * (`npx tsx schemas/generate-json-schema.ts`). callpipe ships a default for Japanese call centers,
+ * (`node scripts/on-node.mjs ts schemas/generate-json-schema.ts`). callpipe ships a default for Japanese call centers,
  * `activities/insights/default-rules.ja.yaml`, documented in docs/insights.md.
  *
  * Versioning: `format` is the version of this file's shape (raised on an incompatible change to this

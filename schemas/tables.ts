@@ -5,7 +5,7 @@
  *
  * This file is the documented schema: every column's name, type and meaning, and the version. The
  * Markdown reference beside it (`tables.md`) is generated from it by
- * `npx tsx schemas/generate-json-schema.ts`, and a unit test fails when it is stale.
+ * `node scripts/on-node.mjs ts schemas/generate-json-schema.ts`, and a unit test fails when it is stale.
  *
  * Rules every table keeps:
  * - snake_case names, typed columns (a list or a map where the value is one, never a JSON string);
@@ -289,7 +289,7 @@ export function tablesReference(): string {
     '# callpipe analysis tables',
     '',
     `Schema version ${TABLES_SCHEMA_VERSION}. Generated from \`schemas/tables.ts\` by`,
-    '`npx tsx schemas/generate-json-schema.ts`; do not edit by hand.',
+    '`node scripts/on-node.mjs ts schemas/generate-json-schema.ts`; do not edit by hand.',
     '',
     'Parquet (Snappy) under `<tables prefix><table>/dt=YYYY-MM-DD/`, the prefix `CALLPIPE_S3_TABLES_PREFIX`',
     '(default `tables/` at the root of the output bucket). `dt` is the Hive partition, a DATE: the day the',

@@ -13,7 +13,7 @@ import { STAGES } from '../../schemas/recording.ts';
 import { RESULT_SCHEMA_VERSION } from '../../schemas/result.ts';
 
 describe('schemas/result.schema.json', () => {
-  it('is what `npx tsx schemas/generate-json-schema.ts` builds from schemas/result.ts', async () => {
+  it('is what `node scripts/on-node.mjs ts schemas/generate-json-schema.ts` builds from schemas/result.ts', async () => {
     const committed = readFileSync(JSON_SCHEMA_PATH, 'utf8');
     // On failure: run the generator and commit the file with the schema change.
     expect(committed).toBe(await renderJsonSchema());
