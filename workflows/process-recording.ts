@@ -260,14 +260,13 @@ export async function processRecording(
     ]);
     // A redacted copy asked for and not made leaves the call partial, as a failed text step does.
     if (audio?.status === 'failed') text.failures.push({ step: 'audioRedaction', reason: audio.reason });
+    const analyzed: Analyzed = { probe, plan, sessions, text, redacted, audio };
     const written = patched(INSIGHTS_STAGE)
-      ? await publishStage(call, probe, plan, sessions, text, redacted, audio, {
-          insights: await insightsStage(call, probe, text, redacted),
-        })
-      : await writeStage(call, probe, plan, sessions, text, redacted, audio);
+      ? await publishStage(call, analyzed, await insightsStage(call, probe, text, redacted))
+      : await writeStage(call, analyzed);
     const tables = await tablesStage(call, written);
     await cleanUpStaging(call);
-    return call.finished(written, probe, plan, merged.utterances, sessions, text, redacted, tables);
+    return call.finished(written, analyzed, merged.utterances, tables);
   } catch (err) {
     if (isCancellation(err)) throw err;
     return await failStage(call, err);
@@ -519,16 +518,18 @@ async function textStage(call: Call, utterances: number, redacted: Redacted | un
   return { ...steps, failures };
 }
 
+/** What the stages before insights made: what insights, publish and the old write read. */
+interface Analyzed {
+  probe: ProbeResult;
+  plan: SessionPlan;
+  sessions: RecognizedSession[];
+  text: TextSteps;
+  redacted: Redacted | undefined;
+  audio: AudioRedaction | undefined;
+}
+
 /** The run's facts result.json keeps, and the staged outputs' keys: what publish and the old write read. */
-function publishInputOf(
-  call: Call,
-  probe: ProbeResult,
-  plan: SessionPlan,
-  sessions: RecognizedSession[],
-  text: TextSteps,
-  redacted: Redacted | undefined,
-  audio: AudioRedaction | undefined,
-) {
+function publishInputOf(call: Call, { probe, plan, sessions, text, redacted, audio }: Analyzed) {
   const { workflowId, runId } = workflowInfo();
   const cost = costOf(sessions, text, redacted);
   const staging = call.keys.staging;
@@ -615,20 +616,15 @@ async function insightsStage(
  */
 async function publishStage(
   call: Call,
-  probe: ProbeResult,
-  plan: SessionPlan,
-  sessions: RecognizedSession[],
-  text: TextSteps,
-  redacted: Redacted | undefined,
-  audio: AudioRedaction | undefined,
-  { insights }: { insights: ComputeInsightsOutput },
+  analyzed: Analyzed,
+  insights: ComputeInsightsOutput,
 ): Promise<WriteResultOutput> {
   call.stages.enter('publish');
   const written = await call.activities.results.publishResult.executeWithOptions(
     call.onMedia(`publish ${call.keys.output.result}`),
     [
       {
-        ...publishInputOf(call, probe, plan, sessions, text, redacted, audio),
+        ...publishInputOf(call, analyzed),
         insightsKey: insights.insightsKey,
       },
     ],
@@ -640,21 +636,13 @@ async function publishStage(
 }
 
 /** The single write of runs recorded before the insights stage: writeResult scores as it writes. */
-async function writeStage(
-  call: Call,
-  probe: ProbeResult,
-  plan: SessionPlan,
-  sessions: RecognizedSession[],
-  text: TextSteps,
-  redacted: Redacted | undefined,
-  audio: AudioRedaction | undefined,
-): Promise<WriteResultOutput> {
+async function writeStage(call: Call, analyzed: Analyzed): Promise<WriteResultOutput> {
   call.stages.enter('write');
   const written = await call.activities.results.writeResult.executeWithOptions(
     call.onMedia(`write ${call.keys.output.result}`),
     [
       {
-        ...publishInputOf(call, probe, plan, sessions, text, redacted, audio),
+        ...publishInputOf(call, analyzed),
         ...(call.spec.rulesKey ? { rulesKey: call.spec.rulesKey } : {}),
       },
     ],
@@ -856,12 +844,8 @@ class Call {
 
   finished(
     written: WriteResultOutput,
-    probe: ProbeResult,
-    plan: SessionPlan,
+    { probe, plan, sessions, text, redacted }: Analyzed,
     utterances: number,
-    sessions: RecognizedSession[],
-    text: TextSteps,
-    redacted: Redacted | undefined,
     tables?: ProcessRecordingResult['tables'],
   ): ProcessRecordingResult {
     const status: Outcome = text.failures.length ? 'partial' : 'done';
