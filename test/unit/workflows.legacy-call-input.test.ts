@@ -29,7 +29,9 @@ const output = { bucket: 'callpipe', prefix: 'results/' };
 
 describe('specOfLegacyInput', () => {
   it('reads every recorded history as a valid spec', () => {
-    for (const file of readdirSync(HISTORIES).filter((f) => f.startsWith('process-recording-') && f.endsWith('.json'))) {
+    for (const file of readdirSync(HISTORIES).filter(
+      (f) => f.startsWith('process-recording-') && f.endsWith('.json'),
+    )) {
       const input = startInput(file);
       expect(isLegacyInput(input), file).toBe(true);
       expect(() => callSpecSchema.parse(specOfLegacyInput(input)), file).not.toThrow();
