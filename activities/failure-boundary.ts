@@ -8,7 +8,8 @@
  */
 import { isServiceError } from '../service/index.ts';
 import { isFailureType, RETRY_TABLE, retryDelayMs } from '../schemas/retry-table.ts';
-import { classifyFailure, failureOf, isActivityFailure, untypedFailure } from './failure-classifier.ts';
+import { classifyFailure } from './failure-classifier.ts';
+import { failureOf, isActivityFailure, untypedFailure } from './failure.ts';
 import { maskPersonalData } from './nlp/redaction/free-text.ts';
 
 /** The table's type for an untyped error, or undefined when it is not one we know. */

@@ -6,7 +6,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isServiceError, type ServiceError } from '../../service/index.ts';
 import { FAILURE, loopDelayMs, loopRetries, retryDelayMs } from '../../schemas/retry-table.ts';
-import { classifyFailure, failureOf } from '../failure-classifier.ts';
+import { classifyFailure } from '../failure-classifier.ts';
+import { failureOf } from '../failure.ts';
 import { metrics } from '../metrics.ts';
 import {
   describeError,

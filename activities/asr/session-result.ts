@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FAILURE, loopDelayMs, RETRY_LOOPS } from '../../schemas/retry-table.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { failureOf } from '../failure-classifier.ts';
+import { failureOf } from '../failure.ts';
 import { describeError, heartbeatNow, type SessionRun } from './session-run.ts';
 import {
   sessionResultSchema,

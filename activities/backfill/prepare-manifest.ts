@@ -5,7 +5,7 @@ import type { BackfillSource } from '../../schemas/backfill.ts';
 import type { ManifestEntry } from '../../schemas/manifest.ts';
 import { ManifestError, parseManifest } from './manifest.ts';
 import { HEAD_CONCURRENCY, pageName, putJson } from './bucket-io.ts';
-import { failureOf } from '../failure-classifier.ts';
+import { failureOf } from '../failure.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
 
 export interface PrepareManifestInput {

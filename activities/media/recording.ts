@@ -21,7 +21,7 @@ import {
 } from './local-media.ts';
 import type { StagingStore } from './staging.ts';
 import { activityContext } from '../activity-context.ts';
-import { failureOf } from '../failure-classifier.ts';
+import { failureOf } from '../failure.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
 import { openInput } from './media-input.ts';
 import { writeRedactedAudio, type AudioMask } from './redacted-audio.ts';

@@ -18,7 +18,8 @@
 import { ZodError } from 'zod';
 import { isServiceError, type ServiceError } from '../../service/index.ts';
 import { FAILURE, RETRY_TABLE, retryDelayMs, type FailureType } from '../../schemas/retry-table.ts';
-import { classifyFailure, failureOf, isActivityFailure, SERVICE_FAILURES } from '../failure-classifier.ts';
+import { classifyFailure, SERVICE_FAILURES } from '../failure-classifier.ts';
+import { failureOf, isActivityFailure } from '../failure.ts';
 
 /** The failure types of text steps: names and retry rules from the one retry table. */
 export const NLP_FAILURE_TYPES = {

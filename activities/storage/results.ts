@@ -20,7 +20,7 @@ import {
   type CallOutputKeys,
 } from '../../schemas/call-keys.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
-import { failureOf } from '../failure-classifier.ts';
+import { failureOf } from '../failure.ts';
 import type { ObjectStore } from './object-store.ts';
 import {
   assembleResult,

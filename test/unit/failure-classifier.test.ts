@@ -5,13 +5,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  classifyFailure,
-  failureOf,
-  isActivityFailure,
-  SERVICE_FAILURES,
-  untypedFailure,
-} from '../../activities/failure-classifier.ts';
+import { classifyFailure, SERVICE_FAILURES } from '../../activities/failure-classifier.ts';
+import { failureOf, isActivityFailure, untypedFailure } from '../../activities/failure.ts';
 import {
   backoffMs,
   FAILURE,
