@@ -4,18 +4,12 @@
 // (scripts/node-runtime.mjs), passing signals on, so `callpipe up` stops the same way from either.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { stripsTypes, typeScriptNode } from '../scripts/node-runtime.mjs';
+import { stripsTypes, typeScriptNodeOrExit } from '../scripts/node-runtime.mjs';
 
 if (stripsTypes()) {
   await import('../cli/main.ts');
 } else {
-  let node;
-  try {
-    node = typeScriptNode((line) => console.error(`callpipe: ${line}`));
-  } catch (err) {
-    console.error(`callpipe: Node ${process.versions.node} cannot run TypeScript, and ${err.message}`);
-    process.exit(1);
-  }
+  const node = typeScriptNodeOrExit();
   const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => {

@@ -9,20 +9,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { typeScriptNode } from './node-runtime.mjs';
+import { typeScriptNodeOrExit } from './node-runtime.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const lock = join(root, 'package-lock.json');
 const stamp = join(root, 'node_modules', '.callpipe-lock-hash');
 const hash = createHash('sha256').update(readFileSync(lock)).digest('hex');
 
-let node;
-try {
-  node = typeScriptNode((line) => console.error(`callpipe: ${line}`));
-} catch (err) {
-  console.error(`callpipe: Node ${process.versions.node} cannot run TypeScript, and ${err.message}`);
-  process.exit(1);
-}
+const node = typeScriptNodeOrExit();
 // That Node first on the PATH: npm ci checks the project's engines against the Node it runs on.
 const env = { ...process.env, PATH: `${dirname(node)}:${process.env.PATH ?? ''}` };
 

@@ -5,3 +5,4 @@ export declare function stripsTypes(): boolean;
 export declare function nodePath(line: string): string;
 export declare function ensureNode(line: string, log?: (line: string) => void): string;
 export declare function typeScriptNode(log?: (line: string) => void): string;
+export declare function typeScriptNodeOrExit(): string;

@@ -67,3 +67,16 @@ export function ensureNode(line, log = () => {}) {
 export function typeScriptNode(log) {
   return stripsTypes() ? process.execPath : ensureNode(DEFAULT_LINE, log);
 }
+
+/**
+ * {@link typeScriptNode} for the command-line entry points (bin/callpipe.js, the bootstrap): what it
+ * installs is said on stderr, and a Node that cannot be had ends the process with the reason.
+ */
+export function typeScriptNodeOrExit() {
+  try {
+    return typeScriptNode((line) => console.error(`callpipe: ${line}`));
+  } catch (err) {
+    console.error(`callpipe: Node ${process.versions.node} cannot run TypeScript, and ${err.message}`);
+    process.exit(1);
+  }
+}
