@@ -53,13 +53,7 @@ export function talkTimeBySpeaker(
     };
   });
   // Sweep over every speaker's merged intervals: depth ≥ 1 is talk, ≥ 2 is overlap.
-  const events = [...perSpeaker.values()]
-    .flat()
-    .flatMap((i) => [
-      { t: i.start, d: 1 },
-      { t: i.end, d: -1 },
-    ])
-    .sort((a, b) => a.t - b.t || a.d - b.d);
+  const events = sweepEvents(perSpeaker);
   let depth = 0;
   let last = 0;
   let anyTalk = 0;
@@ -75,4 +69,18 @@ export function talkTimeBySpeaker(
     silenceSeconds: roundThousandths(Math.max(0, duration - anyTalk)),
     overlapSeconds: roundThousandths(overlap),
   };
+}
+
+/**
+ * The starts (+1) and ends (-1) of every speaker's merged talk in time order, an end before a start at
+ * the same time: a sweep over them counts how many speakers talk at once.
+ */
+export function sweepEvents(perSpeaker: ReadonlyMap<string, Interval[]>): { t: number; d: 1 | -1 }[] {
+  return [...perSpeaker.values()]
+    .flat()
+    .flatMap((i) => [
+      { t: i.start, d: 1 as const },
+      { t: i.end, d: -1 as const },
+    ])
+    .sort((a, b) => a.t - b.t || a.d - b.d);
 }

@@ -11,7 +11,7 @@
 import type { MetricsSettings } from '../../schemas/rules.ts';
 import type { CallMetrics, ResultUtterance } from '../../schemas/result.ts';
 import { DEFAULT_SPEAKERS } from '../media/channels.ts';
-import { union, type Interval } from '../../schemas/talk-time.ts';
+import { sweepEvents, union, type Interval } from '../../schemas/talk-time.ts';
 import { roundSecondsToMs, roundThousandths } from '../../schemas/units.ts';
 import { PhraseMatcher, spokenCharacters } from './text-match.ts';
 
@@ -30,13 +30,7 @@ export type MetricsUtterance = Pick<
 
 /** Sweep over every speaker's merged talk: the spans where `depth` or more speakers talk at once. */
 function spansWithDepth(perSpeaker: ReadonlyMap<string, Interval[]>, depth: number): Interval[] {
-  const events = [...perSpeaker.values()]
-    .flat()
-    .flatMap((i) => [
-      { t: i.start, d: 1 },
-      { t: i.end, d: -1 },
-    ])
-    .sort((a, b) => a.t - b.t || a.d - b.d);
+  const events = sweepEvents(perSpeaker);
   const out: Interval[] = [];
   let level = 0;
   let since = 0;
