@@ -129,6 +129,10 @@ export const RETRY_TABLE = {
     retryable: false,
     cause: 'a backfill manifest cannot be parsed',
   },
+  InvalidWorkflowInput: {
+    retryable: false,
+    cause: 'a workflow was started with an input it cannot read: a bug in the caller',
+  },
 } as const satisfies Record<string, RetryRule>;
 
 export type FailureType = keyof typeof RETRY_TABLE;

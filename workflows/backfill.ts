@@ -15,7 +15,6 @@
  * Query: `progress`.
  */
 import {
-  ApplicationFailure,
   CancellationScope,
   CancelledFailure,
   ChildWorkflowFailure,
@@ -50,7 +49,7 @@ import type { CallSpec } from '../schemas/call-spec.ts';
 import { processRecording, type ProcessRecordingResult } from './process-recording.ts';
 import { specOfLegacyChild } from './legacy-call-input.ts';
 import { batchPartsPrefix, batchReportPrefix, locationUrl } from '../schemas/call-keys.ts';
-import { reasonOf } from './failure-reason.ts';
+import { reasonOf, workflowFailureOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { prepareManifestOnce } from './manifest-pages.ts';
 import { roundThousandths } from '../schemas/units.ts';
@@ -141,7 +140,8 @@ export function currentBackfillInput({
   const resolved = concurrency ?? window;
   const childSpec = spec ?? (child ? specOfLegacyChild(child, input.output) : undefined);
   if (resolved === undefined || !childSpec) {
-    throw ApplicationFailure.nonRetryable(
+    throw workflowFailureOf(
+      'InvalidWorkflowInput',
       'backfill input has no concurrency or spec: parse it with backfillInputSchema',
     );
   }
