@@ -7,45 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { createInsightsActivities } from '../../activities/insights/insights-stage.ts';
 import { canonicalRules, parseRules } from '../../activities/insights/rule-file.ts';
-import type { ResultFacts } from '../../activities/storage/result-document.ts';
 import { createResultActivities } from '../../activities/storage/results.ts';
 import { callOutputKeys, outputLocationOf } from '../../schemas/call-keys.ts';
 import { callInsightsDocumentSchema } from '../../schemas/insights.ts';
 import { MemoryStore, SAMPLE_UTTERANCES, timeline } from './nlp.helpers.ts';
-
-const cost = { requests: 2, retries: 0, bytesSent: 10, bytesReceived: 20 };
-
-const facts: ResultFacts = {
-  source: { bucket: 'in', key: 'calls/a.wav', etag: 'abc', size: 1234 },
-  audio: {
-    sizeBytes: 1_600_044,
-    fingerprint: 'sha256:abcd',
-    container: 'wav',
-    codec: 'pcm_s16le',
-    sampleRate: 8000,
-    channels: 2,
-    durationSeconds: 100,
-    hasVideo: false,
-  },
-  plan: {
-    tracks: [
-      { track: 0, channel: 0, speaker: 'agent', sourceChannels: [0] },
-      { track: 1, channel: 1, speaker: 'customer', sourceChannels: [1] },
-    ],
-  },
-  sessions: [],
-  processing: {
-    workflowId: 'call-1-wf',
-    runId: 'run-1',
-    startedAt: '2026-11-21T23:58:45.000Z',
-    requests: { recognition: 12 },
-    retries: 0,
-    restarts: 0,
-    reStreamedSeconds: 0,
-    stageMs: { probe: 1500, recognize: 61_000 },
-    wallMs: 75_000,
-  },
-};
+import { facts, fillers } from './result.helpers.ts';
 
 const RULES = parseRules(
   'format: 1\nname: mine\nversion: "7"\ncategories:\n  - name: billing\n    rules: [{ kind: phrase, terms: [請求書] }]\n  - name: never\n    rules: [{ kind: phrase, terms: [存在しない言葉] }]\nscorecard:\n  name: basics\n  questions:\n    - { id: billing, text: billing named?, weight: 2, answer: { category: billing } }\n',
@@ -55,22 +21,7 @@ const RULES = parseRules(
 function staged(): MemoryStore {
   const store = new MemoryStore('staging');
   store.objects.set('s/timeline.json', JSON.stringify(timeline(SAMPLE_UTTERANCES)));
-  store.objects.set(
-    's/fillers.json',
-    JSON.stringify({
-      step: 'fillers',
-      callId: 'call-1',
-      batches: 1,
-      fallbacks: 0,
-      cost,
-      utterances: SAMPLE_UTTERANCES.map((u) => ({
-        index: u.index,
-        normalizedText: u.text,
-        cleanedText: u.text.replace(/^(えーっと、あの、|えー、|うーん、)/, ''),
-        fillers: [],
-      })),
-    }),
-  );
+  store.objects.set('s/fillers.json', JSON.stringify(fillers));
   store.objects.set('in/rules/abc/rules.json', canonicalRules(RULES.rules));
   return store;
 }

@@ -1,104 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createResultActivities } from '../../activities/storage/results.ts';
-import {
-  buildErrorDocument,
-  buildResult,
-  redact,
-  type ResultFacts,
-} from '../../activities/storage/result-document.ts';
+import { buildErrorDocument, buildResult, redact } from '../../activities/storage/result-document.ts';
 import { talkTimeBySpeaker } from '../../schemas/talk-time.ts';
 import { withFailureBoundary } from '../../activities/failure-boundary.ts';
 import { callOutputKeys, outputLocationOf } from '../../schemas/call-keys.ts';
 import { escapeCueText, toWebVtt, vttTimestamp } from '../../activities/storage/webvtt.ts';
-import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { Stage } from '../../schemas/recording.ts';
 import { errorDocumentSchema, resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { canonicalRules, defaultRules, parseRules } from '../../activities/insights/rule-file.ts';
 import { MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
-
-const cost = { requests: 2, retries: 1, bytesSent: 10, bytesReceived: 20 };
-
-/** What the probe returns: the workflow passes it whole as the audio facts. */
-const probe: ProbeResult = {
-  path: '/tmp/x.wav',
-  sizeBytes: 1_600_044,
-  fingerprint: 'sha256:abcd',
-  container: 'wav',
-  codec: 'pcm_s16le',
-  streamIndex: 0,
-  sampleRate: 8000,
-  channels: 2,
-  durationSeconds: 100,
-  metadataDurationSeconds: 100,
-  hasVideo: false,
-};
-
-/** The facts as the workflow's writeStage sends them. */
-const facts: ResultFacts = {
-  source: { bucket: 'in', key: 'calls/2026/a.wav', etag: 'abc', size: 1234, metadata: { agent: 'sato' } },
-  audio: probe,
-  plan: {
-    tracks: [
-      { track: 0, channel: 0, speaker: 'agent', sourceChannels: [0] },
-      { track: 1, channel: 1, speaker: 'customer', sourceChannels: [1] },
-    ],
-  },
-  sessions: [
-    {
-      index: 0,
-      track: 0,
-      channel: 0,
-      speaker: 'agent',
-      start: 0,
-      end: 100,
-      cut: 'end',
-      silence: null,
-      restarts: 1,
-      reStreamedSeconds: 4.5,
-      audioSecondsSent: 104.5,
-      reused: false,
-    },
-    {
-      index: 1,
-      track: 1,
-      channel: 1,
-      speaker: 'customer',
-      start: 0,
-      end: 100,
-      cut: 'end',
-      silence: null,
-      restarts: 0,
-      reStreamedSeconds: 0,
-      audioSecondsSent: 0,
-      reused: true,
-    },
-  ],
-  processing: {
-    workflowId: 'call-a-1',
-    runId: 'run-1',
-    startedAt: '2026-11-21T23:58:45.000Z',
-    requests: { recognition: 120, fillers: 1, summary: 9 },
-    retries: 3,
-    restarts: 1,
-    reStreamedSeconds: 4.5,
-    stageMs: { probe: 1500, recognize: 61_000 },
-    wallMs: 75_000,
-  },
-};
-
-const fillers = {
-  step: 'fillers' as const,
-  callId: 'call-1',
-  batches: 1,
-  fallbacks: 0,
-  cost,
-  utterances: SAMPLE_UTTERANCES.map((u) => ({
-    index: u.index,
-    normalizedText: u.text,
-    cleanedText: u.text.replace(/^(えーっと、あの、|えー、|うーん、)/, ''),
-    fillers: u.index === 1 ? [{ text: 'えーっと、', begin: 0, end: 5 }] : [],
-  })),
-};
+import { cost, facts, fillers } from './result.helpers.ts';
 
 describe('talkTimeBySpeaker', () => {
   it('merges a speaker’s own overlaps, and measures silence and cross-talk', () => {
