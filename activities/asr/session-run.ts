@@ -27,9 +27,8 @@ const PARTIAL_WRITE_AUDIO_SECONDS = 30;
 const PARTIAL_WRITE_INTERVAL_MS = 15_000;
 /**
  * Heartbeats are sent at most every sixth of the activity's heartbeat timeout, within these bounds.
- * Each one costs a payload encoding and a trip through the SDK's heartbeat pipeline; once per 240-ms
- * request it was a large share of the worker's CPU at 16 sessions × speed 100 (6,700 requests/s), and
- * once a second it was 8 % of a 512-stream worker's JavaScript thread at real time, while the server
+ * Each one costs a payload encoding and a trip through the SDK's heartbeat pipeline, which at one per
+ * request or per second is a large share of a busy worker's CPU (bench/README.md), while the server
  * hears of at most one per 80 % of the heartbeat timeout anyway (the SDK throttles).
  */
 const HEARTBEAT_INTERVAL_MIN_MS = 200;
