@@ -6,7 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { isServiceError, type ServiceErrorKind } from '../service/index.ts';
 import { FAILURE, isFailureType, type FailureType } from '../schemas/retry-table.ts';
-import { isPermanentS3Error } from './storage/object-store.ts';
+import { isPermanentS3Error } from './storage/s3-errors.ts';
 
 /** The failure type of each class of service error (service/errors.ts says what raises each). */
 export const SERVICE_FAILURES: Readonly<Record<ServiceErrorKind, FailureType>> = {

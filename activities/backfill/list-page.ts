@@ -4,12 +4,8 @@
  * of the skipped and missing calls go to S3, never into the workflow's state.
  */
 import pLimit, { type LimitFunction } from 'p-limit';
-import {
-  isPermanentS3Error,
-  s3StatusOf,
-  type ObjectInfo,
-  type ObjectStore,
-} from '../storage/object-store.ts';
+import type { ObjectInfo, ObjectStore } from '../storage/object-store.ts';
+import { isPermanentS3Error, s3StatusOf } from '../storage/s3-errors.ts';
 import { callIdOf, workflowIdOf } from '../storage/call-id.ts';
 import { callOutputKeys } from '../../schemas/call-keys.ts';
 import type {

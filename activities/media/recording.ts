@@ -12,7 +12,8 @@ import type { StagedSession } from '../../schemas/media-transcode.ts';
 import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource } from '../../schemas/recording.ts';
 import { redactionOutputSchema, type AudioRedaction } from '../../schemas/result.ts';
-import { isPermanentS3Error, s3StatusOf, type ObjectStore } from '../storage/object-store.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { isPermanentS3Error, s3StatusOf } from '../storage/s3-errors.ts';
 import { localCopy } from '../storage/source-cache.ts';
 import {
   createMediaActivities,

@@ -20,8 +20,6 @@ import {
   type RemoveFillersInput,
 } from './types.ts';
 
-export { looseText };
-
 /** One sentence of a remove_filler answer (FillerRemovalResult's item, without its extra fields). */
 export interface SentenceResult {
   fillers: readonly { begin_pos: number; end_pos: number; form: string }[];

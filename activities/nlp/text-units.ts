@@ -7,8 +7,6 @@ import type { TextUnit as CutUnit, UnitUtterance } from '../../schemas/text-unit
 import type { CallUtterance } from './call-text.ts';
 import type { StepRun } from './step.ts';
 
-export { textUnits, type UnitUtterance } from '../../schemas/text-units.ts';
-
 /** A unit of a step's call text (its utterances carry their cleaned text). */
 export type TextUnit<U extends UnitUtterance = CallUtterance> = CutUnit<U>;
 

@@ -25,8 +25,6 @@ import {
 import { rangedStream, type BucketTarget } from './ranged-read.ts';
 import { isNotFound, s3StatusOf } from './s3-errors.ts';
 
-export { isPermanentS3Error, s3StatusOf } from './s3-errors.ts';
-
 export interface ObjectInfo {
   key: string;
   size: number;

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  alignResults,
-  batchItems,
-  combineSentences,
-  fillerItemOf,
-  looseText,
-} from '../../activities/nlp/fillers.ts';
+import { alignResults, batchItems, combineSentences, fillerItemOf } from '../../activities/nlp/fillers.ts';
+import { looseText } from '../../schemas/text-units.ts';
 import { removeFiller } from '../../emulator/nlp/remove-filler.ts';
 import { fillersOutputSchema } from '../../schemas/result.ts';
 import { SAMPLE_UTTERANCES, nlpSetup, utterance } from './nlp.helpers.ts';

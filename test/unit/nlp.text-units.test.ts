@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
-import { textUnits } from '../../activities/nlp/text-units.ts';
+import { textUnits } from '../../schemas/text-units.ts';
 import type { CallUtterance } from '../../activities/nlp/call-text.ts';
 import { dialogActsOutputSchema, sentimentOutputSchema } from '../../schemas/result.ts';
 import { FakeService, MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
