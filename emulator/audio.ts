@@ -2,20 +2,9 @@
  * Audio decoding for recognition: the two codecs of spec 02 ("Audio formats"), to float samples in
  * [-1, 1]. Linear PCM is 16-bit little-endian mono; mu-law is G.711 at 8 kHz.
  */
-export type AudioCodec = 'pcm' | 'mulaw';
+import { decodeMulaw } from '../schemas/g711.ts';
 
-const MULAW_TABLE = (() => {
-  const table = new Float32Array(256);
-  for (let i = 0; i < 256; i++) {
-    const u = ~i & 0xff;
-    const sign = u & 0x80;
-    const exponent = (u >> 4) & 0x07;
-    const mantissa = u & 0x0f;
-    const magnitude = (((mantissa << 3) + 0x84) << exponent) - 0x84;
-    table[i] = (sign ? -magnitude : magnitude) / 32768;
-  }
-  return table;
-})();
+export type AudioCodec = 'pcm' | 'mulaw';
 
 /** Bytes per sample of a codec. */
 export function bytesPerSample(codec: AudioCodec): number {
@@ -36,9 +25,7 @@ export class AudioDecoder {
 
   decode(bytes: Buffer): Float32Array {
     if (this.codec === 'mulaw') {
-      const out = new Float32Array(bytes.length);
-      for (let i = 0; i < bytes.length; i++) out[i] = MULAW_TABLE[bytes[i]!]!;
-      return out;
+      return decodeMulaw(bytes);
     }
     let data = bytes;
     if (this.carry !== undefined) {

@@ -179,6 +179,10 @@ export interface CallStagingKeys {
   /** Prefix of the recognized sessions: see {@link sessionResultKey}. */
   sessions: string;
   timeline: string;
+  /** The timeline with speakers separated and named (activities/speakers/): what redaction reads. */
+  speakersTimeline: string;
+  /** The speakers stage's document (schemas/speakers.ts): what publish copies into result.json. */
+  speakers: string;
   fillers: string;
   summary: string;
   sentiment: string;
@@ -204,6 +208,8 @@ export function callStagingKeys(stagingPrefix: string, callId: string, workflowI
     audio: `${dir}audio/`,
     sessions: `${dir}sessions/`,
     timeline: `${dir}timeline.json`,
+    speakersTimeline: `${dir}timeline.speakers.json`,
+    speakers: `${dir}speakers.json`,
     fillers: `${dir}fillers.json`,
     summary: `${dir}summary.json`,
     sentiment: `${dir}sentiment.json`,

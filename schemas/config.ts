@@ -229,6 +229,13 @@ export const insightsConfigSchema = z.object({
   dialogActs: z.enum([...TEXT_GRAINS, 'off']),
   /** Length of a window, and the longest turn, in seconds. */
   windowSeconds: positive,
+  /**
+   * Roles of a stereo call's channels: `evidence` (default) swaps the channel map when what is said
+   * contradicts it with high confidence; `fixed` keeps the map whatever is said (plan.channels.roles).
+   */
+  speakerRoles: z.enum(['evidence', 'fixed']),
+  /** `separate` (default): a mono call's voices are told apart and named; `off`: one `mixed` speaker. */
+  separateVoices: z.enum(['separate', 'off']),
 });
 
 /**
@@ -315,6 +322,8 @@ export const DEFAULTS = {
     sentimentGrain: DEFAULT_TEXT_GRAINS.sentiment,
     dialogActs: DEFAULT_TEXT_GRAINS.dialogActs,
     windowSeconds: DEFAULT_TEXT_GRAINS.windowSeconds,
+    speakerRoles: 'evidence',
+    separateVoices: 'separate',
   },
   redaction: { masks: {}, terms: [], patterns: [], audio: false, audioMask: 'tone' },
   stack: {
@@ -374,6 +383,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_SENTIMENT_GRAIN: 'insights.sentimentGrain',
   CALLPIPE_DIALOG_ACTS: 'insights.dialogActs',
   CALLPIPE_TEXT_WINDOW_SECONDS: 'insights.windowSeconds',
+  CALLPIPE_SPEAKER_ROLES: 'insights.speakerRoles',
+  CALLPIPE_SEPARATE_VOICES: 'insights.separateVoices',
   CALLPIPE_REDACTION_RULES: 'redaction.rulesFile',
   CALLPIPE_UNREDACTED_PREFIX: 'redaction.unredactedPrefix',
   CALLPIPE_REDACT_AUDIO: 'redaction.audio',
@@ -702,13 +713,16 @@ function envNameOf(path: string): string | undefined {
  * held back by `minSessionSeconds`. Planning for the whole batch would need every call probed first.
  */
 export function planOptionsOf(
-  config: Pick<Config, 'limits'>,
-): Required<Pick<PlanOptions, 'strategy' | 'maxSessionSeconds' | 'budget' | 'minSessionSeconds'>> {
+  config: Pick<Config, 'limits' | 'insights'>,
+): Required<
+  Pick<PlanOptions, 'strategy' | 'maxSessionSeconds' | 'budget' | 'minSessionSeconds' | 'channels'>
+> {
   return {
     strategy: config.limits.planStrategy,
     maxSessionSeconds: config.limits.maxSessionSeconds,
     budget: config.limits.asrConcurrentSessions,
     minSessionSeconds: config.limits.minSessionSeconds,
+    channels: { roles: config.insights.speakerRoles, voices: config.insights.separateVoices },
   };
 }
 

@@ -81,6 +81,13 @@ export const channelOptionsSchema = z.object({
    * channel silent for the whole call (default true); false keeps every track as mapped.
    */
   detect: z.boolean().optional(),
+  /**
+   * `evidence` (default): the speakers stage swaps agent and customer when what each says contradicts
+   * this map with high confidence; `fixed`: the map stands whatever is said (activities/speakers/).
+   */
+  roles: z.enum(['evidence', 'fixed']).optional(),
+  /** `separate` (default): the voices of a one-track call are told apart and named; `off`: one `mixed`. */
+  voices: z.enum(['separate', 'off']).optional(),
 });
 export type ChannelOptions = z.infer<typeof channelOptionsSchema>;
 

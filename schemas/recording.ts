@@ -44,6 +44,7 @@ export const STAGES = [
   'transcode',
   'recognize',
   'merge',
+  'speakers',
   'redact',
   'fillers',
   'analyze',

@@ -17,6 +17,7 @@
  * retyped); new optional fields keep it.
  */
 import { z } from 'zod';
+import { speakerRolesSchema } from './speakers.ts';
 import { amrFramesSchema, inputReaderSchema, lengthCheckSchema } from './media-probe.ts';
 import { channelFactsSchema, cutKindSchema, silenceSchema } from './plan.ts';
 import { STAGES } from './recording.ts';
@@ -410,6 +411,23 @@ export const resultUtteranceSchema = z
     end: seconds,
     text: z.string().describe('recognized text as the service returned it'),
     confidence: z.number().optional().describe('recognition confidence 0–1, when the service gave one'),
+    speakerConfidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe('how sure `speaker` is (1 on a track of its own; the voice separation on a mono call)'),
+    voice: z
+      .number()
+      .int()
+      .nonnegative()
+      .nullable()
+      .optional()
+      .describe('voice of a one-track call (0 = heard first); null where none could be told'),
+    joined: z
+      .boolean()
+      .optional()
+      .describe('two voices recognized as one utterance: `speaker` is the one holding most of it'),
     normalizedText: z.string().nullable().describe('null when filler removal did not run'),
     cleanedText: z.string().nullable().describe('text without fillers; null when filler removal did not run'),
     fillers: z.array(fillerSchema),
@@ -634,6 +652,12 @@ export const resultDocumentSchema = z
       .optional()
       .describe(
         'how speech acts were classified (utterances[].dialogActs); absent when the step did not run',
+      ),
+    speakerRoles: speakerRolesSchema
+      .optional()
+      .describe(
+        'who each speaker is and why: roles with their evidence, a swapped channel map, voices told apart ' +
+          'on a mono call; absent for a run from before the speakers stage',
       ),
     metrics: callMetricsSchema.optional().describe('call metrics; absent in results written before 0.2.0'),
     categories: z

@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { DIALOG_ACTS } from './service-nlp.ts';
+import { roleSettingsSchema } from './speakers.ts';
 
 /** Version of the rule file's shape. */
 export const RULES_FORMAT_VERSION = 1;
@@ -284,6 +285,11 @@ export const rulesFileSchema = z
     metrics: metricsSettingsSchema.default({ silenceSeconds: 3, overlapSeconds: 1 }),
     categories: z.array(categorySchema).default([]),
     scorecard: scorecardSchema.optional(),
+    roles: roleSettingsSchema
+      .optional()
+      .describe(
+        'cues that tell the agent from the customer (schemas/speakers.ts); absent: the shipped default file’s',
+      ),
   })
   .strict()
   .superRefine((file, ctx) => {

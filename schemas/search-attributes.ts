@@ -12,6 +12,11 @@ export const SEARCH_ATTRIBUTES = {
   CallpipeSpeakers: 'Int',
   /** Matched categories of the rule file (`CallpipeCategories = "complaint"`), set when the call is written. */
   CallpipeCategories: 'KeywordList',
+  /**
+   * How the call's roles were decided (schemas/speakers.ts ROLE_DECISIONS): `swapped` against the channel
+   * map, `inferred` from voices of a mono call, `low-confidence`… (`CallpipeRoles = "swapped"`).
+   */
+  CallpipeRoles: 'Keyword',
 } as const;
 
 export type SearchAttributeName = keyof typeof SEARCH_ATTRIBUTES;

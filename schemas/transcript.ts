@@ -24,6 +24,15 @@ export const utteranceSchema = z.object({
   text: z.string(),
   /** Confidence 0–1 when the service gave one (the service's sentence `score`). */
   confidence: z.number().optional(),
+  /**
+   * How sure the speakers stage is of `speaker` (0–1): 1 on a track of its own, the voice separation's
+   * margin on a one-track call; absent before the stage ran.
+   */
+  speakerConfidence: z.number().min(0).max(1).optional(),
+  /** The voice of a one-track call the utterance was given (0 = heard first); null when none could be. */
+  voice: z.number().int().nonnegative().nullable().optional(),
+  /** The recognizer joined two voices in this utterance; `speaker` is the one holding most of it. */
+  joined: z.boolean().optional(),
 });
 export type Utterance = z.infer<typeof utteranceSchema>;
 

@@ -31,3 +31,12 @@ export function msToSeconds(ms: number): number {
 export function secondsText(seconds: number): string {
   return seconds.toFixed(3);
 }
+
+/** `m:ss` or `h:mm:ss` of seconds: times on a call's clock, in pages and in words of evidence. */
+export function clock(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+}

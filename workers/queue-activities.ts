@@ -21,6 +21,7 @@ import { loadRedactionRules } from '../activities/nlp/redaction/redaction-rules.
 import { createBackfillActivities } from '../activities/backfill/backfill-activities.ts';
 import { createRescoreActivities } from '../activities/insights/rescore.ts';
 import { createInsightsActivities } from '../activities/insights/insights-stage.ts';
+import { createSpeakersActivities } from '../activities/speakers/speakers-stage.ts';
 import { createPageActivities } from '../activities/pages/page-activities.ts';
 import { withFailureBoundary } from '../activities/failure-boundary.ts';
 import { withLivenessHeartbeat } from '../activities/liveness-heartbeat.ts';
@@ -92,6 +93,7 @@ export function mediaQueueActivities(input: ActivityDeps) {
         stagingPrefix: config.s3.stagingPrefix,
       }),
       ...createMergeActivities({ store }),
+      ...createSpeakersActivities({ store }),
       ...createInsightsActivities({ store }),
       ...createResultActivities({ store }),
       ...createCallStateActivities({ store }),

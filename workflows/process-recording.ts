@@ -29,6 +29,7 @@ import {
 import type { RecordingMediaActivities } from '../activities/media/recording.ts';
 import type { AsrActivities, RecognizeSessionOutput } from '../activities/asr/recognize-session.ts';
 import type { MergeActivities } from '../activities/asr/merge-timeline.ts';
+import type { AssignSpeakersOutput, SpeakersActivities } from '../activities/speakers/speakers-stage.ts';
 import type { NlpActivities, NlpStepOutput } from '../activities/nlp/nlp-activities.ts';
 import type { ResultActivities, WriteResultOutput } from '../activities/storage/results.ts';
 import type { ComputeInsightsOutput, InsightsActivities } from '../activities/insights/insights-stage.ts';
@@ -147,6 +148,12 @@ export const CALL_TABLES = 'call-tables';
  * reached the write before it replay their single `writeResult`, which scores as it writes.
  */
 export const INSIGHTS_STAGE = 'insights-stage';
+/**
+ * Patch id: the speakers stage separates a one-track call's voices and names every speaker's role by
+ * evidence between the merge and redaction, which then reads its timeline. At `patched`: as
+ * {@link REDACTION}.
+ */
+export const SPEAKERS_STAGE = 'speakers-stage';
 
 // --- activities and their policies (docs/retries.md's retry budget is computed from these) -------------
 
@@ -234,6 +241,8 @@ function activitiesFor(queues: CallQueues) {
     results: on<ResultActivities & CallStateActivities>(ACTIVITY_POLICIES.results, queues),
     /** The insights stage runs on the results' queue and policy (media workers): S3 and CPU, no service. */
     insights: on<InsightsActivities>(ACTIVITY_POLICIES.results, queues),
+    /** The speakers stage reads staged audio and the timeline: media workers, the media policy. */
+    speakers: on<SpeakersActivities>(ACTIVITY_POLICIES.media, queues),
     tables: on<TableActivities>(ACTIVITY_POLICIES.tables, queues),
     nlp: on<NlpActivities>(ACTIVITY_POLICIES.nlp, queues),
     asr: on<AsrActivities>(ACTIVITY_POLICIES.asr, queues),
@@ -253,6 +262,7 @@ export async function processRecording(
     const plan = await planStage(call, probe);
     const sessions = await recognizeStage(call, probe, plan);
     const merged = await mergeStage(call, probe, plan, sessions);
+    const speakers = patched(SPEAKERS_STAGE) ? await speakersStage(call, plan, sessions) : undefined;
     const redacted = await redactStage(call, merged.utterances);
     const [text, audio] = await Promise.all([
       textStage(call, merged.utterances, redacted),
@@ -260,7 +270,7 @@ export async function processRecording(
     ]);
     // A redacted copy asked for and not made leaves the call partial, as a failed text step does.
     if (audio?.status === 'failed') text.failures.push({ step: 'audioRedaction', reason: audio.reason });
-    const analyzed: Analyzed = { probe, plan, sessions, text, redacted, audio };
+    const analyzed: Analyzed = { probe, plan, sessions, text, redacted, audio, speakers };
     const written = patched(INSIGHTS_STAGE)
       ? await publishStage(call, analyzed, await insightsStage(call, probe, text, redacted))
       : await writeStage(call, analyzed);
@@ -303,7 +313,8 @@ async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
   return plan;
 }
 
-type RecognizedSession = RecognizeSessionOutput;
+/** A recognized session, and its staged audio (the speakers stage reads it on a one-track call). */
+type RecognizedSession = RecognizeSessionOutput & { audioKey: string };
 
 /**
  * Stage and recognize every session. Each session streams as soon as its own audio is staged: waiting
@@ -327,7 +338,7 @@ async function recognizeStage(
       const out = await recognizeSession(call, session, audio.key).catch(failAs('recognize'));
       call.progress.sessionsRecognized += 1;
       call.progress.audioSecondsRecognized += session.end - session.start;
-      return out;
+      return { ...out, audioKey: audio.key };
     }),
   );
 }
@@ -400,6 +411,58 @@ async function mergeStage(call: Call, probe: ProbeResult, plan: SessionPlan, ses
   );
 }
 
+/**
+ * Who said what (activities/speakers/speakers-stage.ts): a one-track call's voices separated and named,
+ * a stereo call's channel map checked against what each side says. Never fatal: when the stage cannot
+ * run, the call goes on with the speakers of its tracks, and result.json has no role evidence.
+ */
+async function speakersStage(
+  call: Call,
+  plan: SessionPlan,
+  sessions: RecognizedSession[],
+): Promise<AssignSpeakersOutput | undefined> {
+  call.stages.enter('speakers');
+  const staging = call.keys.staging;
+  const channels = call.spec.plan.channels;
+  const direction = call.input.metadata?.direction;
+  try {
+    const out = await call.activities.speakers.assignSpeakers.executeWithOptions(
+      call.onMedia(plan.tracks.length === 1 ? 'separate and name the voices' : 'name the speakers'),
+      [
+        {
+          callId: call.input.callId,
+          timelineKey: staging.timeline,
+          outputTimelineKey: staging.speakersTimeline,
+          outputKey: staging.speakers,
+          tracks: plan.tracks,
+          sessions:
+            plan.tracks.length === 1
+              ? plan.sessions.map((s, i) => ({
+                  session: s.index,
+                  start: s.start,
+                  end: s.end,
+                  audioKey: sessions[i]!.audioKey,
+                }))
+              : [],
+          ...(call.spec.rulesKey ? { rulesKey: call.spec.rulesKey } : {}),
+          ...(direction === 'inbound' || direction === 'outbound' ? { direction } : {}),
+          roles: channels?.roles ?? 'evidence',
+          voices: channels?.voices ?? 'separate',
+        },
+      ],
+    );
+    call.timelineKey = out.timelineKey;
+    upsertSearchAttributes([
+      { key: SEARCH_ATTRIBUTE_KEYS.roles, value: out.decision },
+      { key: SEARCH_ATTRIBUTE_KEYS.speakers, value: out.speakers.length },
+    ]);
+    return out;
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return undefined;
+  }
+}
+
 /** The redaction step's output, and the redacted timeline every later text step reads. */
 interface Redacted {
   step: NlpStepOutput;
@@ -420,7 +483,7 @@ async function redactStage(call: Call, utterances: number): Promise<Redacted | u
     [
       {
         callId: call.input.callId,
-        timelineKey: staging.timeline,
+        timelineKey: call.timelineKey,
         outputKey: staging.redaction,
         redactedTimelineKey: staging.redactedTimeline,
       },
@@ -482,7 +545,7 @@ interface TextSteps {
 /** Fillers first (the others read the cleaned text), then summary, sentiment, keywords and dialog acts at once. */
 async function textStage(call: Call, utterances: number, redacted: Redacted | undefined): Promise<TextSteps> {
   const staging = call.keys.staging;
-  const base = { callId: call.input.callId, timelineKey: redacted?.timelineKey ?? staging.timeline };
+  const base = { callId: call.input.callId, timelineKey: redacted?.timelineKey ?? call.timelineKey };
   const nlp = call.activities.nlp;
   const on = (summary: string) => ({ summary });
   call.stages.enter('fillers');
@@ -526,18 +589,21 @@ interface Analyzed {
   text: TextSteps;
   redacted: Redacted | undefined;
   audio: AudioRedaction | undefined;
+  /** Absent in a run from before the speakers stage, or when the stage could not run. */
+  speakers: AssignSpeakersOutput | undefined;
 }
 
 /** The run's facts result.json keeps, and the staged outputs' keys: what publish and the old write read. */
-function publishInputOf(call: Call, { probe, plan, sessions, text, redacted, audio }: Analyzed) {
+function publishInputOf(call: Call, { probe, plan, sessions, text, redacted, audio, speakers }: Analyzed) {
   const { workflowId, runId } = workflowInfo();
   const cost = costOf(sessions, text, redacted);
   const staging = call.keys.staging;
   return {
     callId: call.input.callId,
     output: call.keys.output,
-    timelineKey: redacted?.timelineKey ?? staging.timeline,
-    ...(redacted ? { redactionKey: stepKey(redacted.step), recognizedTimelineKey: staging.timeline } : {}),
+    timelineKey: redacted?.timelineKey ?? call.timelineKey,
+    ...(redacted ? { redactionKey: stepKey(redacted.step), recognizedTimelineKey: call.timelineKey } : {}),
+    ...(speakers ? { speakersKey: speakers.speakersKey } : {}),
     ...(audio ? { audioRedaction: audio } : {}),
     fillersKey: stepKey(text.fillers),
     sentimentKey: stepKey(text.sentiment),
@@ -596,7 +662,7 @@ async function insightsStage(
     [
       {
         callId: call.input.callId,
-        timelineKey: redacted?.timelineKey ?? staging.timeline,
+        timelineKey: redacted?.timelineKey ?? call.timelineKey,
         ...(redacted ? { redactionKey: stepKey(redacted.step) } : {}),
         fillersKey: stepKey(text.fillers),
         sentimentKey: stepKey(text.sentiment),
@@ -796,6 +862,8 @@ class Call {
   readonly keys: CallKeys;
   readonly progress: ProcessRecordingProgress;
   readonly stages: StageTracker;
+  /** The timeline every step after the merge reads: the one with speakers once that stage ran. */
+  timelineKey: string;
 
   readonly input: ProcessRecordingInput;
   readonly spec: CallSpec;
@@ -810,6 +878,7 @@ class Call {
       workflowId: workflowInfo().workflowId,
       unredacted: input.spec.redaction.unredacted,
     });
+    this.timelineKey = this.keys.staging.timeline;
     this.progress = {
       callId: input.callId,
       stage: 'queued',

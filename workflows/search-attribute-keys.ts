@@ -15,4 +15,5 @@ export const SEARCH_ATTRIBUTE_KEYS = {
   audioSeconds: key('CallpipeAudioSeconds', SearchAttributeType.DOUBLE),
   speakers: key('CallpipeSpeakers', SearchAttributeType.INT),
   categories: key('CallpipeCategories', SearchAttributeType.KEYWORD_LIST),
+  roles: key('CallpipeRoles', SearchAttributeType.KEYWORD),
 } as const;

@@ -11,7 +11,8 @@ import type { ResultDocument, ResultUtterance } from '../../schemas/result.ts';
 import type { RedactionRecord } from '../../schemas/redaction.ts';
 import { callStart } from '../tables/rows.ts';
 import { clientScript, uplotScript, uplotStyle } from './assets.ts';
-import { BASE_STYLE, clock, duration, esc, jsonData, localTime } from './html.ts';
+import { BASE_STYLE, duration, esc, jsonData, localTime } from './html.ts';
+import { clock } from '../../schemas/units.ts';
 
 /** A silence at least this long, nobody talking, is shown as a long silence (a hold, a search, a transfer). */
 export const LONG_SILENCE_SECONDS = 20;

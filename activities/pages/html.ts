@@ -20,15 +20,6 @@ export function jsonData(value: unknown): string {
     .replace(/\u2029/g, '\\u2029');
 }
 
-/** `m:ss` or `h:mm:ss` of seconds. */
-export function clock(seconds: number): string {
-  const s = Math.max(0, Math.floor(seconds));
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const ss = String(s % 60).padStart(2, '0');
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
-}
-
 /** A duration in words a supervisor reads at a glance: `4 min 05 s`, `1 h 02 min`. */
 export function duration(seconds: number): string {
   const s = Math.round(seconds);

@@ -29,6 +29,7 @@ import type { PlanSession, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource, Stage } from '../../schemas/recording.ts';
 import type { Timeline } from '../../schemas/transcript.ts';
 import type { CallInsightsParts } from '../../schemas/insights.ts';
+import type { SpeakerRoles } from '../../schemas/speakers.ts';
 import { msToSeconds, roundSecondsToMs } from '../../schemas/units.ts';
 import { maskPersonalData } from '../nlp/redaction/free-text.ts';
 import { callInsights } from '../insights/call-insights.ts';
@@ -102,6 +103,8 @@ export interface ResultParts {
   summary?: SummaryOutput | undefined;
   keywords?: KeywordsOutput | undefined;
   dialogActs?: DialogActsOutput | undefined;
+  /** Who said what, and why (the speakers stage's document), when the stage ran. */
+  speakers?: SpeakerRoles | undefined;
   stepFailures: { step: string; reason: string }[];
   facts: ResultFacts;
   /** The rule file of the call's metrics, categories and scorecard; default the shipped one. */
@@ -265,6 +268,7 @@ export function assembleResult(
     keywords: keywords ? keywords.keywords : null,
     ...(redaction ? { redaction: redactionSummary(redaction) } : {}),
     ...(dialogActs ? { dialogActs: dialogActsSummary(dialogActs) } : {}),
+    ...(parts.speakers ? { speakerRoles: parts.speakers } : {}),
   };
   const document = {
     ...content,

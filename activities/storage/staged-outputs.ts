@@ -11,6 +11,7 @@ import {
   summaryOutputSchema,
 } from '../../schemas/result.ts';
 import { timelineSchema } from '../../schemas/transcript.ts';
+import { speakersDocumentSchema } from '../../schemas/speakers.ts';
 import type { ObjectStore } from './object-store.ts';
 
 export async function readStaged<T>(
@@ -33,20 +34,24 @@ export interface StagedOutputKeys {
   summaryKey?: string | undefined;
   keywordsKey?: string | undefined;
   dialogActsKey?: string | undefined;
+  /** The speakers stage's document; absent for a run from before it, or when it could not run. */
+  speakersKey?: string | undefined;
 }
 
 /** Every staged output the keys name, read at once. */
 export async function readStagedOutputs(store: ObjectStore, keys: StagedOutputKeys) {
-  const [timeline, fillers, sentiment, summary, keywords, dialogActs, redaction] = await Promise.all([
-    readStaged(store, keys.timelineKey, (v) => timelineSchema.parse(v)),
-    readStaged(store, keys.fillersKey, (v) => fillersOutputSchema.parse(v)),
-    readStaged(store, keys.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
-    readStaged(store, keys.summaryKey, (v) => summaryOutputSchema.parse(v)),
-    readStaged(store, keys.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
-    readStaged(store, keys.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
-    readStaged(store, keys.redactionKey, (v) => redactionOutputSchema.parse(v)),
-  ]);
-  return { timeline: timeline!, fillers, sentiment, summary, keywords, dialogActs, redaction };
+  const [timeline, fillers, sentiment, summary, keywords, dialogActs, redaction, speakers] =
+    await Promise.all([
+      readStaged(store, keys.timelineKey, (v) => timelineSchema.parse(v)),
+      readStaged(store, keys.fillersKey, (v) => fillersOutputSchema.parse(v)),
+      readStaged(store, keys.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
+      readStaged(store, keys.summaryKey, (v) => summaryOutputSchema.parse(v)),
+      readStaged(store, keys.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
+      readStaged(store, keys.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
+      readStaged(store, keys.redactionKey, (v) => redactionOutputSchema.parse(v)),
+      readStaged(store, keys.speakersKey, (v) => speakersDocumentSchema.parse(v).roles),
+    ]);
+  return { timeline: timeline!, fillers, sentiment, summary, keywords, dialogActs, redaction, speakers };
 }
 
 export type StagedOutputs = Awaited<ReturnType<typeof readStagedOutputs>>;

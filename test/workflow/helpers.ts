@@ -202,6 +202,7 @@ export const PROCESS_ACTIVITIES = [
   'transcodeSource',
   'recognizeSession',
   'mergeTimeline',
+  'assignSpeakers',
   'redactText',
   'removeFillers',
   'summarizeCall',
@@ -271,6 +272,14 @@ function processDefaults(): Record<(typeof PROCESS_ACTIVITIES)[number], Activity
     mergeTimeline: async (input) => ({
       timelineKey: str(input, 'timelineKey') ?? 'staging/timeline.json',
       utterances: 2 * UTTERANCES_PER_SESSION,
+      speakers: ['agent', 'customer'],
+    }),
+    assignSpeakers: async (input) => ({
+      timelineKey: str(input, 'outputTimelineKey') ?? 'staging/timeline.speakers.json',
+      speakersKey: str(input, 'outputKey') ?? 'staging/speakers.json',
+      decision: 'configured',
+      swapped: false,
+      inferred: false,
       speakers: ['agent', 'customer'],
     }),
     redactText: async (input) => nlpOk(input, 'redaction'),

@@ -1,0 +1,261 @@
+/**
+ * The speakers stage (DESIGN.md, data flow: "speakers: separate one-track calls by voice, name roles by
+ * evidence"): one activity on the media queue, between the merge and redaction, so that every later step
+ * (sentiment by speaker, talk time, rules, tables, pages) reads who said what as established here.
+ *
+ * On a one-track call (mono, or channels mixed down) it reads the staged 8-kHz mu-law sessions, separates
+ * the utterances into voices (voice-separation.ts) and names them by the role model (role-model.ts); on a
+ * call of a track per speaker it checks the channel map against the evidence and swaps it when the
+ * evidence contradicts it with high confidence (never with `plan.channels.roles: fixed`). It writes the
+ * timeline with speakers and the speakers document (schemas/speakers.ts) to staging; only small facts go
+ * back to the workflow. A separation that cannot finish leaves the call's speakers as they were, with the
+ * reason: it never fails the call.
+ */
+import type { Track } from '../../schemas/plan.ts';
+import {
+  SPEAKERS_DOCUMENT_VERSION,
+  speakersDocumentSchema,
+  type RoleDecision,
+  type RoleSettings,
+  type SeparationFacts,
+  type SpeakerRoles,
+} from '../../schemas/speakers.ts';
+import { timelineSchema, type Timeline, type Utterance } from '../../schemas/transcript.ts';
+import { decodeMulaw } from '../../schemas/g711.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { defaultRules, storedRules, type LoadedRules } from '../insights/rule-file.ts';
+import { decideRoles, UNKNOWN_SPEAKER, type RoleCandidate } from './role-model.ts';
+import { separateVoices, type AudioReader, type SeparationResult } from './voice-separation.ts';
+
+/** Sample rate of staged recognition audio (8 kHz mu-law, spec 02). */
+const STAGED_SAMPLE_RATE = 8000;
+
+/** A staged session of a one-track call: where its audio is and what part of the call it covers. */
+export interface StagedSessionAudio {
+  session: number;
+  start: number;
+  end: number;
+  audioKey: string;
+}
+
+export interface AssignSpeakersInput {
+  callId: string;
+  /** The merged timeline (staging). */
+  timelineKey: string;
+  /** Where the timeline with speakers goes. */
+  outputTimelineKey: string;
+  /** Where the speakers document goes (call-keys `speakers`). */
+  outputKey: string;
+  tracks: Track[];
+  /** Staged audio of each session, for the voice separation of a one-track call. */
+  sessions: StagedSessionAudio[];
+  rulesKey?: string | undefined;
+  direction?: 'inbound' | 'outbound' | undefined;
+  /** `fixed`: the channel map stands whatever is said. */
+  roles: 'evidence' | 'fixed';
+  /** `off`: a one-track call stays one `mixed` speaker. */
+  voices: 'separate' | 'off';
+}
+
+/** What the workflow keeps: the search attribute, the night report's counts. */
+export interface AssignSpeakersOutput {
+  timelineKey: string;
+  speakersKey: string;
+  decision: RoleDecision;
+  swapped: boolean;
+  inferred: boolean;
+  speakers: string[];
+  voices?: number;
+}
+
+/** Role cues of a rule file, or the shipped default's when the file has none. */
+export function roleSettingsOf(rules: LoadedRules): RoleSettings {
+  return rules.rules.roles ?? defaultRules().rules.roles!;
+}
+
+/** Is this a call whose one track hears everyone? */
+export function isOneTrackCall(tracks: readonly Pick<Track, 'speaker'>[]): boolean {
+  return tracks.length === 1 && tracks[0]!.speaker === UNKNOWN_SPEAKER;
+}
+
+/** Staged sessions as one reader of the call's audio (seconds on the recording's clock). */
+export function stagedAudioReader(sessions: { start: number; bytes: Uint8Array }[]): AudioReader {
+  const ordered = [...sessions].sort((a, b) => a.start - b.start);
+  return {
+    sampleRate: STAGED_SAMPLE_RATE,
+    read(start, end) {
+      const from = Math.max(0, Math.round(start * STAGED_SAMPLE_RATE));
+      const to = Math.max(from, Math.round(end * STAGED_SAMPLE_RATE));
+      const out = new Float32Array(to - from);
+      for (const s of ordered) {
+        const s0 = Math.round(s.start * STAGED_SAMPLE_RATE);
+        const a = Math.max(from, s0);
+        const b = Math.min(to, s0 + s.bytes.length);
+        if (b > a) out.set(decodeMulaw(s.bytes.subarray(a - s0, b - s0)), a - from);
+      }
+      return out;
+    },
+  };
+}
+
+/** The timeline with speakers, and the document, for a call of a track per speaker. */
+export function assignTrackRoles(
+  timeline: Timeline,
+  tracks: readonly Track[],
+  settings: RoleSettings,
+  options: Pick<AssignSpeakersInput, 'direction' | 'roles'>,
+): { timeline: Timeline; roles: SpeakerRoles } {
+  const candidates: RoleCandidate[] = tracks.map((t) => ({
+    track: t.track,
+    voice: null,
+    configured: t.speaker,
+    utterances: timeline.utterances.filter((u) => u.track === t.track),
+  }));
+  const { roles, names } = decideRoles({
+    source: 'channels',
+    candidates,
+    direction: options.direction ?? null,
+    mode: options.roles,
+    settings,
+  });
+  const nameOf = new Map(tracks.map((t, i) => [t.track, names[i]!]));
+  return {
+    timeline: withSpeakers(timeline, (u) => ({
+      speaker: nameOf.get(u.track) ?? u.speaker,
+      speakerConfidence: 1,
+    })),
+    roles,
+  };
+}
+
+/** The timeline with speakers, and the document, for a one-track call separated by voice. */
+export function assignVoiceRoles(
+  timeline: Timeline,
+  audio: AudioReader,
+  settings: RoleSettings,
+  options: Pick<AssignSpeakersInput, 'direction' | 'roles'>,
+): { timeline: Timeline; roles: SpeakerRoles } {
+  const utterances = timeline.utterances;
+  const separated = separateOrExplain(audio, utterances);
+  const separation: SeparationFacts = {
+    voices: separated.voices,
+    joined: separated.joined,
+    unassigned: separated.assignments.filter((a) => a.voice === null).length,
+    ...(separated.reason ? { reason: separated.reason } : {}),
+    cpuMs: Math.round(separated.cpuMs),
+  };
+  const track = utterances[0]?.track ?? 0;
+  const candidates: RoleCandidate[] = [...Array(separated.voices).keys()].map((voice) => ({
+    track,
+    voice,
+    configured: null,
+    utterances: utterances.filter((_, i) => separated.assignments[i]?.voice === voice),
+  }));
+  const { roles, names } = decideRoles({
+    source: 'voices',
+    candidates,
+    direction: options.direction ?? null,
+    mode: options.roles,
+    settings,
+  });
+  if (separated.voices === 0) {
+    roles.summary = `voices could not be told apart: ${separated.reason ?? 'no usable speech'}`;
+  }
+  return {
+    timeline: withSpeakers(timeline, (u) => {
+      const a = separated.assignments[utterances.indexOf(u)];
+      if (!a || a.voice === null) return { speaker: UNKNOWN_SPEAKER, speakerConfidence: 0, voice: null };
+      return {
+        speaker: names[a.voice] ?? UNKNOWN_SPEAKER,
+        speakerConfidence: Math.round(a.confidence * 1000) / 1000,
+        voice: a.voice,
+        ...(a.joined ? { joined: true } : {}),
+      };
+    }),
+    roles: { ...roles, separation },
+  };
+}
+
+/** The separation, or (should it throw) none, with the reason: the call then keeps one `mixed` speaker. */
+function separateOrExplain(audio: AudioReader, utterances: readonly Utterance[]): SeparationResult {
+  const spans = utterances.map((u) => ({ start: u.start, end: u.end }));
+  try {
+    return separateVoices(audio, spans);
+  } catch (err) {
+    return {
+      voices: 0,
+      assignments: spans.map(() => ({ voice: null, confidence: 0, joined: false })),
+      joined: 0,
+      reason: `the voice separation could not finish: ${(err as Error).message}`,
+      cpuMs: 0,
+    };
+  }
+}
+
+function withSpeakers(
+  timeline: Timeline,
+  assign: (u: Utterance) => Pick<Utterance, 'speaker' | 'speakerConfidence' | 'voice' | 'joined'>,
+): Timeline {
+  const utterances = timeline.utterances.map((u) => ({ ...u, ...assign(u) }));
+  const named = [...new Set(utterances.map((u) => u.speaker))];
+  // Agent first, then customer, then the rest as heard: the order every page and table shows.
+  const rank = (s: string) => (s === 'agent' ? 0 : s === 'customer' ? 1 : 2);
+  const speakers = named.length ? [...named].sort((a, b) => rank(a) - rank(b)) : timeline.speakers;
+  return timelineSchema.parse({ ...timeline, speakers, utterances });
+}
+
+export interface SpeakersActivityDeps {
+  /** Staging storage: the timeline, the staged audio, the stored rule files. */
+  store: ObjectStore;
+}
+
+export function createSpeakersActivities({ store }: SpeakersActivityDeps) {
+  const rulesOf = storedRules(store);
+
+  async function readAudio(sessions: readonly StagedSessionAudio[]): Promise<AudioReader> {
+    const staged = await Promise.all(
+      sessions.map(async (s) => ({ start: s.start, bytes: await store.getBuffer(s.audioKey) })),
+    );
+    return stagedAudioReader(staged);
+  }
+
+  return {
+    /** Separates and names the call's speakers; writes the timeline with speakers and the document. */
+    async assignSpeakers(input: AssignSpeakersInput): Promise<AssignSpeakersOutput> {
+      const [timeline, rules] = await Promise.all([
+        store.getText(input.timelineKey).then((t) => timelineSchema.parse(JSON.parse(t))),
+        rulesOf(input.rulesKey),
+      ]);
+      const settings = roleSettingsOf(rules);
+      const separate = isOneTrackCall(input.tracks) && input.voices === 'separate';
+      const assigned = separate
+        ? assignVoiceRoles(timeline, await readAudio(input.sessions), settings, input)
+        : assignTrackRoles(timeline, input.tracks, settings, input);
+      const document = speakersDocumentSchema.parse({
+        version: SPEAKERS_DOCUMENT_VERSION,
+        callId: input.callId,
+        roles: assigned.roles,
+      });
+      await Promise.all([
+        store.put(input.outputTimelineKey, JSON.stringify(assigned.timeline), {
+          contentType: 'application/json',
+        }),
+        store.put(input.outputKey, `${JSON.stringify(document, null, 2)}\n`, {
+          contentType: 'application/json; charset=utf-8',
+        }),
+      ]);
+      const { roles } = assigned;
+      return {
+        timelineKey: input.outputTimelineKey,
+        speakersKey: input.outputKey,
+        decision: roles.decision,
+        swapped: roles.swapped,
+        inferred: roles.inferred,
+        speakers: assigned.timeline.speakers,
+        ...(roles.separation ? { voices: roles.separation.voices } : {}),
+      };
+    },
+  };
+}
+
+export type SpeakersActivities = ReturnType<typeof createSpeakersActivities>;
