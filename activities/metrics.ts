@@ -49,6 +49,11 @@ const redactions = counter(
   'Personal data redacted from call text, by kind (name, phone, …, or a kind of the deployment)',
   ['kind'],
 );
+const speakerRoles = counter(
+  'callpipe_speaker_roles_total',
+  'Calls by how their speakers were named (configured, swapped, fixed, inferred, low-confidence, unknown) and source (channels, voices)',
+  ['decision', 'source'],
+);
 
 function errorKind(err: unknown): { outcome: string; code?: number } {
   const e = err as { name?: string; kind?: string; code?: unknown } | undefined;
@@ -100,6 +105,10 @@ export const metrics = {
     pace.set(rate);
   },
   /** Redactions of one call by kind (the kinds are a bounded set: built-in ones and the configuration's). */
+  /** A call's roles decided by the speakers stage (a swapped channel map or inferred voices, counted). */
+  speakerRoles(decision: string, source: string): void {
+    speakerRoles.inc({ decision, source });
+  },
   redacted(counts: Record<string, number>): void {
     for (const [kind, n] of Object.entries(counts)) if (n > 0) redactions.inc({ kind }, n);
   },

@@ -117,6 +117,16 @@ export const CALLS_TABLE = {
       required: true,
       doc: 'speaker labels, e.g. [agent, customer]',
     },
+    {
+      name: 'speakers_inferred',
+      type: 'boolean',
+      doc: 'speakers told apart by voice on a one-track call: speaker-scoped figures rest on it; null before 0.3.0',
+    },
+    {
+      name: 'roles_decision',
+      type: 'string',
+      doc: 'how roles were decided: configured, swapped, fixed, inferred, low-confidence, unknown; null before 0.3.0',
+    },
     { name: 'utterance_count', type: 'int32', required: true, doc: 'utterances recognized' },
     {
       name: 'speaker_stats',
@@ -205,6 +215,11 @@ export const UTTERANCES_TABLE = {
       doc: "0-based position in the call's time order",
     },
     { name: 'speaker', type: 'string', required: true, doc: 'speaker label, e.g. agent, customer' },
+    {
+      name: 'speaker_confidence',
+      type: 'double',
+      doc: 'how sure the speaker is, 0–1 (1 on a track of its own); null before 0.3.0',
+    },
     {
       name: 'start_seconds',
       type: 'double',

@@ -597,7 +597,6 @@ interface Analyzed {
 function publishInputOf(call: Call, { probe, plan, sessions, text, redacted, audio, speakers }: Analyzed) {
   const { workflowId, runId } = workflowInfo();
   const cost = costOf(sessions, text, redacted);
-  const staging = call.keys.staging;
   return {
     callId: call.input.callId,
     output: call.keys.output,

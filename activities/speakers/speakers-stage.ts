@@ -23,6 +23,7 @@ import {
 import { timelineSchema, type Timeline, type Utterance } from '../../schemas/transcript.ts';
 import { decodeMulaw } from '../../schemas/g711.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { metrics } from '../metrics.ts';
 import { defaultRules, storedRules, type LoadedRules } from '../insights/rule-file.ts';
 import { decideRoles, UNKNOWN_SPEAKER, type RoleCandidate } from './role-model.ts';
 import { separateVoices, type AudioReader, type SeparationResult } from './voice-separation.ts';
@@ -245,6 +246,7 @@ export function createSpeakersActivities({ store }: SpeakersActivityDeps) {
         }),
       ]);
       const { roles } = assigned;
+      metrics.speakerRoles(roles.decision, roles.source);
       return {
         timelineKey: input.outputTimelineKey,
         speakersKey: input.outputKey,

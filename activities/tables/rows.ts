@@ -69,6 +69,8 @@ export function callRows(result: ResultDocument, resultKey: string, timeZone: st
     call_started_at_source: start.source,
     duration_seconds: result.audio.durationSeconds,
     speakers: result.speakers,
+    speakers_inferred: result.speakerRoles?.inferred ?? null,
+    roles_decision: result.speakerRoles?.decision ?? null,
     utterance_count: result.utterances.length,
     speaker_stats: result.speakers.map((speaker) => {
       const t = talk.get(speaker);
@@ -127,6 +129,7 @@ export function callRows(result: ResultDocument, resultKey: string, timeZone: st
     call_id: result.callId,
     utterance_index: i,
     speaker: u.speaker,
+    speaker_confidence: u.speakerConfidence ?? null,
     start_seconds: roundSecondsToMs(u.start),
     end_seconds: roundSecondsToMs(u.end),
     text: u.text,
