@@ -1,0 +1,595 @@
+/**
+ * Separates the utterances of a one-track call into voices, by what each sounds like (voice-features.ts):
+ * no model, no native code, deterministic.
+ *
+ * 1. Each utterance is summed up as one vector: mean level, mean mel cepstra, median pitch, voicing, band
+ *    edges. Vectors are scaled per dimension over the call.
+ * 2. The utterances long enough to be measured well are clustered (k-means, seeded restarts) for 1 to
+ *    maxVoices clusters. k voices are kept only while every pair of clusters is clearly apart along the
+ *    line joining their centres (separation in pooled standard deviations): splitting one voice at its
+ *    middle gives about 2.7 whatever the voice, two voices many times that. So one speaker stays one.
+ * 3. Every utterance is then given the nearest voice (diagonal Mahalanobis distance); its confidence is the
+ *    posterior between the two nearest voices. Short ones and ones unlike every voice stay unassigned.
+ * 4. Joined utterances: frames of an utterance are scored against per-voice frame models; a run of frames
+ *    that clearly belongs to another voice marks the utterance joined, and the voice holding most frames
+ *    is its voice.
+ */
+import { seededRandom } from '../../schemas/seeded-random.ts';
+import {
+  analyzerFor,
+  FRAME_DIMS,
+  HIGH_EDGE,
+  LEVEL,
+  LOW_EDGE,
+  MFCC,
+  CEPSTRA,
+  PEAK,
+  PITCH,
+  utteranceFrames,
+  type AudioReader,
+  type UtteranceFrames,
+  type UtteranceSpan,
+} from './voice-features.ts';
+
+export type { AudioReader, UtteranceSpan } from './voice-features.ts';
+
+export interface VoiceAssignment {
+  /** voice index, 0 = the voice heard first; null when this utterance cannot be told */
+  voice: number | null;
+  /** 0..1 */
+  confidence: number;
+  /** the recognizer joined two voices in this utterance (e.g. a quick はい inside the other's sentence): voice is the one holding most of it */
+  joined: boolean;
+}
+
+export interface SeparationResult {
+  /** 0 when nothing could be told */
+  voices: number;
+  /** one per span, same order */
+  assignments: VoiceAssignment[];
+  joined: number;
+  /** why voices is 0 or 1 or > 2, or why utterances were left unassigned, in words a user can read */
+  reason?: string;
+  /** CPU spent, ms */
+  cpuMs: number;
+}
+
+export const DEFAULT_MAX_VOICES = 4;
+
+/** Utterance vector layout: level, cepstra, pitch, voiced share, cepstral peak, band edges. */
+const U_LEVEL = 0;
+const U_MFCC = 1;
+const U_PITCH = U_MFCC + CEPSTRA;
+const U_VOICED = U_PITCH + 1;
+const U_PEAK = U_VOICED + 1;
+const U_LOW = U_PEAK + 1;
+const U_HIGH = U_LOW + 1;
+const U_DIMS = U_HIGH + 1;
+/**
+ * Smallest spread per dimension used for scaling, in its own units: a dimension that hardly varies over a
+ * call (one voice, one line) must not turn its noise into a difference.
+ */
+const U_MIN_SCALE = (() => {
+  const s = new Float64Array(U_DIMS);
+  s[U_LEVEL] = 1.5;
+  for (let c = 0; c < CEPSTRA; c++) s[U_MFCC + c] = 0.25;
+  s[U_PITCH] = 0.08;
+  s[U_VOICED] = 0.08;
+  s[U_PEAK] = 0.02;
+  s[U_LOW] = 1.5;
+  s[U_HIGH] = 1.5;
+  return s;
+})();
+
+/** Utterances at least this long, with this many frames, are measured well enough to cluster. */
+const RELIABLE_SECONDS = 0.8;
+const RELIABLE_FRAMES = 3;
+/** Shorter than this an utterance is assigned only when its confidence is high. */
+const SHORT_SECONDS = 0.3;
+const SHORT_MIN_CONFIDENCE = 0.95;
+const MIN_CONFIDENCE = 0.6;
+/** Two clusters are two voices when their separation (pooled standard deviations) reaches this. */
+const MIN_SEPARATION = 4;
+/** A voice needs this many reliable utterances, and this share of them. */
+const MIN_VOICE_UTTERANCES = 3;
+const MIN_VOICE_SHARE = 0.04;
+/** Squared scaled distance per dimension beyond which an utterance is like no voice of the call. */
+const OUTLIER_DISTANCE_PER_DIM = 9;
+const KMEANS_RESTARTS = 8;
+const KMEANS_ITERATIONS = 30;
+/** Joined utterances: frames in a window, and the mean log-likelihood ratio per frame that counts as clear. */
+const JOIN_WINDOW_FRAMES = 2;
+const JOIN_MIN_LLR = 4;
+const JOIN_MIN_FRAMES = 4;
+const SEED = 0x5eed;
+
+interface Measured {
+  index: number;
+  span: UtteranceSpan;
+  frames: UtteranceFrames;
+  vector: Float64Array | undefined;
+  reliable: boolean;
+}
+
+const median = (values: number[]): number => {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** One vector per utterance from its frames; undefined without frames. */
+function utteranceVector(frames: UtteranceFrames): Float64Array | undefined {
+  if (frames.count === 0) return undefined;
+  const v = new Float64Array(U_DIMS);
+  const pitches: number[] = [];
+  for (let i = 0; i < frames.count; i++) {
+    const row = i * FRAME_DIMS;
+    const f = frames.features;
+    v[U_LEVEL] = v[U_LEVEL]! + f[row + LEVEL]!;
+    for (let c = 0; c < CEPSTRA; c++) v[U_MFCC + c] = v[U_MFCC + c]! + f[row + MFCC + c]!;
+    v[U_PEAK] = v[U_PEAK]! + f[row + PEAK]!;
+    v[U_LOW] = v[U_LOW]! + f[row + LOW_EDGE]!;
+    v[U_HIGH] = v[U_HIGH]! + f[row + HIGH_EDGE]!;
+    const p = f[row + PITCH]!;
+    if (!Number.isNaN(p)) pitches.push(p);
+  }
+  for (const d of [U_LEVEL, U_PEAK, U_LOW, U_HIGH]) v[d] = v[d]! / frames.count;
+  for (let c = 0; c < CEPSTRA; c++) v[U_MFCC + c] = v[U_MFCC + c]! / frames.count;
+  v[U_VOICED] = pitches.length / frames.count;
+  v[U_PITCH] = pitches.length >= 2 ? median(pitches) : Number.NaN;
+  return v;
+}
+
+/** Per-dimension centre and scale over `vectors`, with floors; NaN entries are skipped. */
+function scaling(
+  vectors: Float64Array[],
+  dims: number,
+  minScale: Float64Array,
+): { centre: Float64Array; scale: Float64Array } {
+  const centre = new Float64Array(dims);
+  const scale = new Float64Array(dims);
+  for (let d = 0; d < dims; d++) {
+    const values = vectors.map((v) => v[d]!).filter((x) => !Number.isNaN(x));
+    const m = values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0;
+    const variance =
+      values.length > 1 ? values.reduce((a, b) => a + (b - m) ** 2, 0) / (values.length - 1) : 0;
+    centre[d] = m;
+    scale[d] = Math.max(Math.sqrt(variance), minScale[d]!);
+  }
+  return { centre, scale };
+}
+
+/** `v` centred and scaled; a missing value (NaN) becomes the centre. */
+function scaled(v: Float64Array, s: { centre: Float64Array; scale: Float64Array }): Float64Array {
+  const out = new Float64Array(v.length);
+  for (let d = 0; d < v.length; d++) out[d] = Number.isNaN(v[d]!) ? 0 : (v[d]! - s.centre[d]!) / s.scale[d]!;
+  return out;
+}
+
+function squaredDistance(a: Float64Array, b: Float64Array): number {
+  let s = 0;
+  for (let d = 0; d < a.length; d++) s += (a[d]! - b[d]!) ** 2;
+  return s;
+}
+
+interface Clustering {
+  k: number;
+  labels: Int32Array;
+  centres: Float64Array[];
+  inertia: number;
+}
+
+/** k-means with k-means++ seeding, the best of several seeded restarts. */
+function kMeans(points: Float64Array[], k: number): Clustering {
+  const n = points.length;
+  const dims = points[0]!.length;
+  const random = seededRandom(SEED + k);
+  let best: Clustering | undefined;
+  for (let restart = 0; restart < KMEANS_RESTARTS; restart++) {
+    const centres: Float64Array[] = [Float64Array.from(points[Math.floor(random() * n)]!)];
+    const nearest = new Float64Array(n).fill(Infinity);
+    while (centres.length < k) {
+      let total = 0;
+      for (let i = 0; i < n; i++) {
+        nearest[i] = Math.min(nearest[i]!, squaredDistance(points[i]!, centres[centres.length - 1]!));
+        total += nearest[i]!;
+      }
+      let pick = random() * total;
+      let chosen = n - 1;
+      for (let i = 0; i < n; i++) {
+        pick -= nearest[i]!;
+        if (pick <= 0) {
+          chosen = i;
+          break;
+        }
+      }
+      centres.push(Float64Array.from(points[chosen]!));
+    }
+    const labels = new Int32Array(n);
+    let inertia = 0;
+    for (let iteration = 0; iteration < KMEANS_ITERATIONS; iteration++) {
+      let changed = false;
+      inertia = 0;
+      for (let i = 0; i < n; i++) {
+        let bestC = 0;
+        let bestD = Infinity;
+        for (let c = 0; c < k; c++) {
+          const d = squaredDistance(points[i]!, centres[c]!);
+          if (d < bestD) {
+            bestD = d;
+            bestC = c;
+          }
+        }
+        if (labels[i] !== bestC || iteration === 0) changed = changed || labels[i] !== bestC;
+        labels[i] = bestC;
+        inertia += bestD;
+      }
+      const sums = Array.from({ length: k }, () => new Float64Array(dims));
+      const counts = new Int32Array(k);
+      for (let i = 0; i < n; i++) {
+        counts[labels[i]!]!++;
+        const s = sums[labels[i]!]!;
+        for (let d = 0; d < dims; d++) s[d] = s[d]! + points[i]![d]!;
+      }
+      for (let c = 0; c < k; c++)
+        if (counts[c]! > 0) for (let d = 0; d < dims; d++) centres[c]![d] = sums[c]![d]! / counts[c]!;
+      if (!changed && iteration > 0) break;
+    }
+    if (!best || inertia < best.inertia - 1e-9) best = { k, labels, centres, inertia };
+  }
+  return best!;
+}
+
+/** How far apart clusters a and b are along the line joining their centres, in pooled standard deviations. */
+function separation(points: Float64Array[], c: Clustering, a: number, b: number): number {
+  const ca = c.centres[a]!;
+  const cb = c.centres[b]!;
+  const direction = new Float64Array(ca.length);
+  let norm = 0;
+  for (let d = 0; d < ca.length; d++) {
+    direction[d] = ca[d]! - cb[d]!;
+    norm += direction[d]! ** 2;
+  }
+  norm = Math.sqrt(norm);
+  if (norm === 0) return 0;
+  const projections: [number[], number[]] = [[], []];
+  for (let i = 0; i < points.length; i++) {
+    const label = c.labels[i];
+    if (label !== a && label !== b) continue;
+    let p = 0;
+    for (let d = 0; d < direction.length; d++) p += (points[i]![d]! * direction[d]!) / norm;
+    projections[label === a ? 0 : 1].push(p);
+  }
+  const stats = projections.map((ps) => {
+    const m = ps.reduce((x, y) => x + y, 0) / Math.max(1, ps.length);
+    const v = ps.length > 1 ? ps.reduce((x, y) => x + (y - m) ** 2, 0) / (ps.length - 1) : 0;
+    return { m, v };
+  });
+  const pooled = Math.sqrt((stats[0]!.v + stats[1]!.v) / 2);
+  return Math.abs(stats[0]!.m - stats[1]!.m) / Math.max(pooled, 1e-3);
+}
+
+/** Whether a clustering's clusters are all voices: large enough, and every pair clearly apart. */
+function clearlyApart(points: Float64Array[], c: Clustering): { ok: boolean; weakest: number } {
+  const counts = new Int32Array(c.k);
+  for (const label of c.labels) counts[label]!++;
+  const minCount = Math.max(MIN_VOICE_UTTERANCES, Math.ceil(MIN_VOICE_SHARE * points.length));
+  if (counts.some((n) => n < minCount)) return { ok: false, weakest: 0 };
+  let weakest = Infinity;
+  for (let a = 0; a < c.k; a++)
+    for (let b = a + 1; b < c.k; b++) weakest = Math.min(weakest, separation(points, c, a, b));
+  return { ok: weakest >= MIN_SEPARATION, weakest };
+}
+
+/** Per-voice diagonal Gaussian over some vectors. */
+interface VoiceModel {
+  mean: Float64Array;
+  variance: Float64Array;
+  logNorm: number;
+}
+
+function fitModels(
+  vectors: Float64Array[],
+  labels: ArrayLike<number>,
+  k: number,
+  minVariance: number,
+  pooled: boolean,
+): VoiceModel[] {
+  const dims = vectors[0]!.length;
+  const sums = Array.from({ length: k }, () => ({
+    n: new Float64Array(dims),
+    s: new Float64Array(dims),
+    q: new Float64Array(dims),
+  }));
+  for (let i = 0; i < vectors.length; i++) {
+    const acc = sums[labels[i]!]!;
+    for (let d = 0; d < dims; d++) {
+      const x = vectors[i]![d]!;
+      if (Number.isNaN(x)) continue;
+      acc.n[d] = acc.n[d]! + 1;
+      acc.s[d] = acc.s[d]! + x;
+      acc.q[d] = acc.q[d]! + x * x;
+    }
+  }
+  const models = sums.map((acc) => {
+    const mean = new Float64Array(dims);
+    const variance = new Float64Array(dims);
+    for (let d = 0; d < dims; d++) {
+      const n = acc.n[d]!;
+      mean[d] = n > 0 ? acc.s[d]! / n : 0;
+      variance[d] = n > 1 ? Math.max(minVariance, acc.q[d]! / n - mean[d]! ** 2) : 1;
+    }
+    return { mean, variance, logNorm: 0 };
+  });
+  if (pooled) {
+    const shared = new Float64Array(dims);
+    for (let d = 0; d < dims; d++) {
+      let n = 0;
+      let v = 0;
+      for (let c = 0; c < k; c++) {
+        n += sums[c]!.n[d]!;
+        v += sums[c]!.n[d]! * models[c]!.variance[d]!;
+      }
+      shared[d] = n > 0 ? Math.max(minVariance, v / n) : 1;
+    }
+    for (const m of models) m.variance = Float64Array.from(shared);
+  }
+  for (const m of models) m.logNorm = -0.5 * m.variance.reduce((s, v) => s + Math.log(v), 0);
+  return models;
+}
+
+/** Log-likelihood of `x` under `m` (up to a constant shared by all models), skipping missing values. */
+function logLikelihood(m: VoiceModel, x: Float64Array): number {
+  let s = 0;
+  let norm = 0;
+  for (let d = 0; d < x.length; d++) {
+    const v = x[d]!;
+    if (Number.isNaN(v)) continue;
+    s += (v - m.mean[d]!) ** 2 / m.variance[d]!;
+    norm -= 0.5 * Math.log(m.variance[d]!);
+  }
+  return norm - 0.5 * s;
+}
+
+const ZERO_CONFIDENCE: VoiceAssignment = { voice: null, confidence: 0, joined: false };
+
+/** The CPU this process has used, ms. */
+function cpuNowMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/**
+ * Separates the utterances of one track into voices (see the module comment). Never throws: odd input
+ * gives 0 or 1 voices and a reason.
+ */
+export function separateVoices(
+  audio: AudioReader,
+  spans: readonly UtteranceSpan[],
+  options: { maxVoices?: number } = {},
+): SeparationResult {
+  const t0 = cpuNowMs();
+  const done = (r: Omit<SeparationResult, 'cpuMs'>): SeparationResult => ({ ...r, cpuMs: cpuNowMs() - t0 });
+  const unassigned = () => spans.map(() => ({ ...ZERO_CONFIDENCE }));
+  try {
+    return done(separate(audio, spans, options));
+  } catch (error) {
+    return done({
+      voices: 0,
+      assignments: unassigned(),
+      joined: 0,
+      reason: `voices could not be separated: ${error instanceof Error ? error.message : String(error)}`,
+    });
+  }
+}
+
+function separate(
+  audio: AudioReader,
+  spans: readonly UtteranceSpan[],
+  options: { maxVoices?: number },
+): Omit<SeparationResult, 'cpuMs'> {
+  const maxVoices = Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
+  const nothing = (reason: string) => ({
+    voices: 0,
+    assignments: spans.map(() => ({ ...ZERO_CONFIDENCE })),
+    joined: 0,
+    reason,
+  });
+  if (spans.length === 0) return nothing('no utterances to separate');
+  const rate = audio.sampleRate;
+  if (!Number.isFinite(rate) || rate < 4000)
+    return nothing(`the audio's sample rate (${rate}) is not usable`);
+  const analyzer = analyzerFor(Math.round(rate));
+
+  const measured: Measured[] = spans.map((span, index) => {
+    const frames = utteranceFrames(audio, span, analyzer);
+    const vector = utteranceVector(frames);
+    const reliable = !!vector && span.end - span.start >= RELIABLE_SECONDS && frames.count >= RELIABLE_FRAMES;
+    return { index, span, frames, vector, reliable };
+  });
+  const usable = measured.filter((m) => m.vector);
+  if (usable.length === 0) return nothing('no utterance holds audible speech (silence or the line only)');
+  // Cluster the well-measured utterances; when there are too few, every usable one.
+  let basis = measured.filter((m) => m.reliable);
+  if (basis.length < 2 * MIN_VOICE_UTTERANCES) basis = usable;
+  const scale = scaling(
+    basis.map((m) => m.vector!),
+    U_DIMS,
+    U_MIN_SCALE,
+  );
+  const points = basis.map((m) => scaled(m.vector!, scale));
+
+  let chosen: Clustering = { k: 1, labels: new Int32Array(points.length), centres: [], inertia: 0 };
+  let weakestKept = Infinity;
+  for (let k = 2; k <= Math.min(maxVoices, Math.floor(points.length / MIN_VOICE_UTTERANCES)); k++) {
+    const c = kMeans(points, k);
+    const verdict = clearlyApart(points, c);
+    if (!verdict.ok) break;
+    chosen = c;
+    weakestKept = verdict.weakest;
+  }
+  void weakestKept;
+  const k = chosen.k;
+
+  // Utterance-level models: one pooled diagonal variance, so the posterior depends on distance alone.
+  const models = fitModels(points, chosen.labels, k, 0.05, true);
+  const assignments: VoiceAssignment[] = spans.map(() => ({ ...ZERO_CONFIDENCE }));
+  const voiceOf = new Int32Array(spans.length).fill(-1);
+  let unlike = 0;
+  let tooShort = 0;
+  let unclear = 0;
+  for (const m of usable) {
+    const x = scaled(m.vector!, scale);
+    const ll = models.map((model) => logLikelihood(model, x));
+    const order = ll.map((_, i) => i).sort((a, b) => ll[b]! - ll[a]!);
+    const best = order[0]!;
+    const margin = k > 1 ? ll[best]! - ll[order[1]!]! : Infinity;
+    const confidence = k > 1 ? 1 / (1 + Math.exp(-margin)) : 1;
+    const distance = -2 * (ll[best]! - models[best]!.logNorm);
+    const duration = m.span.end - m.span.start;
+    let accept = confidence >= MIN_CONFIDENCE;
+    if (distance > OUTLIER_DISTANCE_PER_DIM * U_DIMS) {
+      accept = false;
+      unlike++;
+    } else if (duration < SHORT_SECONDS && confidence < SHORT_MIN_CONFIDENCE) {
+      if (accept) tooShort++;
+      accept = false;
+    } else if (!accept) unclear++;
+    assignments[m.index] = { voice: accept ? best : null, confidence: round3(confidence), joined: false };
+    if (accept) voiceOf[m.index] = best;
+  }
+
+  let joined = 0;
+  if (k > 1) joined = markJoined(measured, assignments, voiceOf, k);
+
+  // Voice 0 is the voice heard first.
+  const firstHeard = Array.from({ length: k }, () => Infinity);
+  for (const m of measured) {
+    const v = assignments[m.index]!.voice;
+    if (v !== null) firstHeard[v] = Math.min(firstHeard[v]!, m.span.start);
+  }
+  const order = firstHeard
+    .map((t, v) => ({ t, v }))
+    .filter((e) => Number.isFinite(e.t))
+    .sort((a, b) => a.t - b.t || a.v - b.v);
+  const renumber = new Map(order.map((e, i) => [e.v, i]));
+  for (const a of assignments) if (a.voice !== null) a.voice = renumber.get(a.voice)!;
+  const voices = order.length;
+
+  const notes: string[] = [];
+  if (voices === 1)
+    notes.push(
+      usable.length < 2
+        ? 'one voice: only one utterance could be measured'
+        : 'one voice: the utterances do not fall into distinct voices',
+    );
+  if (voices > 2) notes.push(`${voices} voices: more than two people speak (a transfer or a conference)`);
+  const missing = measured.length - usable.length;
+  if (missing > 0) notes.push(`${missing} utterance${missing > 1 ? 's hold' : ' holds'} no audible speech`);
+  if (tooShort > 0) notes.push(`${tooShort} too short to tell`);
+  if (unclear > 0) notes.push(`${unclear} between voices`);
+  if (unlike > 0) notes.push(`${unlike} unlike any voice of the call`);
+  return { voices, assignments, joined, ...(notes.length ? { reason: notes.join('; ') } : {}) };
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** The scaled frame vectors of one utterance (pitch NaN where unvoiced). */
+function frameVectors(
+  frames: UtteranceFrames,
+  s: { centre: Float64Array; scale: Float64Array },
+): Float64Array[] {
+  const out: Float64Array[] = [];
+  for (let i = 0; i < frames.count; i++) {
+    const raw = frames.features.subarray(i * FRAME_DIMS, (i + 1) * FRAME_DIMS);
+    const v = new Float64Array(FRAME_DIMS);
+    for (let d = 0; d < FRAME_DIMS; d++)
+      v[d] = Number.isNaN(raw[d]!) ? Number.NaN : (raw[d]! - s.centre[d]!) / s.scale[d]!;
+    out.push(v);
+  }
+  return out;
+}
+
+const FRAME_MIN_SCALE = (() => {
+  const s = new Float64Array(FRAME_DIMS).fill(0.25);
+  s[LEVEL] = 1.5;
+  s[PITCH] = 0.08;
+  s[PEAK] = 0.02;
+  s[LOW_EDGE] = 1.5;
+  s[HIGH_EDGE] = 1.5;
+  return s;
+})();
+
+/**
+ * Marks the utterances in which a run of frames clearly belongs to another voice; the voice holding most
+ * frames becomes the utterance's voice. Returns how many were marked.
+ */
+function markJoined(
+  measured: Measured[],
+  assignments: VoiceAssignment[],
+  voiceOf: Int32Array,
+  k: number,
+): number {
+  const training = measured.filter(
+    (m) => m.reliable && voiceOf[m.index]! >= 0 && assignments[m.index]!.confidence >= 0.9,
+  );
+  const rawFrames: Float64Array[] = [];
+  const labels: number[] = [];
+  for (const m of training) {
+    for (let i = 0; i < m.frames.count; i++) {
+      rawFrames.push(m.frames.features.slice(i * FRAME_DIMS, (i + 1) * FRAME_DIMS));
+      labels.push(voiceOf[m.index]!);
+    }
+  }
+  if (rawFrames.length < 10 * k) return 0;
+  const s = scaling(rawFrames, FRAME_DIMS, FRAME_MIN_SCALE);
+  const models = fitModels(
+    rawFrames.map((f) => scaled0(f, s)),
+    labels,
+    k,
+    0.05,
+    false,
+  );
+  let joined = 0;
+  for (const m of measured) {
+    const own = voiceOf[m.index]!;
+    if (own < 0 || m.frames.count < JOIN_MIN_FRAMES) continue;
+    const vectors = frameVectors(m.frames, s);
+    const ll = vectors.map((v) => models.map((model) => logLikelihood(model, v)));
+    const votes = new Int32Array(k);
+    for (const row of ll) votes[argmax(row)]!++;
+    let other = -1;
+    for (let i = 0; i + JOIN_WINDOW_FRAMES <= ll.length && other < 0; i++) {
+      for (let v = 0; v < k; v++) {
+        if (v === own) continue;
+        let sum = 0;
+        for (let j = i; j < i + JOIN_WINDOW_FRAMES; j++) sum += ll[j]![v]! - ll[j]![own]!;
+        if (sum / JOIN_WINDOW_FRAMES >= JOIN_MIN_LLR) {
+          other = v;
+          break;
+        }
+      }
+    }
+    if (other < 0) continue;
+    joined++;
+    const majority = votes[other]! > votes[own]! ? other : own;
+    assignments[m.index] = { ...assignments[m.index]!, voice: majority, joined: true };
+    voiceOf[m.index] = majority;
+  }
+  return joined;
+}
+
+/** Like scaled(), but keeps NaN (a missing pitch stays missing in frame models). */
+function scaled0(v: Float64Array, s: { centre: Float64Array; scale: Float64Array }): Float64Array {
+  const out = new Float64Array(v.length);
+  for (let d = 0; d < v.length; d++)
+    out[d] = Number.isNaN(v[d]!) ? Number.NaN : (v[d]! - s.centre[d]!) / s.scale[d]!;
+  return out;
+}
+
+function argmax(row: number[]): number {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
+  return best;
+}
