@@ -1,5 +1,6 @@
 /**
- * One call of a rescore: read its stored result.json, score it again with the batch's rule file
+ * One call of a rescore: read its stored result.json, name its speakers again by the rule file's role cues
+ * (speakers/rescore-roles.ts) and score it again with the batch's rule file
  * (score-call.ts, from result.json alone: no recognition, no text analysis) unless it is current, write
  * it back, and refresh what result.json feeds (the call page, the call's rows in the analysis tables).
  */
@@ -14,6 +15,8 @@ import type { TableActivities } from '../tables/table-activities.ts';
 import type { RescoreCall } from './rescore-pages.ts';
 import type { LoadedRules } from './rule-file.ts';
 import { matchedCategories, scoreCall } from './score-call.ts';
+import { rescoreRoles } from '../speakers/rescore-roles.ts';
+import { roleSettingsOf } from '../speakers/speakers-stage.ts';
 
 /** What scoring one call needs of its batch. */
 export interface RescoreCallContext {
@@ -86,8 +89,10 @@ export async function rescoreCall(ctx: RescoreCallContext, call: RescoreCall): P
     return { ...base, status: 'updated', ...scored(doc) };
   }
   if (!ctx.force && doc.rules?.digest === rules.digest) return { ...base, status: 'current', ...scored(doc) };
-  const insights = scoreCall(doc, rules, { rescoreBatchId: ctx.batchId });
-  const next = resultDocumentSchema.parse({ ...doc, ...insights });
+  // Roles first (text cues need no audio): the rules then read who said what as the new file names it.
+  const roled = rescoreRoles(doc, roleSettingsOf(rules), { mode: doc.speakerRoles?.mode ?? 'evidence' }).doc;
+  const insights = scoreCall(roled, rules, { rescoreBatchId: ctx.batchId });
+  const next = resultDocumentSchema.parse({ ...roled, ...insights });
   await ctx.results.put(call.key, `${JSON.stringify(next, null, 2)}\n`, JSON_TYPE);
   await refreshOutputs(ctx, call, next);
   return { ...base, status: 'updated', ...scored(next) };
