@@ -149,7 +149,30 @@ function speakerTable(result: ResultDocument): string {
     })
     .join('');
   return `<table class="speakers"><thead><tr><th>speaker</th><th>utterances</th><th>talk</th><th>share</th><th>silent</th><th>sentiment</th></tr></thead><tbody>${rows}</tbody></table>
-<p class="muted">Nobody talking: ${duration(result.talk.silenceSeconds)} · talking at once: ${duration(result.talk.overlapSeconds)}</p>`;
+<p class="muted">Nobody talking: ${duration(result.talk.silenceSeconds)} · talking at once: ${duration(result.talk.overlapSeconds)}</p>
+${roleEvidence(result)}`;
+}
+
+/** Who each speaker is and why: the decision, inferred speakers marked, the evidence in words. */
+function roleEvidence(result: ResultDocument): string {
+  const roles = result.speakerRoles;
+  if (!roles) return '';
+  const marks = [
+    ...(roles.inferred ? ['<span class="badge inferred">inferred from voices</span>'] : []),
+    ...(roles.swapped ? ['<span class="badge swapped">roles swapped against the channel map</span>'] : []),
+    ...(roles.confidence === 'low' ? ['<span class="badge low-confidence">low confidence</span>'] : []),
+  ];
+  const sep = roles.separation;
+  const separation = sep
+    ? `<p class="muted">${sep.voices} voice(s) told apart${sep.joined ? ` · ${sep.joined} utterance(s) holding two voices, given to the one holding most` : ''}${sep.unassigned ? ` · ${sep.unassigned} left mixed` : ''}${sep.reason ? ` · ${esc(sep.reason)}` : ''}</p>`
+    : '';
+  const rows = roles.speakers
+    .map(
+      (s) =>
+        `<li><b style="color:${colorOf(s.speaker)}">${esc(s.speaker)}</b> <span class="muted">(${s.voice !== null ? `voice ${s.voice + 1}` : `track ${s.track}`}${s.configured && s.configured !== s.speaker ? `, configured ${esc(s.configured)}` : ''})</span>: ${esc(s.words)}</li>`,
+    )
+    .join('');
+  return `<div id="roles" data-decision="${esc(roles.decision)}"><p>${marks.join(' ')} ${esc(roles.summary)}</p>${separation}<ul class="evidence">${rows}</ul></div>`;
 }
 
 /** Categories matched (and not), and the scorecard's answers, each pointing at where it held. */
@@ -184,7 +207,10 @@ function transcript(result: ResultDocument): string {
   const rows = result.utterances
     .map((u, i) => {
       const s = u.sentiment;
-      return `<tr class="utt" id="u${i}" data-start="${u.start}" data-end="${u.end}"><td class="t"><a href="#u${i}" class="seek">${clock(u.start)}</a></td><td class="who" style="color:${colorOf(u.speaker)}">${esc(u.speaker)}</td><td class="text">${markedText(u)}</td><td class="feel">${s ? `<span class="label-${esc(s.label)}" title="${esc(s.label)} ${s.value.toFixed(2)}">●</span>` : ''}</td></tr>`;
+      const inferred = result.speakerRoles?.inferred
+        ? ` title="inferred from the voice (${Math.round((u.speakerConfidence ?? 0) * 100)} %)${u.joined ? '; two voices in one utterance' : ''}"`
+        : '';
+      return `<tr class="utt" id="u${i}" data-start="${u.start}" data-end="${u.end}"><td class="t"><a href="#u${i}" class="seek">${clock(u.start)}</a></td><td class="who${inferred ? ' inferred' : ''}" style="color:${colorOf(u.speaker)}"${inferred}>${esc(u.speaker)}${inferred ? '*' : ''}</td><td class="text">${markedText(u)}</td><td class="feel">${s ? `<span class="label-${esc(s.label)}" title="${esc(s.label)} ${s.value.toFixed(2)}">●</span>` : ''}</td></tr>`;
     })
     .join('\n');
   return `<table id="transcript"><tbody>\n${rows}\n</tbody></table>`;
@@ -222,6 +248,8 @@ svg#timeline rect[data-start] { cursor:pointer; }
 #sentiment-chart { min-height:240px; }
 .grid { display:grid; grid-template-columns: 1fr 1fr; gap:16px; } @media (max-width: 900px) { .grid { grid-template-columns: 1fr; } }
 .grid > section.card { margin-top:0; } .grid + .grid, .grid + section.card, section.card + .grid { margin-top:16px; }
+.badge.inferred, .badge.low-confidence { background:#eef0f5; color:var(--muted); } .badge.swapped { background:#fff1d6; color:#8a5a00; }
+#roles ul.evidence { margin:4px 0 0; padding-left:18px; font-size:13px; } #transcript td.who.inferred { font-style:italic; }
 tr.unmatched { color:var(--muted); } td.answer-yes { color:var(--pos); font-weight:600; } td.answer-no { color:var(--neg); font-weight:600; } td.answer-na { color:var(--neu); }
 `;
 
@@ -233,7 +261,9 @@ export function renderCallPage(result: ResultDocument, options: CallPageOptions)
     `${esc(localTime(start.at.toISOString(), options.timeZone))} <span class="muted">(${esc(options.timeZone)}, ${esc(start.source)})</span>`,
     esc(duration(result.audio.durationSeconds)),
     `${result.utterances.length} utterances`,
-    esc(result.speakers.join(' · ')),
+    esc(result.speakers.join(' · ')) +
+      (result.speakerRoles?.inferred ? ' <span class="badge inferred">inferred</span>' : '') +
+      (result.speakerRoles?.swapped ? ' <span class="badge swapped">swapped</span>' : ''),
     `<span class="badge ${status}">${status}</span>`,
     ...(meta.agent ? [`agent ${esc(meta.agent)}`] : []),
     ...(meta.direction ? [esc(meta.direction)] : []),

@@ -129,6 +129,10 @@ export function renderNightReport(
   const categories = [
     ...new Set([...calls.values()].flatMap((c) => (c.categories as string[] | null | undefined) ?? [])),
   ].sort();
+  const roles = [...calls.values()].map((c) => c.roles_decision);
+  const swapped = roles.filter((d) => d === 'swapped').length;
+  const inferred = [...calls.values()].filter((c) => c.speakers_inferred === true).length;
+  const lowConfidence = roles.filter((d) => d === 'low-confidence' || d === 'unknown').length;
   const fact = (value: string, label: string, id?: string) =>
     `<div class="fact"${id ? ` id="${id}"` : ''}><b>${value}</b><span>${esc(label)}</span></div>`;
   const statuses = ['done', 'partial', 'failed', 'skipped', 'missing', 'cancelled'].filter(
@@ -151,6 +155,9 @@ ${statuses.map((s) => fact(String(facts.byStatus[s]), s, `fact-${s}`)).join('\n'
 ${fact(facts.audioHours.toFixed(2), 'audio hours', 'fact-audio-hours')}
 ${fact(esc(duration(facts.wallSeconds)), 'wall time', 'fact-wall')}
 ${fact(facts.requestsPerAudioHour !== null ? Math.round(facts.requestsPerAudioHour).toLocaleString('en-US') : '—', 'requests per audio hour', 'fact-requests')}
+${fact(String(swapped), 'roles swapped against the channel map', 'fact-roles-swapped')}
+${fact(String(inferred), 'speakers inferred from voices (mono)', 'fact-speakers-inferred')}
+${fact(String(lowConfidence), 'roles of low confidence', 'fact-roles-low-confidence')}
 </div>
 <div class="grid">
 <section class="card"><h2>Durations</h2><div class="chart" id="durations-chart"></div></section>

@@ -100,18 +100,39 @@ interface ResultDigest {
   /** Redactions in all, and a few redacted lines to show them. */
   redacted: string;
   examples: string[];
+  /** Who is who and how it was decided: `agent+customer (inferred)`. */
+  speakers: string;
+  /** The opening lines with their speakers, on calls whose speakers were inferred from voices. */
+  opening: string[];
 }
 
 async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome): Promise<ResultDigest> {
-  const none = { sentiment: '', score: '', categories: '', summary: '', redacted: '', examples: [] };
+  const none = {
+    sentiment: '',
+    score: '',
+    categories: '',
+    summary: '',
+    redacted: '',
+    examples: [],
+    speakers: '',
+    opening: [],
+  };
   if (o.status === 'failed') return { ...none, summary: outcomeDetail(o) };
   try {
     const doc = JSON.parse(
       await store.withBucket(output.bucket).getText(callOutputKeys(output, o.callId).result),
     ) as Pick<
       ResultDocument,
-      'summary' | 'sentiment' | 'scorecard' | 'categories' | 'redaction' | 'utterances'
+      | 'summary'
+      | 'sentiment'
+      | 'scorecard'
+      | 'categories'
+      | 'redaction'
+      | 'utterances'
+      | 'speakers'
+      | 'speakerRoles'
     >;
+    const roles = doc.speakerRoles;
     const text = doc.summary?.text ?? '';
     const overall = doc.sentiment?.overall;
     return {
@@ -129,6 +150,10 @@ async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome
         .filter((u) => (u.redactions ?? []).length > 0)
         .slice(0, 4)
         .map((u) => `${u.speaker}: ${u.text}`),
+      speakers: `${doc.speakers.join('+')}${roles ? ` (${roles.decision})` : ''}`,
+      opening: roles?.inferred
+        ? doc.utterances.slice(0, 3).map((u) => `${u.speaker.padEnd(8)} ${u.text.slice(0, 40)}`)
+        : [],
     };
   } catch {
     return none;
@@ -184,12 +209,14 @@ export async function run(argv: string[]): Promise<number> {
         'duration',
         'sessions',
         'utterances',
+        'speakers',
         'redacted',
         'sentiment',
         'score',
         'categories',
       ],
     ];
+    const openings: string[] = [];
     const summaries: string[] = [];
     let examples: string[] = [];
     for (const o of outcomes) {
@@ -200,6 +227,7 @@ export async function run(argv: string[]): Promise<number> {
         o.durationSeconds !== undefined ? `${(o.durationSeconds / 60).toFixed(1)} min` : '',
         o.sessions !== undefined ? String(o.sessions) : '',
         o.utterances !== undefined ? String(o.utterances) : '',
+        d.speakers,
         d.redacted,
         d.sentiment,
         d.score,
@@ -207,9 +235,16 @@ export async function run(argv: string[]): Promise<number> {
       ]);
       if (d.summary) summaries.push(`  ${o.callId}: ${d.summary}`);
       if (d.examples.length > examples.length) examples = d.examples;
+      if (d.opening.length) openings.push(`  ${o.callId}:`, ...d.opening.map((l) => `    ${l}`));
     }
     log('');
     log(textTable(rows));
+    // Mono calls: who said what was told apart by voice and named by what each says.
+    if (openings.length > 0) {
+      log('');
+      log('speakers of mono calls, told apart by voice and named by what they say:');
+      for (const line of openings) log(line);
+    }
     // Personal data never reaches result.json: show what stands in its place.
     if (examples.length > 0) {
       log('');
