@@ -714,15 +714,16 @@ function envNameOf(path: string): string | undefined {
  */
 export function planOptionsOf(
   config: Pick<Config, 'limits' | 'insights'>,
-): Required<
-  Pick<PlanOptions, 'strategy' | 'maxSessionSeconds' | 'budget' | 'minSessionSeconds' | 'channels'>
-> {
+): Required<Pick<PlanOptions, 'strategy' | 'maxSessionSeconds' | 'budget' | 'minSessionSeconds'>> &
+  Pick<PlanOptions, 'channels'> {
+  const { speakerRoles: roles, separateVoices: voices } = config.insights;
   return {
     strategy: config.limits.planStrategy,
     maxSessionSeconds: config.limits.maxSessionSeconds,
     budget: config.limits.asrConcurrentSessions,
     minSessionSeconds: config.limits.minSessionSeconds,
-    channels: { roles: config.insights.speakerRoles, voices: config.insights.separateVoices },
+    // Only when chosen: a call's spec names the finer settings a deployment changed (schemas/call-spec.ts).
+    ...(roles !== 'evidence' || voices !== 'separate' ? { channels: { roles, voices } } : {}),
   };
 }
 

@@ -23,6 +23,12 @@ describe('planOptionsOf', () => {
     expect(planOptionsOf(config)).toMatchObject({ strategy: 'fixed', minSessionSeconds: 300, budget: 8 });
   });
 
+  it('carries CALLPIPE_SPEAKER_ROLES and CALLPIPE_SEPARATE_VOICES to the channels when changed', () => {
+    const config = loadConfig({ env: { CALLPIPE_SPEAKER_ROLES: 'fixed', CALLPIPE_SEPARATE_VOICES: 'off' } });
+    expect(planOptionsOf(config).channels).toEqual({ roles: 'fixed', voices: 'off' });
+    expect(() => loadConfig({ env: { CALLPIPE_SPEAKER_ROLES: 'swap' } })).toThrow(/CALLPIPE_SPEAKER_ROLES/);
+  });
+
   it('names the variable of a bad strategy', () => {
     expect(() => loadConfig({ env: { CALLPIPE_PLAN_STRATEGY: 'fast' } })).toThrow(ConfigError);
     expect(() => loadConfig({ env: { CALLPIPE_PLAN_STRATEGY: 'fast' } })).toThrow(/CALLPIPE_PLAN_STRATEGY/);
