@@ -84,19 +84,69 @@ export const PERSONAL_DATA_EXCHANGES: readonly { ask: number; answer: readonly n
 export const phrasebookSchema = z.record(z.string().regex(/^\d+$/), z.string().min(1));
 export type Phrasebook = z.infer<typeof phrasebookSchema>;
 
-/** A fixture script: per channel, phrases and their start times (seconds from the recording's start). */
-export const fixtureScriptSchema = z.object({
-  /** Total length in seconds; default: just after the last phrase. */
-  durationSeconds: z.number().positive().optional(),
-  sampleRate: z.number().int().min(8000).max(96000).optional(),
-  /** Background: digital silence or low noise (about -60 dBFS). */
-  background: z.enum(['silence', 'noise']).default('silence'),
-  channels: z
-    .array(
-      z.object({
-        phrases: z.array(z.object({ id: z.number().int().nonnegative(), start: z.number().nonnegative() })),
-      }),
-    )
-    .min(1),
+/**
+ * Named telephone paths (activities/media/telephone-path.ts, TELEPHONE_PATHS): the line, codec and level
+ * one speaker's leg goes through before the legs of a mono recording are mixed, as a PBX records them.
+ */
+export const TELEPHONE_PATH_NAMES = ['landline', 'mobile-gsm', 'headset', 'far-line'] as const;
+export type TelephonePathName = (typeof TELEPHONE_PATH_NAMES)[number];
+
+const fixturePhraseSchema = z.object({
+  /** Phrase id: the utterance is the DTMF string `*id#`. */
+  id: z.number().int().nonnegative(),
+  /** Start in seconds from the recording's start. */
+  start: z.number().nonnegative(),
+  /**
+   * Who says it, as an index into the channel's `legs`: 0 is the agent, 1 the customer in generated
+   * calls. Without `legs` it only records the speaker; the renderer puts the phrase on the channel as is.
+   * With `legs`, a phrase without one is on leg 0.
+   */
+  leg: z.number().int().nonnegative().optional(),
 });
+
+const fixtureChannelSchema = z.object({
+  phrases: z.array(fixturePhraseSchema),
+  /**
+   * A one-channel (mono) recording of several speakers, each through its own telephone path: leg i
+   * goes through the named preset, then the legs are summed into the channel, as a PBX records a call in
+   * mono. Only on a one-channel script; every phrase's `leg` must name one of them.
+   */
+  legs: z.array(z.enum(TELEPHONE_PATH_NAMES)).min(1).optional(),
+});
+
+/**
+ * A fixture script: per channel, phrases and their start times (seconds from the recording's start),
+ * and for a mono recording of two speakers optionally the telephone path of each speaker's leg.
+ */
+export const fixtureScriptSchema = z
+  .object({
+    /** Total length in seconds; default: just after the last phrase. */
+    durationSeconds: z.number().positive().optional(),
+    sampleRate: z.number().int().min(8000).max(96000).optional(),
+    /** Background: digital silence or low noise (about -60 dBFS), per leg when the channel has legs. */
+    background: z.enum(['silence', 'noise']).default('silence'),
+    channels: z.array(fixtureChannelSchema).min(1),
+  })
+  .superRefine((script, ctx) => {
+    script.channels.forEach((channel, c) => {
+      if (!channel.legs) return;
+      if (script.channels.length > 1) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['channels', c, 'legs'],
+          message: 'legs are for a one-channel (mono) script',
+        });
+      }
+      const legs = channel.legs.length;
+      channel.phrases.forEach((p, i) => {
+        if (p.leg !== undefined && p.leg >= legs) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['channels', c, 'phrases', i, 'leg'],
+            message: `phrase ${p.id} at ${p.start} s is on leg ${p.leg}, but the channel has ${legs} legs`,
+          });
+        }
+      });
+    });
+  });
 export type FixtureScript = z.infer<typeof fixtureScriptSchema>;
