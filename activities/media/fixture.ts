@@ -4,7 +4,9 @@
  * ffmpeg's stdin, which encodes the container the file name (or an option) asks for. Memory stays flat
  * whatever the length: a 10-hour recording is never held whole.
  */
-import { extname } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import {
   DTMF_FREQUENCIES,
@@ -18,6 +20,7 @@ import {
 import { seededRandom } from '../../schemas/seeded-random.ts';
 import { runFfmpeg } from './ffmpeg.ts';
 import { MediaError } from './errors.ts';
+import { mixLegs, settleAll, TELEPHONE_PATHS } from './telephone-path.ts';
 
 export const FIXTURE_CONTAINERS = ['wav', 'mp3', 'm4a', 'flac', 'ogg'] as const;
 export type FixtureContainer = (typeof FIXTURE_CONTAINERS)[number];
@@ -166,20 +169,27 @@ export function* renderPcm(
   }
 }
 
-/** Renders `script` to `outPath`; see {@link FixtureOptions}. */
-export async function renderFixture(
-  script: FixtureScript,
-  outPath: string,
-  options: FixtureOptions = {},
-): Promise<FixtureResult> {
+/** The script, validated, or a MediaError saying what is wrong with it. */
+function parseScript(script: FixtureScript): FixtureScript {
   const parsed = fixtureScriptSchema.safeParse(script);
   if (!parsed.success) {
-    throw new MediaError(
-      'invalid-option',
-      `invalid fixture script: ${parsed.error.issues[0]?.message ?? 'unknown'}`,
-    );
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? ` (${issue.path.join('.')})` : '';
+    throw new MediaError('invalid-option', `invalid fixture script: ${issue?.message ?? 'unknown'}${where}`);
   }
-  const valid = parsed.data;
+  return parsed.data;
+}
+
+/** What a render writes: container, rate, channel count and ffmpeg's muxer and codec arguments. */
+interface OutputFormat {
+  container: FixtureContainer;
+  sampleRate: number;
+  channels: number;
+  format: string;
+  codec: string[];
+}
+
+function outputFormat(script: FixtureScript, outPath: string, options: FixtureOptions): OutputFormat {
   const container = options.container ?? containerOf(outPath);
   if (!container) {
     throw new MediaError(
@@ -187,28 +197,52 @@ export async function renderFixture(
       `cannot tell the container of ${outPath}: use .wav, .mp3, .m4a, .flac or .ogg`,
     );
   }
-  const sampleRate = options.sampleRate ?? valid.sampleRate ?? DEFAULT_SAMPLE_RATE;
+  const sampleRate = options.sampleRate ?? script.sampleRate ?? DEFAULT_SAMPLE_RATE;
   if (!Number.isInteger(sampleRate) || sampleRate < MIN_SAMPLE_RATE || sampleRate > MAX_SAMPLE_RATE) {
     throw new MediaError(
       'invalid-option',
       `sample rate must be an integer from ${MIN_SAMPLE_RATE} to ${MAX_SAMPLE_RATE} Hz`,
     );
   }
-  const channels = options.channels ?? valid.channels.length;
-  if (!Number.isInteger(channels) || channels < valid.channels.length) {
+  const channels = options.channels ?? script.channels.length;
+  if (!Number.isInteger(channels) || channels < script.channels.length) {
     throw new MediaError(
       'invalid-option',
-      `the script has ${valid.channels.length} channels: cannot write ${channels}`,
+      `the script has ${script.channels.length} channels: cannot write ${channels}`,
     );
   }
   if (container === 'mp3' && channels > MP3_MAX_CHANNELS) {
     throw new MediaError('invalid-option', `MP3 holds at most ${MP3_MAX_CHANNELS} channels, not ${channels}`);
   }
-  const durationSeconds = valid.durationSeconds ?? scriptEndSeconds(valid) + DEFAULT_TAIL_SECONDS;
   const encoder = ENCODERS[container];
   const codec = container === 'wav' && options.wavCodec ? ['-c:a', options.wavCodec] : [...encoder.codec];
   // More than two channels of Opus: discrete channels (no surround layout can be guessed for them).
   if (container === 'ogg' && channels > 2) codec.push('-mapping_family', '255');
+  return { container, sampleRate, channels, format: encoder.format, codec };
+}
+
+/**
+ * Renders `script` to `outPath`; see {@link FixtureOptions}. A mono script whose channel has `legs` is
+ * rendered as two-leg mono ({@link renderLegFixture}).
+ */
+export async function renderFixture(
+  script: FixtureScript,
+  outPath: string,
+  options: FixtureOptions = {},
+): Promise<FixtureResult> {
+  const valid = parseScript(script);
+  if (valid.channels.some((c) => c.legs)) return renderLegFixture(valid, outPath, options);
+  return renderChannels(valid, outPath, options);
+}
+
+/** Each script channel on its own output channel, as written. */
+async function renderChannels(
+  valid: FixtureScript,
+  outPath: string,
+  options: FixtureOptions,
+): Promise<FixtureResult> {
+  const { container, sampleRate, channels, format, codec } = outputFormat(valid, outPath, options);
+  const durationSeconds = valid.durationSeconds ?? scriptEndSeconds(valid) + DEFAULT_TAIL_SECONDS;
   const pcm = Readable.from(renderPcm(valid, { sampleRate, channels, seed: options.seed }), {
     objectMode: false,
   });
@@ -226,11 +260,64 @@ export async function renderFixture(
       'pipe:0',
       ...codec,
       '-f',
-      encoder.format,
+      format,
       '-y',
       outPath,
     ],
     { stdin: pcm, signal: options.signal },
   );
+  return { path: outPath, container, sampleRate, channels, durationSeconds };
+}
+
+/**
+ * Renders a two-leg mono script: the phrases of each leg (a phrase without `leg` is on leg 0) as a mono
+ * file of their own, each through the telephone path its preset names (TELEPHONE_PATHS), summed into one
+ * channel (activities/media/telephone-path.ts). Every leg is as long as the script, so their phrases keep
+ * their times. A script without legs is rendered as {@link renderFixture} does.
+ */
+export async function renderLegFixture(
+  script: FixtureScript,
+  outPath: string,
+  options: FixtureOptions = {},
+): Promise<FixtureResult> {
+  const valid = parseScript(script);
+  const legs = valid.channels[0]!.legs;
+  if (!legs) return renderFixture(valid, outPath, options);
+  const { container, sampleRate, channels, format, codec } = outputFormat(valid, outPath, options);
+  if (channels !== 1) {
+    throw new MediaError('invalid-option', `a script with legs is mono: cannot write ${channels} channels`);
+  }
+  const durationSeconds = valid.durationSeconds ?? scriptEndSeconds(valid) + DEFAULT_TAIL_SECONDS;
+  const seed = options.seed ?? 1;
+  const dir = await mkdtemp(join(tmpdir(), 'callpipe-fixture-legs-'));
+  try {
+    const inputs = await settleAll(
+      legs.map(async (_, leg) => {
+        const input = join(dir, `leg-${leg}.wav`);
+        const phrases = valid.channels[0]!.phrases.filter((p) => (p.leg ?? 0) === leg);
+        // The line runs at 8 kHz: rendering the legs faster would only be filtered away. Each leg its
+        // own background noise, so the two do not add up coherently.
+        await renderChannels(
+          { durationSeconds, background: valid.background, channels: [{ phrases }] },
+          input,
+          {
+            sampleRate: DEFAULT_SAMPLE_RATE,
+            channels: 1,
+            container: 'wav',
+            seed: seed + leg,
+            signal: options.signal,
+          },
+        );
+        return input;
+      }),
+    );
+    await mixLegs(
+      legs.map((name, leg) => ({ input: inputs[leg]!, path: TELEPHONE_PATHS[name] })),
+      outPath,
+      { sampleRate, output: { format, codec }, signal: options.signal },
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
   return { path: outPath, container, sampleRate, channels, durationSeconds };
 }
