@@ -9,6 +9,7 @@ import {
   PERSONAL_DATA_EXCHANGES,
   phraseDurationSeconds,
   type FixtureScript,
+  type TelephonePathName,
 } from '../../schemas/synthetic-recording.ts';
 import { seededRandom } from '../../schemas/seeded-random.ts';
 import { roundSecondsToMs } from '../../schemas/units.ts';
@@ -18,8 +19,17 @@ export interface CallScriptOptions {
   durationSeconds: number;
   /** Seed of the pseudo-random choices; the same seed gives the same script. Default 1. */
   seed?: number;
-  /** Stereo (default): agent on channel 0, customer on channel 1. Mono: both on channel 0, never overlapping. */
+  /**
+   * Stereo (default): agent on channel 0, customer on channel 1. Mono: both on channel 0, never
+   * overlapping, each phrase marked with its speaker's leg (0 agent, 1 customer).
+   */
   stereo?: boolean;
+  /**
+   * Mono only: the telephone paths (TELEPHONE_PATHS presets) of the agent's leg and the customer's, so
+   * the rendered channel is the sum of two differently sounding legs, as a PBX records a call in mono.
+   * Default {@link DEFAULT_MONO_LEGS}; `null` or `false` for plain mono, both speakers alike.
+   */
+  legs?: readonly [TelephonePathName, TelephonePathName] | null | false;
   /** Background of the rendered recording. Default 'silence'. */
   background?: 'silence' | 'noise';
   /** Sample rate written into the script (the renderer's default rate). */
@@ -43,6 +53,8 @@ const HOLD_SECONDS = { min: 8, max: 40 } as const;
 /** Silence at the start and end of the call. */
 const LEAD_IN_SECONDS = 0.5;
 const TAIL_SECONDS = 0.5;
+/** Telephone paths of a mono call's legs unless told otherwise: the agent's headset, a mobile caller. */
+export const DEFAULT_MONO_LEGS: readonly [TelephonePathName, TelephonePathName] = ['headset', 'mobile-gsm'];
 
 /** Where a script is being written: the time, who talks next, and the channels so far. */
 interface ScriptState {
@@ -50,7 +62,21 @@ interface ScriptState {
   speaker: 0 | 1;
   channels: FixtureScript['channels'];
   stereo: boolean;
+  /** Mono with a leg per speaker: each phrase records its speaker as its leg. */
+  legs: boolean;
   random: () => number;
+}
+
+/** A phrase of `speaker` (0 agent, 1 customer) at `start`: on the speaker's channel, or leg of mono. */
+function place(state: ScriptState, speaker: 0 | 1, id: number, start: number): void {
+  if (state.stereo) state.channels[speaker]!.phrases.push({ id, start: roundSecondsToMs(start) });
+  else {
+    state.channels[0]!.phrases.push({
+      id,
+      start: roundSecondsToMs(start),
+      ...(state.legs ? { leg: speaker } : {}),
+    });
+  }
 }
 
 const between = (random: () => number, range: { min: number; max: number }) =>
@@ -69,10 +95,7 @@ function randomTurns(state: ScriptState, end: number, holds = true): void {
       const id = intBetween(random, range.from, range.to);
       const length = phraseDurationSeconds(id);
       if (state.t + length > end) break;
-      state.channels[state.stereo ? state.speaker : 0]!.phrases.push({
-        id,
-        start: roundSecondsToMs(state.t),
-      });
+      place(state, state.speaker, id, state.t);
       said++;
       // Rounding to the millisecond may move a start by 0.5 ms: the gaps keep phrases well apart.
       state.t += length + (i < turn - 1 ? between(random, PHRASE_GAP_SECONDS) : 0);
@@ -89,10 +112,17 @@ function emptyScript(options: CallScriptOptions): { state: ScriptState; end: num
   if (!(durationSeconds > LEAD_IN_SECONDS + TAIL_SECONDS)) {
     throw new RangeError(`call length must be more than ${LEAD_IN_SECONDS + TAIL_SECONDS} s`);
   }
-  const channels: FixtureScript['channels'] = stereo ? [{ phrases: [] }, { phrases: [] }] : [{ phrases: [] }];
+  const legs = stereo
+    ? undefined
+    : options.legs === undefined
+      ? DEFAULT_MONO_LEGS
+      : options.legs || undefined;
+  const channels: FixtureScript['channels'] = stereo
+    ? [{ phrases: [] }, { phrases: [] }]
+    : [{ phrases: [], ...(legs ? { legs: [...legs] } : {}) }];
   // The agent answers the call.
   return {
-    state: { t: LEAD_IN_SECONDS, speaker: 0, channels, stereo, random: seededRandom(seed) },
+    state: { t: LEAD_IN_SECONDS, speaker: 0, channels, stereo, legs: !!legs, random: seededRandom(seed) },
     end: durationSeconds - TAIL_SECONDS,
   };
 }
@@ -113,7 +143,7 @@ function personalDataExchanges(state: ScriptState, end: number): void {
   const say = (who: 0 | 1, id: number, gap: number): void => {
     const length = phraseDurationSeconds(id);
     if (state.t + length > end) return;
-    state.channels[state.stereo ? who : 0]!.phrases.push({ id, start: roundSecondsToMs(state.t) });
+    place(state, who, id, state.t);
     state.t += length + gap;
   };
   for (const { ask, answer, reply } of PERSONAL_DATA_EXCHANGES) {
@@ -194,7 +224,7 @@ function say(
 ): { start: number; end: number } {
   const start = state.t;
   for (const [i, id] of ids.entries()) {
-    state.channels[state.stereo ? speaker : 0]!.phrases.push({ id, start: roundSecondsToMs(state.t) });
+    place(state, speaker, id, state.t);
     state.t += phraseDurationSeconds(id) + (i < ids.length - 1 ? gap : 0);
   }
   const end = state.t;
