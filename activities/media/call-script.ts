@@ -21,7 +21,7 @@ export interface CallScriptOptions {
   seed?: number;
   /**
    * Stereo (default): agent on channel 0, customer on channel 1. Mono: both on channel 0, never
-   * overlapping, each phrase marked with its speaker's leg (0 agent, 1 customer).
+   * overlapping; with `legs`, each phrase names its speaker's leg (0 agent, 1 customer).
    */
   stereo?: boolean;
   /**
