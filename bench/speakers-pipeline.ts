@@ -1,0 +1,258 @@
+/**
+ * Speakers end to end: DTMF-phrase calls through the whole pipeline on a stack of the benchmark's own
+ * (real Temporal, S3, ffmpeg and emulator), so the separation and the roles are measured as users get
+ * them, after the recognizer's segmentation, the staged 8-kHz mu-law and the rule file's cues:
+ *
+ * - mono calls of two voices, each leg through its own telephone path (activities/media/telephone-path.ts),
+ *   2 to 10 minutes, with and without a greeting, inbound and outbound;
+ * - stereo calls with the agent on channel 0 or on channel 1, inbound and outbound, with and without a
+ *   greeting (the configured map is always channel 0 = agent, so half of them must be swapped).
+ *
+ * Prints per-utterance speaker accuracy, the diarization error rate (0.25-s collar) of the mono calls, role
+ * accuracy, swaps against the map without high confidence, the share of calls left `mixed` or of low
+ * confidence, and the separation's CPU per audio hour. Usage:
+ *   npm run bench:speakers:pipeline -- [--speed 20] [--mono 8] [--stereo 8]
+ */
+import { mkdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { scriptedCall } from '../activities/media/call-script.ts';
+import { renderFixture } from '../activities/media/fixture.ts';
+import { TELEPHONE_PATH_NAMES, type FixtureScript } from '../schemas/synthetic-recording.ts';
+import { phraseDurationSeconds } from '../schemas/synthetic-recording.ts';
+import { resolveSource, submitRecording } from '../cli/submit.ts';
+import { resultDocumentSchema, type ResultDocument } from '../schemas/result.ts';
+import { loadPhrasebook } from '../emulator/phrasebook.ts';
+import { BENCH_CACHE } from './lib/night-set.ts';
+import { startBenchStack } from './lib/bench-stack.ts';
+import { addDer, derOf, diarizationError, type DerParts, type Labelled } from './lib/diarization-score.ts';
+
+const SPEAKERS = ['agent', 'customer'] as const;
+/** A customer's answer when they pick up an outbound call (default phrasebook). */
+const PICK_UP = 101;
+
+interface BenchCall {
+  name: string;
+  script: FixtureScript;
+  stereo: boolean;
+  /** Where the agent is: channel 0 or 1 (stereo), leg 0 (mono). */
+  agentChannel: 0 | 1;
+  direction: 'inbound' | 'outbound';
+  greeting: boolean;
+}
+
+/** An outbound call: the customer picks up first, then the scripted call follows. */
+function outbound(script: FixtureScript, stereo: boolean): FixtureScript {
+  const shift = phraseDurationSeconds(PICK_UP) + 1;
+  const channels = script.channels.map((c) => ({
+    ...c,
+    phrases: c.phrases.map((p) => ({ ...p, start: Math.round((p.start + shift) * 1000) / 1000 })),
+  }));
+  const pickUp = { id: PICK_UP, start: 0.5, ...(stereo ? {} : { leg: 1 }) };
+  channels[stereo ? 1 : 0]!.phrases.unshift(pickUp);
+  return { ...script, durationSeconds: (script.durationSeconds ?? 0) + shift, channels };
+}
+
+function corpus(monoCalls: number, stereoCalls: number): BenchCall[] {
+  const calls: BenchCall[] = [];
+  const pairs = TELEPHONE_PATH_NAMES.flatMap((a) =>
+    TELEPHONE_PATH_NAMES.filter((b) => b !== a).map((b) => [a, b] as const),
+  );
+  for (let i = 0; i < monoCalls; i++) {
+    const durationSeconds = 120 + Math.round((480 * i) / Math.max(1, monoCalls - 1));
+    const greeting = i % 3 !== 2;
+    const direction = i % 4 === 3 ? 'outbound' : 'inbound';
+    const legs = pairs[i % pairs.length]!;
+    let { script } = scriptedCall({
+      durationSeconds,
+      stereo: false,
+      seed: 500 + i,
+      greeting,
+      legs,
+      complaint: i % 2 === 0,
+    });
+    if (direction === 'outbound') script = outbound(script, false);
+    calls.push({
+      name: `mono-${i}-${legs.join('+')}`,
+      script,
+      stereo: false,
+      agentChannel: 0,
+      direction,
+      greeting,
+    });
+  }
+  for (let i = 0; i < stereoCalls; i++) {
+    const agentChannel = (i % 2) as 0 | 1;
+    const direction = i % 4 >= 2 ? 'outbound' : 'inbound';
+    const greeting = i % 8 < 4;
+    let { script } = scriptedCall({ durationSeconds: 120 + 30 * i, stereo: true, seed: 700 + i, greeting });
+    if (direction === 'outbound') script = outbound(script, true);
+    if (agentChannel === 1) script = { ...script, channels: [script.channels[1]!, script.channels[0]!] };
+    calls.push({
+      name: `stereo-${i}-agent${agentChannel}-${direction}-${greeting ? 'greeting' : 'none'}`,
+      script,
+      stereo: true,
+      agentChannel,
+      direction,
+      greeting,
+    });
+  }
+  return calls;
+}
+
+/** The truth of one call: per phrase its start, end, text and speaker (0 agent, 1 customer). */
+function truthOf(call: BenchCall) {
+  const book = loadPhrasebook();
+  return call.script.channels
+    .flatMap((c, ch) =>
+      c.phrases.map((p) => {
+        const leg = call.stereo ? (ch === call.agentChannel ? 0 : 1) : (p.leg ?? 0);
+        return {
+          start: p.start,
+          end: p.start + phraseDurationSeconds(p.id),
+          text: book.get(p.id)!,
+          who: leg,
+        };
+      }),
+    )
+    .sort((a, b) => a.start - b.start);
+}
+
+interface Score {
+  utterances: number;
+  right: number;
+  der: DerParts;
+  rolesRight: boolean;
+  mixedOrLow: boolean;
+  falseSwap: boolean;
+  decision: string;
+  separationMs: number;
+  audioSeconds: number;
+}
+
+function score(call: BenchCall, doc: ResultDocument): Score {
+  const truth = truthOf(call);
+  let right = 0;
+  const hyp: Labelled[] = [];
+  for (const u of doc.utterances) {
+    const who = u.speaker === 'agent' ? 0 : u.speaker === 'customer' ? 1 : null;
+    hyp.push({ start: u.start, end: u.end, who });
+  }
+  for (const t of truth) {
+    const u = doc.utterances.find((x) => Math.abs(x.start - t.start) <= 0.3);
+    if (u && u.speaker === SPEAKERS[t.who]) right++;
+  }
+  const roles = doc.speakerRoles!;
+  const agentRight = doc.utterances.filter((u) => u.speaker === 'agent').length > 0;
+  return {
+    utterances: truth.length,
+    right,
+    der: diarizationError(
+      truth.map((t) => ({ start: t.start, end: t.end, who: t.who })),
+      hyp,
+    ),
+    rolesRight: agentRight && right / truth.length >= 0.9,
+    mixedOrLow: roles.confidence === 'low' || doc.speakers.includes('mixed'),
+    // The map was right (agent on channel 0) and the call was swapped anyway, or swapped with low confidence.
+    falseSwap: roles.swapped && (call.agentChannel === 0 || roles.confidence !== 'high'),
+    decision: roles.decision,
+    separationMs: roles.separation?.cpuMs ?? 0,
+    audioSeconds: doc.audio.durationSeconds,
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      speed: { type: 'string', default: '20' },
+      mono: { type: 'string', default: '8' },
+      stereo: { type: 'string', default: '8' },
+      keep: { type: 'boolean', default: false },
+    },
+  });
+  const log = (line: string) => console.log(line);
+  const calls = corpus(Number(values.mono), Number(values.stereo));
+  const dir = join(BENCH_CACHE, 'speakers-pipeline');
+  mkdirSync(dir, { recursive: true });
+  for (const c of calls) {
+    const path = join(dir, `${c.name}.wav`);
+    if (!existsSync(path)) await renderFixture(c.script, path, { sampleRate: 8000 });
+  }
+  log(`${calls.length} calls rendered in ${dir}`);
+  const bench = await startBenchStack({
+    label: 'speakers',
+    speed: Number(values.speed),
+    budget: 16,
+    keep: values.keep,
+    log,
+  });
+  try {
+    const { pc } = bench;
+    const output = { bucket: pc.config.s3.bucket, prefix: `bench-speakers-${Date.now()}/` };
+    const submitted = [];
+    for (const c of calls) {
+      const source = await resolveSource(join(dir, `${c.name}.wav`), pc.store, pc.config);
+      submitted.push(
+        await submitRecording(pc, source, { output, redo: true, metadata: { direction: c.direction } }),
+      );
+    }
+    const scores: { call: BenchCall; s: Score }[] = [];
+    for (const [i, s] of submitted.entries()) {
+      const r = await s.handle.result();
+      if (!r.resultKey) throw new Error(`${calls[i]!.name}: ${r.status} ${r.reason ?? ''}`);
+      const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(r.resultKey)));
+      scores.push({ call: calls[i]!, s: score(calls[i]!, doc) });
+    }
+    report(scores, log);
+  } finally {
+    await bench.close();
+  }
+}
+
+function report(scores: { call: BenchCall; s: Score }[], log: (line: string) => void): void {
+  const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)} %` : '—');
+  log('');
+  log('call                                          utterances  right    decision        DER');
+  for (const { call, s } of scores) {
+    log(
+      `${call.name.padEnd(46)}${String(s.utterances).padStart(10)}  ${pct(s.right, s.utterances).padStart(7)}  ${s.decision.padEnd(15)} ${call.stereo ? '' : (100 * derOf(s.der)).toFixed(1) + ' %'}`,
+    );
+  }
+  for (const kind of ['mono', 'stereo'] as const) {
+    const set = scores.filter(({ call }) => call.stereo === (kind === 'stereo'));
+    if (!set.length) continue;
+    const u = set.reduce((n, { s }) => n + s.utterances, 0);
+    const right = set.reduce((n, { s }) => n + s.right, 0);
+    const der = set.reduce((d, { s }) => addDer(d, s.der), {
+      scored: 0,
+      missed: 0,
+      falseAlarm: 0,
+      confusion: 0,
+    });
+    const withCue = set.filter(({ call }) => call.greeting);
+    log('');
+    log(`${kind}: ${set.length} calls, ${u} utterances`);
+    log(`  per-utterance speaker accuracy   ${pct(right, u)}`);
+    if (kind === 'mono')
+      log(
+        `  DER (0.25-s collar)              ${(100 * derOf(der)).toFixed(1)} % (missed ${pct(der.missed, der.scored)}, false alarm ${pct(der.falseAlarm, der.scored)}, confusion ${pct(der.confusion, der.scored)})`,
+      );
+    log(
+      `  roles right                      ${set.filter(({ s }) => s.rolesRight).length}/${set.length} (with a greeting: ${withCue.filter(({ s }) => s.rolesRight).length}/${withCue.length})`,
+    );
+    log(`  mixed or low confidence          ${pct(set.filter(({ s }) => s.mixedOrLow).length, set.length)}`);
+    log(`  swaps without high confidence    ${set.filter(({ s }) => s.falseSwap).length}`);
+    if (kind === 'mono') {
+      const ms = set.reduce((n, { s }) => n + s.separationMs, 0);
+      const hours = set.reduce((n, { s }) => n + s.audioSeconds, 0) / 3600;
+      log(
+        `  separation CPU                   ${(ms / hours).toFixed(0)} ms per audio hour (${ms} ms for ${hours.toFixed(2)} h)`,
+      );
+    }
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assignVoiceRoles,
+  isOneTrackCall,
+  roleSettingsOf,
+  stagedAudioReader,
+} from '../../activities/speakers/speakers-stage.ts';
+import { defaultRules } from '../../activities/insights/rule-file.ts';
+import type { Timeline } from '../../schemas/transcript.ts';
+
+const settings = roleSettingsOf(defaultRules());
+/** mu-law's code for a zero sample. */
+const MULAW_SILENCE = 0xff;
+
+function timeline(utterances: { start: number; end: number; text: string }[]): Timeline {
+  return {
+    callId: 'c',
+    durationSeconds: 30,
+    speakers: ['mixed'],
+    utterances: utterances.map((u, index) => ({ index, speaker: 'mixed', track: 0, session: 0, ...u })),
+  };
+}
+
+describe('the speakers stage on odd one-track calls', () => {
+  it('a call with no speech keeps its speakers, with a reason, and never throws', () => {
+    const audio = stagedAudioReader([{ start: 0, bytes: new Uint8Array(8000 * 30).fill(MULAW_SILENCE) }]);
+    const out = assignVoiceRoles(timeline([]), audio, settings, { roles: 'evidence' });
+    expect(out.timeline.utterances).toEqual([]);
+    expect(out.roles.separation!.voices).toBe(0);
+    expect(out.roles.decision).toBe('unknown');
+  });
+
+  it('utterances over digital silence stay mixed, with the reason in the separation facts', () => {
+    const audio = stagedAudioReader([{ start: 0, bytes: new Uint8Array(8000 * 30).fill(MULAW_SILENCE) }]);
+    const out = assignVoiceRoles(
+      timeline([
+        { start: 1, end: 3, text: 'お電話ありがとうございます。' },
+        { start: 5, end: 7, text: 'はい。' },
+      ]),
+      audio,
+      settings,
+      { roles: 'evidence' },
+    );
+    expect(out.roles.separation!.voices).toBe(0);
+    expect(out.roles.separation!.reason).toBeTruthy();
+    expect(out.timeline.utterances.every((u) => u.speaker === 'mixed' && u.voice === null)).toBe(true);
+    expect(out.roles.summary).toMatch(/could not be told apart/);
+  });
+
+  it('reads staged sessions on the call clock, across a session boundary', () => {
+    const a = new Uint8Array(8000).fill(0x00);
+    const b = new Uint8Array(8000).fill(0x80);
+    const reader = stagedAudioReader([
+      { start: 1, bytes: b },
+      { start: 0, bytes: a },
+    ]);
+    const samples = reader.read(0.5, 1.5);
+    expect(samples).toHaveLength(8000);
+    // mu-law 0x00 is the most negative sample, 0x80 the most positive.
+    expect(samples[0]).toBeLessThan(-0.9);
+    expect(samples[7999]).toBeGreaterThan(0.9);
+    // Outside every session: zeros.
+    expect(reader.read(2.5, 3).every((x) => x === 0)).toBe(true);
+  });
+
+  it('separates only a track that hears everyone', () => {
+    expect(isOneTrackCall([{ speaker: 'mixed' }])).toBe(true);
+    expect(isOneTrackCall([{ speaker: 'operator' }])).toBe(false);
+    expect(isOneTrackCall([{ speaker: 'agent' }, { speaker: 'customer' }])).toBe(false);
+  });
+});
