@@ -107,16 +107,16 @@ const fixturePhraseSchema = z.object({
 const fixtureChannelSchema = z.object({
   phrases: z.array(fixturePhraseSchema),
   /**
-   * A one-channel (mono) recording of several speakers, each through its own telephone path: leg i
-   * goes through the named preset, then the legs are summed into the channel, as a PBX records a call in
-   * mono. Only on a one-channel script; every phrase's `leg` must name one of them.
+   * Several speakers in this channel, each through its own telephone path: leg i goes through the named
+   * preset, then the legs are summed into the channel, as a PBX records a call in mono. Every phrase's
+   * `leg` must name one of them.
    */
   legs: z.array(z.enum(TELEPHONE_PATH_NAMES)).min(1).optional(),
 });
 
 /**
  * A fixture script: per channel, phrases and their start times (seconds from the recording's start),
- * and for a mono recording of two speakers optionally the telephone path of each speaker's leg.
+ * and for a channel of several speakers (a mono call) optionally the telephone path of each one's leg.
  */
 export const fixtureScriptSchema = z
   .object({
@@ -130,13 +130,6 @@ export const fixtureScriptSchema = z
   .superRefine((script, ctx) => {
     script.channels.forEach((channel, c) => {
       if (!channel.legs) return;
-      if (script.channels.length > 1) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['channels', c, 'legs'],
-          message: 'legs are for a one-channel (mono) script',
-        });
-      }
       const legs = channel.legs.length;
       channel.phrases.forEach((p, i) => {
         if (p.leg !== undefined && p.leg >= legs) {

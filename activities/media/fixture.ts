@@ -4,6 +4,7 @@
  * ffmpeg's stdin, which encodes the container the file name (or an option) asks for. Memory stays flat
  * whatever the length: a 10-hour recording is never held whole.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
@@ -222,8 +223,8 @@ function outputFormat(script: FixtureScript, outPath: string, options: FixtureOp
 }
 
 /**
- * Renders `script` to `outPath`; see {@link FixtureOptions}. A mono script whose channel has `legs` is
- * rendered as two-leg mono ({@link renderLegFixture}).
+ * Renders `script` to `outPath`; see {@link FixtureOptions}. A script with a channel of `legs` (a mono
+ * call of two speakers, each through its own telephone path) is rendered by {@link renderLegFixture}.
  */
 export async function renderFixture(
   script: FixtureScript,
@@ -269,11 +270,68 @@ async function renderChannels(
   return { path: outPath, container, sampleRate, channels, durationSeconds };
 }
 
+/** How a channel's file is written: rate, ffmpeg's muxer and codec, and the seed of its background. */
+interface ChannelOutput {
+  sampleRate: number;
+  format: string;
+  codec: string[];
+  seed: number;
+  signal?: AbortSignal;
+}
+
 /**
- * Renders a two-leg mono script: the phrases of each leg (a phrase without `leg` is on leg 0) as a mono
- * file of their own, each through the telephone path its preset names (TELEPHONE_PATHS), summed into one
- * channel (activities/media/telephone-path.ts). Every leg is as long as the script, so their phrases keep
- * their times. A script without legs is rendered as {@link renderFixture} does.
+ * One script channel with legs as a mono file: the phrases of each leg (a phrase without `leg` is on
+ * leg 0) rendered alone, each as long as the script so its phrases keep their times, then passed through
+ * the telephone path its preset names and summed (activities/media/telephone-path.ts).
+ */
+async function renderLegChannel(
+  script: FixtureScript,
+  channel: FixtureScript['channels'][number],
+  outPath: string,
+  output: ChannelOutput,
+  dir: string,
+): Promise<void> {
+  const legs = channel.legs ?? [];
+  const durationSeconds = script.durationSeconds ?? scriptEndSeconds(script) + DEFAULT_TAIL_SECONDS;
+  const inputs = await settleAll(
+    legs.map(async (_, leg) => {
+      const input = join(dir, `${randomUUID()}.wav`);
+      const phrases = channel.phrases.filter((p) => (p.leg ?? 0) === leg);
+      // The line runs at 8 kHz: rendering the legs faster would only be filtered away. Each leg its own
+      // background noise, so the legs' noises do not add up coherently.
+      await renderChannels(
+        { durationSeconds, background: script.background, channels: [{ phrases }] },
+        input,
+        {
+          sampleRate: DEFAULT_SAMPLE_RATE,
+          channels: 1,
+          container: 'wav',
+          seed: output.seed + leg,
+          signal: output.signal,
+        },
+      );
+      return input;
+    }),
+  );
+  await mixLegs(
+    legs.map((name, leg) => ({ input: inputs[leg]!, path: TELEPHONE_PATHS[name] })),
+    outPath,
+    {
+      sampleRate: output.sampleRate,
+      output: { format: output.format, codec: output.codec },
+      signal: output.signal,
+    },
+  );
+}
+
+/** Seeds of one channel's backgrounds: apart from every other channel's and leg's. */
+const SEEDS_PER_CHANNEL = 1000;
+
+/**
+ * Renders a script whose channels have `legs`: each such channel is the sum of its speakers' legs, each
+ * through its own telephone path ({@link renderLegChannel}), as a PBX records a call of several speakers in
+ * one channel; channels without legs are rendered as written, extra output channels are silent. A script
+ * without legs is rendered as {@link renderFixture} does.
  */
 export async function renderLegFixture(
   script: FixtureScript,
@@ -281,40 +339,71 @@ export async function renderLegFixture(
   options: FixtureOptions = {},
 ): Promise<FixtureResult> {
   const valid = parseScript(script);
-  const legs = valid.channels[0]!.legs;
-  if (!legs) return renderFixture(valid, outPath, options);
+  if (!valid.channels.some((c) => c.legs)) return renderFixture(valid, outPath, options);
   const { container, sampleRate, channels, format, codec } = outputFormat(valid, outPath, options);
-  if (channels !== 1) {
-    throw new MediaError('invalid-option', `a script with legs is mono: cannot write ${channels} channels`);
-  }
   const durationSeconds = valid.durationSeconds ?? scriptEndSeconds(valid) + DEFAULT_TAIL_SECONDS;
   const seed = options.seed ?? 1;
+  const { signal } = options;
   const dir = await mkdtemp(join(tmpdir(), 'callpipe-fixture-legs-'));
   try {
-    const inputs = await settleAll(
-      legs.map(async (_, leg) => {
-        const input = join(dir, `leg-${leg}.wav`);
-        const phrases = valid.channels[0]!.phrases.filter((p) => (p.leg ?? 0) === leg);
-        // The line runs at 8 kHz: rendering the legs faster would only be filtered away. Each leg its
-        // own background noise, so the two do not add up coherently.
-        await renderChannels(
-          { durationSeconds, background: valid.background, channels: [{ phrases }] },
-          input,
-          {
-            sampleRate: DEFAULT_SAMPLE_RATE,
+    // A mono recording: the legs' sum is the file.
+    if (channels === 1) {
+      await renderLegChannel(
+        valid,
+        valid.channels[0]!,
+        outPath,
+        { sampleRate, format, codec, seed, signal },
+        dir,
+      );
+      return { path: outPath, container, sampleRate, channels, durationSeconds };
+    }
+    // Otherwise each channel on its own, then side by side.
+    const pcm = { format: 'wav', codec: ['-c:a', 'pcm_s16le'] };
+    const parts = await settleAll(
+      valid.channels.map(async (channel, c) => {
+        const part = join(dir, `channel-${c}.wav`);
+        const channelSeed = seed + c * SEEDS_PER_CHANNEL;
+        if (channel.legs) {
+          await renderLegChannel(
+            valid,
+            channel,
+            part,
+            { sampleRate, ...pcm, seed: channelSeed, signal },
+            dir,
+          );
+        } else {
+          await renderChannels({ ...valid, durationSeconds, channels: [channel] }, part, {
+            sampleRate,
             channels: 1,
             container: 'wav',
-            seed: seed + leg,
-            signal: options.signal,
-          },
-        );
-        return input;
+            seed: channelSeed,
+            signal,
+          });
+        }
+        return part;
       }),
     );
-    await mixLegs(
-      legs.map((name, leg) => ({ input: inputs[leg]!, path: TELEPHONE_PATHS[name] })),
-      outPath,
-      { sampleRate, output: { format, codec }, signal: options.signal },
+    const silent = channels - parts.length;
+    const graph = [
+      ...Array.from({ length: silent }, (_, i) => `anullsrc=r=${sampleRate}:cl=mono[silent${i}]`),
+      `${parts.map((_, c) => `[${c}:a]`).join('')}${Array.from({ length: silent }, (_, i) => `[silent${i}]`).join('')}amerge=inputs=${channels}[out]`,
+    ];
+    await runFfmpeg(
+      [
+        '-v',
+        'error',
+        ...parts.flatMap((part) => ['-i', part]),
+        '-filter_complex',
+        graph.join(';'),
+        '-map',
+        '[out]',
+        ...codec,
+        '-f',
+        format,
+        '-y',
+        outPath,
+      ],
+      { signal },
     );
   } finally {
     await rm(dir, { recursive: true, force: true });
