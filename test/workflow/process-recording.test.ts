@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 /**
  * processRecording's branches with mocked activities on the project's dev server: what the activities
  * were asked to do, what the workflow returned, its search attributes and its `progress` query.
@@ -273,7 +274,9 @@ describe('processRecording with mocked activities', () => {
     const redact = onlyInput(mocks, 'redactText');
     const recognized = String(pick(redact, 'timelineKey'));
     const masked = String(pick(redact, 'redactedTimelineKey'));
-    expect(recognized).toMatch(/timeline\.json$/);
+    // Redaction reads the timeline the speakers stage wrote (who said what established first).
+    expect(recognized).toMatch(/timeline\.speakers\.json$/);
+    expect(recognized).toBe(pick(onlyInput(mocks, 'assignSpeakers'), 'outputTimelineKey'));
     expect(masked).not.toBe(recognized);
     // Nothing reads the recognized text after redaction, and redaction came first.
     for (const step of [
@@ -287,11 +290,13 @@ describe('processRecording with mocked activities', () => {
     }
     const order = mocks.calls.map((c) => c.activity);
     expect(order.indexOf('redactText')).toBeLessThan(order.indexOf('removeFillers'));
-    expect(order.indexOf('mergeTimeline')).toBeLessThan(order.indexOf('redactText'));
+    expect(order.indexOf('mergeTimeline')).toBeLessThan(order.indexOf('assignSpeakers'));
+    expect(order.indexOf('assignSpeakers')).toBeLessThan(order.indexOf('redactText'));
     const written = onlyInput(mocks, 'publishResult');
     expect(pick(written, 'timelineKey')).toBe(masked);
     expect(pick(written, 'recognizedTimelineKey')).toBe(recognized);
     expect(pick(written, 'redactionKey')).toBe(pick(redact, 'outputKey'));
+    expect(pick(written, 'speakersKey')).toBe(pick(onlyInput(mocks, 'assignSpeakers'), 'outputKey'));
     expect(pick(written, 'output', 'unredacted')).toMatchObject({
       bucket: 'callpipe-restricted',
       result: `unredacted/${callId}/result.json`,
@@ -312,6 +317,22 @@ describe('processRecording with mocked activities', () => {
     expect(result.requests).toBe(2 * 4 + STEP_COST.requests * textSteps);
   });
 
+  it('a speakers stage that cannot run leaves the call done, on the merged timeline, without role evidence', async () => {
+    const mocks = mockActivities({
+      assignSpeakers: async () => {
+        throw ApplicationFailure.create({
+          type: 'InvalidStepInput',
+          message: 'no staged audio',
+          nonRetryable: true,
+        });
+      },
+    });
+    const { result } = await runCall('speakers-failed', mocks);
+    expect(result.status).toBe('done');
+    const merged = String(pick(onlyInput(mocks, 'mergeTimeline'), 'timelineKey'));
+    expect(pick(onlyInput(mocks, 'redactText'), 'timelineKey')).toBe(merged);
+    expect(pick(onlyInput(mocks, 'publishResult'), 'speakersKey')).toBeUndefined();
+  });
   it('redaction that cannot finish fails the call at `redact`: no text step, no result.json', async () => {
     const reason = 'redaction: the service kept blocking requests (99997): gave up after 40 retries';
     const mocks = mockActivities({ redactText: async () => failedStep(reason) });
