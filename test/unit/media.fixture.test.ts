@@ -156,9 +156,10 @@ describe('renderFixture', () => {
     );
   });
 
-  // How long it takes is the benchmarks' business; here, that 10 hours come out whole.
+  // How long it takes is the benchmarks' business; here, that 10 hours come out whole (one leg: the streamed
+  // renderer; two-leg calls go through ffmpeg's telephone paths, test/unit/media.two-leg-fixture.test.ts).
   it('renders 10 hours of mono 8 kHz, streamed', async () => {
-    const script = generateCallScript({ durationSeconds: 36000, seed: 4, stereo: false });
+    const script = generateCallScript({ durationSeconds: 36000, seed: 4, stereo: false, legs: null });
     const out = join(tmp.dir, 'ten-hours.wav');
     await renderFixture(script, out);
     expect((await probeRecording(out, { fingerprint: 'skip' })).durationSeconds).toBe(36000);
