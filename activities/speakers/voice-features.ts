@@ -1,13 +1,13 @@
 /**
  * What a voice sounds like, measured on a few frames of each utterance: level, the spectral envelope as
  * mel cepstra (the vocal tract and the telephone path's band and tilt), the pitch and how clearly the
- * frame is voiced (cepstral peak), and the energy outside the telephone band's core (band edges, coding
+ * frame is voiced (autocorrelation peak), and the energy outside the telephone band's core (band edges, coding
  * noise). Pure and deterministic; the caller's reader gives the samples.
  *
- * Cost is bounded: frames are 32 ms taken on a grid of at most MAX_CANDIDATES positions per utterance;
- * the quiet ones are dropped by their level (which costs a sum of squares), and of the rest FRAMES_PER_SECOND
- * per second of speech, at most MAX_FRAMES, are analysed (one 256-point FFT for the spectrum, one for the
- * cepstrum: most of the cost).
+ * Cost is bounded: an utterance gets a budget of frames (FRAMES_PER_SECOND of it, MIN_FRAMES to
+ * MAX_FRAMES) of 32 ms on an even grid, each read once (a reader may decode on every read); the quiet ones
+ * are dropped by their level and the rest analysed (one 256-point FFT for the spectrum and an
+ * autocorrelation for the pitch: most of the cost).
  */
 
 export interface AudioReader {
@@ -29,7 +29,7 @@ export const MFCC = 1;
 export const CEPSTRA = 12;
 /** log2(F0 / 100 Hz); NaN when the frame is not clearly voiced. */
 export const PITCH = MFCC + CEPSTRA;
-/** Cepstral peak height: how periodic the frame is (breathy, creaky or coded voices differ). */
+/** Best normalized autocorrelation: how periodic the frame is (breathy, creaky or coded voices differ). */
 export const PEAK = PITCH + 1;
 /** Energy below and above the band's core, dB relative to the core. */
 export const LOW_EDGE = PEAK + 1;
@@ -38,12 +38,12 @@ export const FRAME_DIMS = HIGH_EDGE + 1;
 
 /** Frame length: 32 ms holds two or more periods of any adult voice. */
 const FRAME_SECONDS = 0.032;
-/** Candidate frames are this far apart at most; longer utterances spread their budget wider. */
-const MIN_HOP_SECONDS = 0.08;
-/** Candidates examined per utterance (level only), and frames analysed in full: per second of speech, and at most. */
-const MAX_CANDIDATES = 96;
-const FRAMES_PER_SECOND = 4;
-export const MAX_FRAMES = 24;
+/** Candidate frames are at least this far apart. */
+const MIN_HOP_SECONDS = 0.04;
+/** Frames analysed in full per utterance: per second of it, at least and at most. */
+const FRAMES_PER_SECOND = 3;
+const MIN_FRAMES = 4;
+export const MAX_FRAMES = 20;
 /** A frame this far below the utterance's loudest one is a pause inside it, not speech. */
 const RELATIVE_FLOOR_DB = 25;
 /** Below this a frame is line noise whatever the utterance's level. */
@@ -57,8 +57,9 @@ const LOW_EDGE_HZ = 300;
 const HIGH_EDGE_HZ = 3300;
 const PITCH_MIN_HZ = 70;
 const PITCH_MAX_HZ = 400;
-/** Cepstral peak (natural-log units, above its neighbourhood's mean) that counts as voiced. */
-const VOICED_PEAK = 0.09;
+/** Normalized autocorrelation at the period that counts as voiced, and a peak's share of the best that is the period. */
+const VOICED_CORRELATION = 0.5;
+const PITCH_PEAK_SHARE = 0.85;
 const TINY = 1e-10;
 
 /** Frames of one utterance: `count` rows of FRAME_DIMS, and the time of each frame's centre. */
@@ -78,10 +79,16 @@ export interface Analyzer {
   dct: Float64Array;
   fft: RealFft;
   bins: { coreLo: number; coreHi: number; lowEdge: number; highEdge: number; top: number };
-  quefrency: { lo: number; hi: number };
+  /** Samples averaged into one for the pitch search, and the lags searched at that rate. */
+  decimation: number;
+  lags: { lo: number; hi: number };
   /** Scratch buffers, reused frame to frame. */
   scratch: {
     frame: Float64Array;
+    plain: Float64Array;
+    decimated: Float64Array;
+    correlation: Float64Array;
+    prefix: Float64Array;
     re: Float64Array;
     im: Float64Array;
     power: Float64Array;
@@ -232,6 +239,7 @@ export function analyzerFor(sampleRate: number): Analyzer {
         Math.cos((Math.PI * (c + 1) * (m + 0.5)) / MEL_BANDS) * Math.sqrt(2 / MEL_BANDS);
     }
   }
+  const decimation = Math.max(1, Math.round(sampleRate / 4000));
   const analyzer: Analyzer = {
     sampleRate,
     frameLength,
@@ -247,12 +255,20 @@ export function analyzerFor(sampleRate: number): Analyzer {
       highEdge: bin(Math.min(HIGH_EDGE_HZ, 0.45 * sampleRate)),
       top: bin(Math.min(3900, 0.49 * sampleRate)),
     },
-    quefrency: {
-      lo: Math.max(2, Math.floor(sampleRate / PITCH_MAX_HZ)),
-      hi: Math.min(fftSize / 2 - 2, Math.ceil(sampleRate / PITCH_MIN_HZ)),
+    decimation,
+    lags: {
+      lo: Math.max(2, Math.floor(sampleRate / decimation / PITCH_MAX_HZ)),
+      hi: Math.min(
+        Math.floor(frameLength / decimation) - 8,
+        Math.ceil(sampleRate / decimation / PITCH_MIN_HZ),
+      ),
     },
     scratch: {
       frame: new Float64Array(fftSize),
+      plain: new Float64Array(fftSize),
+      decimated: new Float64Array(Math.ceil(frameLength / decimation)),
+      correlation: new Float64Array(Math.ceil(frameLength / decimation) + 2),
+      prefix: new Float64Array(Math.ceil(frameLength / decimation) + 1),
       re: new Float64Array(fftSize / 2 + 1),
       im: new Float64Array(fftSize / 2 + 1),
       power: new Float64Array(fftSize / 2 + 1),
@@ -263,27 +279,11 @@ export function analyzerFor(sampleRate: number): Analyzer {
   return analyzer;
 }
 
-/** Mean square of `samples` after removing their mean; 0 for an empty or non-finite frame. */
-function meanSquare(samples: Float32Array): number {
-  const n = samples.length;
-  if (n === 0) return 0;
-  let sum = 0;
-  let squares = 0;
-  for (let i = 0; i < n; i++) {
-    const v = samples[i]!;
-    sum += v;
-    squares += v * v;
-  }
-  const mean = sum / n;
-  const ms = squares / n - mean * mean;
-  return Number.isFinite(ms) && ms > 0 ? ms : 0;
-}
-
 const dbOf = (meanSquareValue: number) => 10 * Math.log10(meanSquareValue + TINY);
 
 /** Full features of one frame into `out` at `offset`. */
 function analyseFrame(a: Analyzer, samples: Float32Array, out: Float64Array, offset: number): void {
-  const { frame, re, im, power, mel: melEnergy } = a.scratch;
+  const { frame, plain, re, im, power, mel: melEnergy } = a.scratch;
   const n = Math.min(samples.length, a.frameLength);
   let mean = 0;
   for (let i = 0; i < n; i++) mean += samples[i]!;
@@ -292,9 +292,11 @@ function analyseFrame(a: Analyzer, samples: Float32Array, out: Float64Array, off
   for (let i = 0; i < n; i++) {
     const v = samples[i]! - mean;
     squares += v * v;
+    plain[i] = v;
     frame[i] = v * a.window[i]!;
   }
   frame.fill(0, n);
+  plain.fill(0, n);
   out[offset + LEVEL] = dbOf(n > 0 ? squares / n : 0);
 
   realFft(a.fft, frame, re, im);
@@ -324,32 +326,64 @@ function analyseFrame(a: Analyzer, samples: Float32Array, out: Float64Array, off
   out[offset + LOW_EDGE] = 10 * Math.log10(low / core);
   out[offset + HIGH_EDGE] = 10 * Math.log10(high / core);
 
-  // Real cepstrum: the spectrum of the log magnitude spectrum (even, so its transform is real).
-  for (let k = 0; k <= half; k++) frame[k] = 0.5 * Math.log(power[k]!);
-  for (let k = half + 1; k < a.fftSize; k++) frame[k] = frame[a.fftSize - k]!;
-  realFft(a.fft, frame, re, im);
-  const { lo, hi } = a.quefrency;
-  let best = lo;
-  let sum = 0;
-  for (let q = lo; q <= hi; q++) {
-    const v = re[q]! / a.fftSize;
-    sum += v;
-    if (v > re[best]! / a.fftSize) best = q;
+  pitchOf(a, out, offset);
+}
+
+/**
+ * Pitch by the normalized autocorrelation of the frame decimated to about 4 kHz (the telephone band's
+ * harmonics are all below 4 kHz): the first lag whose correlation comes within PITCH_PEAK_SHARE of the
+ * best (so a period, not a multiple of it), refined by a parabola. PEAK gets the best correlation.
+ */
+function pitchOf(a: Analyzer, out: Float64Array, offset: number): void {
+  const { plain, decimated, correlation } = a.scratch;
+  const factor = a.decimation;
+  const n = Math.floor(a.frameLength / factor);
+  for (let i = 0; i < n; i++) {
+    let sum = 0;
+    for (let j = 0; j < factor; j++) sum += plain[i * factor + j]!;
+    decimated[i] = sum;
   }
-  const peakValue = re[best]! / a.fftSize;
-  const prominence = peakValue - sum / (hi - lo + 1);
-  out[offset + PEAK] = prominence;
-  if (prominence >= VOICED_PEAK && best > lo && best < hi) {
-    // Parabolic interpolation of the peak's quefrency.
-    const y0 = re[best - 1]!;
-    const y1 = re[best]!;
-    const y2 = re[best + 1]!;
-    const denominator = y0 - 2 * y1 + y2;
-    const shift = denominator < 0 ? (0.5 * (y0 - y2)) / denominator : 0;
-    out[offset + PITCH] = Math.log2(a.sampleRate / (best + shift) / 100);
-  } else {
+  // Energies of every prefix, so each lag's two energies cost a subtraction.
+  const { prefix } = a.scratch;
+  prefix[0] = 0;
+  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + decimated[i]! * decimated[i]!;
+  const { lo, hi } = a.lags;
+  let best = -1;
+  let bestValue = 0;
+  for (let lag = lo; lag <= hi; lag++) {
+    let xy = 0;
+    for (let i = 0, j = lag; j < n; i++, j++) xy += decimated[i]! * decimated[j]!;
+    const xx = prefix[n - lag]!;
+    const yy = prefix[n]! - prefix[lag]!;
+    const r = xx > 0 && yy > 0 ? xy / Math.sqrt(xx * yy) : 0;
+    correlation[lag] = r;
+    if (r > bestValue) {
+      bestValue = r;
+      best = lag;
+    }
+  }
+  out[offset + PEAK] = bestValue;
+  if (best < 0 || bestValue < VOICED_CORRELATION) {
     out[offset + PITCH] = Number.NaN;
+    return;
   }
+  // The shortest lag at a local maximum close to the best: the period rather than two of them.
+  for (let lag = lo + 1; lag < best; lag++) {
+    const r = correlation[lag]!;
+    if (r >= PITCH_PEAK_SHARE * bestValue && r >= correlation[lag - 1]! && r >= correlation[lag + 1]!) {
+      best = lag;
+      break;
+    }
+  }
+  let shift = 0;
+  if (best > lo && best < hi) {
+    const y0 = correlation[best - 1]!;
+    const y1 = correlation[best]!;
+    const y2 = correlation[best + 1]!;
+    const denominator = y0 - 2 * y1 + y2;
+    if (denominator < 0) shift = (0.5 * (y0 - y2)) / denominator;
+  }
+  out[offset + PITCH] = Math.log2(a.sampleRate / factor / (best + shift) / 100);
 }
 
 /** One frame's samples, or undefined when the reader fails or gives samples that are not finite. */
@@ -366,8 +400,8 @@ function readFrame(audio: AudioReader, t: number, seconds: number): Float32Array
 }
 
 /**
- * The analysed frames of one utterance: candidates on an even grid over the span, the quiet ones dropped,
- * at most MAX_FRAMES of the rest (evenly spread) analysed in full.
+ * The analysed frames of one utterance: its budget of frames on an even grid over the span, each read
+ * once; the quiet ones (pauses inside the utterance) dropped, the rest analysed.
  */
 export function utteranceFrames(audio: AudioReader, span: UtteranceSpan, a: Analyzer): UtteranceFrames {
   const frameSeconds = a.frameLength / a.sampleRate;
@@ -376,40 +410,45 @@ export function utteranceFrames(audio: AudioReader, span: UtteranceSpan, a: Anal
   const end = Number.isFinite(span.end) ? span.end : start;
   const usable = end - start - frameSeconds;
   if (usable < 0) return empty;
-  const positions = Math.min(MAX_CANDIDATES, Math.floor(usable / MIN_HOP_SECONDS) + 1);
+  const budget = Math.min(MAX_FRAMES, Math.max(MIN_FRAMES, Math.ceil((end - start) * FRAMES_PER_SECOND)));
+  const positions = Math.min(budget, Math.floor(usable / MIN_HOP_SECONDS) + 1);
   const hop = positions > 1 ? usable / (positions - 1) : 0;
   const offset = positions > 1 ? 0 : usable / 2;
   const at = new Float64Array(positions);
   const levels = new Float64Array(positions).fill(-Infinity);
+  // The frames' samples, copied: a reader may reuse its buffer.
+  const pool = new Float32Array(positions * a.frameLength);
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
     const t = start + offset + i * hop;
     at[i] = t;
     const samples = readFrame(audio, t, frameSeconds);
     if (!samples || samples.length < a.frameLength / 2) continue;
-    levels[i] = dbOf(meanSquare(samples));
+    const length = Math.min(samples.length, a.frameLength);
+    const base = i * a.frameLength;
+    let sum = 0;
+    let squares = 0;
+    for (let j = 0; j < length; j++) {
+      const v = samples[j]!;
+      pool[base + j] = v;
+      sum += v;
+      squares += v * v;
+    }
+    const ms = squares / length - (sum / length) ** 2;
+    levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
     if (levels[i]! > loudest) loudest = levels[i]!;
   }
   const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - RELATIVE_FLOOR_DB);
   const speech: number[] = [];
   for (let i = 0; i < positions; i++) if (levels[i]! >= floor) speech.push(i);
   if (speech.length === 0) return empty;
-  const count = Math.min(
-    MAX_FRAMES,
-    speech.length,
-    Math.ceil(speech.length * Math.max(hop, MIN_HOP_SECONDS) * FRAMES_PER_SECOND),
-  );
+  const count = speech.length;
   const features = new Float64Array(count * FRAME_DIMS);
   const times = new Float64Array(count);
-  let kept = 0;
   for (let i = 0; i < count; i++) {
-    const t = at[speech[Math.floor(((i + 0.5) * speech.length) / count)]!]!;
-    const samples = readFrame(audio, t, frameSeconds);
-    if (!samples) continue;
-    analyseFrame(a, samples, features, kept * FRAME_DIMS);
-    times[kept++] = t + frameSeconds / 2;
+    const c = speech[i]!;
+    analyseFrame(a, pool.subarray(c * a.frameLength, (c + 1) * a.frameLength), features, i * FRAME_DIMS);
+    times[i] = at[c]! + frameSeconds / 2;
   }
-  if (kept < count)
-    return { count: kept, features: features.slice(0, kept * FRAME_DIMS), times: times.slice(0, kept) };
   return { count, features, times };
 }

@@ -2,12 +2,16 @@
  * Separates the utterances of a one-track call into voices, by what each sounds like (voice-features.ts):
  * no model, no native code, deterministic.
  *
- * 1. Each utterance is summed up as one vector: mean level, mean mel cepstra, median pitch, voicing, band
- *    edges. Vectors are scaled per dimension over the call.
- * 2. The utterances long enough to be measured well are clustered (k-means, seeded restarts) for 1 to
- *    maxVoices clusters. k voices are kept only while every pair of clusters is clearly apart along the
- *    line joining their centres (separation in pooled standard deviations): splitting one voice at its
- *    middle gives about 2.7 whatever the voice, two voices many times that. So one speaker stays one.
+ * 1. Each utterance is summed up as one vector: level of its louder frames, mean mel cepstra, median
+ *    pitch, voicing, band edges. Dimensions are scaled by how much they vary between the frames of one
+ *    utterance, so that a steady trait (a voice's pitch, a line's level) outweighs what changes with the
+ *    words.
+ * 2. The utterances long enough to be measured well (each distinct vector once) are clustered for 2 to
+ *    maxVoices clusters: k-means with seeded restarts, then refined with every dimension weighed by how
+ *    tight the clusters are along it (a diagonal discriminant). k voices are kept only while every pair
+ *    of clusters is clearly apart along the line joining their centres (in pooled standard deviations):
+ *    splitting one voice at its middle gives about 2.7, two voices many times that. A third voice and
+ *    beyond must also hold a fair share of the call. So one speaker stays one.
  * 3. Every utterance is then given the nearest voice (diagonal Mahalanobis distance); its confidence is the
  *    posterior between the two nearest voices. Short ones and ones unlike every voice stay unassigned.
  * 4. Joined utterances: frames of an utterance are scored against per-voice frame models; a run of frames
@@ -56,7 +60,7 @@ export interface SeparationResult {
 
 export const DEFAULT_MAX_VOICES = 4;
 
-/** Utterance vector layout: level, cepstra, pitch, voiced share, cepstral peak, band edges. */
+/** Utterance vector layout: level, cepstra, pitch, voiced share, autocorrelation peak, band edges. */
 const U_LEVEL = 0;
 const U_MFCC = 1;
 const U_PITCH = U_MFCC + CEPSTRA;
@@ -93,10 +97,16 @@ const MIN_SEPARATION = 4;
 /** A voice needs this many reliable utterances, and this share of them. */
 const MIN_VOICE_UTTERANCES = 3;
 const MIN_VOICE_SHARE = 0.04;
+const MIN_EXTRA_VOICE_SHARE = 0.1;
 /** Squared scaled distance per dimension beyond which an utterance is like no voice of the call. */
 const OUTLIER_DISTANCE_PER_DIM = 9;
-const KMEANS_RESTARTS = 8;
-const KMEANS_ITERATIONS = 30;
+const KMEANS_RESTARTS = 3;
+const KMEANS_ITERATIONS = 20;
+const REWEIGHT_ITERATIONS = 8;
+/** Grid (in units of the within-utterance spread) on which two utterance vectors count as the same. */
+const DUPLICATE_GRID = 0.15;
+/** Smallest within-cluster variance per dimension (in units of the within-utterance spread) when weighing. */
+const MIN_WITHIN_VARIANCE = 0.05;
 /** Joined utterances: frames in a window, and the mean log-likelihood ratio per frame that counts as clear. */
 const JOIN_WINDOW_FRAMES = 2;
 const JOIN_MIN_LLR = 4;
@@ -108,6 +118,8 @@ interface Measured {
   span: UtteranceSpan;
   frames: UtteranceFrames;
   vector: Float64Array | undefined;
+  squares: Float64Array | undefined;
+  counts: Float64Array | undefined;
   reliable: boolean;
 }
 
@@ -118,27 +130,67 @@ const median = (values: number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-/** One vector per utterance from its frames; undefined without frames. */
-function utteranceVector(frames: UtteranceFrames): Float64Array | undefined {
+/** Which frame dimension each utterance dimension averages (-1: none). */
+const FRAME_DIM_OF = (() => {
+  const map = new Int32Array(U_DIMS).fill(-1);
+  map[U_LEVEL] = LEVEL;
+  for (let c = 0; c < CEPSTRA; c++) map[U_MFCC + c] = MFCC + c;
+  map[U_PITCH] = PITCH;
+  map[U_PEAK] = PEAK;
+  map[U_LOW] = LOW_EDGE;
+  map[U_HIGH] = HIGH_EDGE;
+  return map;
+})();
+
+/**
+ * One vector per utterance from its frames (undefined without frames), and the spread of its frames
+ * around it: squared deviations and their count per dimension. The level is that of the louder half of
+ * the frames (syllables, tones), not of the consonants and edges between them.
+ */
+function utteranceVector(
+  frames: UtteranceFrames,
+): { vector: Float64Array; squares: Float64Array; counts: Float64Array } | undefined {
   if (frames.count === 0) return undefined;
-  const v = new Float64Array(U_DIMS);
+  const f = frames.features;
+  const vector = new Float64Array(U_DIMS);
+  const squares = new Float64Array(U_DIMS);
+  const counts = new Float64Array(U_DIMS);
+  const n = frames.count;
+  const levels: number[] = [];
   const pitches: number[] = [];
-  for (let i = 0; i < frames.count; i++) {
-    const row = i * FRAME_DIMS;
-    const f = frames.features;
-    v[U_LEVEL] = v[U_LEVEL]! + f[row + LEVEL]!;
-    for (let c = 0; c < CEPSTRA; c++) v[U_MFCC + c] = v[U_MFCC + c]! + f[row + MFCC + c]!;
-    v[U_PEAK] = v[U_PEAK]! + f[row + PEAK]!;
-    v[U_LOW] = v[U_LOW]! + f[row + LOW_EDGE]!;
-    v[U_HIGH] = v[U_HIGH]! + f[row + HIGH_EDGE]!;
-    const p = f[row + PITCH]!;
+  for (let i = 0; i < n; i++) {
+    levels.push(f[i * FRAME_DIMS + LEVEL]!);
+    const p = f[i * FRAME_DIMS + PITCH]!;
     if (!Number.isNaN(p)) pitches.push(p);
   }
-  for (const d of [U_LEVEL, U_PEAK, U_LOW, U_HIGH]) v[d] = v[d]! / frames.count;
-  for (let c = 0; c < CEPSTRA; c++) v[U_MFCC + c] = v[U_MFCC + c]! / frames.count;
-  v[U_VOICED] = pitches.length / frames.count;
-  v[U_PITCH] = pitches.length >= 2 ? median(pitches) : Number.NaN;
-  return v;
+  levels.sort((x, y) => y - x);
+  const loud = Math.max(1, Math.ceil(n / 2));
+  for (let d = 0; d < U_DIMS; d++) {
+    const fd = FRAME_DIM_OF[d]!;
+    if (fd < 0) continue;
+    if (d === U_LEVEL || d === U_PITCH) {
+      const values = d === U_LEVEL ? levels.slice(0, loud) : pitches;
+      if (values.length < (d === U_PITCH ? 2 : 1)) {
+        vector[d] = Number.NaN;
+        continue;
+      }
+      const m = d === U_PITCH ? median(values) : values.reduce((x, y) => x + y, 0) / values.length;
+      vector[d] = m;
+      squares[d] = values.reduce((x, y) => x + (y - m) ** 2, 0);
+      counts[d] = values.length - 1;
+      continue;
+    }
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += f[i * FRAME_DIMS + fd]!;
+    const m = sum / n;
+    let sq = 0;
+    for (let i = 0; i < n; i++) sq += (f[i * FRAME_DIMS + fd]! - m) ** 2;
+    vector[d] = m;
+    squares[d] = sq;
+    counts[d] = n - 1;
+  }
+  vector[U_VOICED] = pitches.length / n;
+  return { vector, squares, counts };
 }
 
 /** Per-dimension centre and scale over `vectors`, with floors; NaN entries are skipped. */
@@ -150,12 +202,43 @@ function scaling(
   const centre = new Float64Array(dims);
   const scale = new Float64Array(dims);
   for (let d = 0; d < dims; d++) {
-    const values = vectors.map((v) => v[d]!).filter((x) => !Number.isNaN(x));
-    const m = values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0;
-    const variance =
-      values.length > 1 ? values.reduce((a, b) => a + (b - m) ** 2, 0) / (values.length - 1) : 0;
+    let n = 0;
+    let sum = 0;
+    for (const v of vectors) {
+      if (Number.isNaN(v[d]!)) continue;
+      n++;
+      sum += v[d]!;
+    }
+    const m = n ? sum / n : 0;
+    let squares = 0;
+    for (const v of vectors) if (!Number.isNaN(v[d]!)) squares += (v[d]! - m) ** 2;
+    const variance = n > 1 ? squares / (n - 1) : 0;
     centre[d] = m;
     scale[d] = Math.max(Math.sqrt(variance), minScale[d]!);
+  }
+  return { centre, scale };
+}
+
+/**
+ * Centre over the utterances, and as scale the spread of frames within an utterance (pooled, floored): a
+ * difference between utterances then counts in units of what varies inside one anyway (syllables,
+ * tones), so a steady trait of a voice or a line (pitch, level) weighs more than the words said.
+ */
+function withinUtteranceScaling(utterances: Measured[]): { centre: Float64Array; scale: Float64Array } {
+  const { centre } = scaling(
+    utterances.map((m) => m.vector!),
+    U_DIMS,
+    U_MIN_SCALE,
+  );
+  const scale = new Float64Array(U_DIMS);
+  for (let d = 0; d < U_DIMS; d++) {
+    let squares = 0;
+    let count = 0;
+    for (const m of utterances) {
+      squares += m.squares![d]!;
+      count += m.counts![d]!;
+    }
+    scale[d] = Math.max(U_MIN_SCALE[d]!, count > 0 ? Math.sqrt(squares / count) : 0);
   }
   return { centre, scale };
 }
@@ -241,6 +324,56 @@ function kMeans(points: Float64Array[], k: number): Clustering {
   return best!;
 }
 
+/**
+ * The clustering refined with each dimension weighed by how tight the clusters are along it (a diagonal
+ * discriminant, by hard EM): what sets the voices apart (pitch, a line's level) comes to count more than
+ * what varies with the words. Returns the weighed points, their clusters and centres.
+ */
+function reweighted(points: Float64Array[], initial: Clustering): Clustering & { points: Float64Array[] } {
+  const { k } = initial;
+  const n = points.length;
+  const dims = points[0]!.length;
+  let labels = initial.labels;
+  let weightedPoints = points;
+  let centres: Float64Array[] = initial.centres;
+  for (let iteration = 0; iteration < REWEIGHT_ITERATIONS; iteration++) {
+    const sums = Array.from({ length: k }, () => new Float64Array(dims));
+    const counts = new Int32Array(k);
+    for (let i = 0; i < n; i++) {
+      counts[labels[i]!] = counts[labels[i]!]! + 1;
+      for (let d = 0; d < dims; d++) sums[labels[i]!]![d] = sums[labels[i]!]![d]! + points[i]![d]!;
+    }
+    const means = sums.map((sum, c) => sum.map((x) => x / Math.max(1, counts[c]!)));
+    const weights = new Float64Array(dims);
+    for (let d = 0; d < dims; d++) {
+      let squares = 0;
+      for (let i = 0; i < n; i++) squares += (points[i]![d]! - means[labels[i]!]![d]!) ** 2;
+      weights[d] = 1 / Math.sqrt(Math.max(MIN_WITHIN_VARIANCE, squares / Math.max(1, n - k)));
+    }
+    weightedPoints = points.map((p) => p.map((x, d) => x * weights[d]!));
+    centres = means.map((m) => m.map((x, d) => x * weights[d]!));
+    const next = new Int32Array(n);
+    let changed = false;
+    for (let i = 0; i < n; i++) {
+      let best = 0;
+      let bestDistance = Infinity;
+      for (let c = 0; c < k; c++) {
+        if (counts[c] === 0) continue;
+        const distance = squaredDistance(weightedPoints[i]!, centres[c]!);
+        if (distance < bestDistance) {
+          bestDistance = distance;
+          best = c;
+        }
+      }
+      next[i] = best;
+      if (best !== labels[i]) changed = true;
+    }
+    if (!changed) break;
+    labels = next;
+  }
+  return { k, labels, centres, inertia: 0, points: weightedPoints };
+}
+
 /** How far apart clusters a and b are along the line joining their centres, in pooled standard deviations. */
 function separation(points: Float64Array[], c: Clustering, a: number, b: number): number {
   const ca = c.centres[a]!;
@@ -274,7 +407,9 @@ function separation(points: Float64Array[], c: Clustering, a: number, b: number)
 function clearlyApart(points: Float64Array[], c: Clustering): { ok: boolean; weakest: number } {
   const counts = new Int32Array(c.k);
   for (const label of c.labels) counts[label]!++;
-  const minCount = Math.max(MIN_VOICE_UTTERANCES, Math.ceil(MIN_VOICE_SHARE * points.length));
+  // A third voice and beyond (a transfer, a conference) speaks for a while, not in a handful of lines.
+  const share = c.k > 2 ? MIN_EXTRA_VOICE_SHARE : MIN_VOICE_SHARE;
+  const minCount = Math.max(MIN_VOICE_UTTERANCES, Math.ceil(share * points.length));
   if (counts.some((n) => n < minCount)) return { ok: false, weakest: 0 };
   let weakest = Infinity;
   for (let a = 0; a < c.k; a++)
@@ -404,32 +539,44 @@ function separate(
 
   const measured: Measured[] = spans.map((span, index) => {
     const frames = utteranceFrames(audio, span, analyzer);
-    const vector = utteranceVector(frames);
-    const reliable = !!vector && span.end - span.start >= RELIABLE_SECONDS && frames.count >= RELIABLE_FRAMES;
-    return { index, span, frames, vector, reliable };
+    const summary = utteranceVector(frames);
+    const reliable =
+      !!summary && span.end - span.start >= RELIABLE_SECONDS && frames.count >= RELIABLE_FRAMES;
+    return {
+      index,
+      span,
+      frames,
+      vector: summary?.vector,
+      squares: summary?.squares,
+      counts: summary?.counts,
+      reliable,
+    };
   });
   const usable = measured.filter((m) => m.vector);
   if (usable.length === 0) return nothing('no utterance holds audible speech (silence or the line only)');
   // Cluster the well-measured utterances; when there are too few, every usable one.
   let basis = measured.filter((m) => m.reliable);
   if (basis.length < 2 * MIN_VOICE_UTTERANCES) basis = usable;
-  const scale = scaling(
-    basis.map((m) => m.vector!),
-    U_DIMS,
-    U_MIN_SCALE,
-  );
+  const scale = withinUtteranceScaling(basis);
+  // Utterances that sound exactly alike (a recording played again, a synthetic test phrase) would make
+  // a tight cluster of their own: they count once.
+  const seen = new Set<string>();
+  const distinct = basis.filter((m) => {
+    const key = Array.from(scaled(m.vector!, scale), (x) => Math.round(x / DUPLICATE_GRID)).join(',');
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  if (distinct.length >= 2 * MIN_VOICE_UTTERANCES) basis = distinct;
   const points = basis.map((m) => scaled(m.vector!, scale));
 
   let chosen: Clustering = { k: 1, labels: new Int32Array(points.length), centres: [], inertia: 0 };
-  let weakestKept = Infinity;
   for (let k = 2; k <= Math.min(maxVoices, Math.floor(points.length / MIN_VOICE_UTTERANCES)); k++) {
-    const c = kMeans(points, k);
-    const verdict = clearlyApart(points, c);
+    const c = reweighted(points, kMeans(points, k));
+    const verdict = clearlyApart(c.points, c);
     if (!verdict.ok) break;
     chosen = c;
-    weakestKept = verdict.weakest;
   }
-  void weakestKept;
   const k = chosen.k;
 
   // Utterance-level models: one pooled diagonal variance, so the posterior depends on distance alone.

@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../schemas/seeded-random.ts';
+import { phraseDurationSeconds } from '../../schemas/synthetic-recording.ts';
+import { generateCallScript } from '../../activities/media/call-script.ts';
+import { renderPcm } from '../../activities/media/fixture.ts';
+import {
+  separateVoices,
+  type AudioReader,
+  type SeparationResult,
+  type UtteranceSpan,
+} from '../../activities/speakers/voice-separation.ts';
+
+const RATE = 8000;
+
+/** A synthetic voice: harmonics of a pitch, falling by `tilt` per harmonic, at a level, in syllables. */
+interface Voice {
+  pitchHz: number;
+  levelDbfs: number;
+  /** Amplitude of harmonic k is k^-tilt. */
+  tilt: number;
+}
+
+const LOW: Voice = { pitchHz: 110, levelDbfs: -18, tilt: 1.2 };
+const HIGH: Voice = { pitchHz: 230, levelDbfs: -26, tilt: 0.6 };
+
+/** Adds `seconds` of `voice` at `start` into `out`; pitch and level wander a little, as a person's do. */
+function speak(out: Float32Array, voice: Voice, start: number, seconds: number, random: () => number): void {
+  const f0 = voice.pitchHz * (1 + (random() - 0.5) * 0.08);
+  const amplitude = 10 ** ((voice.levelDbfs + (random() - 0.5) * 2) / 20);
+  const harmonics: number[] = [];
+  for (let k = 1; k * f0 < 3400; k++) harmonics.push(k ** -voice.tilt);
+  const norm = Math.sqrt(harmonics.reduce((s, a) => s + (a * a) / 2, 0));
+  const from = Math.round(start * RATE);
+  const n = Math.round(seconds * RATE);
+  let phase = 0;
+  for (let i = 0; i < n && from + i < out.length; i++) {
+    const t = i / RATE;
+    // Intonation (a slow glide) and syllables (4 a second, never quite silent).
+    const f = f0 * (1 + 0.05 * Math.sin(2 * Math.PI * 0.7 * t));
+    phase += (2 * Math.PI * f) / RATE;
+    const syllable = 0.55 + 0.45 * Math.sin(2 * Math.PI * 4 * t);
+    let v = 0;
+    for (let k = 0; k < harmonics.length; k++) v += harmonics[k]! * Math.sin((k + 1) * phase);
+    out[from + i] = out[from + i]! + (amplitude * syllable * v) / norm + (random() - 0.5) * 1e-3;
+  }
+}
+
+function readerOf(samples: Float32Array): AudioReader {
+  return {
+    sampleRate: RATE,
+    read(start, end) {
+      const from = Math.max(0, Math.min(samples.length, Math.round(start * RATE)));
+      const to = Math.max(from, Math.min(samples.length, Math.round(end * RATE)));
+      return samples.slice(from, to);
+    },
+  };
+}
+
+/** A call of alternating utterances of `voices` (by index per utterance); spans and truth. */
+function conversation(order: number[], voices: Voice[], seed = 1) {
+  const random = seededRandom(seed);
+  const spans: UtteranceSpan[] = [];
+  let t = 0.5;
+  for (let i = 0; i < order.length; i++) {
+    const seconds = 1.2 + random() * 1.8;
+    spans.push({ start: t, end: t + seconds });
+    t += seconds + 0.4 + random() * 0.6;
+  }
+  const samples = new Float32Array(Math.ceil((t + 0.5) * RATE));
+  spans.forEach((s, i) => speak(samples, voices[order[i]!]!, s.start, s.end - s.start, random));
+  return { samples, spans, truth: order };
+}
+
+/** Voices of the assignments mapped to truth labels: the share that agree under the best one-to-one map. */
+function agreement(result: SeparationResult, truth: number[]): number {
+  const counts = new Map<string, number>();
+  result.assignments.forEach((a, i) => {
+    if (a.voice === null) return;
+    const key = `${a.voice}:${truth[i]}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  });
+  const direct = (counts.get('0:0') ?? 0) + (counts.get('1:1') ?? 0);
+  const swapped = (counts.get('0:1') ?? 0) + (counts.get('1:0') ?? 0);
+  return Math.max(direct, swapped) / truth.length;
+}
+
+const withoutCpu = (r: SeparationResult) => ({ ...r, cpuMs: 0 });
+
+describe('separateVoices', () => {
+  const alternating = [0, 1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 0, 1];
+
+  it('separates two voices that differ in pitch, level and brightness; voice 0 is heard first', () => {
+    const { samples, spans, truth } = conversation(alternating, [LOW, HIGH]);
+    const result = separateVoices(readerOf(samples), spans);
+    expect(result.voices).toBe(2);
+    expect(result.assignments).toHaveLength(spans.length);
+    expect(agreement(result, truth)).toBe(1);
+    expect(result.assignments[0]!.voice).toBe(0);
+    expect(result.assignments[1]!.voice).toBe(1);
+    for (const a of result.assignments) expect(a.confidence).toBeGreaterThan(0.9);
+    expect(result.cpuMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('keeps one voice as one, whatever its pitch and level wander', () => {
+    const { samples, spans } = conversation(
+      alternating.map(() => 0),
+      [LOW],
+      7,
+    );
+    const result = separateVoices(readerOf(samples), spans);
+    expect(result.voices).toBe(1);
+    expect(result.assignments.every((a) => a.voice === 0)).toBe(true);
+    expect(result.reason).toMatch(/one voice/);
+  });
+
+  it('gives no voice, with a reason, when the utterances are silent', () => {
+    const samples = new Float32Array(20 * RATE);
+    const spans = [
+      { start: 1, end: 3 },
+      { start: 4, end: 6 },
+      { start: 8, end: 12 },
+    ];
+    const result = separateVoices(readerOf(samples), spans);
+    expect(result.voices).toBe(0);
+    expect(result.reason).toMatch(/audible speech/);
+    expect(result.assignments).toEqual(spans.map(() => ({ voice: null, confidence: 0, joined: false })));
+  });
+
+  it('gives no voice, with a reason, when there are no utterances', () => {
+    const result = separateVoices(readerOf(new Float32Array(RATE)), []);
+    expect(result).toMatchObject({ voices: 0, assignments: [], joined: 0 });
+    expect(result.reason).toMatch(/no utterances/);
+  });
+
+  it('never throws on odd input: one span, spans outside the audio or reversed, a failing reader', () => {
+    const { samples } = conversation([0], [LOW]);
+    const one = separateVoices(readerOf(samples), [{ start: 0.5, end: 2 }]);
+    expect(one.voices).toBe(1);
+    expect(one.reason).toBeTruthy();
+    const odd = separateVoices(readerOf(samples), [
+      { start: 100, end: 120 },
+      { start: 3, end: 1 },
+      { start: Number.NaN, end: 2 },
+    ]);
+    expect(odd.voices).toBe(0);
+    expect(odd.assignments).toHaveLength(3);
+    const failing: AudioReader = {
+      sampleRate: RATE,
+      read() {
+        throw new Error('gone');
+      },
+    };
+    expect(separateVoices(failing, [{ start: 0, end: 2 }]).voices).toBe(0);
+    expect(
+      separateVoices({ sampleRate: 0, read: () => new Float32Array(0) }, [{ start: 0, end: 1 }]).reason,
+    ).toMatch(/sample rate/);
+  });
+
+  it('counts an utterance that the recognizer joined: the other voice answers inside a long sentence', () => {
+    const order = [...alternating, 0];
+    const { samples, spans, truth } = conversation(order, [LOW, HIGH], 3);
+    // The last utterance: 4 s of the low voice with a quick answer of the high one in its middle.
+    const start = spans.at(-1)!.end + 1;
+    const joined = { start, end: start + 4.2 };
+    const longer = new Float32Array(Math.ceil((joined.end + 1) * RATE));
+    longer.set(samples);
+    const random = seededRandom(11);
+    speak(longer, LOW, start, 1.8, random);
+    speak(longer, HIGH, start + 1.9, 0.7, random);
+    speak(longer, LOW, start + 2.7, 1.5, random);
+    const result = separateVoices(readerOf(longer), [...spans, joined]);
+    expect(result.voices).toBe(2);
+    expect(agreement({ ...result, assignments: result.assignments.slice(0, -1) }, truth)).toBe(1);
+    const last = result.assignments.at(-1)!;
+    expect(last.joined).toBe(true);
+    expect(last.voice).toBe(result.assignments[0]!.voice);
+    expect(result.joined).toBeGreaterThanOrEqual(1);
+    expect(result.assignments.filter((a) => a.joined)).toHaveLength(result.joined);
+  });
+
+  it('is deterministic', () => {
+    const { samples, spans } = conversation(alternating, [LOW, HIGH], 5);
+    const a = separateVoices(readerOf(samples), spans);
+    const b = separateVoices(readerOf(samples), spans);
+    expect(withoutCpu(a)).toEqual(withoutCpu(b));
+  });
+
+  it('separates the DTMF legs of a synthetic recording that differ by their line only (level, tilt)', () => {
+    const script = generateCallScript({ durationSeconds: 150, seed: 4, stereo: true });
+    const stereo = Buffer.concat([...renderPcm(script, { sampleRate: RATE, channels: 2 })]);
+    const frames = stereo.length / 4;
+    const mono = new Float32Array(frames);
+    // Leg 0 louder and bright (a first difference), leg 1 quieter and dull (a one-pole low-pass).
+    const gains = [10 ** (3 / 20), 10 ** (-6 / 20)];
+    let previous = 0;
+    let smoothed = 0;
+    for (let i = 0; i < frames; i++) {
+      const agent = stereo.readInt16LE(4 * i) / 32768;
+      const customer = stereo.readInt16LE(4 * i + 2) / 32768;
+      const bright = agent - 0.3 * previous;
+      previous = agent;
+      smoothed = 0.7 * customer + 0.3 * smoothed;
+      mono[i] = gains[0]! * bright + gains[1]! * smoothed;
+    }
+    const phrases = script.channels
+      .flatMap((c, leg) =>
+        c.phrases.map((p) => ({ leg, start: p.start, end: p.start + phraseDurationSeconds(p.id) })),
+      )
+      .sort((a, b) => a.start - b.start);
+    const result = separateVoices(readerOf(mono), phrases);
+    expect(result.voices).toBe(2);
+    expect(
+      agreement(
+        result,
+        phrases.map((p) => p.leg),
+      ),
+    ).toBeGreaterThanOrEqual(0.95);
+  });
+});
