@@ -1,0 +1,222 @@
+/**
+ * Voice separation benchmark (activities/speakers/voice-separation.ts): how well the utterances of mono
+ * calls are told apart by voice, and what it costs beside the media work the pipeline already does.
+ *
+ *   npm run bench:speakers                  # builds the corpus once (cached), then scores it
+ *   npm run bench:speakers -- --calls 5     # fewer two-voice calls (a quicker look)
+ *
+ * The corpus (bench/lib/speaker-corpus.ts): two-voice espeak-ng calls of 2 to 10 minutes, one-voice calls
+ * (voicemail, announcements), a call transferred to a third voice, and DTMF calls whose two legs differ
+ * by their telephone path only. Each call is transcoded as the pipeline does (8-kHz mu-law with its
+ * conditioning), read through the speakers stage's own reader, and given the script's segments as a
+ * recognizer would report them (overlapping ones merged, the truth being who holds most of the span).
+ *
+ * Prints per call and per corpus: utterance accuracy (best map of voices to speakers; of the utterances
+ * given a voice, and of all), the diarization error rate (0.25-s collar, overlap scored) with its missed,
+ * false-alarm and confusion parts, the share left unassigned, joined utterances found against the truth,
+ * voice counts, and the CPU of separateVoices per audio hour and as a share of the CPU of ffmpeg's
+ * transcode + silencedetect of the same call (measured in the same run, from the reaped children's CPU).
+ * Targets: accuracy ≥ 95 %, DER ≤ 10 % (two-voice speech), cost ≤ 5 %.
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runFfmpeg, spawnFfmpeg } from '../activities/media/ffmpeg.ts';
+import { plainInput } from '../activities/media/media-input.ts';
+import { transcodeArgs } from '../activities/media/transcode.ts';
+import { stagedAudioReader } from '../activities/speakers/speakers-stage.ts';
+import { separateVoices, type SeparationResult } from '../activities/speakers/voice-separation.ts';
+import { processCpu } from './lib/cpu-meter.ts';
+import { addDer, derOf, diarizationError, utteranceMatches, type DerParts } from './lib/diarization-score.ts';
+import { speakerCorpus, type CallKind, type CorpusCall } from './lib/speaker-corpus.ts';
+
+const TARGET_ACCURACY = 0.95;
+const TARGET_DER = 0.1;
+const TARGET_COST = 0.05;
+/** A span is truly joined when its minority speakers hold at least this long of it. */
+const JOINED_MIN_SECONDS = 0.2;
+
+const { values } = parseArgs({
+  options: { calls: { type: 'string' }, dtmf: { type: 'string' }, verbose: { type: 'boolean' } },
+});
+
+/** CPU seconds of this process's reaped children so far. */
+const childCpu = () => processCpu(process.pid).children;
+
+/** The call transcoded as the pipeline stages it, and ffmpeg's CPU for that plus a silencedetect pass. */
+async function mediaWork(call: CorpusCall): Promise<{ bytes: Uint8Array; ffmpegSeconds: number }> {
+  const before = childCpu();
+  const proc = spawnFfmpeg(
+    transcodeArgs({
+      input: plainInput(call.path, undefined),
+      sourceChannels: [0],
+      start: 0,
+      end: call.durationSeconds,
+      format: 'mulaw',
+    }),
+  );
+  const chunks: Buffer[] = [];
+  const reading = (async () => {
+    for await (const chunk of proc.stdout) chunks.push(chunk as Buffer);
+  })();
+  await Promise.all([reading, proc.done]);
+  await runFfmpeg([
+    '-v',
+    'info',
+    '-i',
+    call.path,
+    '-af',
+    'silencedetect=noise=-30dB:d=0.3:mono=1',
+    '-f',
+    'null',
+    '-',
+  ]);
+  return { bytes: new Uint8Array(Buffer.concat(chunks)), ffmpegSeconds: childCpu() - before };
+}
+
+interface Scored {
+  call: CorpusCall;
+  result: SeparationResult;
+  der: DerParts;
+  /** Without collars: DTMF phrases (0.36 to 0.6 s) are mostly inside the 0.25-s collars. */
+  derNoCollar: DerParts;
+  utterances: number;
+  assigned: number;
+  correct: number;
+  joinedTrue: number;
+  joinedFound: number;
+  joinedHit: number;
+  ffmpegMs: number;
+}
+
+function score(call: CorpusCall, result: SeparationResult, ffmpegMs: number): Scored {
+  const voices = result.assignments.map((a) => a.voice);
+  const { assigned, correct } = utteranceMatches(
+    call.spans.map((s) => s.speaker),
+    voices,
+  );
+  const reference = call.segments.map((s) => ({ start: s.start, end: s.end, who: s.speaker }));
+  const hypothesis = call.spans.map((s, i) => ({ start: s.start, end: s.end, who: voices[i] ?? null }));
+  const der = diarizationError(reference, hypothesis);
+  const derNoCollar = diarizationError(reference, hypothesis, 0);
+  const trulyJoined = call.spans.map((s) => {
+    const minority = Object.entries(s.seconds).filter(([who]) => Number(who) !== s.speaker);
+    return minority.some(([, seconds]) => seconds >= JOINED_MIN_SECONDS);
+  });
+  const found = result.assignments.map((a) => a.joined);
+  return {
+    call,
+    result,
+    der,
+    derNoCollar,
+    utterances: call.spans.length,
+    assigned,
+    correct,
+    joinedTrue: trulyJoined.filter(Boolean).length,
+    joinedFound: found.filter(Boolean).length,
+    joinedHit: found.filter((f, i) => f && trulyJoined[i]).length,
+    ffmpegMs,
+  };
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+const pad = (s: string | number, n: number) => String(s).padStart(n);
+
+function summary(label: string, rows: Scored[]): { accuracy: number; der: number; cost: number } {
+  const der = rows.reduce((a, r) => addDer(a, r.der), { scored: 0, missed: 0, falseAlarm: 0, confusion: 0 });
+  const bare = rows.reduce((a, r) => addDer(a, r.derNoCollar), {
+    scored: 0,
+    missed: 0,
+    falseAlarm: 0,
+    confusion: 0,
+  });
+  const utterances = rows.reduce((a, r) => a + r.utterances, 0);
+  const assigned = rows.reduce((a, r) => a + r.assigned, 0);
+  const correct = rows.reduce((a, r) => a + r.correct, 0);
+  const hours = rows.reduce((a, r) => a + r.call.durationSeconds, 0) / 3600;
+  const cpuMs = rows.reduce((a, r) => a + r.result.cpuMs, 0);
+  const ffmpegMs = rows.reduce((a, r) => a + r.ffmpegMs, 0);
+  const joinedTrue = rows.reduce((a, r) => a + r.joinedTrue, 0);
+  const joinedFound = rows.reduce((a, r) => a + r.joinedFound, 0);
+  const joinedHit = rows.reduce((a, r) => a + r.joinedHit, 0);
+  const countRight = rows.filter((r) => r.result.voices === r.call.voices).length;
+  const accuracy = assigned ? correct / assigned : 0;
+  console.log(
+    `\n${label}: ${rows.length} calls, ${(hours * 60).toFixed(1)} min of audio, ${utterances} utterances`,
+  );
+  console.log(
+    `  utterance accuracy      ${pct(accuracy)} of those given a voice (${correct}/${assigned}); ${pct(correct / Math.max(1, utterances))} of all`,
+  );
+  console.log(`  left unassigned         ${pct((utterances - assigned) / Math.max(1, utterances))}`);
+  console.log(
+    `  DER (collar 0.25 s)     ${pct(derOf(der))} = missed ${pct(der.missed / der.scored)} + false alarm ${pct(der.falseAlarm / der.scored)} + confusion ${pct(der.confusion / der.scored)} (of ${(der.scored / 60).toFixed(1)} min scored)`,
+  );
+  console.log(
+    `  DER (no collar)         ${pct(derOf(bare))} = missed ${pct(bare.missed / bare.scored)} + false alarm ${pct(bare.falseAlarm / bare.scored)} + confusion ${pct(bare.confusion / bare.scored)} (of ${(bare.scored / 60).toFixed(1)} min scored)`,
+  );
+  console.log(
+    `  joined utterances       ${joinedFound} found, ${joinedHit} of them truly joined; ${joinedTrue} truly joined (minority ≥ ${JOINED_MIN_SECONDS} s)`,
+  );
+  console.log(`  voice count right       ${countRight}/${rows.length}`);
+  const cost = ffmpegMs > 0 ? cpuMs / ffmpegMs : 0;
+  console.log(
+    `  CPU                     separateVoices ${(cpuMs / hours).toFixed(0)} ms per audio hour; ffmpeg transcode + silencedetect ${(ffmpegMs / hours).toFixed(0)} ms per audio hour; ratio ${pct(cost)}`,
+  );
+  return { accuracy, der: derOf(der), cost };
+}
+
+async function main(): Promise<void> {
+  const root = join(import.meta.dirname, '..', '.callpipe', 'bench-speakers');
+  const t0 = performance.now();
+  const corpus = await speakerCorpus({
+    root,
+    ...(values.calls ? { twoVoiceCalls: Number(values.calls) } : {}),
+    ...(values.dtmf ? { dtmfCalls: Number(values.dtmf) } : {}),
+    log: (line) => console.log(line),
+  });
+  console.log(`corpus ready in ${((performance.now() - t0) / 1000).toFixed(0)} s (${root})`);
+
+  // A worker separates many calls: the first call's compilation (the JIT's) is not the steady cost.
+  if (corpus[0]) {
+    const { bytes } = await mediaWork(corpus[0]);
+    separateVoices(stagedAudioReader([{ start: 0, bytes }]), corpus[0].spans);
+  }
+  const rows: Scored[] = [];
+  console.log(
+    `\n${'call'.padEnd(9)} ${pad('min', 5)} ${pad('utts', 5)} ${pad('voices', 6)} ${pad('acc', 7)} ${pad('DER', 7)} ${pad('null', 6)} ${pad('joined', 9)} ${pad('ms/h', 6)} ${pad('cost', 6)}  reason`,
+  );
+  for (const call of corpus) {
+    const { bytes, ffmpegSeconds } = await mediaWork(call);
+    const reader = stagedAudioReader([{ start: 0, bytes }]);
+    const result = separateVoices(
+      reader,
+      call.spans.map((s) => ({ start: s.start, end: s.end })),
+    );
+    const r = score(call, result, ffmpegSeconds * 1000);
+    rows.push(r);
+    console.log(
+      `${call.id.padEnd(9)} ${pad((call.durationSeconds / 60).toFixed(1), 5)} ${pad(r.utterances, 5)} ${pad(`${result.voices}/${call.voices}`, 6)} ${pad(pct(r.correct / Math.max(1, r.assigned)), 7)} ${pad(pct(derOf(r.der)), 7)} ${pad(pct(1 - r.assigned / r.utterances), 6)} ${pad(`${r.joinedHit}/${r.joinedFound}/${r.joinedTrue}`, 9)} ${pad((result.cpuMs / (call.durationSeconds / 3600)).toFixed(0), 6)} ${pad(pct(result.cpuMs / Math.max(1e-9, r.ffmpegMs)), 6)}  ${result.reason ?? ''}`,
+    );
+    if (values.verbose) console.log(`          ${call.description}`);
+  }
+  const of = (...kinds: CallKind[]) => rows.filter((r) => kinds.includes(r.call.kind));
+  const speech = summary('Two-voice speech calls', of('two-voice'));
+  summary('One-voice calls (voicemail, announcements)', of('one-voice'));
+  summary('Three-voice calls (a transfer)', of('three-voice'));
+  const dtmf = summary('DTMF calls (legs differ by telephone path only)', of('dtmf'));
+  const all = summary('Every call', rows);
+  const countCalls = of('one-voice', 'three-voice');
+  const countRight = countCalls.filter((r) => r.result.voices === r.call.voices).length;
+  console.log(`\nvoice-count accuracy on the one- and three-voice calls: ${countRight}/${countCalls.length}`);
+  const verdicts = [
+    ['speech utterance accuracy', speech.accuracy >= TARGET_ACCURACY],
+    ['speech DER', speech.der <= TARGET_DER],
+    ['DTMF utterance accuracy', dtmf.accuracy >= TARGET_ACCURACY],
+    ['DTMF DER', dtmf.der <= TARGET_DER],
+    ['cost', all.cost <= TARGET_COST],
+    ['voice counts', countRight === countCalls.length],
+  ] as const;
+  for (const [what, ok] of verdicts) console.log(`${ok ? 'met' : 'MISSED'}: ${what}`);
+  process.exitCode = verdicts.every(([, ok]) => ok) ? 0 : 1;
+}
+
+await main();
