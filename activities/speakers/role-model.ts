@@ -92,22 +92,40 @@ function compileCues(settings: RoleSettings): CompiledCue[] {
   return cues;
 }
 
-function cueEvidence(candidate: RoleCandidate, cues: readonly CompiledCue[]): RoleEvidence[] {
-  const out: RoleEvidence[] = [];
-  for (const cue of cues) {
-    let count = 0;
-    let firstAt: number | null = null;
-    for (const u of candidate.utterances) {
-      if (cue.first !== undefined && u.start >= cue.first) continue;
-      if (!cue.matcher.matches(u.text)) continue;
-      count++;
-      firstAt ??= u.start;
-    }
-    if (count === 0) continue;
-    const points = cue.weight * Math.min(count, cue.maxCount);
-    out.push({ cue: cue.name, role: cue.role, count, firstAt, points });
-  }
-  return out;
+/** How often each candidate said each cue, and when first. */
+function cueCounts(candidates: readonly RoleCandidate[], cues: readonly CompiledCue[]) {
+  return candidates.map((candidate) =>
+    cues.map((cue) => {
+      let count = 0;
+      let firstAt: number | null = null;
+      for (const u of candidate.utterances) {
+        if (cue.first !== undefined && u.start >= cue.first) continue;
+        if (!cue.matcher.matches(u.text)) continue;
+        count++;
+        firstAt ??= u.start;
+      }
+      return { count, firstAt };
+    }),
+  );
+}
+
+/**
+ * Each cue is worth `weight × min(said, maxCount)` in all, shared among the candidates by how often each
+ * said it. Shared, not counted per candidate, because a separation that put a few of the agent's
+ * utterances with the customer's voice would otherwise hand that voice the agent's strongest cues
+ * (the greeting, the identity questions) at full weight, against the few it really holds.
+ */
+function cueEvidence(candidates: readonly RoleCandidate[], cues: readonly CompiledCue[]): RoleEvidence[][] {
+  const counts = cueCounts(candidates, cues);
+  const totals = cues.map((_, k) => counts.reduce((n, c) => n + c[k]!.count, 0));
+  return counts.map((byCue) =>
+    byCue.flatMap(({ count, firstAt }, k) => {
+      if (count === 0) return [];
+      const cue = cues[k]!;
+      const points = round((cue.weight * Math.min(totals[k]!, cue.maxCount) * count) / totals[k]!);
+      return [{ cue: cue.name, role: cue.role, count, firstAt, points }];
+    }),
+  );
 }
 
 /** The role a first speaker shows: the agent answers an inbound call, the customer picks up an outbound one. */
@@ -126,8 +144,9 @@ function score(input: RoleModelInput): Scored[] {
     input.candidates.length > 1 && Number.isFinite(firstStart)
       ? input.candidates.findIndex((c) => c.utterances[0]?.start === firstStart)
       : -1;
+  const said = cueEvidence(input.candidates, cues);
   return input.candidates.map((candidate, i) => {
-    const evidence = cueEvidence(candidate, cues);
+    const evidence = said[i]!;
     const cuePoints = evidence.reduce((n, e) => n + e.points, 0);
     const { firstSpeakerWeight, configuredWeight } = input.settings;
     if (i === first && firstSpeakerWeight > 0) {

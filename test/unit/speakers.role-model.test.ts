@@ -176,6 +176,36 @@ describe('role model on voices of a one-track call', () => {
     }
   });
 
+  it('is not misled by a few agent utterances the separation put with the customer', () => {
+    const at = (start: number, text: string) => ({ start, text });
+    // The customer's voice holds two identity questions and two apologies by mistake, then its own lines;
+    // counted per voice, those would make it the agent (capped keigo 4 + identity 4 + first 1 − 4).
+    const customerVoice = [
+      at(0.5, AGENT_LINES[1]!),
+      at(4, AGENT_LINES[3]!),
+      at(8, AGENT_LINES[1]!),
+      at(12, AGENT_LINES[3]!),
+      ...Array.from({ length: 12 }, (_, i) => at(20 + i * 8, CUSTOMER_LINES[i % 3]!)),
+    ];
+    const agentVoice = Array.from({ length: 12 }, (_, i) => at(24 + i * 8, AGENT_LINES[3]!));
+    const { names, roles } = decideRoles({
+      source: 'voices',
+      candidates: [
+        { track: 0, voice: 0, configured: null, utterances: customerVoice },
+        { track: 0, voice: 1, configured: null, utterances: agentVoice },
+      ],
+      direction: null,
+      mode: 'evidence',
+      settings,
+    });
+    expect(names).toEqual(['customer', 'agent']);
+    // Keigo said 16 times, 4 of them by voice 0: it gets a quarter of the cue's 4 points.
+    expect(roles.speakers[0]!.evidence.find((e) => e.cue === 'service-keigo')).toMatchObject({
+      count: 4,
+      points: 1,
+    });
+  });
+
   it('says low confidence when nothing said tells the roles', () => {
     const { roles, names } = decideRoles({
       source: 'voices',
