@@ -52,6 +52,46 @@ describe('silencesAndOverlaps', () => {
 });
 
 describe('pages', () => {
+  it('marks inferred speakers and shows the role evidence in words', () => {
+    const doc = resultFixture({ utterances: 4 });
+    const html = renderCallPage(
+      {
+        ...doc,
+        speakerRoles: {
+          source: 'voices',
+          inferred: true,
+          decision: 'inferred',
+          swapped: false,
+          mode: 'evidence',
+          confidence: 'high',
+          margin: 5,
+          direction: null,
+          speakers: [
+            {
+              speaker: 'agent',
+              role: 'agent',
+              track: 0,
+              voice: 0,
+              configured: null,
+              utterances: 2,
+              agentScore: 5,
+              evidence: [],
+              words: 'opening-greeting ×1 at 0:01 (agent)',
+            },
+          ],
+          separation: { voices: 2, joined: 1, unassigned: 0, cpuMs: 3 },
+          summary: '2 voices told apart by sound; named by what they say (margin 5 points)',
+        },
+      },
+      { timeZone: 'UTC' },
+    );
+    expect(html).toContain('<div id="roles" data-decision="inferred">');
+    expect(html).toContain('opening-greeting ×1 at 0:01 (agent)');
+    expect(html).toContain('inferred from voices');
+    expect(html).toContain('1 utterance(s) holding two voices');
+    expect(html).toContain('class="who inferred"');
+  });
+
   it('a transcript that says </script> cannot end the page’s script blocks', () => {
     const result = resultFixture();
     result.utterances[0]!.text = '</script><script>alert(1)</script>';
@@ -101,9 +141,14 @@ describe('pages', () => {
         counters: {} as never,
         audioHours: 1,
       },
-      new Map(),
+      new Map([
+        ['a', { roles_decision: 'swapped', speakers_inferred: false }],
+        ['b', { roles_decision: 'inferred', speakers_inferred: true }],
+      ]),
       { timeZone: 'UTC', pageHref: (id) => `../../${id}/call.html` },
     );
+    expect(html).toMatch(/<div class="fact" id="fact-roles-swapped"><b>1<\/b>/);
+    expect(html).toMatch(/<div class="fact" id="fact-speakers-inferred"><b>1<\/b>/);
     expect(html).toContain('<a href="../../a/call.html">a</a>');
     expect(html).not.toContain('href="../../c/call.html"');
     expect(html).toContain('not audio');
