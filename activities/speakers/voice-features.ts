@@ -56,6 +56,11 @@ const CORE_HIGH_HZ = 3000;
 const LOW_EDGE_HZ = 300;
 const HIGH_EDGE_HZ = 3300;
 const PITCH_MIN_HZ = 70;
+/**
+ * The pitch is searched on the frame decimated to this rate: a voice's harmonics below 1 kHz carry its
+ * period, and the autocorrelation costs a quarter of that at 4 kHz.
+ */
+const PITCH_RATE_HZ = 2000;
 const PITCH_MAX_HZ = 400;
 /** Normalized autocorrelation at the period that counts as voiced, and a peak's share of the best that is the period. */
 const VOICED_CORRELATION = 0.5;
@@ -239,7 +244,7 @@ export function analyzerFor(sampleRate: number): Analyzer {
         Math.cos((Math.PI * (c + 1) * (m + 0.5)) / MEL_BANDS) * Math.sqrt(2 / MEL_BANDS);
     }
   }
-  const decimation = Math.max(1, Math.round(sampleRate / 4000));
+  const decimation = Math.max(1, Math.round(sampleRate / PITCH_RATE_HZ));
   const analyzer: Analyzer = {
     sampleRate,
     frameLength,
@@ -330,8 +335,7 @@ function analyseFrame(a: Analyzer, samples: Float32Array, out: Float64Array, off
 }
 
 /**
- * Pitch by the normalized autocorrelation of the frame decimated to about 4 kHz (the telephone band's
- * harmonics are all below 4 kHz): the first lag whose correlation comes within PITCH_PEAK_SHARE of the
+ * Pitch by the normalized autocorrelation of the frame decimated to about PITCH_RATE_HZ: the first lag whose correlation comes within PITCH_PEAK_SHARE of the
  * best (so a period, not a multiple of it), refined by a parabola. PEAK gets the best correlation.
  */
 function pitchOf(a: Analyzer, out: Float64Array, offset: number): void {

@@ -6,14 +6,16 @@
  *    pitch, voicing, band edges. Dimensions are scaled by how much they vary between the frames of one
  *    utterance, so that a steady trait (a voice's pitch, a line's level) outweighs what changes with the
  *    words.
- * 2. The utterances long enough to be measured well (each distinct vector once) are clustered for 2 to
- *    maxVoices clusters: k-means with seeded restarts, then refined with every dimension weighed by how
- *    tight the clusters are along it (a diagonal discriminant). k voices are kept only while every pair
- *    of clusters is clearly apart along the line joining their centres (in pooled standard deviations):
- *    splitting one voice at its middle gives about 2.7, two voices many times that. A third voice and
- *    beyond must also hold a fair share of the call. So one speaker stays one.
- * 3. Every utterance is then given the nearest voice (diagonal Mahalanobis distance); its confidence is the
- *    posterior between the two nearest voices. Short ones and ones unlike every voice stay unassigned.
+ * 2. The utterances long enough to be measured well (each distinct vector once) decide the voices. A
+ *    voice is a full-covariance Gaussian over the frames of its utterances (level, cepstra, periodicity,
+ *    band edges), with a Gaussian over their pitch. Starting from one voice, each step splits a voice in
+ *    two (k-means on the utterance vectors, refined by hard EM that moves whole utterances to the voice
+ *    under which their frames are likeliest) and keeps the split only when the likelihood of all frames
+ *    grows by more than the new voice's price (ΔBIC, with a λ calibrated so that one speaker split by
+ *    what they say stays one). A third voice and beyond pays more and must hold a fair share of the call.
+ * 3. Every utterance is then given the voice under which its frames are likeliest; its confidence is the
+ *    posterior between the two likeliest voices, its frames counted as a few independent ones. Short ones
+ *    and ones unlike every voice stay unassigned.
  * 4. Joined utterances: frames of an utterance are scored against per-voice frame models; a run of frames
  *    that clearly belongs to another voice marks the utterance joined, and the voice holding most frames
  *    is its voice.
@@ -92,21 +94,30 @@ const RELIABLE_FRAMES = 3;
 const SHORT_SECONDS = 0.3;
 const SHORT_MIN_CONFIDENCE = 0.95;
 const MIN_CONFIDENCE = 0.6;
-/** Two clusters are two voices when their separation (pooled standard deviations) reaches this. */
-const MIN_SEPARATION = 4;
+/**
+ * The price of a second voice, as λ of the BIC penalty (½ · parameters · ln frames). Frames of one
+ * utterance are not independent (same words, same intonation), so splitting one voice by what it says
+ * gains more than chance: λ = 1 is too cheap for that and too dear for two similar voices. Calibrated on
+ * the bench (bench/speakers.ts) with each speaker of the two-voice calls alone as a one-voice call.
+ */
+const SECOND_VOICE_PENALTY = 1.05;
+/** A third voice and beyond pays more: splitting one of two voices again by what it says reaches about 1.5. */
+const EXTRA_VOICE_PENALTY = 2;
+/** A voice model needs more frames than dimensions (its covariance is floored, see COVARIANCE_FLOOR). */
+const MIN_MODEL_FRAMES = FRAME_DIMS;
+const EM_ITERATIONS = 12;
 /** A voice needs this many reliable utterances, and this share of them. */
 const MIN_VOICE_UTTERANCES = 3;
 const MIN_VOICE_SHARE = 0.04;
 const MIN_EXTRA_VOICE_SHARE = 0.1;
-/** Squared scaled distance per dimension beyond which an utterance is like no voice of the call. */
-const OUTLIER_DISTANCE_PER_DIM = 9;
+/** Mean squared Mahalanobis distance of a frame, per dimension, beyond which an utterance is like no voice. */
+const OUTLIER_DISTANCE_PER_DIM = 6;
+/** An utterance's frames count as at most this many independent ones in its confidence. */
+const CONFIDENT_FRAMES = 4;
 const KMEANS_RESTARTS = 3;
 const KMEANS_ITERATIONS = 20;
-const REWEIGHT_ITERATIONS = 8;
 /** Grid (in units of the within-utterance spread) on which two utterance vectors count as the same. */
 const DUPLICATE_GRID = 0.15;
-/** Smallest within-cluster variance per dimension (in units of the within-utterance spread) when weighing. */
-const MIN_WITHIN_VARIANCE = 0.05;
 /** Joined utterances: frames in a window, and the mean log-likelihood ratio per frame that counts as clear. */
 const JOIN_WINDOW_FRAMES = 2;
 const JOIN_MIN_LLR = 4;
@@ -324,97 +335,274 @@ function kMeans(points: Float64Array[], k: number): Clustering {
   return best!;
 }
 
+/** Smallest spread per frame dimension, in its own units (as U_MIN_SCALE for utterances). */
+const FRAME_MIN_SCALE = (() => {
+  const s = new Float64Array(FRAME_DIMS).fill(0.25);
+  s[LEVEL] = 1.5;
+  s[PITCH] = 0.08;
+  s[PEAK] = 0.02;
+  s[LOW_EDGE] = 1.5;
+  s[HIGH_EDGE] = 1.5;
+  return s;
+})();
+
+/** Frame dimensions of the voice models: all but the pitch, which unvoiced frames lack (modelled apart). */
+const MODEL_DIMS = Array.from({ length: FRAME_DIMS }, (_, d) => d).filter((d) => d !== PITCH);
+const D = MODEL_DIMS.length;
+/** What a voice model estimates: a mean and a full covariance of the frames, the pitch's mean and variance. */
+const MODEL_PARAMETERS = D + (D * (D + 1)) / 2 + 2;
 /**
- * The clustering refined with each dimension weighed by how tight the clusters are along it (a diagonal
- * discriminant, by hard EM): what sets the voices apart (pitch, a line's level) comes to count more than
- * what varies with the words. Returns the weighed points, their clusters and centres.
+ * Added to each variance of a voice model (its dimension's smallest spread, halved, squared): a steady
+ * synthetic voice or a line's constant band edge must not give a covariance near singular, whose
+ * likelihoods would then decide everything.
  */
-function reweighted(points: Float64Array[], initial: Clustering): Clustering & { points: Float64Array[] } {
-  const { k } = initial;
-  const n = points.length;
-  const dims = points[0]!.length;
-  let labels = initial.labels;
-  let weightedPoints = points;
-  let centres: Float64Array[] = initial.centres;
-  for (let iteration = 0; iteration < REWEIGHT_ITERATIONS; iteration++) {
-    const sums = Array.from({ length: k }, () => new Float64Array(dims));
-    const counts = new Int32Array(k);
-    for (let i = 0; i < n; i++) {
-      counts[labels[i]!] = counts[labels[i]!]! + 1;
-      for (let d = 0; d < dims; d++) sums[labels[i]!]![d] = sums[labels[i]!]![d]! + points[i]![d]!;
+const COVARIANCE_FLOOR = MODEL_DIMS.map((d) => (FRAME_MIN_SCALE[d]! / 2) ** 2);
+/** Smallest pitch variance, log2 units squared (about 3 % of the pitch). */
+const PITCH_VARIANCE_FLOOR = 0.04 ** 2;
+
+/** Sufficient statistics of some frames: sums and cross products, and the voiced frames' pitch. */
+interface FrameStats {
+  frames: number;
+  sum: Float64Array;
+  /** Lower triangle and diagonal, row-major D×D. */
+  products: Float64Array;
+  voiced: number;
+  pitchSum: number;
+  pitchSquares: number;
+}
+
+const emptyStats = (): FrameStats => ({
+  frames: 0,
+  sum: new Float64Array(D),
+  products: new Float64Array(D * D),
+  voiced: 0,
+  pitchSum: 0,
+  pitchSquares: 0,
+});
+
+function statsOf(frames: UtteranceFrames): FrameStats {
+  const s = emptyStats();
+  const x = new Float64Array(D);
+  for (let f = 0; f < frames.count; f++) {
+    const row = f * FRAME_DIMS;
+    for (let i = 0; i < D; i++) x[i] = frames.features[row + MODEL_DIMS[i]!]!;
+    for (let i = 0; i < D; i++) {
+      s.sum[i] = s.sum[i]! + x[i]!;
+      for (let j = 0; j <= i; j++) s.products[i * D + j] = s.products[i * D + j]! + x[i]! * x[j]!;
     }
-    const means = sums.map((sum, c) => sum.map((x) => x / Math.max(1, counts[c]!)));
-    const weights = new Float64Array(dims);
-    for (let d = 0; d < dims; d++) {
-      let squares = 0;
-      for (let i = 0; i < n; i++) squares += (points[i]![d]! - means[labels[i]!]![d]!) ** 2;
-      weights[d] = 1 / Math.sqrt(Math.max(MIN_WITHIN_VARIANCE, squares / Math.max(1, n - k)));
+    const pitch = frames.features[row + PITCH]!;
+    if (!Number.isNaN(pitch)) {
+      s.voiced++;
+      s.pitchSum += pitch;
+      s.pitchSquares += pitch * pitch;
     }
-    weightedPoints = points.map((p) => p.map((x, d) => x * weights[d]!));
-    centres = means.map((m) => m.map((x, d) => x * weights[d]!));
-    const next = new Int32Array(n);
-    let changed = false;
-    for (let i = 0; i < n; i++) {
-      let best = 0;
-      let bestDistance = Infinity;
-      for (let c = 0; c < k; c++) {
-        if (counts[c] === 0) continue;
-        const distance = squaredDistance(weightedPoints[i]!, centres[c]!);
-        if (distance < bestDistance) {
-          bestDistance = distance;
-          best = c;
+  }
+  s.frames = frames.count;
+  return s;
+}
+
+function addStats(into: FrameStats, s: FrameStats): void {
+  into.frames += s.frames;
+  into.voiced += s.voiced;
+  into.pitchSum += s.pitchSum;
+  into.pitchSquares += s.pitchSquares;
+  for (let i = 0; i < D; i++) into.sum[i] = into.sum[i]! + s.sum[i]!;
+  for (let i = 0; i < D * D; i++) into.products[i] = into.products[i]! + s.products[i]!;
+}
+
+/** A voice: a full-covariance Gaussian over its frames, and a Gaussian over its voiced frames' pitch. */
+interface VoiceGaussian {
+  mean: Float64Array;
+  /** Inverse covariance, full D×D; its product with the mean, and the mean's quadratic form. */
+  precision: Float64Array;
+  precisionMean: Float64Array;
+  meanDistance: number;
+  logDet: number;
+  pitchMean: number;
+  pitchVariance: number;
+}
+
+function fitVoice(s: FrameStats): VoiceGaussian {
+  const n = Math.max(1, s.frames);
+  const mean = s.sum.map((x) => x / n);
+  // Cholesky factor L of the floored covariance, then its inverse: precision = L^-T L^-1.
+  const l = new Float64Array(D * D);
+  let logDet = 0;
+  for (let i = 0; i < D; i++) {
+    for (let j = 0; j <= i; j++) {
+      let v = s.products[i * D + j]! / n - mean[i]! * mean[j]! + (i === j ? COVARIANCE_FLOOR[i]! : 0);
+      for (let k = 0; k < j; k++) v -= l[i * D + k]! * l[j * D + k]!;
+      if (i === j) {
+        l[i * D + i] = Math.sqrt(Math.max(v, COVARIANCE_FLOOR[i]!));
+        logDet += 2 * Math.log(l[i * D + i]!);
+      } else l[i * D + j] = v / l[j * D + j]!;
+    }
+  }
+  const inverse = new Float64Array(D * D);
+  for (let i = 0; i < D; i++) {
+    inverse[i * D + i] = 1 / l[i * D + i]!;
+    for (let j = 0; j < i; j++) {
+      let v = 0;
+      for (let k = j; k < i; k++) v -= l[i * D + k]! * inverse[k * D + j]!;
+      inverse[i * D + j] = v / l[i * D + i]!;
+    }
+  }
+  const precision = new Float64Array(D * D);
+  for (let i = 0; i < D; i++) {
+    for (let j = 0; j <= i; j++) {
+      let v = 0;
+      for (let k = i; k < D; k++) v += inverse[k * D + i]! * inverse[k * D + j]!;
+      precision[i * D + j] = v;
+      precision[j * D + i] = v;
+    }
+  }
+  const voiced = s.voiced;
+  const pitchMean = voiced > 0 ? s.pitchSum / voiced : 0;
+  const pitchVariance =
+    voiced > 1 ? Math.max(PITCH_VARIANCE_FLOOR, s.pitchSquares / voiced - pitchMean ** 2) : 1;
+  const precisionMean = new Float64Array(D);
+  let meanDistance = 0;
+  for (let i = 0; i < D; i++) {
+    for (let j = 0; j < D; j++) precisionMean[i] = precisionMean[i]! + precision[i * D + j]! * mean[j]!;
+    meanDistance += precisionMean[i]! * mean[i]!;
+  }
+  return { mean, precision, precisionMean, meanDistance, logDet, pitchMean, pitchVariance };
+}
+
+/**
+ * Log-likelihood of the frames summed up in `s` under `m` (constants shared by every model left out),
+ * and their squared Mahalanobis distances summed, from the statistics alone.
+ */
+function scoreFrames(m: VoiceGaussian, s: FrameStats): { logLikelihood: number; distance: number } {
+  // Σ (x-μ)ᵀ P (x-μ) = Σ_ij P_ij Σxx_ij - 2 (Pμ)·Σx + n μᵀPμ
+  let products = 0;
+  for (let i = 0; i < D; i++) {
+    const row = i * D;
+    for (let j = 0; j < i; j++) products += m.precision[row + j]! * s.products[row + j]!;
+  }
+  let diagonal = 0;
+  let cross = 0;
+  for (let i = 0; i < D; i++) {
+    diagonal += m.precision[i * D + i]! * s.products[i * D + i]!;
+    cross += m.precisionMean[i]! * s.sum[i]!;
+  }
+  const distance = 2 * products + diagonal - 2 * cross + s.frames * m.meanDistance;
+  const pitchSquares = s.pitchSquares - 2 * m.pitchMean * s.pitchSum + s.voiced * m.pitchMean ** 2;
+  const logLikelihood =
+    -0.5 * (s.frames * m.logDet + distance) -
+    0.5 * (s.voiced * Math.log(m.pitchVariance) + pitchSquares / m.pitchVariance);
+  return { logLikelihood, distance };
+}
+
+/** Utterances in k voices, the voices' models, and the log-likelihood of all their frames. */
+interface Partition {
+  k: number;
+  labels: Int32Array;
+  models: VoiceGaussian[];
+  logLikelihood: number;
+}
+
+/**
+ * Hard EM with whole utterances: fit each voice to the frames of its utterances, move every utterance to
+ * the voice under which its frames are likeliest, until none moves. Undefined when a voice is left with
+ * too few frames to model.
+ */
+function refine(units: FrameStats[], initial: Int32Array, k: number): Partition | undefined {
+  const labels = initial.slice();
+  for (let iteration = 0; ; iteration++) {
+    const pooled = Array.from({ length: k }, emptyStats);
+    for (let i = 0; i < units.length; i++) addStats(pooled[labels[i]!]!, units[i]!);
+    if (pooled.some((p) => p.frames < MIN_MODEL_FRAMES)) return undefined;
+    const models = pooled.map(fitVoice);
+    let moved = false;
+    if (iteration < EM_ITERATIONS) {
+      for (let i = 0; i < units.length; i++) {
+        let best = labels[i]!;
+        let bestLikelihood = scoreFrames(models[best]!, units[i]!).logLikelihood;
+        for (let c = 0; c < k; c++) {
+          const likelihood = scoreFrames(models[c]!, units[i]!).logLikelihood;
+          if (likelihood > bestLikelihood) {
+            best = c;
+            bestLikelihood = likelihood;
+          }
+        }
+        if (best !== labels[i]) {
+          labels[i] = best;
+          moved = true;
         }
       }
-      next[i] = best;
-      if (best !== labels[i]) changed = true;
     }
-    if (!changed) break;
-    labels = next;
+    if (!moved) {
+      const logLikelihood = models.reduce((sum, m, c) => sum + scoreFrames(m, pooled[c]!).logLikelihood, 0);
+      return { k, labels, models, logLikelihood };
+    }
   }
-  return { k, labels, centres, inertia: 0, points: weightedPoints };
 }
 
-/** How far apart clusters a and b are along the line joining their centres, in pooled standard deviations. */
-function separation(points: Float64Array[], c: Clustering, a: number, b: number): number {
-  const ca = c.centres[a]!;
-  const cb = c.centres[b]!;
-  const direction = new Float64Array(ca.length);
-  let norm = 0;
-  for (let d = 0; d < ca.length; d++) {
-    direction[d] = ca[d]! - cb[d]!;
-    norm += direction[d]! ** 2;
-  }
-  norm = Math.sqrt(norm);
-  if (norm === 0) return 0;
-  const projections: [number[], number[]] = [[], []];
-  for (let i = 0; i < points.length; i++) {
-    const label = c.labels[i];
-    if (label !== a && label !== b) continue;
-    let p = 0;
-    for (let d = 0; d < direction.length; d++) p += (points[i]![d]! * direction[d]!) / norm;
-    projections[label === a ? 0 : 1].push(p);
-  }
-  const stats = projections.map((ps) => {
-    const m = ps.reduce((x, y) => x + y, 0) / Math.max(1, ps.length);
-    const v = ps.length > 1 ? ps.reduce((x, y) => x + (y - m) ** 2, 0) / (ps.length - 1) : 0;
-    return { m, v };
-  });
-  const pooled = Math.sqrt((stats[0]!.v + stats[1]!.v) / 2);
-  return Math.abs(stats[0]!.m - stats[1]!.m) / Math.max(pooled, 1e-3);
+/** Each unit's frame mean, standardized by the spread of all frames. */
+function standardizedMeans(units: FrameStats[], all: FrameStats): Float64Array[] {
+  const n = Math.max(1, all.frames);
+  const centre = all.sum.map((x) => x / n);
+  const spread = centre.map((m, i) =>
+    Math.sqrt(Math.max(COVARIANCE_FLOOR[i]!, all.products[i * D + i]! / n - m * m)),
+  );
+  return units.map((u) => u.sum.map((x, i) => (x / Math.max(1, u.frames) - centre[i]!) / spread[i]!));
 }
 
-/** Whether a clustering's clusters are all voices: large enough, and every pair clearly apart. */
-function clearlyApart(points: Float64Array[], c: Clustering): { ok: boolean; weakest: number } {
-  const counts = new Int32Array(c.k);
-  for (const label of c.labels) counts[label]!++;
-  // A third voice and beyond (a transfer, a conference) speaks for a while, not in a handful of lines.
-  const share = c.k > 2 ? MIN_EXTRA_VOICE_SHARE : MIN_VOICE_SHARE;
-  const minCount = Math.max(MIN_VOICE_UTTERANCES, Math.ceil(share * points.length));
-  if (counts.some((n) => n < minCount)) return { ok: false, weakest: 0 };
-  let weakest = Infinity;
-  for (let a = 0; a < c.k; a++)
-    for (let b = a + 1; b < c.k; b++) weakest = Math.min(weakest, separation(points, c, a, b));
-  return { ok: weakest >= MIN_SEPARATION, weakest };
+/**
+ * The voices of the call, by model selection over the frames (ΔBIC): one voice more is kept while it
+ * explains the frames better by more than its parameters' price, λ · ½ · MODEL_PARAMETERS · ln(frames).
+ * Each step tries splitting every voice in two (k-means on the utterance vectors, then refine) and keeps
+ * the likeliest; a third voice and beyond pays a higher price and must hold a fair share of the call.
+ */
+function chooseVoices(units: FrameStats[], points: Float64Array[], maxVoices: number): Partition {
+  const all = emptyStats();
+  for (const u of units) addStats(all, u);
+  const one = fitVoice(all);
+  let current: Partition = {
+    k: 1,
+    labels: new Int32Array(units.length),
+    models: [one],
+    logLikelihood: scoreFrames(one, all).logLikelihood,
+  };
+  const frameMeans = standardizedMeans(units, all);
+  const price = 0.5 * MODEL_PARAMETERS * Math.log(Math.max(2, all.frames));
+  while (current.k < maxVoices) {
+    const k = current.k + 1;
+    let best: Partition | undefined;
+    for (let c = 0; c < current.k; c++) {
+      const members: number[] = [];
+      current.labels.forEach((label, i) => {
+        if (label === c) members.push(i);
+      });
+      if (members.length < 2 * MIN_VOICE_UTTERANCES) continue;
+      // Two starts: the utterance vectors (pitch, voicing, scaled by what varies within an utterance) and
+      // the frames' means standardized by the call's frames; the likelier result is kept.
+      for (const starts of [points, frameMeans]) {
+        const halves = kMeans(
+          members.map((i) => starts[i]!),
+          2,
+        );
+        const labels = current.labels.slice();
+        members.forEach((i, j) => {
+          if (halves.labels[j] === 1) labels[i] = current.k;
+        });
+        const candidate = refine(units, labels, k);
+        if (candidate && (!best || candidate.logLikelihood > best.logLikelihood)) best = candidate;
+      }
+    }
+    if (!best) break;
+    const lambda = k > 2 ? EXTRA_VOICE_PENALTY : SECOND_VOICE_PENALTY;
+    if (best.logLikelihood - current.logLikelihood <= lambda * price) break;
+    const counts = new Int32Array(k);
+    for (const label of best.labels) counts[label]!++;
+    // A third voice and beyond (a transfer, a conference) speaks for a while, not in a handful of lines.
+    const share = k > 2 ? MIN_EXTRA_VOICE_SHARE : MIN_VOICE_SHARE;
+    const minCount = Math.max(MIN_VOICE_UTTERANCES, Math.ceil(share * units.length));
+    if (counts.some((n) => n < minCount)) break;
+    current = best;
+  }
+  return current;
 }
 
 /** Per-voice diagonal Gaussian over some vectors. */
@@ -570,33 +758,28 @@ function separate(
   if (distinct.length >= 2 * MIN_VOICE_UTTERANCES) basis = distinct;
   const points = basis.map((m) => scaled(m.vector!, scale));
 
-  let chosen: Clustering = { k: 1, labels: new Int32Array(points.length), centres: [], inertia: 0 };
-  for (let k = 2; k <= Math.min(maxVoices, Math.floor(points.length / MIN_VOICE_UTTERANCES)); k++) {
-    const c = reweighted(points, kMeans(points, k));
-    const verdict = clearlyApart(c.points, c);
-    if (!verdict.ok) break;
-    chosen = c;
-  }
+  const units = basis.map((m) => statsOf(m.frames));
+  const chosen = chooseVoices(units, points, maxVoices);
   const k = chosen.k;
 
-  // Utterance-level models: one pooled diagonal variance, so the posterior depends on distance alone.
-  const models = fitModels(points, chosen.labels, k, 0.05, true);
   const assignments: VoiceAssignment[] = spans.map(() => ({ ...ZERO_CONFIDENCE }));
   const voiceOf = new Int32Array(spans.length).fill(-1);
   let unlike = 0;
   let tooShort = 0;
   let unclear = 0;
   for (const m of usable) {
-    const x = scaled(m.vector!, scale);
-    const ll = models.map((model) => logLikelihood(model, x));
-    const order = ll.map((_, i) => i).sort((a, b) => ll[b]! - ll[a]!);
+    const stats = statsOf(m.frames);
+    const scores = chosen.models.map((model) => scoreFrames(model, stats));
+    const order = scores.map((_, i) => i).sort((a, b) => scores[b]!.logLikelihood - scores[a]!.logLikelihood);
     const best = order[0]!;
-    const margin = k > 1 ? ll[best]! - ll[order[1]!]! : Infinity;
+    // The frames of one utterance are not independent: they count as at most CONFIDENT_FRAMES.
+    const weight = Math.min(1, CONFIDENT_FRAMES / Math.max(1, stats.frames));
+    const margin =
+      k > 1 ? weight * (scores[best]!.logLikelihood - scores[order[1]!]!.logLikelihood) : Infinity;
     const confidence = k > 1 ? 1 / (1 + Math.exp(-margin)) : 1;
-    const distance = -2 * (ll[best]! - models[best]!.logNorm);
     const duration = m.span.end - m.span.start;
     let accept = confidence >= MIN_CONFIDENCE;
-    if (distance > OUTLIER_DISTANCE_PER_DIM * U_DIMS) {
+    if (scores[best]!.distance / Math.max(1, stats.frames) > OUTLIER_DISTANCE_PER_DIM * D) {
       accept = false;
       unlike++;
     } else if (duration < SHORT_SECONDS && confidence < SHORT_MIN_CONFIDENCE) {
@@ -657,16 +840,6 @@ function frameVectors(
   }
   return out;
 }
-
-const FRAME_MIN_SCALE = (() => {
-  const s = new Float64Array(FRAME_DIMS).fill(0.25);
-  s[LEVEL] = 1.5;
-  s[PITCH] = 0.08;
-  s[PEAK] = 0.02;
-  s[LOW_EDGE] = 1.5;
-  s[HIGH_EDGE] = 1.5;
-  return s;
-})();
 
 /**
  * Marks the utterances in which a run of frames clearly belongs to another voice; the voice holding most

@@ -113,6 +113,15 @@ describe('separateVoices', () => {
     expect(result.reason).toMatch(/one voice/);
   });
 
+  it('separates one voice heard through two lines (8 dB apart, one duller), and says how sure it is', () => {
+    const far: Voice = { ...LOW, levelDbfs: LOW.levelDbfs - 8, tilt: LOW.tilt + 0.4 };
+    const { samples, spans, truth } = conversation(alternating, [LOW, far], 2);
+    const result = separateVoices(readerOf(samples), spans);
+    expect(result.voices).toBe(2);
+    expect(agreement(result, truth)).toBe(1);
+    for (const a of result.assignments) expect(a.confidence).toBeGreaterThan(0.9);
+  });
+
   it('gives no voice, with a reason, when the utterances are silent', () => {
     const samples = new Float32Array(20 * RATE);
     const spans = [
