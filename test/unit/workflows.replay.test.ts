@@ -38,6 +38,8 @@ describe('recorded workflow histories', () => {
         'process-recording-stereo.json',
         // A done call from before the insights stage (patch insights-stage): its single writeResult.
         'process-recording-stereo-before-insights-stage.json',
+        // A done call from before the speakers stage (patch speakers-stage): redaction reads the merged timeline.
+        'process-recording-stereo-before-speakers-stage.json',
         'process-recording-failed.json',
         'process-recording-failed-before-pipelined-sessions.json',
         // A call with audio redaction on (patch redacted-audio), recorded by test/integration/redaction.test.ts.
