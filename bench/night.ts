@@ -239,7 +239,10 @@ async function run(): Promise<void> {
       // Fresh workers per pass: their peak RSS belongs to this pass alone.
       const workers = await stack.startWorkers();
       log(`${strategy}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
-      const plan = planOptionsOf({ ...stack.config, limits: { ...stack.config.limits, planStrategy: strategy } });
+      const plan = planOptionsOf({
+        ...stack.config,
+        limits: { ...stack.config.limits, planStrategy: strategy },
+      });
       const text = textGrains;
       const cpu = startCpuMeter({
         workers: workers.pid,

@@ -106,7 +106,10 @@ async function run(): Promise<void> {
     const emulatorUrl = stack.addresses.emulatorUrl!;
     const emulatorStats = async () =>
       (await (await fetch(`${emulatorUrl}/emulator/stats`)).json()) as EmulatorStats;
-    const plan = planOptionsOf({ ...stack.config, limits: { ...stack.config.limits, asrConcurrentSessions: sessions } });
+    const plan = planOptionsOf({
+      ...stack.config,
+      limits: { ...stack.config.limits, asrConcurrentSessions: sessions },
+    });
 
     const pass = async (label: string, asrProcesses: number, env: Record<string, string>) => {
       const asr = await Promise.all(
