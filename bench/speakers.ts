@@ -15,8 +15,8 @@
  * given a voice, and of all), the diarization error rate (0.25-s collar, overlap scored) with its missed,
  * false-alarm and confusion parts, the share left unassigned, joined utterances found against the truth,
  * voice counts, and the CPU of separateVoices per audio hour and as a share of the CPU of ffmpeg's
- * transcode + silencedetect of the same call (measured in the same run, from the reaped children's CPU).
- * Targets: accuracy ≥ 95 %, DER ≤ 10 % (two-voice speech), cost ≤ 5 %.
+ * transcode + silencedetect of the same call (measured in the same run, from the reaped children's CPU),
+ * and that CPU per frame analysed. Targets: accuracy ≥ 95 %, DER ≤ 10 % (two-voice speech), cost ≤ 5 %.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +24,7 @@ import { runFfmpeg, spawnFfmpeg } from '../activities/media/ffmpeg.ts';
 import { plainInput } from '../activities/media/media-input.ts';
 import { transcodeArgs } from '../activities/media/transcode.ts';
 import { stagedAudioReader } from '../activities/speakers/speakers-stage.ts';
+import { analyzerFor, utteranceFrames } from '../activities/speakers/voice-features.ts';
 import { separateVoices, type SeparationResult } from '../activities/speakers/voice-separation.ts';
 import { processCpu } from './lib/cpu-meter.ts';
 import { addDer, derOf, diarizationError, utteranceMatches, type DerParts } from './lib/diarization-score.ts';
@@ -34,6 +35,11 @@ const TARGET_DER = 0.1;
 const TARGET_COST = 0.05;
 /** A span is truly joined when its minority speakers hold at least this long of it. */
 const JOINED_MIN_SECONDS = 0.2;
+/**
+ * Separations of the first call before measuring: the JIT keeps optimizing over the first few calls (one
+ * separation left the next calls at two to three times their later cost), and a worker separates many.
+ */
+const WARM_UP_SEPARATIONS = 4;
 
 const { values } = parseArgs({
   options: { calls: { type: 'string' }, dtmf: { type: 'string' }, verbose: { type: 'boolean' } },
@@ -86,9 +92,17 @@ interface Scored {
   joinedFound: number;
   joinedHit: number;
   ffmpegMs: number;
+  /** Frames the separator analysed (its utterances' frames above their quiet floor). */
+  frames: number;
 }
 
-function score(call: CorpusCall, result: SeparationResult, ffmpegMs: number): Scored {
+/** The frames separateVoices analyses for this call, counted apart (outside its measured CPU). */
+function framesOf(reader: ReturnType<typeof stagedAudioReader>, call: CorpusCall): number {
+  const analyzer = analyzerFor(reader.sampleRate);
+  return call.spans.reduce((n, s) => n + utteranceFrames(reader, s, analyzer).count, 0);
+}
+
+function score(call: CorpusCall, result: SeparationResult, ffmpegMs: number, frames: number): Scored {
   const voices = result.assignments.map((a) => a.voice);
   const { assigned, correct } = utteranceMatches(
     call.spans.map((s) => s.speaker),
@@ -115,6 +129,7 @@ function score(call: CorpusCall, result: SeparationResult, ffmpegMs: number): Sc
     joinedFound: found.filter(Boolean).length,
     joinedHit: found.filter((f, i) => f && trulyJoined[i]).length,
     ffmpegMs,
+    frames,
   };
 }
 
@@ -135,6 +150,7 @@ function summary(label: string, rows: Scored[]): { accuracy: number; der: number
   const hours = rows.reduce((a, r) => a + r.call.durationSeconds, 0) / 3600;
   const cpuMs = rows.reduce((a, r) => a + r.result.cpuMs, 0);
   const ffmpegMs = rows.reduce((a, r) => a + r.ffmpegMs, 0);
+  const frames = rows.reduce((a, r) => a + r.frames, 0);
   const joinedTrue = rows.reduce((a, r) => a + r.joinedTrue, 0);
   const joinedFound = rows.reduce((a, r) => a + r.joinedFound, 0);
   const joinedHit = rows.reduce((a, r) => a + r.joinedHit, 0);
@@ -161,6 +177,9 @@ function summary(label: string, rows: Scored[]): { accuracy: number; der: number
   console.log(
     `  CPU                     separateVoices ${(cpuMs / hours).toFixed(0)} ms per audio hour; ffmpeg transcode + silencedetect ${(ffmpegMs / hours).toFixed(0)} ms per audio hour; ratio ${pct(cost)}`,
   );
+  console.log(
+    `  frames                  ${(frames / hours).toFixed(0)} analysed per audio hour; ${((1000 * cpuMs) / Math.max(1, frames)).toFixed(1)} µs of separateVoices CPU per frame (reading, features and clustering)`,
+  );
   return { accuracy, der: derOf(der), cost };
 }
 
@@ -175,10 +194,11 @@ async function main(): Promise<void> {
   });
   console.log(`corpus ready in ${((performance.now() - t0) / 1000).toFixed(0)} s (${root})`);
 
-  // A worker separates many calls: the first call's compilation (the JIT's) is not the steady cost.
+  // A worker separates many calls: the JIT's compilation and optimization are not the steady cost.
   if (corpus[0]) {
     const { bytes } = await mediaWork(corpus[0]);
-    separateVoices(stagedAudioReader([{ start: 0, bytes }]), corpus[0].spans);
+    for (let i = 0; i < WARM_UP_SEPARATIONS; i++)
+      separateVoices(stagedAudioReader([{ start: 0, bytes }]), corpus[0].spans);
   }
   const rows: Scored[] = [];
   console.log(
@@ -191,7 +211,7 @@ async function main(): Promise<void> {
       reader,
       call.spans.map((s) => ({ start: s.start, end: s.end })),
     );
-    const r = score(call, result, ffmpegSeconds * 1000);
+    const r = score(call, result, ffmpegSeconds * 1000, framesOf(reader, call));
     rows.push(r);
     console.log(
       `${call.id.padEnd(9)} ${pad((call.durationSeconds / 60).toFixed(1), 5)} ${pad(r.utterances, 5)} ${pad(`${result.voices}/${call.voices}`, 6)} ${pad(pct(r.correct / Math.max(1, r.assigned)), 7)} ${pad(pct(derOf(r.der)), 7)} ${pad(pct(1 - r.assigned / r.utterances), 6)} ${pad(`${r.joinedHit}/${r.joinedFound}/${r.joinedTrue}`, 9)} ${pad((result.cpuMs / (call.durationSeconds / 3600)).toFixed(0), 6)} ${pad(pct(result.cpuMs / Math.max(1e-9, r.ffmpegMs)), 6)}  ${result.reason ?? ''}`,

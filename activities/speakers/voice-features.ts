@@ -5,9 +5,14 @@
  * noise). Pure and deterministic; the caller's reader gives the samples.
  *
  * Cost is bounded: an utterance gets a budget of frames (FRAMES_PER_SECOND of it, MIN_FRAMES to
- * MAX_FRAMES) of 32 ms on an even grid, each read once (a reader may decode on every read); the quiet ones
- * are dropped by their level and the rest analysed (one 256-point FFT for the spectrum and an
- * autocorrelation for the pitch: most of the cost).
+ * MAX_FRAMES) of 32 ms on an even grid; the quiet ones are dropped by their level and the rest analysed
+ * with one 256-point real FFT (a 128-point complex one and a split step): the mel cepstra come from its
+ * power spectrum through sparse triangles and a DCT matrix, and the pitch's autocorrelation is the inverse
+ * transform of the same power spectrum's low bins. Every table and buffer is built once per sample rate.
+ *
+ * Each frame is read on its own: the frames cover about a tenth of an utterance, and a reader may decode
+ * on every read (the speakers stage's decodes mu-law), so one read of the whole utterance would decode
+ * ten times the samples; read by frame, it costs about a third of that.
  */
 
 export interface AudioReader {
@@ -57,8 +62,10 @@ const LOW_EDGE_HZ = 300;
 const HIGH_EDGE_HZ = 3300;
 const PITCH_MIN_HZ = 70;
 /**
- * The pitch is searched on the frame decimated to this rate: a voice's harmonics below 1 kHz carry its
- * period, and the autocorrelation costs a quarter of that at 4 kHz.
+ * The pitch is searched at this rate, from the spectrum below its Nyquist: a voice's harmonics below 1 kHz
+ * carry its period, and the inverse transform is then an eighth of the frame's. A 256-point frame's
+ * autocorrelation so computed is circular: a lag τ also holds lag 256 − τ, weighted by the window's
+ * autocorrelation there, under 3 % down to 133 Hz and 8 % at 100 Hz.
  */
 const PITCH_RATE_HZ = 2000;
 const PITCH_MAX_HZ = 400;
@@ -80,34 +87,51 @@ export interface Analyzer {
   frameLength: number;
   fftSize: number;
   window: Float64Array;
-  melWeights: { first: number; weights: Float64Array }[];
+  /** Mel triangles, sparse: band m weighs melLength[m] bins from melFirst[m], its weights in turn in melWeights. */
+  melFirst: Int32Array;
+  melLength: Int32Array;
+  melWeights: Float64Array;
+  /** DCT-II rows c1..c12 over the log mel energies, row-major. */
   dct: Float64Array;
   fft: RealFft;
   bins: { coreLo: number; coreHi: number; lowEdge: number; highEdge: number; top: number };
-  /** Samples averaged into one for the pitch search, and the lags searched at that rate. */
+  /**
+   * The pitch is searched at the rate divided by `decimation`: the autocorrelation at those lags is the
+   * inverse transform (`autocorrelationFft`) of the power spectrum's bins below that rate's Nyquist. The
+   * window's own autocorrelation, so computed and normalized, divides it out.
+   */
   decimation: number;
   lags: { lo: number; hi: number };
+  autocorrelationFft: RealFft;
+  windowCorrelation: Float64Array;
   /** Scratch buffers, reused frame to frame. */
   scratch: {
     frame: Float64Array;
-    plain: Float64Array;
-    decimated: Float64Array;
+    /** The low bins of the power spectrum laid out around the circle, and their inverse transform. */
+    lowPower: Float64Array;
+    autocorrelation: Float64Array;
     correlation: Float64Array;
-    prefix: Float64Array;
-    re: Float64Array;
-    im: Float64Array;
     power: Float64Array;
     mel: Float64Array;
+    /** One utterance's frames, read before its quiet ones are known, their levels and lengths. */
+    pool: Float32Array;
+    levels: Float64Array;
+    lengths: Int32Array;
   };
 }
 
-/** A radix-2 FFT of a real sequence of length n, through a complex FFT of n/2 points. */
+/**
+ * A real FFT of n points as a complex FFT of n/2 (even samples as real parts, odd as imaginary) and a
+ * split step. Every table is built once: the bit-reversal order, each stage's twiddles laid out one after
+ * the other (so a stage reads them in sequence), and the split's twiddles.
+ */
 interface RealFft {
   n: number;
   half: number;
   bitReverse: Uint32Array;
-  cos: Float64Array;
-  sin: Float64Array;
+  /** Twiddles e^{-2πik/size} of the stage of `size`, at index size/2 + k (k < size/2). */
+  twiddleCos: Float64Array;
+  twiddleSin: Float64Array;
   /** Twiddles of the real-split step, e^{-2πik/n}. */
   splitCos: Float64Array;
   splitSin: Float64Array;
@@ -124,24 +148,27 @@ function makeRealFft(n: number): RealFft {
     for (let b = 0; b < bits; b++) r |= ((i >> b) & 1) << (bits - 1 - b);
     bitReverse[i] = r;
   }
-  const cos = new Float64Array(half / 2);
-  const sin = new Float64Array(half / 2);
-  for (let i = 0; i < half / 2; i++) {
-    cos[i] = Math.cos((2 * Math.PI * i) / half);
-    sin[i] = -Math.sin((2 * Math.PI * i) / half);
+  const twiddleCos = new Float64Array(half);
+  const twiddleSin = new Float64Array(half);
+  for (let size = 2; size <= half; size *= 2) {
+    const h = size / 2;
+    for (let k = 0; k < h; k++) {
+      twiddleCos[h + k] = Math.cos((2 * Math.PI * k) / size);
+      twiddleSin[h + k] = -Math.sin((2 * Math.PI * k) / size);
+    }
   }
   const splitCos = new Float64Array(half + 1);
   const splitSin = new Float64Array(half + 1);
   for (let k = 0; k <= half; k++) {
-    splitCos[k] = Math.cos((2 * Math.PI * k) / n);
-    splitSin[k] = -Math.sin((2 * Math.PI * k) / n);
+    splitCos[k] = 0.5 * Math.cos((2 * Math.PI * k) / n);
+    splitSin[k] = -0.5 * Math.sin((2 * Math.PI * k) / n);
   }
   return {
     n,
     half,
     bitReverse,
-    cos,
-    sin,
+    twiddleCos,
+    twiddleSin,
     splitCos,
     splitSin,
     zr: new Float64Array(half),
@@ -149,21 +176,83 @@ function makeRealFft(n: number): RealFft {
   };
 }
 
-/** Spectrum bins 0..n/2 of the real `x` (length n) into `re`/`im` (length n/2 + 1). */
-function realFft(f: RealFft, x: Float64Array, re: Float64Array, im: Float64Array): void {
-  const { half, bitReverse, cos, sin, zr, zi } = f;
-  for (let i = 0; i < half; i++) {
-    const j = bitReverse[i]!;
-    zr[j] = x[2 * i]!;
-    zi[j] = x[2 * i + 1]!;
+/** The complex FFT of n/2 points of the real `x` (length n) into f.zr / f.zi, its even samples as real parts. */
+function halfTransform(f: RealFft, x: Float64Array): void {
+  const { half, bitReverse, twiddleCos, twiddleSin, zr, zi } = f;
+  // Bit-reversed load fused with the first two stages (sizes 2 and 4), whose twiddles are 1 and -i.
+  for (let i = 0; i < half; i += 4) {
+    const p0 = 2 * bitReverse[i]!;
+    const p1 = 2 * bitReverse[i + 1]!;
+    const p2 = 2 * bitReverse[i + 2]!;
+    const p3 = 2 * bitReverse[i + 3]!;
+    const r0 = x[p0]! + x[p1]!;
+    const i0 = x[p0 + 1]! + x[p1 + 1]!;
+    const r1 = x[p0]! - x[p1]!;
+    const i1 = x[p0 + 1]! - x[p1 + 1]!;
+    const r2 = x[p2]! + x[p3]!;
+    const i2 = x[p2 + 1]! + x[p3 + 1]!;
+    const r3 = x[p2]! - x[p3]!;
+    const i3 = x[p2 + 1]! - x[p3 + 1]!;
+    zr[i] = r0 + r2;
+    zi[i] = i0 + i2;
+    zr[i + 2] = r0 - r2;
+    zi[i + 2] = i0 - i2;
+    zr[i + 1] = r1 + i3;
+    zi[i + 1] = i1 - r3;
+    zr[i + 3] = r1 - i3;
+    zi[i + 3] = i1 + r3;
   }
-  for (let size = 2; size <= half; size *= 2) {
-    const step = half / size;
+  // Two stages at a time (sizes s and 2s, "radix 2²"): each element is loaded and stored once per pair.
+  let size = 8;
+  for (; 2 * size <= half; size *= 4) {
     const h = size / 2;
-    for (let k = 0; k < h; k++) {
-      const wr = cos[k * step]!;
-      const wi = sin[k * step]!;
-      for (let a = k; a < half; a += size) {
+    for (let block = 0; block < half; block += 2 * size) {
+      for (let k = 0; k < h; k++) {
+        const w1r = twiddleCos[h + k]!;
+        const w1i = twiddleSin[h + k]!;
+        const w2r = twiddleCos[size + k]!;
+        const w2i = twiddleSin[size + k]!;
+        const p0 = block + k;
+        const p1 = p0 + h;
+        const p2 = p0 + size;
+        const p3 = p2 + h;
+        // Stage of `size`: (p0, p1) and (p2, p3), twiddle w1.
+        let tr = zr[p1]! * w1r - zi[p1]! * w1i;
+        let ti = zr[p1]! * w1i + zi[p1]! * w1r;
+        const a0r = zr[p0]! + tr;
+        const a0i = zi[p0]! + ti;
+        const a1r = zr[p0]! - tr;
+        const a1i = zi[p0]! - ti;
+        tr = zr[p3]! * w1r - zi[p3]! * w1i;
+        ti = zr[p3]! * w1i + zi[p3]! * w1r;
+        const a2r = zr[p2]! + tr;
+        const a2i = zi[p2]! + ti;
+        const a3r = zr[p2]! - tr;
+        const a3i = zi[p2]! - ti;
+        // Stage of 2·size: (p0, p2) with w2, (p1, p3) with w2·(-i).
+        tr = a2r * w2r - a2i * w2i;
+        ti = a2r * w2i + a2i * w2r;
+        zr[p0] = a0r + tr;
+        zi[p0] = a0i + ti;
+        zr[p2] = a0r - tr;
+        zi[p2] = a0i - ti;
+        tr = a3r * w2i + a3i * w2r;
+        ti = a3i * w2i - a3r * w2r;
+        zr[p1] = a1r + tr;
+        zi[p1] = a1i + ti;
+        zr[p3] = a1r - tr;
+        zi[p3] = a1i - ti;
+      }
+    }
+  }
+  // A last single stage when the stages are odd in number.
+  for (; size <= half; size *= 2) {
+    const h = size / 2;
+    for (let block = 0; block < half; block += size) {
+      for (let k = 0; k < h; k++) {
+        const wr = twiddleCos[h + k]!;
+        const wi = twiddleSin[h + k]!;
+        const a = block + k;
         const b = a + h;
         const xr = zr[b]!;
         const xi = zi[b]!;
@@ -178,26 +267,48 @@ function realFft(f: RealFft, x: Float64Array, re: Float64Array, im: Float64Array
       }
     }
   }
+}
+
+/** The power spectrum, bins 0..n/2, of the real `x` (length n) into `power` (length n/2 + 1). */
+function powerSpectrum(f: RealFft, x: Float64Array, power: Float64Array): void {
+  halfTransform(f, x);
+  const { half, zr, zi, splitCos, splitSin } = f;
   // Split the half-length transform into the spectra of the even and odd samples, then combine.
-  re[0] = zr[0]! + zi[0]!;
-  im[0] = 0;
-  re[half] = zr[0]! - zi[0]!;
-  im[half] = 0;
-  const { splitCos, splitSin } = f;
+  const dc = zr[0]! + zi[0]!;
+  const nyquist = zr[0]! - zi[0]!;
+  power[0] = dc * dc + TINY;
+  power[half] = nyquist * nyquist + TINY;
   for (let k = 1; k < half; k++) {
     const k2 = half - k;
     const r1 = zr[k]!;
     const i1 = zi[k]!;
     const r2 = zr[k2]!;
     const i2 = zi[k2]!;
-    const er = (r1 + r2) / 2;
-    const ei = (i1 - i2) / 2;
-    const or = (i1 + i2) / 2;
-    const oi = (r2 - r1) / 2;
+    // Twice the even and odd spectra; the split twiddles carry the halves.
+    const er = r1 + r2;
+    const ei = i1 - i2;
+    const or = i1 + i2;
+    const oi = r2 - r1;
     const wr = splitCos[k]!;
     const wi = splitSin[k]!;
-    re[k] = er + or * wr - oi * wi;
-    im[k] = ei + or * wi + oi * wr;
+    const re = 0.5 * er + or * wr - oi * wi;
+    const im = 0.5 * ei + or * wi + oi * wr;
+    power[k] = re * re + im * im + TINY;
+  }
+}
+
+/**
+ * The real part of the spectrum, bins 0..n/2, of the real `x` (length n) into `out`: for an even `x` (a
+ * power spectrum laid out around the circle) that is its inverse transform, n times over.
+ */
+function realPart(f: RealFft, x: Float64Array, out: Float64Array): void {
+  halfTransform(f, x);
+  const { half, zr, zi, splitCos, splitSin } = f;
+  out[0] = zr[0]! + zi[0]!;
+  out[half] = zr[0]! - zi[0]!;
+  for (let k = 1; k < half; k++) {
+    const k2 = half - k;
+    out[k] = 0.5 * (zr[k]! + zr[k2]!) + (zi[k]! + zi[k2]!) * splitCos[k]! - (zr[k2]! - zr[k]!) * splitSin[k]!;
   }
 }
 
@@ -224,18 +335,19 @@ export function analyzerFor(sampleRate: number): Analyzer {
   for (let i = 0; i < MEL_BANDS + 2; i++) {
     edges.push(hzOfMel(mel(MEL_LOW_HZ) + ((mel(high) - mel(MEL_LOW_HZ)) * i) / (MEL_BANDS + 1)));
   }
-  const melWeights: Analyzer['melWeights'] = [];
+  const melFirst = new Int32Array(MEL_BANDS);
+  const melLength = new Int32Array(MEL_BANDS);
+  const triangles: number[] = [];
   for (let m = 0; m < MEL_BANDS; m++) {
     const [lo, mid, hi] = [edges[m]!, edges[m + 1]!, edges[m + 2]!];
     const first = Math.max(1, Math.floor(lo / binHz));
     const last = Math.min(nyquistBin, Math.ceil(hi / binHz));
-    const weights = new Float64Array(last - first + 1);
+    melFirst[m] = first;
+    melLength[m] = last - first + 1;
     for (let k = first; k <= last; k++) {
       const hz = k * binHz;
-      weights[k - first] =
-        hz <= mid ? Math.max(0, (hz - lo) / (mid - lo)) : Math.max(0, (hi - hz) / (hi - mid));
+      triangles.push(hz <= mid ? Math.max(0, (hz - lo) / (mid - lo)) : Math.max(0, (hi - hz) / (hi - mid)));
     }
-    melWeights.push({ first, weights });
   }
   const dct = new Float64Array(CEPSTRA * MEL_BANDS);
   for (let c = 0; c < CEPSTRA; c++) {
@@ -250,9 +362,13 @@ export function analyzerFor(sampleRate: number): Analyzer {
     frameLength,
     fftSize,
     window,
-    melWeights,
+    melFirst,
+    melLength,
+    melWeights: Float64Array.from(triangles),
     dct,
     fft: makeRealFft(fftSize),
+    autocorrelationFft: makeRealFft(fftSize / decimation),
+    windowCorrelation: new Float64Array(fftSize / decimation / 2 + 1),
     bins: {
       coreLo: bin(CORE_LOW_HZ),
       coreHi: bin(Math.min(CORE_HIGH_HZ, 0.45 * sampleRate)),
@@ -263,62 +379,103 @@ export function analyzerFor(sampleRate: number): Analyzer {
     decimation,
     lags: {
       lo: Math.max(2, Math.floor(sampleRate / decimation / PITCH_MAX_HZ)),
-      hi: Math.min(
-        Math.floor(frameLength / decimation) - 8,
-        Math.ceil(sampleRate / decimation / PITCH_MIN_HZ),
-      ),
+      hi: Math.min(fftSize / decimation / 2 - 2, Math.ceil(sampleRate / decimation / PITCH_MIN_HZ)),
     },
     scratch: {
       frame: new Float64Array(fftSize),
-      plain: new Float64Array(fftSize),
-      decimated: new Float64Array(Math.ceil(frameLength / decimation)),
-      correlation: new Float64Array(Math.ceil(frameLength / decimation) + 2),
-      prefix: new Float64Array(Math.ceil(frameLength / decimation) + 1),
-      re: new Float64Array(fftSize / 2 + 1),
-      im: new Float64Array(fftSize / 2 + 1),
+      lowPower: new Float64Array(fftSize / decimation),
+      autocorrelation: new Float64Array(fftSize / decimation / 2 + 1),
+      correlation: new Float64Array(fftSize / decimation / 2 + 2),
       power: new Float64Array(fftSize / 2 + 1),
       mel: new Float64Array(MEL_BANDS),
+      pool: new Float32Array(MAX_FRAMES * frameLength),
+      levels: new Float64Array(MAX_FRAMES),
+      lengths: new Int32Array(MAX_FRAMES),
     },
   };
+  // The window's autocorrelation, through the same steps as a frame's.
+  analyzer.scratch.frame.fill(0).set(window);
+  powerSpectrum(analyzer.fft, analyzer.scratch.frame, analyzer.scratch.power);
+  lowAutocorrelation(analyzer);
+  const { autocorrelation } = analyzer.scratch;
+  for (let m = 0; m < autocorrelation.length; m++)
+    analyzer.windowCorrelation[m] = autocorrelation[m]! / autocorrelation[0]!;
   analyzers.set(sampleRate, analyzer);
   return analyzer;
 }
 
 const dbOf = (meanSquareValue: number) => 10 * Math.log10(meanSquareValue + TINY);
 
-/** Full features of one frame into `out` at `offset`. */
-function analyseFrame(a: Analyzer, samples: Float32Array, out: Float64Array, offset: number): void {
-  const { frame, plain, re, im, power, mel: melEnergy } = a.scratch;
-  const n = Math.min(samples.length, a.frameLength);
-  let mean = 0;
-  for (let i = 0; i < n; i++) mean += samples[i]!;
-  mean = n > 0 ? mean / n : 0;
-  let squares = 0;
-  for (let i = 0; i < n; i++) {
-    const v = samples[i]! - mean;
-    squares += v * v;
-    plain[i] = v;
-    frame[i] = v * a.window[i]!;
+/**
+ * Full features of one frame, `length` samples of `pool` from `base`, into `out` at `offset`. One pass
+ * removes the mean, windows the frame for the spectrum and decimates it for the pitch.
+ */
+function analyseFrame(
+  a: Analyzer,
+  pool: Float32Array,
+  base: number,
+  length: number,
+  out: Float64Array,
+  offset: number,
+): void {
+  const { frame, power, mel: melEnergy } = a.scratch;
+  const { window } = a;
+  const n = Math.min(length, a.frameLength);
+  let even = 0;
+  let odd = 0;
+  let i = 0;
+  for (; i + 1 < n; i += 2) {
+    even += pool[base + i]!;
+    odd += pool[base + i + 1]!;
   }
+  if (i < n) even += pool[base + i]!;
+  const mean = n > 0 ? (even + odd) / n : 0;
+  even = 0;
+  odd = 0;
+  for (i = 0; i + 1 < n; i += 2) {
+    const v = pool[base + i]! - mean;
+    const u = pool[base + i + 1]! - mean;
+    even += v * v;
+    odd += u * u;
+    frame[i] = v * window[i]!;
+    frame[i + 1] = u * window[i + 1]!;
+  }
+  if (i < n) {
+    const v = pool[base + i]! - mean;
+    even += v * v;
+    frame[i] = v * window[i]!;
+  }
+  const squares = even + odd;
+  // A frame cut short by the end of the audio: the rest is silence.
   frame.fill(0, n);
-  plain.fill(0, n);
   out[offset + LEVEL] = dbOf(n > 0 ? squares / n : 0);
 
-  realFft(a.fft, frame, re, im);
-  const half = a.fftSize / 2;
-  for (let k = 0; k <= half; k++) power[k] = re[k]! * re[k]! + im[k]! * im[k]! + TINY;
+  powerSpectrum(a.fft, frame, power);
 
-  for (let m = 0; m < melEnergy.length; m++) {
-    const { first, weights } = a.melWeights[m]!;
+  const { melFirst, melLength, melWeights } = a;
+  for (let m = 0, w = 0; m < MEL_BANDS; m++) {
+    const first = melFirst[m]!;
+    const bands = melLength[m]!;
     let e = TINY;
-    for (let j = 0; j < weights.length; j++) e += weights[j]! * power[first + j]!;
+    for (let j = 0; j < bands; j++, w++) e += melWeights[w]! * power[first + j]!;
     melEnergy[m] = Math.log(e);
   }
-  for (let c = 0; c < CEPSTRA; c++) {
-    let s = 0;
-    const row = c * MEL_BANDS;
-    for (let m = 0; m < MEL_BANDS; m++) s += a.dct[row + m]! * melEnergy[m]!;
-    out[offset + MFCC + c] = s;
+  // Three cepstra at a time, so that their sums do not wait on each other (CEPSTRA is a multiple of 3).
+  const { dct } = a;
+  for (let c = 0; c < CEPSTRA; c += 3) {
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    const r0 = c * MEL_BANDS;
+    for (let m = 0; m < MEL_BANDS; m++) {
+      const e = melEnergy[m]!;
+      s0 += dct[r0 + m]! * e;
+      s1 += dct[r0 + MEL_BANDS + m]! * e;
+      s2 += dct[r0 + 2 * MEL_BANDS + m]! * e;
+    }
+    out[offset + MFCC + c] = s0;
+    out[offset + MFCC + c + 1] = s1;
+    out[offset + MFCC + c + 2] = s2;
   }
 
   const { coreLo, coreHi, lowEdge, highEdge, top } = a.bins;
@@ -334,32 +491,37 @@ function analyseFrame(a: Analyzer, samples: Float32Array, out: Float64Array, off
   pitchOf(a, out, offset);
 }
 
+/** The autocorrelation of the frame whose power spectrum is in scratch.power, at the pitch search's rate. */
+function lowAutocorrelation(a: Analyzer): void {
+  const { power, lowPower, autocorrelation } = a.scratch;
+  const length = lowPower.length;
+  const top = length / 2;
+  lowPower[0] = power[0]!;
+  lowPower[top] = power[top]!;
+  for (let k = 1; k < top; k++) {
+    lowPower[k] = power[k]!;
+    lowPower[length - k] = power[k]!;
+  }
+  realPart(a.autocorrelationFft, lowPower, autocorrelation);
+}
+
 /**
- * Pitch by the normalized autocorrelation of the frame decimated to about PITCH_RATE_HZ: the first lag whose correlation comes within PITCH_PEAK_SHARE of the
- * best (so a period, not a multiple of it), refined by a parabola. PEAK gets the best correlation.
+ * Pitch by the normalized autocorrelation at about PITCH_RATE_HZ (the inverse transform of the power
+ * spectrum below it, divided by the window's): the first lag whose correlation comes within
+ * PITCH_PEAK_SHARE of the best (so a period, not a multiple of it), refined by a parabola. PEAK gets the
+ * best correlation.
  */
 function pitchOf(a: Analyzer, out: Float64Array, offset: number): void {
-  const { plain, decimated, correlation } = a.scratch;
+  lowAutocorrelation(a);
+  const { autocorrelation, correlation } = a.scratch;
+  const { windowCorrelation } = a;
   const factor = a.decimation;
-  const n = Math.floor(a.frameLength / factor);
-  for (let i = 0; i < n; i++) {
-    let sum = 0;
-    for (let j = 0; j < factor; j++) sum += plain[i * factor + j]!;
-    decimated[i] = sum;
-  }
-  // Energies of every prefix, so each lag's two energies cost a subtraction.
-  const { prefix } = a.scratch;
-  prefix[0] = 0;
-  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + decimated[i]! * decimated[i]!;
   const { lo, hi } = a.lags;
+  const energy = autocorrelation[0]!;
   let best = -1;
   let bestValue = 0;
   for (let lag = lo; lag <= hi; lag++) {
-    let xy = 0;
-    for (let i = 0, j = lag; j < n; i++, j++) xy += decimated[i]! * decimated[j]!;
-    const xx = prefix[n - lag]!;
-    const yy = prefix[n]! - prefix[lag]!;
-    const r = xx > 0 && yy > 0 ? xy / Math.sqrt(xx * yy) : 0;
+    const r = energy > 0 ? autocorrelation[lag]! / energy / windowCorrelation[lag]! : 0;
     correlation[lag] = r;
     if (r > bestValue) {
       bestValue = r;
@@ -418,41 +580,65 @@ export function utteranceFrames(audio: AudioReader, span: UtteranceSpan, a: Anal
   const positions = Math.min(budget, Math.floor(usable / MIN_HOP_SECONDS) + 1);
   const hop = positions > 1 ? usable / (positions - 1) : 0;
   const offset = positions > 1 ? 0 : usable / 2;
-  const at = new Float64Array(positions);
-  const levels = new Float64Array(positions).fill(-Infinity);
-  // The frames' samples, copied: a reader may reuse its buffer.
-  const pool = new Float32Array(positions * a.frameLength);
+  const { pool, levels, lengths } = scratchFor(a, positions);
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
-    const t = start + offset + i * hop;
-    at[i] = t;
-    const samples = readFrame(audio, t, frameSeconds);
+    levels[i] = -Infinity;
+    const samples = readFrame(audio, start + offset + i * hop, frameSeconds);
     if (!samples || samples.length < a.frameLength / 2) continue;
+    // Copied: a reader may reuse its buffer.
     const length = Math.min(samples.length, a.frameLength);
     const base = i * a.frameLength;
+    pool.set(length < samples.length ? samples.subarray(0, length) : samples, base);
     let sum = 0;
     let squares = 0;
-    for (let j = 0; j < length; j++) {
-      const v = samples[j]!;
-      pool[base + j] = v;
+    let sumOdd = 0;
+    let squaresOdd = 0;
+    let j = base;
+    for (const last = base + length - 1; j < last; j += 2) {
+      const v = pool[j]!;
+      const u = pool[j + 1]!;
       sum += v;
       squares += v * v;
+      sumOdd += u;
+      squaresOdd += u * u;
     }
-    const ms = squares / length - (sum / length) ** 2;
+    if (j < base + length) {
+      sum += pool[j]!;
+      squares += pool[j]! * pool[j]!;
+    }
+    lengths[i] = length;
+    const mean = (sum + sumOdd) / length;
+    const ms = (squares + squaresOdd) / length - mean * mean;
     levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
     if (levels[i]! > loudest) loudest = levels[i]!;
   }
   const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - RELATIVE_FLOOR_DB);
-  const speech: number[] = [];
-  for (let i = 0; i < positions; i++) if (levels[i]! >= floor) speech.push(i);
-  if (speech.length === 0) return empty;
-  const count = speech.length;
+  let count = 0;
+  for (let i = 0; i < positions; i++) if (levels[i]! >= floor) count++;
+  if (count === 0) return empty;
   const features = new Float64Array(count * FRAME_DIMS);
   const times = new Float64Array(count);
-  for (let i = 0; i < count; i++) {
-    const c = speech[i]!;
-    analyseFrame(a, pool.subarray(c * a.frameLength, (c + 1) * a.frameLength), features, i * FRAME_DIMS);
-    times[i] = at[c]! + frameSeconds / 2;
+  for (let i = 0, row = 0; i < positions; i++) {
+    if (!(levels[i]! >= floor)) continue;
+    analyseFrame(a, pool, i * a.frameLength, lengths[i]!, features, row * FRAME_DIMS);
+    times[row] = start + offset + i * hop + frameSeconds / 2;
+    row++;
   }
   return { count, features, times };
+}
+
+/** The analyzer's buffers for one utterance's frames, grown to hold `positions` of them. */
+function scratchFor(
+  a: Analyzer,
+  positions: number,
+): { pool: Float32Array; levels: Float64Array; lengths: Int32Array } {
+  const held = a.scratch.levels.length;
+  if (held < positions) {
+    const size = Math.max(positions, MAX_FRAMES);
+    a.scratch.pool = new Float32Array(size * a.frameLength);
+    a.scratch.levels = new Float64Array(size);
+    a.scratch.lengths = new Int32Array(size);
+  }
+  return a.scratch;
 }

@@ -27,6 +27,7 @@ import {
   HIGH_EDGE,
   LEVEL,
   LOW_EDGE,
+  MAX_FRAMES,
   MFCC,
   CEPSTRA,
   PEAK,
@@ -122,6 +123,8 @@ const DUPLICATE_GRID = 0.15;
 const JOIN_WINDOW_FRAMES = 2;
 const JOIN_MIN_LLR = 4;
 const JOIN_MIN_FRAMES = 4;
+/** Smallest variance of a scaled frame dimension in the per-voice frame models. */
+const JOIN_MIN_VARIANCE = 0.05;
 const SEED = 0x5eed;
 
 interface Measured {
@@ -131,15 +134,10 @@ interface Measured {
   vector: Float64Array | undefined;
   squares: Float64Array | undefined;
   counts: Float64Array | undefined;
+  /** Sufficient statistics of its frames, for the voice models. */
+  stats: FrameStats;
   reliable: boolean;
 }
-
-const median = (values: number[]): number => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** Which frame dimension each utterance dimension averages (-1: none). */
 const FRAME_DIM_OF = (() => {
@@ -167,27 +165,40 @@ function utteranceVector(
   const squares = new Float64Array(U_DIMS);
   const counts = new Float64Array(U_DIMS);
   const n = frames.count;
-  const levels: number[] = [];
-  const pitches: number[] = [];
+  const levels = new Float64Array(n);
+  const pitches = new Float64Array(n);
+  let voiced = 0;
   for (let i = 0; i < n; i++) {
-    levels.push(f[i * FRAME_DIMS + LEVEL]!);
+    levels[i] = f[i * FRAME_DIMS + LEVEL]!;
     const p = f[i * FRAME_DIMS + PITCH]!;
-    if (!Number.isNaN(p)) pitches.push(p);
+    if (!Number.isNaN(p)) pitches[voiced++] = p;
   }
-  levels.sort((x, y) => y - x);
+  // The louder half of the levels, and the pitches in order for their median.
+  levels.sort().reverse();
   const loud = Math.max(1, Math.ceil(n / 2));
+  const voicedPitches = pitches.subarray(0, voiced).sort();
   for (let d = 0; d < U_DIMS; d++) {
     const fd = FRAME_DIM_OF[d]!;
     if (fd < 0) continue;
     if (d === U_LEVEL || d === U_PITCH) {
-      const values = d === U_LEVEL ? levels.slice(0, loud) : pitches;
+      const values = d === U_LEVEL ? levels.subarray(0, loud) : voicedPitches;
       if (values.length < (d === U_PITCH ? 2 : 1)) {
         vector[d] = Number.NaN;
         continue;
       }
-      const m = d === U_PITCH ? median(values) : values.reduce((x, y) => x + y, 0) / values.length;
+      let m: number;
+      if (d === U_PITCH) {
+        const mid = values.length >> 1;
+        m = values.length % 2 ? values[mid]! : (values[mid - 1]! + values[mid]!) / 2;
+      } else {
+        m = 0;
+        for (let i = 0; i < values.length; i++) m += values[i]!;
+        m /= values.length;
+      }
+      let sq = 0;
+      for (let i = 0; i < values.length; i++) sq += (values[i]! - m) * (values[i]! - m);
       vector[d] = m;
-      squares[d] = values.reduce((x, y) => x + (y - m) ** 2, 0);
+      squares[d] = sq;
       counts[d] = values.length - 1;
       continue;
     }
@@ -195,12 +206,15 @@ function utteranceVector(
     for (let i = 0; i < n; i++) sum += f[i * FRAME_DIMS + fd]!;
     const m = sum / n;
     let sq = 0;
-    for (let i = 0; i < n; i++) sq += (f[i * FRAME_DIMS + fd]! - m) ** 2;
+    for (let i = 0; i < n; i++) {
+      const v = f[i * FRAME_DIMS + fd]! - m;
+      sq += v * v;
+    }
     vector[d] = m;
     squares[d] = sq;
     counts[d] = n - 1;
   }
-  vector[U_VOICED] = pitches.length / n;
+  vector[U_VOICED] = voiced / n;
   return { vector, squares, counts };
 }
 
@@ -222,7 +236,7 @@ function scaling(
     }
     const m = n ? sum / n : 0;
     let squares = 0;
-    for (const v of vectors) if (!Number.isNaN(v[d]!)) squares += (v[d]! - m) ** 2;
+    for (const v of vectors) if (!Number.isNaN(v[d]!)) squares += (v[d]! - m) * (v[d]! - m);
     const variance = n > 1 ? squares / (n - 1) : 0;
     centre[d] = m;
     scale[d] = Math.max(Math.sqrt(variance), minScale[d]!);
@@ -263,7 +277,10 @@ function scaled(v: Float64Array, s: { centre: Float64Array; scale: Float64Array 
 
 function squaredDistance(a: Float64Array, b: Float64Array): number {
   let s = 0;
-  for (let d = 0; d < a.length; d++) s += (a[d]! - b[d]!) ** 2;
+  for (let d = 0; d < a.length; d++) {
+    const t = a[d]! - b[d]!;
+    s += t * t;
+  }
   return s;
 }
 
@@ -349,8 +366,10 @@ const FRAME_MIN_SCALE = (() => {
 /** Frame dimensions of the voice models: all but the pitch, which unvoiced frames lack (modelled apart). */
 const MODEL_DIMS = Array.from({ length: FRAME_DIMS }, (_, d) => d).filter((d) => d !== PITCH);
 const D = MODEL_DIMS.length;
+/** Entries of a symmetric D×D matrix kept as its lower triangle, row by row: (i, j ≤ i) at i(i+1)/2 + j. */
+const T = (D * (D + 1)) / 2;
 /** What a voice model estimates: a mean and a full covariance of the frames, the pitch's mean and variance. */
-const MODEL_PARAMETERS = D + (D * (D + 1)) / 2 + 2;
+const MODEL_PARAMETERS = D + T + 2;
 /**
  * Added to each variance of a voice model (its dimension's smallest spread, halved, squared): a steady
  * synthetic voice or a line's constant band edge must not give a covariance near singular, whose
@@ -364,7 +383,7 @@ const PITCH_VARIANCE_FLOOR = 0.04 ** 2;
 interface FrameStats {
   frames: number;
   sum: Float64Array;
-  /** Lower triangle and diagonal, row-major D×D. */
+  /** Cross products, lower triangle packed (T entries). */
   products: Float64Array;
   voiced: number;
   pitchSum: number;
@@ -374,7 +393,7 @@ interface FrameStats {
 const emptyStats = (): FrameStats => ({
   frames: 0,
   sum: new Float64Array(D),
-  products: new Float64Array(D * D),
+  products: new Float64Array(T),
   voiced: 0,
   pitchSum: 0,
   pitchSquares: 0,
@@ -386,9 +405,10 @@ function statsOf(frames: UtteranceFrames): FrameStats {
   for (let f = 0; f < frames.count; f++) {
     const row = f * FRAME_DIMS;
     for (let i = 0; i < D; i++) x[i] = frames.features[row + MODEL_DIMS[i]!]!;
-    for (let i = 0; i < D; i++) {
-      s.sum[i] = s.sum[i]! + x[i]!;
-      for (let j = 0; j <= i; j++) s.products[i * D + j] = s.products[i * D + j]! + x[i]! * x[j]!;
+    for (let i = 0, t = 0; i < D; i++) {
+      const xi = x[i]!;
+      s.sum[i] = s.sum[i]! + xi;
+      for (let j = 0; j <= i; j++, t++) s.products[t] = s.products[t]! + xi * x[j]!;
     }
     const pitch = frames.features[row + PITCH]!;
     if (!Number.isNaN(pitch)) {
@@ -401,13 +421,22 @@ function statsOf(frames: UtteranceFrames): FrameStats {
   return s;
 }
 
+function clearStats(s: FrameStats): void {
+  s.frames = 0;
+  s.voiced = 0;
+  s.pitchSum = 0;
+  s.pitchSquares = 0;
+  s.sum.fill(0);
+  s.products.fill(0);
+}
+
 function addStats(into: FrameStats, s: FrameStats): void {
   into.frames += s.frames;
   into.voiced += s.voiced;
   into.pitchSum += s.pitchSum;
   into.pitchSquares += s.pitchSquares;
   for (let i = 0; i < D; i++) into.sum[i] = into.sum[i]! + s.sum[i]!;
-  for (let i = 0; i < D * D; i++) into.products[i] = into.products[i]! + s.products[i]!;
+  for (let t = 0; t < T; t++) into.products[t] = into.products[t]! + s.products[t]!;
 }
 
 /** A voice: a full-covariance Gaussian over its frames, and a Gaussian over its voiced frames' pitch. */
@@ -415,6 +444,8 @@ interface VoiceGaussian {
   mean: Float64Array;
   /** Inverse covariance, full D×D; its product with the mean, and the mean's quadratic form. */
   precision: Float64Array;
+  /** The inverse covariance's lower triangle packed as FrameStats.products, off-diagonal entries doubled. */
+  packedPrecision: Float64Array;
   precisionMean: Float64Array;
   meanDistance: number;
   logDet: number;
@@ -430,7 +461,8 @@ function fitVoice(s: FrameStats): VoiceGaussian {
   let logDet = 0;
   for (let i = 0; i < D; i++) {
     for (let j = 0; j <= i; j++) {
-      let v = s.products[i * D + j]! / n - mean[i]! * mean[j]! + (i === j ? COVARIANCE_FLOOR[i]! : 0);
+      let v =
+        s.products[(i * (i + 1)) / 2 + j]! / n - mean[i]! * mean[j]! + (i === j ? COVARIANCE_FLOOR[i]! : 0);
       for (let k = 0; k < j; k++) v -= l[i * D + k]! * l[j * D + k]!;
       if (i === j) {
         l[i * D + i] = Math.sqrt(Math.max(v, COVARIANCE_FLOOR[i]!));
@@ -448,12 +480,14 @@ function fitVoice(s: FrameStats): VoiceGaussian {
     }
   }
   const precision = new Float64Array(D * D);
-  for (let i = 0; i < D; i++) {
-    for (let j = 0; j <= i; j++) {
+  const packedPrecision = new Float64Array(T);
+  for (let i = 0, t = 0; i < D; i++) {
+    for (let j = 0; j <= i; j++, t++) {
       let v = 0;
       for (let k = i; k < D; k++) v += inverse[k * D + i]! * inverse[k * D + j]!;
       precision[i * D + j] = v;
       precision[j * D + i] = v;
+      packedPrecision[t] = i === j ? v : 2 * v;
     }
   }
   const voiced = s.voiced;
@@ -466,32 +500,34 @@ function fitVoice(s: FrameStats): VoiceGaussian {
     for (let j = 0; j < D; j++) precisionMean[i] = precisionMean[i]! + precision[i * D + j]! * mean[j]!;
     meanDistance += precisionMean[i]! * mean[i]!;
   }
-  return { mean, precision, precisionMean, meanDistance, logDet, pitchMean, pitchVariance };
+  return { mean, precision, packedPrecision, precisionMean, meanDistance, logDet, pitchMean, pitchVariance };
 }
 
-/**
- * Log-likelihood of the frames summed up in `s` under `m` (constants shared by every model left out),
- * and their squared Mahalanobis distances summed, from the statistics alone.
- */
-function scoreFrames(m: VoiceGaussian, s: FrameStats): { logLikelihood: number; distance: number } {
+/** Squared Mahalanobis distances of the frames summed up in `s` from `m`, summed, from the statistics alone. */
+function distanceOf(m: VoiceGaussian, s: FrameStats): number {
   // Σ (x-μ)ᵀ P (x-μ) = Σ_ij P_ij Σxx_ij - 2 (Pμ)·Σx + n μᵀPμ
-  let products = 0;
-  for (let i = 0; i < D; i++) {
-    const row = i * D;
-    for (let j = 0; j < i; j++) products += m.precision[row + j]! * s.products[row + j]!;
-  }
-  let diagonal = 0;
+  const p = m.packedPrecision;
+  const products = s.products;
+  let quadratic = 0;
+  for (let t = 0; t < T; t++) quadratic += p[t]! * products[t]!;
   let cross = 0;
-  for (let i = 0; i < D; i++) {
-    diagonal += m.precision[i * D + i]! * s.products[i * D + i]!;
-    cross += m.precisionMean[i]! * s.sum[i]!;
-  }
-  const distance = 2 * products + diagonal - 2 * cross + s.frames * m.meanDistance;
-  const pitchSquares = s.pitchSquares - 2 * m.pitchMean * s.pitchSum + s.voiced * m.pitchMean ** 2;
-  const logLikelihood =
+  for (let i = 0; i < D; i++) cross += m.precisionMean[i]! * s.sum[i]!;
+  return quadratic - 2 * cross + s.frames * m.meanDistance;
+}
+
+/** Log-likelihood of the frames summed up in `s` under `m` (constants shared by every model left out). */
+function logLikelihoodOf(m: VoiceGaussian, s: FrameStats, distance = distanceOf(m, s)): number {
+  const pitchSquares = s.pitchSquares - 2 * m.pitchMean * s.pitchSum + s.voiced * m.pitchMean * m.pitchMean;
+  return (
     -0.5 * (s.frames * m.logDet + distance) -
-    0.5 * (s.voiced * Math.log(m.pitchVariance) + pitchSquares / m.pitchVariance);
-  return { logLikelihood, distance };
+    0.5 * (s.voiced * Math.log(m.pitchVariance) + pitchSquares / m.pitchVariance)
+  );
+}
+
+/** Log-likelihood and summed squared distances of the frames summed up in `s` under `m`. */
+function scoreFrames(m: VoiceGaussian, s: FrameStats): { logLikelihood: number; distance: number } {
+  const distance = distanceOf(m, s);
+  return { logLikelihood: logLikelihoodOf(m, s, distance), distance };
 }
 
 /** Utterances in k voices, the voices' models, and the log-likelihood of all their frames. */
@@ -509,8 +545,9 @@ interface Partition {
  */
 function refine(units: FrameStats[], initial: Int32Array, k: number): Partition | undefined {
   const labels = initial.slice();
+  const pooled = Array.from({ length: k }, emptyStats);
   for (let iteration = 0; ; iteration++) {
-    const pooled = Array.from({ length: k }, emptyStats);
+    for (const p of pooled) clearStats(p);
     for (let i = 0; i < units.length; i++) addStats(pooled[labels[i]!]!, units[i]!);
     if (pooled.some((p) => p.frames < MIN_MODEL_FRAMES)) return undefined;
     const models = pooled.map(fitVoice);
@@ -518,9 +555,10 @@ function refine(units: FrameStats[], initial: Int32Array, k: number): Partition 
     if (iteration < EM_ITERATIONS) {
       for (let i = 0; i < units.length; i++) {
         let best = labels[i]!;
-        let bestLikelihood = scoreFrames(models[best]!, units[i]!).logLikelihood;
+        let bestLikelihood = logLikelihoodOf(models[best]!, units[i]!);
         for (let c = 0; c < k; c++) {
-          const likelihood = scoreFrames(models[c]!, units[i]!).logLikelihood;
+          if (c === labels[i]) continue;
+          const likelihood = logLikelihoodOf(models[c]!, units[i]!);
           if (likelihood > bestLikelihood) {
             best = c;
             bestLikelihood = likelihood;
@@ -533,7 +571,7 @@ function refine(units: FrameStats[], initial: Int32Array, k: number): Partition 
       }
     }
     if (!moved) {
-      const logLikelihood = models.reduce((sum, m, c) => sum + scoreFrames(m, pooled[c]!).logLikelihood, 0);
+      const logLikelihood = models.reduce((sum, m, c) => sum + logLikelihoodOf(m, pooled[c]!), 0);
       return { k, labels, models, logLikelihood };
     }
   }
@@ -544,7 +582,7 @@ function standardizedMeans(units: FrameStats[], all: FrameStats): Float64Array[]
   const n = Math.max(1, all.frames);
   const centre = all.sum.map((x) => x / n);
   const spread = centre.map((m, i) =>
-    Math.sqrt(Math.max(COVARIANCE_FLOOR[i]!, all.products[i * D + i]! / n - m * m)),
+    Math.sqrt(Math.max(COVARIANCE_FLOOR[i]!, all.products[(i * (i + 3)) / 2]! / n - m * m)),
   );
   return units.map((u) => u.sum.map((x, i) => (x / Math.max(1, u.frames) - centre[i]!) / spread[i]!));
 }
@@ -563,7 +601,7 @@ function chooseVoices(units: FrameStats[], points: Float64Array[], maxVoices: nu
     k: 1,
     labels: new Int32Array(units.length),
     models: [one],
-    logLikelihood: scoreFrames(one, all).logLikelihood,
+    logLikelihood: logLikelihoodOf(one, all),
   };
   const frameMeans = standardizedMeans(units, all);
   const price = 0.5 * MODEL_PARAMETERS * Math.log(Math.max(2, all.frames));
@@ -603,76 +641,6 @@ function chooseVoices(units: FrameStats[], points: Float64Array[], maxVoices: nu
     current = best;
   }
   return current;
-}
-
-/** Per-voice diagonal Gaussian over some vectors. */
-interface VoiceModel {
-  mean: Float64Array;
-  variance: Float64Array;
-  logNorm: number;
-}
-
-function fitModels(
-  vectors: Float64Array[],
-  labels: ArrayLike<number>,
-  k: number,
-  minVariance: number,
-  pooled: boolean,
-): VoiceModel[] {
-  const dims = vectors[0]!.length;
-  const sums = Array.from({ length: k }, () => ({
-    n: new Float64Array(dims),
-    s: new Float64Array(dims),
-    q: new Float64Array(dims),
-  }));
-  for (let i = 0; i < vectors.length; i++) {
-    const acc = sums[labels[i]!]!;
-    for (let d = 0; d < dims; d++) {
-      const x = vectors[i]![d]!;
-      if (Number.isNaN(x)) continue;
-      acc.n[d] = acc.n[d]! + 1;
-      acc.s[d] = acc.s[d]! + x;
-      acc.q[d] = acc.q[d]! + x * x;
-    }
-  }
-  const models = sums.map((acc) => {
-    const mean = new Float64Array(dims);
-    const variance = new Float64Array(dims);
-    for (let d = 0; d < dims; d++) {
-      const n = acc.n[d]!;
-      mean[d] = n > 0 ? acc.s[d]! / n : 0;
-      variance[d] = n > 1 ? Math.max(minVariance, acc.q[d]! / n - mean[d]! ** 2) : 1;
-    }
-    return { mean, variance, logNorm: 0 };
-  });
-  if (pooled) {
-    const shared = new Float64Array(dims);
-    for (let d = 0; d < dims; d++) {
-      let n = 0;
-      let v = 0;
-      for (let c = 0; c < k; c++) {
-        n += sums[c]!.n[d]!;
-        v += sums[c]!.n[d]! * models[c]!.variance[d]!;
-      }
-      shared[d] = n > 0 ? Math.max(minVariance, v / n) : 1;
-    }
-    for (const m of models) m.variance = Float64Array.from(shared);
-  }
-  for (const m of models) m.logNorm = -0.5 * m.variance.reduce((s, v) => s + Math.log(v), 0);
-  return models;
-}
-
-/** Log-likelihood of `x` under `m` (up to a constant shared by all models), skipping missing values. */
-function logLikelihood(m: VoiceModel, x: Float64Array): number {
-  let s = 0;
-  let norm = 0;
-  for (let d = 0; d < x.length; d++) {
-    const v = x[d]!;
-    if (Number.isNaN(v)) continue;
-    s += (v - m.mean[d]!) ** 2 / m.variance[d]!;
-    norm -= 0.5 * Math.log(m.variance[d]!);
-  }
-  return norm - 0.5 * s;
 }
 
 const ZERO_CONFIDENCE: VoiceAssignment = { voice: null, confidence: 0, joined: false };
@@ -737,6 +705,7 @@ function separate(
       vector: summary?.vector,
       squares: summary?.squares,
       counts: summary?.counts,
+      stats: statsOf(frames),
       reliable,
     };
   });
@@ -758,7 +727,7 @@ function separate(
   if (distinct.length >= 2 * MIN_VOICE_UTTERANCES) basis = distinct;
   const points = basis.map((m) => scaled(m.vector!, scale));
 
-  const units = basis.map((m) => statsOf(m.frames));
+  const units = basis.map((m) => m.stats);
   const chosen = chooseVoices(units, points, maxVoices);
   const k = chosen.k;
 
@@ -768,7 +737,7 @@ function separate(
   let tooShort = 0;
   let unclear = 0;
   for (const m of usable) {
-    const stats = statsOf(m.frames);
+    const stats = m.stats;
     const scores = chosen.models.map((model) => scoreFrames(model, stats));
     const order = scores.map((_, i) => i).sort((a, b) => scores[b]!.logLikelihood - scores[a]!.logLikelihood);
     const best = order[0]!;
@@ -825,22 +794,6 @@ function separate(
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
-/** The scaled frame vectors of one utterance (pitch NaN where unvoiced). */
-function frameVectors(
-  frames: UtteranceFrames,
-  s: { centre: Float64Array; scale: Float64Array },
-): Float64Array[] {
-  const out: Float64Array[] = [];
-  for (let i = 0; i < frames.count; i++) {
-    const raw = frames.features.subarray(i * FRAME_DIMS, (i + 1) * FRAME_DIMS);
-    const v = new Float64Array(FRAME_DIMS);
-    for (let d = 0; d < FRAME_DIMS; d++)
-      v[d] = Number.isNaN(raw[d]!) ? Number.NaN : (raw[d]! - s.centre[d]!) / s.scale[d]!;
-    out.push(v);
-  }
-  return out;
-}
-
 /**
  * Marks the utterances in which a run of frames clearly belongs to another voice; the voice holding most
  * frames becomes the utterance's voice. Returns how many were marked.
@@ -854,37 +807,100 @@ function markJoined(
   const training = measured.filter(
     (m) => m.reliable && voiceOf[m.index]! >= 0 && assignments[m.index]!.confidence >= 0.9,
   );
-  const rawFrames: Float64Array[] = [];
-  const labels: number[] = [];
+  let frames = 0;
+  for (const m of training) frames += m.frames.count;
+  if (frames < 10 * k) return 0;
+  // Per-voice diagonal Gaussians over the training frames, each dimension scaled by its spread over all
+  // of them (floored); a missing pitch stays missing.
+  const count = new Float64Array(FRAME_DIMS);
+  const sum = new Float64Array(FRAME_DIMS);
+  const voiceCount = new Float64Array(k * FRAME_DIMS);
+  const voiceSum = new Float64Array(k * FRAME_DIMS);
+  const voiceSquares = new Float64Array(k * FRAME_DIMS);
   for (const m of training) {
-    for (let i = 0; i < m.frames.count; i++) {
-      rawFrames.push(m.frames.features.slice(i * FRAME_DIMS, (i + 1) * FRAME_DIMS));
-      labels.push(voiceOf[m.index]!);
+    const f = m.frames.features;
+    for (let i = 0; i < m.frames.count * FRAME_DIMS; i += FRAME_DIMS) {
+      for (let d = 0; d < FRAME_DIMS; d++) {
+        const x = f[i + d]!;
+        if (Number.isNaN(x)) continue;
+        count[d] = count[d]! + 1;
+        sum[d] = sum[d]! + x;
+      }
     }
   }
-  if (rawFrames.length < 10 * k) return 0;
-  const s = scaling(rawFrames, FRAME_DIMS, FRAME_MIN_SCALE);
-  const models = fitModels(
-    rawFrames.map((f) => scaled0(f, s)),
-    labels,
-    k,
-    0.05,
-    false,
-  );
+  const centre = new Float64Array(FRAME_DIMS);
+  for (let d = 0; d < FRAME_DIMS; d++) centre[d] = count[d]! ? sum[d]! / count[d]! : 0;
+  const spread = new Float64Array(FRAME_DIMS);
+  for (const m of training) {
+    const f = m.frames.features;
+    for (let i = 0; i < m.frames.count * FRAME_DIMS; i += FRAME_DIMS) {
+      for (let d = 0; d < FRAME_DIMS; d++) {
+        const x = f[i + d]!;
+        if (Number.isNaN(x)) continue;
+        spread[d] = spread[d]! + (x - centre[d]!) * (x - centre[d]!);
+      }
+    }
+  }
+  const scale = new Float64Array(FRAME_DIMS);
+  for (let d = 0; d < FRAME_DIMS; d++)
+    scale[d] = Math.max(Math.sqrt(count[d]! > 1 ? spread[d]! / (count[d]! - 1) : 0), FRAME_MIN_SCALE[d]!);
+  for (const m of training) {
+    const f = m.frames.features;
+    const v = voiceOf[m.index]! * FRAME_DIMS;
+    for (let i = 0; i < m.frames.count * FRAME_DIMS; i += FRAME_DIMS) {
+      for (let d = 0; d < FRAME_DIMS; d++) {
+        const x = f[i + d]!;
+        if (Number.isNaN(x)) continue;
+        const z = (x - centre[d]!) / scale[d]!;
+        voiceCount[v + d] = voiceCount[v + d]! + 1;
+        voiceSum[v + d] = voiceSum[v + d]! + z;
+        voiceSquares[v + d] = voiceSquares[v + d]! + z * z;
+      }
+    }
+  }
+  const mean = new Float64Array(k * FRAME_DIMS);
+  const variance = new Float64Array(k * FRAME_DIMS);
+  const logVariance = new Float64Array(k * FRAME_DIMS);
+  for (let j = 0; j < k * FRAME_DIMS; j++) {
+    const n = voiceCount[j]!;
+    mean[j] = n > 0 ? voiceSum[j]! / n : 0;
+    variance[j] = n > 1 ? Math.max(JOIN_MIN_VARIANCE, voiceSquares[j]! / n - mean[j]! * mean[j]!) : 1;
+    logVariance[j] = Math.log(variance[j]!);
+  }
+  const z = new Float64Array(FRAME_DIMS);
+  const ll = new Float64Array(MAX_FRAMES * k);
+  const votes = new Int32Array(k);
   let joined = 0;
   for (const m of measured) {
     const own = voiceOf[m.index]!;
-    if (own < 0 || m.frames.count < JOIN_MIN_FRAMES) continue;
-    const vectors = frameVectors(m.frames, s);
-    const ll = vectors.map((v) => models.map((model) => logLikelihood(model, v)));
-    const votes = new Int32Array(k);
-    for (const row of ll) votes[argmax(row)]!++;
+    const n = m.frames.count;
+    if (own < 0 || n < JOIN_MIN_FRAMES) continue;
+    const f = m.frames.features;
+    votes.fill(0);
+    for (let i = 0; i < n; i++) {
+      for (let d = 0; d < FRAME_DIMS; d++) {
+        const x = f[i * FRAME_DIMS + d]!;
+        z[d] = Number.isNaN(x) ? x : (x - centre[d]!) / scale[d]!;
+      }
+      let best = 0;
+      for (let v = 0; v < k; v++) {
+        let s = 0;
+        for (let d = 0, j = v * FRAME_DIMS; d < FRAME_DIMS; d++, j++) {
+          const x = z[d]!;
+          if (Number.isNaN(x)) continue;
+          s -= logVariance[j]! + ((x - mean[j]!) * (x - mean[j]!)) / variance[j]!;
+        }
+        ll[i * k + v] = 0.5 * s;
+        if (ll[i * k + v]! > ll[i * k + best]!) best = v;
+      }
+      votes[best]!++;
+    }
     let other = -1;
-    for (let i = 0; i + JOIN_WINDOW_FRAMES <= ll.length && other < 0; i++) {
+    for (let i = 0; i + JOIN_WINDOW_FRAMES <= n && other < 0; i++) {
       for (let v = 0; v < k; v++) {
         if (v === own) continue;
         let sum = 0;
-        for (let j = i; j < i + JOIN_WINDOW_FRAMES; j++) sum += ll[j]![v]! - ll[j]![own]!;
+        for (let j = i; j < i + JOIN_WINDOW_FRAMES; j++) sum += ll[j * k + v]! - ll[j * k + own]!;
         if (sum / JOIN_WINDOW_FRAMES >= JOIN_MIN_LLR) {
           other = v;
           break;
@@ -898,18 +914,4 @@ function markJoined(
     voiceOf[m.index] = majority;
   }
   return joined;
-}
-
-/** Like scaled(), but keeps NaN (a missing pitch stays missing in frame models). */
-function scaled0(v: Float64Array, s: { centre: Float64Array; scale: Float64Array }): Float64Array {
-  const out = new Float64Array(v.length);
-  for (let d = 0; d < v.length; d++)
-    out[d] = Number.isNaN(v[d]!) ? Number.NaN : (v[d]! - s.centre[d]!) / s.scale[d]!;
-  return out;
-}
-
-function argmax(row: number[]): number {
-  let best = 0;
-  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
-  return best;
 }
