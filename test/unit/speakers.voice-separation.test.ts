@@ -1,8 +1,13 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../schemas/seeded-random.ts';
 import { phraseDurationSeconds } from '../../schemas/synthetic-recording.ts';
-import { generateCallScript } from '../../activities/media/call-script.ts';
-import { renderPcm } from '../../activities/media/fixture.ts';
+import { generateCallScript, scriptedCall } from '../../activities/media/call-script.ts';
+import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
+import { renderFixture, renderPcm } from '../../activities/media/fixture.ts';
+import { stagedAudioReader } from '../../activities/speakers/speakers-stage.ts';
 import {
   separateVoices,
   type AudioReader,
@@ -111,6 +116,54 @@ describe('separateVoices', () => {
     expect(result.voices).toBe(1);
     expect(result.assignments.every((a) => a.voice === 0)).toBe(true);
     expect(result.reason).toMatch(/one voice/);
+  });
+
+  it('keeps a long call of one steady voice as one, and still splits a long call of two (100 utterances)', () => {
+    const one = conversation(
+      Array.from({ length: 100 }, () => 0),
+      [LOW],
+      7,
+    );
+    const kept = separateVoices(readerOf(one.samples), one.spans);
+    expect(kept.voices).toBe(1);
+    expect(kept.assignments.every((a) => a.voice === 0)).toBe(true);
+    const order = Array.from({ length: 100 }, (_, i) => ((i * 7919) >> 3) & 1);
+    const two = conversation(order, [LOW, HIGH], 7);
+    const split = separateVoices(readerOf(two.samples), two.spans);
+    expect(split.voices).toBe(2);
+    expect(agreement(split, two.truth)).toBeGreaterThanOrEqual(0.98);
+  });
+
+  it('keeps the agent-only leg of a mono DTMF call as one voice, read as the speakers stage stages it', async () => {
+    const { script } = scriptedCall({ durationSeconds: 90, stereo: false, seed: 44 });
+    const channel = script.channels[0]!;
+    const phrases = channel.phrases.filter((p) => (p.leg ?? 0) === 0);
+    const dir = mkdtempSync(join(tmpdir(), 'callpipe-voices-'));
+    try {
+      const wav = join(dir, 'agent-only.wav');
+      const mulaw = join(dir, 'agent-only.mulaw');
+      await renderFixture({ ...script, channels: [{ ...channel, phrases }] }, wav, { sampleRate: RATE });
+      await runFfmpeg([
+        '-v',
+        'error',
+        '-i',
+        wav,
+        '-ar',
+        String(RATE),
+        '-c:a',
+        'pcm_mulaw',
+        '-f',
+        'mulaw',
+        mulaw,
+      ]);
+      const audio = stagedAudioReader([{ start: 0, bytes: new Uint8Array(readFileSync(mulaw)) }]);
+      const spans = phrases.map((p) => ({ start: p.start, end: p.start + phraseDurationSeconds(p.id) }));
+      const result = separateVoices(audio, spans);
+      expect(result.voices).toBe(1);
+      expect(result.assignments.every((a) => a.voice === 0)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('separates one voice heard through two lines (8 dB apart, one duller), and says how sure it is', () => {
