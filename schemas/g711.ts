@@ -19,6 +19,11 @@ const MULAW_TABLE = (() => {
 /** Samples of mu-law bytes, one per byte. */
 export function decodeMulaw(bytes: Uint8Array): Float32Array {
   const out = new Float32Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[i] = MULAW_TABLE[bytes[i]!]!;
+  decodeMulawInto(bytes, out, 0);
   return out;
+}
+
+/** Decodes `bytes` into `out` from index `at`: no allocation, for readers of many short frames. */
+export function decodeMulawInto(bytes: Uint8Array, out: Float32Array, at: number): void {
+  for (let i = 0; i < bytes.length; i++) out[at + i] = MULAW_TABLE[bytes[i]!]!;
 }

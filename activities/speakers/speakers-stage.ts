@@ -21,7 +21,7 @@ import {
   type SpeakerRoles,
 } from '../../schemas/speakers.ts';
 import { timelineSchema, type Timeline, type Utterance } from '../../schemas/transcript.ts';
-import { decodeMulaw } from '../../schemas/g711.ts';
+import { decodeMulawInto } from '../../schemas/g711.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { metrics } from '../metrics.ts';
 import { defaultRules, storedRules, type LoadedRules } from '../insights/rule-file.ts';
@@ -92,7 +92,7 @@ export function stagedAudioReader(sessions: { start: number; bytes: Uint8Array }
         const s0 = Math.round(s.start * STAGED_SAMPLE_RATE);
         const a = Math.max(from, s0);
         const b = Math.min(to, s0 + s.bytes.length);
-        if (b > a) out.set(decodeMulaw(s.bytes.subarray(a - s0, b - s0)), a - from);
+        if (b > a) decodeMulawInto(s.bytes.subarray(a - s0, b - s0), out, a - from);
       }
       return out;
     },
