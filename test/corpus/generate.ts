@@ -572,8 +572,14 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
   });
 
   // AMR-NB with DTX, as phones record it: 75 s whose silences (over line noise) are comfort-noise and
-  // NO_DATA frames, which ffmpeg's decoder drops (to about 22 s) while exiting 0.
-  const amrCall = generateCallScript({ durationSeconds: AMR_CALL_SECONDS, stereo: false, seed: 73 });
+  // NO_DATA frames, which ffmpeg's decoder drops (to about 22 s) while exiting 0. One leg: the encoder's own
+  // voice detection would take a quiet far leg's phrase for silence, and this case checks the decoding.
+  const amrCall = generateCallScript({
+    durationSeconds: AMR_CALL_SECONDS,
+    stereo: false,
+    seed: 73,
+    legs: null,
+  });
   await renderCall(at('amr-source.wav'), { ...amrCall, background: 'noise' });
   encodeAmrNb(at('amr-source.wav'), at('phone-dtx.amr'));
   cases.push({
