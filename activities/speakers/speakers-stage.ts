@@ -99,6 +99,22 @@ export function stagedAudioReader(sessions: { start: number; bytes: Uint8Array }
   };
 }
 
+/** The role model on the call's candidates, with the stage's options. */
+function decide(
+  source: 'channels' | 'voices',
+  candidates: RoleCandidate[],
+  settings: RoleSettings,
+  options: Pick<AssignSpeakersInput, 'direction' | 'roles'>,
+) {
+  return decideRoles({
+    source,
+    candidates,
+    direction: options.direction ?? null,
+    mode: options.roles,
+    settings,
+  });
+}
+
 /** The timeline with speakers, and the document, for a call of a track per speaker. */
 export function assignTrackRoles(
   timeline: Timeline,
@@ -112,13 +128,7 @@ export function assignTrackRoles(
     configured: t.speaker,
     utterances: timeline.utterances.filter((u) => u.track === t.track),
   }));
-  const { roles, names } = decideRoles({
-    source: 'channels',
-    candidates,
-    direction: options.direction ?? null,
-    mode: options.roles,
-    settings,
-  });
+  const { roles, names } = decide('channels', candidates, settings, options);
   const nameOf = new Map(tracks.map((t, i) => [t.track, names[i]!]));
   return {
     timeline: withSpeakers(timeline, (u) => ({
@@ -152,19 +162,13 @@ export function assignVoiceRoles(
     configured: null,
     utterances: utterances.filter((_, i) => separated.assignments[i]?.voice === voice),
   }));
-  const { roles, names } = decideRoles({
-    source: 'voices',
-    candidates,
-    direction: options.direction ?? null,
-    mode: options.roles,
-    settings,
-  });
+  const { roles, names } = decide('voices', candidates, settings, options);
   if (separated.voices === 0) {
     roles.summary = `voices could not be told apart: ${separated.reason ?? 'no usable speech'}`;
   }
   return {
-    timeline: withSpeakers(timeline, (u) => {
-      const a = separated.assignments[utterances.indexOf(u)];
+    timeline: withSpeakers(timeline, (_, i) => {
+      const a = separated.assignments[i];
       if (!a || a.voice === null) return { speaker: UNKNOWN_SPEAKER, speakerConfidence: 0, voice: null };
       return {
         speaker: names[a.voice] ?? UNKNOWN_SPEAKER,
@@ -195,9 +199,9 @@ function separateOrExplain(audio: AudioReader, utterances: readonly Utterance[])
 
 function withSpeakers(
   timeline: Timeline,
-  assign: (u: Utterance) => Pick<Utterance, 'speaker' | 'speakerConfidence' | 'voice' | 'joined'>,
+  assign: (u: Utterance, i: number) => Pick<Utterance, 'speaker' | 'speakerConfidence' | 'voice' | 'joined'>,
 ): Timeline {
-  const utterances = timeline.utterances.map((u) => ({ ...u, ...assign(u) }));
+  const utterances = timeline.utterances.map((u, i) => ({ ...u, ...assign(u, i) }));
   const named = [...new Set(utterances.map((u) => u.speaker))];
   // Agent first, then customer, then the rest as heard: the order every page and table shows.
   const rank = (s: string) => (s === 'agent' ? 0 : s === 'customer' ? 1 : 2);
