@@ -24,6 +24,7 @@ import {
 } from '../../schemas/limits.ts';
 import { rangedStream, type BucketTarget } from './ranged-read.ts';
 import { isNotFound, s3StatusOf } from './s3-errors.ts';
+import { FAILURE } from '../../schemas/retry-table.ts';
 
 export interface ObjectInfo {
   key: string;
@@ -269,15 +270,42 @@ async function putObjectIf(
 /** S3's DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH_KEYS = 1000;
 
-async function deleteObjectKeys({ client, Bucket }: BucketTarget, keys: readonly string[]): Promise<number> {
+/** Per-key answers of DeleteObjects that a later attempt may not meet again. */
+const RETRYABLE_DELETE_CODES = new Set(['InternalError', 'SlowDown', 'ServiceUnavailable', 'RequestTimeout']);
+
+/**
+ * DeleteObjects answers 200 even when it refused some keys: each refusal is an `Error` entry of the
+ * body. A delete that left objects behind must fail, never pass as done (an erasure that keeps a copy).
+ * The message counts and names the codes only: keys can hold what a file name held.
+ */
+export class DeleteRefusedError extends Error {
+  readonly codes: Record<string, number>;
+  constructor(refused: readonly { Code?: string }[], asked: number) {
+    const codes: Record<string, number> = {};
+    for (const e of refused) codes[e.Code ?? 'unknown'] = (codes[e.Code ?? 'unknown'] ?? 0) + 1;
+    const list = Object.entries(codes)
+      .map(([code, n]) => `${code} ×${n}`)
+      .join(', ');
+    super(`S3 refused to delete ${refused.length} of ${asked} objects (${list})`);
+    this.codes = codes;
+    // The failure type by name (failure-classifier.ts): retry when every refusal was the store's own trouble.
+    this.name = Object.keys(codes).every((c) => RETRYABLE_DELETE_CODES.has(c))
+      ? FAILURE.StorageUnavailable
+      : FAILURE.StorageRefused;
+  }
+}
+
+async function deleteBatch({ client, Bucket }: BucketTarget, keys: readonly string[]): Promise<void> {
+  const res = await client.send(
+    new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
+  );
+  // An absent key is deleted as far as S3 is concerned: it answers no error for it.
+  if (res.Errors?.length) throw new DeleteRefusedError(res.Errors, keys.length);
+}
+
+async function deleteObjectKeys(target: BucketTarget, keys: readonly string[]): Promise<number> {
   for (let i = 0; i < keys.length; i += DELETE_BATCH_KEYS) {
-    const batch = keys.slice(i, i + DELETE_BATCH_KEYS);
-    await client.send(
-      new DeleteObjectsCommand({
-        Bucket,
-        Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
-      }),
-    );
+    await deleteBatch(target, keys.slice(i, i + DELETE_BATCH_KEYS));
   }
   return keys.length;
 }
@@ -302,17 +330,15 @@ async function listObjectPage(
   };
 }
 
-async function deleteObjectsUnder(store: ObjectStore, { client, Bucket }: BucketTarget, prefix: string) {
+async function deleteObjectsUnder(store: ObjectStore, target: BucketTarget, prefix: string) {
   let deleted = 0;
   let next: string | undefined;
   do {
     const page = await store.listPage(prefix, next);
     if (page.objects.length > 0) {
-      await client.send(
-        new DeleteObjectsCommand({
-          Bucket,
-          Delete: { Objects: page.objects.map((o) => ({ Key: o.key })) },
-        }),
+      await deleteBatch(
+        target,
+        page.objects.map((o) => o.key),
       );
       deleted += page.objects.length;
     }
