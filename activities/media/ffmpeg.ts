@@ -8,6 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { mediaTools } from '../../schemas/config.ts';
+import { childEnv } from '../../schemas/child-env.ts';
 import { FfmpegError, MediaCancelledError, MediaToolMissingError } from './errors.ts';
 
 /** Binary paths (schemas/config.ts mediaTools); the tools module sets their variables for the stack. */
@@ -80,6 +81,8 @@ function start(
     };
   }
   const child = spawn(binary, args, {
+    // A recording's decoder needs no secret of the worker's: only the base environment.
+    env: childEnv(),
     stdio: [options.stdin ? 'pipe' : 'ignore', stdoutMode === 'ignore' ? 'ignore' : 'pipe', 'pipe'],
     shell: false,
     windowsHide: true,

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import { CliError, parseCommandArgs } from '../command.ts';
+import { childEnv } from '../../schemas/child-env.ts';
 import { pipelineConfig } from '../stack-client.ts';
 import { outputLocation } from '../submit.ts';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store.ts';
@@ -54,7 +55,11 @@ function openInBrowser(url: string): void {
       : process.platform === 'win32'
         ? ['cmd', ['/c', 'start', '', url]]
         : ['xdg-open', [url]];
-  const child = spawn(cmd, args as string[], { detached: true, stdio: 'ignore' });
+  const child = spawn(cmd, args as string[], {
+    detached: true,
+    stdio: 'ignore',
+    env: childEnv({ groups: ['desktop'] }),
+  });
   child.on('error', () =>
     console.error(`callpipe open: could not start a browser (${cmd}); open the address above`),
   );

@@ -21,6 +21,25 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, sta
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { STOP_WITH_PARENT_VARIABLE } from '../../workers/parent-watch.ts';
+import { childEnv } from '../../schemas/child-env.ts';
+
+/**
+ * The file-mode mask children start with: what the stack's servers write under CALLPIPE_HOME (databases,
+ * stored objects, logs) is readable by the user alone.
+ */
+const PRIVATE_UMASK = 0o077;
+
+/** How a child ended: its exit code, or the signal that killed it; `requested` when `stop()` asked it to. */
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  requested: boolean;
+}
+
+/** "exited with code 3" or "was killed by SIGKILL". */
+export function describeExit(status: Pick<ExitStatus, 'code' | 'signal'>): string {
+  return status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
+}
 
 /** util-linux's setpriv, where the platform has it (Linux). */
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
@@ -70,6 +89,8 @@ export async function httpAnswers(url: string): Promise<boolean> {
 export class ManagedProcess {
   private child?: ChildProcess;
   private exited?: Promise<void>;
+  private status?: Promise<ExitStatus>;
+  private stopRequested = false;
   private logOffset = 0;
   exitCode: number | null = null;
 
@@ -91,7 +112,7 @@ export class ManagedProcess {
     const { name, command, args, env, cwd, logFile } = this.options;
     mkdirSync(dirname(logFile), { recursive: true });
     this.logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
-    const log = openSync(logFile, 'a');
+    const log = openSync(logFile, 'a', 0o600);
     const asUser =
       this.options.user && process.getuid?.() === 0
         ? ['--reuid', this.options.user, '--regid', this.options.user, '--init-groups']
@@ -100,26 +121,31 @@ export class ManagedProcess {
       ? [SETPRIV, [...asUser, '--pdeathsig', 'SIGTERM', '--', command, ...args]]
       : [command, args];
     let child: ChildProcess;
+    // The child inherits the mask at spawn, which forks synchronously: this process's own is restored at once.
+    const umask = process.umask(PRIVATE_UMASK);
     try {
       child = spawn(file, argv, {
-        env: { ...(env ?? process.env), [STOP_WITH_PARENT_VARIABLE]: 'stdin' },
+        env: { ...(env ?? childEnv()), [STOP_WITH_PARENT_VARIABLE]: 'stdin' },
         cwd,
         // stdin: the parent-watch pipe, never written, closed by the kernel when the parent dies.
         stdio: ['pipe', log, log],
         detached: true,
       });
     } finally {
+      process.umask(umask);
       closeSync(log);
     }
     this.child = child;
     this.exitCode = null;
-    this.exited = new Promise((resolve) => {
+    this.stopRequested = false;
+    this.status = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.exitCode = code ?? (signal ? 128 : 0);
-        resolve();
+        resolve({ code, signal, requested: this.stopRequested });
       });
-      child.once('error', () => resolve());
+      child.once('error', () => resolve({ code: null, signal: null, requested: this.stopRequested }));
     });
+    this.exited = this.status.then(() => {});
     if (child.pid !== undefined) onSpawn?.(child.pid);
     const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
 
@@ -139,6 +165,12 @@ export class ManagedProcess {
     throw new Error(
       `${name} did not become healthy within ${this.options.startTimeoutMs ?? 60_000} ms; log: ${logFile}\n${this.tail()}`,
     );
+  }
+
+  /** Resolves when the child of the latest start ends, however it ends. */
+  exitStatus(): Promise<ExitStatus> {
+    if (!this.status) throw new Error(`${this.options.name} was never started`);
+    return this.status;
   }
 
   private async healthy(): Promise<boolean> {
@@ -188,6 +220,7 @@ export class ManagedProcess {
   /** SIGTERM, then SIGKILL after `graceMs`. */
   async stop(graceMs = 10_000): Promise<void> {
     if (!this.child || !this.running) return;
+    this.stopRequested = true;
     this.signalGroup('SIGTERM');
     const done = await Promise.race([this.exited!.then(() => true), sleep(graceMs).then(() => false)]);
     if (!done) {

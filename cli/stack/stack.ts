@@ -23,6 +23,7 @@ import {
 import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
 import { writeTemporalProfile } from '../../workers/temporal-connection.ts';
 import { typeScriptNode } from '../../scripts/node-runtime.mjs';
+import { childEnv, SECRET_VARIABLES } from '../../schemas/child-env.ts';
 import {
   liveStackOwner,
   processStartTicks,
@@ -263,7 +264,6 @@ interface StackContext {
   ports: StackPorts;
   tools: ToolPaths;
   env: Record<string, string>;
-  childEnv: (extra?: Record<string, string>) => NodeJS.ProcessEnv;
   launched: LaunchedProcesses;
   log: (line: string) => void;
 }
@@ -383,19 +383,28 @@ function localStackConfig(base: Config, home: string, ports: StackPorts): Config
   };
 }
 
-/** The environment of the stack's child processes: ours, the tools', the stack's, and `extra`. */
-function childEnvOf(
-  tools: ToolPaths,
-  env: Record<string, string>,
-): (extra?: Record<string, string>) => NodeJS.ProcessEnv {
-  return (extra = {}) => {
-    // Stray AWS_* variables would change SeaweedFS's auth or point the SDK elsewhere; TEMPORAL_* ones
-    // (an API key, a client certificate, a profile) are meant for another cluster than the dev server.
-    const clean = Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('TEMPORAL_')),
-    );
-    return { ...clean, ...toolEnv(tools), ...env, ...extra };
-  };
+/**
+ * The environment of the stack's servers (Temporal, SeaweedFS, PostgreSQL): the base a program needs,
+ * none of callpipe's settings or secrets, no AWS_* (they would change SeaweedFS's auth) and no TEMPORAL_*
+ * (an API key, a certificate or a profile meant for another cluster than the stack's).
+ */
+export function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return childEnv({ extra });
+}
+
+/**
+ * The environment of the stack's Node processes: callpipe's settings of this process (its secrets
+ * excepted), then the stack's `env` and `extra`, as given. The workers get the stack's secrets that way,
+ * by name; the emulator gets the stack's settings without them ({@link withoutSecrets}).
+ */
+export function workersEnv(env: Record<string, string>, extra: Record<string, string> = {}) {
+  return childEnv({ groups: ['node', 'callpipe'], extra: { ...env, ...extra } });
+}
+
+/** `env` without the variables that hold secrets. */
+export function withoutSecrets(env: Record<string, string>): Record<string, string> {
+  const secrets: ReadonlySet<string> = new Set(SECRET_VARIABLES);
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !secrets.has(name)));
 }
 
 type TemporalProcesses = Pick<RunningStack['processes'], 'temporal' | 'postgresql' | 'temporalUi'>;
@@ -411,7 +420,7 @@ async function startTemporal(ctx: StackContext): Promise<TemporalProcesses> {
       port: ports.temporal,
       uiPort: ports.temporalUi,
       temporal: config.temporal,
-      env: ctx.childEnv(),
+      env: serverEnv(),
       onSpawn: (name) => launched.onSpawn(name),
       log,
     });
@@ -423,7 +432,7 @@ async function startTemporal(ctx: StackContext): Promise<TemporalProcesses> {
     };
   }
   log(`starting Temporal dev server on ${config.temporal.address} (Web UI on :${ports.temporalUi})…`);
-  const temporal = devServerProcess(config, ports, home, ctx.tools, ctx.childEnv());
+  const temporal = devServerProcess(config, ports, home, ctx.tools, serverEnv());
   await temporal.start(launched.onSpawn('temporal'));
   launched.add(temporal);
   return { temporal };
@@ -444,7 +453,7 @@ async function startS3(ctx: StackContext): Promise<ManagedProcess> {
       },
     ],
     config: ctx.config.s3,
-    env: ctx.childEnv(),
+    env: serverEnv(),
   });
   await s3.start(ctx.launched.onSpawn('s3'));
   ctx.launched.add(s3);
@@ -464,7 +473,12 @@ async function startStackEmulator(ctx: StackContext): Promise<ManagedProcess> {
   if (config.stack.emulatorPhrasebook) args.push('--phrasebook', config.stack.emulatorPhrasebook);
   if (config.stack.emulatorFaults) args.push('--faults', config.stack.emulatorFaults);
   if (config.stack.emulatorAccounts) args.push('--accounts', config.stack.emulatorAccounts);
-  const emulator = emulatorProcess(ctx.ports.emulator, args, ctx.home, ctx.childEnv());
+  const emulator = emulatorProcess(
+    ctx.ports.emulator,
+    args,
+    ctx.home,
+    workersEnv(withoutSecrets(ctx.env), toolEnv(ctx.tools)),
+  );
   await emulator.start(ctx.launched.onSpawn('emulator'));
   ctx.launched.add(emulator);
   return emulator;
@@ -481,7 +495,8 @@ async function restartWorkers(
   if (previous) launched.remove(previous);
   ctx.log('starting workers…');
   const workers = workersProcess(
-    ctx.childEnv({
+    workersEnv(ctx.env, {
+      ...toolEnv(ctx.tools),
       ...(options.workflowBundlePath ? { CALLPIPE_WORKFLOW_BUNDLE: options.workflowBundlePath } : {}),
       ...options.workerEnv,
     }),
@@ -555,7 +570,6 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     ports,
     tools,
     env,
-    childEnv: childEnvOf(tools, env),
     launched,
     log,
   };

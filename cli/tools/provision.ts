@@ -13,6 +13,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureNode as ensureNodeRuntime, PINNED_NODE } from '../../scripts/node-runtime.mjs';
 import { mediaTools, processSettings } from '../../schemas/config.ts';
+import { childEnv } from '../../schemas/child-env.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const TOOLS_DIR = join(PROJECT_ROOT, '.tools');
@@ -80,7 +81,11 @@ function which(name: string): string | undefined {
 
 function run(cmd: string, args: string[], log: (line: string) => void): void {
   log(`$ ${cmd} ${args.join(' ')}`);
-  const res = spawnSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const res = spawnSync(cmd, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    env: childEnv({ groups: ['node', 'installer'] }),
+  });
   if (res.error || res.status !== 0) {
     const tail = `${res.stderr ?? ''}${res.stdout ?? ''}`.trim().split('\n').slice(-5).join('\n');
     throw new ToolsError(
@@ -270,7 +275,7 @@ export function ensureOpenssl(options: { log?: (line: string) => void } = {}): s
  */
 export function ensureAmrEncoder(options: { log?: (line: string) => void } = {}): string {
   const soxCanEncodeAmr = (sox: string) => {
-    const res = spawnSync(sox, ['-h'], { encoding: 'utf8' });
+    const res = spawnSync(sox, ['-h'], { encoding: 'utf8', env: childEnv() });
     return res.status === 0 && /amr-nb/.test(res.stdout) && existsAny(OPENCORE_AMRNB_LIBS);
   };
   return ensureDebianTool(

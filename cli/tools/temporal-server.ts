@@ -13,6 +13,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } fro
 import { delimiter, join } from 'node:path';
 import { ensureDebianTool, TOOLS_DIR, ToolsError } from './provision.ts';
 import { processSettings } from '../../schemas/config.ts';
+import { childEnv } from '../../schemas/child-env.ts';
 
 /**
  * Pinned Go modules. Server v1.32.1 is the newest of the v1.32 line that Go 1.26.8 builds (v1.32.2 asks
@@ -82,7 +83,10 @@ function goInstall(go: string, bin: string, packages: string[], log: (line: stri
   const res = spawnSync(cmd!, args, {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, GOBIN: bin, GOFLAGS: '-p=1', GOMAXPROCS: '1', GOTOOLCHAIN: 'local' },
+    env: childEnv({
+      groups: ['node', 'installer'],
+      extra: { GOBIN: bin, GOFLAGS: '-p=1', GOMAXPROCS: '1', GOTOOLCHAIN: 'local' },
+    }),
     maxBuffer: 64 * 1024 * 1024,
   });
   if (res.error || res.status !== 0) {
@@ -96,7 +100,7 @@ function goInstall(go: string, bin: string, packages: string[], log: (line: stri
 function goModDir(go: string, module: string, version: string): string {
   const res = spawnSync(go, ['mod', 'download', '-json', `${module}@${version}`], {
     encoding: 'utf8',
-    env: { ...process.env, GOFLAGS: '', GOTOOLCHAIN: 'local' },
+    env: childEnv({ groups: ['node', 'installer'], extra: { GOFLAGS: '', GOTOOLCHAIN: 'local' } }),
     cwd: TOOLS_DIR,
   });
   const dir = res.status === 0 ? (JSON.parse(res.stdout) as { Dir?: string }).Dir : undefined;
