@@ -5,17 +5,15 @@
  */
 import { REPORT_COLUMNS, type BackfillCounters, type ReportRow } from '../../schemas/backfill.ts';
 import { roundThousandths } from '../../schemas/units.ts';
+import { toCsv } from '../csv-output.ts';
 
-function csvCell(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  const text = typeof value === 'number' ? String(roundThousandths(value)) : String(value);
-  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
+/** report.csv: numbers to the thousandth; text cells a spreadsheet would run are neutralised (csv-output.ts). */
 export function reportCsv(rows: ReportRow[]): string {
-  const lines = [REPORT_COLUMNS.join(',')];
-  for (const row of rows) lines.push(REPORT_COLUMNS.map((c) => csvCell(row[c])).join(','));
-  return `${lines.join('\n')}\n`;
+  return toCsv(
+    REPORT_COLUMNS,
+    rows.map((row) => REPORT_COLUMNS.map((c) => row[c])),
+    { number: (n) => String(roundThousandths(n)) },
+  );
 }
 
 /** Rows in a stable order (source key); when a call appears twice (a re-listed page), the last wins. */

@@ -2,6 +2,7 @@
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { rescoreRowSchema, type RescoreCounters, type RescoreRow } from '../../schemas/rescore.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { toCsv } from '../csv-output.ts';
 
 export interface WriteRescoreReportInput {
   output: OutputLocation;
@@ -28,13 +29,12 @@ async function readParts(bucket: ObjectStore, partsPrefix: string): Promise<Resc
   return rows.sort((a, b) => a.callId.localeCompare(b.callId));
 }
 
-function toCsv(rows: readonly RescoreRow[]): string {
-  const cell = (v: unknown) => {
-    const s = v === undefined ? '' : Array.isArray(v) ? v.join(' ') : String(v);
-    return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-  };
-  const lines = rows.map((r) => CSV_COLUMNS.map((c) => cell(r[c])).join(','));
-  return `${[CSV_COLUMNS.join(','), ...lines].join('\n')}\n`;
+/** Categories space-separated; text cells a spreadsheet would run are neutralised (csv-output.ts). */
+function rescoreCsv(rows: readonly RescoreRow[]): string {
+  return toCsv(
+    CSV_COLUMNS,
+    rows.map((r) => CSV_COLUMNS.map((c) => (Array.isArray(r[c]) ? r[c].join(' ') : r[c]))),
+  );
 }
 
 /** Merges the pages' rows into report.json and report.csv beside them. */
@@ -48,6 +48,6 @@ export async function writeRescoreReport(
   const csvKey = `${input.reportPrefix}report.csv`;
   const report = { ...input.header, finishedAt: new Date().toISOString(), rows };
   await bucket.put(jsonKey, JSON.stringify(report, null, 2), JSON_TYPE);
-  await bucket.put(csvKey, toCsv(rows), { contentType: 'text/csv; charset=utf-8' });
+  await bucket.put(csvKey, rescoreCsv(rows), { contentType: 'text/csv; charset=utf-8' });
   return { jsonKey, csvKey, rows: rows.length };
 }

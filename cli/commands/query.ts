@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { CliError, parseCommandArgs } from '../command.ts';
 import { pipelineConfig } from '../stack-client.ts';
 import { textTable } from '../text-table.ts';
+import { toCsv } from '../../activities/csv-output.ts';
 import { mirrorTables, tableFiles } from '../query/tables-mirror.ts';
 import { openTablesDatabase, QueryError, type QueryResult } from '../query/duckdb.ts';
 import { createObjectStore } from '../../activities/storage/object-store.ts';
@@ -29,7 +30,8 @@ Options:
   --offline          use the local mirror as it is, without syncing it first
   --time-zone <Z>    time zone of current_date and of timestamps shown (default CALLPIPE_TIME_ZONE)
   --json             one JSON array of row objects
-  --csv              CSV with a header row
+  --csv              CSV with a header row (text cells a spreadsheet would run as a formula, such as
+                     =…, +…, -…, @…, start with ' ; numbers stay numbers)
 
 Example: the calls of last night whose customer sounded negative
   callpipe query "SELECT call_id, agent, duration_seconds, summary FROM calls
@@ -41,11 +43,12 @@ function cell(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/** Numbers stay numbers; lists and maps as JSON; text cells that a spreadsheet would run are neutralised. */
 function csv(result: QueryResult): string {
-  const escape = (v: string) => (/[",\n\r]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
-  const lines = [result.columns.map(escape).join(',')];
-  for (const row of result.rows) lines.push(result.columns.map((c) => escape(cell(row[c]))).join(','));
-  return `${lines.join('\n')}\n`;
+  return toCsv(
+    result.columns,
+    result.rows.map((row) => result.columns.map((c) => (typeof row[c] === 'number' ? row[c] : cell(row[c])))),
+  );
 }
 
 /** Long cells (a summary, a transcript line) are cut in the text table; --json and --csv keep them. */
