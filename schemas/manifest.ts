@@ -18,6 +18,18 @@ import { z } from 'zod';
 
 export const MANIFEST_KEY_COLUMNS = ['uri', 'key'] as const;
 
+/**
+ * How large a manifest may be, checked before a batch starts (by the command on a local file, and by the
+ * batch's first step on an object), and while it is read, so a file is never read whole into memory
+ * first. Far above what teams run (manifests of 100,000 rows, a few hundred bytes each); beyond them,
+ * a manifest is split into several batches. docs/input-limits.md states them.
+ */
+export const MANIFEST_LIMITS = {
+  maxBytes: 256 * 1024 * 1024,
+  maxRows: 500_000,
+} as const;
+export type ManifestLimits = { maxBytes: number; maxRows: number };
+
 const callIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "letters, digits, '.', '_' and '-' only")
@@ -54,7 +66,10 @@ export const manifestEntrySchema = z.object({
   startedAt: z.string().optional(),
   speakers: z.array(z.string().min(1)).optional(),
   metadata: z.record(z.string(), z.string()),
-  /** Line of an earlier row naming the same recording and call id: this row is reported, not run. */
+  /**
+   * Line of an earlier row with the same recording, call id and cells: this row is reported as a
+   * duplicate, not run (a row that differs from it is refused with the manifest).
+   */
   duplicateOf: z.number().int().positive().optional(),
 });
 export type ManifestEntry = z.infer<typeof manifestEntrySchema>;

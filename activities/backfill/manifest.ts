@@ -1,16 +1,59 @@
 /**
- * The one module that reads CSV (csv-parse): a backfill manifest's text → resolved entries, with every
- * bad row named by its line so a user can fix the file (schemas/manifest.ts describes the columns).
+ * The one module that reads CSV (csv-parse): a backfill manifest's bytes → resolved entries, validated
+ * whole before anything starts (schemas/manifest.ts describes the columns). The file is read as a
+ * stream within its bounds of bytes and rows; every problem is named by its line (up to
+ * {@link MAX_LISTED_PROBLEMS} of them, the rest counted), and one problem refuses the whole file:
+ *
+ * - a header that is missing, names no `uri`/`key` column, or gives a column twice (`uri,uri`: one of
+ *   them would be dropped);
+ * - a header and no rows (a batch of nothing is a mistake, not a success);
+ * - a row that is not valid CSV, has another number of cells than the header, or a bad cell;
+ * - a call id claimed by two different recordings (the second result.json would overwrite the first),
+ *   or a recording repeated with its call id but other cells (one row's values would be lost).
+ *
+ * A row repeating an earlier row exactly (same recording, call id and cells) is harmless: it is marked
+ * `duplicateOf` that line, processed once, and reported as a duplicate.
+ *
+ * Messages name lines and columns, never cell values: they reach workflow histories.
  */
-import { parse } from 'csv-parse/sync';
-import { manifestRowSchema, type ManifestEntry } from '../../schemas/manifest.ts';
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { parse, type CsvError, type Info } from 'csv-parse';
+import {
+  MANIFEST_LIMITS,
+  manifestRowSchema,
+  type ManifestEntry,
+  type ManifestLimits,
+} from '../../schemas/manifest.ts';
+import { callIdOf } from '../storage/call-id.ts';
 
+/** Problems named one by one in a refusal; the rest are counted. */
+export const MAX_LISTED_PROBLEMS = 20;
+
+/** A manifest refused: its problems (each `line N…: why`), the first {@link MAX_LISTED_PROBLEMS} of `total`. */
 export class ManifestError extends Error {
   override name = 'ManifestError';
+  readonly problems: string[];
+  readonly total: number;
+  constructor(problems: string[], total = problems.length) {
+    const listed = problems.slice(0, MAX_LISTED_PROBLEMS);
+    const more = total > listed.length ? `\n  … and ${total - listed.length} more` : '';
+    super(
+      total === 1
+        ? `manifest refused: ${listed[0]}`
+        : `manifest refused, ${total} problems:\n  ${listed.join('\n  ')}${more}`,
+    );
+    this.problems = listed;
+    this.total = total;
+  }
 }
 
-/** Most row errors listed in one message; the rest are counted. */
-const MAX_LISTED_ERRORS = 5;
+/** A manifest larger than its bound, known from its size before it is read. */
+export function tooLargeManifest(bytes: number, maxBytes: number = MANIFEST_LIMITS.maxBytes): ManifestError {
+  return new ManifestError([
+    `the manifest is ${bytes.toLocaleString('en-US')} bytes, larger than the ${maxBytes.toLocaleString('en-US')} bytes a manifest may have: split it into several`,
+  ]);
+}
 
 const S3_URI = /^s3:\/\/([^/]+)\/(.+)$/;
 
@@ -22,65 +65,274 @@ export function parseChannelMapping(cell: string): string[] {
     .filter(Boolean);
 }
 
-/** Parses a manifest. `bucket` is the manifest's own bucket, the default for a `key` column. */
-export function parseManifest(text: string | Buffer, bucket: string): ManifestEntry[] {
-  let records: Record<string, string>[];
-  try {
-    records = parse(text, {
-      columns: (header: string[]) =>
-        header.map((h) =>
-          h
-            .trim()
-            .toLowerCase()
-            .replace(/[\s-]+/g, '_'),
-        ),
-      skip_empty_lines: true,
-      trim: true,
-      bom: true,
-      relax_column_count: false,
-    }) as Record<string, string>[];
-  } catch (err) {
-    throw new ManifestError(`manifest is not valid CSV: ${(err as Error).message}`);
-  }
-  if (records.length === 0) return [];
-  const columns = Object.keys(records[0]!);
-  if (!columns.includes('uri') && !columns.includes('key')) {
-    throw new ManifestError(
-      `manifest needs a 'uri' (s3://bucket/key) or 'key' column; it has: ${columns.join(', ')}`,
-    );
-  }
+/** A header cell as a column name: `Call ID` and `call-id` are `call_id`. */
+const columnName = (h: string) =>
+  h
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 
-  const entries: ManifestEntry[] = [];
-  const errors: string[] = [];
-  records.forEach((record, i) => {
-    const line = i + 2; // header is line 1 (multi-line cells are rare in manifests)
-    // Empty cells mean "not given".
-    const cells = Object.fromEntries(Object.entries(record).filter(([, v]) => v !== ''));
-    const parsed = manifestRowSchema.safeParse(cells);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      errors.push(`line ${line}${issue.path.length ? ` (${issue.path.join('.')})` : ''}: ${issue.message}`);
+/** A column as a message may name it: a name that looks like one (a header may hold data by mistake). */
+const columnLabel = (name: string, index: number) =>
+  /^[a-z][a-z0-9_]{0,39}$/.test(name) ? `column '${name}'` : `column ${index + 1}`;
+
+/** Problems of the header line; the column names when there are none. */
+function headerProblems(columns: string[]): string[] {
+  const problems: string[] = [];
+  const first = new Map<string, number>();
+  columns.forEach((name, i) => {
+    if (name === '') {
+      problems.push(`line 1: column ${i + 1} has no name`);
       return;
     }
-    const row = parsed.data;
-    // A `key` cell holding an s3:// URL is taken as one (manifests mix both in practice).
-    const fromUri = S3_URI.exec(row.uri ?? row.key ?? '');
-    const { uri: _uri, key: _key, bucket: _bucket, ...rest } = cells;
-    entries.push({
-      line,
-      bucket: fromUri ? fromUri[1]! : (row.bucket ?? bucket),
-      key: fromUri ? fromUri[2]! : row.key!,
-      callId: row.call_id,
-      startedAt: row.started_at,
-      speakers: row.channels ? parseChannelMapping(row.channels) : undefined,
-      metadata: rest,
-    });
+    const earlier = first.get(name);
+    if (earlier === undefined) first.set(name, i);
+    else
+      problems.push(
+        `line 1: ${columnLabel(name, i)} is given twice (columns ${earlier + 1} and ${i + 1}): keep one`,
+      );
   });
-  if (errors.length > 0) {
-    const more = errors.length > MAX_LISTED_ERRORS ? `; and ${errors.length - MAX_LISTED_ERRORS} more` : '';
-    throw new ManifestError(
-      `manifest has ${errors.length} bad row(s): ${errors.slice(0, MAX_LISTED_ERRORS).join('; ')}${more}`,
-    );
+  if (!columns.includes('uri') && !columns.includes('key'))
+    problems.push("line 1: the header needs a 'uri' (s3://bucket/key) or a 'key' column");
+  return problems;
+}
+
+/** Short digest of a value, for the identities kept per call id (not the values themselves). */
+const digest = (value: unknown) =>
+  createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 16);
+
+/** What the file's earlier rows claimed, per call id: `line|recording digest|row digest`. */
+class CallIds {
+  private readonly claims = new Map<string, string>();
+
+  /** The problem of `entry`, or undefined (marking it a duplicate when it repeats a row exactly). */
+  check(entry: ManifestEntry): string | undefined {
+    const callId = entry.callId ?? callIdOf({ bucket: entry.bucket, key: entry.key });
+    const recording = digest([entry.bucket, entry.key]);
+    const row = digest([entry.startedAt, entry.speakers, Object.entries(entry.metadata).sort()]);
+    const claim = this.claims.get(callId);
+    if (claim === undefined) {
+      this.claims.set(callId, `${entry.line}|${recording}|${row}`);
+      return undefined;
+    }
+    const [line, firstRecording, firstRow] = claim.split('|');
+    if (firstRecording !== recording)
+      return `line ${entry.line}: call id of line ${line}, for another recording (a call id names one call's results: give each recording its own)`;
+    if (firstRow !== row)
+      return `line ${entry.line}: repeats line ${line}'s recording and call id with other values (a call has one row: keep one)`;
+    entry.duplicateOf = Number(line);
+    return undefined;
   }
+}
+
+/** A row's cells → its entry, or the problem of its line. */
+function entryOf(
+  cells: Record<string, string>,
+  line: number,
+  bucket: string,
+): ManifestEntry | { problem: string } {
+  const parsed = manifestRowSchema.safeParse(cells);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return {
+      problem: `line ${line}${issue.path.length ? ` (${issue.path.join('.')})` : ''}: ${issue.message}`,
+    };
+  }
+  const row = parsed.data;
+  // A `key` cell holding an s3:// URL is taken as one (manifests mix both in practice).
+  const fromUri = S3_URI.exec(row.uri ?? row.key ?? '');
+  const { uri: _uri, key: _key, bucket: _bucket, ...rest } = cells;
+  return {
+    line,
+    bucket: fromUri ? fromUri[1]! : (row.bucket ?? bucket),
+    key: fromUri ? fromUri[2]! : row.key!,
+    callId: row.call_id,
+    startedAt: row.started_at,
+    speakers: row.channels ? parseChannelMapping(row.channels) : undefined,
+    metadata: rest,
+  };
+}
+
+/** What csv-parse refused, as a line's problem; whether the rest of the file can still be read. */
+function csvProblem(err: CsvError, columns: number): { problem: string; goOn: boolean } {
+  const line = (err as CsvError & { lines?: number }).lines;
+  const at = line ? `line ${line}` : 'the manifest';
+  switch (err.code) {
+    case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH':
+      return { problem: `${at}: not the ${columns} cells of the header`, goOn: true };
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return { problem: `${at}: a quote opened here is never closed (the rest was not read)`, goOn: false };
+    case 'CSV_INVALID_CLOSING_QUOTE':
+      return {
+        problem: `${at}: a quoted cell goes on after its closing quote (the rest was not read)`,
+        goOn: false,
+      };
+    default:
+      return { problem: `${at}: not valid CSV (${err.code}; the rest was not read)`, goOn: false };
+  }
+}
+
+/** Bytes of `body`, refused beyond `maxBytes` as they arrive. */
+async function* boundedChunks(
+  body: string | Buffer | AsyncIterable<Buffer | string>,
+  maxBytes: number,
+): AsyncGenerator<Buffer> {
+  const chunks = typeof body === 'string' || Buffer.isBuffer(body) ? [Buffer.from(body)] : body;
+  let bytes = 0;
+  for await (const chunk of chunks) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    bytes += buffer.length;
+    if (bytes > maxBytes) throw tooLargeManifest(bytes, maxBytes);
+    yield buffer;
+  }
+}
+
+export interface ManifestReadOptions {
+  /** Bounds other than {@link MANIFEST_LIMITS} (tests). */
+  limits?: Partial<ManifestLimits>;
+  /** Entries per page handed to `onPage`. */
+  pageSize?: number;
+  /**
+   * Each page of entries, in order, while the file is valid so far (a refused file may have handed some:
+   * nothing may start from them before the read resolves).
+   */
+  onPage?: (entries: ManifestEntry[], page: number) => Promise<void>;
+}
+
+/** The first line of a record: where it ends, less the line breaks inside it. */
+function startLine(info: Info, raw: string | undefined): number {
+  const breaks = (raw ?? '').replace(/\r?\n$/, '').split('\n').length - 1;
+  return info.lines - breaks;
+}
+
+type ParsedRecord = { record: string[]; info: Info; raw?: string };
+
+/**
+ * Reads and validates a whole manifest, handing its entries page by page; resolves to how many rows and
+ * pages it has, or rejects with a {@link ManifestError} naming every problem. `bucket` is the manifest's
+ * own bucket, the default of a `key` column.
+ */
+export async function readManifest(
+  body: string | Buffer | AsyncIterable<Buffer | string>,
+  bucket: string,
+  options: ManifestReadOptions = {},
+): Promise<{ rows: number; pages: number }> {
+  const limits = { ...MANIFEST_LIMITS, ...options.limits };
+  const pageSize = options.pageSize ?? 1000;
+  // The first problems by line (csv-parse reports its own as it reads ahead of the rows handed here).
+  const problems: { line: number; text: string }[] = [];
+  let total = 0;
+  const problem = (text: string) => {
+    total += 1;
+    problems.push({ line: Number(/^line (\d+)/.exec(text)?.[1] ?? 0), text });
+    problems.sort((a, b) => a.line - b.line);
+    problems.length = Math.min(problems.length, MAX_LISTED_PROBLEMS);
+  };
+  let columns: string[] | undefined;
+  let stopped = false;
+  const parser = parse({
+    skip_empty_lines: true,
+    trim: true,
+    bom: true,
+    relax_column_count: false,
+    skip_records_with_error: true,
+    info: true,
+    raw: true,
+    on_skip: (err: CsvError | undefined) => {
+      if (!err || stopped) return;
+      const { problem: p, goOn } = csvProblem(err, columns?.length ?? 0);
+      problem(p);
+      if (!goOn) stopped = true;
+    },
+  });
+  const source = Readable.from(boundedChunks(body, limits.maxBytes));
+  let readError: unknown;
+  source.on('error', (err) => {
+    readError = err;
+    parser.destroy();
+  });
+  source.pipe(parser);
+
+  const ids = new CallIds();
+  let rows = 0;
+  let pages = 0;
+  let page: ManifestEntry[] = [];
+  const flush = async () => {
+    if (page.length === 0 || !options.onPage) return;
+    const full = page;
+    page = [];
+    await options.onPage(full, pages++);
+  };
+  try {
+    for await (const { record, info, raw } of parser as AsyncIterable<ParsedRecord>) {
+      if (stopped) break;
+      if (!columns) {
+        columns = record.map(columnName);
+        const header = headerProblems(columns);
+        if (header.length > 0) {
+          header.forEach(problem);
+          break;
+        }
+        continue;
+      }
+      rows += 1;
+      const line = startLine(info, raw);
+      if (rows > limits.maxRows) {
+        problem(
+          `more than ${limits.maxRows.toLocaleString('en-US')} rows (line ${line} is row ${rows.toLocaleString('en-US')}): split the manifest into several`,
+        );
+        break;
+      }
+      // Empty cells mean "not given".
+      const cells: Record<string, string> = {};
+      record.forEach((v, i) => {
+        if (v !== '') cells[columns![i]!] = v;
+      });
+      const entry = entryOf(cells, line, bucket);
+      if ('problem' in entry) {
+        problem(entry.problem);
+        continue;
+      }
+      const claimed = ids.check(entry);
+      if (claimed) {
+        problem(claimed);
+        continue;
+      }
+      if (total > 0) continue; // a refused file hands no more pages
+      page.push(entry);
+      if (page.length >= pageSize) await flush();
+    }
+  } catch (err) {
+    readError ??= err;
+  } finally {
+    source.destroy();
+    parser.destroy();
+  }
+  if (readError instanceof ManifestError) throw readError;
+  if (readError) throw readError;
+  if (!columns && total === 0)
+    problem('the manifest is empty: it needs a header line (a uri or key column) and a row per recording');
+  else if (columns && rows === 0 && total === 0)
+    problem('line 1: a header and no rows: the manifest lists no recording');
+  if (total > 0)
+    throw new ManifestError(
+      problems.map((p) => p.text),
+      total,
+    );
+  await flush();
+  return { rows, pages };
+}
+
+/** Every entry of a manifest (a small one: tests, the command's own check), validated whole. */
+export async function parseManifest(
+  body: string | Buffer | AsyncIterable<Buffer | string>,
+  bucket: string,
+  options: Omit<ManifestReadOptions, 'onPage' | 'pageSize'> = {},
+): Promise<ManifestEntry[]> {
+  const entries: ManifestEntry[] = [];
+  await readManifest(body, bucket, {
+    ...options,
+    onPage: async (page) => void entries.push(...page),
+  });
   return entries;
 }

@@ -2,8 +2,8 @@
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { BackfillSource } from '../../schemas/backfill.ts';
-import type { ManifestEntry } from '../../schemas/manifest.ts';
-import { ManifestError, parseManifest } from './manifest.ts';
+import { MANIFEST_LIMITS } from '../../schemas/manifest.ts';
+import { ManifestError, readManifest, tooLargeManifest } from './manifest.ts';
 import { HEAD_CONCURRENCY, pageName, putJson } from './bucket-io.ts';
 import { failureOf } from '../failure.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
@@ -16,53 +16,43 @@ export interface PrepareManifestInput {
   pageSize: number;
 }
 
-/** The manifest's entries; a malformed manifest fails the batch at once (no retry can fix it). */
-function parseManifestOrFail(text: Buffer, bucket: string): ManifestEntry[] {
-  try {
-    return parseManifest(text, bucket);
-  } catch (err) {
-    if (err instanceof ManifestError) {
-      throw failureOf(FAILURE.ManifestError, err.message);
-    }
-    throw err;
-  }
+/**
+ * A refused manifest fails the batch at once (no retry can fix it), with every problem by its line and
+ * before any call starts: its pages are written as it is read, and only used once the whole file passed.
+ */
+function manifestFailure(err: unknown): unknown {
+  return err instanceof ManifestError ? failureOf(FAILURE.ManifestError, err.message) : err;
 }
 
 /**
- * A row repeated (same object, same call id) is one call: the repeat is marked here, where every row is
- * seen, so pages far apart do not start it twice.
+ * Reads the CSV once, as a stream within its bounds (the size is checked before a byte is read), and
+ * stores it as pages of entries, so each run reads only its pages.
  */
-function markRepeatedRows(entries: ManifestEntry[]): void {
-  const firstLine = new Map<string, number>();
-  for (const e of entries) {
-    const id = JSON.stringify([e.bucket, e.key, e.callId ?? '']);
-    const first = firstLine.get(id);
-    if (first === undefined) firstLine.set(id, e.line);
-    else e.duplicateOf = first;
-  }
-}
-
-/** Parses the CSV once and stores it as pages of entries, so each run reads only its pages. */
 export async function prepareManifest(
   store: ObjectStore,
   input: PrepareManifestInput,
 ): Promise<{ rows: number; pages: number }> {
-  const text = await store.withBucket(input.source.bucket).getBuffer(input.source.key);
-  const entries = parseManifestOrFail(text, input.source.bucket);
-  markRepeatedRows(entries);
-  const pages = Math.ceil(entries.length / input.pageSize);
+  const manifest = store.withBucket(input.source.bucket);
+  const head = await manifest.head(input.source.key);
+  if (!head) throw failureOf(FAILURE.ManifestError, 'manifest refused: no such object');
+  if (head.size > MANIFEST_LIMITS.maxBytes) throw manifestFailure(tooLargeManifest(head.size));
   const limit = pLimit(HEAD_CONCURRENCY);
-  await Promise.all(
-    Array.from({ length: pages }, (_, n) =>
-      limit(() =>
-        putJson(
-          store,
-          input.outputBucket,
-          `${input.pagesPrefix}${pageName(n)}`,
-          entries.slice(n * input.pageSize, (n + 1) * input.pageSize),
-        ),
-      ),
-    ),
-  );
-  return { rows: entries.length, pages };
+  const writes: Promise<void>[] = [];
+  try {
+    const read = await readManifest(await manifest.getStream(input.source.key), input.source.bucket, {
+      pageSize: input.pageSize,
+      onPage: async (entries, n) => {
+        writes.push(
+          limit(() => putJson(store, input.outputBucket, `${input.pagesPrefix}${pageName(n)}`, entries)),
+        );
+        // Pages wait in memory only while the writes before them are in flight.
+        if (limit.pendingCount > HEAD_CONCURRENCY) await writes.at(-1);
+      },
+    });
+    await Promise.all(writes);
+    return read;
+  } catch (err) {
+    await Promise.allSettled(writes);
+    throw manifestFailure(err);
+  }
 }
