@@ -6,7 +6,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { connectClient, describeConnection } from '../workers/temporal-connection.ts';
 import { loadConfig, type Config } from '../schemas/config.ts';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store.ts';
-import { readStackFile } from './stack/stack-record.ts';
+import { readStackFile, recordedStackEnv } from './stack/stack-record.ts';
 import { CliError } from './command.ts';
 
 export interface PipelineClient {
@@ -30,7 +30,8 @@ export function pipelineConfig(env: NodeJS.ProcessEnv = process.env): { config: 
   // cluster (TEMPORAL_* variables, a profile) would only break the connection to it.
   const local = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('TEMPORAL_')));
   return {
-    config: loadConfig({ env: { ...local, ...stack.env, ...explicit } }),
+    // The record holds no secret: the stack's local ones are filled in, the others are this process's own.
+    config: loadConfig({ env: { ...local, ...recordedStackEnv(stack), ...explicit } }),
     webUiUrl: stack.addresses.webUiUrl,
   };
 }

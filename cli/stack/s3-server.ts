@@ -3,7 +3,7 @@
  * folder, ready once its bucket exists. The stack runs one with its local keys; tests run their own with
  * identities of their choosing (an identity only an AWS profile provides).
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { httpAnswers, ManagedProcess } from './process.ts';
 import { resolvePorts } from './ports.ts';
@@ -48,7 +48,11 @@ export async function s3ServerProcess(options: S3ServerOptions): Promise<Managed
   const dir = join(home, 's3');
   mkdirSync(dir, { recursive: true });
   const identities = join(home, 's3-identities.json');
-  writeFileSync(identities, JSON.stringify({ identities: options.identities.map(toWeedIdentity) }));
+  // Keys: readable by the user alone (the stack's are its fixed local ones; a test's may be others).
+  writeFileSync(identities, JSON.stringify({ identities: options.identities.map(toWeedIdentity) }), {
+    mode: 0o600,
+  });
+  chmodSync(identities, 0o600);
   // `weed mini` re-applies flags it saved in its data dir; remove them so this start's ports win.
   rmSync(join(dir, 'mini.options'), { force: true });
   return new ManagedProcess({

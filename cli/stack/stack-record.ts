@@ -7,12 +7,13 @@
  * A pid alone is not an identity (pids are reused): every pid is recorded with the process's start time
  * (`/proc/<pid>/stat`, field 22), and a process is only signalled when both still match.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readProcStat } from './proc-stat.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StackAddresses } from './stack.ts';
 import { signalProcessGroup } from './process.ts';
+import { LOCAL_S3_SECRET_KEY } from '../../schemas/config.ts';
 
 /** One process of the stack: its pid and start time (clock ticks after boot; absent where /proc is not). */
 export interface RecordedProcess {
@@ -21,7 +22,21 @@ export interface RecordedProcess {
   startTicks?: string;
 }
 
-/** What `stack.json` holds. `addresses` and `env` are there once the stack is ready. */
+/**
+ * Where a secret of the stack comes from, recorded in place of its value (no secret is ever written under
+ * CALLPIPE_HOME): `local-stack`, the stack's own fixed local credential (its S3 server's key); `caller`,
+ * the configuration of whichever process reads the record (its environment, config file or default, as
+ * for `up` itself): a command run with another client secret than `up`'s uses its own.
+ */
+export type SecretSource = 'local-stack' | 'caller';
+
+/** The values of `local-stack` secrets, by variable. */
+const LOCAL_STACK_SECRETS: Record<string, string> = { CALLPIPE_S3_SECRET_ACCESS_KEY: LOCAL_S3_SECRET_KEY };
+
+/**
+ * What `stack.json` holds. `addresses` and `env` are there once the stack is ready; `env` holds no secret
+ * variable, `secrets` says where each comes from.
+ */
 export interface StackRecord {
   /** The `callpipe up` (or test, or benchmark) process that owns the stack. */
   pid: number;
@@ -29,6 +44,15 @@ export interface StackRecord {
   processes: RecordedProcess[];
   addresses?: StackAddresses;
   env?: Record<string, string>;
+  secrets?: Record<string, SecretSource>;
+}
+
+/** The record's variables with its `local-stack` secrets filled in; `caller` ones are the reader's own. */
+export function recordedStackEnv(record: StackFile): Record<string, string> {
+  const local = Object.entries(record.secrets ?? {})
+    .filter(([name, source]) => source === 'local-stack' && LOCAL_STACK_SECRETS[name] !== undefined)
+    .map(([name]) => [name, LOCAL_STACK_SECRETS[name]!]);
+  return { ...record.env, ...Object.fromEntries(local) };
 }
 
 /** A ready stack, as commands that talk to it need it. */
@@ -75,8 +99,11 @@ export function readStackRecord(home: string): StackRecord | undefined {
   }
 }
 
+/** Writes the record, readable by the user alone. */
 export function writeStackRecord(home: string, record: StackRecord): void {
-  writeFileSync(stackFile(home), JSON.stringify(record, null, 2));
+  const file = stackFile(home);
+  writeFileSync(file, JSON.stringify(record, null, 2), { mode: 0o600 });
+  chmodSync(file, 0o600);
 }
 
 export function removeStackRecord(home: string): void {

@@ -4,7 +4,7 @@
  * workers. Used by `callpipe up`, `callpipe demo` and the integration tests' global setup alike, so the
  * tests exercise the same code users run.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureTools, PROJECT_ROOT, toolEnv, type ToolPaths } from '../tools/provision.ts';
 import { httpAnswers, ManagedProcess } from './process.ts';
@@ -31,6 +31,7 @@ import {
   removeStackRecord,
   stopStaleStack,
   writeStackRecord,
+  type SecretSource,
   type StackRecord,
 } from './stack-record.ts';
 
@@ -315,9 +316,41 @@ class LaunchedProcesses {
   }
 }
 
+/**
+ * Where each secret of the stack's environment comes from, for its record (which never holds the value):
+ * the S3 key is the stack's own local server's; the client secret is the configuration's, which each
+ * command reads for itself.
+ */
+const STACK_SECRET_SOURCES: Record<string, SecretSource> = {
+  CALLPIPE_S3_SECRET_ACCESS_KEY: 'local-stack',
+  CALLPIPE_CLIENT_SECRET: 'caller',
+};
+
+/** The record's part that describes the stack's environment: its variables without secrets, and their sources. */
+export function stackRecordOf(env: Record<string, string>): Pick<StackRecord, 'env' | 'secrets'> {
+  const secrets = Object.fromEntries(
+    Object.keys(env)
+      .filter((name) => env[name] && STACK_SECRET_SOURCES[name])
+      .map((name) => [name, STACK_SECRET_SOURCES[name]!]),
+  );
+  return { env: withoutSecrets(env), secrets };
+}
+
+/**
+ * CALLPIPE_HOME and its logs folder, private to the user (0700): the stack's databases, stored
+ * recordings, logs and record are the user's alone. A home made before, more open, is closed too when
+ * it is the user's own.
+ */
+export function privateHome(home: string): void {
+  for (const dir of [home, join(home, 'logs')]) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (statSync(dir).uid === process.getuid?.()) chmodSync(dir, 0o700);
+  }
+}
+
 /** Refuses a home another live stack owns, and stops what a killed one left behind. */
 async function claimHome(home: string, options: StackOptions, log: (line: string) => void): Promise<void> {
-  mkdirSync(join(home, 'logs'), { recursive: true });
+  privateHome(home);
   const owner = liveStackOwner(home);
   if (owner !== undefined) throw new StackRunningError(home, owner);
   // What a killed `up` left behind would hold this home's ports, data and locks: stop it first.
@@ -413,6 +446,7 @@ type TemporalProcesses = Pick<RunningStack['processes'], 'temporal' | 'postgresq
 async function startTemporal(ctx: StackContext): Promise<TemporalProcesses> {
   const { config, ports, home, launched, log } = ctx;
   writeTemporalProfile(stackTemporalProfile(home), config.temporal);
+  chmodSync(stackTemporalProfile(home), 0o600);
   if (ctx.options.temporal === 'postgresql') {
     const server = await startTemporalServer({
       tools: ensureTemporalServer({ log }),
@@ -539,7 +573,7 @@ async function startProcesses(ctx: StackContext): Promise<RunningStack> {
   if (ctx.options.workers !== false) await startWorkers();
 
   const addresses = stackAddresses(ctx, emulator !== undefined);
-  Object.assign(ctx.launched.record, { addresses, env: ctx.env });
+  Object.assign(ctx.launched.record, { addresses, ...stackRecordOf(ctx.env) });
   ctx.launched.save();
   return {
     addresses,
