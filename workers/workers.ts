@@ -3,7 +3,12 @@
  * The entry points (`media.ts`, `asr.ts`, `nlp.ts`, `workflows.ts`, `all.ts`) only choose which to run.
  */
 import { Client } from '@temporalio/client';
-import { Worker, type NativeConnection, type WorkerTuner } from '@temporalio/worker';
+import {
+  Worker,
+  type ActivityInterceptorsFactory,
+  type NativeConnection,
+  type WorkerTuner,
+} from '@temporalio/worker';
 import { taskQueues, type Config } from '../schemas/config.ts';
 import { workflowSource } from './runtime.ts';
 import { SessionBudgetClient, sessionBudgetAddress } from './session-budget-client.ts';
@@ -21,14 +26,21 @@ export const QUEUE_NAMES: QueueName[] = ['workflows', 'media', 'probe', 'asr', '
 export interface WorkerDeps {
   config: Config;
   connection: NativeConnection;
+  /** The process's activity interceptors (the event-loop watchdog's), on every worker of the process. */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 export async function createQueueWorker(
   queue: QueueName,
-  { config, connection }: WorkerDeps,
+  { config, connection, activityInterceptors = [] }: WorkerDeps,
 ): Promise<Worker> {
   const queues = taskQueues(config);
-  const base = { connection, namespace: config.temporal.namespace, taskQueue: queues[queue] };
+  const base = {
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: queues[queue],
+    interceptors: { activity: activityInterceptors },
+  };
   switch (queue) {
     case 'workflows':
       // Workflows, and the batches' small listing/report activities (no CPU, no service calls).
