@@ -8,6 +8,7 @@
  * where the mask is, which detector found it); *unredacted* means the text as recognized.
  */
 import { z } from 'zod';
+import { USER_PATTERN_LIMITS, userPatternProblem } from './user-pattern.ts';
 
 /** The kinds callpipe detects itself, most specific first (an overlap takes the earlier kind). */
 export const REDACTION_KINDS = [
@@ -72,10 +73,21 @@ export const maskSchema = z.discriminatedUnion('style', [
 ]);
 export type Mask = z.infer<typeof maskSchema>;
 
+/**
+ * Bounds of the deployment's own rules (inline or `redaction.rulesFile`): a rules file's bytes are
+ * checked before it is parsed, so a file of millions of terms is refused at once instead of filling memory.
+ */
+export const REDACTION_RULE_LIMITS = {
+  fileBytes: 4 * 1024 * 1024,
+  terms: 10_000,
+  termLength: 200,
+  patterns: 200,
+} as const;
+
 /** A term of the deployment's own, matched literally (NFKC, case-insensitive), e.g. a VIP list. */
 export const redactionTermSchema = z.object({
   kind: customKindSchema,
-  text: z.string().min(1).max(200),
+  text: z.string().min(1).max(REDACTION_RULE_LIMITS.termLength),
   label: z.string().min(1).max(40).optional(),
 });
 
@@ -85,16 +97,12 @@ export const redactionPatternSchema = z.object({
   regex: z
     .string()
     .min(1)
-    .max(500)
-    .refine((source) => {
-      try {
-        // The `u` flag is always set: patterns see Japanese text.
-        new RegExp(source, 'u');
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'is not a valid regular expression'),
+    .max(USER_PATTERN_LIMITS.length)
+    .superRefine((source, ctx) => {
+      // Run on RE2, in linear time (schemas/user-pattern.ts): what it cannot run is refused here.
+      const problem = userPatternProblem(source);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   label: z.string().min(1).max(40).optional(),
 });
 export type RedactionTerm = z.infer<typeof redactionTermSchema>;
@@ -117,8 +125,8 @@ export const redactionRulesSchema = z
           ),
         `keepLast applies to digit kinds only (${DIGIT_KINDS.join(', ')})`,
       ),
-    terms: z.array(redactionTermSchema).max(10_000).default([]),
-    patterns: z.array(redactionPatternSchema).max(200).default([]),
+    terms: z.array(redactionTermSchema).max(REDACTION_RULE_LIMITS.terms).default([]),
+    patterns: z.array(redactionPatternSchema).max(REDACTION_RULE_LIMITS.patterns).default([]),
   })
   .superRefine((rules, ctx) => {
     const known = new Set<string>([

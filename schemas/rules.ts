@@ -21,6 +21,25 @@ import { roleSettingsSchema } from './speakers.ts';
 /** Version of the rule file's shape. */
 export const RULES_FORMAT_VERSION = 1;
 
+/**
+ * Bounds of a rule file, so a user's file can neither exhaust the memory of the command that reads it
+ * nor make scoring slow: scoring matches every term against every utterance, so its work is bounded by
+ * `terms` × the call's text. `fileBytes` is checked before the file is parsed (activities/user-file.ts);
+ * the shipped default is under 10 KiB and 200 terms. Role cues have their own (ROLE_CUE_LIMITS) and count
+ * towards `terms`.
+ */
+export const RULE_FILE_LIMITS = {
+  fileBytes: 2 * 1024 * 1024,
+  terms: 20_000,
+  termLength: 200,
+  categories: 500,
+  rulesPerCategory: 100,
+  questions: 200,
+} as const;
+
+/** A phrase to look for: matched literally after normalizing (activities/insights/text-match.ts). */
+const term = z.string().min(1).max(RULE_FILE_LIMITS.termLength);
+
 const seconds = z.number().nonnegative();
 const name = z
   .string()
@@ -31,11 +50,11 @@ const name = z
 export const holdSettingsSchema = z
   .object({
     startPhrases: z
-      .array(z.string().min(1))
+      .array(term)
       .min(1)
       .describe('an utterance holding one of these puts the call on hold (保留, 少々お待ち…)'),
     returnPhrases: z
-      .array(z.string().min(1))
+      .array(term)
       .min(1)
       .describe('the same speaker saying one of these ends the hold (お待たせいたしました…)'),
     minSeconds: seconds.default(3).describe('a shorter wait is a pause, not a hold'),
@@ -94,7 +113,7 @@ const ruleBase = {
 export const phraseRuleSchema = z
   .object({
     kind: z.literal('phrase'),
-    terms: z.array(z.string().min(1)).min(1),
+    terms: z.array(term).min(1),
     match: z
       .enum(['any', 'all'])
       .default('any')
@@ -238,7 +257,7 @@ export const categorySchema = z
     name,
     description: z.string().optional(),
     match: z.enum(['all', 'any']).default('all').describe('every rule must hold, or any one'),
-    rules: z.array(ruleSchema).min(1),
+    rules: z.array(ruleSchema).min(1).max(RULE_FILE_LIMITS.rulesPerCategory),
   })
   .strict()
   .meta({ id: 'Category' });
@@ -269,12 +288,29 @@ export type Question = z.output<typeof questionSchema>;
 export const scorecardSchema = z
   .object({
     name: z.string().min(1),
-    questions: z.array(questionSchema).min(1),
+    questions: z.array(questionSchema).min(1).max(RULE_FILE_LIMITS.questions),
   })
   .strict()
   .meta({ id: 'Scorecard' });
 
 // --- the file ------------------------------------------------------------------------------------------
+
+/** Every phrase the file asks to look for: hold phrases, phrase rules, role cues and company names. */
+function termsOf(file: {
+  metrics: { hold?: { startPhrases: string[]; returnPhrases: string[] } | undefined };
+  categories: { rules: Rule[] }[];
+  scorecard?: { questions: Question[] } | undefined;
+  roles?: { companyNames: string[]; cues: { terms: string[] }[] } | undefined;
+}): number {
+  const ofRule = (r: Rule) => (r.kind === 'phrase' ? r.terms.length : 0);
+  const ofAnswer = (a: Question['answer'] | undefined) => (a && 'rule' in a ? ofRule(a.rule) : 0);
+  let n = (file.metrics.hold?.startPhrases.length ?? 0) + (file.metrics.hold?.returnPhrases.length ?? 0);
+  for (const c of file.categories) for (const r of c.rules) n += ofRule(r);
+  for (const q of file.scorecard?.questions ?? []) n += ofAnswer(q.answer) + ofAnswer(q.applicableWhen);
+  n += file.roles?.companyNames.length ?? 0;
+  for (const cue of file.roles?.cues ?? []) n += cue.terms.length;
+  return n;
+}
 
 export const rulesFileSchema = z
   .object({
@@ -283,7 +319,7 @@ export const rulesFileSchema = z
     version: z.string().min(1).describe("the author's version, recorded with every result scored"),
     description: z.string().optional(),
     metrics: metricsSettingsSchema.default({ silenceSeconds: 3, overlapSeconds: 1 }),
-    categories: z.array(categorySchema).default([]),
+    categories: z.array(categorySchema).max(RULE_FILE_LIMITS.categories).default([]),
     scorecard: scorecardSchema.optional(),
     roles: roleSettingsSchema
       .optional()
@@ -293,6 +329,13 @@ export const rulesFileSchema = z
   })
   .strict()
   .superRefine((file, ctx) => {
+    const terms = termsOf(file);
+    if (terms > RULE_FILE_LIMITS.terms)
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `${terms} terms and phrases in all, at most ${RULE_FILE_LIMITS.terms}`,
+      });
     const seen = new Set<string>();
     const refs = (rule: Rule, path: (string | number)[]) => {
       if (rule.kind === 'category' && !seen.has(rule.category))

@@ -1,17 +1,17 @@
 /**
- * Reading a rule file (schemas/rules.ts): YAML or JSON (JSON is YAML), validated, with errors that
- * name the file, the line and the field (`rules.yaml: line 12: categories.1.rules.0.terms: …`), and a
- * digest of what it says (sha-256 of its canonical JSON: reformatting or comments do not change it) so a
- * result records exactly which rules scored it. The one module that uses the `yaml` library.
+ * Reading a rule file (schemas/rules.ts): YAML or JSON (JSON is YAML), its size bounded before it is
+ * parsed (RULE_FILE_LIMITS), validated, with errors that name the file, the line and the field
+ * (`rules.yaml: line 12: categories.1.rules.0.terms: …`, activities/user-file.ts), and a digest of what
+ * it says (sha-256 of its canonical JSON: reformatting or comments do not change it) so a result records
+ * exactly which rules scored it.
  *
  * Workers get a rule file as an object in the store (`uploadKey(…, 'rules', …)`, written by the CLI as
  * canonical JSON), or the default that ships beside this file.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { isNode, LineCounter, parseDocument } from 'yaml';
-import { rulesFileSchema, type RulesFile } from '../../schemas/rules.ts';
+import { RULE_FILE_LIMITS, rulesFileSchema, type RulesFile } from '../../schemas/rules.ts';
+import { parseUserFile, readUserFile, UserFileError } from '../user-file.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 
@@ -49,32 +49,22 @@ function loaded(rules: RulesFile): LoadedRules {
 
 /** Parses and validates a rule file's text; `name` is how errors name it (its path). */
 export function parseRules(text: string, name: string): LoadedRules {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const at = (offset: number | undefined) =>
-    offset === undefined ? '' : `line ${lines.linePos(offset).line}: `;
-  const syntax = doc.errors[0];
-  if (syntax) throw new RulesFileError(`${name}: ${at(syntax.pos[0])}${syntax.message.split('\n')[0]}`);
-  const parsed = rulesFileSchema.safeParse(doc.toJS());
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
-    // The deepest node of the path that exists in the file gives the line.
-    let node: unknown;
-    for (let n = path.length; n >= 0 && !isNode(node); n--) node = doc.getIn(path.slice(0, n), true);
-    const offset = isNode(node) ? node.range?.[0] : undefined;
-    throw new RulesFileError(`${name}: ${at(offset)}${path.join('.') || '(file)'}: ${issue.message}`);
+  try {
+    return loaded(parseUserFile(text, name, rulesFileSchema, { maxBytes: RULE_FILE_LIMITS.fileBytes }));
+  } catch (err) {
+    if (err instanceof UserFileError) throw new RulesFileError(err.message);
+    throw err;
   }
-  return loaded(parsed.data);
 }
 
-/** Reads a rule file from disk. */
+/** Reads a rule file from disk: its size is checked before it is read. */
 export function readRulesFile(path: string): LoadedRules {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readUserFile(path, RULE_FILE_LIMITS.fileBytes);
   } catch (err) {
-    throw new RulesFileError(`rules file ${path}: ${(err as Error).message}`);
+    if (err instanceof UserFileError) throw new RulesFileError(`rules file ${err.message}`);
+    throw err;
   }
   return parseRules(text, path);
 }

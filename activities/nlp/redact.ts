@@ -6,17 +6,20 @@
  * addresses, address numbers and the deployment's terms and patterns are found here
  * (redaction/redact-call.ts). The step's output holds where each redaction is, never what it hid.
  *
- * Fail-closed: a step that cannot finish (the service refuses a window, its 99997 budget is spent)
- * returns `failed`, and the workflow fails the call rather than store unredacted text.
+ * Fail-closed: a step that cannot finish (the service refuses a window, its 99997 budget is spent, the
+ * deployment's terms and patterns overrun their time on this call: USER_RULES_SECONDS_PER_CALL) returns
+ * `failed`, and the workflow fails the call rather than store unredacted text.
  */
 import { redactionOutputSchema, type RedactionOutput } from '../../schemas/result.ts';
 import { timelineSchema } from '../../schemas/transcript.ts';
 import { metrics } from '../metrics.ts';
+import { userRulesDeadline, UserRulesTimeExceeded } from '../../schemas/user-pattern.ts';
+import { StepInputError } from './failures.ts';
 import { inTimeOrder, readTimeline } from './call-text.ts';
 import { DEFAULT_NE_WINDOW_CHARS, entitySpans, neWindows } from './redaction/named-entities.ts';
 import {
   compileRules,
-  localSpans,
+  localSpansWithin,
   redactUtterances,
   type CompiledRules,
   type DetectionUtterance,
@@ -57,7 +60,15 @@ export async function redactText(
         }
         run.progress(w + 1, windows.length);
       }
-      const spans = [...localSpans(utterances, rules), ...[...run.done.values()].flat()];
+      const deadline = userRulesDeadline(deps.options?.userRulesSeconds);
+      let local: Span[];
+      try {
+        local = await localSpansWithin(utterances, rules, deadline.check);
+      } catch (err) {
+        if (err instanceof UserRulesTimeExceeded) throw new StepInputError(`redaction: ${err.message}`);
+        throw err;
+      }
+      const spans = [...local, ...[...run.done.values()].flat()];
       const redacted = new Map(redactUtterances(utterances, spans, rules).map((r) => [r.index, r]));
       const maskedTimeline = timelineSchema.parse({
         ...timeline,

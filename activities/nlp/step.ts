@@ -53,6 +53,8 @@ export interface NlpActivityOptions extends FailurePolicy {
    * Set it to the account's rate divided by the number of NLP workers (config `nlpRequestsPerSecond`).
    */
   requestsPerSecond?: number;
+  /** Bound of the redaction step's own terms and patterns per call; default USER_RULES_SECONDS_PER_CALL. */
+  userRulesSeconds?: number;
 }
 
 export interface NlpActivityDeps {

@@ -13,7 +13,13 @@ import type {
 import { addressBlockSpans } from './addresses.ts';
 import { birthDateSpans } from './birth-dates.ts';
 import { speakerStreams, type DetectionUtterance, type Span } from './call-streams.ts';
-import { compilePatterns, deploymentSpans } from './deployment-rules.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import {
+  compilePatterns,
+  deploymentSpans,
+  deploymentSpanUnits,
+  type CompiledPattern,
+} from './deployment-rules.ts';
 import { emailSpans } from './emails.ts';
 import { finishSpans, maskText, type MaskOptions } from './masking.ts';
 import { numberSpans } from './number-spans.ts';
@@ -23,7 +29,7 @@ export type { DetectionUtterance, Span } from './call-streams.ts';
 /** Rules as the detectors use them, compiled once. */
 export interface CompiledRules extends MaskOptions {
   terms: readonly RedactionTerm[];
-  patterns: readonly { kind: string; regex: RegExp }[];
+  patterns: readonly CompiledPattern[];
 }
 
 export function compileRules(rules: Partial<RedactionRules> = {}): CompiledRules {
@@ -41,18 +47,45 @@ export function compileRules(rules: Partial<RedactionRules> = {}): CompiledRules
   };
 }
 
-/** Spans of every local detector; `utterances` in time order. */
-export function localSpans(utterances: readonly DetectionUtterance[], rules: CompiledRules): Span[] {
+/** Spans of our own detectors (numbers, birth dates, e-mail addresses, address numbers). */
+function builtInSpans(utterances: readonly DetectionUtterance[]): Span[] {
   const spans: Span[] = [];
   for (const stream of speakerStreams(utterances)) {
     spans.push(
       ...numberSpans(utterances, stream),
       ...birthDateSpans(utterances, stream),
       ...emailSpans(utterances, stream),
-      ...deploymentSpans(utterances, stream, rules),
     );
   }
   for (const u of utterances) spans.push(...addressBlockSpans(u.index, u.text));
+  return spans;
+}
+
+/** Spans of every local detector; `utterances` in time order. */
+export function localSpans(utterances: readonly DetectionUtterance[], rules: CompiledRules): Span[] {
+  const spans = builtInSpans(utterances);
+  for (const stream of speakerStreams(utterances)) spans.push(...deploymentSpans(utterances, stream, rules));
+  return spans;
+}
+
+/**
+ * {@link localSpans} as the text activity runs them: `check` (a deadline) before each unit of the
+ * deployment's terms and patterns, and the event loop free between units, so heartbeats and the worker's
+ * other activities go on while a large rule set works through a long call.
+ */
+export async function localSpansWithin(
+  utterances: readonly DetectionUtterance[],
+  rules: CompiledRules,
+  check: () => void,
+): Promise<Span[]> {
+  const spans = builtInSpans(utterances);
+  for (const stream of speakerStreams(utterances)) {
+    for (const unit of deploymentSpanUnits(utterances, stream, rules)) {
+      spans.push(...unit);
+      await nextTurn();
+      check();
+    }
+  }
   return spans;
 }
 

@@ -1,11 +1,18 @@
 /**
  * The redaction rules a text worker uses: the configuration's own (`redaction.masks`, `terms`,
- * `patterns`), or those of `redaction.rulesFile` when one is set. A bad file stops the worker at start-up
- * with the file and the field at fault, never a value (a term may be a customer's name).
+ * `patterns`), or those of `redaction.rulesFile` when one is set. The file's size is bounded before it is
+ * read (REDACTION_RULE_LIMITS) and every pattern must run on the linear-time engine
+ * (schemas/user-pattern.ts). A bad file stops the worker at start-up, and fails a command that takes
+ * rules before anything starts, with the file, the line, the field and the reason, never a value (a term
+ * may be a customer's name).
  */
-import { readFileSync } from 'node:fs';
-import { redactionRulesSchema, type RedactionRules } from '../../../schemas/redaction.ts';
+import {
+  REDACTION_RULE_LIMITS,
+  redactionRulesSchema,
+  type RedactionRules,
+} from '../../../schemas/redaction.ts';
 import type { RedactionConfig } from '../../../schemas/config.ts';
+import { parseUserFile, readUserFile, UserFileError } from '../../user-file.ts';
 
 export class RedactionRulesError extends Error {
   override name = 'RedactionRulesError';
@@ -13,20 +20,14 @@ export class RedactionRulesError extends Error {
 
 export function loadRedactionRules(config: RedactionConfig): RedactionRules {
   if (!config.rulesFile) return { masks: config.masks, terms: config.terms, patterns: config.patterns };
-  let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(config.rulesFile, 'utf8'));
+    const text = readUserFile(config.rulesFile, REDACTION_RULE_LIMITS.fileBytes);
+    return parseUserFile(text, config.rulesFile, redactionRulesSchema, {
+      maxBytes: REDACTION_RULE_LIMITS.fileBytes,
+      syntax: 'json',
+    });
   } catch (err) {
-    const why =
-      err instanceof SyntaxError ? 'not JSON' : ((err as NodeJS.ErrnoException).code ?? 'unreadable');
-    throw new RedactionRulesError(`redaction rules ${config.rulesFile}: ${why}`);
+    if (err instanceof UserFileError) throw new RedactionRulesError(`redaction rules ${err.message}`);
+    throw err;
   }
-  const parsed = redactionRulesSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new RedactionRulesError(
-      `redaction rules ${config.rulesFile}: ${issue.path.join('.') || '(file)'}: ${issue.message}`,
-    );
-  }
-  return parsed.data;
 }

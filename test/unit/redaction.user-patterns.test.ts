@@ -1,0 +1,177 @@
+/**
+ * Users' patterns (schemas/user-pattern.ts) run in linear time or are refused when the rules are loaded,
+ * with the file, the line and the reason; users' files are bounded before they are parsed; and the
+ * redaction step's own terms and patterns have a time bound per call that fails the step (and so the
+ * call, storing no text), never the worker. `(a+)+$` over a run of 10,000 `a` is the pattern that held a
+ * worker on JavaScript's backtracking engine.
+ */
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  compileUserPattern,
+  USER_PATTERN_LIMITS,
+  userPatternProblem,
+  userRulesDeadline,
+  UserRulesTimeExceeded,
+} from '../../schemas/user-pattern.ts';
+import { loadRedactionRules, RedactionRulesError } from '../../activities/nlp/redaction/redaction-rules.ts';
+import { compileRules, localSpans, localSpansWithin } from '../../activities/nlp/redaction/redact-call.ts';
+import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
+import { REDACTION_RULE_LIMITS } from '../../schemas/redaction.ts';
+import { readUserFile, UserFileError } from '../../activities/user-file.ts';
+import { FakeService, MemoryStore, timeline, utterance } from './nlp.helpers.ts';
+
+const RUN = 'a'.repeat(10_000);
+const dir = mkdtempSync(join(tmpdir(), 'callpipe-user-patterns-'));
+const base = { masks: {}, terms: [], patterns: [], audio: false, audioMask: 'tone' as const };
+
+function matches(source: string, text: string) {
+  return [...compileUserPattern(source).matches(text)];
+}
+
+describe('a user pattern', () => {
+  it('runs in linear time: (a+)+$ over a run of 10,000 a', () => {
+    expect(matches('(a+)+$', `${RUN}です`)).toEqual([]);
+    expect(matches('(a+)+$', `はい${RUN}`)).toEqual([{ index: 2, length: 10_000 }]);
+    expect(matches('(a|aa)+b', RUN.repeat(3))).toEqual([]);
+  });
+
+  it('matches at UTF-16 positions, as String indices, with JavaScript escapes and Unicode classes', () => {
+    const text = '𠮷さん 契約番号 C-123456 と C-654321';
+    const found = matches('C-\\d{6}', text);
+    expect(found.map((m) => text.slice(m.index, m.index + m.length))).toEqual(['C-123456', 'C-654321']);
+    expect(matches('\\u5951\\u7d04', text)).toEqual([{ index: 5, length: 2 }]);
+    expect(matches('\\p{Han}+', '田中です')).toEqual([{ index: 0, length: 2 }]);
+    // An escaped backslash stays one: `\\u5951` is a backslash and the letters u5951.
+    expect(matches('\\\\u5951', 'x\\u5951')).toEqual([{ index: 1, length: 6 }]);
+  });
+
+  it('is refused with the reason when the engine cannot run it in linear time, or it is too long or large', () => {
+    expect(userPatternProblem('C-\\d{6}')).toBeUndefined();
+    expect(userPatternProblem('(a)\\1')).toMatch(/backreference/);
+    expect(userPatternProblem('(?<n>a)\\k<n>')).toMatch(/backreference/);
+    expect(userPatternProblem('(?=C-)\\w+')).toMatch(/lookahead or lookbehind/);
+    expect(userPatternProblem('(?<!C)-\\d+')).toMatch(/lookahead or lookbehind/);
+    expect(userPatternProblem('(')).toMatch(
+      /not a regular expression callpipe can run \(RE2 syntax\): missing/,
+    );
+    expect(userPatternProblem('a'.repeat(USER_PATTERN_LIMITS.length + 1))).toMatch(/at most 500/);
+    expect(userPatternProblem('[0-9a-z]{1,1000}[^0-9a-z]')).toMatch(
+      /too large for one pattern \(RE2 program size \d+, at most 1000\)/,
+    );
+  });
+});
+
+describe('a redaction rules file', () => {
+  it('with a pattern the engine cannot run is refused at load: the file, the line and the reason', () => {
+    const file = join(dir, 'lookbehind.json');
+    const rules = {
+      masks: { contract: { style: 'label', label: '[契約]' } },
+      patterns: [
+        { kind: 'contract', regex: 'C-\\d{6}' },
+        { kind: 'member', regex: '(?<=会員)\\d+' },
+      ],
+    };
+    const text = JSON.stringify(rules, null, 2);
+    writeFileSync(file, text);
+    const line = text.split('\n').findIndex((l) => l.includes('(?<=')) + 1;
+    expect(line).toBe(15);
+    let message = '';
+    try {
+      loadRedactionRules({ ...base, rulesFile: file });
+    } catch (err) {
+      expect(err).toBeInstanceOf(RedactionRulesError);
+      message = (err as Error).message;
+    }
+    // The line of the second pattern's regex in the pretty-printed file.
+    expect(message).toBe(
+      `redaction rules ${file}: line ${line}: patterns.1.regex: uses lookahead or lookbehind ((?=, (?!, (?<=, (?<!), which callpipe does not run`,
+    );
+  });
+
+  it('(a+)+$ is accepted and redacts only where it matches, over a run of 10,000 a', () => {
+    const file = join(dir, 'hostile.json');
+    writeFileSync(file, JSON.stringify({ patterns: [{ kind: 'contract', regex: '(a+)+$' }] }));
+    const rules = compileRules(loadRedactionRules({ ...base, rulesFile: file }));
+    const call = [
+      { index: 0, speaker: 'customer', start: 0, end: 5, text: `${RUN}です` },
+      { index: 1, speaker: 'customer', start: 6, end: 8, text: 'コードはaaaa' },
+    ];
+    // The stream of one speaker ends with the second utterance's run: `$` is the end of that stream.
+    expect(localSpans(call, rules).map((s) => [s.utterance, s.begin, s.end, s.kind])).toEqual([
+      [1, 4, 8, 'contract'],
+    ]);
+  });
+
+  it('larger than the bound is refused before it is parsed, and a FIFO is never opened', () => {
+    const big = join(dir, 'big.json');
+    writeFileSync(big, Buffer.alloc(REDACTION_RULE_LIMITS.fileBytes + 1, 0x20));
+    expect(() => loadRedactionRules({ ...base, rulesFile: big })).toThrow(
+      /big\.json: the file is 4 MiB, more than the 4 MiB callpipe reads/,
+    );
+    const fifo = join(dir, 'rules.fifo');
+    execFileSync('mkfifo', [fifo]);
+    expect(() => readUserFile(fifo, 1024)).toThrow(UserFileError);
+    expect(() => readUserFile(fifo, 1024)).toThrow(/not a regular file/);
+  });
+});
+
+describe('the time bound of the deployment rules per call', () => {
+  it('a deadline throws once its time has passed, by the clock it is given', () => {
+    let now = 1_000;
+    const deadline = userRulesDeadline(20, () => now);
+    now += 19_999;
+    expect(() => deadline.check()).not.toThrow();
+    now += 1;
+    expect(() => deadline.check()).toThrow(UserRulesTimeExceeded);
+    expect(() => deadline.check()).toThrow(/did not finish within 20 s/);
+  });
+
+  it('is checked between patterns: a passed deadline stops the work', async () => {
+    const rules = compileRules({
+      patterns: [
+        { kind: 'one', regex: 'x' },
+        { kind: 'two', regex: 'y' },
+      ],
+    });
+    const call = [{ index: 0, speaker: 'a', start: 0, end: 1, text: 'xy' }];
+    let checks = 0;
+    await expect(
+      localSpansWithin(call, rules, () => {
+        checks += 1;
+        if (checks === 1) throw new UserRulesTimeExceeded('over');
+      }),
+    ).rejects.toThrow('over');
+    expect(checks).toBe(1);
+    expect((await localSpansWithin(call, rules, () => undefined)).map((s) => s.kind)).toEqual(['one', 'two']);
+  });
+
+  it('fails the redaction step with the reason and writes no redacted timeline (fail-closed)', async () => {
+    const store = new MemoryStore();
+    store.objects.set(
+      's/timeline.json',
+      JSON.stringify(timeline([utterance(0, 'customer', 0, 2, 'コードはC-123456です')], 10)),
+    );
+    const activities = createNlpActivities({
+      service: new FakeService().client,
+      store,
+      options: { requestBaseDelayMs: 1, userRulesSeconds: 0 },
+      redactionRules: { patterns: [{ kind: 'contract', regex: 'C-\\d{6}' }] },
+    });
+    const out = await activities.redactText({
+      callId: 'call-1',
+      timelineKey: 's/timeline.json',
+      outputKey: 's/redaction.json',
+      redactedTimelineKey: 's/timeline.redacted.json',
+    });
+    expect(out.status).toBe('failed');
+    expect(out.reason).toMatch(
+      /redaction: the deployment's redaction terms and patterns did not finish within 0 s/,
+    );
+    expect(store.objects.has('s/timeline.redacted.json')).toBe(false);
+    expect(store.objects.has('s/redaction.json')).toBe(false);
+  });
+});
