@@ -119,32 +119,42 @@ export class Recognizer {
     return out;
   }
 
+  /** The phrases' texts (dictionary words marked), or undefined for a segment not understood. */
+  private texts(symbols: TimedSymbol[], ids?: number[]): string[] | undefined {
+    const phraseIds = ids ?? parsePhrases(symbols).map((p) => p.id);
+    const texts = phraseIds.map((id) => this.phrasebook.get(id));
+    if (texts.length === 0 || texts.some((t) => t === undefined)) return undefined;
+    return texts as string[];
+  }
+
   private text(
     symbols: TimedSymbol[],
     options: { filler: boolean; punctuation: boolean; delimiter: boolean },
     ids?: number[],
   ) {
-    const phraseIds = ids ?? parsePhrases(symbols).map((p) => p.id);
-    const texts = phraseIds.map((id) => this.phrasebook.get(id));
-    if (texts.length === 0 || texts.some((t) => t === undefined)) return UNKNOWN_PHRASE_TEXT;
-    return texts.map((t) => formatSurface(t!, options)).join(options.delimiter ? ' ' : '');
+    const texts = this.texts(symbols, ids);
+    if (!texts) return UNKNOWN_PHRASE_TEXT;
+    return texts.map((t) => formatSurface(t, options)).join(options.delimiter ? ' ' : '');
   }
 
   private candidates(symbols: TimedSymbol[], start: number, end: number) {
     const p = this.params;
     const options = { filler: p.filler, punctuation: p.punctuation, delimiter: p.delimiter };
     const ids = parsePhrases(symbols).map((x) => x.id);
-    const surface = this.text(symbols, options, ids);
-    const known = surface !== UNKNOWN_PHRASE_TEXT;
-    const sentence = (text: string, score: number) => ({
-      surface: text,
+    const texts = this.texts(symbols, ids);
+    const sentence = (phrases: string[] | undefined, score: number) => ({
+      surface: phrases
+        ? phrases.map((t) => formatSurface(t, options)).join(options.delimiter ? ' ' : '')
+        : UNKNOWN_PHRASE_TEXT,
       score,
       startTime: sec(start),
       endTime: sec(end),
-      ...(p.reading ? { reading: formatReading(text) } : {}),
+      ...(p.reading
+        ? { reading: phrases ? phrases.map((t) => formatReading(t, options)).join('') : UNKNOWN_PHRASE_TEXT }
+        : {}),
     });
-    const out = [sentence(surface, known ? KNOWN_SCORE : UNKNOWN_SCORE)];
-    if (!known || ids.length !== 1) return out;
+    const out = [sentence(texts, texts ? KNOWN_SCORE : UNKNOWN_SCORE)];
+    if (!texts || ids.length !== 1) return out;
     // N-best: neighbouring phrases, as a recognizer confuses similar-sounding lines.
     const id = ids[0]!;
     for (
@@ -155,7 +165,7 @@ export class Recognizer {
       const other = k % 2 === 1 ? id + Math.ceil(k / 2) : id - k / 2;
       const text = this.phrasebook.get(other);
       if (text === undefined) continue;
-      out.push(sentence(formatSurface(text, options), sec(KNOWN_SCORE - ALTERNATIVE_PENALTY * out.length)));
+      out.push(sentence([text], sec(KNOWN_SCORE - ALTERNATIVE_PENALTY * out.length)));
     }
     return out;
   }

@@ -2,7 +2,7 @@
  * The user dictionary operations of spec 02 (Japanese models): `upload` (multipart, one part
  * `cascadeword` of dictionary lines), `clear`, `isset` and `download`, each with `?domainid=`. Answers are
  * multipart with a `status` part of three text lines, code, message and detail (`200`, `OK`, `success`;
- * the spec gives the lines, not their layout), beside the `cascadeword` part of an upload (each entry
+ * the spec gives the lines, not their layout; a part carries no header but its Content-Disposition), beside the `cascadeword` part of an upload (each entry
  * echoed as notation, reading, `M`, weight) or a download (notation, reading, weight); a successful
  * `isset` is JSON `{isSet}`. Errors are 410 Invalid Parameter with the spec's details, HTTP 400.
  */
@@ -20,10 +20,10 @@ export const SPEECH_WORDS_PATH =
 function multipart(status: number, code: number, message: string, detail: string, lines?: string): Answer {
   const { body, contentType } = buildMultipart(
     [
-      { name: 'status', contentType: 'text/plain; charset=UTF-8', data: `${code}\n${message}\n${detail}\n` },
-      ...(lines !== undefined
-        ? [{ name: 'cascadeword', contentType: 'text/plain; charset=UTF-8', data: lines }]
-        : []),
+      // A part is its Content-Disposition and its text (spec 02: the part holds the lines); a part
+      // header more would be read by the service's clients as part of the text.
+      { name: 'status', data: `${code}\n${message}\n${detail}\n` },
+      ...(lines !== undefined ? [{ name: 'cascadeword', data: lines }] : []),
     ],
     `emu${randomBytes(8).toString('hex')}`,
   );

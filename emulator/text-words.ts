@@ -5,10 +5,17 @@
  * `お電話ありがとうございます` becomes `お 電話ありがとうございます`. Enough for `baseParam.delimiter`
  * to put spaces where a reader expects some; not a tokenizer.
  */
-type Script = 'kanji' | 'hiragana' | 'katakana' | 'latin' | 'punct' | 'space' | 'other';
+type Script = 'kanji' | 'hiragana' | 'katakana' | 'latin' | 'punct' | 'space' | 'atom' | 'other';
+
+/**
+ * A private-use character stands for a word that must stay whole (a dictionary word's surface, which
+ * may hold spaces, Latin letters and punctuation: `ホームWi-Fi`): it is a word of its own.
+ */
+export const ATOM = /[\uE000-\uF8FF]/u;
 
 function scriptOf(ch: string): Script {
   const c = ch.codePointAt(0)!;
+  if (ATOM.test(ch)) return 'atom';
   if (/\s/.test(ch)) return 'space';
   if ((c >= 0x3041 && c <= 0x309f) || ch === 'ー') return 'hiragana';
   if (c >= 0x30a0 && c <= 0x30ff) return 'katakana';
@@ -35,6 +42,8 @@ export function splitWords(text: string): string[] {
       prev !== undefined &&
       s !== 'punct' &&
       prev !== 'punct' &&
+      s !== 'atom' &&
+      prev !== 'atom' &&
       (s === prev || (prev === 'kanji' && s === 'hiragana'));
     if (!joins && current) {
       words.push(current);
@@ -47,7 +56,13 @@ export function splitWords(text: string): string[] {
   return words;
 }
 
-/** Full-width katakana for the kana of a text; kanji stay as they are (no dictionary offline). */
+/**
+ * Full-width katakana for the kana of a text (spec 02: a reading is full-width katakana): hiragana and
+ * half-width katakana (with their voiced marks, `ｶﾞ` → `ガ`) are converted; kanji stay as they are (no
+ * reading dictionary offline).
+ */
 export function toKatakana(text: string): string {
-  return text.replace(/[\u3041-\u3096]/g, (ch) => String.fromCharCode(ch.charCodeAt(0) + 0x60));
+  return text
+    .replace(/[\uFF61-\uFF9F]+/g, (run) => run.normalize('NFKC'))
+    .replace(/[\u3041-\u3096]/g, (ch) => String.fromCharCode(ch.charCodeAt(0) + 0x60));
 }

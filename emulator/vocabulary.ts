@@ -10,7 +10,8 @@
  *
  * The user dictionary follows spec 02's states: an upload or a clear is reflected at the next top of the
  * hour (minute 0) of the emulator's clock, which runs `speed` times faster from the emulator's start (at
- * speed 100 an hour is 36 s); `isset` is false until then.
+ * speed 100 an hour is 36 s); `isset` is false until then. Before any upload or clear nothing is waiting
+ * to be reflected, so `isset` is true (the service's clients read false as "a list is pending").
  */
 import type { Clock } from './clock.ts';
 
@@ -23,30 +24,42 @@ export interface VocabularyEntry {
 const MARK = /《([^|》]+)\|([^》]+)》/gu;
 const HOUR_MS = 3_600_000;
 
-/** A phrase's text as recognized with `entries` (temporary words first). */
-export function resolveVocabulary(text: string, entries: readonly VocabularyEntry[]): string {
-  return text.replace(MARK, (_, surface: string, reading: string) => {
+/** `text` with each marked word `《surface|reading》` replaced by what `replace` makes of it. */
+export function forEachMark(text: string, replace: (surface: string, reading: string) => string): string {
+  return text.replace(MARK, (_, surface: string, reading: string) => replace(surface, reading));
+}
+
+/**
+ * A phrase's text as recognized with `entries` (temporary words first), each dictionary word still
+ * marked, as `《printed|reading》`: printed is the entry's surface, or the reading (as heard) without one;
+ * the reading is the entry's. Recognition prints the mark as one word (`asr-text.ts`).
+ */
+export function markVocabulary(text: string, entries: readonly VocabularyEntry[]): string {
+  return forEachMark(text, (surface, reading) => {
     let best: VocabularyEntry | undefined;
     for (const e of entries) {
       if ((e.reading === reading || e.surface === surface) && (!best || e.prob > best.prob)) best = e;
     }
-    return best ? best.surface : reading;
+    return best ? `《${best.surface}|${best.reading}》` : `《${reading}|${reading}》`;
   });
 }
 
-/** The phrasebook as one session hears it. */
+/** A phrase's text as recognized with `entries`, as plain text. */
+export function resolveVocabulary(text: string, entries: readonly VocabularyEntry[]): string {
+  return forEachMark(markVocabulary(text, entries), (printed) => printed);
+}
+
+/** The phrasebook as one session hears it (dictionary words marked, see {@link markVocabulary}). */
 export function withVocabulary(
   phrasebook: ReadonlyMap<number, string>,
   entries: readonly VocabularyEntry[],
 ): Map<number, string> {
-  return new Map([...phrasebook].map(([id, text]) => [id, resolveVocabulary(text, entries)]));
+  return new Map([...phrasebook].map(([id, text]) => [id, markVocabulary(text, entries)]));
 }
 
 interface Stored {
   /** What recognition uses (the last reflected state). */
   active: VocabularyEntry[];
-  /** An upload or a clear happened (before any, `isset` is false: nothing is set). */
-  touched: boolean;
   /** The last upload or clear (`[]`), and when it is reflected. */
   pending?: { entries: VocabularyEntry[]; reflectAt: number };
   /** The last uploaded lines, as download returns them. */
@@ -73,7 +86,7 @@ export class UserDictionaries {
 
   private entry(key: string): Stored {
     let s = this.stored.get(key);
-    if (!s) this.stored.set(key, (s = { active: [], uploaded: [], touched: false }));
+    if (!s) this.stored.set(key, (s = { active: [], uploaded: [] }));
     if (s.pending && this.now() >= s.pending.reflectAt) {
       s.active = s.pending.entries;
       delete s.pending;
@@ -83,7 +96,6 @@ export class UserDictionaries {
 
   private change(key: string, entries: VocabularyEntry[]): void {
     const s = this.entry(key);
-    s.touched = true;
     s.pending = { entries, reflectAt: (Math.floor(this.now() / HOUR_MS) + 1) * HOUR_MS };
   }
 
@@ -97,10 +109,9 @@ export class UserDictionaries {
     this.entry(key).uploaded = [];
   }
 
-  /** True once the last upload or clear is reflected (spec 02: false until then); false before any. */
+  /** False while an upload or clear waits for the top of the hour (spec 02), true otherwise (before any too). */
   isSet(key: string): boolean {
-    const s = this.entry(key);
-    return s.touched && s.pending === undefined;
+    return this.entry(key).pending === undefined;
   }
 
   download(key: string): VocabularyEntry[] {

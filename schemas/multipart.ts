@@ -28,6 +28,11 @@ export function parseMultipart(body: Buffer, boundary: string): Part[] | undefin
       headerEnd = lf;
       bodyStart = lf + 2;
     }
+    // A part with no header at all: the empty line follows the delimiter line at once.
+    if (body[headerStart] === 0x0a || (body[headerStart] === 0x0d && body[headerStart + 1] === 0x0a)) {
+      headerEnd = headerStart;
+      bodyStart = headerStart + (body[headerStart] === 0x0d ? 2 : 1);
+    }
     if (headerEnd < 0) return undefined;
     const next = body.indexOf(delimiter, bodyStart);
     if (next < 0) return undefined;
@@ -51,16 +56,22 @@ export function parseMultipart(body: Buffer, boundary: string): Part[] | undefin
   return parts;
 }
 
-/** A multipart body of `parts`, and its Content-Type header (with the boundary). */
+/**
+ * A multipart body of `parts`, and its Content-Type header (with the boundary). A part without a
+ * `contentType` is its Content-Disposition line and its data only: the shape of the service's answers
+ * (spec 02: a `status` part holds its three text lines), which its sample clients read as such.
+ */
 export function buildMultipart(
-  parts: readonly { name: string; contentType: string; data: string | Buffer }[],
+  parts: readonly { name: string; contentType?: string | undefined; data: string | Buffer }[],
   boundary = `----callpipe${Math.random().toString(16).slice(2)}${Date.now().toString(16)}`,
 ): { body: Buffer; contentType: string } {
   const chunks: Buffer[] = [];
   for (const p of parts) {
     chunks.push(
       Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\nContent-Type: ${p.contentType}\r\n\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n` +
+          (p.contentType !== undefined ? `Content-Type: ${p.contentType}\r\n` : '') +
+          '\r\n',
       ),
       typeof p.data === 'string' ? Buffer.from(p.data) : p.data,
       Buffer.from('\r\n'),

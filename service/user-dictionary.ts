@@ -3,7 +3,8 @@
  * `cascadeword` of dictionary lines; a new upload replaces the last), clear, state (`isSet`: the last
  * update has been reflected, which happens on the hour) and download. Answers are multipart with a
  * `status` part of three text lines (code, message, detail; success is 200 OK success), except a
- * successful state check, which is JSON.
+ * successful state check, which is JSON. The service's parts carry only their Content-Disposition; a part
+ * Content-Type, a part with no header, `key: value` status lines or LF line ends are read as well.
  */
 import { boundaryOf, buildMultipart, parseMultipart } from '../schemas/multipart.ts';
 import type { ClientContext } from './context.ts';
@@ -161,15 +162,24 @@ export async function clearUserDictionary(
   return { status: partsOf('clear', res, raw).status, result: null, cost: meter.snapshot() };
 }
 
-/** Whether the last upload or clear has been reflected (JSON `{isSet}` on success). */
+/**
+ * Whether no upload or clear is waiting to be reflected (JSON `{isSet}` on success): false from a change
+ * until the top of the hour, true afterwards and before any change.
+ */
 export async function userDictionaryIsSet(
   ctx: ClientContext,
   options: UserDictionaryOptions = {},
 ): Promise<DictionaryAnswer<boolean>> {
   const { res, raw, meter } = await call(ctx, 'isset', options);
-  if ((res.headers.get('content-type') ?? '').startsWith('application/json') && res.status === 200) {
-    const json = JSON.parse(res.text) as { isSet?: unknown };
-    if (typeof json.isSet !== 'boolean') {
+  // Success is JSON, an error multipart (spec 02): anything but multipart is read as the JSON.
+  if (!(res.headers.get('content-type') ?? '').startsWith('multipart/') && res.status === 200) {
+    let json: { isSet?: unknown } | undefined;
+    try {
+      json = JSON.parse(res.text) as { isSet?: unknown };
+    } catch {
+      json = undefined;
+    }
+    if (typeof json?.isSet !== 'boolean') {
       throw new ServiceError({
         kind: 'invalid',
         message: 'isset: unexpected answer, field isSet',

@@ -22,7 +22,7 @@ For a vocabulary that counts from the next session on, give --dictionary to proc
 
   upload <file>   checks and uploads the file; prints what the service took
   clear           deletes the model's user dictionary
-  status          whether the last upload or clear has been reflected
+  status          whether an upload or clear is still waiting to be reflected
   download        the last uploaded dictionary, as dictionary lines (to --out, else stdout)`;
 
 const REFLECTION =
@@ -74,8 +74,8 @@ export async function run(argv: string[]): Promise<number> {
         print(
           { ...target, isSet: result },
           result
-            ? `${target.model}: the last upload or clear is reflected (in use)`
-            : `${target.model}: not reflected yet (no dictionary, or a change waiting for the top of the hour)`,
+            ? `${target.model}: no change waiting (the last upload or clear, if any, is in use)`
+            : `${target.model}: a change is waiting for the top of the hour (not in use yet)`,
         );
         return 0;
       }

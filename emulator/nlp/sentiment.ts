@@ -1,56 +1,173 @@
 /**
  * `/nlp/v1/sentiment` (spec 01, "Sentiment analysis"): a polarity lexicon with the spec's emotion labels.
- * An emulation, deterministic: each lexicon word found is an emotional phrase; its form runs on over the
- * kana that follow it up to punctuation (`好き` + `です` → `好きです`, as recorded); a negation in that
- * tail (ない, ません, なく) turns the polarity over. The sentiment is the sign of the sum of polarities,
- * the score grows with its size (one positive phrase ≈ 0.45, as the recorded 0.47).
+ * An emulation, deterministic: each lexicon word found with an inflection of its kind is an emotional
+ * phrase. The phrase (`form`, its notation) is the word with its whole inflection and the auxiliaries
+ * that follow it (polite, past, negative, progressive: `好き` + `です`, as recorded; `楽し` + `くなかった` +
+ * `です`), and ends where the clause goes on (a particle such as ので, けど) or at punctuation. A
+ * negation in it turns a positive word over (emotion `N`) and makes a negative word neutral (no
+ * phrase). The sentiment is the sign of the sum of polarities, the score grows with its size (one
+ * positive phrase ≈ 0.45, as the recorded 0.47).
  */
+
+/**
+ * How a word inflects, by the endings that may follow its stem (the first piece of its inflection):
+ * i-adjectives, godan verbs in r and t and k, ichidan verbs (and passives), nouns and na-adjectives
+ * (with the copula or する; a `predicate` noun only so, where the bare word is an adverb: `大変うれしい`
+ * is not 大変), and fixed words (only the auxiliaries follow).
+ */
+type Kind = 'adjective' | 'godan-r' | 'godan-t' | 'godan-k' | 'ichidan' | 'noun' | 'predicate' | 'fixed';
+
 interface Entry {
-  word: string;
+  /** The stem: the word without its inflecting ending (`楽し` of 楽しい, `助か` of 助かる). */
+  stem: string;
+  kind: Kind;
   emotion: string;
   polarity: 1 | -1;
 }
 
-const LEXICON: Entry[] = [
-  { word: '好き', emotion: 'P', polarity: 1 },
-  { word: 'うれしい', emotion: '喜ぶ', polarity: 1 },
-  { word: '嬉しい', emotion: '喜ぶ', polarity: 1 },
-  { word: '助かり', emotion: '安心,喜ぶ', polarity: 1 },
-  { word: '安心', emotion: '安心', polarity: 1 },
-  { word: 'ありがとう', emotion: '喜ぶ', polarity: 1 },
-  { word: '感謝', emotion: '喜ぶ,好ましい', polarity: 1 },
-  { word: '満足', emotion: '喜ぶ', polarity: 1 },
-  { word: 'よかった', emotion: '安心,喜ぶ', polarity: 1 },
-  { word: '良かった', emotion: '安心,喜ぶ', polarity: 1 },
-  { word: 'わかりやすかった', emotion: '好ましい', polarity: 1 },
-  { word: 'わかりやすい', emotion: '好ましい', polarity: 1 },
-  { word: '丁寧', emotion: '好ましい', polarity: 1 },
-  { word: '親切', emotion: '好ましい', polarity: 1 },
-  { word: '楽しい', emotion: '喜ぶ', polarity: 1 },
-  { word: '素晴らしい', emotion: 'P', polarity: 1 },
-  { word: '納得', emotion: '安心', polarity: 1 },
-  { word: '直りました', emotion: '安心,喜ぶ', polarity: 1 },
-  { word: '困って', emotion: '不安', polarity: -1 },
-  { word: '腹が立', emotion: '怒る', polarity: -1 },
-  { word: 'いい加減', emotion: '怒る', polarity: -1 },
-  { word: '不安', emotion: '不安', polarity: -1 },
-  { word: 'がっかり', emotion: '悲しい', polarity: -1 },
-  { word: '残念', emotion: '悲しい', polarity: -1 },
-  { word: '嫌', emotion: '嫌', polarity: -1 },
-  { word: '疲れ', emotion: 'N', polarity: -1 },
-  { word: '高すぎ', emotion: '嫌', polarity: -1 },
-  { word: 'わかりにくい', emotion: '嫌', polarity: -1 },
-  { word: '壊れ', emotion: '悲しい', polarity: -1 },
-  { word: '不満', emotion: '怒る', polarity: -1 },
-  { word: '迷惑', emotion: '嫌', polarity: -1 },
-  { word: '不便', emotion: '嫌', polarity: -1 },
-  { word: '待たされ', emotion: '怒る', polarity: -1 },
-  { word: '使いたくない', emotion: '嫌', polarity: -1 },
-  { word: '驚き', emotion: '驚く', polarity: 1 },
-  { word: '大変', emotion: '切ない', polarity: -1 },
+const FIRST: Record<Kind, readonly string[]> = {
+  adjective: ['かった', 'くなかった', 'くない', 'くありません', 'くて', 'く', 'い', 'ければ', 'そう', 'さ'],
+  'godan-r': ['りました', 'ります', 'りません', 'る', 'った', 'って', 'らない', 'らなかった', 'れば'],
+  'godan-t': ['ちました', 'ちます', 'ちません', 'つ', 'った', 'って', 'たない', 'たなかった'],
+  'godan-k': ['きました', 'きます', 'きません', 'き', 'く', 'いた', 'いて', 'かない', 'かなかった'],
+  ichidan: ['ました', 'ます', 'ません', 'る', 'た', 'て', 'ない', 'なかった', 'れば', 'ず', ''],
+  noun: [
+    'でした',
+    'です',
+    'だった',
+    'だ',
+    'な',
+    'に',
+    'でない',
+    'ではない',
+    'ではなかった',
+    'ではありません',
+    'じゃない',
+    'じゃなかった',
+    'じゃありません',
+    'はありません',
+    'はない',
+    'しました',
+    'します',
+    'しません',
+    'しない',
+    'しなかった',
+    'した',
+    'して',
+    'できました',
+    'できます',
+    'できません',
+    'できない',
+    'できなかった',
+    '',
+  ],
+  predicate: ['でした', 'です', 'だった', 'だ', 'な', 'でしたね', 'ですね'],
+  fixed: [''],
+};
+
+/** What may follow the first piece: polite, past, negative and progressive auxiliaries, sentence ends. */
+const AUXILIARIES = [
+  'ございました',
+  'ございます',
+  'ございません',
+  'いました',
+  'います',
+  'いません',
+  'いる',
+  'いた',
+  'おります',
+  'おりました',
+  'しまいました',
+  'しまった',
+  'しまう',
+  'ませんでした',
+  'ました',
+  'ます',
+  'ません',
+  'でした',
+  'です',
+  'だった',
+  'だ',
+  'なかった',
+  'ない',
+  'た',
+  'て',
+  'ね',
+  'よ',
 ];
 
-const NEGATION = /ない|ません|なく|ず$/;
+/** A negation in the inflection. */
+const NEGATION = /な(?:い|かった|く)|ません|ず$|はありません|はない/;
+
+const LEXICON: Entry[] = [
+  { stem: '好き', kind: 'noun', emotion: 'P', polarity: 1 },
+  { stem: 'うれし', kind: 'adjective', emotion: '喜ぶ', polarity: 1 },
+  { stem: '嬉し', kind: 'adjective', emotion: '喜ぶ', polarity: 1 },
+  { stem: '助か', kind: 'godan-r', emotion: '安心,喜ぶ', polarity: 1 },
+  { stem: '安心', kind: 'noun', emotion: '安心', polarity: 1 },
+  { stem: 'ありがとう', kind: 'fixed', emotion: '喜ぶ', polarity: 1 },
+  { stem: '感謝', kind: 'noun', emotion: '喜ぶ,好ましい', polarity: 1 },
+  { stem: '満足', kind: 'noun', emotion: '喜ぶ', polarity: 1 },
+  { stem: 'よかった', kind: 'fixed', emotion: '安心,喜ぶ', polarity: 1 },
+  { stem: '良', kind: 'adjective', emotion: '安心,喜ぶ', polarity: 1 },
+  { stem: 'わかりやす', kind: 'adjective', emotion: '好ましい', polarity: 1 },
+  { stem: '分かりやす', kind: 'adjective', emotion: '好ましい', polarity: 1 },
+  { stem: '丁寧', kind: 'noun', emotion: '好ましい', polarity: 1 },
+  { stem: '親切', kind: 'noun', emotion: '好ましい', polarity: 1 },
+  { stem: '楽し', kind: 'adjective', emotion: '喜ぶ', polarity: 1 },
+  { stem: '素晴らし', kind: 'adjective', emotion: 'P', polarity: 1 },
+  { stem: '納得', kind: 'noun', emotion: '安心', polarity: 1 },
+  { stem: '直', kind: 'godan-r', emotion: '安心,喜ぶ', polarity: 1 },
+  { stem: '困', kind: 'godan-r', emotion: '不安', polarity: -1 },
+  { stem: '腹が立', kind: 'godan-t', emotion: '怒る', polarity: -1 },
+  { stem: 'いい加減', kind: 'noun', emotion: '怒る', polarity: -1 },
+  { stem: '不安', kind: 'noun', emotion: '不安', polarity: -1 },
+  { stem: 'がっかり', kind: 'noun', emotion: '悲しい', polarity: -1 },
+  { stem: '残念', kind: 'noun', emotion: '悲しい', polarity: -1 },
+  { stem: '嫌', kind: 'noun', emotion: '嫌', polarity: -1 },
+  { stem: '疲れ', kind: 'ichidan', emotion: 'N', polarity: -1 },
+  { stem: '高すぎ', kind: 'ichidan', emotion: '嫌', polarity: -1 },
+  { stem: 'わかりにく', kind: 'adjective', emotion: '嫌', polarity: -1 },
+  { stem: '分かりにく', kind: 'adjective', emotion: '嫌', polarity: -1 },
+  { stem: '壊れ', kind: 'ichidan', emotion: '悲しい', polarity: -1 },
+  { stem: '不満', kind: 'noun', emotion: '怒る', polarity: -1 },
+  { stem: '迷惑', kind: 'noun', emotion: '嫌', polarity: -1 },
+  { stem: '不便', kind: 'noun', emotion: '嫌', polarity: -1 },
+  { stem: '待たされ', kind: 'ichidan', emotion: '怒る', polarity: -1 },
+  { stem: '使いたくな', kind: 'adjective', emotion: '嫌', polarity: -1 },
+  { stem: '驚', kind: 'godan-k', emotion: '驚く', polarity: 1 },
+  { stem: '大変', kind: 'predicate', emotion: '切ない', polarity: -1 },
+];
+
+const longestFirst = (pieces: readonly string[]) => [...pieces].sort((a, b) => b.length - a.length);
+const FIRST_ORDERED = Object.fromEntries(
+  Object.entries(FIRST).map(([k, v]) => [k, longestFirst(v)]),
+) as Record<Kind, string[]>;
+const AUX_ORDERED = longestFirst(AUXILIARIES);
+const STEMS = [...LEXICON].sort((a, b) => b.stem.length - a.stem.length);
+
+/**
+ * The inflection after a stem at `at`: its first piece, then auxiliaries as long as they follow, never
+ * into another lexicon word; undefined when nothing of the word's kind follows (`直接` is not `直る`).
+ */
+function inflectionAt(
+  sentence: string,
+  at: number,
+  kind: Kind,
+  taken: readonly boolean[],
+): string | undefined {
+  const fits = (piece: string, pos: number) =>
+    sentence.startsWith(piece, pos) && !taken.slice(pos, pos + piece.length).some(Boolean);
+  const first = FIRST_ORDERED[kind].find((piece) => fits(piece, at));
+  if (first === undefined) return undefined;
+  let end = at + first.length;
+  for (;;) {
+    const aux = AUX_ORDERED.find((piece) => fits(piece, end));
+    if (aux === undefined) break;
+    end += aux.length;
+  }
+  return sentence.slice(at, end);
+}
 
 export interface SentimentResult {
   sentiment: 'Positive' | 'Negative' | 'Neutral';
@@ -61,24 +178,20 @@ export interface SentimentResult {
 export function analyzeSentiment(sentence: string): SentimentResult {
   const found: { index: number; form: string; emotion: string; polarity: number }[] = [];
   const taken = new Array<boolean>(sentence.length).fill(false);
-  // Longest words first so `わかりやすかった` is not also counted as a shorter entry.
-  for (const entry of [...LEXICON].sort((a, b) => b.word.length - a.word.length)) {
-    for (let i = sentence.indexOf(entry.word); i >= 0; i = sentence.indexOf(entry.word, i + 1)) {
-      if (taken[i]) continue;
-      let end = i + entry.word.length;
-      while (
-        end < sentence.length &&
-        end - i < entry.word.length + 6 &&
-        /[\u3041-\u3096]/.test(sentence[end]!)
-      )
-        end++;
+  // Longest stems first so `わかりにく` is not also counted as a shorter entry.
+  for (const entry of STEMS) {
+    for (let i = sentence.indexOf(entry.stem); i >= 0; i = sentence.indexOf(entry.stem, i + 1)) {
+      if (taken.slice(i, i + entry.stem.length).some(Boolean)) continue;
+      const inflection = inflectionAt(sentence, i + entry.stem.length, entry.kind, taken);
+      if (inflection === undefined) continue;
+      const end = i + entry.stem.length + inflection.length;
       for (let k = i; k < end; k++) taken[k] = true;
-      const form = sentence.slice(i, end);
-      const tail = form.slice(entry.word.length);
-      const negated = entry.polarity > 0 && NEGATION.test(tail);
+      const negated = NEGATION.test(inflection);
+      // A negated negative word (不便ではありません) is no emotion at all.
+      if (negated && entry.polarity < 0) continue;
       found.push({
         index: i,
-        form,
+        form: sentence.slice(i, end),
         emotion: negated ? 'N' : entry.emotion,
         polarity: negated ? -entry.polarity : entry.polarity,
       });
