@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localCopy, sourceCacheKey } from '../../activities/storage/source-cache.ts';
+import { localCopy, sourceCacheDir, sourceCacheKey } from '../../activities/storage/source-cache.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { writeFile } from 'node:fs/promises';
 
@@ -49,5 +49,42 @@ describe('localCopy', () => {
     // An evicted copy comes back by downloading again.
     await localCopy(store, { bucket: 'b', key: 'b' }, dir, max);
     expect(downloads).toEqual(['a', 'b', 'c', 'b']);
+  });
+});
+
+describe('localCopy, never trusting a copy by its name', () => {
+  it('discards a file planted at the copy name, and one changed after it was written', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'callpipe-cache-')), 'sources');
+    const downloads: string[] = [];
+    const store = fakeStore(downloads);
+    const source = { bucket: 'b', key: 'one.wav', etag: 'e1', size: 10 };
+    // Another recording's bytes, planted where the copy of this one would be.
+    mkdirSync(dir, { recursive: true });
+    await writeFile(join(dir, sourceCacheKey(source)), 'another...');
+    const path = await localCopy(store, source, dir);
+    expect(readFileSync(path, 'utf8')).toBe('one.wav...');
+    expect(downloads).toEqual(['one.wav']);
+
+    // Changed in place after it was written (same size): discarded and downloaded again.
+    await writeFile(path, 'two.wav...');
+    expect(readFileSync(await localCopy(store, source, dir), 'utf8')).toBe('one.wav...');
+    expect(downloads).toEqual(['one.wav', 'one.wav']);
+    // Intact: used as it is.
+    await localCopy(store, source, dir);
+    expect(downloads).toHaveLength(2);
+  });
+
+  it('keeps its copies private to the user', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'callpipe-cache-')), 'sources');
+    const path = await localCopy(fakeStore([]), { bucket: 'b', key: 'a.wav' }, dir);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('lives under CALLPIPE_HOME when set, else in a folder of its own user, never a shared one', () => {
+    expect(sourceCacheDir({ CALLPIPE_HOME: '/srv/callpipe' })).toBe('/srv/callpipe/sources');
+    const fallback = sourceCacheDir({});
+    expect(fallback).not.toBe(join(tmpdir(), 'callpipe-sources'));
+    expect(fallback).toContain(String(process.getuid!()));
   });
 });
