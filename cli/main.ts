@@ -5,7 +5,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CliError, type Command } from './command.ts';
-import { processSettings } from '../schemas/config.ts';
+import { processSettings, type S3Config } from '../schemas/config.ts';
+import { userMessage, type ErrorContext } from './error-message.ts';
+import { pipelineConfig } from './stack-client.ts';
+import { createObjectStore } from '../activities/storage/object-store.ts';
 
 const COMMANDS = [
   'demo',
@@ -62,11 +65,30 @@ run(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
-  (err: unknown) => {
-    // One clear line for the user; the stack only when asked for.
-    const message = err instanceof Error ? err.message : String(err);
-    console.error(`callpipe: ${message}`);
+  async (err: unknown) => {
+    // One clear line for the user (cli/error-message.ts); the stack only when asked for.
+    console.error(`callpipe: ${await userMessage(err, errorContext())}`);
     if (processSettings().debug && err instanceof Error) console.error(err.stack);
     process.exitCode = err instanceof CliError ? err.exitCode : 1;
   },
 );
+
+/** Where S3 is, for a message about it, from the configuration the commands use (read only on error). */
+function errorContext(): ErrorContext {
+  let s3: S3Config | undefined;
+  const config = () => (s3 ??= pipelineConfig().config.s3);
+  return {
+    s3Endpoint: () => {
+      try {
+        const c = config();
+        return c.endpoint ?? `AWS (${c.region ?? 'the default region'})`;
+      } catch {
+        return 'the configured endpoint';
+      }
+    },
+    probeS3: async () => {
+      const store = createObjectStore(config());
+      await store.listPage('', undefined, 1);
+    },
+  };
+}

@@ -4,8 +4,9 @@
  * recording version (the same version twice is one workflow: USE_EXISTING on a running one).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, statSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { constants, createReadStream, existsSync, statSync } from 'node:fs';
+import { access, readdir, stat } from 'node:fs/promises';
+import pLimit from 'p-limit';
 import { basename, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
@@ -19,6 +20,12 @@ import {
 } from '../schemas/call-spec.ts';
 import type { OutputLocation, RecordingSource } from '../schemas/recording.ts';
 import type { ObjectStore } from '../activities/storage/object-store.ts';
+import {
+  isPermanentS3Error,
+  isS3CredentialsRefusal,
+  s3CodeOf,
+  s3StatusOf,
+} from '../activities/storage/s3-errors.ts';
 import { outputLocationOf, parseS3Url, uploadKey } from '../schemas/call-keys.ts';
 import { callIdOf, workflowIdOf } from '../activities/storage/call-id.ts';
 import type { PipelineClient } from './stack-client.ts';
@@ -71,6 +78,51 @@ async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(path), hash);
   return hash.digest('hex');
+}
+
+/** An input that cannot be processed, and why. */
+export interface InputProblem {
+  input: string;
+  problem: string;
+}
+
+/** Inputs checked at once (a HEAD each for S3 ones). */
+const CHECKS_AT_ONCE = 8;
+
+/** What is wrong with one input, or undefined: a local file to read, or an object in storage. */
+async function inputProblem(input: string, store: ObjectStore): Promise<string | undefined> {
+  const s3 = parseS3Url(input);
+  if (s3) {
+    if (!s3.key) return 'names a bucket, not an object';
+    try {
+      const head = await store.withBucket(s3.bucket).head(s3.key);
+      if (!head) return 'no such object';
+      return head.size === 0 ? 'the object is empty (0 bytes)' : undefined;
+    } catch (err) {
+      // Wrong credentials are no input's problem: the command's error says so once (cli/error-message.ts).
+      if (isS3CredentialsRefusal(err) || !isPermanentS3Error(err)) throw err;
+      return `object storage refused to read it (HTTP ${s3StatusOf(err)}${s3CodeOf(err) ? ` ${s3CodeOf(err)}` : ''}): no permission, or wrong credentials`;
+    }
+  }
+  const path = resolve(input);
+  const info = await stat(path).catch(() => undefined);
+  if (!info) return 'no such file';
+  if (!info.isFile()) return 'not a file';
+  if (info.size === 0) return 'the file is empty (0 bytes)';
+  return access(path, constants.R_OK).then(
+    () => undefined,
+    () => 'not readable (permission denied)',
+  );
+}
+
+/**
+ * Every input checked before any is uploaded or started (exists, readable, not empty): a command given one
+ * bad input among several starts none of them, and names each bad one with its cause.
+ */
+export async function checkInputs(inputs: string[], store: ObjectStore): Promise<InputProblem[]> {
+  const limit = pLimit(CHECKS_AT_ONCE);
+  const problems = await Promise.all(inputs.map((input) => limit(() => inputProblem(input, store))));
+  return inputs.flatMap((input, i) => (problems[i] ? [{ input, problem: problems[i] }] : []));
 }
 
 /** Resolves a command-line input to an object in storage, uploading local files. */

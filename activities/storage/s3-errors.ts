@@ -26,3 +26,41 @@ export function isPermanentS3Error(err: unknown): boolean {
   const status = s3StatusOf(err);
   return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
+
+/** S3's error code, when its answer had a body to carry one (a HEAD answer has none: `Unknown`). */
+export function s3CodeOf(err: unknown): string | undefined {
+  const e = err as { Code?: string; name?: string } | undefined;
+  const code = e?.Code ?? e?.name;
+  return code && code !== 'Unknown' && code !== 'UnknownError' ? code : undefined;
+}
+
+/** The codes that refuse the credentials themselves, and what each means to the user. */
+const CREDENTIAL_REFUSALS: Readonly<Record<string, string>> = {
+  InvalidAccessKeyId: 'does not know the access key id',
+  SignatureDoesNotMatch:
+    "refused the request's signature: the secret access key does not belong to the access key id",
+  InvalidToken: 'refused the session token',
+  ExpiredToken: 'refused the session token: it has expired',
+};
+
+/** S3 refused the credentials (an unknown key id, a wrong secret, a bad token), not one request. */
+export function isS3CredentialsRefusal(err: unknown): boolean {
+  const code = s3CodeOf(err);
+  return code !== undefined && code in CREDENTIAL_REFUSALS;
+}
+
+/**
+ * What a refusal by S3 at `endpoint` means, for a person: the credentials refused (which part), or access
+ * denied; undefined for anything else. Never the secret: the message names the settings to check.
+ */
+export function describeS3Refusal(err: unknown, endpoint: string): string | undefined {
+  const code = s3CodeOf(err);
+  const settings = 'check CALLPIPE_S3_ACCESS_KEY_ID and CALLPIPE_S3_SECRET_ACCESS_KEY (or the AWS profile)';
+  if (code && code in CREDENTIAL_REFUSALS)
+    return `S3 at ${endpoint} ${CREDENTIAL_REFUSALS[code]} (${code}): ${settings}`;
+  if (code === 'AccessDenied')
+    return `S3 at ${endpoint} denied access (AccessDenied): the credentials are valid but may not do this`;
+  if (s3StatusOf(err) === 403)
+    return `S3 at ${endpoint} refused the request (HTTP 403, no reason given): the access key id or secret access key is wrong, or they may not do this; ${settings}`;
+  return undefined;
+}

@@ -3,11 +3,19 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { CliError, parseCommandArgs, warnDeprecated } from '../command.ts';
 import { connectPipeline } from '../stack-client.ts';
-import { expandInputs, outputLocation, resolveSource, submitRecording, type Submitted } from '../submit.ts';
+import {
+  checkInputs,
+  expandInputs,
+  outputLocation,
+  resolveSource,
+  submitRecording,
+  type Submitted,
+} from '../submit.ts';
+import { workflowFailureReason } from '../error-message.ts';
 import { callFileHelp, storeCallFiles } from '../call-files.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { callOutputKeys, locationUrl, parseS3Url } from '../../schemas/call-keys.ts';
-import type { OutputLocation } from '../../schemas/recording.ts';
+import type { OutputLocation, RecordingSource } from '../../schemas/recording.ts';
 import {
   progressQuery,
   type ProcessRecordingProgress,
@@ -25,6 +33,9 @@ Uploads local files to the input prefix, starts one processRecording workflow pe
 recording twice is one workflow), waits for the calls with a progress line per call and prints a table
 of their outcomes: done, partial (results written, a text step failed: which one is shown), failed
 (the stage and the reason; error.json is written) or skipped (result.json already there).
+
+Every input is checked before anything is uploaded or started (it exists, is readable, is not empty):
+if any is not, each bad one is printed with its cause and no call is started.
 
   --out <dir|s3://…>  where results go (default: s3://<bucket>/<output prefix>); a local directory gets
                       a copy of each call's result.json / transcript.vtt / error.json
@@ -101,11 +112,10 @@ export async function waitWithProgress(calls: Submitted[], quiet: boolean): Prom
   return all;
 }
 
-/** The message of a workflow's failure, down to its cause (the client wraps it in WorkflowFailedError). */
+/** The reason of a call whose workflow failed, was cancelled or terminated (cli/error-message.ts). */
 function failureReason(err: unknown): string {
-  let e: unknown = err;
-  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
-  return e instanceof Error ? e.message : String(e);
+  const reason = workflowFailureReason(err);
+  return reason === 'cancelled' || reason.startsWith('terminated') ? `call ${reason}` : reason;
 }
 
 /** What a call's table row says beside its status: the result, and for a partial call the failed steps. */
@@ -201,10 +211,19 @@ export async function run(argv: string[]): Promise<number> {
     const { inputs, skipped } = await expandInputs(positionals);
     for (const s of skipped) process.stderr.write(`skipped ${s.path}: ${s.reason}\n`);
     if (inputs.length === 0) throw new CliError('process: no recording to process', 1);
-    for (const input of inputs) {
-      const source = await resolveSource(input, pc.store, pc.config);
-      submitted.push(await submitRecording(pc, source, { output, redo: values.redo, files }));
+    // All or nothing: every input checked, then every local one uploaded, before any call starts.
+    const problems = await checkInputs(inputs, pc.store);
+    if (problems.length > 0) {
+      for (const p of problems) process.stderr.write(`process: ${p.input}: ${p.problem}\n`);
+      throw new CliError(
+        `process: ${problems.length} of ${inputs.length} input${inputs.length === 1 ? '' : 's'} cannot be processed (listed above); nothing was started`,
+        1,
+      );
     }
+    const sources: RecordingSource[] = [];
+    for (const input of inputs) sources.push(await resolveSource(input, pc.store, pc.config));
+    for (const source of sources)
+      submitted.push(await submitRecording(pc, source, { output, redo: values.redo, files }));
     if (values.detach) {
       if (values.json) {
         console.log(
