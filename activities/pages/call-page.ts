@@ -11,7 +11,7 @@ import type { ResultDocument, ResultUtterance } from '../../schemas/result.ts';
 import type { RedactionRecord } from '../../schemas/redaction.ts';
 import { callStart } from '../tables/rows.ts';
 import { clientScript, uplotScript, uplotStyle } from './assets.ts';
-import { BASE_STYLE, duration, esc, jsonData, localTime } from './html.ts';
+import { BASE_STYLE, duration, esc, jsonData, localTime, named } from './html.ts';
 import { clock } from '../../schemas/units.ts';
 
 /** A silence at least this long, nobody talking, is shown as a long silence (a hold, a search, a transfer). */
@@ -261,13 +261,13 @@ export function renderCallPage(result: ResultDocument, options: CallPageOptions)
     `${esc(localTime(start.at.toISOString(), options.timeZone))} <span class="muted">(${esc(options.timeZone)}, ${esc(start.source)})</span>`,
     esc(duration(result.audio.durationSeconds)),
     `${result.utterances.length} utterances`,
-    esc(result.speakers.join(' · ')) +
+    result.speakers.map(named).join(' · ') +
       (result.speakerRoles?.inferred ? ' <span class="badge inferred">inferred</span>' : '') +
       (result.speakerRoles?.swapped ? ' <span class="badge swapped">swapped</span>' : ''),
     `<span class="badge ${status}">${status}</span>`,
-    ...(meta.agent ? [`agent ${esc(meta.agent)}`] : []),
-    ...(meta.direction ? [esc(meta.direction)] : []),
-    ...(result.processing.batchId ? [`batch ${esc(result.processing.batchId)}`] : []),
+    ...(meta.agent ? [`agent ${named(meta.agent)}`] : []),
+    ...(meta.direction ? [named(meta.direction)] : []),
+    ...(result.processing.batchId ? [`batch ${named(result.processing.batchId)}`] : []),
   ];
   const overall = result.sentiment?.overall;
   const failed = result.stepFailures.length
@@ -279,9 +279,9 @@ export function renderCallPage(result: ResultDocument, options: CallPageOptions)
 <title>${esc(result.callId)} · callpipe call</title>
 <style>${BASE_STYLE}${PAGE_STYLE}${uplotStyle()}</style></head>
 <body>
-<header class="top"><h1>${esc(result.callId)}</h1><div class="facts">${facts.map((f) => `<span>${f}</span>`).join('')}</div></header>
+<header class="top"><h1>${named(result.callId)}</h1><div class="facts">${facts.map((f) => `<span>${f}</span>`).join('')}</div></header>
 <div class="player"><audio id="player" controls preload="metadata" data-src="${esc(options.audioHref ?? '')}"></audio>
-<span class="note muted" id="audio-note">Recording: ${esc(result.source.uri)}</span>
+<span class="note muted" id="audio-note">Recording: ${named(result.source.uri)}</span>
 <label class="note"><input type="file" id="audio-file" accept="audio/*,video/*"> open a local copy</label>
 <label class="note"><input type="checkbox" id="follow" checked> follow</label></div>
 <main>

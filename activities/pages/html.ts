@@ -1,4 +1,9 @@
-/** Building HTML safely: every text and attribute escaped, data for scripts as JSON that cannot close its tag. */
+/**
+ * Building HTML safely: every text and attribute escaped (bidirectional controls shown as visible
+ * escapes: schemas/display-text.ts), users' names and keys isolated from the text around them, data for
+ * scripts as JSON that cannot close its tag.
+ */
+import { visibleControls } from '../../schemas/display-text.ts';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -9,7 +14,15 @@ const ESCAPES: Record<string, string> = {
 };
 
 export function esc(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+  return visibleControls(String(value ?? '')).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+/**
+ * A user's name or key as an element of its own: escaped, and isolated (`<bdi>`) so that right-to-left
+ * letters in it cannot reorder the text beside it.
+ */
+export function named(value: unknown): string {
+  return `<bdi>${esc(value)}</bdi>`;
 }
 
 /** JSON for a `<script type="application/json">` block: `<` escaped, so no text can end the block. */
@@ -28,19 +41,30 @@ export function duration(seconds: number): string {
   return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
 }
 
+/** One formatter per time zone: a report formats an instant per call. */
+const formats = new Map<string, Intl.DateTimeFormat>();
+function localFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = formats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    formats.set(timeZone, format);
+  }
+  return format;
+}
+
 /** An instant as the call center reads it: `2026-03-01 09:12` in `timeZone`. */
 export function localTime(iso: string, timeZone: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(d);
+  const parts = localFormat(timeZone).formatToParts(d);
   const p = (t: string) => parts.find((x) => x.type === t)?.value ?? '';
   return `${p('year')}-${p('month')}-${p('day')} ${p('hour')}:${p('minute')}`;
 }

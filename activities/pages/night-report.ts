@@ -3,7 +3,10 @@
  * It shows the processing facts (calls by outcome, audio hours, wall time, requests per audio hour),
  * the distribution of durations and sentiment (uPlot charts, inlined), the failures with their reasons,
  * and every call in a table that sorts and filters by outcome, sentiment and category in the browser,
- * each linked to its call page.
+ * each linked to its call page. The table is paged: the HTML holds the first page of calls (all a reader
+ * without scripts sees, beside the summary, which is whole), and every call's cells are compact data that
+ * the page's script sorts, filters and shows page by page, so a batch of 100,000 calls stays one page
+ * that opens in seconds.
  *
  * Pure: the batch report and the calls' rows from the `calls` table in, the page's text out
  * (activities/pages/page-activities.ts reads them and writes it).
@@ -12,10 +15,13 @@ import type { BatchReport } from '../backfill/report.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 import type { TableRow } from '../../schemas/tables.ts';
 import { clientScript, uplotScript, uplotStyle } from './assets.ts';
-import { BASE_STYLE, duration, esc, jsonData, localTime } from './html.ts';
+import { BASE_STYLE, duration, esc, jsonData, localTime, named } from './html.ts';
+import { visibleControls } from '../../schemas/display-text.ts';
 
 export interface NightReportOptions {
   timeZone: string;
+  /** Calls whose rows the HTML holds (the rest are data the script pages through): one page by default. */
+  htmlRows?: number;
   /** Link from the report to a call's page (relative, so it works wherever the output is mirrored). */
   pageHref(callId: string): string;
 }
@@ -82,25 +88,88 @@ function cellText(value: unknown): string {
   return Array.isArray(value) ? value.join(', ') : String(value);
 }
 
-function callRow(r: ReportRow, c: TableRow | undefined, options: NightReportOptions): string {
+/** Calls per page of the calls table; the HTML holds the first page, the page's script the others. */
+export const CALLS_PAGE_SIZE = 100;
+/** Failures listed in the summary; the others are in the calls table (outcome `failed`) and report.csv. */
+export const FAILURES_LISTED = 500;
+/** Characters of a summary the table shows; the call page shows it whole. */
+const SUMMARY_SHOWN = 80;
+
+/**
+ * One call of the table as compact data (an array, in this order; client/night-report.js reads it):
+ * text ready to show (bidirectional controls made visible), numbers for sorting. Only display text:
+ * the whole record is report.json and report.csv.
+ */
+export type CallCells = [
+  callId: string,
+  status: string,
+  linked: 0 | 1,
+  started: string,
+  durationSeconds: number | null,
+  durationText: string,
+  agent: string,
+  sentiment: string,
+  customerMean: number | null,
+  customer: string,
+  categories: string[],
+  scoreNormalized: number | null,
+  scoreText: string,
+  wallSeconds: number | null,
+  wallText: string,
+  summary: string,
+  reason: string,
+];
+
+function callCells(r: ReportRow, c: TableRow | undefined, timeZone: string): CallCells {
   const linked = r.status === 'done' || r.status === 'partial' || r.status === 'skipped';
-  const categories = (c?.categories as string[] | null | undefined) ?? [];
-  const summary = cellText(c?.summary);
+  const summary = [...visibleControls(cellText(c?.summary))];
   const started = c?.call_started_at instanceof Date ? c.call_started_at.toISOString() : '';
-  const cells = [
-    `<td data-v="${esc(r.callId)}">${linked ? `<a href="${esc(options.pageHref(r.callId))}">${esc(r.callId)}</a>` : esc(r.callId)}</td>`,
-    `<td data-v="${esc(r.status)}"><span class="badge ${esc(r.status)}">${esc(r.status)}</span></td>`,
-    `<td data-v="${esc(started)}">${started ? esc(localTime(started, options.timeZone)) : ''}</td>`,
-    `<td data-v="${r.durationSeconds ?? ''}" class="num">${r.durationSeconds !== undefined ? esc(duration(r.durationSeconds)) : ''}</td>`,
-    `<td data-v="${esc(cellText(c?.agent))}">${esc(cellText(c?.agent))}</td>`,
-    `<td data-v="${esc(cellText(c?.sentiment_label))}" class="label-${esc(cellText(c?.sentiment_label))}">${esc(cellText(c?.sentiment_label))}</td>`,
-    `<td data-v="${esc(cellText(c?.customer_sentiment_mean))}" class="label-${esc(cellText(c?.customer_sentiment_label))}">${esc(cellText(c?.customer_sentiment_label))}</td>`,
-    `<td data-v="${esc(categories.join(', '))}">${categories.map((k) => `<span class="chip">${esc(k)}</span>`).join('')}</td>`,
-    `<td data-v="${c?.score_normalized ?? ''}" class="num">${c?.score !== null && c?.score !== undefined ? `${esc(c.score)} / ${esc(c.score_max)}` : ''}</td>`,
-    `<td data-v="${r.wallSeconds ?? ''}" class="num">${r.wallSeconds !== undefined ? esc(duration(r.wallSeconds)) : ''}</td>`,
-    `<td class="summary" title="${esc(summary)}">${esc([...summary].slice(0, 80).join(''))}${[...summary].length > 80 ? '…' : ''}${r.reason ? `<span class="reason">${esc(r.stage ? `${r.stage}: ` : '')}${esc(r.reason)}</span>` : ''}</td>`,
+  const mean = c?.customer_sentiment_mean;
+  const normalized = c?.score_normalized;
+  const shown = (v: unknown) => visibleControls(cellText(v));
+  return [
+    r.callId,
+    r.status,
+    linked ? 1 : 0,
+    started ? localTime(started, timeZone) : '',
+    r.durationSeconds ?? null,
+    r.durationSeconds !== undefined ? duration(r.durationSeconds) : '',
+    shown(c?.agent),
+    shown(c?.sentiment_label),
+    typeof mean === 'number' ? mean : null,
+    shown(c?.customer_sentiment_label),
+    ((c?.categories as string[] | null | undefined) ?? []).map(visibleControls),
+    typeof normalized === 'number' ? normalized : null,
+    c?.score !== null && c?.score !== undefined ? `${cellText(c.score)} / ${cellText(c.score_max)}` : '',
+    r.wallSeconds ?? null,
+    r.wallSeconds !== undefined ? duration(r.wallSeconds) : '',
+    summary.length > SUMMARY_SHOWN ? `${summary.slice(0, SUMMARY_SHOWN).join('')}…` : summary.join(''),
+    r.reason ? visibleControls(`${r.stage ? `${r.stage}: ` : ''}${r.reason}`) : '',
   ];
-  return `<tr data-status="${esc(r.status)}" data-sentiment="${esc(cellText(c?.sentiment_label))}" data-customer="${esc(cellText(c?.customer_sentiment_label))}" data-categories="${esc(JSON.stringify(categories))}">${cells.join('')}</tr>`;
+}
+
+/**
+ * A row of the table in HTML, for the page's first page (what shows without the script). The script
+ * draws the same structure from the same cells (client/night-report.js, `rowOf`).
+ */
+function callRow(cells: CallCells, pageHref: (callId: string) => string): string {
+  const [callId, status, linked, started, dur, durText, agent, sentiment, mean, customer, categories] = cells;
+  const [, , , , , , , , , , , normalized, scoreText, wall, wallText, summary, reason] = cells;
+  const td = (v: unknown, html: string, cls = '') =>
+    `<td data-v="${esc(v ?? '')}"${cls ? ` class="${cls}"` : ''}>${html}</td>`;
+  return `<tr data-status="${esc(status)}" data-sentiment="${esc(sentiment)}" data-customer="${esc(customer)}">${[
+    td(callId, linked ? `<a href="${esc(pageHref(callId))}">${esc(callId)}</a>` : esc(callId)),
+    td(status, `<span class="badge ${esc(status)}">${esc(status)}</span>`),
+    td(started, esc(started)),
+    td(dur, esc(durText), 'num'),
+    td(agent, esc(agent)),
+    td(sentiment, esc(sentiment), `label-${esc(sentiment)}`),
+    td(mean, esc(customer), `label-${esc(customer)}`),
+    td(categories.join(', '), categories.map((k) => `<span class="chip">${esc(k)}</span>`).join('')),
+    td(normalized, esc(scoreText), 'num'),
+    td(wall, esc(wallText), 'num'),
+    `<td class="summary">${esc(summary)}${reason ? `<span class="reason">${esc(reason)}</span>` : ''}</td>`,
+  ].join('')}</tr>`;
 }
 
 const PAGE_STYLE = `
@@ -115,7 +184,27 @@ const PAGE_STYLE = `
 #calls td.num { text-align:right; white-space:nowrap; } #calls td.summary { max-width:360px; }
 #calls .reason { display:block; color:var(--neg); font-size:12px; }
 .chart { min-height:220px; }
+.pager { display:flex; gap:8px; align-items:center; margin-top:10px; } .pager button { font:inherit; padding:2px 10px; }
 `;
+
+/**
+ * The table's data for the page's script: every call's cells, the page size, and the link to a call's
+ * page as the text around its id (links that do not follow that shape are listed by row).
+ */
+function callsData(cells: CallCells[], pageHref: (callId: string) => string) {
+  const first = cells.find((c) => c[2] === 1);
+  const href = first ? pageHref(first[0]) : '';
+  const at = first ? href.lastIndexOf(first[0]) : -1;
+  const around: [string, string] =
+    at >= 0 ? [href.slice(0, at), href.slice(at + first![0].length)] : ['', ''];
+  const hrefs: Record<number, string> = {};
+  cells.forEach((c, i) => {
+    if (c[2] !== 1) return;
+    const h = pageHref(c[0]);
+    if (h !== `${around[0]}${c[0]}${around[1]}`) hrefs[i] = h;
+  });
+  return { pageSize: CALLS_PAGE_SIZE, href: around, hrefs, rows: cells };
+}
 
 export function renderNightReport(
   report: BatchReport,
@@ -138,6 +227,9 @@ export function renderNightReport(
   const statuses = ['done', 'partial', 'failed', 'skipped', 'missing', 'cancelled'].filter(
     (s) => facts.byStatus[s],
   );
+  const cells = report.rows.map((r) => callCells(r, calls.get(r.callId), options.timeZone));
+  const inHtml = Math.min(cells.length, options.htmlRows ?? CALLS_PAGE_SIZE);
+  const listed = failures.slice(0, FAILURES_LISTED);
   return `<!doctype html>
 <html lang="ja"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="callpipe"><meta name="callpipe-batch-id" content="${esc(report.batchId)}">
@@ -165,12 +257,16 @@ ${fact(String(lowConfidence), 'roles of low confidence', 'fact-roles-low-confide
 </div>
 <section class="card" id="failures"><h2>Failures (${failures.length})</h2>${
     failures.length
-      ? `<table><thead><tr><th>call</th><th>status</th><th>stage</th><th>reason</th><th>source</th></tr></thead><tbody>${failures
+      ? `<table><thead><tr><th>call</th><th>status</th><th>stage</th><th>reason</th><th>source</th></tr></thead><tbody>${listed
           .map(
             (r) =>
-              `<tr><td>${esc(r.callId)}</td><td><span class="badge ${esc(r.status)}">${esc(r.status)}</span></td><td>${esc(r.stage ?? (r.tablesError ? 'tables' : ''))}</td><td>${esc(r.reason ?? r.tablesError ?? '')}</td><td class="muted">${esc(r.source)}</td></tr>`,
+              `<tr><td>${esc(r.callId)}</td><td><span class="badge ${esc(r.status)}">${esc(r.status)}</span></td><td>${esc(r.stage ?? (r.tablesError ? 'tables' : ''))}</td><td>${esc(r.reason ?? r.tablesError ?? '')}</td><td class="muted">${named(r.source)}</td></tr>`,
           )
-          .join('')}</tbody></table>`
+          .join('')}</tbody></table>${
+          failures.length > listed.length
+            ? `<p class="muted" id="failures-more">${failures.length - listed.length} more: outcome <code>failed</code> or <code>missing</code> in the calls below, and report.csv</p>`
+            : ''
+        }`
       : '<p class="muted">None.</p>'
   }</section>
 <section class="card"><h2>Calls</h2>
@@ -182,13 +278,20 @@ ${fact(String(lowConfidence), 'roles of low confidence', 'fact-roles-low-confide
 <label>search <input id="filter-text" type="search" placeholder="call, agent, summary…"></label>
 <span class="muted" id="shown"></span>
 </div>
+<noscript><p class="muted">The first ${inHtml} of ${cells.length} calls; the others show page by page with scripts on, and are all in report.csv.</p></noscript>
 <table id="calls"><thead><tr><th data-type="text">call</th><th data-type="text">outcome</th><th data-type="text">started</th><th data-type="num">duration</th><th data-type="text">agent</th><th data-type="text">sentiment</th><th data-type="num">customer</th><th data-type="text">categories</th><th data-type="num">score</th><th data-type="num">wall</th><th data-type="text">summary / reason</th></tr></thead>
 <tbody>
-${report.rows.map((r) => callRow(r, calls.get(r.callId), options)).join('\n')}
-</tbody></table></section>
+${cells
+  .slice(0, inHtml)
+  .map((c) => callRow(c, options.pageHref))
+  .join('\n')}
+</tbody></table>
+<div class="pager" id="pager" hidden><button type="button" id="page-first">« first</button><button type="button" id="page-prev">‹ previous</button>
+<span id="page-at"></span><button type="button" id="page-next">next ›</button><button type="button" id="page-last">last »</button></div></section>
 <p class="muted">report.json · report.csv beside this page · ${report.runs} run(s) · analysis tables: one row per call in <code>calls</code></p>
 </main>
 <script type="application/json" id="charts-data">${jsonData(chartsData(report.rows, calls))}</script>
+<script type="application/json" id="calls-data">${jsonData(callsData(cells, options.pageHref))}</script>
 <script>${uplotScript()}</script>
 <script>${clientScript('common')}</script>
 <script>${clientScript('night-report')}</script>
