@@ -42,7 +42,7 @@ export function formatSurface(text: string, options: SurfaceOptions): string {
   const words = options.punctuation ? pieces : pieces.filter((w) => !PUNCTUATION.test(w));
   return words
     .join(options.delimiter ? ' ' : '')
-    .replace(new RegExp(ATOM.source, 'gu'), (ch) => atoms[ch.charCodeAt(0) - 0xe000]!);
+    .replace(new RegExp(ATOM.source, 'gu'), (ch) => atoms[ch.charCodeAt(0) - 0xe000] ?? ch);
 }
 
 /**
