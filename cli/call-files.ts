@@ -15,9 +15,15 @@ import {
   type LoadedRules,
 } from '../activities/insights/rule-file.ts';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readUserFile, UserFileError } from '../activities/user-file.ts';
+import { loadRedactionRules, RedactionRulesError } from '../activities/nlp/redaction/redaction-rules.ts';
 import { uploadKey } from '../schemas/call-keys.ts';
-import { DictionaryFileError, parseDictionary, temporaryWords } from '../service/dictionary.ts';
+import {
+  DictionaryFileError,
+  MAX_DICTIONARY_FILE_BYTES,
+  parseDictionary,
+  temporaryWords,
+} from '../service/dictionary.ts';
 import type { Config } from '../schemas/config.ts';
 import { CliError } from './command.ts';
 
@@ -54,9 +60,10 @@ export async function storeRules(
 export function readDictionaryFile(path: string, maxEntries?: number) {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readUserFile(path, MAX_DICTIONARY_FILE_BYTES);
   } catch (err) {
-    throw new CliError(`dictionary: ${path}: ${(err as Error).message}`);
+    if (err instanceof UserFileError) throw new CliError(`dictionary: ${err.message}`);
+    throw err;
   }
   try {
     return parseDictionary(text, { name: path, ...(maxEntries ? { maxEntries } : {}) });
@@ -94,12 +101,26 @@ export interface CallFileOptions {
   dictionary?: string | undefined;
 }
 
+/**
+ * The redaction rules file the workers will load (`redaction.rulesFile`, CALLPIPE_REDACTION_RULES), checked
+ * here too when this command sees one, so a pattern the workers would refuse fails the command first.
+ */
+export function checkRedactionRules(config: Config): void {
+  try {
+    loadRedactionRules(config.redaction);
+  } catch (err) {
+    if (err instanceof RedactionRulesError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
 /** Validates and stores every file of {@link CallFileOptions}; run it before starting anything. */
 export async function storeCallFiles(
   store: ObjectStore,
   config: Config,
   options: CallFileOptions,
 ): Promise<CallFileKeys> {
+  checkRedactionRules(config);
   const rules = await storeRules(store, config, options.rules);
   const wordsKey = await storeDictionary(store, config, options.dictionary);
   return { ...(rules ? { rulesKey: rules.key } : {}), ...(wordsKey ? { wordsKey } : {}) };

@@ -21,6 +21,11 @@ export const KATAKANA_READING = /^[\u30A1-\u30FA\u30FC-\u30FE\u31F0-\u31FF]+$/u;
 
 /** Spec 02, Dictionary operation errors: `Invalid Parameter -> List Exceed 5000 lines`. */
 export const MAX_USER_DICTIONARY_LINES = 5000;
+/**
+ * Bytes of a dictionary file callpipe reads (checked before it is read or parsed): the spec's largest
+ * dictionary, 5,000 lines of at most 251 bytes, is about 1.3 MB.
+ */
+export const MAX_DICTIONARY_FILE_BYTES = 2 * 1024 * 1024;
 /** Spec 02: a word's weight when none is given. */
 export const DEFAULT_WORD_PROB = 30;
 
@@ -86,6 +91,11 @@ export interface ParseDictionaryOptions {
  */
 export function parseDictionary(text: string, options: ParseDictionaryOptions): DictionaryEntry[] {
   const max = options.maxEntries ?? MAX_TEMPORARY_WORDS;
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_DICTIONARY_FILE_BYTES)
+    throw new DictionaryFileError(
+      `${options.name}: the file is ${bytes} bytes, more than the ${MAX_DICTIONARY_FILE_BYTES} callpipe reads (docs/input-limits.md)`,
+    );
   const entries: DictionaryEntry[] = [];
   const problems: string[] = [];
   text

@@ -23,6 +23,12 @@ import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
 import { REDACTION_RULE_LIMITS } from '../../schemas/redaction.ts';
 import { readUserFile, UserFileError } from '../../activities/user-file.ts';
 import { FakeService, MemoryStore, timeline, utterance } from './nlp.helpers.ts';
+import { parseRules, readRulesFile, RulesFileError } from '../../activities/insights/rule-file.ts';
+import { RULE_FILE_LIMITS } from '../../schemas/rules.ts';
+import { MAX_DICTIONARY_FILE_BYTES, parseDictionary } from '../../service/dictionary.ts';
+import { checkRedactionRules, readDictionaryFile } from '../../cli/call-files.ts';
+import { CliError } from '../../cli/command.ts';
+import { loadConfig } from '../../schemas/config.ts';
 
 const RUN = 'a'.repeat(10_000);
 const dir = mkdtempSync(join(tmpdir(), 'callpipe-user-patterns-'));
@@ -173,5 +179,53 @@ describe('the time bound of the deployment rules per call', () => {
     );
     expect(store.objects.has('s/timeline.redacted.json')).toBe(false);
     expect(store.objects.has('s/redaction.json')).toBe(false);
+  });
+});
+
+describe('files users hand in are bounded before they are parsed', () => {
+  it('a rule file larger than its bound, or with more terms in all than its bound, is refused', () => {
+    const big = join(dir, 'big-rules.yaml');
+    writeFileSync(big, Buffer.alloc(RULE_FILE_LIMITS.fileBytes + 1, 0x20));
+    expect(() => readRulesFile(big)).toThrow(RulesFileError);
+    expect(() => readRulesFile(big)).toThrow(
+      /big-rules\.yaml: the file is 2 MiB, more than the 2 MiB callpipe reads/,
+    );
+    const terms = Array.from({ length: RULE_FILE_LIMITS.terms + 1 }, (_, i) => `t${i}`);
+    const many = JSON.stringify({
+      format: 1,
+      name: 'many',
+      version: '1',
+      categories: [{ name: 'many', rules: [{ kind: 'phrase', terms }] }],
+    });
+    expect(() => parseRules(many, 'many.json')).toThrow(
+      `many.json: line 1: (file): ${terms.length} terms and phrases in all, at most ${RULE_FILE_LIMITS.terms}`,
+    );
+    const long = `format: 1\nname: long\nversion: '1'\ncategories:\n  - name: long\n    rules:\n      - kind: phrase\n        terms: [${'あ'.repeat(RULE_FILE_LIMITS.termLength + 1)}]\n`;
+    expect(() => parseRules(long, 'long.yaml')).toThrow(
+      /long\.yaml: line 8: categories\.0\.rules\.0\.terms\.0: Too big/,
+    );
+  });
+
+  it('a dictionary file larger than its bound is refused before it is read, by the command too', () => {
+    const big = join(dir, 'big.dic');
+    writeFileSync(big, Buffer.alloc(MAX_DICTIONARY_FILE_BYTES + 1, 0x23));
+    expect(() => readDictionaryFile(big)).toThrow(CliError);
+    expect(() => readDictionaryFile(big)).toThrow(
+      /dictionary: .*big\.dic: the file is 2 MiB, more than the 2 MiB callpipe reads/,
+    );
+    expect(() => parseDictionary('#'.repeat(MAX_DICTIONARY_FILE_BYTES + 1), { name: 'words.tsv' })).toThrow(
+      /words\.tsv: the file is \d+ bytes, more than the \d+ callpipe reads/,
+    );
+  });
+
+  it('a command that processes calls checks the redaction rules file the workers will load', () => {
+    const file = join(dir, 'backreference.json');
+    writeFileSync(file, '{\n  "patterns": [\n    { "kind": "twice", "regex": "(\\\\d)\\\\1" }\n  ]\n}\n');
+    const config = loadConfig({ env: { CALLPIPE_REDACTION_RULES: file } });
+    expect(() => checkRedactionRules(config)).toThrow(CliError);
+    expect(() => checkRedactionRules(config)).toThrow(
+      `redaction rules ${file}: line 3: patterns.0.regex: uses a backreference (\\1, \\k<name>), which needs a backtracking engine: callpipe does not run it`,
+    );
+    expect(() => checkRedactionRules(loadConfig({ env: {} }))).not.toThrow();
   });
 });
