@@ -3,6 +3,7 @@ import { parseCommandArgs, CliError } from '../command.ts';
 import { loadConfig } from '../../schemas/config.ts';
 import { startStack, StackRunningError } from '../stack/stack.ts';
 import { PortTakenError } from '../stack/ports.ts';
+import { MAX_RESTARTS, RESTART_WINDOW_MS, superviseStack } from '../stack/supervisor.ts';
 
 export const summary = 'starts the local stack (Temporal + Web UI, S3, emulator, workers) in the foreground';
 export const help = `Usage: callpipe up [--ports fixed|auto] [--json] [--no-workers] [--no-emulator] [--temporal dev|postgresql]
@@ -11,6 +12,9 @@ Starts, in order and with health checks: the Temporal dev server (state in $CALL
 Web UI on), the S3 server (SeaweedFS, data in $CALLPIPE_HOME/s3), the service emulator and the workers.
 Stops everything on Ctrl-C, SIGTERM or SIGHUP; if this command is killed outright (SIGKILL), its children
 stop by themselves, and the next \`callpipe up\` in the same $CALLPIPE_HOME stops whatever a killed one left.
+When a part of the stack ends on its own, it says so at once on stderr (which part, its exit code or
+signal, the last lines of its log) and starts it again, at most ${MAX_RESTARTS} times within ${RESTART_WINDOW_MS / 60_000} minutes; past that
+it stops the stack and exits with status 1.
 
   --ports auto   take free ports when the configured ones are taken (default: refuse)
   --json         print one JSON line with every address once all is healthy
@@ -80,17 +84,23 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
 
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: string) => {
-      log(`received ${signal}, stopping the stack…`);
-      resolve();
-    };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    // A closed terminal: stop in order too, rather than die and leave it to the children's watches.
-    process.once('SIGHUP', onSignal);
-  });
+  const supervisor = superviseStack(stack, { notice });
+  const gaveUp = await Promise.race([
+    new Promise<undefined>((resolve) => {
+      const onSignal = (signal: string) => {
+        log(`received ${signal}, stopping the stack…`);
+        resolve(undefined);
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      // A closed terminal: stop in order too, rather than die and leave it to the children's watches.
+      process.once('SIGHUP', onSignal);
+    }),
+    supervisor.gaveUp,
+  ]);
+  supervisor.stop();
+  if (gaveUp) notice(`callpipe up: ${gaveUp}`);
   await stack.stop();
   log('stack stopped');
-  return 0;
+  return gaveUp ? 1 : 0;
 }

@@ -103,6 +103,8 @@ export interface RunningStack {
   };
   /** Starts (or restarts) the workers process. */
   startWorkers(): Promise<ManagedProcess>;
+  /** Starts a part again that ended (cli/stack/supervisor.ts), recording its new pid. */
+  restart(part: keyof RunningStack['processes']): Promise<ManagedProcess>;
   stop(): Promise<void>;
 }
 
@@ -571,6 +573,14 @@ async function startProcesses(ctx: StackContext): Promise<RunningStack> {
   const processes: RunningStack['processes'] = { ...temporal, s3, emulator };
   const startWorkers = () => restartWorkers(ctx, processes);
   if (ctx.options.workers !== false) await startWorkers();
+  const restart = async (part: keyof RunningStack['processes']) => {
+    if (part === 'workers') return startWorkers();
+    const proc = processes[part];
+    if (!proc) throw new Error(`this stack has no ${part}`);
+    await proc.stop();
+    await proc.start(ctx.launched.onSpawn(proc.options.name));
+    return proc;
+  };
 
   const addresses = stackAddresses(ctx, emulator !== undefined);
   Object.assign(ctx.launched.record, { addresses, ...stackRecordOf(ctx.env) });
@@ -582,6 +592,7 @@ async function startProcesses(ctx: StackContext): Promise<RunningStack> {
     tools: ctx.tools,
     processes,
     startWorkers,
+    restart,
     stop: () => ctx.launched.stopAll(),
   };
 }
