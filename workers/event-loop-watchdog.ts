@@ -23,9 +23,9 @@ import { writeSync } from 'node:fs';
 import type { Context, Info } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { activityContext } from '../activities/activity-context.ts';
+import { WATCHDOG_EXIT_CODE } from './exit-codes.ts';
 
-/** The exit code of a process the watchdog stopped (EX_SOFTWARE): supervisors restart on it. */
-export const WATCHDOG_EXIT_CODE = 70;
+export { WATCHDOG_EXIT_CODE };
 
 /**
  * The bound when no running activity has a heartbeat timeout (or none runs): the longest heartbeat

@@ -21,6 +21,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, sta
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { STOP_WITH_PARENT_VARIABLE } from '../../workers/parent-watch.ts';
+import { WATCHDOG_EXIT_CODE } from '../../workers/exit-codes.ts';
 import { childEnv } from '../../schemas/child-env.ts';
 
 /**
@@ -36,9 +37,12 @@ export interface ExitStatus {
   requested: boolean;
 }
 
-/** "exited with code 3" or "was killed by SIGKILL". */
+/** "exited with code 3" or "was killed by SIGKILL"; a worker's own reason when its exit code gives one. */
 export function describeExit(status: Pick<ExitStatus, 'code' | 'signal'>): string {
-  return status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
+  if (status.signal) return `was killed by ${status.signal}`;
+  if (status.code === WATCHDOG_EXIT_CODE)
+    return `exited with code ${status.code} (a worker's event-loop watchdog: an activity blocked its event loop; the log names it)`;
+  return `exited with code ${status.code}`;
 }
 
 /** util-linux's setpriv, where the platform has it (Linux). */
