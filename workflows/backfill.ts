@@ -419,8 +419,11 @@ class Batch {
       this.counters.skipped += 1;
       this.rows.push({ ...row, status: 'skipped', reason: 'already being processed by a running workflow' });
     } else if (isCancellation(err) || (err instanceof ChildWorkflowFailure && isCancellation(err.cause))) {
+      // The batch's cancel cancels its window; a call cancelled on its own (the Web UI, `temporal
+      // workflow cancel`) is that call's doing.
       this.counters.cancelled += 1;
-      this.rows.push({ ...row, status: 'cancelled', reason: 'batch cancelled' });
+      const reason = this.cancelRequested ? 'batch cancelled' : 'call cancelled (its workflow was cancelled)';
+      this.rows.push({ ...row, status: 'cancelled', reason });
     } else {
       this.counters.failed += 1;
       this.rows.push({ ...row, status: 'failed', reason: reasonOf(err) });

@@ -5,7 +5,8 @@
  * calls).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
 import { CliError, parseCommandArgs } from '../command.ts';
@@ -14,6 +15,9 @@ import { callSpec, outputLocation } from '../submit.ts';
 import { normalizePrefix, parseS3Url, uploadKey } from '../../schemas/call-keys.ts';
 import { shortHash, slug } from '../../activities/storage/call-id.ts';
 import { taskQueues } from '../../schemas/config.ts';
+import { MANIFEST_LIMITS } from '../../schemas/manifest.ts';
+import { ManifestError, readManifest, tooLargeManifest } from '../../activities/backfill/manifest.ts';
+import { isPermanentS3Error, isS3CredentialsRefusal } from '../../activities/storage/s3-errors.ts';
 import {
   backfillInputSchema,
   type BackfillFilters,
@@ -53,7 +57,14 @@ starting any work; every other recording gets one processRecording workflow, at 
 ${callFileHelp(28)}
   --detach                  start or attach, print the ids and return without waiting
   --json                    machine-readable output (one JSON document)
-Exit code: 0 when the batch finished with no failed call (partial calls are not failures), 1 otherwise.
+The manifest is checked whole before anything starts (a local file by the command, one in S3 by the
+command when it may read it, else by the batch's first step): a header that repeats a column, a call id
+given to two different recordings, a bad cell, or an empty file refuses it, with every problem by its
+line; nothing is started. A row that repeats an earlier one exactly is processed once and reported as a
+duplicate. At most ${MANIFEST_LIMITS.maxRows.toLocaleString('en-US')} rows and ${MANIFEST_LIMITS.maxBytes / 1024 ** 2} MiB (docs/input-limits.md).
+
+Exit code: 0 when the batch finished with no failed or cancelled call (partial calls are not
+failures), 1 otherwise (and when the manifest is refused, --detach too).
 
 Control a running batch: \`callpipe status <id>\`, and the workflow's updates pause / resume / cancel
 (e.g. \`temporal workflow update execute --name pause -w <id>\`), or cancel it in the Web UI.`;
@@ -99,7 +110,21 @@ export async function startBackfill(
   return { batchId: input.batchId, workflowId, handle, input };
 }
 
-/** A local manifest goes to the input prefix, content-addressed; an s3:// one is used where it is. */
+/**
+ * A manifest's refusal as the command prints it: its name, every problem by its line, and that nothing
+ * started (schemas/manifest.ts, activities/backfill/manifest.ts).
+ */
+function refused(manifest: string, err: unknown): unknown {
+  if (!(err instanceof ManifestError)) return err;
+  return new CliError(`--manifest ${manifest}: ${err.message}\nnothing was started`, 1);
+}
+
+/**
+ * A local manifest is validated whole (within its bounds, read as a stream) before it goes to the input
+ * prefix, content-addressed; an s3:// one is validated where it is when the command may read it (else
+ * the batch's first step does, and the batch fails with the same problems). Nothing starts from a
+ * manifest that is refused.
+ */
 export async function manifestSource(
   pc: PipelineClient,
   manifest: string,
@@ -107,19 +132,36 @@ export async function manifestSource(
   const s3 = parseS3Url(manifest);
   if (s3) {
     if (!s3.key) throw new CliError(`--manifest '${manifest}' names a bucket, not an object`);
-    const head = await pc.store.withBucket(s3.bucket).head(s3.key);
+    const object = pc.store.withBucket(s3.bucket);
+    const head = await object.head(s3.key);
     if (!head) throw new CliError(`no such manifest: ${manifest}`, 1);
+    if (head.size > MANIFEST_LIMITS.maxBytes) throw refused(manifest, tooLargeManifest(head.size));
+    const body = await object.getStream(s3.key).catch((err: unknown) => {
+      // Readable by the workers only: the batch's first step validates it.
+      if (isPermanentS3Error(err) && !isS3CredentialsRefusal(err)) return undefined;
+      throw err;
+    });
+    if (body)
+      await readManifest(body, s3.bucket).catch((err: unknown) => Promise.reject(refused(manifest, err)));
     return {
       source: { kind: 'manifest', bucket: s3.bucket, key: s3.key },
       identity: `${manifest}@${head.etag}`,
     };
   }
   const path = resolve(manifest);
-  if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`no such file: ${manifest}`, 1);
-  const text = readFileSync(path);
-  const digest = createHash('sha256').update(text).digest('hex');
+  const info = await stat(path).catch(() => undefined);
+  if (!info?.isFile()) throw new CliError(`no such file: ${manifest}`, 1);
+  if (info.size > MANIFEST_LIMITS.maxBytes) throw refused(manifest, tooLargeManifest(info.size));
+  // One read: validated and hashed as it streams.
+  const hash = createHash('sha256');
+  const hashed = createReadStream(path).map((chunk: Buffer) => {
+    hash.update(chunk);
+    return chunk;
+  });
+  await readManifest(hashed, pc.store.bucket).catch((err: unknown) => Promise.reject(refused(manifest, err)));
+  const digest = hash.digest('hex');
   const key = uploadKey(pc.config.s3.inputPrefix, 'manifests', digest, basename(path));
-  if (!(await pc.store.exists(key))) await pc.store.put(key, text, { contentType: 'text/csv' });
+  if (!(await pc.store.exists(key))) await pc.store.putFile(key, path, { contentType: 'text/csv' });
   return { source: { kind: 'manifest', bucket: pc.store.bucket, key }, identity: `sha256:${digest}` };
 }
 
@@ -262,7 +304,7 @@ export async function run(argv: string[]): Promise<number> {
     else {
       console.log(
         `${result.status}: ${result.done} done, ${result.partial} partial, ${result.failed} failed, ` +
-          `${result.skipped} skipped, ` +
+          `${result.skipped} skipped, ${result.cancelled ? `${result.cancelled} cancelled, ` : ''}` +
           `${result.missing} missing, ${result.filtered} filtered out, ${result.audioHours.toFixed(2)} h of audio, ` +
           `${result.run + 1} run(s)`,
       );
@@ -273,7 +315,7 @@ export async function run(argv: string[]): Promise<number> {
         );
       }
     }
-    return result.failed > 0 || result.status !== 'done' ? 1 : 0;
+    return result.failed > 0 || result.cancelled > 0 || result.status !== 'done' ? 1 : 0;
   } finally {
     await pc.close();
   }

@@ -4,6 +4,7 @@
  * batch's workflow id (or batch id): its progress and its calls. With a call's workflow id: its stage.
  */
 import type { WorkflowExecutionInfo } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
@@ -44,6 +45,8 @@ export interface BatchRow {
   startTime: string;
   closeTime?: string;
   progress?: BackfillProgress;
+  /** Why a batch failed, was terminated or timed out (its close event's failure, down to the cause). */
+  reason?: string;
 }
 
 type Execution = Omit<WorkflowExecutionInfo, 'raw'>;
@@ -70,10 +73,38 @@ async function list(pc: PipelineClient, query: string, limit: number): Promise<W
   return out;
 }
 
+/** Temporal's filter for only the close event of a history (HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT). */
+const CLOSE_EVENT_ONLY = 2 as temporal.api.enums.v1.HistoryEventFilterType;
+
+/** The message at the bottom of a failure's chain (its wrappers say only "Activity task failed"). */
+function causeOf(failure: temporal.api.failure.v1.IFailure | null | undefined): string | undefined {
+  let f = failure;
+  while (f?.cause) f = f.cause;
+  return f?.message ?? undefined;
+}
+
+/** Why a closed workflow did not complete: read from its close event alone, however long its history. */
+export async function closeReason(pc: PipelineClient, w: Execution): Promise<string | undefined> {
+  if (!['FAILED', 'TERMINATED', 'TIMED_OUT'].includes(w.status.name)) return undefined;
+  const { history } = await pc.client.workflowService.getWorkflowExecutionHistory({
+    namespace: pc.config.temporal.namespace,
+    execution: { workflowId: w.workflowId, runId: w.runId },
+    historyEventFilterType: CLOSE_EVENT_ONLY,
+  });
+  const event = history?.events?.at(-1);
+  if (event?.workflowExecutionFailedEventAttributes)
+    return causeOf(event.workflowExecutionFailedEventAttributes.failure);
+  if (event?.workflowExecutionTerminatedEventAttributes)
+    return `terminated${event.workflowExecutionTerminatedEventAttributes.reason ? `: ${event.workflowExecutionTerminatedEventAttributes.reason}` : ''}`;
+  if (event?.workflowExecutionTimedOutEventAttributes) return 'timed out';
+  return undefined;
+}
+
 async function batchRow(pc: PipelineClient, w: Execution): Promise<BatchRow> {
   const handle = pc.client.workflow.getHandle(w.workflowId, w.runId);
   // Queries work on closed workflows too (the worker replays them), which gives the final counters.
   const progress = await handle.query(backfillProgressQuery).catch(() => undefined);
+  const reason = await closeReason(pc, w).catch(() => undefined);
   return {
     workflowId: w.workflowId,
     batchId: w.typedSearchAttributes.get(SEARCH_ATTRIBUTE_KEYS.batchId),
@@ -81,6 +112,7 @@ async function batchRow(pc: PipelineClient, w: Execution): Promise<BatchRow> {
     startTime: w.startTime.toISOString(),
     closeTime: w.closeTime?.toISOString(),
     progress,
+    ...(reason ? { reason } : {}),
   };
 }
 
@@ -122,7 +154,8 @@ export async function run(argv: string[]): Promise<number> {
         console.log(batches.length ? 'Batches:' : 'No batches.');
         for (const b of batches)
           console.log(
-            `  ${b.workflowId}  ${b.status}${b.progress ? `\n    ${progressLine(b.progress)}` : ''}`,
+            `  ${b.workflowId}  ${b.status}${b.reason ? `: ${b.reason.split('\n')[0]}` : ''}` +
+              `${b.progress ? `\n    ${progressLine(b.progress)}` : ''}`,
           );
         console.log(
           calls.length ? `Calls running (${calls.length}):\n${callsTable(calls)}` : 'No call running.',
@@ -157,6 +190,7 @@ export async function run(argv: string[]): Promise<number> {
       if (values.json) console.log(JSON.stringify({ batch, calls }, null, 2));
       else {
         console.log(`${batch.workflowId}  ${batch.status}  batch ${batchId}`);
+        if (batch.reason) console.log(`reason: ${batch.reason}`);
         if (batch.progress) console.log(progressLine(batch.progress));
         if (calls.length) console.log(callsTable(calls));
       }

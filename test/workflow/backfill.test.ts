@@ -14,7 +14,12 @@ import {
   resumeUpdate,
   type BackfillProgress,
 } from '../../workflows/backfill.ts';
-import { backfillInputSchema, type BackfillItem, type BackfillRequest } from '../../schemas/backfill.ts';
+import {
+  backfillInputSchema,
+  type BackfillItem,
+  type BackfillRequest,
+  type ReportRow,
+} from '../../schemas/backfill.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
 import {
   useTestEnv,
@@ -311,6 +316,42 @@ describe('backfill with mocked activities', () => {
       const result = await handle.result();
       expect(result).toMatchObject({ status: 'done', listed: 3, started: 3, done: 3, running: 0 });
       expectEachProcessedOnce(mocks, items);
+    });
+  });
+
+  it('reports a call cancelled on its own as the call cancelled, not the batch', async () => {
+    const queue = uniqueQueue('cancel-one');
+    const items = recordings(queue, 2);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const mocks = mockActivities({ listBackfillPage: pagedListing(items) });
+    const recognize = mocks.recognizeSession.getMockImplementation()!;
+    mocks.recognizeSession.mockImplementation(async (input) => {
+      await gate;
+      return recognize(input);
+    });
+    const input = backfillInput(queue, { concurrency: 2, pageSize: 10 });
+
+    await withWorker(testEnv(), queue, mocks.activities, async () => {
+      const handle = await testEnv().client.workflow.start(backfill, {
+        taskQueue: queue,
+        workflowId: `backfill-${queue}`,
+        args: [input],
+      });
+      await waitFor(
+        'the first call to recognize',
+        () => mocks.callsOf('recognizeSession', items[0]!.workflowId).length > 0,
+        60_000,
+      );
+      await testEnv().client.workflow.getHandle(items[0]!.workflowId).cancel();
+      release();
+      const result = await handle.result();
+      expect(result).toMatchObject({ status: 'done', started: 2, done: 1, cancelled: 1 });
+      const rows = mocks.callsOf('writeReportPart').flatMap((c) => pick(c.input, 'rows') as ReportRow[]);
+      expect(rows.find((r) => r.callId === items[0]!.callId)).toMatchObject({
+        status: 'cancelled',
+        reason: 'call cancelled (its workflow was cancelled)',
+      });
     });
   });
 });
