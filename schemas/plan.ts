@@ -1,7 +1,8 @@
 /**
  * The session plan of one recording: which channels are recognized as which speaker (tracks), and the
  * recognition sessions of each track, each at most `maxSessionSeconds` long (spec 02 Limits: 3,000 s of
- * stream audio per session) and cut, whenever the search window holds one, inside a silence.
+ * stream audio per session) and cut, whenever the search window holds one, inside a silence. Long
+ * silences are left out: sessions cover a track's speech, at their true times in the recording.
  *
  * Channel, track, speaker and session mean what docs/terminology.md says (a channel is the file's, a
  * track is what one recognition hears, so a track's `channel` may be `mix`). Times are seconds from the
@@ -108,6 +109,11 @@ export const planOptionsSchema = z.object({
   silenceNoiseDb: z.number().max(0).default(-30),
   /** Shortest silence that counts (0.3 s: no utterance is cut in a gap that long). */
   silenceMinSeconds: z.number().positive().default(0.3),
+  /**
+   * A silence at least this long is not streamed (activities/media/plan.ts): sessions cover the speech
+   * around it, so silence costs no recognition. A track silent all call long is never streamed.
+   */
+  skipSilenceSeconds: z.number().positive().default(60),
   /** balanced: sessions that can run at once (the account's concurrent sessions). */
   budget: z.number().int().positive().default(LIMIT_DEFAULTS.asrConcurrentSessions),
   /** balanced: no session shorter than this (each session costs a start and a stop), unless the track is. */
@@ -134,13 +140,16 @@ export const sessionPlanSchema = z.object({
     searchWindowSeconds: z.number().positive(),
     silenceNoiseDb: z.number(),
     silenceMinSeconds: z.number().positive(),
+    /** Silences this long were not streamed (absent from plans made before they were skipped). */
+    skipSilenceSeconds: z.number().positive().optional(),
     budget: z.number().int().positive().optional(),
     minSessionSeconds: z.number().positive().optional(),
     /** balanced: the session length aimed at. */
     targetSessionSeconds: z.number().positive().optional(),
   }),
   tracks: z.array(trackSchema).min(1),
-  sessions: z.array(planSessionSchema).min(1),
+  /** Empty when the recording holds no speech: nothing to recognize. */
+  sessions: z.array(planSessionSchema),
   /** What the analysis found in each source channel (absent from plans made before 0.2.0). */
   channels: z.array(channelFactsSchema).optional(),
   /** What was decided from it, in words: merged duplicates, silent channels left out. */

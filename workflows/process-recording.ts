@@ -328,6 +328,9 @@ async function recognizeStage(
   plan: SessionPlan,
 ): Promise<RecognizedSession[]> {
   deprecatePatch(PIPELINED_SESSIONS);
+  // A recording with no speech has no session (activities/media/plan.ts): nothing to stage or stream.
+  // No plan had none before, so no recorded history takes this branch.
+  if (plan.sessions.length === 0) return [];
   const count = `${plan.sessions.length} sessions`;
   call.stages.enter('transcode', count);
   return Promise.all(

@@ -14,7 +14,11 @@ export type MediaErrorKind =
   | 'unsupported-codec'
   | 'unsupported-rate'
   | 'length-mismatch'
-  | 'invalid-option';
+  | 'invalid-option'
+  /** It names other files or addresses (a playlist, a concat list) or is not a regular file. */
+  | 'refused-reference'
+  /** A tool gave no answer within the recording's time bound (a pipe or a stalled input). */
+  | 'timed-out';
 
 /** A bad input (or a bad option for this input): fails the recording, the batch goes on. */
 export class MediaError extends Error {

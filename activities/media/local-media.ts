@@ -11,6 +11,7 @@ import { activityContext } from '../activity-context.ts';
 import { planRecording as planFromProbe } from './plan.ts';
 import { probeRecording as probeFile } from './probe.ts';
 import type { StagingStore } from './staging.ts';
+import type { MediaTimeBounds } from './time-bound.ts';
 import { transcodeSession as transcodeToStaging } from './transcode.ts';
 
 export interface MediaActivityDeps {
@@ -22,6 +23,8 @@ export interface MediaActivityDeps {
   planDefaults?: PlanOptions;
   /** Cancellation of the current activity; default: the Temporal activity context's signal, when there is one. */
   cancellationSignal?: () => AbortSignal | undefined;
+  /** Wall-clock bounds of the tool runs (time-bound.ts); default: the product's. Small in tests. */
+  timeBounds?: MediaTimeBounds;
 }
 
 export interface ProbeRecordingInput {
@@ -60,21 +63,37 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     deps.cancellationSignal ? deps.cancellationSignal() : activityContext()?.cancellationSignal;
   return {
     async probeRecording(input: ProbeRecordingInput): Promise<ProbeResult> {
-      return probeFile(input.path, { fingerprint: input.fingerprint, name: input.name, signal: signal() });
+      return probeFile(input.path, {
+        fingerprint: input.fingerprint,
+        name: input.name,
+        signal: signal(),
+        timeBounds: deps.timeBounds,
+      });
     },
 
     async planRecording(input: PlanRecordingInput): Promise<SessionPlan> {
       const probe =
-        input.probe ?? (await probeFile(input.path, { fingerprint: input.fingerprint, signal: signal() }));
+        input.probe ??
+        (await probeFile(input.path, {
+          fingerprint: input.fingerprint,
+          signal: signal(),
+          timeBounds: deps.timeBounds,
+        }));
       return planFromProbe(
         { ...probe, path: input.path },
         { ...deps.planDefaults, ...input.options },
         signal(),
+        deps.timeBounds,
       );
     },
 
     async transcodeSession(input: TranscodeSessionActivityInput): Promise<StagedSession> {
-      return transcodeToStaging(input, { store: deps.store, keyPrefix: deps.keyPrefix, signal: signal() });
+      return transcodeToStaging(input, {
+        store: deps.store,
+        keyPrefix: deps.keyPrefix,
+        signal: signal(),
+        timeBounds: deps.timeBounds,
+      });
     },
   };
 }

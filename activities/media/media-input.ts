@@ -15,6 +15,7 @@ import { AmrFormatError, AmrRepairStream } from './amr.ts';
 import { FfmpegError, MediaError } from './errors.ts';
 import { spawnFfmpeg } from './ffmpeg.ts';
 import { readerArgs } from './input-format.ts';
+import { inputPolicyArgs } from './input-policy.ts';
 
 export interface MediaInput {
   path: string;
@@ -29,9 +30,12 @@ const REPAIRED_DIR = join(tmpdir(), 'callpipe-repaired');
 const REPAIRED_MAX_BYTES = 2 * 1024 ** 3;
 const inFlight = new Map<string, Promise<AmrFrames>>();
 
-/** ffmpeg's arguments that open `input` (the arguments before, then `-i`). */
+/**
+ * ffmpeg's (and ffprobe's) arguments that open `input`: the policy that keeps the run to this one local
+ * file (input-policy.ts), the reader's arguments, then `-i`. Every run on a recording opens it here.
+ */
 export function inputArgs(input: MediaInput): string[] {
-  return [...input.args, '-i', input.path];
+  return [...inputPolicyArgs(), ...input.args, '-i', input.path];
 }
 
 /** Reads `path` as its reader says, without any repair (the probe's first look). */

@@ -6,6 +6,11 @@
  * Silences come from the channel analysis (channel-analysis.ts: conditioned audio, a threshold per
  * channel from its noise floor), which also decides which channels are recognized (channels.ts).
  *
+ * Silence costs no recognition: a silence of at least `skipSilenceSeconds` (or one that spans the whole
+ * track: a channel the analysis found silent) is not streamed. Sessions then cover the track's speech
+ * only, each with {@link SKIP_MARGIN_SECONDS} of the skipped silence on its side (so no quiet onset
+ * is lost), and keep their true times in the recording; a track with no speech at all has no session.
+ *
  * Strategies only differ in where the window is:
  * - `fixed`: just before the limit (sessions as long as allowed, fewest sessions);
  * - `balanced`: around an even split of the rest of the track into sessions of a target length chosen
@@ -29,6 +34,8 @@ import { applyChannelAnalysis, planTracks } from './channels.ts';
 import { MediaError } from './errors.ts';
 import { openInput } from './media-input.ts';
 import { intersectSilences } from './silence.ts';
+import { timeBoundMs, withinTimeBound, type MediaTimeBounds } from './time-bound.ts';
+import { roundThousandths } from '../../schemas/units.ts';
 
 /** Plan times live on a millisecond grid: 8 bytes of 8 kHz mu-law, 16 samples at 16 kHz. */
 const GRID = 1000;
@@ -40,6 +47,8 @@ const MIN_USABLE_SILENCE_SECONDS = 2 / GRID;
 const MAX_WINDOW_FRACTION = 0.5;
 /** balanced: the window spans at most this fraction of the target on each side of the ideal cut. */
 const BALANCED_WINDOW_FRACTION = 0.1;
+/** Of a skipped silence, this much is streamed on each side: a quiet onset or tail under the threshold. */
+export const SKIP_MARGIN_SECONDS = 1;
 
 /** Where to look for the next cut, or `end` when the rest of the track is the last session. */
 type Window = { lo: number; hi: number; ideal: number } | 'end';
@@ -128,21 +137,56 @@ function longestSilenceIn(
   return best && { silence: best.silence, cut: best.cut };
 }
 
-/** Sessions of one track (indices are assigned by the caller). */
-function planTrack(
-  track: Track,
+/**
+ * What of a track is streamed: [0, duration] without its skipped silences (each less a margin on both
+ * sides). `after` is the skipped silence a span ends in, absent for the span that ends the recording.
+ */
+export interface StreamedSpan {
+  start: number;
+  end: number;
+  after?: Silence;
+}
+
+/** The spans of a track to stream, given its silences (sorted by start) and the skip threshold. */
+export function streamedSpans(
   durationSeconds: number,
-  silences: Silence[],
+  sorted: Silence[],
+  skipSeconds: number,
+): StreamedSpan[] {
+  const spans: StreamedSpan[] = [];
+  let start = 0;
+  for (const s of sorted) {
+    const length = Math.min(s.end, durationSeconds) - Math.max(s.start, 0);
+    const wholeTrack = s.start <= 0 && s.end >= durationSeconds;
+    if (!wholeTrack && length < skipSeconds) continue;
+    const margin = Math.min(SKIP_MARGIN_SECONDS, length / 4);
+    const end = s.start <= 0 ? 0 : toGrid(s.start + margin);
+    if (end > start) spans.push({ start, end, after: { ...s } });
+    start = s.end >= durationSeconds ? durationSeconds : Math.max(start, toGrid(s.end - margin));
+  }
+  if (durationSeconds > start) spans.push({ start, end: durationSeconds });
+  return spans;
+}
+
+/** Sessions of one span of a track (indices are assigned by the caller). */
+function planSpan(
+  track: Track,
+  span: StreamedSpan,
+  sorted: Silence[],
   rule: WindowRule,
 ): Omit<PlanSession, 'index'>[] {
-  const sorted = [...silences].sort((a, b) => a.start - b.start);
   const sessions: Omit<PlanSession, 'index'>[] = [];
   const base = { track: track.track, channel: track.channel, speaker: track.speaker };
-  let start = 0;
+  let start = span.start;
   for (;;) {
-    const window = rule(start, durationSeconds);
+    const window = rule(start, span.end);
     if (window === 'end') {
-      sessions.push({ ...base, start, end: durationSeconds, cut: 'end', silence: null });
+      sessions.push({
+        ...base,
+        start,
+        end: span.end,
+        ...(span.after ? { cut: 'silence', silence: span.after } : { cut: 'end', silence: null }),
+      });
       return sessions;
     }
     const found = longestSilenceIn(sorted, window);
@@ -167,13 +211,18 @@ export interface PlanSessionsInput {
   options?: PlanOptions;
 }
 
-/** The pure planner: from a length, tracks and their silences to sessions. */
-export function planSessions(input: PlanSessionsInput): {
+/** The sessions of a plan, and what of each track is left out as silence. */
+export interface PlannedSessions {
   sessions: PlanSession[];
   options: ResolvedPlanOptions;
   targetSessionSeconds?: number;
   durationSeconds: number;
-} {
+  /** Per track (same order as `tracks`): the silent stretches not streamed. */
+  skipped: Silence[][];
+}
+
+/** The pure planner: from a length, tracks and their silences to sessions. */
+export function planSessions(input: PlanSessionsInput): PlannedSessions {
   const parsed = planOptionsSchema.safeParse(input.options ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -183,20 +232,58 @@ export function planSessions(input: PlanSessionsInput): {
   const durationSeconds = floorToGrid(input.durationSeconds);
   if (!(durationSeconds > 0))
     throw new MediaError('zero-duration', 'nothing to plan: the recording is shorter than 1 ms');
+  const sorted = input.tracks.map((_, i) => [...(input.silences[i] ?? [])].sort((a, b) => a.start - b.start));
+  const spans = sorted.map((silences) =>
+    streamedSpans(durationSeconds, silences, options.skipSilenceSeconds),
+  );
+  // balanced: the budget is shared by what is streamed, not by the silence left out.
+  const streamed = spans.flat().reduce((sum, s) => sum + (s.end - s.start), 0);
   const target =
     options.strategy === 'balanced'
-      ? balancedTargetSeconds(durationSeconds, input.tracks.length, options)
+      ? balancedTargetSeconds(Math.max(streamed, 1 / GRID), 1, options)
       : undefined;
   const rule = windowRule(options, target);
   const sessions = input.tracks
-    .flatMap((track, i) => planTrack(track, durationSeconds, input.silences[i] ?? [], rule))
+    .flatMap((track, i) => spans[i]!.flatMap((span) => planSpan(track, span, sorted[i]!, rule)))
     .map((s, index) => ({ index, ...s }));
   return {
     sessions,
     options,
     durationSeconds,
     ...(target !== undefined ? { targetSessionSeconds: toGrid(target) } : {}),
+    skipped: spans.map((own) => gapsBetween(own, durationSeconds)),
   };
+}
+
+/** What of [0, duration] the spans leave out. */
+function gapsBetween(spans: StreamedSpan[], durationSeconds: number): Silence[] {
+  const gaps: Silence[] = [];
+  let at = 0;
+  for (const s of spans) {
+    if (s.start > at) gaps.push({ start: at, end: s.start });
+    at = s.end;
+  }
+  if (durationSeconds > at) gaps.push({ start: at, end: durationSeconds });
+  return gaps;
+}
+
+/** What was left out as silence, in words (result.json's `audio.channelAnalysis.decisions`). */
+function skipDecisions(tracks: Track[], planned: PlannedSessions, silent: (t: Track) => boolean): string[] {
+  if (planned.sessions.length === 0) {
+    return [
+      'no speech in the recording (every channel is silent): nothing is recognized, the transcript is empty',
+    ];
+  }
+  const min = planned.options.skipSilenceSeconds;
+  return tracks.flatMap((t, i) => {
+    const skipped = planned.skipped[i] ?? [];
+    if (skipped.length === 0) return [];
+    const name = `track ${t.track} (${t.speaker})`;
+    if (silent(t)) return [`${name} is silent for the whole call: not recognized`];
+    const seconds = roundThousandths(skipped.reduce((sum, s) => sum + (s.end - s.start), 0));
+    const count = skipped.length === 1 ? '1 silent stretch' : `${skipped.length} silent stretches`;
+    return [`${name}: ${count} of at least ${min} s, ${seconds} s in all, not recognized`];
+  });
 }
 
 /** Probes' facts + a silence scan → the plan document. */
@@ -204,29 +291,42 @@ export async function planRecording(
   probe: ProbeResult,
   options: PlanOptions = {},
   signal?: AbortSignal,
+  timeBounds?: MediaTimeBounds,
 ): Promise<SessionPlan> {
   const resolved = planOptionsSchema.parse(options);
-  const input = await openInput(probe.path, probe.reader, probe.streamIndex, { signal });
-  const analysis = await analyzeChannels(input, {
-    channels: probe.channels,
-    noiseDb: resolved.silenceNoiseDb,
-    minSilenceSeconds: resolved.silenceMinSeconds,
-    durationSeconds: probe.durationSeconds,
-    signal,
-  });
+  // One decode of the whole recording: bounded by its length and size, on the media queue.
+  const ms = timeBoundMs({ sizeBytes: probe.sizeBytes, audioSeconds: probe.durationSeconds }, timeBounds);
+  const analysis = await withinTimeBound('the channel analysis', probe.path, ms, signal, async (bounded) =>
+    analyzeChannels(await openInput(probe.path, probe.reader, probe.streamIndex, { signal: bounded }), {
+      channels: probe.channels,
+      noiseDb: resolved.silenceNoiseDb,
+      minSilenceSeconds: resolved.silenceMinSeconds,
+      durationSeconds: probe.durationSeconds,
+      signal: bounded,
+    }),
+  );
   const perChannel = analysis.silences;
   const { tracks, decisions } = applyChannelAnalysis(
     planTracks(probe.channels, resolved.channels),
     analysis.channels,
     resolved.channels,
   );
-  const silences = tracks.map((t) => intersectSilences(t.sourceChannels.map((c) => perChannel[c] ?? [])));
+  const status = new Map(analysis.channels.map((f) => [f.channel, f.status]));
+  const silentTrack = (t: Track) =>
+    resolved.channels.detect !== false && t.sourceChannels.every((c) => status.get(c) === 'silent');
+  // A track the analysis found silent is one silence, however its hiss or clicks split it.
+  const silences = tracks.map((t) =>
+    silentTrack(t)
+      ? [{ start: 0, end: probe.durationSeconds }]
+      : intersectSilences(t.sourceChannels.map((c) => perChannel[c] ?? [])),
+  );
   const planned = planSessions({
     durationSeconds: probe.durationSeconds,
     tracks,
     silences,
     options: resolved,
   });
+  decisions.push(...skipDecisions(tracks, planned, silentTrack));
   const o = planned.options;
   return sessionPlanSchema.parse({
     version: 1,
@@ -244,6 +344,7 @@ export async function planRecording(
       searchWindowSeconds: o.searchWindowSeconds,
       silenceNoiseDb: o.silenceNoiseDb,
       silenceMinSeconds: o.silenceMinSeconds,
+      skipSilenceSeconds: o.skipSilenceSeconds,
       ...(o.strategy === 'balanced'
         ? {
             budget: o.budget,

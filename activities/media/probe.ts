@@ -15,10 +15,12 @@ import type { AmrFrames, InputReader, ProbeResult } from '../../schemas/media-pr
 import { amrSeconds } from './amr.ts';
 import { FfmpegError, MediaError } from './errors.ts';
 import { runFfprobe } from './ffmpeg.ts';
-import { readerArgs, readerOf } from './input-format.ts';
+import { readerOf } from './input-format.ts';
+import { refusedContent, refusedDemuxerOf } from './input-policy.ts';
 import { checkLength, framecrcSeconds, packetSeconds } from './length-check.ts';
-import { openInput, plainInput, type MediaInput } from './media-input.ts';
+import { inputArgs, openInput, plainInput, type MediaInput } from './media-input.ts';
 import { readHead } from './sniff.ts';
+import { timeBoundMs, withinTimeBound, type MediaTimeBounds } from './time-bound.ts';
 
 /** Lowest input rate we accept: the 8 kHz models need at least 8 kHz (spec 02, Audio formats). */
 export const MIN_INPUT_SAMPLE_RATE = 8000;
@@ -32,6 +34,8 @@ export interface ProbeOptions {
    * path. A worker's local copy keeps the extension too, but the object's name is the one to trust.
    */
   name?: string;
+  /** Wall-clock bounds of its tool runs (time-bound.ts); default: the product's. */
+  timeBounds?: MediaTimeBounds;
 }
 
 /** Codecs whose frames are repaired before decoding (amr.ts). */
@@ -62,6 +66,12 @@ function reasonOf(err: FfmpegError, path: string): string {
   return last.startsWith(`${path}: `) ? last.slice(path.length + 2) : last;
 }
 
+/** The refusal of a demuxer that would open other resources (input-policy.ts), if that is what failed. */
+function refusedReference(err: FfmpegError, path: string): MediaError | undefined {
+  const refused = refusedDemuxerOf(err.stderrTail);
+  return refused ? new MediaError('refused-reference', `${path}: ${refused}`, path) : undefined;
+}
+
 /** SHA-256 of the file's content, streamed. */
 export async function fileFingerprint(path: string, signal?: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
@@ -77,12 +87,20 @@ export async function decodedDurationSeconds(input: MediaInput, signal?: AbortSi
   return (await framecrcSeconds(input, { copy: false, signal })).total;
 }
 
-/** The file's size; a missing, non-file or empty path is refused. */
+/**
+ * The file's size; a missing, non-regular (a FIFO, a device, a directory) or empty path is refused:
+ * reading a FIFO or a device never ends.
+ */
 async function fileSize(path: string): Promise<number> {
   let sizeBytes: number;
   try {
     const info = await stat(path);
-    if (!info.isFile()) throw new MediaError('unreadable', `${path} is not a file`, path);
+    if (!info.isFile())
+      throw new MediaError(
+        'refused-reference',
+        `${path} is not a regular file (a pipe, device or folder)`,
+        path,
+      );
     sizeBytes = info.size;
   } catch (err) {
     if (err instanceof MediaError) throw err;
@@ -103,22 +121,20 @@ async function readContainer(
       [
         '-v',
         'error',
-        ...readerArgs(reader),
         '-show_entries',
         'format=format_name,duration:stream=index,codec_type,codec_name,sample_rate,channels',
         '-of',
         'json',
-        path,
+        ...inputArgs(plainInput(path, reader)),
       ],
       { signal },
     );
     return JSON.parse(json) as FfprobeOutput;
   } catch (err) {
     if (err instanceof FfmpegError) {
-      throw new MediaError(
-        'unreadable',
-        `${path} is not a readable audio file (${reasonOf(err, path)})`,
-        path,
+      throw (
+        refusedReference(err, path) ??
+        new MediaError('unreadable', `${path} is not a readable audio file (${reasonOf(err, path)})`, path)
       );
     }
     throw err;
@@ -197,6 +213,8 @@ async function measureLength(
     return { durationSeconds, containerSeconds, fingerprint, amr, gapSeconds };
   } catch (err) {
     if (err instanceof FfmpegError) {
+      const refused = refusedReference(err, path);
+      if (refused) throw refused;
       const reason = reasonOf(err, path);
       const kind = /decoder .* not found/i.test(reason) ? 'unsupported-codec' : 'unreadable';
       throw new MediaError(kind, `${path}: cannot decode the ${codec} audio (${reason})`, path);
@@ -205,19 +223,35 @@ async function measureLength(
   }
 }
 
-/** Probes a local file; throws {@link MediaError} for anything we cannot process. */
+/**
+ * Probes a local file; throws {@link MediaError} for anything we cannot process. Each tool run is
+ * bounded in wall-clock time (time-bound.ts): reading the container by the file's size, the decode pass
+ * by its size and the length the container claims.
+ */
 export async function probeRecording(path: string, options: ProbeOptions = {}): Promise<ProbeResult> {
   const sizeBytes = await fileSize(path);
   const name = options.name ?? path;
-  let reader: InputReader = readerOf(name, await readHead(path));
-  const probed = await readContainer(path, reader, options.signal);
+  const head = await readHead(path);
+  let reader: InputReader = readerOf(name, head);
+  const refused = reader.format ? undefined : refusedContent(head);
+  if (refused) throw new MediaError('refused-reference', `${path} is ${refused}`, path);
+  const bounds = options.timeBounds;
+  const probed = await withinTimeBound(
+    'ffprobe',
+    path,
+    timeBoundMs({ sizeBytes }, bounds),
+    options.signal,
+    (signal) => readContainer(path, reader, signal),
+  );
   const track = audioTrackOf(path, probed);
   if (AMR_CODECS.has(track.codec)) reader = { ...reader, repair: 'amr' };
-  const { durationSeconds, containerSeconds, fingerprint, amr, gapSeconds } = await measureLength(
+  const claimedSeconds = parseNumber(probed.format?.duration) ?? undefined;
+  const { durationSeconds, containerSeconds, fingerprint, amr, gapSeconds } = await withinTimeBound(
+    'the decode pass',
     path,
-    reader,
-    track,
-    options,
+    timeBoundMs({ sizeBytes, audioSeconds: claimedSeconds }, bounds),
+    options.signal,
+    (signal) => measureLength(path, reader, track, { ...options, signal }),
   );
   if (!(durationSeconds > 0))
     throw new MediaError('zero-duration', `${path} holds no audio samples (zero duration)`, path);

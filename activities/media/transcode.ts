@@ -15,6 +15,7 @@ import { MediaLengthError } from './errors.ts';
 import { spawnFfmpeg, type ToolProcess } from './ffmpeg.ts';
 import { inputArgs, openInput, type MediaInput } from './media-input.ts';
 import { stagingKey, type StagingStore } from './staging.ts';
+import { timeBoundMs, withinTimeBound, type MediaTimeBounds } from './time-bound.ts';
 import { secondsText } from '../../schemas/units.ts';
 
 /** ffmpeg parameters of each session format (spec 02, Audio formats). */
@@ -120,6 +121,8 @@ export interface TranscodeSessionOptions {
   /** Key prefix (the configured staging prefix). */
   keyPrefix?: string;
   signal?: AbortSignal;
+  /** Wall-clock bounds of the ffmpeg run (time-bound.ts); default: the product's. */
+  timeBounds?: MediaTimeBounds;
 }
 
 /**
@@ -139,7 +142,21 @@ export async function transcodeSession(
   if (existing && existing.size === bytes && existing.meta.fingerprint === input.fingerprint) {
     return { ...staged, reused: true };
   }
+  // Bounded by the session's length: an input that stalls ffmpeg ends the run rather than the slot.
+  const ms = timeBoundMs({ audioSeconds: input.end - input.start }, options.timeBounds);
+  await withinTimeBound('the transcode', input.path, ms, signal, (bounded) =>
+    transcodeToStore(input, { ...options, signal: bounded }, key, bytes),
+  );
+  return { ...staged, reused: false };
+}
 
+async function transcodeToStore(
+  input: TranscodeSessionInput,
+  options: TranscodeSessionOptions,
+  key: string,
+  bytes: number,
+): Promise<void> {
+  const { store, signal } = options;
   const media = await openInput(input.path, input.reader, input.streamIndex, { signal });
   const proc = transcodeStream({ ...input, input: media }, signal);
   const counter = new ExactLengthStream(bytes, `session ${input.start}-${input.end} s of ${input.path}`);
@@ -173,5 +190,4 @@ export async function transcodeSession(
   if (ffmpeg.status === 'rejected') throw ffmpeg.reason;
   const failed = rest.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-  return { ...staged, reused: false };
 }

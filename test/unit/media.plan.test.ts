@@ -38,25 +38,38 @@ const STEREO: Track[] = [
 /**
  * The plan's promises: per track the sessions start at 0, meet end to end, end at the recording's end,
  * none is longer than the limit, every silence cut lies inside its silence, and a hard cut only happens
- * when the search window held no silence.
+ * when the search window held no silence. The exception: a silence of at least `skip` seconds (the
+ * default `skipSilenceSeconds`) is left out, and the sessions on both sides end and start inside it.
  */
 function checkPlan(
   sessions: PlanSession[],
   duration: number,
   silencesPerTrack: Silence[][],
-  limits: { max: number; window: number },
+  limits: { max: number; window: number; skip?: number },
 ) {
+  const skip = limits.skip ?? 60;
+  const skippable = (z: Silence | undefined | null) => !!z && z.end - z.start >= skip;
+  const inside = (t: number, z: Silence) => t >= z.start && t <= z.end;
   expect(sessions.map((s) => s.index)).toEqual(sessions.map((_, i) => i));
   for (const [track, silences] of silencesPerTrack.entries()) {
     const own = sessions.filter((s) => s.track === track);
     expect(own.length).toBeGreaterThan(0);
-    expect(own[0]!.start).toBe(0);
-    expect(own.at(-1)!.end).toBe(duration);
-    expect(own.at(-1)!.cut).toBe('end');
+    const leading = silences.find((z) => z.start === 0);
+    if (own[0]!.start !== 0) expect(skippable(leading) && inside(own[0]!.start, leading!)).toBe(true);
+    const last = own.at(-1)!;
+    if (last.end !== duration) {
+      expect(last.cut).toBe('silence');
+      expect(skippable(last.silence) && last.silence!.end >= duration).toBe(true);
+    } else expect(last.cut).toBe('end');
     own.forEach((s, i) => {
       expect(s.end).toBeGreaterThan(s.start);
       expect(s.end - s.start).toBeLessThanOrEqual(limits.max + 1e-9);
-      if (i > 0) expect(s.start).toBe(own[i - 1]!.end);
+      const before = own[i - 1];
+      if (before && s.start !== before.end) {
+        // A skipped silence between them: the earlier session ends in it, the later starts in it.
+        expect(skippable(before.silence)).toBe(true);
+        expect(inside(s.start, before.silence!) && s.start > before.end).toBe(true);
+      }
       // On the millisecond grid: N s of mu-law is a whole number of bytes.
       expect(Math.round(s.end * 1000)).toBeCloseTo(s.end * 1000, 6);
       if (s.cut === 'silence') {
@@ -114,7 +127,7 @@ describe('planSessions (synthetic silence lists)', () => {
   });
 
   it('hard-cuts at the limit, flagged, when the window holds no silence', () => {
-    const silences = [[{ start: 100, end: 200 }]];
+    const silences = [[{ start: 100, end: 150 }]];
     const { sessions } = planSessions({ durationSeconds: 7200, tracks: MONO, silences });
     expect(sessions.map((s) => [s.start, s.end, s.cut])).toEqual([
       [0, 3000, 'hard'],
@@ -348,4 +361,79 @@ describe('planRecording (real recordings)', () => {
     expect(plan.sessions.filter((s) => s.track === 1)).toHaveLength(8);
     expect(plan.sessions.every((s) => s.cut !== 'hard')).toBe(true);
   }, 300_000);
+});
+
+describe('silence costs no recognition', () => {
+  const limits = { max: 3000, window: 60 };
+
+  it('leaves a long silence inside a track out, the sessions on both sides ending and starting in it', () => {
+    const silences = [[{ start: 1000, end: 5000 }]];
+    const planned = planSessions({ durationSeconds: 7200, tracks: MONO, silences });
+    expect(planned.sessions.map((s) => [s.start, s.end, s.cut])).toEqual([
+      [0, 1001, 'silence'],
+      [4999, 7200, 'end'],
+    ]);
+    expect(planned.skipped).toEqual([[{ start: 1001, end: 4999 }]]);
+    checkPlan(planned.sessions, 7200, silences, limits);
+  });
+
+  it('streams a silence shorter than skipSilenceSeconds, as a cut', () => {
+    const silences = [[{ start: 1000, end: 1059 }]];
+    const planned = planSessions({ durationSeconds: 2000, tracks: MONO, silences });
+    expect(planned.sessions.map((s) => [s.start, s.end])).toEqual([[0, 2000]]);
+    expect(planned.skipped).toEqual([[]]);
+  });
+
+  it('plans no session for a track that is one silence, and skips leading and trailing silence', () => {
+    const silences = [
+      [{ start: 0, end: 72_000 }],
+      [
+        { start: 0, end: 100 },
+        { start: 300, end: 72_000 },
+      ],
+    ];
+    const planned = planSessions({ durationSeconds: 72_000, tracks: STEREO, silences });
+    expect(planned.sessions.map((s) => [s.track, s.start, s.end, s.cut])).toEqual([[1, 99, 301, 'silence']]);
+    expect(planned.skipped[0]).toEqual([{ start: 0, end: 72_000 }]);
+  });
+
+  it('balanced: shares the budget by what is streamed', () => {
+    const silences = [[{ start: 600, end: 7000 }]];
+    const planned = planSessions({
+      durationSeconds: 7200,
+      tracks: MONO,
+      silences,
+      options: { strategy: 'balanced', budget: 4, minSessionSeconds: 60 },
+    });
+    expect(planned.targetSessionSeconds).toBe(200.5);
+    expect(planned.sessions.every((s) => s.end <= 601 || s.start >= 6999)).toBe(true);
+    checkPlan(planned.sessions, 7200, silences, limits);
+  });
+
+  it('a silent recording: no session, and the plan says why', async () => {
+    const path = join(tmp.dir, 'silent.flac');
+    await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '90', '-y', path]);
+    const plan = await planRecording(await probeRecording(path));
+    expect(plan.sessions).toEqual([]);
+    expect(plan.tracks).toHaveLength(1);
+    expect(plan.decisions).toEqual([expect.stringMatching(/^no speech in the recording/)]);
+    expect(sessionPlanSchema.parse(plan)).toEqual(plan);
+  });
+
+  it('a stereo call with one silent channel recognizes only the other, and its silence only around speech', async () => {
+    const path = join(tmp.dir, 'one-side.wav');
+    // Channel 0: a tone at 10–20 s and 150–160 s; channel 1 silent.
+    const tone = '0.3*sin(2*PI*440*t)*(between(t,10,20)+between(t,150,160))';
+    await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `aevalsrc='${tone}|0':s=8000:d=180`, '-y', path]);
+    const plan = await planRecording(await probeRecording(path));
+    expect(plan.tracks.map((t) => t.sourceChannels)).toEqual([[0]]);
+    expect(plan.sessions.map((s) => [s.start, s.end])).toEqual([
+      [0, expect.closeTo(21, 0)],
+      [expect.closeTo(149, 0), 180],
+    ]);
+    expect(plan.decisions).toEqual([
+      expect.stringMatching(/^channel 1 is silent/),
+      expect.stringMatching(/^track 0 \(agent\): 1 silent stretch of at least 60 s/),
+    ]);
+  });
 });

@@ -127,6 +127,23 @@ describe('processRecording with mocked activities', () => {
     expect(progress).toMatchObject({ stage: 'failed', sessionsTotal: 2, sessionsTranscoded: 2 });
   });
 
+  it('a recording with no speech (a plan of no session) stages and streams nothing, and is done', async () => {
+    const mocks = mockActivities();
+    const plan = mocks.planSource.getMockImplementation()!;
+    mocks.planSource.mockImplementation(async (input) => ({
+      ...((await plan(input)) as object),
+      sessions: [],
+    }));
+    const { result, outcome } = await runCall('no-speech', mocks);
+
+    expect(result).toMatchObject({ status: 'done', sessions: 0 });
+    expect(mocks.transcodeSource).not.toHaveBeenCalled();
+    expect(mocks.recognizeSession).not.toHaveBeenCalled();
+    expect(pick(onlyInput(mocks, 'mergeTimeline'), 'sessions')).toEqual([]);
+    expect(mocks.publishResult).toHaveBeenCalledTimes(1);
+    expect(outcome).toBe('done');
+  });
+
   it('a text step that fails makes the call partial: result.json written with the step failure', async () => {
     const reason = 'summary refused: text has fewer than 2 sentences (invalid)';
     const mocks = mockActivities({ summarizeCall: async () => failedStep(reason) });
