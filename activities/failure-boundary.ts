@@ -8,7 +8,7 @@
  */
 import { isServiceError } from '../service/index.ts';
 import { isFailureType, RETRY_TABLE, retryDelayMs } from '../schemas/retry-table.ts';
-import { classifyFailure } from './failure-classifier.ts';
+import { actionableReason, classifyFailure } from './failure-classifier.ts';
 import { failureOf, isActivityFailure, untypedFailure } from './failure.ts';
 import { maskPersonalData } from './nlp/redaction/free-text.ts';
 
@@ -32,7 +32,8 @@ function detailsOf(err: unknown): unknown[] {
  */
 export function toActivityFailure(err: unknown, attempt = 1, random: () => number = Math.random): unknown {
   const message = err instanceof Error ? err.message : String(err);
-  const masked = maskPersonalData(message);
+  // A reason a user can act on replaces a message that gives none (S3's `UnknownError`, a bare ENOSPC).
+  const masked = maskPersonalData(actionableReason(err) ?? message);
   if (isActivityFailure(err)) {
     if (!isFailureType(err.type) && masked === message) return err;
     const retryable = isFailureType(err.type) ? RETRY_TABLE[err.type].retryable : !err.nonRetryable;

@@ -34,6 +34,44 @@ export function s3CodeOf(err: unknown): string | undefined {
   return code && code !== 'Unknown' && code !== 'UnknownError' ? code : undefined;
 }
 
+/** S3 accepts a request signed within 15 minutes of its own clock; the SDK corrects beyond 5. */
+const CLOCK_SKEW_LIMIT_MS = 5 * 60_000;
+
+/**
+ * How far this host's clock is ahead of S3's (negative: behind), when S3 refused a request for its time
+ * (RequestTimeTooSkewed, or a 403 without a body whose `Date` is that far off): from the answer's `Date`
+ * header. The SDK takes the same offset for its next requests, so trying again can succeed.
+ */
+export function s3ClockSkewMs(err: unknown, now = Date.now()): number | undefined {
+  const e = err as { $response?: { headers?: Record<string, string> }; ServerTime?: string } | undefined;
+  const date = Date.parse(e?.ServerTime ?? e?.$response?.headers?.date ?? '');
+  const code = s3CodeOf(err);
+  const timeRefused =
+    code === 'RequestTimeTooSkewed' ||
+    (s3StatusOf(err) === 403 && (code === undefined || code === 'Forbidden'));
+  if (!timeRefused || Number.isNaN(date)) return undefined;
+  const skew = now - date;
+  return Math.abs(skew) >= CLOCK_SKEW_LIMIT_MS || code === 'RequestTimeTooSkewed' ? skew : undefined;
+}
+
+/** A clock skew in words: `1 d 02 h`, `3 h 05 min`, `7 min`. */
+function spanWords(ms: number): string {
+  const min = Math.round(Math.abs(ms) / 60_000);
+  if (min < 60) return `${min} min`;
+  if (min < 24 * 60) return `${Math.floor(min / 60)} h ${String(min % 60).padStart(2, '0')} min`;
+  return `${Math.floor(min / 1440)} d ${String(Math.floor((min % 1440) / 60)).padStart(2, '0')} h`;
+}
+
+/** What a refusal for the request's time means, for a person; undefined when S3 refused something else. */
+export function describeS3ClockSkew(err: unknown, now = Date.now()): string | undefined {
+  const skew = s3ClockSkewMs(err, now);
+  if (skew === undefined) return undefined;
+  return (
+    `S3 refused the request's time: this host's clock is ${spanWords(skew)} ${skew >= 0 ? 'ahead of' : 'behind'} ` +
+    "S3's (S3 accepts 15 minutes): fix the host's time (NTP, `timedatectl`)"
+  );
+}
+
 /** The codes that refuse the credentials themselves, and what each means to the user. */
 const CREDENTIAL_REFUSALS: Readonly<Record<string, string>> = {
   InvalidAccessKeyId: 'does not know the access key id',
@@ -56,6 +94,8 @@ export function isS3CredentialsRefusal(err: unknown): boolean {
 export function describeS3Refusal(err: unknown, endpoint: string): string | undefined {
   const code = s3CodeOf(err);
   const settings = 'check CALLPIPE_S3_ACCESS_KEY_ID and CALLPIPE_S3_SECRET_ACCESS_KEY (or the AWS profile)';
+  const skew = describeS3ClockSkew(err);
+  if (skew) return skew.replace('S3 ', `S3 at ${endpoint} `);
   if (code && code in CREDENTIAL_REFUSALS)
     return `S3 at ${endpoint} ${CREDENTIAL_REFUSALS[code]} (${code}): ${settings}`;
   if (code === 'AccessDenied')
