@@ -29,7 +29,7 @@ export { WATCHDOG_EXIT_CODE };
 
 /**
  * The bound when no running activity has a heartbeat timeout (or none runs): the longest heartbeat
- * timeout the workflows set (the batch's listing pages).
+ * timeout the workflows set (a batch's table compaction).
  */
 export const FALLBACK_BOUND_MS = 120_000;
 

@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import { blockedBoundMs, FALLBACK_BOUND_MS, WATCHDOG_EXIT_CODE } from '../../workers/event-loop-watchdog.ts';
+import { describeExit } from '../../cli/stack/process.ts';
+import { composeFile } from '../helpers/compose.ts';
 
 const SCRIPT = fileURLToPath(new URL('../helpers/blocked-event-loop.ts', import.meta.url));
 
@@ -86,5 +88,14 @@ describe('event-loop watchdog', () => {
     expect(
       blockedBoundMs([{ heartbeatTimeoutMs: 30_000 }, {}, { heartbeatTimeoutMs: 60_000 }], 120_000),
     ).toBe(30_000);
+  });
+
+  it('is restarted wherever it runs: Docker restarts every worker service, `up` names the watchdog', () => {
+    const workers = Object.entries(composeFile().services).filter(([name]) => name.startsWith('worker-'));
+    expect(workers.length).toBeGreaterThan(0);
+    for (const [name, service] of workers)
+      expect((service as { restart?: string }).restart, name).toMatch(/^(unless-stopped|always|on-failure)/);
+    expect(describeExit({ code: WATCHDOG_EXIT_CODE, signal: null })).toContain('event-loop watchdog');
+    expect(describeExit({ code: 1, signal: null })).toBe('exited with code 1');
   });
 });
