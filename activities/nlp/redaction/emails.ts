@@ -6,7 +6,9 @@ import { cutStreamSpan, type DetectionUtterance, type Span, type SpeakerStream }
 import { originalSpan, textView } from './numerals.ts';
 
 const PART = '[A-Za-z0-9_%+\\-\\u30A1-\\u30FA\\u30FC]';
-const EMAIL = new RegExp(`${PART}(?:${PART}|\\.)*@${PART}+(?:\\.${PART}+)+`, 'gu');
+// A match starts where a run of PART does (the lookbehind): tried from every letter of a long run
+// without `@`, the local part would rescan the rest of the run each time, quadratic in its length.
+const EMAIL = new RegExp(`(?<!${PART})${PART}(?:${PART}|\\.)*@${PART}+(?:\\.${PART}+)+`, 'gu');
 
 export function emailSpans(utterances: readonly DetectionUtterance[], stream: SpeakerStream): Span[] {
   const view = textView(stream.text, { numerals: false, spokenSymbols: true });
