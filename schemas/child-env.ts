@@ -37,6 +37,8 @@ export const SECRET_VARIABLES = [
   'CALLPIPE_CLIENT_SECRET',
   'CALLPIPE_S3_SECRET_ACCESS_KEY',
   'CALLPIPE_S3_SESSION_TOKEN',
+  // Keys that encrypt workflow payloads (workers/payload-codec.ts).
+  'CALLPIPE_PAYLOAD_KEYS',
   'AWS_SECRET_ACCESS_KEY',
   'AWS_SESSION_TOKEN',
   'TEMPORAL_API_KEY',

@@ -43,6 +43,9 @@ export async function run(argv: string[]): Promise<number> {
     throw new CliError(`up: --temporal must be 'dev' or 'postgresql', not '${values.temporal}'`);
   }
   const config = loadConfig();
+  // Everything this command and its stack write under CALLPIPE_HOME (state, logs, profiles) is the user's
+  // alone; the stack's children start with the same mask (cli/stack/process.ts).
+  process.umask(0o077);
   // Whoever reads our output may go away (`callpipe up | head -1`): a line to a closed pipe is dropped,
   // never an error that would end this process before it stops the stack.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});

@@ -46,7 +46,7 @@ export async function s3ServerProcess(options: S3ServerOptions): Promise<Managed
     'auto',
   );
   const dir = join(home, 's3');
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const identities = join(home, 's3-identities.json');
   // Keys: readable by the user alone (the stack's are its fixed local ones; a test's may be others).
   writeFileSync(identities, JSON.stringify({ identities: options.identities.map(toWeedIdentity) }), {
