@@ -2,8 +2,8 @@
  * How commands reach the pipeline: the configuration of a running local stack (found through
  * CALLPIPE_HOME) when there is one, else the configuration as set; a Temporal client and the object store.
  */
-import { Client, type Connection } from '@temporalio/client';
-import { connectClient, describeConnection } from '../workers/temporal-connection.ts';
+import type { Client, Connection } from '@temporalio/client';
+import { connectClient, describeConnection, temporalClient } from '../workers/temporal-connection.ts';
 import { loadConfig, type Config } from '../schemas/config.ts';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store.ts';
 import { readStackFile, recordedStackEnv } from './stack/stack-record.ts';
@@ -49,7 +49,7 @@ export async function connectPipeline(config?: Config, webUiUrl?: string): Promi
   }
   return {
     config: resolved.config,
-    client: new Client({ connection, namespace: resolved.config.temporal.namespace }),
+    client: temporalClient(connection, resolved.config.temporal),
     store: createObjectStore(resolved.config.s3),
     webUiUrl: resolved.webUiUrl,
     close: () => connection.close(),

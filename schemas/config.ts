@@ -152,6 +152,13 @@ export const temporalConfigSchema = z.object({
     .optional(),
   /** gRPC metadata sent with every call (the profile's `grpc_meta`, `TEMPORAL_GRPC_META_*`). */
   grpcMeta: z.record(z.string(), z.string()).optional(),
+  /**
+   * Keys of the payload codec (workers/payload-codec.ts): `<key id>:<base64 of 32 bytes>` entries, comma-
+   * or line-separated; the first encrypts, all decrypt. A secret: never logged, never in stack.json.
+   */
+  payloadKeys: z.string().min(1).optional(),
+  /** A file of such entries, one a line (read at start; `payloadKeys` wins when both are set). */
+  payloadKeysFile: z.string().min(1).optional(),
 });
 
 export const limitsConfigSchema = z.object({
@@ -368,6 +375,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_TEMPORAL_ADDRESS: 'temporal.address',
   CALLPIPE_TEMPORAL_NAMESPACE: 'temporal.namespace',
   CALLPIPE_TASK_QUEUE_PREFIX: 'temporal.taskQueuePrefix',
+  CALLPIPE_PAYLOAD_KEYS: 'temporal.payloadKeys',
+  CALLPIPE_PAYLOAD_KEYS_FILE: 'temporal.payloadKeysFile',
   CALLPIPE_ASR_CONCURRENT_SESSIONS: 'limits.asrConcurrentSessions',
   CALLPIPE_ASR_ACCOUNT_SESSIONS: 'limits.asrAccountSessions',
   CALLPIPE_ASR_LEASE_SECONDS: 'limits.asrLeaseSeconds',

@@ -18,6 +18,7 @@ import {
 } from '@temporalio/worker';
 import { processSettings, type Config } from '../schemas/config.ts';
 import { connectWorkers } from './temporal-connection.ts';
+import { FAILURE_CONVERTER_PATH } from './payload-codec.ts';
 import { registry } from '../activities/metrics.ts';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -61,9 +62,18 @@ const bundlerLogger = {
   error: (message: string) => console.error(message),
 };
 
-/** The workflow bundle's code (about 2 s on 2 cores: build it once and share it). */
+/**
+ * The workflow bundle's code (about 2 s on 2 cores: build it once and share it), with the failure
+ * converter the workers' data converter names (workers/payload-codec.ts), whatever the keys.
+ */
 export async function bundleWorkflows(): Promise<string> {
-  return (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger })).code;
+  return (
+    await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      failureConverterPath: FAILURE_CONVERTER_PATH,
+      logger: bundlerLogger,
+    })
+  ).code;
 }
 
 /** Writes the bundle to `<dir>/workflow-bundle.js` for workers to load (CALLPIPE_WORKFLOW_BUNDLE). */

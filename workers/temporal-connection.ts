@@ -6,9 +6,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { clientConfigToToml, toClientOptions } from '@temporalio/envconfig';
-import { Connection } from '@temporalio/client';
+import { Client, Connection, type ConnectionLike } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import type { TemporalConfig } from '../schemas/config.ts';
+import { payloadDataConverter, payloadKeysOf } from './payload-codec.ts';
 
 /** Connection options of `config` (certificate and key files are read now). */
 export function temporalConnectionOptions(config: TemporalConfig): NativeConnectionOptions {
@@ -33,6 +35,23 @@ export function connectClient(
   options: { connectTimeout?: number } = {},
 ): Promise<Connection> {
   return Connection.connect({ ...temporalConnectionOptions(config), ...options });
+}
+
+/**
+ * The data converter of every client and worker: payloads encrypted with the configured payload keys
+ * (workers/payload-codec.ts). Throws PayloadKeyError, naming the source, on bad key material.
+ */
+export function temporalDataConverter(config: TemporalConfig): DataConverter {
+  return payloadDataConverter(payloadKeysOf(config));
+}
+
+/** A client on `connection` with `config`'s namespace and data converter: the one way to make one. */
+export function temporalClient(connection: ConnectionLike, config: TemporalConfig): Client {
+  return new Client({
+    connection,
+    namespace: config.namespace,
+    dataConverter: temporalDataConverter(config),
+  });
 }
 
 /** How a connection is secured, for messages: never the key or a certificate's content. */

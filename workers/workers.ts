@@ -2,7 +2,6 @@
  * One function per task queue (DESIGN.md, Task queues and limits), each returning a configured Worker.
  * The entry points (`media.ts`, `asr.ts`, `nlp.ts`, `workflows.ts`, `all.ts`) only choose which to run.
  */
-import { Client } from '@temporalio/client';
 import {
   Worker,
   type ActivityInterceptorsFactory,
@@ -11,6 +10,7 @@ import {
 } from '@temporalio/worker';
 import { taskQueues, type Config } from '../schemas/config.ts';
 import { workflowSource } from './runtime.ts';
+import { temporalClient, temporalDataConverter } from './temporal-connection.ts';
 import { SessionBudgetClient, sessionBudgetAddress } from './session-budget-client.ts';
 import { sessionSlotSupplier } from './session-slots.ts';
 import {
@@ -40,6 +40,7 @@ export async function createQueueWorker(
     namespace: config.temporal.namespace,
     taskQueue: queues[queue],
     interceptors: { activity: activityInterceptors },
+    dataConverter: temporalDataConverter(config.temporal),
   };
   switch (queue) {
     case 'workflows':
@@ -74,7 +75,7 @@ export async function createQueueWorker(
           maxConcurrentActivityTaskExecutions: config.limits.asrConcurrentSessions,
         });
       const budget = new SessionBudgetClient({
-        client: new Client({ connection, namespace: config.temporal.namespace }),
+        client: temporalClient(connection, config.temporal),
         limit: config.limits.asrAccountSessions,
         leaseTtlMs: config.limits.asrLeaseSeconds * 1000,
         ...sessionBudgetAddress(config),

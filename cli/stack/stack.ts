@@ -22,6 +22,7 @@ import {
 } from '../../schemas/config.ts';
 import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
 import { writeTemporalProfile } from '../../workers/temporal-connection.ts';
+import { ensurePayloadKeysFile, payloadKeysOf } from '../../workers/payload-codec.ts';
 import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import { childEnv, SECRET_VARIABLES } from '../../schemas/child-env.ts';
 import {
@@ -138,6 +139,8 @@ export function stackEnv(config: Config): Record<string, string> {
     CALLPIPE_TEMPORAL_ADDRESS: config.temporal.address,
     CALLPIPE_TEMPORAL_NAMESPACE: config.temporal.namespace,
     CALLPIPE_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
+    CALLPIPE_PAYLOAD_KEYS: config.temporal.payloadKeys ?? '',
+    CALLPIPE_PAYLOAD_KEYS_FILE: config.temporal.payloadKeysFile ?? '',
     CALLPIPE_S3_ENDPOINT: config.s3.endpoint ?? '',
     CALLPIPE_S3_REGION: config.s3.region ?? '',
     CALLPIPE_S3_BUCKET: config.s3.bucket,
@@ -326,6 +329,7 @@ class LaunchedProcesses {
 const STACK_SECRET_SOURCES: Record<string, SecretSource> = {
   CALLPIPE_S3_SECRET_ACCESS_KEY: 'local-stack',
   CALLPIPE_CLIENT_SECRET: 'caller',
+  CALLPIPE_PAYLOAD_KEYS: 'caller',
 };
 
 /** The record's part that describes the stack's environment: its variables without secrets, and their sources. */
@@ -405,6 +409,8 @@ function localStackConfig(base: Config, home: string, ports: StackPorts): Config
       address: `127.0.0.1:${ports.temporal}`,
       namespace: base.temporal.namespace,
       taskQueuePrefix: base.temporal.taskQueuePrefix,
+      payloadKeys: base.temporal.payloadKeys,
+      payloadKeysFile: base.temporal.payloadKeysFile,
     },
     stack: {
       ...base.stack,
@@ -416,6 +422,18 @@ function localStackConfig(base: Config, home: string, ports: StackPorts): Config
       metricsPort: ports.metrics,
     },
   };
+}
+
+/**
+ * The stack's payload keys (workers/payload-codec.ts), checked before anything starts: the configured
+ * ones, else a keys file of the stack's own in its home, made once and kept (the stack's Temporal holds
+ * what it encrypted). The record and the workers' environment name the file, never a key.
+ */
+function withPayloadKeys(config: Config): Config {
+  if (payloadKeysOf(config.temporal)) return config;
+  const payloadKeysFile = join(config.stack.home, 'payload-keys');
+  ensurePayloadKeysFile(payloadKeysFile);
+  return { ...config, temporal: { ...config.temporal, payloadKeysFile } };
 }
 
 /**
@@ -604,7 +622,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   await claimHome(home, options, log);
   const tools = ensureTools({ log });
   const ports = await resolveStackPorts(base, options.ports ?? base.stack.ports);
-  const config = localStackConfig(base, home, ports);
+  const config = withPayloadKeys(localStackConfig(base, home, ports));
   const env = stackEnv(config);
   // From here on, every pid this stack starts is in stack.json the moment it exists.
   const launched = new LaunchedProcesses(home);

@@ -1,7 +1,7 @@
 /** What integration tests get from the shared test stack: config, a Temporal client, the object store. */
 import { inject } from 'vitest';
-import { Client } from '@temporalio/client';
-import { connectClient } from '../../workers/temporal-connection.ts';
+import type { Client } from '@temporalio/client';
+import { connectClient, temporalClient as clientOn } from '../../workers/temporal-connection.ts';
 import { loadConfig, type Config } from '../../schemas/config.ts';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store.ts';
 
@@ -14,7 +14,7 @@ export async function temporalClient(
 ): Promise<{ client: Client; close: () => Promise<void> }> {
   const connection = await connectClient(config.temporal);
   return {
-    client: new Client({ connection, namespace: config.temporal.namespace }),
+    client: clientOn(connection, config.temporal),
     close: () => connection.close(),
   };
 }
