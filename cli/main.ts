@@ -5,10 +5,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CliError, type Command } from './command.ts';
-import { processSettings, type S3Config } from '../schemas/config.ts';
-import { userMessage, type ErrorContext } from './error-message.ts';
-import { pipelineConfig } from './stack-client.ts';
-import { createObjectStore } from '../activities/storage/object-store.ts';
+import { processSettings } from '../schemas/config.ts';
+import type { ErrorContext } from './error-message.ts';
 
 const COMMANDS = [
   'demo',
@@ -67,28 +65,40 @@ run(process.argv.slice(2)).then(
   },
   async (err: unknown) => {
     // One clear line for the user (cli/error-message.ts); the stack only when asked for.
-    console.error(`callpipe: ${await userMessage(err, errorContext())}`);
+    console.error(`callpipe: ${await messageOf(err)}`);
     if (processSettings().debug && err instanceof Error) console.error(err.stack);
     process.exitCode = err instanceof CliError ? err.exitCode : 1;
   },
 );
 
-/** Where S3 is, for a message about it, from the configuration the commands use (read only on error). */
-function errorContext(): ErrorContext {
-  let s3: S3Config | undefined;
-  const config = () => (s3 ??= pipelineConfig().config.s3);
-  return {
-    s3Endpoint: () => {
-      try {
-        const c = config();
-        return c.endpoint ?? `AWS (${c.region ?? 'the default region'})`;
-      } catch {
-        return 'the configured endpoint';
-      }
-    },
-    probeS3: async () => {
-      const store = createObjectStore(config());
-      await store.listPage('', undefined, 1);
-    },
-  };
+/** The line a user reads for `err` (cli/error-message.ts), or its own message if that cannot load. */
+async function messageOf(err: unknown): Promise<string> {
+  try {
+    const { userMessage } = await import('./error-message.ts');
+    return await userMessage(err, await errorContext());
+  } catch {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+/**
+ * Where S3 is, for a message about it, from the configuration the commands use: loaded only on an
+ * error, so a command's own imports stay its own.
+ */
+async function errorContext(): Promise<ErrorContext> {
+  try {
+    const [{ pipelineConfig }, { createObjectStore }] = await Promise.all([
+      import('./stack-client.ts'),
+      import('../activities/storage/object-store.ts'),
+    ]);
+    const s3 = pipelineConfig().config.s3;
+    return {
+      s3Endpoint: () => s3.endpoint ?? `AWS (${s3.region ?? 'the default region'})`,
+      probeS3: async () => {
+        await createObjectStore(s3).listPage('', undefined, 1);
+      },
+    };
+  } catch {
+    return { s3Endpoint: () => 'the configured S3 endpoint' };
+  }
 }
