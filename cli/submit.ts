@@ -89,6 +89,18 @@ export interface InputProblem {
 /** Inputs checked at once (a HEAD each for S3 ones). */
 const CHECKS_AT_ONCE = 8;
 
+/**
+ * A HEAD refused without a reason (its answer has no body): a listing with the same credentials says
+ * whether S3 refuses the credentials themselves, which is thrown; otherwise the object is not theirs to read.
+ */
+async function throwCredentialsRefusal(store: ObjectStore): Promise<void> {
+  const probe = await store.listPage('', undefined, 1).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (probe && isS3CredentialsRefusal(probe)) throw probe;
+}
+
 /** What is wrong with one input, or undefined: a local file to read, or an object in storage. */
 async function inputProblem(input: string, store: ObjectStore): Promise<string | undefined> {
   const s3 = parseS3Url(input);
@@ -101,7 +113,8 @@ async function inputProblem(input: string, store: ObjectStore): Promise<string |
     } catch (err) {
       // Wrong credentials are no input's problem: the command's error says so once (cli/error-message.ts).
       if (isS3CredentialsRefusal(err) || !isPermanentS3Error(err)) throw err;
-      return `object storage refused to read it (HTTP ${s3StatusOf(err)}${s3CodeOf(err) ? ` ${s3CodeOf(err)}` : ''}): no permission, or wrong credentials`;
+      if (s3StatusOf(err) === 403 && !s3CodeOf(err)) await throwCredentialsRefusal(store);
+      return `object storage refused to read it (HTTP ${s3StatusOf(err)}${s3CodeOf(err) ? ` ${s3CodeOf(err)}` : ''})`;
     }
   }
   const path = resolve(input);
