@@ -23,15 +23,17 @@ export const RULES_FORMAT_VERSION = 1;
 
 /**
  * Bounds of a rule file, so a user's file can neither exhaust the memory of the command that reads it
- * nor make scoring slow: scoring matches every term against every utterance, so its work is bounded by
- * `terms` × the call's text. `fileBytes` is checked before the file is parsed (activities/user-file.ts);
- * the shipped default is under 10 KiB and 200 terms. Role cues have their own (ROLE_CUE_LIMITS) and count
- * towards `terms`.
+ * nor make scoring slow: scoring tests every rule on every utterance and every term against every
+ * utterance, so its work per call is bounded by (`rules` + `terms`) × the call's utterances.
+ * `fileBytes` is checked before the file is parsed (activities/user-file.ts); the shipped default is
+ * under 10 KiB, 100 rules and 200 terms. Role cues have their own (ROLE_CUE_LIMITS) and count towards
+ * `terms`.
  */
 export const RULE_FILE_LIMITS = {
   fileBytes: 2 * 1024 * 1024,
   terms: 20_000,
   termLength: 200,
+  rules: 2_000,
   categories: 500,
   rulesPerCategory: 100,
   questions: 200,
@@ -295,21 +297,29 @@ export const scorecardSchema = z
 
 // --- the file ------------------------------------------------------------------------------------------
 
-/** Every phrase the file asks to look for: hold phrases, phrase rules, role cues and company names. */
-function termsOf(file: {
+/**
+ * Every phrase the file asks to look for (hold phrases, phrase rules, role cues and company names) and
+ * every rule it tests (of categories and questions).
+ */
+function sizeOf(file: {
   metrics: { hold?: { startPhrases: string[]; returnPhrases: string[] } | undefined };
   categories: { rules: Rule[] }[];
   scorecard?: { questions: Question[] } | undefined;
   roles?: { companyNames: string[]; cues: { terms: string[] }[] } | undefined;
-}): number {
+}): { terms: number; rules: number } {
   const ofRule = (r: Rule) => (r.kind === 'phrase' ? r.terms.length : 0);
-  const ofAnswer = (a: Question['answer'] | undefined) => (a && 'rule' in a ? ofRule(a.rule) : 0);
-  let n = (file.metrics.hold?.startPhrases.length ?? 0) + (file.metrics.hold?.returnPhrases.length ?? 0);
-  for (const c of file.categories) for (const r of c.rules) n += ofRule(r);
-  for (const q of file.scorecard?.questions ?? []) n += ofAnswer(q.answer) + ofAnswer(q.applicableWhen);
-  n += file.roles?.companyNames.length ?? 0;
-  for (const cue of file.roles?.cues ?? []) n += cue.terms.length;
-  return n;
+  let terms = (file.metrics.hold?.startPhrases.length ?? 0) + (file.metrics.hold?.returnPhrases.length ?? 0);
+  let rules = 0;
+  const count = (r: Rule) => {
+    terms += ofRule(r);
+    rules += 1;
+  };
+  for (const c of file.categories) c.rules.forEach(count);
+  for (const q of file.scorecard?.questions ?? [])
+    for (const a of [q.answer, q.applicableWhen]) if (a && 'rule' in a) count(a.rule);
+  terms += file.roles?.companyNames.length ?? 0;
+  for (const cue of file.roles?.cues ?? []) terms += cue.terms.length;
+  return { terms, rules };
 }
 
 export const rulesFileSchema = z
@@ -329,12 +339,18 @@ export const rulesFileSchema = z
   })
   .strict()
   .superRefine((file, ctx) => {
-    const terms = termsOf(file);
+    const { terms, rules } = sizeOf(file);
     if (terms > RULE_FILE_LIMITS.terms)
       ctx.addIssue({
         code: 'custom',
         path: [],
         message: `${terms} terms and phrases in all, at most ${RULE_FILE_LIMITS.terms}`,
+      });
+    if (rules > RULE_FILE_LIMITS.rules)
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `${rules} rules in all (categories and questions), at most ${RULE_FILE_LIMITS.rules}`,
       });
     const seen = new Set<string>();
     const refs = (rule: Rule, path: (string | number)[]) => {

@@ -47,10 +47,15 @@ function loaded(rules: RulesFile): LoadedRules {
   return { rules, digest: `sha256:${createHash('sha256').update(canonicalRules(rules)).digest('hex')}` };
 }
 
-/** Parses and validates a rule file's text; `name` is how errors name it (its path). */
-export function parseRules(text: string, name: string): LoadedRules {
+/**
+ * Parses and validates a rule file's text; `name` is how errors name it (its path). `json`: the text is
+ * the canonical JSON the CLI stored, parsed fast (YAML's parser only places an error).
+ */
+export function parseRules(text: string, name: string, syntax: 'yaml' | 'json' = 'yaml'): LoadedRules {
   try {
-    return loaded(parseUserFile(text, name, rulesFileSchema, { maxBytes: RULE_FILE_LIMITS.fileBytes }));
+    return loaded(
+      parseUserFile(text, name, rulesFileSchema, { maxBytes: RULE_FILE_LIMITS.fileBytes, syntax }),
+    );
   } catch (err) {
     if (err instanceof UserFileError) throw new RulesFileError(err.message);
     throw err;
@@ -88,7 +93,7 @@ export function storedRules(store: ObjectStore): (key: string | undefined) => Pr
     if (!rules) {
       rules = store.getText(key).then((text) => {
         try {
-          return parseRules(text, `s3://${store.bucket}/${key}`);
+          return parseRules(text, `s3://${store.bucket}/${key}`, 'json');
         } catch (err) {
           throw Object.assign(new Error((err as Error).message), { name: FAILURE.InvalidStepInput });
         }

@@ -11,12 +11,25 @@ const IGNORED = /[\s\p{P}\p{S}]/gu;
 /** Katakana ァ (U+30A1) … ヶ (U+30F6) sit 0x60 above their hiragana. */
 const KATAKANA = /[\u30A1-\u30F6]/g;
 
+/**
+ * Normalized texts of the utterances lately matched: every phrase rule (and role cue) of a file reads
+ * every utterance of the call, so a file of many rules would otherwise normalize each text once per rule.
+ * Bounded: emptied when full.
+ */
+const normalized = new Map<string, string>();
+const NORMALIZED_CACHE_ENTRIES = 10_000;
+
 export function normalizeForMatch(text: string): string {
-  return text
+  const known = normalized.get(text);
+  if (known !== undefined) return known;
+  const value = text
     .normalize('NFKC')
     .toLowerCase()
     .replace(KATAKANA, (c) => String.fromCharCode(c.charCodeAt(0) - 0x60))
     .replace(IGNORED, '');
+  if (normalized.size >= NORMALIZED_CACHE_ENTRIES) normalized.clear();
+  normalized.set(text, value);
+  return value;
 }
 
 /** Characters that carry speech: what speech rate counts (no spaces, no punctuation). */
@@ -39,6 +52,7 @@ export class PhraseMatcher {
   }
 
   matches(text: string): boolean {
-    return this.found(text).length > 0;
+    const normalized = normalizeForMatch(text);
+    return this.terms.some((t) => normalized.includes(t));
   }
 }

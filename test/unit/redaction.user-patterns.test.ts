@@ -200,6 +200,30 @@ describe('files users hand in are bounded before they are parsed', () => {
     expect(() => parseRules(many, 'many.json')).toThrow(
       `many.json: line 1: (file): ${terms.length} terms and phrases in all, at most ${RULE_FILE_LIMITS.terms}`,
     );
+    const rules = Array.from({ length: 20 }, (_, c) => ({
+      name: `c${c}`,
+      rules: Array.from({ length: 101 }, () => ({ kind: 'silence' })),
+    }));
+    expect(() =>
+      parseRules(
+        JSON.stringify({ format: 1, name: 'r', version: '1', categories: rules }),
+        'rules.json',
+        'json',
+      ),
+    ).toThrow(/rules\.json: line 1: categories\.0\.rules: Too big: expected array to have <=100 items/);
+    const wide = Array.from({ length: 21 }, (_, c) => ({
+      name: `c${c}`,
+      rules: Array.from({ length: 100 }, () => ({ kind: 'silence' })),
+    }));
+    expect(() =>
+      parseRules(
+        JSON.stringify({ format: 1, name: 'r', version: '1', categories: wide }),
+        'wide.json',
+        'json',
+      ),
+    ).toThrow(
+      `wide.json: line 1: (file): 2100 rules in all (categories and questions), at most ${RULE_FILE_LIMITS.rules}`,
+    );
     const long = `format: 1\nname: long\nversion: '1'\ncategories:\n  - name: long\n    rules:\n      - kind: phrase\n        terms: [${'あ'.repeat(RULE_FILE_LIMITS.termLength + 1)}]\n`;
     expect(() => parseRules(long, 'long.yaml')).toThrow(
       /long\.yaml: line 8: categories\.0\.rules\.0\.terms\.0: Too big/,
