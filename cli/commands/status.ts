@@ -4,7 +4,6 @@
  * batch's workflow id (or batch id): its progress and its calls. With a call's workflow id: its stage.
  */
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
@@ -13,6 +12,7 @@ import { nightlyBackfill } from '../../workflows/nightly.ts';
 import { processRecording, progressQuery } from '../../workflows/process-recording.ts';
 import { backfillWorkflowId, progressLine } from './backfill.ts';
 import { textTable } from '../text-table.ts';
+import { workflowFailureReason } from '../error-message.ts';
 
 /** Workflow types as visibility knows them: the workflow functions' names. */
 const BATCH_TYPES: string[] = [backfill.name, nightlyBackfill.name];
@@ -73,31 +73,20 @@ async function list(pc: PipelineClient, query: string, limit: number): Promise<W
   return out;
 }
 
-/** Temporal's filter for only the close event of a history (HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT). */
-const CLOSE_EVENT_ONLY = 2 as temporal.api.enums.v1.HistoryEventFilterType;
-
-/** The message at the bottom of a failure's chain (its wrappers say only "Activity task failed"). */
-function causeOf(failure: temporal.api.failure.v1.IFailure | null | undefined): string | undefined {
-  let f = failure;
-  while (f?.cause) f = f.cause;
-  return f?.message ?? undefined;
-}
-
-/** Why a closed workflow did not complete: read from its close event alone, however long its history. */
+/**
+ * Why a closed workflow did not complete: its result's failure, down to the cause, decoded as every
+ * client of ours decodes it (failure messages are encrypted in the history).
+ */
 export async function closeReason(pc: PipelineClient, w: Execution): Promise<string | undefined> {
   if (!['FAILED', 'TERMINATED', 'TIMED_OUT'].includes(w.status.name)) return undefined;
-  const { history } = await pc.client.workflowService.getWorkflowExecutionHistory({
-    namespace: pc.config.temporal.namespace,
-    execution: { workflowId: w.workflowId, runId: w.runId },
-    historyEventFilterType: CLOSE_EVENT_ONLY,
-  });
-  const event = history?.events?.at(-1);
-  if (event?.workflowExecutionFailedEventAttributes)
-    return causeOf(event.workflowExecutionFailedEventAttributes.failure);
-  if (event?.workflowExecutionTerminatedEventAttributes)
-    return `terminated${event.workflowExecutionTerminatedEventAttributes.reason ? `: ${event.workflowExecutionTerminatedEventAttributes.reason}` : ''}`;
-  if (event?.workflowExecutionTimedOutEventAttributes) return 'timed out';
-  return undefined;
+  const failure = await pc.client.workflow
+    .getHandle(w.workflowId, w.runId)
+    .result()
+    .then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+  return failure ? workflowFailureReason(failure) : undefined;
 }
 
 async function batchRow(pc: PipelineClient, w: Execution): Promise<BatchRow> {
