@@ -34,6 +34,7 @@ import { notARecording, readHead } from '../activities/media/sniff.ts';
 import { extensionOf, RECORDING_EXTENSIONS } from '../schemas/media-formats.ts';
 import { processRecording, type ProcessRecordingInput } from '../workflows/process-recording.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/search-attribute-keys.ts';
+import { visibleControls } from '../schemas/display-text.ts';
 
 /** A file a directory argument held that is not a recording, and why. */
 export interface SkippedFile {
@@ -232,7 +233,8 @@ export async function submitRecording(
       { key: SEARCH_ATTRIBUTE_KEYS.callId, value: callId },
       ...(options.batchId ? [{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: options.batchId }] : []),
     ],
-    staticSummary: `call ${callId}: s3://${source.bucket}/${source.key}`,
+    // The Web UI shows the key as stored: controls that would reorder it made visible.
+    staticSummary: `call ${callId}: ${visibleControls(`s3://${source.bucket}/${source.key}`)}`,
   });
   return { source, callId, workflowId, handle };
 }
