@@ -17,7 +17,6 @@ import {
 const data = workerData as WatchdogThreadData;
 const stamp = new BigInt64Array(data.stamp);
 const running = new Map<number, ActivityReport>();
-const STDERR = 2;
 
 parentPort!.on('message', (message: WatchdogMessage) => {
   if (message.type === 'start') running.set(message.key, message.activity);
@@ -39,7 +38,7 @@ const watch = setInterval(() => {
   const boundMs = blockedBoundMs(running.values(), data.fallbackBoundMs);
   if (blockedMs <= boundMs) return;
   clearInterval(watch);
-  writeLogLine(STDERR, {
+  writeLogLine(data.fd, {
     level: 'ERROR',
     msg: 'event loop watchdog: the event loop is blocked; stopping the worker process for a restart',
     blockedSince: new Date(lastStamp).toISOString(),
@@ -51,7 +50,7 @@ const watch = setInterval(() => {
   try {
     askMainThreadToExit();
   } catch (err) {
-    writeLogLine(STDERR, {
+    writeLogLine(data.fd, {
       level: 'ERROR',
       msg: 'event loop watchdog: cannot reach the main thread',
       error: (err as Error).message,
@@ -59,7 +58,7 @@ const watch = setInterval(() => {
   }
   // Blocked outside JavaScript (a native call), the main thread never serves the interrupt.
   setTimeout(() => {
-    writeLogLine(STDERR, {
+    writeLogLine(data.fd, {
       level: 'ERROR',
       msg: 'event loop watchdog: the main thread did not exit; killing the worker process',
       exitGraceMs: data.exitGraceMs,

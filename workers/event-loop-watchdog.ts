@@ -66,6 +66,8 @@ export type WatchdogMessage =
 /** What the watch thread is started with. */
 export interface WatchdogThreadData {
   stamp: SharedArrayBuffer;
+  /** Where report lines go. */
+  fd: number;
   fallbackBoundMs: number;
   exitGraceMs: number;
   checkMs: number;
@@ -163,17 +165,16 @@ export function startEventLoopWatchdog(options: EventLoopWatchdogOptions = {}): 
 
   const workerData: WatchdogThreadData = {
     stamp,
+    fd,
     fallbackBoundMs: options.fallbackBoundMs ?? FALLBACK_BOUND_MS,
     exitGraceMs: options.exitGraceMs ?? EXIT_GRACE_MS,
     checkMs: TICK_MS,
     exitCode: WATCHDOG_EXIT_CODE,
   };
-  const thread = new Worker(new URL('./event-loop-watchdog-thread.ts', import.meta.url), {
-    workerData,
-    // The watch never keeps a process alive that has finished, nor shares its stdio through the main thread.
-    stdout: false,
-    stderr: false,
-  });
+  // The thread writes its lines to the file descriptor itself: its `console` goes through the main thread,
+  // which is the one blocked.
+  const thread = new Worker(new URL('./event-loop-watchdog-thread.ts', import.meta.url), { workerData });
+  // The watch never keeps a process alive that has finished.
   thread.unref();
   thread.on('error', (err) =>
     writeLogLine(fd, { level: 'ERROR', msg: 'event loop watchdog failed', error: err.message }),
