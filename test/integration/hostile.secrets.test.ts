@@ -13,6 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chmodSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -88,13 +89,18 @@ describe('a real call: its media tools hold no secret, and its source copy is it
       CALLPIPE_FFPROBE: recordingWrapper('ffprobe', real.ffprobe, envDir),
     });
     const workers = await inProcessWorkers(config);
+    const planted: string[] = [];
     try {
       const own = await makeCall(dir, 'own.wav', { durationSeconds: 8, seed: 11 });
       const other = await makeCall(dir, 'other.wav', { durationSeconds: 8, seed: 12 });
       const source = await resolveSource(own.path, pc.store, pc.config);
-      // Another recording's bytes, where the cache would put this one's copy.
-      mkdirSync(join(cacheHome, 'sources'), { recursive: true });
-      writeFileSync(join(cacheHome, 'sources', sourceCacheKey(source)), readFileSync(other.path));
+      // Another recording's bytes, where the cache would put this one's copy, and at that name in the
+      // folder every stack of the host once shared (where anyone could write).
+      for (const cache of [join(cacheHome, 'sources'), join(tmpdir(), 'callpipe-sources')]) {
+        mkdirSync(cache, { recursive: true });
+        planted.push(join(cache, sourceCacheKey(source)));
+        writeFileSync(planted.at(-1)!, readFileSync(other.path));
+      }
 
       const submitted = await submitRecording(pc, source, {
         output: { bucket: pc.store.bucket, prefix: `hostile-secrets-${randomUUID().slice(0, 8)}/` },
@@ -111,6 +117,7 @@ describe('a real call: its media tools hold no secret, and its source copy is it
     } finally {
       await workers.stop();
       restore();
+      for (const path of planted) rmSync(path, { force: true });
     }
 
     const dumps = readdirSync(envDir);
@@ -131,7 +138,9 @@ function modesUnder(root: string): { path: string; dir: boolean; mode: number }[
   for (const entry of readdirSync(root, { withFileTypes: true, recursive: true })) {
     const path = join(entry.parentPath, entry.name);
     if (!entry.isFile() && !entry.isDirectory()) continue;
-    out.push({ path, dir: entry.isDirectory(), mode: statSync(path).mode & 0o777 });
+    // A server's short-lived file (SQLite's journal) may be gone since the listing.
+    const info = statSync(path, { throwIfNoEntry: false });
+    if (info) out.push({ path, dir: entry.isDirectory(), mode: info.mode & 0o777 });
   }
   return out;
 }
@@ -161,7 +170,7 @@ describe('callpipe up --no-emulator with a real client secret', () => {
       const entries = modesUnder(home);
       expect(entries.length).toBeGreaterThan(3);
       for (const e of entries) {
-        if (!e.dir) expect(readFileSync(e.path).includes(secret), e.path).toBe(false);
+        if (!e.dir && existsSync(e.path)) expect(readFileSync(e.path).includes(secret), e.path).toBe(false);
         expect({ path: e.path, open: e.mode & 0o077 }).toEqual({ path: e.path, open: 0 });
       }
 
