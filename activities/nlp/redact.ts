@@ -23,6 +23,7 @@ import {
   redactUtterances,
   type CompiledRules,
   type DetectionUtterance,
+  type RedactedUtterance,
   type Span,
 } from './redaction/redact-call.ts';
 import { runStep, type NlpActivityDeps, type StepRun } from './step.ts';
@@ -61,15 +62,17 @@ export async function redactText(
         run.progress(w + 1, windows.length);
       }
       const deadline = userRulesDeadline(deps.options?.userRulesSeconds);
-      let local: Span[];
+      let redacted: Map<number, RedactedUtterance>;
       try {
-        local = await localSpansWithin(utterances, rules, deadline.check);
+        const local = await localSpansWithin(utterances, rules, deadline.check);
+        const spans = [...local, ...[...run.done.values()].flat()];
+        redacted = new Map(
+          redactUtterances(utterances, spans, rules, deadline.check).map((r) => [r.index, r]),
+        );
       } catch (err) {
         if (err instanceof UserRulesTimeExceeded) throw new StepInputError(`redaction: ${err.message}`);
         throw err;
       }
-      const spans = [...local, ...[...run.done.values()].flat()];
-      const redacted = new Map(redactUtterances(utterances, spans, rules).map((r) => [r.index, r]));
       const maskedTimeline = timelineSchema.parse({
         ...timeline,
         utterances: timeline.utterances.map((u) => ({ ...u, text: redacted.get(u.index)?.text ?? u.text })),

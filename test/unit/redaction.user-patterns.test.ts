@@ -18,7 +18,12 @@ import {
   UserRulesTimeExceeded,
 } from '../../schemas/user-pattern.ts';
 import { loadRedactionRules, RedactionRulesError } from '../../activities/nlp/redaction/redaction-rules.ts';
-import { compileRules, localSpans, localSpansWithin } from '../../activities/nlp/redaction/redact-call.ts';
+import {
+  compileRules,
+  localSpans,
+  localSpansWithin,
+  redactUtterances,
+} from '../../activities/nlp/redaction/redact-call.ts';
 import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
 import { REDACTION_RULE_LIMITS } from '../../schemas/redaction.ts';
 import { readUserFile, UserFileError } from '../../activities/user-file.ts';
@@ -153,6 +158,21 @@ describe('the time bound of the deployment rules per call', () => {
     ).rejects.toThrow('over');
     expect(checks).toBe(1);
     expect((await localSpansWithin(call, rules, () => undefined)).map((s) => s.kind)).toEqual(['one', 'two']);
+  });
+
+  it('is checked while a value found once is looked for everywhere else in the call', () => {
+    const rules = compileRules({ patterns: [{ kind: 'pair', regex: '\\S\\S' }] });
+    const call = [{ index: 0, speaker: 'a', start: 0, end: 1, text: 'あいうえお' }];
+    const spans = localSpans(call, rules);
+    let checks = 0;
+    expect(redactUtterances(call, spans, rules, () => void (checks += 1))[0]!.text).toBe('[pair]お');
+    // One check per distinct value: あい, うえ.
+    expect(checks).toBe(2);
+    expect(() =>
+      redactUtterances(call, spans, rules, () => {
+        throw new UserRulesTimeExceeded('over');
+      }),
+    ).toThrow('over');
   });
 
   it('fails the redaction step with the reason and writes no redacted timeline (fail-closed)', async () => {

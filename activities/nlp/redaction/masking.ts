@@ -43,6 +43,8 @@ export function finishSpans(
   utterances: readonly DetectionUtterance[],
   spans: readonly Span[],
   options: MaskOptions = {},
+  /** Called before each value is looked for again: a deadline (a pattern may find many values). */
+  check: () => void = () => undefined,
 ): Span[] {
   const textOf = new Map(utterances.map((u) => [u.index, u.text]));
   const kept = spans
@@ -58,6 +60,7 @@ export function finishSpans(
   }
   const found: Span[] = [];
   for (const [value, from] of values) {
+    check();
     for (const u of utterances) {
       for (let at = u.text.indexOf(value); at !== -1; at = u.text.indexOf(value, at + value.length)) {
         found.push({

@@ -100,9 +100,11 @@ export function redactUtterances(
   utterances: readonly DetectionUtterance[],
   spans: readonly Span[],
   rules: CompiledRules,
+  /** A deadline, checked while values found once are looked for everywhere else. */
+  check?: () => void,
 ): RedactedUtterance[] {
   const byUtterance = new Map<number, Span[]>();
-  for (const span of finishSpans(utterances, spans, rules)) {
+  for (const span of finishSpans(utterances, spans, rules, check)) {
     const list = byUtterance.get(span.utterance) ?? [];
     list.push(span);
     byUtterance.set(span.utterance, list);
