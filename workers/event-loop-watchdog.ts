@@ -126,7 +126,7 @@ function blockedFrames(stack: string | undefined): string[] {
     .split('\n')
     .slice(1)
     .map((line) => line.trim());
-  const ours = frames.findIndex((line) => line.startsWith('at <anonymous>'));
+  const ours = frames.findIndex((line) => /^at <anonymous>:\d+:\d+$/.test(line));
   return frames.slice(ours + 1);
 }
 
