@@ -48,10 +48,14 @@ export class ManifestError extends Error {
   }
 }
 
-/** A manifest larger than its bound, known from its size before it is read. */
-export function tooLargeManifest(bytes: number, maxBytes: number = MANIFEST_LIMITS.maxBytes): ManifestError {
+/** A manifest larger than its bound: by its size before it is read, or (size unknown) as it is read. */
+export function tooLargeManifest(
+  bytes: number | undefined,
+  maxBytes: number = MANIFEST_LIMITS.maxBytes,
+): ManifestError {
+  const size = bytes === undefined ? '' : ` ${bytes.toLocaleString('en-US')} bytes,`;
   return new ManifestError([
-    `the manifest is ${bytes.toLocaleString('en-US')} bytes, larger than the ${maxBytes.toLocaleString('en-US')} bytes a manifest may have: split it into several`,
+    `the manifest is${size} larger than the ${maxBytes.toLocaleString('en-US')} bytes a manifest may have: split it into several`,
   ]);
 }
 
@@ -182,7 +186,7 @@ async function* boundedChunks(
   for await (const chunk of chunks) {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     bytes += buffer.length;
-    if (bytes > maxBytes) throw tooLargeManifest(bytes, maxBytes);
+    if (bytes > maxBytes) throw tooLargeManifest(undefined, maxBytes);
     yield buffer;
   }
 }
