@@ -19,6 +19,7 @@ const COMMANDS = [
   'status',
   'query',
   'open',
+  'codec-server',
   'plan',
   'emulator',
   'fixture',

@@ -18,8 +18,11 @@ import {
   type Payload,
   type PayloadCodec,
 } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+// CommonJS: Node's ESM loader sees only its default export.
+import protos from '@temporalio/proto';
 import type { TemporalConfig } from '../schemas/config.ts';
+
+const { Payload: PayloadMessage } = protos.temporal.api.common.v1;
 
 /** The encoding of an encrypted payload, and the metadata naming its key (as Temporal's samples name them). */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
@@ -142,7 +145,7 @@ export class EncryptionCodec implements PayloadCodec {
       const cipher = createCipheriv(ALGORITHM, key, iv);
       // The key id is authenticated with the data: a payload relabelled with another key id fails.
       cipher.setAAD(utf8(id));
-      const inner = temporal.api.common.v1.Payload.encode(payload).finish();
+      const inner = PayloadMessage.encode(payload).finish();
       const data = Buffer.concat([iv, cipher.update(inner), cipher.final(), cipher.getAuthTag()]);
       return {
         metadata: { [METADATA_ENCODING_KEY]: utf8(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: utf8(id) },
@@ -172,7 +175,7 @@ export class EncryptionCodec implements PayloadCodec {
           decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
           decipher.final(),
         ]);
-        return temporal.api.common.v1.Payload.decode(inner) as Payload;
+        return PayloadMessage.decode(inner) as Payload;
       } catch {
         throw new PayloadKeyError(
           `a payload encrypted with key "${id}" fails authentication: it was altered, or encrypted with another key of that id`,
