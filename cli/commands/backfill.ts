@@ -57,6 +57,7 @@ starting any work; every other recording gets one processRecording workflow, at 
 ${callFileHelp(28)}
   --detach                  start or attach, print the ids and return without waiting
   --json                    machine-readable output (one JSON document)
+
 The manifest is checked whole before anything starts (a local file by the command, one in S3 by the
 command when it may read it, else by the batch's first step): a header that repeats a column, a call id
 given to two different recordings, a bad cell, or an empty file refuses it, with every problem by its
