@@ -4,13 +4,12 @@
  * repair (AMR with DTX frames), a repaired copy made once per worker and shared by its activities.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { rename, rm, stat, utimes } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { AmrFrames, InputReader } from '../../schemas/media-probe.ts';
-import { evictLeastRecentlyUsed } from '../storage/source-cache.ts';
+import { ensurePrivateDir, evictLeastRecentlyUsed, privateCacheDir } from '../storage/source-cache.ts';
 import { AmrFormatError, AmrRepairStream } from './amr.ts';
 import { FfmpegError, MediaError } from './errors.ts';
 import { spawnFfmpeg } from './ffmpeg.ts';
@@ -25,7 +24,8 @@ export interface MediaInput {
   streamIndex: number;
 }
 
-const REPAIRED_DIR = join(tmpdir(), 'callpipe-repaired');
+/** Repaired copies: the user's alone, as the source copies they are made from. */
+const REPAIRED_DIR = privateCacheDir('repaired');
 /** Repaired AMR copies are about as large as their sources (AMR is about 5.5 MB an hour). */
 const REPAIRED_MAX_BYTES = 2 * 1024 ** 3;
 const inFlight = new Map<string, Promise<AmrFrames>>();
@@ -117,7 +117,7 @@ export async function openInput(
   const { signal } = options;
   const plain = plainInput(path, reader, streamIndex);
   if (reader?.repair !== 'amr') return plain;
-  mkdirSync(REPAIRED_DIR, { recursive: true });
+  ensurePrivateDir(REPAIRED_DIR);
   const out = await repairedPath(path, streamIndex);
   const repaired = { path: out, args: [], streamIndex: 0 };
   if (existsSync(out) && !options.remake) {

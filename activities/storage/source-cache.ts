@@ -44,12 +44,18 @@ const RECORD_SUFFIX = '.meta';
 const SAFE_EXTENSION = /\.[A-Za-z0-9]{1,8}$/;
 
 /**
- * The cache's folder: `sources` under CALLPIPE_HOME when set (the stack's workers), else a folder of this
- * user's own in the temp folder (never one folder shared by every user and stack of the host).
+ * A worker's local folder called `name` for copies of recordings: under CALLPIPE_HOME when set (the stack's
+ * workers), else a folder of this user's own in the temp folder (never one folder shared by every user
+ * and stack of the host). Make it with {@link ensurePrivateDir}.
  */
+export function privateCacheDir(name: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (env.CALLPIPE_HOME) return join(resolve(env.CALLPIPE_HOME), name);
+  return join(tmpdir(), `callpipe-${name}-${process.getuid?.() ?? 'user'}`);
+}
+
+/** The source cache's folder ({@link privateCacheDir}). */
 export function sourceCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.CALLPIPE_HOME) return join(resolve(env.CALLPIPE_HOME), 'sources');
-  return join(tmpdir(), `callpipe-sources-${process.getuid?.() ?? 'user'}`);
+  return privateCacheDir('sources', env);
 }
 
 /**

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localCopy, sourceCacheDir, sourceCacheKey } from '../../activities/storage/source-cache.ts';
+import {
+  localCopy,
+  privateCacheDir,
+  sourceCacheDir,
+  sourceCacheKey,
+} from '../../activities/storage/source-cache.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { writeFile } from 'node:fs/promises';
 
@@ -83,6 +88,7 @@ describe('localCopy, never trusting a copy by its name', () => {
 
   it('lives under CALLPIPE_HOME when set, else in a folder of its own user, never a shared one', () => {
     expect(sourceCacheDir({ CALLPIPE_HOME: '/srv/callpipe' })).toBe('/srv/callpipe/sources');
+    expect(privateCacheDir('repaired', { CALLPIPE_HOME: '/srv/callpipe' })).toBe('/srv/callpipe/repaired');
     const fallback = sourceCacheDir({});
     expect(fallback).not.toBe(join(tmpdir(), 'callpipe-sources'));
     expect(fallback).toContain(String(process.getuid!()));
