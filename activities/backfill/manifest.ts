@@ -158,9 +158,14 @@ function entryOf(
 }
 
 /** What csv-parse refused, as a line's problem; whether the rest of the file can still be read. */
-function csvProblem(err: CsvError, columns: number): { problem: string; goOn: boolean } {
-  const line = (err as CsvError & { lines?: number }).lines;
-  const at = line ? `line ${line}` : 'the manifest';
+function csvProblem(
+  err: CsvError,
+  raw: string | undefined,
+  columns: number,
+): { problem: string; goOn: boolean } {
+  // Where the record began: csv-parse counts the line it stopped at.
+  const end = (err as CsvError & { lines?: number }).lines;
+  const at = end ? `line ${end - lineBreaks(raw)}` : 'the manifest';
   switch (err.code) {
     case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH':
       return { problem: `${at}: not the ${columns} cells of the header`, goOn: true };
@@ -203,11 +208,11 @@ export interface ManifestReadOptions {
   onPage?: (entries: ManifestEntry[], page: number) => Promise<void>;
 }
 
+/** Line breaks inside a record's raw text (not the one that ends it). */
+const lineBreaks = (raw: string | undefined) => (raw ?? '').replace(/\r?\n$/, '').split('\n').length - 1;
+
 /** The first line of a record: where it ends, less the line breaks inside it. */
-function startLine(info: Info, raw: string | undefined): number {
-  const breaks = (raw ?? '').replace(/\r?\n$/, '').split('\n').length - 1;
-  return info.lines - breaks;
-}
+const startLine = (info: Info, raw: string | undefined) => info.lines - lineBreaks(raw);
 
 type ParsedRecord = { record: string[]; info: Info; raw?: string };
 
@@ -242,9 +247,9 @@ export async function readManifest(
     skip_records_with_error: true,
     info: true,
     raw: true,
-    on_skip: (err: CsvError | undefined) => {
+    on_skip: (err: CsvError | undefined, raw: string | undefined) => {
       if (!err || stopped) return;
-      const { problem: p, goOn } = csvProblem(err, columns?.length ?? 0);
+      const { problem: p, goOn } = csvProblem(err, raw, columns?.length ?? 0);
       problem(p);
       if (!goOn) stopped = true;
     },

@@ -117,6 +117,12 @@ describe('manifest validation', () => {
     expect(err.message).toMatch(/4 problems/);
   });
 
+  it('names the line a broken quote opens on, not where the file ends', async () => {
+    expect((await refusal('key,agent\na.wav,"alice\nb.wav,bob\nc.wav,carol\n')).message).toBe(
+      'manifest refused: line 2: a quote opened here is never closed (the rest was not read)',
+    );
+  });
+
   it('lists a bounded number of problems and counts the rest', async () => {
     const csv = `key,direction\n${Array.from({ length: 50 }, (_, i) => `r${i}.wav,sideways`).join('\n')}\n`;
     const err = await refusal(csv);
