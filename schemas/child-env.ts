@@ -87,7 +87,18 @@ export const CHILD_VARIABLE_GROUPS = {
   },
   /** A desktop program (the browser `callpipe open` starts). */
   desktop: {
-    names: ['DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'DBUS_SESSION_BUS_ADDRESS', 'BROWSER'],
+    names: [
+      'DISPLAY',
+      'WAYLAND_DISPLAY',
+      'XAUTHORITY',
+      'DBUS_SESSION_BUS_ADDRESS',
+      'BROWSER',
+      // xdg-open tells the desktop by these.
+      'DESKTOP_SESSION',
+      'KDE_FULL_SESSION',
+      'KDE_SESSION_VERSION',
+      'GNOME_DESKTOP_SESSION_ID',
+    ],
     prefixes: ['XDG_'],
   },
 } as const;
