@@ -23,7 +23,7 @@
  * Every value fails fast with the name of the variable that carried it, so a typo in a nightly cron
  * environment stops the run at start-up rather than at 3 a.m. in the middle of a batch.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { loadClientConfigProfile, type ClientConfigProfile } from '@temporalio/envconfig';
@@ -613,6 +613,9 @@ function namesCredentials(tree: Tree): boolean {
   return !!s3 && CREDENTIAL_KEYS.some((key) => key in s3);
 }
 
+/** Bytes of a config file callpipe reads: 10,000 inline redaction terms of 200 characters fit. */
+export const CONFIG_FILE_MAX_BYTES = 8 * 1024 * 1024;
+
 export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Config file path; default `CALLPIPE_CONFIG` or `./callpipe.config.json` when present. */
@@ -641,6 +644,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (file) {
     let parsed: unknown;
     try {
+      // Bounded before it is read (docs/input-limits.md): inline redaction terms fit well inside.
+      const stat = statSync(resolve(file));
+      if (!stat.isFile()) throw new Error('not a regular file');
+      if (stat.size > CONFIG_FILE_MAX_BYTES)
+        throw new Error(
+          `the file is ${stat.size} bytes, more than the ${CONFIG_FILE_MAX_BYTES} callpipe reads`,
+        );
       parsed = JSON.parse(readFileSync(resolve(file), 'utf8'));
     } catch (err) {
       throw new ConfigError(`config file ${file}: ${(err as Error).message}`);

@@ -33,7 +33,7 @@ import { RULE_FILE_LIMITS } from '../../schemas/rules.ts';
 import { MAX_DICTIONARY_FILE_BYTES, parseDictionary } from '../../service/dictionary.ts';
 import { checkRedactionRules, readDictionaryFile } from '../../cli/call-files.ts';
 import { CliError } from '../../cli/command.ts';
-import { loadConfig } from '../../schemas/config.ts';
+import { CONFIG_FILE_MAX_BYTES, ConfigError, loadConfig } from '../../schemas/config.ts';
 
 const RUN = 'a'.repeat(10_000);
 const dir = mkdtempSync(join(tmpdir(), 'callpipe-user-patterns-'));
@@ -271,5 +271,17 @@ describe('files users hand in are bounded before they are parsed', () => {
       `redaction rules ${file}: line 3: patterns.0.regex: uses a backreference (\\1, \\k<name>), which needs a backtracking engine: callpipe does not run it`,
     );
     expect(() => checkRedactionRules(loadConfig({ env: {} }))).not.toThrow();
+  });
+});
+
+describe('the config file', () => {
+  it('is refused before it is read when larger than its bound, or not a regular file', () => {
+    const big = join(dir, 'callpipe.config.json');
+    writeFileSync(big, Buffer.alloc(CONFIG_FILE_MAX_BYTES + 1, 0x20));
+    expect(() => loadConfig({ env: {}, file: big })).toThrow(ConfigError);
+    expect(() => loadConfig({ env: {}, file: big })).toThrow(
+      `config file ${big}: the file is ${CONFIG_FILE_MAX_BYTES + 1} bytes, more than the ${CONFIG_FILE_MAX_BYTES} callpipe reads`,
+    );
+    expect(() => loadConfig({ env: {}, file: dir })).toThrow(`config file ${dir}: not a regular file`);
   });
 });
