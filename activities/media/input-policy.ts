@@ -16,6 +16,7 @@
  * before any tool runs ({@link refusedContent}), with a reason that names what it is.
  */
 import { execFileSync } from 'node:child_process';
+import { childEnv } from '../../schemas/child-env.ts';
 import { ffmpegBinary } from './ffmpeg.ts';
 
 /**
@@ -95,8 +96,7 @@ export function allowedDemuxers(): string {
         encoding: 'utf8',
         timeout: 30_000,
         stdio: ['ignore', 'pipe', 'ignore'],
-        // Its own listing needs nothing of the worker's environment but where binaries are.
-        env: { PATH: process.env.PATH ?? '' },
+        env: childEnv(),
       });
       names = demuxersOf(listing);
     } catch {
