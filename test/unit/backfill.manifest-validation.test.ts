@@ -14,9 +14,10 @@ import { MemoryStore } from './nlp.helpers.ts';
 /** The fake store, streaming its objects in small chunks as S3 does; counts the streams opened. */
 class StreamingStore extends MemoryStore {
   streams = 0;
-  override async getStream(key: string): Promise<Readable> {
+  // The base fake takes no key (it streams nothing): a rest parameter keeps the override compatible.
+  override async getStream(...args: unknown[]): Promise<Readable> {
     this.streams += 1;
-    const text = await this.getText(key);
+    const text = await this.getText(String(args[0]));
     return Readable.from(text.match(/[^]{1,7}/g) ?? []);
   }
   override withBucket(): StreamingStore {
