@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import {
   describeS3ClockSkew,
+  describeS3Refusal,
   isPermanentS3Error,
   s3ClockSkewMs,
   s3CodeOf,
@@ -124,6 +125,9 @@ export function actionableReason(
       ? `no space left on ${full.join(', ')}: S3 answered ${code ?? status} (HTTP ${status}), unable to store there; free space and run the call again`
       : `S3 answered ${code ?? status} (HTTP ${status}): the S3 server failed to complete the request; a full disk where it keeps its data is the usual cause (the local stack's: CALLPIPE_HOME/s3; its log: CALLPIPE_HOME/logs/s3.log)`;
   }
+  // A worker's credentials refused: the same words the command gives (no endpoint: a worker's is configured).
+  const refusal = describeS3Refusal(err);
+  if (refusal) return refusal;
   if (code === undefined && status !== undefined)
     return `S3 answered HTTP ${status} with no reason (the answer to a HEAD request has no body)`;
   return undefined;

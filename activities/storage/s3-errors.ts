@@ -91,16 +91,16 @@ export function isS3CredentialsRefusal(err: unknown): boolean {
  * What a refusal by S3 at `endpoint` means, for a person: the credentials refused (which part), or access
  * denied; undefined for anything else. Never the secret: the message names the settings to check.
  */
-export function describeS3Refusal(err: unknown, endpoint: string): string | undefined {
+export function describeS3Refusal(err: unknown, endpoint?: string): string | undefined {
   const code = s3CodeOf(err);
+  const s3 = endpoint ? `S3 at ${endpoint}` : 'S3';
   const settings = 'check CALLPIPE_S3_ACCESS_KEY_ID and CALLPIPE_S3_SECRET_ACCESS_KEY (or the AWS profile)';
   const skew = describeS3ClockSkew(err);
-  if (skew) return skew.replace('S3 ', `S3 at ${endpoint} `);
-  if (code && code in CREDENTIAL_REFUSALS)
-    return `S3 at ${endpoint} ${CREDENTIAL_REFUSALS[code]} (${code}): ${settings}`;
+  if (skew) return skew.replace('S3 ', `${s3} `);
+  if (code && code in CREDENTIAL_REFUSALS) return `${s3} ${CREDENTIAL_REFUSALS[code]} (${code}): ${settings}`;
   if (code === 'AccessDenied')
-    return `S3 at ${endpoint} denied access (AccessDenied): the credentials are valid but may not do this`;
+    return `${s3} denied access (AccessDenied): the credentials are valid but may not do this`;
   if (s3StatusOf(err) === 403)
-    return `S3 at ${endpoint} refused the request (HTTP 403, no reason given): the access key id or secret access key is wrong, or they may not do this; ${settings}`;
+    return `${s3} refused the request (HTTP 403, no reason given): the access key id or secret access key is wrong, or they may not do this; ${settings}`;
   return undefined;
 }

@@ -77,6 +77,10 @@ describe("this host's clock off from S3's", () => {
     const onTime = s3Error(403, 'Forbidden', 'UnknownError', new Date('2026-03-01T10:00:30Z'));
     expect(s3ClockSkewMs(onTime)).toBeUndefined();
     expect(message(onTime)).not.toMatch(/clock/);
+    // A worker's refused credentials get the command's words, not the SDK's `UnknownError`.
+    expect(message(onTime)).toMatch(
+      /^S3 refused the request \(HTTP 403, no reason given\): .*CALLPIPE_S3_SECRET_ACCESS_KEY/,
+    );
     expect(classifyFailure(onTime)).toBe(FAILURE.StorageRefused);
   });
 });
