@@ -39,6 +39,8 @@ export const SECRET_VARIABLES = [
   'CALLPIPE_S3_SESSION_TOKEN',
   // Keys that encrypt workflow payloads (workers/payload-codec.ts).
   'CALLPIPE_PAYLOAD_KEYS',
+  // The key of personal values' digests (schemas/personal-digest.ts).
+  'CALLPIPE_DIGEST_KEY',
   'AWS_SECRET_ACCESS_KEY',
   'AWS_SESSION_TOKEN',
   'TEMPORAL_API_KEY',

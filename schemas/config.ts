@@ -255,6 +255,20 @@ export const insightsConfigSchema = z.object({
 export const redactionConfigSchema = redactionRulesSchema.extend({
   rulesFile: z.string().min(1).optional(),
   /**
+   * Secret of the keyed digests `callpipe find` matches personal values by (schemas/personal-digest.ts):
+   * at least 16 bytes. A secret: never logged, never in stack.json. Unset with no `digestKeyFile`: the
+   * local stack makes one in its home; elsewhere no digest is written.
+   */
+  digestKey: z.string().min(1).optional(),
+  /** A file holding that secret (read at start; `digestKey` wins when both are set). */
+  digestKeyFile: z.string().min(1).optional(),
+  /**
+   * Manifest columns that hold personal data, beyond the common names (schemas/personal-columns.ts):
+   * column → kind (`phone`, `email`, `name`, `customer`, …). Their values are masked in stored outputs
+   * and kept as keyed digests for `callpipe find`.
+   */
+  personalColumns: z.record(z.string().min(1), z.string().regex(/^[a-z][A-Za-z0-9]{0,31}$/)).optional(),
+  /**
    * Where unredacted `result.json` and `transcript.vtt` go: `s3://bucket/prefix` or a key prefix of the
    * output bucket, never the output prefix itself nor inside it. Unset (the default): nowhere.
    */
@@ -267,6 +281,9 @@ export const redactionConfigSchema = redactionRulesSchema.extend({
   /** What covers a redacted span in that copy: a 1-kHz tone (default) or silence. */
   audioMask: z.enum(['tone', 'silence']),
 });
+
+/** Call ids from file names: see {@link configSchema} `callIds`. */
+export const CALL_ID_MODES = ['auto', 'slug', 'hash'] as const;
 
 export const configSchema = z.object({
   service: serviceConfigSchema,
@@ -281,10 +298,16 @@ export const configSchema = z.object({
    * partitions) and the times the night report shows. Default UTC.
    */
   timeZone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Asia/Tokyo or UTC'),
+  /**
+   * How call ids are made from file names (activities/storage/call-id.ts): `auto` (default) pseudonymous
+   * when the name holds a run of 7+ digits or an e-mail address, `hash` always, `slug` never.
+   */
+  callIds: z.enum(CALL_ID_MODES),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']),
 });
 
 export type Config = z.infer<typeof configSchema>;
+export type CallIdMode = (typeof CALL_ID_MODES)[number];
 export type ServiceConfig = z.infer<typeof serviceConfigSchema>;
 export type S3Config = z.infer<typeof s3ConfigSchema>;
 export type TemporalConfig = z.infer<typeof temporalConfigSchema>;
@@ -345,6 +368,7 @@ export const DEFAULTS = {
     emulatorSpeed: 1,
   },
   timeZone: 'UTC',
+  callIds: 'auto',
   logLevel: 'info',
 } as const;
 
@@ -395,6 +419,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_SPEAKER_ROLES: 'insights.speakerRoles',
   CALLPIPE_SEPARATE_VOICES: 'insights.separateVoices',
   CALLPIPE_REDACTION_RULES: 'redaction.rulesFile',
+  CALLPIPE_DIGEST_KEY: 'redaction.digestKey',
+  CALLPIPE_DIGEST_KEY_FILE: 'redaction.digestKeyFile',
   CALLPIPE_UNREDACTED_PREFIX: 'redaction.unredactedPrefix',
   CALLPIPE_REDACT_AUDIO: 'redaction.audio',
   CALLPIPE_REDACT_AUDIO_MASK: 'redaction.audioMask',
@@ -411,6 +437,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_EMULATOR_FAULTS: 'stack.emulatorFaults',
   CALLPIPE_EMULATOR_ACCOUNTS: 'stack.emulatorAccounts',
   CALLPIPE_TIME_ZONE: 'timeZone',
+  CALLPIPE_CALL_ID: 'callIds',
   CALLPIPE_LOG_LEVEL: 'logLevel',
 };
 

@@ -157,6 +157,14 @@ export const redactionRecordSchema = z
     begin: z.number().int().nonnegative().describe('start of the mask in the utterance text, UTF-16 units'),
     end: z.number().int().nonnegative().describe('exclusive end of the mask'),
     source: z.enum(REDACTION_SOURCES).describe('ne (named entities), pattern, or term (the deployment’s)'),
+    digest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional()
+      .describe(
+        'keyed digest (HMAC-SHA-256) of the masked value, normalized per kind, for `callpipe find`; ' +
+          'absent when no digest key is configured',
+      ),
   })
   .meta({ id: 'Redaction' });
 export type RedactionRecord = z.infer<typeof redactionRecordSchema>;

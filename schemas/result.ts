@@ -290,7 +290,20 @@ export const sourceFactsSchema = z
     metadata: z
       .record(z.string(), z.string())
       .optional()
-      .describe('manifest columns given with the recording'),
+      .describe('manifest columns given with the recording (personal columns masked, as text is)'),
+    personalValues: z
+      .array(
+        z.object({
+          column: z.string().min(1),
+          kind: z.string().min(1),
+          digest: z.string().regex(/^[0-9a-f]{64}$/),
+        }),
+      )
+      .optional()
+      .describe(
+        'keyed digests of the personal manifest columns (for `callpipe find`), never their values; ' +
+          'absent when no digest key is configured',
+      ),
   })
   .meta({ id: 'SourceFacts' });
 export type SourceFacts = z.infer<typeof sourceFactsSchema>;

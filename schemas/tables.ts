@@ -64,7 +64,7 @@ export interface TableDef {
   columns: readonly ColumnDef[];
 }
 
-export const TABLE_NAMES = ['calls', 'utterances'] as const;
+export const TABLE_NAMES = ['calls', 'utterances', 'personal_values'] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 
 /** Per-speaker facts of a call (`calls.speaker_stats`). */
@@ -254,7 +254,55 @@ export const UTTERANCES_TABLE = {
   ],
 } as const satisfies TableDef;
 
-export const TABLES: Record<TableName, TableDef> = { calls: CALLS_TABLE, utterances: UTTERANCES_TABLE };
+/**
+ * Where personal values occur, by keyed digest (schemas/personal-digest.ts), never the value: what
+ * `callpipe find` reads. Written only when a digest key is configured.
+ */
+export const PERSONAL_VALUES_TABLE = {
+  name: 'personal_values',
+  doc: 'One row per personal value of a call (masked in its text, or in a personal manifest column), by keyed digest.',
+  key: ['call_id', 'origin', 'utterance_index', 'digest'],
+  columns: [
+    { name: 'call_id', type: 'string', required: true, doc: 'the call (calls.call_id)' },
+    {
+      name: 'kind',
+      type: 'string',
+      required: true,
+      doc: 'phone, email, name, customer, … (the mask’s kind)',
+    },
+    {
+      name: 'digest',
+      type: 'string',
+      required: true,
+      doc: 'HMAC-SHA-256 (hex) of the value normalized per kind, with the deployment’s digest key',
+    },
+    {
+      name: 'origin',
+      type: 'string',
+      required: true,
+      doc: '`speech` (said in the call, masked in its text) or `manifest` (a personal metadata column)',
+    },
+    { name: 'column', type: 'string', doc: 'the manifest column (origin `manifest`); null for speech' },
+    {
+      name: 'utterance_index',
+      type: 'int32',
+      doc: 'the utterance (utterances.utterance_index) that held it; null for a manifest column',
+    },
+    {
+      name: 'start_seconds',
+      type: 'double',
+      doc: 'start of that utterance, seconds from the start of the call; null for a manifest column',
+    },
+    processedAt,
+    schemaVersion,
+  ],
+} as const satisfies TableDef;
+
+export const TABLES: Record<TableName, TableDef> = {
+  calls: CALLS_TABLE,
+  utterances: UTTERANCES_TABLE,
+  personal_values: PERSONAL_VALUES_TABLE,
+};
 
 /** A row of a table: column name → value (Date for timestamps, arrays for lists, objects for maps). */
 export type TableRow = Record<string, unknown>;

@@ -27,6 +27,7 @@ import { withFailureBoundary } from '../activities/failure-boundary.ts';
 import { withLivenessHeartbeat } from '../activities/liveness-heartbeat.ts';
 import { attemptNumber } from '../activities/nlp/context.ts';
 import { s3SocketsFor } from '../schemas/limits.ts';
+import { digestKeyOf } from '../schemas/personal-digest.ts';
 
 /**
  * Inside workers the S3 client sends each request once: Temporal's attempts are the one retry loop for
@@ -127,6 +128,7 @@ export function nlpQueueActivities(input: ActivityDeps) {
         store,
         options: { requestsPerSecond: input.config.limits.nlpRequestsPerSecond },
         redactionRules: loadRedactionRules(input.config.redaction),
+        digestKey: digestKeyOf(input.config.redaction),
       }),
     ),
   );
@@ -139,8 +141,8 @@ export function nlpQueueActivities(input: ActivityDeps) {
 export function workflowsQueueActivities(input: ActivityDeps) {
   const store = input.store ?? workerStore(input.config);
   return bounded({
-    ...createBackfillActivities({ store }),
-    ...createRescoreActivities({ store }),
+    ...createBackfillActivities({ store, callIds: input.config.callIds }),
+    ...createRescoreActivities({ store, callIds: input.config.callIds }),
     ...createPageActivities({ store }),
   });
 }

@@ -33,7 +33,7 @@ export function createNlpActivities(input: NlpActivityDeps) {
     pacer: input.pacer ?? createPacer(input.options?.requestsPerSecond),
   };
   // Compiled once per process: the deployment's patterns are checked when the configuration is loaded.
-  const rules = compileRules(input.redactionRules);
+  const rules = compileRules(input.redactionRules, input.digestKey);
   return {
     /** Personal data masked in every utterance (redact.ts); writes the redacted timeline; output: RedactionOutput. */
     redactText: (input: RedactTextInput): Promise<NlpStepOutput> => redactText(deps, input, rules),

@@ -66,6 +66,8 @@ export interface NlpActivityDeps {
   pacer?: RequestPacer;
   /** Masks and the deployment's terms and patterns (configuration `redaction`); default: built-in masks only. */
   redactionRules?: Partial<RedactionRules>;
+  /** Key of personal values' digests (schemas/personal-digest.ts); without it, records carry none. */
+  digestKey?: Buffer;
 }
 
 export interface StepRun<T> {

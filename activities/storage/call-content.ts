@@ -60,11 +60,12 @@ export function resultUtterances(parts: CallTextParts): ResultUtterance[] {
       // Kind, where the mask is and who found it: never the value, nor where it was.
       ...(redaction
         ? {
-            redactions: (masked.get(u.index) ?? []).map(({ kind, begin, end, source }) => ({
+            redactions: (masked.get(u.index) ?? []).map(({ kind, begin, end, source, digest }) => ({
               kind,
               begin,
               end,
               source,
+              ...(digest ? { digest } : {}),
             })),
           }
         : {}),

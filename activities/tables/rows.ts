@@ -143,7 +143,49 @@ export function callRows(result: ResultDocument, resultKey: string, timeZone: st
     session: u.session,
     ...common,
   }));
-  return { start, processedAt, rows: { calls: [call], utterances } };
+  return {
+    start,
+    processedAt,
+    rows: { calls: [call], utterances, personal_values: personalValueRows(result, common) },
+  };
+}
+
+/**
+ * The call's `personal_values` rows: each digest its redaction records carry (once per utterance and
+ * value), then each personal manifest column's. A result without digests (no key configured) has none.
+ */
+function personalValueRows(result: ResultDocument, common: TableRow): TableRow[] {
+  const rows: TableRow[] = [];
+  result.utterances.forEach((u, i) => {
+    const seen = new Set<string>();
+    for (const r of u.redactions ?? []) {
+      if (!r.digest || seen.has(r.digest)) continue;
+      seen.add(r.digest);
+      rows.push({
+        call_id: result.callId,
+        kind: r.kind,
+        digest: r.digest,
+        origin: 'speech',
+        column: null,
+        utterance_index: i,
+        start_seconds: roundSecondsToMs(u.start),
+        ...common,
+      });
+    }
+  });
+  for (const p of result.source.personalValues ?? []) {
+    rows.push({
+      call_id: result.callId,
+      kind: p.kind,
+      digest: p.digest,
+      origin: 'manifest',
+      column: p.column,
+      utterance_index: null,
+      start_seconds: null,
+      ...common,
+    });
+  }
+  return rows;
 }
 
 /** Column names of `calls`, for readers that project (the night report). */

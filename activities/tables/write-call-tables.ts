@@ -76,7 +76,16 @@ async function replaceCallRows(
     files,
     processedAt: processedAt.toISOString(),
   });
-  return { dt, files, rows: { calls: rows.calls.length, utterances: rows.utterances.length }, replaced };
+  return {
+    dt,
+    files,
+    rows: {
+      calls: rows.calls.length,
+      utterances: rows.utterances.length,
+      personal_values: rows.personal_values.length,
+    },
+    replaced,
+  };
 }
 
 /** The call's rows in every table, replacing any older version of them. */

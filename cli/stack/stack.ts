@@ -23,6 +23,7 @@ import {
 import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
 import { writeTemporalProfile } from '../../workers/temporal-connection.ts';
 import { ensurePayloadKeysFile, payloadKeysOf } from '../../workers/payload-codec.ts';
+import { digestKeyOf, ensureDigestKeyFile } from '../../schemas/personal-digest.ts';
 import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import { childEnv, SECRET_VARIABLES } from '../../schemas/child-env.ts';
 import {
@@ -141,6 +142,8 @@ export function stackEnv(config: Config): Record<string, string> {
     CALLPIPE_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
     CALLPIPE_PAYLOAD_KEYS: config.temporal.payloadKeys ?? '',
     CALLPIPE_PAYLOAD_KEYS_FILE: config.temporal.payloadKeysFile ?? '',
+    CALLPIPE_DIGEST_KEY: config.redaction.digestKey ?? '',
+    CALLPIPE_DIGEST_KEY_FILE: config.redaction.digestKeyFile ?? '',
     CALLPIPE_S3_ENDPOINT: config.s3.endpoint ?? '',
     CALLPIPE_S3_REGION: config.s3.region ?? '',
     CALLPIPE_S3_BUCKET: config.s3.bucket,
@@ -330,6 +333,7 @@ const STACK_SECRET_SOURCES: Record<string, SecretSource> = {
   CALLPIPE_S3_SECRET_ACCESS_KEY: 'local-stack',
   CALLPIPE_CLIENT_SECRET: 'caller',
   CALLPIPE_PAYLOAD_KEYS: 'caller',
+  CALLPIPE_DIGEST_KEY: 'caller',
 };
 
 /** The record's part that describes the stack's environment: its variables without secrets, and their sources. */
@@ -434,6 +438,17 @@ function withPayloadKeys(config: Config): Config {
   const payloadKeysFile = join(config.stack.home, 'payload-keys');
   ensurePayloadKeysFile(payloadKeysFile);
   return { ...config, temporal: { ...config.temporal, payloadKeysFile } };
+}
+
+/**
+ * The stack's digest key (schemas/personal-digest.ts), as its payload keys: the configured one, else a
+ * key file of the stack's own in its home, made once and kept (the stored digests were made with it).
+ */
+function withDigestKey(config: Config): Config {
+  if (digestKeyOf(config.redaction)) return config;
+  const digestKeyFile = join(config.stack.home, 'digest-key');
+  ensureDigestKeyFile(digestKeyFile);
+  return { ...config, redaction: { ...config.redaction, digestKeyFile } };
 }
 
 /**
@@ -622,7 +637,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   await claimHome(home, options, log);
   const tools = ensureTools({ log });
   const ports = await resolveStackPorts(base, options.ports ?? base.stack.ports);
-  const config = withPayloadKeys(localStackConfig(base, home, ports));
+  const config = withDigestKey(withPayloadKeys(localStackConfig(base, home, ports)));
   const env = stackEnv(config);
   // From here on, every pid this stack starts is in stack.json the moment it exists.
   const launched = new LaunchedProcesses(home);

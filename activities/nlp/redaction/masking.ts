@@ -15,12 +15,15 @@ import {
 import { extendAddress } from './addresses.ts';
 import type { DetectionUtterance, Span } from './call-streams.ts';
 import { numeralTokens } from './numerals.ts';
+import { DIGEST_DIGIT_KINDS, personalDigest } from '../../../schemas/personal-digest.ts';
 
 export interface MaskOptions {
   /** Per kind; default: the kind's label. */
   masks?: Readonly<Record<string, Mask>>;
   /** Labels of the deployment's kinds (from its terms and patterns); default `[kind]`. */
   labels?: Readonly<Record<string, string>>;
+  /** Key of the values' digests (schemas/personal-digest.ts): each record then carries its value's. */
+  digestKey?: Buffer;
 }
 
 /** Kinds worth looking for again once found: a value of these is the same wherever it is said. */
@@ -128,6 +131,20 @@ export function maskOf(span: Span, value: string, options: MaskOptions = {}): st
   return label.endsWith(']') ? `${label.slice(0, -1)} ${shown}]` : `${label} ${shown}`;
 }
 
+/**
+ * The keyed digest of a span's value: a number's digits as the numeral reader reads them (spoken
+ * numerals included, so 「ゼロキューゼロ…」 and "090…" are one), other kinds their text.
+ */
+export function spanDigest(span: Span, value: string, key: Buffer): string | undefined {
+  const normalized = DIGEST_DIGIT_KINDS.has(span.kind)
+    ? (span.digits ??
+      numeralTokens(value)
+        .map((t) => t.digits)
+        .join(''))
+    : value;
+  return personalDigest(key, span.kind, normalized);
+}
+
 /** An utterance's text with its spans masked, and the record of each. */
 export function maskText(
   text: string,
@@ -139,12 +156,15 @@ export function maskText(
   const redactions: StagedRedaction[] = [];
   for (const span of mergeSpans(text, spans)) {
     out += text.slice(at, span.begin);
-    const mask = maskOf(span, text.slice(span.begin, span.end), options);
+    const value = text.slice(span.begin, span.end);
+    const mask = maskOf(span, value, options);
+    const digest = options.digestKey ? spanDigest(span, value, options.digestKey) : undefined;
     redactions.push({
       kind: span.kind,
       begin: out.length,
       end: out.length + mask.length,
       source: span.source,
+      ...(digest ? { digest } : {}),
       originalBegin: span.begin,
       originalEnd: span.end,
     });

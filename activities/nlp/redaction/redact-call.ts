@@ -32,7 +32,7 @@ export interface CompiledRules extends MaskOptions {
   patterns: readonly CompiledPattern[];
 }
 
-export function compileRules(rules: Partial<RedactionRules> = {}): CompiledRules {
+export function compileRules(rules: Partial<RedactionRules> = {}, digestKey?: Buffer): CompiledRules {
   const labels: Record<string, string> = {};
   const custom: readonly (RedactionTerm | RedactionPattern)[] = [
     ...(rules.terms ?? []),
@@ -44,6 +44,7 @@ export function compileRules(rules: Partial<RedactionRules> = {}): CompiledRules
     labels,
     terms: rules.terms ?? [],
     patterns: compilePatterns(rules.patterns ?? []),
+    ...(digestKey ? { digestKey } : {}),
   };
 }
 
