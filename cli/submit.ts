@@ -209,7 +209,7 @@ export async function submitRecording(
   options: SubmitOptions,
 ): Promise<Submitted> {
   const { client, config } = pipelineClient;
-  const callId = callIdOf(source);
+  const callId = callIdOf(source, config.callIds);
   // A redo is a new version of the work: its own workflow id, so it never attaches to the old run.
   const workflowId = `${workflowIdOf(source, callId)}${options.redo ? `-redo-${Date.now()}` : ''}`;
   const input: ProcessRecordingInput = {

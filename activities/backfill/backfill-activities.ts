@@ -5,6 +5,7 @@
  * Rows go to S3 here, never into the workflow's state.
  */
 import type { ObjectStore } from '../storage/object-store.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 import { putJson } from './bucket-io.ts';
 import { prepareManifest, type PrepareManifestInput } from './prepare-manifest.ts';
@@ -15,15 +16,17 @@ export type { PrepareManifestInput, ListPageInput, WriteReportInput };
 
 export interface BackfillActivityDeps {
   store: ObjectStore;
+  /** How call ids are made from file names (config `callIds`; activities/storage/call-id.ts). */
+  callIds?: CallIdMode;
 }
 
-export function createBackfillActivities({ store }: BackfillActivityDeps) {
+export function createBackfillActivities({ store, callIds = 'auto' }: BackfillActivityDeps) {
   return {
     /** Parses the CSV once and stores it as pages of entries, so each run reads only its pages. */
-    prepareManifest: (input: PrepareManifestInput) => prepareManifest(store, input),
+    prepareManifest: (input: PrepareManifestInput) => prepareManifest(store, input, callIds),
 
     /** One page: list, filter, check done calls in bulk; returns only the calls to start. */
-    listBackfillPage: (input: ListPageInput) => listBackfillPage(store, input),
+    listBackfillPage: (input: ListPageInput) => listBackfillPage(store, input, callIds),
 
     /** One part of the report: the rows of the calls one run started (small, once per run). */
     async writeReportPart(input: { bucket: string; key: string; rows: ReportRow[] }): Promise<void> {

@@ -7,6 +7,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { ObjectInfo, ObjectStore } from '../storage/object-store.ts';
 import { isPermanentS3Error, s3StatusOf } from '../storage/s3-errors.ts';
 import { callIdOf, workflowIdOf } from '../storage/call-id.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 import { callOutputKeys } from '../../schemas/call-keys.ts';
 import type {
   BackfillCursor,
@@ -130,10 +131,11 @@ function sortCandidates(
   candidates: Candidate[],
   filters: BackfillFilters,
   verdicts: Map<string, string | undefined>,
+  callIds: CallIdMode,
 ): Sorted {
   const sorted: Sorted = { rows: [], taken: [], filtered: 0, missing: 0 };
   for (const c of candidates) {
-    const callId = c.callId ?? callIdOf({ bucket: c.bucket, key: c.key });
+    const callId = c.callId ?? callIdOf({ bucket: c.bucket, key: c.key }, callIds);
     if (c.duplicateOf !== undefined) {
       const reason = `duplicate of manifest line ${c.duplicateOf}`;
       sorted.rows.push({ callId, source: sourceUri(c), status: 'skipped', reason });
@@ -195,15 +197,22 @@ async function splitDone(
   return { items: taken.filter((_, i) => !done[i]), doneRows };
 }
 
-/** One page: list, filter, check done calls in bulk; returns only the calls to start. */
-export async function listBackfillPage(store: ObjectStore, input: ListPageInput): Promise<BackfillPage> {
+/**
+ * One page: list, filter, check done calls in bulk; returns only the calls to start. `callIds`: how
+ * call ids are made from file names (the worker's configuration, as the CLI's for `process`).
+ */
+export async function listBackfillPage(
+  store: ObjectStore,
+  input: ListPageInput,
+  callIds: CallIdMode = 'auto',
+): Promise<BackfillPage> {
   const limit = pLimit(HEAD_CONCURRENCY);
   const { candidates, cursor } =
     input.source.kind === 'prefix'
       ? await listPrefixPage(store, input.source, input)
       : await readManifestPage(store, input, limit);
   const verdicts = await sniffUnnamed(store, candidates, input.filters, limit);
-  const { rows, taken, filtered, missing } = sortCandidates(candidates, input.filters, verdicts);
+  const { rows, taken, filtered, missing } = sortCandidates(candidates, input.filters, verdicts, callIds);
   const { items, doneRows } = await splitDone(store, input, taken, limit);
   rows.push(...doneRows);
   if (rows.length > 0) {

@@ -25,7 +25,8 @@ import {
   type ManifestEntry,
   type ManifestLimits,
 } from '../../schemas/manifest.ts';
-import { callIdOf } from '../storage/call-id.ts';
+import { callIdOf, givenCallIdProblem } from '../storage/call-id.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 
 /** Problems named one by one in a refusal; the rest are counted. */
 export const MAX_LISTED_PROBLEMS = 20;
@@ -109,9 +110,17 @@ const digest = (value: unknown) =>
 class CallIds {
   private readonly claims = new Map<string, string>();
 
+  private readonly mode: CallIdMode;
+
+  constructor(mode: CallIdMode) {
+    this.mode = mode;
+  }
+
   /** The problem of `entry`, or undefined (marking it a duplicate when it repeats a row exactly). */
   check(entry: ManifestEntry): string | undefined {
-    const callId = entry.callId ?? callIdOf({ bucket: entry.bucket, key: entry.key });
+    const given = entry.callId === undefined ? undefined : givenCallIdProblem(entry.callId, this.mode);
+    if (given) return `line ${entry.line}: ${given}`;
+    const callId = entry.callId ?? callIdOf({ bucket: entry.bucket, key: entry.key }, this.mode);
     const recording = digest([entry.bucket, entry.key]);
     const row = digest([entry.startedAt, entry.speakers, Object.entries(entry.metadata).sort()]);
     const claim = this.claims.get(callId);
@@ -206,6 +215,11 @@ export interface ManifestReadOptions {
    * nothing may start from them before the read resolves).
    */
   onPage?: (entries: ManifestEntry[], page: number) => Promise<void>;
+  /**
+   * How call ids are made from file names (config `callIds`): a given `call_id` with personal data is
+   * refused unless `slug`.
+   */
+  callIds?: CallIdMode;
 }
 
 /** Line breaks inside a record's raw text (not the one that ends it). */
@@ -262,7 +276,7 @@ export async function readManifest(
   });
   source.pipe(parser);
 
-  const ids = new CallIds();
+  const ids = new CallIds(options.callIds ?? 'auto');
   let rows = 0;
   let pages = 0;
   let page: ManifestEntry[] = [];

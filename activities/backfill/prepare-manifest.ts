@@ -4,6 +4,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import type { BackfillSource } from '../../schemas/backfill.ts';
 import { MANIFEST_LIMITS } from '../../schemas/manifest.ts';
 import { ManifestError, readManifest, tooLargeManifest } from './manifest.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 import { HEAD_CONCURRENCY, pageName, putJson } from './bucket-io.ts';
 import { failureOf } from '../failure.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
@@ -31,6 +32,7 @@ function manifestFailure(err: unknown): unknown {
 export async function prepareManifest(
   store: ObjectStore,
   input: PrepareManifestInput,
+  callIds: CallIdMode = 'auto',
 ): Promise<{ rows: number; pages: number }> {
   const manifest = store.withBucket(input.source.bucket);
   const head = await manifest.head(input.source.key);
@@ -41,6 +43,7 @@ export async function prepareManifest(
   try {
     const read = await readManifest(await manifest.getStream(input.source.key), input.source.bucket, {
       pageSize: input.pageSize,
+      callIds,
       onPage: async (entries, n) => {
         writes.push(
           limit(() => putJson(store, input.outputBucket, `${input.pagesPrefix}${pageName(n)}`, entries)),

@@ -8,6 +8,7 @@ import { manifestEntrySchema } from '../../schemas/manifest.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import type { RescoreSource } from '../../schemas/rescore.ts';
 import { callIdOf } from '../storage/call-id.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 
 /** What listing a page reads of the page's input (rescore.ts, RescorePageInput). */
@@ -49,7 +50,11 @@ async function prefixPage(store: ObjectStore, input: RescorePageRequest & { sour
   return { calls, cursor, listed: page.objects.length };
 }
 
-async function manifestPage(store: ObjectStore, input: RescorePageRequest): Promise<RescorePage> {
+async function manifestPage(
+  store: ObjectStore,
+  input: RescorePageRequest,
+  callIds: CallIdMode,
+): Promise<RescorePage> {
   const manifest = input.manifest!;
   const text = await store
     .withBucket(input.output.bucket)
@@ -59,14 +64,20 @@ async function manifestPage(store: ObjectStore, input: RescorePageRequest): Prom
   const calls = entries
     .filter((e) => e.duplicateOf === undefined)
     .map((e) => {
-      const callId = e.callId ?? callIdOf({ bucket: e.bucket, key: e.key });
+      const callId = e.callId ?? callIdOf({ bucket: e.bucket, key: e.key }, callIds);
       return { callId, key: callOutputKeys(input.output, callId).result };
     });
   return { calls, cursor: { page: next, finished: next >= manifest.pages }, listed: entries.length };
 }
 
-/** The result keys of one page, and the cursor after it. */
-export function listRescorePage(store: ObjectStore, input: RescorePageRequest): Promise<RescorePage> {
+/** The result keys of one page, and the cursor after it; a manifest's call ids made as the backfill made them. */
+export function listRescorePage(
+  store: ObjectStore,
+  input: RescorePageRequest,
+  callIds: CallIdMode = 'auto',
+): Promise<RescorePage> {
   const { source } = input;
-  return source.kind === 'prefix' ? prefixPage(store, { ...input, source }) : manifestPage(store, input);
+  return source.kind === 'prefix'
+    ? prefixPage(store, { ...input, source })
+    : manifestPage(store, input, callIds);
 }

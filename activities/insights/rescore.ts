@@ -19,6 +19,7 @@ import { rescoreCall, type RescoreCallContext } from './rescore-call.ts';
 import { listRescorePage, pageName, type RescorePageRequest } from './rescore-pages.ts';
 import { writeRescoreReport, type WriteRescoreReportInput } from './rescore-report.ts';
 import { storedRules, type LoadedRules } from './rule-file.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 
 export type { WriteRescoreReportInput } from './rescore-report.ts';
 
@@ -64,7 +65,14 @@ function countersOf(listed: number, rows: readonly RescoreRow[]): RescorePageOut
   };
 }
 
-export function createRescoreActivities({ store }: { store: ObjectStore }) {
+export function createRescoreActivities({
+  store,
+  callIds = 'auto',
+}: {
+  store: ObjectStore;
+  /** How call ids are made from file names (config `callIds`). */
+  callIds?: CallIdMode;
+}) {
   const tables = createTableActivities({ store });
   const rulesOf = storedRules(store);
 
@@ -72,7 +80,10 @@ export function createRescoreActivities({ store }: { store: ObjectStore }) {
     /** Scores one page of results again; see the module comment. */
     async rescorePage(input: RescorePageInput): Promise<RescorePageOutput> {
       const heartbeat = activityContext();
-      const [rules, page] = await Promise.all([rulesOf(input.rulesKey), listRescorePage(store, input)]);
+      const [rules, page] = await Promise.all([
+        rulesOf(input.rulesKey),
+        listRescorePage(store, input, callIds),
+      ]);
       checkRules(input, rules);
       const earlier = heartbeat?.info.heartbeatDetails as PageHeartbeat | undefined;
       const rows: RescoreRow[] = earlier?.page === input.cursor.page ? [...earlier.rows] : [];

@@ -2,37 +2,105 @@
  * Identity of a call and of its processing run, derived from the source so that the same recording
  * submitted twice is one call and one workflow (DESIGN.md; issue 5 item 1).
  *
- * - callId: readable and stable per object (bucket + key): `<file name slug>-<8 hex>`; names the
- *   output folder, so re-running finds the earlier `result.json`.
+ * - callId: stable per object (bucket + key); names the output folder, so re-running finds the earlier
+ *   `result.json`. It is also the workflow id, a search attribute, every output key, the tables'
+ *   `call_id`, the pages and the logs: plaintext wherever callpipe goes, so it holds no personal data.
+ *   Recorders name files by caller number and time (`09012345678_20261124-1015.wav`), so the rule
+ *   ({@link CallIdMode}, config `callIds`) is:
+ *   - `slug`: `<file name slug>-<8 hex>`, as every release before this rule.
+ *   - `auto` (default): the slug form for a file name without personal data; a name with a run of
+ *     {@link PERSONAL_DIGITS} or more digits (spaces, `-`, `.` and brackets between them allowed, as
+ *     phone numbers are written) or an e-mail address gets the pseudonymous form: those digits masked as
+ *     `x` and the address as `email` in the readable part, and 16 hex of hash (the readable part no
+ *     longer tells such calls apart, so the hash alone must: 64 bits).
+ *   - `hash`: always `call-<16 hex>`: no part of the name (for names that carry personal data of other
+ *     shapes, such as customers' names).
  * - workflowId: the callId plus the object's version (etag, or size + mtime): a changed file under the
  *   same key is new work; the same version is the same workflow.
  */
 import { createHash } from 'node:crypto';
 import type { RecordingSource } from '../../schemas/recording.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 
 const MAX_SLUG = 48;
+/** The shortest run of digits taken for personal data (a phone, customer or card number). */
+export const PERSONAL_DIGITS = 7;
 
 /** The first `length` hex digits of the SHA-256 of `text`: short, stable names for ids. */
 export function shortHash(text: string, length = 8): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
-/** A slug of the file name: letters, digits, `-`, `_`, `.` only (no path separators, never `..`). */
-export function slug(name: string): string {
-  const base = name.split('/').pop() ?? name;
-  const withoutExt = base.replace(/\.[A-Za-z0-9]{1,5}$/, '');
-  const cleaned = withoutExt
-    .normalize('NFKC')
+/**
+ * The hash part of a pseudonymous call id: 16 hex of SHA-256 of the object (bucket + key), the one place
+ * to change for a keyed hash. Plain for now: ids must stay stable for skip-if-done, and a hash keyed
+ * with the deployment's digest key would change every id whenever that key changes.
+ */
+function pseudonymHash(bucketKey: string): string {
+  return shortHash(`callpipe-call-id\u0000${bucketKey}`, 16);
+}
+
+// Digits with one separator at most between them, as numbers are written (`090-1234-5678`, `+81 90 …`).
+const DIGIT_RUN = /\d(?:[-. ()]?\d)*/g;
+const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/g;
+
+/** The file name of a key without its extension, NFKC (full-width digits are digits). */
+function nameOf(key: string): string {
+  const base = key.split('/').pop() ?? key;
+  return base.replace(/\.[A-Za-z0-9]{1,5}$/, '').normalize('NFKC');
+}
+
+const digitCount = (run: string) => run.replace(/\D/g, '').length;
+
+/** What personal data `text` holds by the rule of call ids: `digits`, `email`, or undefined. */
+export function personalDataIn(text: string): 'digits' | 'email' | undefined {
+  const name = text.normalize('NFKC');
+  if (name.match(EMAIL)) return 'email';
+  if ((name.match(DIGIT_RUN) ?? []).some((run) => digitCount(run) >= PERSONAL_DIGITS)) return 'digits';
+  return undefined;
+}
+
+/** `name` with each e-mail address as `email` and each run's digits as `x` (its separators kept). */
+function masked(name: string): string {
+  return name
+    .replace(EMAIL, 'email')
+    .replace(DIGIT_RUN, (run) => (digitCount(run) >= PERSONAL_DIGITS ? run.replace(/\d/g, 'x') : run));
+}
+
+/** Letters, digits, `-`, `_` only (no path separators, never `..`), at most {@link MAX_SLUG}. */
+function cleaned(name: string): string {
+  const text = name
     .replace(/[^A-Za-z0-9_-]+/g, '-')
     // A call id starts with a letter or digit (assertSafeCallId): `_draft.wav` must not make one that
     // every output write then refuses.
     .replace(/^[-_]+|-+$/g, '')
     .slice(0, MAX_SLUG);
-  return cleaned || 'call';
+  return text || 'call';
 }
 
-export function callIdOf(source: Pick<RecordingSource, 'bucket' | 'key'>): string {
-  return `${slug(source.key)}-${shortHash(`${source.bucket}/${source.key}`)}`;
+/** A slug of the file name: letters, digits, `-`, `_` only (no path separators, never `..`). */
+export function slug(name: string): string {
+  return cleaned(nameOf(name));
+}
+
+export function callIdOf(source: Pick<RecordingSource, 'bucket' | 'key'>, mode: CallIdMode = 'auto'): string {
+  const object = `${source.bucket}/${source.key}`;
+  if (mode === 'hash') return `call-${pseudonymHash(object)}`;
+  const name = nameOf(source.key);
+  if (mode === 'auto' && personalDataIn(name)) return `${cleaned(masked(name))}-${pseudonymHash(object)}`;
+  return `${cleaned(name)}-${shortHash(object)}`;
+}
+
+/**
+ * Why a call id a user gave (a manifest's `call_id`) may not be used under `mode`, or undefined: an id
+ * is as plaintext as a derived one, so `auto` and `hash` refuse one with personal data by the same rule.
+ */
+export function givenCallIdProblem(callId: string, mode: CallIdMode = 'auto'): string | undefined {
+  if (mode === 'slug') return undefined;
+  const found = personalDataIn(callId);
+  if (!found) return undefined;
+  const what = found === 'email' ? 'an e-mail address' : `a run of ${PERSONAL_DIGITS} or more digits`;
+  return `call_id holds ${what}, personal data that would be in every key, log and search attribute: give another id or leave it empty for a pseudonymous one (CALLPIPE_CALL_ID=slug allows it)`;
 }
 
 export function workflowIdOf(source: RecordingSource, callId = callIdOf(source)): string {

@@ -143,7 +143,9 @@ export async function manifestSource(
       throw err;
     });
     if (body)
-      await readManifest(body, s3.bucket).catch((err: unknown) => Promise.reject(refused(manifest, err)));
+      await readManifest(body, s3.bucket, { callIds: pc.config.callIds }).catch((err: unknown) =>
+        Promise.reject(refused(manifest, err)),
+      );
     return {
       source: { kind: 'manifest', bucket: s3.bucket, key: s3.key },
       identity: `${manifest}@${head.etag}`,
@@ -159,7 +161,9 @@ export async function manifestSource(
     hash.update(chunk);
     return chunk;
   });
-  await readManifest(hashed, pc.store.bucket).catch((err: unknown) => Promise.reject(refused(manifest, err)));
+  await readManifest(hashed, pc.store.bucket, { callIds: pc.config.callIds }).catch((err: unknown) =>
+    Promise.reject(refused(manifest, err)),
+  );
   const digest = hash.digest('hex');
   const key = uploadKey(pc.config.s3.inputPrefix, 'manifests', digest, basename(path));
   if (!(await pc.store.exists(key))) await pc.store.putFile(key, path, { contentType: 'text/csv' });

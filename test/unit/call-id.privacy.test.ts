@@ -1,0 +1,125 @@
+/**
+ * Call ids hold no personal data (activities/storage/call-id.ts): recorders name files by caller number
+ * and time, and the call id is in every key, search attribute, workflow id and log line.
+ */
+import { describe, expect, it } from 'vitest';
+import { callIdOf, givenCallIdProblem, personalDataIn, slug } from '../../activities/storage/call-id.ts';
+import { assertSafeCallId } from '../../schemas/call-keys.ts';
+import { loadConfig } from '../../schemas/config.ts';
+import { ManifestError, parseManifest } from '../../activities/backfill/manifest.ts';
+
+const BUCKET = 'callpipe';
+const id = (key: string, mode?: 'auto' | 'slug' | 'hash') => callIdOf({ bucket: BUCKET, key }, mode);
+const digitsIn = (text: string) => text.match(/\d{7,}/g) ?? [];
+
+describe('auto (the default): a name with personal data gets a pseudonymous id', () => {
+  it.each([
+    ['in/09012345678_20261124-1015.wav', '09012345678', 'xxxxxxxxxxx_xxxxxxxx-xxxx-'],
+    ['in/090-1234-5678.wav', '5678', 'xxx-xxxx-xxxx-'],
+    ['in/+81 90 1234 5678 call.mp3', '1234', 'xx-xx-xxxx-xxxx-call-'],
+    ['in/０９０１２３４５６７８.wav', '12345678', 'xxxxxxxxxxx-'],
+    ['in/taro.yamada@example.co.jp_1015.wav', 'yamada', 'email_1015-'],
+    ['in/agent7_1234567.wav', '1234567', 'agent7_xxxxxxx-'],
+  ])('%s', (key, value, readable) => {
+    const callId = id(key);
+    expect(callId).not.toContain(value);
+    expect(callId.startsWith(readable), callId).toBe(true);
+    expect(callId).toMatch(new RegExp(`^${readable.replace(/[+]/g, '\\+')}[0-9a-f]{16}$`));
+    expect(() => assertSafeCallId(callId)).not.toThrow();
+    expect(digitsIn(callId.slice(0, -16))).toEqual([]);
+  });
+
+  it('the same key is always the same id; two numbers are two ids', () => {
+    const a = id('in/09012345678_20261124-1015.wav');
+    expect(id('in/09012345678_20261124-1015.wav')).toBe(a);
+    const b = id('in/09087654321_20261124-1015.wav');
+    expect(b).not.toBe(a);
+    expect(b.slice(0, -16)).toBe(a.slice(0, -16));
+    expect(callIdOf({ bucket: 'other', key: 'in/09012345678_20261124-1015.wav' })).not.toBe(a);
+  });
+
+  it('10,000 numbers of one minute give 10,000 ids', () => {
+    const ids = new Set<string>();
+    for (let n = 0; n < 10_000; n++) ids.add(id(`in/0901234${String(n).padStart(4, '0')}_20261124-1015.wav`));
+    expect(ids.size).toBe(10_000);
+  });
+
+  it('a name without personal data keeps its readable id, as before', () => {
+    for (const key of [
+      'in/call-001.wav',
+      'in/2026-11-24/agent-12_0930.wav',
+      'in/rec 123456.wav',
+      'in/東京.wav',
+    ]) {
+      expect(id(key)).toBe(id(key, 'slug'));
+      expect(id(key)).toMatch(/-[0-9a-f]{8}$/);
+    }
+    expect(id('in/call-001.wav')).toMatch(/^call-001-[0-9a-f]{8}$/);
+    // Six digits are not a run of seven; 2026-11-24 is three runs of 4, 2 and 2 digits with separators: eight.
+    expect(id('in/rec 123456.wav')).toMatch(/^rec-123456-/);
+  });
+
+  it('a date written with separators is a run of eight digits too, masked so', () => {
+    expect(id('in/rec-2026-11-24.wav')).toMatch(/^rec-xxxx-xx-xx-[0-9a-f]{16}$/);
+  });
+});
+
+describe('slug and hash modes', () => {
+  it('slug keeps the name as every release before did', () => {
+    const callId = id('in/09012345678_20261124-1015.wav', 'slug');
+    expect(callId).toMatch(/^09012345678_20261124-1015-[0-9a-f]{8}$/);
+    expect(slug('in/09012345678_20261124-1015.wav')).toBe('09012345678_20261124-1015');
+  });
+
+  it('hash keeps no part of any name, stable and unique', () => {
+    for (const key of ['in/yamada-taro.wav', 'in/call-001.wav', 'in/09012345678.wav']) {
+      expect(id(key, 'hash')).toMatch(/^call-[0-9a-f]{16}$/);
+      expect(id(key, 'hash')).toBe(id(key, 'hash'));
+    }
+    expect(id('in/a.wav', 'hash')).not.toBe(id('in/b.wav', 'hash'));
+  });
+
+  it('CALLPIPE_CALL_ID chooses the mode; auto by default; anything else refused by name', () => {
+    expect(loadConfig({ env: {} }).callIds).toBe('auto');
+    expect(loadConfig({ env: { CALLPIPE_CALL_ID: 'hash' } }).callIds).toBe('hash');
+    expect(() => loadConfig({ env: { CALLPIPE_CALL_ID: 'phone' } })).toThrow(/CALLPIPE_CALL_ID/);
+  });
+});
+
+describe('the rule', () => {
+  it('finds 7+ digits and e-mail addresses only', () => {
+    expect(personalDataIn('09012345678')).toBe('digits');
+    expect(personalDataIn('a@b.jp')).toBe('email');
+    expect(personalDataIn('call-123456_2026-11')).toBeUndefined();
+  });
+
+  it("a manifest's call_id with personal data is refused unless slug", () => {
+    expect(givenCallIdProblem('cust-09012345678')).toMatch(/run of 7 or more digits/);
+    expect(givenCallIdProblem('taro@example.com', 'hash')).toMatch(/e-mail address/);
+    expect(givenCallIdProblem('cust-09012345678', 'slug')).toBeUndefined();
+    expect(givenCallIdProblem('crm-123456')).toBeUndefined();
+  });
+});
+
+describe('a manifest', () => {
+  const csv = 'key,call_id\nin/09012345678_1015.wav,\nin/b.wav,cust-09012345678\nin/c.wav,crm-42\n';
+
+  it('refuses a given call_id with personal data by its line, the value not echoed', async () => {
+    const refusal = await parseManifest(csv, BUCKET).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refusal).toBeInstanceOf(ManifestError);
+    const { problems } = refusal as ManifestError;
+    expect(problems).toEqual([expect.stringMatching(/^line 3: call_id holds a run of 7 or more digits/)]);
+    expect(problems[0]).not.toContain('09012345678');
+  });
+
+  it('takes it under slug; a derived id of a phone-named row is pseudonymous either way', async () => {
+    const entries = await parseManifest(csv, BUCKET, { callIds: 'slug' });
+    expect(entries.map((e) => e.callId)).toEqual([undefined, 'cust-09012345678', 'crm-42']);
+    const derived = await parseManifest('key\nin/09012345678_1015.wav\n', BUCKET);
+    expect(derived).toHaveLength(1);
+    expect(id(derived[0]!.key)).toMatch(/^xxxxxxxxxxx_1015-[0-9a-f]{16}$/);
+  });
+});
