@@ -155,6 +155,11 @@ export class EncryptionCodec implements PayloadCodec {
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
+    return this.decodeSync(payloads);
+  }
+
+  /** {@link decode} for callers that cannot wait (the decryption itself never does). */
+  decodeSync(payloads: Payload[]): Payload[] {
     return payloads.map((payload) => {
       if (text(payload.metadata?.[METADATA_ENCODING_KEY]) !== ENCRYPTED_ENCODING) return payload;
       const id = text(payload.metadata?.[KEY_ID_METADATA]);
@@ -175,7 +180,8 @@ export class EncryptionCodec implements PayloadCodec {
           decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
           decipher.final(),
         ]);
-        return PayloadMessage.decode(inner) as Payload;
+        // A plain object, as the SDK's own payloads are (a protobuf message would JSON-encode its bytes).
+        return PayloadMessage.toObject(PayloadMessage.decode(inner)) as Payload;
       } catch {
         throw new PayloadKeyError(
           `a payload encrypted with key "${id}" fails authentication: it was altered, or encrypted with another key of that id`,

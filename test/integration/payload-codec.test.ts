@@ -7,9 +7,10 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
@@ -19,6 +20,12 @@ import { EncryptionCodec, payloadKeysOf } from '../../workers/payload-codec.ts';
 import { toolPaths } from '../../cli/tools/provision.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { makeCall } from '../helpers/pipeline.ts';
+import { launchBrowser } from '../helpers/browser.ts';
+import { decryptedHistoryJson } from '../helpers/histories.ts';
+import { Worker } from '@temporalio/worker';
+import { temporalDataConverter } from '../../workers/temporal-connection.ts';
+
+const ARTIFACTS = fileURLToPath(new URL('../../.test-artifacts/', import.meta.url));
 
 /** Text of a history as JSON, with every base64 string beside its decoded bytes as UTF-8. */
 function searchable(json: string): string {
@@ -150,5 +157,66 @@ describe('encrypted payloads: ciphertext in Temporal, readable through the codec
       .map((f) => searchable(JSON.stringify(f.encodedAttributes)));
     expect(reasons.length).toBeGreaterThan(0);
     expect(reasons.join('\n')).toMatch(/"message"\s*:\s*"(?!Encoded failure)[^"]+"/);
+  });
+
+  it('replays: encrypted with the codec, and decrypted as a recorded fixture without it', async () => {
+    const bundle = { workflowBundle: { codePath: inject('workflowBundlePath') } };
+    for (const workflowId of [done.workflowId, failed.workflowId]) {
+      const raw = await show(workflowId, false);
+      await Worker.runReplayHistory(
+        { ...bundle, dataConverter: temporalDataConverter(pc.config.temporal) },
+        JSON.parse(raw) as object,
+        workflowId,
+      );
+      const fixture = decryptedHistoryJson(raw, pc.config.temporal);
+      expect(fixture).not.toContain(Buffer.from('binary/encrypted').toString('base64'));
+      await Worker.runReplayHistory(bundle, JSON.parse(fixture) as object, workflowId);
+    }
+  });
+
+  it('shows the decoded input in the Web UI through the codec server, and ciphertext without it', async () => {
+    const browser = await launchBrowser();
+    try {
+      const { webUiUrl, namespace } = inject('stack');
+      const { runId } = await done.handle.describe();
+      const url = `${webUiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(done.workflowId)}/${runId}/history`;
+      // What the UI shows of the input without a codec: its encrypted data, in base64.
+      const raw = JSON.parse(await show(done.workflowId, false)) as {
+        events: { workflowExecutionStartedEventAttributes?: { input: { payloads: { data: string }[] } } }[];
+      };
+      const cipher = raw.events[0]!.workflowExecutionStartedEventAttributes!.input.payloads[0]!.data.slice(
+        0,
+        24,
+      );
+      const bodyOf = async (endpoint: string | undefined, until: string) => {
+        const context = await browser.newContext({ viewport: { width: 1600, height: 1200 } });
+        const page = await context.newPage();
+        // The UI's "Codec Server" settings as it saves them in local storage: this browser's endpoint
+        // over the server's (which has none).
+        if (endpoint)
+          await page.addInitScript((value) => {
+            window.localStorage.setItem('endpoint', JSON.stringify(value));
+            window.localStorage.setItem('overrideRemoteCodecConfiguration', 'true');
+          }, endpoint);
+        await page.goto(url, { waitUntil: 'domcontentloaded' });
+        const body = page.locator('body');
+        await expect.poll(() => body.innerText(), { timeout: 60_000 }).toContain(until);
+        const text = await body.innerText();
+        if (endpoint) {
+          mkdirSync(ARTIFACTS, { recursive: true });
+          await page.screenshot({ path: join(ARTIFACTS, 'web-ui-codec.png'), fullPage: true });
+        }
+        await context.close();
+        return text;
+      };
+      const plain = await bodyOf(undefined, cipher);
+      expect(plain).not.toContain(customer);
+      expect(plain).not.toContain(done.source.key);
+      const decoded = await bodyOf(`${codecServer.url}/${token}`, customer);
+      expect(decoded).toContain(done.source.key);
+      expect(decoded).not.toContain(cipher);
+    } finally {
+      await browser.close();
+    }
   });
 });

@@ -21,7 +21,7 @@ import { renderFixture } from '../../activities/media/fixture.ts';
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { stackConfig } from '../helpers/stack.ts';
-import { recordHistory } from '../helpers/histories.ts';
+import { decryptPayloads, recordHistory } from '../helpers/histories.ts';
 import { writeFileSync } from 'node:fs';
 import { createRecordingMediaActivities } from '../../activities/media/recording.ts';
 import { S3StagingStore } from '../../activities/storage/staging-s3.ts';
@@ -149,10 +149,13 @@ describe('personal data: redacted by default, everywhere', () => {
     );
     expect(found(metrics)).toEqual([]);
 
-    // Temporal: the history as the server gives it, and its database files (with the write-ahead log).
-    const history = searchable(await pc.client.workflow.getHandle(submitted.workflowId).fetchHistory());
-    expect(found(history, [submitted.callId])).toEqual([submitted.callId]);
-    expect(found(history)).toEqual([]);
+    // Temporal: the history as the server gives it, and its database files (with the write-ahead log);
+    // the history also as an operator reads it through the codec server, its payloads decrypted.
+    const raw = await pc.client.workflow.getHandle(submitted.workflowId).fetchHistory();
+    for (const history of [searchable(raw), searchable(decryptPayloads(raw, pc.config.temporal))]) {
+      expect(found(history, [submitted.callId])).toEqual([submitted.callId]);
+      expect(found(history)).toEqual([]);
+    }
     const db = join(inject('stack').home, 'temporal.sqlite');
     const files = [db, `${db}-wal`, `${db}-shm`].filter((f) => existsSync(f));
     const bytes = Buffer.concat(files.map((f) => readFileSync(f)));

@@ -25,6 +25,7 @@ import { inProcessWorkers, uniquePrefix, withPrefix, type GeneratedCall } from '
 import { personalDataCall, personalDataIn } from '../helpers/personal-data.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { decryptPayloads } from '../helpers/histories.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 
 /** JSON of anything, with byte fields (payloads) decoded as UTF-8 so their text can be searched. */
@@ -121,8 +122,10 @@ describe('secrets and output keys', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  /** A history as an operator reads it through the codec server: its payloads decrypted. */
   async function historyText(workflowId: string): Promise<string> {
-    return searchable(await pc.client.workflow.getHandle(workflowId).fetchHistory());
+    const history = await pc.client.workflow.getHandle(workflowId).fetchHistory();
+    return searchable(decryptPayloads(history, pc.config.temporal));
   }
 
   /** Runs the call through workers of this process with `service` overrides; stderr captured. */
