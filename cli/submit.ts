@@ -27,7 +27,7 @@ import {
   s3StatusOf,
 } from '../activities/storage/s3-errors.ts';
 import { outputLocationOf, parseS3Url, uploadKey } from '../schemas/call-keys.ts';
-import { callIdOf, workflowIdOf } from '../activities/storage/call-id.ts';
+import { callIdOf, callIdRuleOf, workflowIdOf } from '../activities/storage/call-id.ts';
 import type { PipelineClient } from './stack-client.ts';
 import { CliError } from './command.ts';
 import { notARecording, readHead } from '../activities/media/sniff.ts';
@@ -209,7 +209,7 @@ export async function submitRecording(
   options: SubmitOptions,
 ): Promise<Submitted> {
   const { client, config } = pipelineClient;
-  const callId = callIdOf(source, config.callIds);
+  const callId = callIdOf(source, callIdRuleOf(config));
   // A redo is a new version of the work: its own workflow id, so it never attaches to the old run.
   const workflowId = `${workflowIdOf(source, callId)}${options.redo ? `-redo-${Date.now()}` : ''}`;
   const input: ProcessRecordingInput = {

@@ -28,6 +28,7 @@ import { withLivenessHeartbeat } from '../activities/liveness-heartbeat.ts';
 import { attemptNumber } from '../activities/nlp/context.ts';
 import { s3SocketsFor } from '../schemas/limits.ts';
 import { digestKeyOf } from '../schemas/personal-digest.ts';
+import { callIdRuleOf } from '../activities/storage/call-id.ts';
 
 /**
  * Inside workers the S3 client sends each request once: Temporal's attempts are the one retry loop for
@@ -96,7 +97,11 @@ export function mediaQueueActivities(input: ActivityDeps) {
       ...createMergeActivities({ store }),
       ...createSpeakersActivities({ store }),
       ...createInsightsActivities({ store }),
-      ...createResultActivities({ store }),
+      ...createResultActivities({
+        store,
+        personalColumns: input.config.redaction.personalColumns,
+        digestKey: digestKeyOf(input.config.redaction),
+      }),
       ...createCallStateActivities({ store }),
       ...createTableActivities({ store }),
     }),
@@ -141,8 +146,8 @@ export function nlpQueueActivities(input: ActivityDeps) {
 export function workflowsQueueActivities(input: ActivityDeps) {
   const store = input.store ?? workerStore(input.config);
   return bounded({
-    ...createBackfillActivities({ store, callIds: input.config.callIds }),
-    ...createRescoreActivities({ store, callIds: input.config.callIds }),
+    ...createBackfillActivities({ store, callIds: callIdRuleOf(input.config) }),
+    ...createRescoreActivities({ store, callIds: callIdRuleOf(input.config) }),
     ...createPageActivities({ store }),
   });
 }

@@ -4,8 +4,8 @@
  * done-check in bulk, so a done call starts no child), and write the report's parts and the report.
  * Rows go to S3 here, never into the workflow's state.
  */
+import type { CallIdRule } from '../storage/call-id.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import type { CallIdMode } from '../../schemas/config.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 import { putJson } from './bucket-io.ts';
 import { prepareManifest, type PrepareManifestInput } from './prepare-manifest.ts';
@@ -17,10 +17,10 @@ export type { PrepareManifestInput, ListPageInput, WriteReportInput };
 export interface BackfillActivityDeps {
   store: ObjectStore;
   /** How call ids are made from file names (config `callIds`; activities/storage/call-id.ts). */
-  callIds?: CallIdMode;
+  callIds?: CallIdRule;
 }
 
-export function createBackfillActivities({ store, callIds = 'auto' }: BackfillActivityDeps) {
+export function createBackfillActivities({ store, callIds = { mode: 'auto' } }: BackfillActivityDeps) {
   return {
     /** Parses the CSV once and stores it as pages of entries, so each run reads only its pages. */
     prepareManifest: (input: PrepareManifestInput) => prepareManifest(store, input, callIds),

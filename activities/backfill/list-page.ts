@@ -6,8 +6,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { ObjectInfo, ObjectStore } from '../storage/object-store.ts';
 import { isPermanentS3Error, s3StatusOf } from '../storage/s3-errors.ts';
-import { callIdOf, workflowIdOf } from '../storage/call-id.ts';
-import type { CallIdMode } from '../../schemas/config.ts';
+import { callIdOf, workflowIdOf, type CallIdRule } from '../storage/call-id.ts';
 import { callOutputKeys } from '../../schemas/call-keys.ts';
 import type {
   BackfillCursor,
@@ -131,7 +130,7 @@ function sortCandidates(
   candidates: Candidate[],
   filters: BackfillFilters,
   verdicts: Map<string, string | undefined>,
-  callIds: CallIdMode,
+  callIds: CallIdRule,
 ): Sorted {
   const sorted: Sorted = { rows: [], taken: [], filtered: 0, missing: 0 };
   for (const c of candidates) {
@@ -204,7 +203,7 @@ async function splitDone(
 export async function listBackfillPage(
   store: ObjectStore,
   input: ListPageInput,
-  callIds: CallIdMode = 'auto',
+  callIds: CallIdRule = { mode: 'auto' },
 ): Promise<BackfillPage> {
   const limit = pLimit(HEAD_CONCURRENCY);
   const { candidates, cursor } =

@@ -25,8 +25,7 @@ import {
   type ManifestEntry,
   type ManifestLimits,
 } from '../../schemas/manifest.ts';
-import { callIdOf, givenCallIdProblem } from '../storage/call-id.ts';
-import type { CallIdMode } from '../../schemas/config.ts';
+import { callIdOf, givenCallIdProblem, type CallIdRule } from '../storage/call-id.ts';
 
 /** Problems named one by one in a refusal; the rest are counted. */
 export const MAX_LISTED_PROBLEMS = 20;
@@ -110,17 +109,17 @@ const digest = (value: unknown) =>
 class CallIds {
   private readonly claims = new Map<string, string>();
 
-  private readonly mode: CallIdMode;
+  private readonly rule: CallIdRule;
 
-  constructor(mode: CallIdMode) {
-    this.mode = mode;
+  constructor(rule: CallIdRule) {
+    this.rule = rule;
   }
 
   /** The problem of `entry`, or undefined (marking it a duplicate when it repeats a row exactly). */
   check(entry: ManifestEntry): string | undefined {
-    const given = entry.callId === undefined ? undefined : givenCallIdProblem(entry.callId, this.mode);
+    const given = entry.callId === undefined ? undefined : givenCallIdProblem(entry.callId, this.rule.mode);
     if (given) return `line ${entry.line}: ${given}`;
-    const callId = entry.callId ?? callIdOf({ bucket: entry.bucket, key: entry.key }, this.mode);
+    const callId = entry.callId ?? callIdOf({ bucket: entry.bucket, key: entry.key }, this.rule);
     const recording = digest([entry.bucket, entry.key]);
     const row = digest([entry.startedAt, entry.speakers, Object.entries(entry.metadata).sort()]);
     const claim = this.claims.get(callId);
@@ -219,7 +218,7 @@ export interface ManifestReadOptions {
    * How call ids are made from file names (config `callIds`): a given `call_id` with personal data is
    * refused unless `slug`.
    */
-  callIds?: CallIdMode;
+  callIds?: CallIdRule;
 }
 
 /** Line breaks inside a record's raw text (not the one that ends it). */
@@ -276,7 +275,7 @@ export async function readManifest(
   });
   source.pipe(parser);
 
-  const ids = new CallIds(options.callIds ?? 'auto');
+  const ids = new CallIds(options.callIds ?? { mode: 'auto' });
   let rows = 0;
   let pages = 0;
   let page: ManifestEntry[] = [];

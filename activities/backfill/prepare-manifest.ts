@@ -1,10 +1,10 @@
 /** A manifest source's first step: the CSV parsed once and stored as pages of entries. */
+import type { CallIdRule } from '../storage/call-id.ts';
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { BackfillSource } from '../../schemas/backfill.ts';
 import { MANIFEST_LIMITS } from '../../schemas/manifest.ts';
 import { ManifestError, readManifest, tooLargeManifest } from './manifest.ts';
-import type { CallIdMode } from '../../schemas/config.ts';
 import { HEAD_CONCURRENCY, pageName, putJson } from './bucket-io.ts';
 import { failureOf } from '../failure.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
@@ -32,7 +32,7 @@ function manifestFailure(err: unknown): unknown {
 export async function prepareManifest(
   store: ObjectStore,
   input: PrepareManifestInput,
-  callIds: CallIdMode = 'auto',
+  callIds: CallIdRule = { mode: 'auto' },
 ): Promise<{ rows: number; pages: number }> {
   const manifest = store.withBucket(input.source.bucket);
   const head = await manifest.head(input.source.key);

@@ -7,8 +7,7 @@ import { callOutputKeys, normalizePrefix, RESULT_FILE } from '../../schemas/call
 import { manifestEntrySchema } from '../../schemas/manifest.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import type { RescoreSource } from '../../schemas/rescore.ts';
-import { callIdOf } from '../storage/call-id.ts';
-import type { CallIdMode } from '../../schemas/config.ts';
+import { callIdOf, type CallIdRule } from '../storage/call-id.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 
 /** What listing a page reads of the page's input (rescore.ts, RescorePageInput). */
@@ -53,7 +52,7 @@ async function prefixPage(store: ObjectStore, input: RescorePageRequest & { sour
 async function manifestPage(
   store: ObjectStore,
   input: RescorePageRequest,
-  callIds: CallIdMode,
+  callIds: CallIdRule,
 ): Promise<RescorePage> {
   const manifest = input.manifest!;
   const text = await store
@@ -74,7 +73,7 @@ async function manifestPage(
 export function listRescorePage(
   store: ObjectStore,
   input: RescorePageRequest,
-  callIds: CallIdMode = 'auto',
+  callIds: CallIdRule = { mode: 'auto' },
 ): Promise<RescorePage> {
   const { source } = input;
   return source.kind === 'prefix'

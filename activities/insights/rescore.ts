@@ -9,6 +9,7 @@
  * batch's id in `rules.rescoreBatchId`, and is reported, not written again. A call already scored with
  * the same rules is left alone (`current`) unless the batch is forced.
  */
+import type { CallIdRule } from '../storage/call-id.ts';
 import pLimit from 'p-limit';
 import { activityContext } from '../activity-context.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
@@ -19,7 +20,6 @@ import { rescoreCall, type RescoreCallContext } from './rescore-call.ts';
 import { listRescorePage, pageName, type RescorePageRequest } from './rescore-pages.ts';
 import { writeRescoreReport, type WriteRescoreReportInput } from './rescore-report.ts';
 import { storedRules, type LoadedRules } from './rule-file.ts';
-import type { CallIdMode } from '../../schemas/config.ts';
 
 export type { WriteRescoreReportInput } from './rescore-report.ts';
 
@@ -67,11 +67,11 @@ function countersOf(listed: number, rows: readonly RescoreRow[]): RescorePageOut
 
 export function createRescoreActivities({
   store,
-  callIds = 'auto',
+  callIds = { mode: 'auto' },
 }: {
   store: ObjectStore;
   /** How call ids are made from file names (config `callIds`). */
-  callIds?: CallIdMode;
+  callIds?: CallIdRule;
 }) {
   const tables = createTableActivities({ store });
   const rulesOf = storedRules(store);

@@ -18,9 +18,10 @@
  * - workflowId: the callId plus the object's version (etag, or size + mtime): a changed file under the
  *   same key is new work; the same version is the same workflow.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { RecordingSource } from '../../schemas/recording.ts';
-import type { CallIdMode } from '../../schemas/config.ts';
+import type { CallIdMode, Config } from '../../schemas/config.ts';
+import { digestKeyOf } from '../../schemas/personal-digest.ts';
 
 const MAX_SLUG = 48;
 /** The shortest run of digits taken for personal data (a phone, customer or card number). */
@@ -32,12 +33,32 @@ export function shortHash(text: string, length = 8): string {
 }
 
 /**
- * The hash part of a pseudonymous call id: 16 hex of SHA-256 of the object (bucket + key), the one place
- * to change for a keyed hash. Plain for now: ids must stay stable for skip-if-done, and a hash keyed
- * with the deployment's digest key would change every id whenever that key changes.
+ * How a deployment makes call ids: the mode, and the deployment's digest key (schemas/personal-digest.ts)
+ * when it has one. Keyed, a pseudonymous id's hash cannot be checked against a guess (a known number and
+ * each minute of a day are few enough to try them all); without a key it is plain SHA-256.
  */
-function pseudonymHash(bucketKey: string): string {
-  return shortHash(`callpipe-call-id\u0000${bucketKey}`, 16);
+export interface CallIdRule {
+  mode: CallIdMode;
+  key?: Buffer | undefined;
+}
+
+const rules = new WeakMap<object, CallIdRule>();
+
+/** The rule of `config` (its key file read once per configuration). */
+export function callIdRuleOf(config: Pick<Config, 'callIds' | 'redaction'>): CallIdRule {
+  let rule = rules.get(config.redaction);
+  if (!rule || rule.mode !== config.callIds) {
+    rule = { mode: config.callIds, key: digestKeyOf(config.redaction) };
+    rules.set(config.redaction, rule);
+  }
+  return rule;
+}
+
+/** The hash part of a pseudonymous call id: 16 hex (64 bits) of the object (bucket + key). */
+function pseudonymHash(bucketKey: string, key: Buffer | undefined): string {
+  const text = `callpipe-call-id\u0000${bucketKey}`;
+  if (!key) return shortHash(text, 16);
+  return createHmac('sha256', key).update(text).digest('hex').slice(0, 16);
 }
 
 // Digits with one separator at most between them, as numbers are written (`090-1234-5678`, `+81 90 …`).
@@ -83,11 +104,16 @@ export function slug(name: string): string {
   return cleaned(nameOf(name));
 }
 
-export function callIdOf(source: Pick<RecordingSource, 'bucket' | 'key'>, mode: CallIdMode = 'auto'): string {
+export function callIdOf(
+  source: Pick<RecordingSource, 'bucket' | 'key'>,
+  rule: CallIdRule | CallIdMode = 'auto',
+): string {
+  const { mode, key } = typeof rule === 'string' ? { mode: rule, key: undefined } : rule;
   const object = `${source.bucket}/${source.key}`;
-  if (mode === 'hash') return `call-${pseudonymHash(object)}`;
+  if (mode === 'hash') return `call-${pseudonymHash(object, key)}`;
   const name = nameOf(source.key);
-  if (mode === 'auto' && personalDataIn(name)) return `${cleaned(masked(name))}-${pseudonymHash(object)}`;
+  if (mode === 'auto' && personalDataIn(name))
+    return `${cleaned(masked(name))}-${pseudonymHash(object, key)}`;
   return `${cleaned(name)}-${shortHash(object)}`;
 }
 

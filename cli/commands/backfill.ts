@@ -13,7 +13,7 @@ import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { callSpec, outputLocation } from '../submit.ts';
 import { normalizePrefix, parseS3Url, uploadKey } from '../../schemas/call-keys.ts';
-import { shortHash, slug } from '../../activities/storage/call-id.ts';
+import { callIdRuleOf, shortHash, slug } from '../../activities/storage/call-id.ts';
 import { taskQueues } from '../../schemas/config.ts';
 import { MANIFEST_LIMITS } from '../../schemas/manifest.ts';
 import { ManifestError, readManifest, tooLargeManifest } from '../../activities/backfill/manifest.ts';
@@ -143,7 +143,7 @@ export async function manifestSource(
       throw err;
     });
     if (body)
-      await readManifest(body, s3.bucket, { callIds: pc.config.callIds }).catch((err: unknown) =>
+      await readManifest(body, s3.bucket, { callIds: callIdRuleOf(pc.config) }).catch((err: unknown) =>
         Promise.reject(refused(manifest, err)),
       );
     return {
@@ -161,7 +161,7 @@ export async function manifestSource(
     hash.update(chunk);
     return chunk;
   });
-  await readManifest(hashed, pc.store.bucket, { callIds: pc.config.callIds }).catch((err: unknown) =>
+  await readManifest(hashed, pc.store.bucket, { callIds: callIdRuleOf(pc.config) }).catch((err: unknown) =>
     Promise.reject(refused(manifest, err)),
   );
   const digest = hash.digest('hex');

@@ -3,13 +3,20 @@
  * and time, and the call id is in every key, search attribute, workflow id and log line.
  */
 import { describe, expect, it } from 'vitest';
-import { callIdOf, givenCallIdProblem, personalDataIn, slug } from '../../activities/storage/call-id.ts';
+import {
+  callIdOf,
+  callIdRuleOf,
+  givenCallIdProblem,
+  personalDataIn,
+  slug,
+  type CallIdRule,
+} from '../../activities/storage/call-id.ts';
 import { assertSafeCallId } from '../../schemas/call-keys.ts';
-import { loadConfig } from '../../schemas/config.ts';
+import { loadConfig, type CallIdMode } from '../../schemas/config.ts';
 import { ManifestError, parseManifest } from '../../activities/backfill/manifest.ts';
 
 const BUCKET = 'callpipe';
-const id = (key: string, mode?: 'auto' | 'slug' | 'hash') => callIdOf({ bucket: BUCKET, key }, mode);
+const id = (key: string, rule?: CallIdRule | CallIdMode) => callIdOf({ bucket: BUCKET, key }, rule);
 const digitsIn = (text: string) => text.match(/\d{7,}/g) ?? [];
 
 describe('auto (the default): a name with personal data gets a pseudonymous id', () => {
@@ -86,6 +93,24 @@ describe('slug and hash modes', () => {
   });
 });
 
+describe('keyed with the deployment digest key', () => {
+  it('a key changes the hash of a pseudonymous id (no guess can be checked without it), never a safe one', () => {
+    const config = loadConfig({ env: { CALLPIPE_DIGEST_KEY: 'k'.repeat(32) } });
+    const rule = callIdRuleOf(config);
+    expect(rule.key).toBeDefined();
+    const key = 'in/09012345678_20261124-1015.wav';
+    expect(id(key, rule)).toMatch(/^xxxxxxxxxxx_xxxxxxxx-xxxx-[0-9a-f]{16}$/);
+    expect(id(key, rule)).not.toBe(id(key));
+    expect(id(key, rule)).toBe(
+      id(key, callIdRuleOf(loadConfig({ env: { CALLPIPE_DIGEST_KEY: 'k'.repeat(32) } }))),
+    );
+    const other = callIdRuleOf(loadConfig({ env: { CALLPIPE_DIGEST_KEY: 'j'.repeat(32) } }));
+    expect(id(key, other)).not.toBe(id(key, rule));
+    expect(id('in/call-001.wav', rule)).toBe(id('in/call-001.wav'));
+    expect(callIdRuleOf(loadConfig({ env: {} }))).toEqual({ mode: 'auto', key: undefined });
+  });
+});
+
 describe('the rule', () => {
   it('finds 7+ digits and e-mail addresses only', () => {
     expect(personalDataIn('09012345678')).toBe('digits');
@@ -116,7 +141,7 @@ describe('a manifest', () => {
   });
 
   it('takes it under slug; a derived id of a phone-named row is pseudonymous either way', async () => {
-    const entries = await parseManifest(csv, BUCKET, { callIds: 'slug' });
+    const entries = await parseManifest(csv, BUCKET, { callIds: { mode: 'slug' } });
     expect(entries.map((e) => e.callId)).toEqual([undefined, 'cust-09012345678', 'crm-42']);
     const derived = await parseManifest('key\nin/09012345678_1015.wav\n', BUCKET);
     expect(derived).toHaveLength(1);
