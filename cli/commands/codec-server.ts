@@ -6,7 +6,7 @@
  * origins get CORS answers, and every request needs the bearer token: payloads are customers' data.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Payload, PayloadCodec } from '@temporalio/common';
@@ -183,6 +183,7 @@ export async function startCodecServer(
 function codecToken(file: string | undefined, home: string): { token: string; file: string } {
   const path = file ?? join(home, 'codec-server-token');
   if (!file && !existsSync(path)) {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
     writeFileSync(path, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
     chmodSync(path, 0o600);
   }
