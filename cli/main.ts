@@ -18,6 +18,7 @@ const COMMANDS = [
   'schedule',
   'status',
   'query',
+  'find',
   'open',
   'codec-server',
   'plan',

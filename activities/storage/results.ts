@@ -9,7 +9,8 @@
  * activity boundary (activities/failure-boundary.ts); only a document that fails its schema is typed here.
  */
 import type { ZodError } from 'zod';
-import type { AudioRedaction, RedactionOutput, ResultDocument } from '../../schemas/result.ts';
+import type { AudioRedaction, RedactionOutput, ResultDocument, SourceFacts } from '../../schemas/result.ts';
+import { maskPersonalMetadata, personalColumnsOf } from '../../schemas/personal-columns.ts';
 import { callInsightsDocumentSchema, type CallInsightsDocument } from '../../schemas/insights.ts';
 import { timelineSchema, type Timeline } from '../../schemas/transcript.ts';
 import {
@@ -113,6 +114,10 @@ const json = (document: unknown) => `${JSON.stringify(document, null, 2)}\n`;
 export interface ResultActivityDeps {
   /** Staging storage (the Timeline and step outputs); outputs go to its bucket unless the keys name another. */
   store: ObjectStore;
+  /** Manifest columns that hold personal data, column → kind (default: the common names alone). */
+  personalColumns?: Readonly<Record<string, string>>;
+  /** Key of personal values' digests (schemas/personal-digest.ts); without it, none is written. */
+  digestKey?: Buffer | undefined;
 }
 
 /**
@@ -182,7 +187,17 @@ function insightsOf(callId: string, value: unknown): CallInsightsDocument {
   return document;
 }
 
-export function createResultActivities({ store }: ResultActivityDeps) {
+export function createResultActivities({ store, personalColumns, digestKey }: ResultActivityDeps) {
+  const columns = personalColumnsOf(personalColumns);
+  /** A document as stored: personal manifest columns masked, their values kept as digests alone. */
+  const withoutPersonalColumns = <T extends { source: SourceFacts }>(document: T): T => {
+    if (!document.source.metadata) return document;
+    const { metadata, personalValues } = maskPersonalMetadata(document.source.metadata, columns, digestKey);
+    return {
+      ...document,
+      source: { ...document.source, metadata, ...(personalValues.length > 0 ? { personalValues } : {}) },
+    };
+  };
   /** The keys are built by schemas/call-keys.ts; a caller-chosen call id is checked again here. */
   const outputOf = (input: { callId: string; output: CallOutputKeys }) => {
     assertSafeCallId(input.callId);
@@ -224,6 +239,8 @@ export function createResultActivities({ store }: ResultActivityDeps) {
     copy: { plain: NonNullable<CallOutputKeys['unredacted']>; recognized: Timeline } | undefined,
   ): Promise<WriteResultOutput> => {
     const { keys, out } = target;
+    // The unredacted copy keeps the manifest's values; every other output has them masked.
+    const stored = withoutPersonalColumns(result);
     // The unredacted copy first: once result.json is there the call is done, copy or not.
     if (copy && redaction) {
       const plainResult = unredactedCopy(result, redaction, copy.recognized);
@@ -232,8 +249,8 @@ export function createResultActivities({ store }: ResultActivityDeps) {
       await to.put(copy.plain.result, json(plainResult), JSON_TYPE);
     }
     await out.put(keys.transcript, toWebVtt(result.utterances), VTT_TYPE);
-    await writeCallPage(out, keys, result, input.timeZone ?? 'UTC');
-    await out.put(keys.result, json(result), JSON_TYPE);
+    await writeCallPage(out, keys, stored, input.timeZone ?? 'UTC');
+    await out.put(keys.result, json(stored), JSON_TYPE);
     // An error.json of an earlier failed run would contradict the result now beside it.
     if (await out.exists(keys.error)) await out.deletePrefix(keys.error);
     return {
@@ -271,7 +288,7 @@ export function createResultActivities({ store }: ResultActivityDeps) {
     /** Writes `error.json` (stage and reason) for a call that failed. */
     async writeError(input: WriteErrorInput): Promise<WriteErrorOutput> {
       const { keys, out } = outputOf(input);
-      const document = assemble('error.json', () => buildErrorDocument(input));
+      const document = withoutPersonalColumns(assemble('error.json', () => buildErrorDocument(input)));
       await out.put(keys.error, json(document), JSON_TYPE);
       return { bucket: out.bucket, errorKey: keys.error };
     },

@@ -1,0 +1,218 @@
+/**
+ * `callpipe find`: the calls that hold a personal value (a phone number, an e-mail address, a customer
+ * id), for a customer's request, without the value being stored anywhere: the value asked is digested
+ * with the deployment's key (schemas/personal-digest.ts) and looked up in the `personal_values` table
+ * (schemas/tables.ts), mirrored and read with DuckDB as `callpipe query` does. The value is never printed
+ * nor logged: the answer echoes it masked.
+ */
+import { join } from 'node:path';
+import { CliError, parseCommandArgs } from '../command.ts';
+import { pipelineConfig } from '../stack-client.ts';
+import { textTable } from '../text-table.ts';
+import { mirrorTables, tableFiles } from '../query/tables-mirror.ts';
+import { openTablesDatabase, type TablesDatabase } from '../query/duckdb.ts';
+import { createObjectStore } from '../../activities/storage/object-store.ts';
+import { normalizePrefix, parseS3Url } from '../../schemas/call-keys.ts';
+import {
+  DigestKeyError,
+  digestKeyOf,
+  maskedValue,
+  normalizePersonalValue,
+  personalDigest,
+} from '../../schemas/personal-digest.ts';
+
+export const summary = 'finds the calls that hold a phone number, an e-mail address or a customer id';
+export const help = `Usage: callpipe find --phone N | --email A | --customer ID | --call ID
+                     [--tables s3://bucket/prefix | --dir <folder>] [--offline] [--json]
+
+Answers which calls hold a personal value, and where in each it occurred (utterance, time), for a
+customer's request (docs/personal-data.md#requests-from-customers). Nothing stores the value itself:
+redaction keeps a keyed digest (HMAC-SHA-256 with CALLPIPE_DIGEST_KEY) of each value it masks and of
+each personal manifest column, and find computes the digest of the value asked and looks it up in the
+\`personal_values\` table. The value is never printed: the answer echoes it masked.
+
+  --phone <N>        a phone number, in any notation (its digits are the value)
+  --email <A>        an e-mail address (case and full-width letters do not matter)
+  --customer <ID>    a customer id, a caller number or a name from the manifest's personal columns
+  --call <ID>        the personal values recorded for one call (their kinds and places)
+  --tables <url>     the tables' location (default: CALLPIPE_S3_TABLES_PREFIX in CALLPIPE_S3_BUCKET)
+  --dir <folder>     a local copy of a tables folder, as it is (no S3)
+  --offline          the local mirror as it is, without syncing it first
+  --json             the answer as JSON: { asked, calls: [{ callId, occurrences: [...] }] }`;
+
+/** One place a value occurred: an utterance of the call (said), or a manifest column. */
+export interface Occurrence {
+  kind: string;
+  origin: 'speech' | 'manifest';
+  column: string | null;
+  utterance: number | null;
+  startSeconds: number | null;
+}
+
+export interface FoundCall {
+  callId: string;
+  occurrences: Occurrence[];
+}
+
+const DIGEST = /^[0-9a-f]{64}$/;
+const quote = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+function grouped(rows: Record<string, unknown>[]): FoundCall[] {
+  const calls = new Map<string, Occurrence[]>();
+  for (const r of rows) {
+    const id = String(r.call_id);
+    const list = calls.get(id) ?? [];
+    list.push({
+      kind: String(r.kind),
+      origin: r.origin === 'manifest' ? 'manifest' : 'speech',
+      column: (r.column as string | null) ?? null,
+      utterance: (r.utterance_index as number | null) ?? null,
+      startSeconds: (r.start_seconds as number | null) ?? null,
+    });
+    calls.set(id, list);
+  }
+  return [...calls].map(([callId, occurrences]) => ({ callId, occurrences }));
+}
+
+const COLUMNS = 'call_id, kind, origin, "column", utterance_index, start_seconds';
+const ORDER = 'ORDER BY call_id, origin, utterance_index NULLS FIRST, kind';
+
+/** The calls whose personal values have `digest`, each with where it occurred. */
+export async function callsWithDigest(db: TablesDatabase, digest: string): Promise<FoundCall[]> {
+  // The digest is hex, checked: it cannot break out of the literal.
+  if (!DIGEST.test(digest)) throw new Error('not a digest');
+  const result = await db.query(
+    `SELECT DISTINCT ${COLUMNS} FROM personal_values WHERE digest = ${quote(digest)} ${ORDER}`,
+  );
+  return grouped(result.rows);
+}
+
+/** The personal values recorded for one call (kinds and places, never values). */
+export async function valuesOfCall(db: TablesDatabase, callId: string): Promise<FoundCall[]> {
+  const result = await db.query(
+    `SELECT DISTINCT ${COLUMNS} FROM personal_values WHERE call_id = ${quote(callId)} ${ORDER}`,
+  );
+  return grouped(result.rows);
+}
+
+interface Asked {
+  kind: string;
+  value: string;
+}
+
+function askedOf(values: Record<string, string | boolean | undefined>): Asked | { callId: string } {
+  const given = (['phone', 'email', 'customer', 'call'] as const).filter((k) => values[k] !== undefined);
+  if (given.length !== 1)
+    throw new CliError(
+      'find: expected one of --phone, --email, --customer or --call (see callpipe find --help)',
+    );
+  const [option] = given as [string];
+  const value = String(values[option]);
+  if (option === 'call') {
+    if (!value.trim()) throw new CliError('find: --call needs a call id');
+    return { callId: value.trim() };
+  }
+  if (normalizePersonalValue(option, value) === '')
+    throw new CliError(
+      `find: --${option} is empty once normalized (${option === 'phone' ? 'no digits' : 'blank'})`,
+    );
+  return { kind: option, value };
+}
+
+async function tablesFolder(
+  config: ReturnType<typeof pipelineConfig>['config'],
+  values: { tables?: string | undefined; dir?: string | undefined; offline?: boolean | undefined },
+): Promise<string> {
+  if (values.dir) return values.dir;
+  const url = values.tables ?? `s3://${config.s3.bucket}/${config.s3.tablesPrefix}`;
+  const location = parseS3Url(url);
+  if (!location) throw new CliError(`find: --tables must be s3://bucket/prefix, got '${url}'`);
+  const prefix = normalizePrefix(location.key);
+  const dir = join(config.stack.home, 'tables', location.bucket, ...prefix.split('/').filter(Boolean));
+  if (!values.offline) {
+    const store = createObjectStore(config.s3).withBucket(location.bucket);
+    try {
+      await mirrorTables(store, prefix, dir);
+    } catch (err) {
+      throw new CliError(
+        `find: cannot mirror ${url} (${(err as Error).message}); use --offline to search the last copy`,
+        1,
+      );
+    }
+  }
+  return dir;
+}
+
+function printed(asked: string, calls: FoundCall[]): string {
+  if (calls.length === 0) return `no call holds ${asked}`;
+  const rows = calls.flatMap((c) =>
+    c.occurrences.map((o) => [
+      c.callId,
+      o.kind,
+      o.origin === 'manifest' ? `manifest ${o.column ?? ''}`.trim() : 'said',
+      o.utterance === null ? '' : String(o.utterance),
+      o.startSeconds === null ? '' : o.startSeconds.toFixed(1),
+    ]),
+  );
+  return [
+    `${calls.length} call${calls.length === 1 ? '' : 's'} hold${calls.length === 1 ? 's' : ''} ${asked}:`,
+    textTable([['call', 'kind', 'where', 'utterance', 'start (s)'], ...rows]),
+  ].join('\n');
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(
+    'find',
+    argv,
+    {
+      phone: { type: 'string' },
+      email: { type: 'string' },
+      customer: { type: 'string' },
+      call: { type: 'string' },
+      tables: { type: 'string' },
+      dir: { type: 'string' },
+      offline: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+    false,
+  );
+  const question = askedOf(values);
+  const { config } = pipelineConfig();
+  let digest: string | undefined;
+  let asked: string;
+  if ('callId' in question) {
+    asked = `call ${question.callId}`;
+  } else {
+    asked = maskedValue(question.kind, question.value);
+    let key: Buffer | undefined;
+    try {
+      key = digestKeyOf(config.redaction);
+    } catch (err) {
+      if (err instanceof DigestKeyError) throw new CliError(`find: ${err.message}`, 1);
+      throw err;
+    }
+    if (!key)
+      throw new CliError(
+        'find: no digest key is configured (CALLPIPE_DIGEST_KEY or CALLPIPE_DIGEST_KEY_FILE): no digest ' +
+          'was written, and no personal value can be looked up',
+        1,
+      );
+    digest = personalDigest(key, question.kind, question.value)!;
+  }
+  const folder = await tablesFolder(config, values);
+  const db = await openTablesDatabase(
+    (table) => tableFiles(folder, table).map((f) => join(folder, table, f)),
+    config.timeZone,
+  );
+  try {
+    const calls =
+      digest !== undefined
+        ? await callsWithDigest(db, digest)
+        : await valuesOfCall(db, (question as { callId: string }).callId);
+    if (values.json) console.log(JSON.stringify({ asked, calls }, null, 2));
+    else console.log(printed(asked, calls));
+    return 0;
+  } finally {
+    db.close();
+  }
+}

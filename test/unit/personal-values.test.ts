@@ -1,0 +1,202 @@
+/**
+ * From a call to `callpipe find`, without the stack: redaction with a digest key, result.json with the
+ * manifest's personal columns masked and digested, the `personal_values` rows in Parquet, and the
+ * lookup over them with DuckDB: the calls that hold a value, exactly, and no value in any stored byte.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
+import { createResultActivities } from '../../activities/storage/results.ts';
+import type { ResultFacts } from '../../activities/storage/result-document.ts';
+import { encodeTable } from '../../activities/tables/parquet.ts';
+import { callRows } from '../../activities/tables/rows.ts';
+import { callsWithDigest, valuesOfCall } from '../../cli/commands/find.ts';
+import { openTablesDatabase } from '../../cli/query/duckdb.ts';
+import { tableFiles } from '../../cli/query/tables-mirror.ts';
+import { callOutputKeys } from '../../schemas/call-keys.ts';
+import { maskPersonalMetadata, personalColumnsOf } from '../../schemas/personal-columns.ts';
+import { digestKeyFrom, personalDigest } from '../../schemas/personal-digest.ts';
+import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
+import { TABLES } from '../../schemas/tables.ts';
+import { FakeService, MemoryStore, timeline, utterance } from './nlp.helpers.ts';
+
+const key = digestKeyFrom('unit-test-digest-key-0001', 'test');
+
+describe('personal manifest columns', () => {
+  it('common names and declared ones are masked and digested; other columns kept', () => {
+    const columns = personalColumnsOf({ Contract_No: 'customer' });
+    const { metadata, personalValues } = maskPersonalMetadata(
+      {
+        Caller_Number: '090-1111-2222',
+        contract_no: 'K-77',
+        customer_name: '山田太郎',
+        agent: 'sato',
+        started_at: '2026-11-01T10:00:00Z',
+      },
+      columns,
+      key,
+    );
+    expect(metadata).toEqual({
+      Caller_Number: '[電話番号]',
+      contract_no: '[customer]',
+      customer_name: '[氏名]',
+      agent: 'sato',
+      started_at: '2026-11-01T10:00:00Z',
+    });
+    expect(personalValues).toEqual([
+      { column: 'Caller_Number', kind: 'phone', digest: personalDigest(key, 'phone', '09011112222') },
+      { column: 'contract_no', kind: 'customer', digest: personalDigest(key, 'customer', 'k-77') },
+      { column: 'customer_name', kind: 'name', digest: personalDigest(key, 'name', '山田太郎') },
+    ]);
+  });
+
+  it('without a key the columns are masked all the same, and no digest is made', () => {
+    const out = maskPersonalMetadata({ customer_id: 'C-1' }, personalColumnsOf(), undefined);
+    expect(out).toEqual({ metadata: { customer_id: '[customer]' }, personalValues: [] });
+  });
+});
+
+const facts = (metadata: Record<string, string>): ResultFacts => ({
+  source: { bucket: 'in', key: 'calls/a.wav', metadata },
+  audio: {
+    durationSeconds: 30,
+    sampleRate: 8000,
+    channels: 2,
+    container: 'wav',
+    codec: 'pcm_s16le',
+    sizeBytes: 960_044,
+    hasVideo: false,
+    fingerprint: 'sha256:ab',
+  },
+  plan: {
+    tracks: [
+      { track: 0, channel: 0, speaker: 'agent', sourceChannels: [0] },
+      { track: 1, channel: 1, speaker: 'customer', sourceChannels: [1] },
+    ],
+  },
+  sessions: [],
+  processing: {
+    workflowId: 'w',
+    runId: 'r',
+    startedAt: '2026-11-23T00:00:00.000Z',
+    requests: { recognition: 1 },
+    retries: 0,
+    restarts: 0,
+    reStreamedSeconds: 0,
+    stageMs: {},
+    wallMs: 1000,
+  },
+});
+
+/** One call through redaction and result.json, as the workers do it with a digest key. */
+async function processCall(callId: string, lines: string[], metadata: Record<string, string>) {
+  const store = new MemoryStore();
+  const said = lines.map((text, i) => utterance(i, i % 2 ? 'customer' : 'agent', i * 3, i * 3 + 2.5, text));
+  store.objects.set('s/timeline.json', JSON.stringify(timeline(said, 30)));
+  const nlp = createNlpActivities({
+    service: new FakeService().client,
+    store,
+    options: { requestBaseDelayMs: 1 },
+    digestKey: key,
+  });
+  const redacted = await nlp.redactText({
+    callId,
+    timelineKey: 's/timeline.json',
+    outputKey: 's/redaction.json',
+    redactedTimelineKey: 's/timeline.redacted.json',
+  });
+  expect(redacted.status).toBe('ok');
+  const output = callOutputKeys({ bucket: 'results', prefix: 'results/' }, callId, {
+    bucket: 'restricted',
+    prefix: 'unredacted/',
+  });
+  const { writeResult } = createResultActivities({ store, digestKey: key });
+  await writeResult({
+    callId,
+    output,
+    timelineKey: 's/timeline.redacted.json',
+    recognizedTimelineKey: 's/timeline.json',
+    redactionKey: 's/redaction.json',
+    stepFailures: [],
+    facts: facts(metadata),
+  });
+  const results = store.withBucket('results');
+  const restricted = store.withBucket('restricted');
+  return {
+    stored: [...results.objects.values()].join('\n'),
+    doc: resultDocumentSchema.parse(results.json(`results/${callId}/result.json`)) as ResultDocument,
+    copy: resultDocumentSchema.parse(restricted.json(`unredacted/${callId}/result.json`)) as ResultDocument,
+  };
+}
+
+describe('find over the personal_values table', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'find-unit-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('answers with exactly the calls that hold the value, and where; no value is stored', async () => {
+    const calls = [
+      await processCall(
+        'call-a',
+        ['お電話番号をお願いします。', '090-1234-5678です。', 'ありがとうございます。'],
+        { customer_id: 'C-100', agent: 'sato' },
+      ),
+      await processCall('call-b', ['ご用件をどうぞ。', '請求書の件です。'], { customer_id: 'C-200' }),
+      await processCall('call-c', ['ご連絡先は。', '〇九〇の一二三四の五六七八です。'], {
+        caller_number: '03-9999-0000',
+      }),
+    ];
+    const [a] = calls;
+    expect(a!.doc.source.metadata).toEqual({ customer_id: '[customer]', agent: 'sato' });
+    expect(a!.copy.source.metadata).toEqual({ customer_id: 'C-100', agent: 'sato' });
+    for (const { doc, stored } of calls) {
+      for (const value of ['1234', '5678', 'C-100', 'C-200', '9999', '一二三四'])
+        expect(stored, `${doc.callId}: ${value}`).not.toContain(value);
+      const { start, rows } = callRows(doc, `results/${doc.callId}/result.json`, 'UTC');
+      for (const table of Object.values(TABLES)) {
+        if (rows[table.name].length === 0) continue;
+        const folder = join(dir, table.name, `dt=${start.dt}`);
+        mkdirSync(folder, { recursive: true });
+        writeFileSync(join(folder, `call-${doc.callId}.parquet`), encodeTable(table, rows[table.name]));
+      }
+    }
+    for (const table of readdirSync(dir))
+      for (const f of tableFiles(dir, table))
+        for (const value of ['1234', 'C-100', '9999'])
+          expect(readFileSync(join(dir, table, f)).includes(value), `${table}/${f}`).toBe(false);
+
+    const db = await openTablesDatabase((t) => tableFiles(dir, t).map((f) => join(dir, t, f)), 'UTC');
+    try {
+      const phone = await callsWithDigest(db, personalDigest(key, 'phone', '０９０(1234)5678')!);
+      expect(phone.map((c) => c.callId)).toEqual(['call-a', 'call-c']);
+      expect(phone[0]!.occurrences).toEqual([
+        { kind: 'phone', origin: 'speech', column: null, utterance: 1, startSeconds: 3 },
+      ]);
+      const customer = await callsWithDigest(db, personalDigest(key, 'customer', 'c-200')!);
+      expect(customer).toEqual([
+        {
+          callId: 'call-b',
+          occurrences: [
+            {
+              kind: 'customer',
+              origin: 'manifest',
+              column: 'customer_id',
+              utterance: null,
+              startSeconds: null,
+            },
+          ],
+        },
+      ]);
+      const caller = await callsWithDigest(db, personalDigest(key, 'phone', '0399990000')!);
+      expect(caller.map((c) => c.callId)).toEqual(['call-c']);
+      expect(await callsWithDigest(db, personalDigest(key, 'phone', '09000000000')!)).toEqual([]);
+      const other = digestKeyFrom('another-key-another-deployment', 'test');
+      expect(await callsWithDigest(db, personalDigest(other, 'phone', '09012345678')!)).toEqual([]);
+      const ofA = await valuesOfCall(db, 'call-a');
+      expect(ofA[0]!.occurrences.map((o) => o.kind).sort()).toEqual(['customer', 'phone']);
+    } finally {
+      db.close();
+    }
+  });
+});
