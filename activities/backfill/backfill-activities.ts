@@ -4,7 +4,7 @@
  * done-check in bulk, so a done call starts no child), and write the report's parts and the report.
  * Rows go to S3 here, never into the workflow's state.
  */
-import type { CallIdRule } from '../storage/call-id.ts';
+import { reportedSource, type CallIdRule } from '../storage/call-id.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 import { putJson } from './bucket-io.ts';
@@ -30,7 +30,8 @@ export function createBackfillActivities({ store, callIds = { mode: 'auto' } }: 
 
     /** One part of the report: the rows of the calls one run started (small, once per run). */
     async writeReportPart(input: { bucket: string; key: string; rows: ReportRow[] }): Promise<void> {
-      await putJson(store, input.bucket, input.key, input.rows);
+      const rows = input.rows.map((r) => ({ ...r, source: reportedSource(r.source, callIds) }));
+      await putJson(store, input.bucket, input.key, rows);
     },
 
     /** Merges every part into report.json and report.csv beside them. */

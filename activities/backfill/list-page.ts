@@ -6,7 +6,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { ObjectInfo, ObjectStore } from '../storage/object-store.ts';
 import { isPermanentS3Error, s3StatusOf } from '../storage/s3-errors.ts';
-import { callIdOf, workflowIdOf, type CallIdRule } from '../storage/call-id.ts';
+import { callIdOf, reportedSource, workflowIdOf, type CallIdRule } from '../storage/call-id.ts';
 import { callOutputKeys } from '../../schemas/call-keys.ts';
 import type {
   BackfillCursor,
@@ -51,7 +51,9 @@ interface Sorted {
   missing: number;
 }
 
-const sourceUri = (c: { bucket: string; key: string }) => `s3://${c.bucket}/${c.key}`;
+/** A row's source, as reports store it (personal data of the key masked). */
+const sourceUri = (c: { bucket: string; key: string }, rule: CallIdRule) =>
+  reportedSource(`s3://${c.bucket}/${c.key}`, rule);
 
 /** What the filters judge: the call's date is the manifest's started_at, else the object's date. */
 function filterFacts(c: Candidate, info: ObjectInfo): FilterCandidate {
@@ -137,13 +139,13 @@ function sortCandidates(
     const callId = c.callId ?? callIdOf({ bucket: c.bucket, key: c.key }, callIds);
     if (c.duplicateOf !== undefined) {
       const reason = `duplicate of manifest line ${c.duplicateOf}`;
-      sorted.rows.push({ callId, source: sourceUri(c), status: 'skipped', reason });
+      sorted.rows.push({ callId, source: sourceUri(c, callIds), status: 'skipped', reason });
       continue;
     }
     if (!c.info) {
       sorted.missing += 1;
       const reason = c.refused ?? 'no such object';
-      sorted.rows.push({ callId, source: sourceUri(c), status: 'missing', reason });
+      sorted.rows.push({ callId, source: sourceUri(c, callIds), status: 'missing', reason });
       continue;
     }
     if (filterReason(filterFacts(c, c.info), filters)) {
@@ -152,7 +154,7 @@ function sortCandidates(
     }
     const notRecording = verdicts.get(c.key);
     if (notRecording) {
-      sorted.rows.push({ callId, source: sourceUri(c), status: 'skipped', reason: notRecording });
+      sorted.rows.push({ callId, source: sourceUri(c, callIds), status: 'skipped', reason: notRecording });
       continue;
     }
     sorted.taken.push(itemOf(c, c.info, callId));
@@ -177,6 +179,7 @@ async function splitDone(
   input: ListPageInput,
   taken: BackfillItem[],
   limit: LimitFunction,
+  callIds: CallIdRule,
 ): Promise<{ items: BackfillItem[]; doneRows: ReportRow[] }> {
   const out = store.withBucket(input.output.bucket);
   const done = input.redo
@@ -188,7 +191,7 @@ async function splitDone(
     .filter((_, i) => done[i])
     .map((t) => ({
       callId: t.callId,
-      source: sourceUri(t.source),
+      source: sourceUri(t.source, callIds),
       status: 'skipped' as const,
       reason: 'already done (result.json exists)',
       resultKey: callOutputKeys(input.output, t.callId).result,
@@ -212,7 +215,7 @@ export async function listBackfillPage(
       : await readManifestPage(store, input, limit);
   const verdicts = await sniffUnnamed(store, candidates, input.filters, limit);
   const { rows, taken, filtered, missing } = sortCandidates(candidates, input.filters, verdicts, callIds);
-  const { items, doneRows } = await splitDone(store, input, taken, limit);
+  const { items, doneRows } = await splitDone(store, input, taken, limit, callIds);
   rows.push(...doneRows);
   if (rows.length > 0) {
     await putJson(

@@ -118,6 +118,19 @@ export function callIdOf(
 }
 
 /**
+ * A recording's `s3://bucket/key` as a batch report stores it (report.json, report.csv, the night
+ * report's pages): under `auto` and `hash` each run of digits and each e-mail address of the key masked as
+ * in call ids (the bucket as is); `slug`: as is. The key itself stays in the call's result.json.
+ */
+export function reportedSource(uri: string, rule: CallIdRule | CallIdMode = 'auto'): string {
+  const mode = typeof rule === 'string' ? rule : rule.mode;
+  const m = /^(s3:\/\/[^/]*\/)(.*)$/s.exec(uri);
+  if (mode === 'slug' || !m) return mode === 'slug' ? uri : masked(uri.normalize('NFKC'));
+  const key = m[2]!.normalize('NFKC');
+  return personalDataIn(key) ? `${m[1]}${masked(key)}` : uri;
+}
+
+/**
  * Why a call id a user gave (a manifest's `call_id`) may not be used under `mode`, or undefined: an id
  * is as plaintext as a derived one, so `auto` and `hash` refuse one with personal data by the same rule.
  */

@@ -8,12 +8,15 @@ import {
   callIdRuleOf,
   givenCallIdProblem,
   personalDataIn,
+  reportedSource,
   slug,
   type CallIdRule,
 } from '../../activities/storage/call-id.ts';
 import { assertSafeCallId } from '../../schemas/call-keys.ts';
 import { loadConfig, type CallIdMode } from '../../schemas/config.ts';
 import { ManifestError, parseManifest } from '../../activities/backfill/manifest.ts';
+import { createBackfillActivities } from '../../activities/backfill/backfill-activities.ts';
+import type { ObjectStore } from '../../activities/storage/object-store.ts';
 
 const BUCKET = 'callpipe';
 const id = (key: string, rule?: CallIdRule | CallIdMode) => callIdOf({ bucket: BUCKET, key }, rule);
@@ -146,5 +149,32 @@ describe('a manifest', () => {
     const derived = await parseManifest('key\nin/09012345678_1015.wav\n', BUCKET);
     expect(derived).toHaveLength(1);
     expect(id(derived[0]!.key)).toMatch(/^xxxxxxxxxxx_1015-[0-9a-f]{16}$/);
+  });
+});
+
+describe('batch reports', () => {
+  it("show a source's key with its personal data masked, the bucket as is; slug as is", () => {
+    const uri = 's3://calls-1234567890/in/0312345678/09012345678_20261124-1015.wav';
+    expect(reportedSource(uri)).toBe('s3://calls-1234567890/in/xxxxxxxxxx/xxxxxxxxxxx_xxxxxxxx-xxxx.wav');
+    expect(reportedSource('s3://b/in/taro@example.jp.wav', 'hash')).toBe('s3://b/in/email');
+    expect(reportedSource('s3://b/in/call-001.wav')).toBe('s3://b/in/call-001.wav');
+    expect(reportedSource(uri, 'slug')).toBe(uri);
+  });
+
+  it('a report part is stored with its sources masked', async () => {
+    const puts: { key: string; body: string }[] = [];
+    const store = {
+      withBucket: () => store,
+      put: (key: string, body: string) => void puts.push({ key, body }),
+    } as unknown as ObjectStore;
+    const activities = createBackfillActivities({ store });
+    await activities.writeReportPart({
+      bucket: BUCKET,
+      key: 'reports/b/parts/page-000000.json',
+      rows: [{ callId: 'x', source: 's3://b/in/09012345678.wav', status: 'done' }],
+    });
+    expect(puts).toHaveLength(1);
+    expect(puts[0]!.body).not.toContain('09012345678');
+    expect(puts[0]!.body).toContain('s3://b/in/xxxxxxxxxxx.wav');
   });
 });
