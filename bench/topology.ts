@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { progressLine, startBackfill } from '../cli/commands/backfill.ts';
 import { outputLocation } from '../cli/submit.ts';
-import { callIdOf } from '../activities/storage/call-id.ts';
+import { callIdOf, callIdRuleOf } from '../activities/storage/call-id.ts';
 import { callOutputKeys } from '../schemas/call-keys.ts';
 import type { EmulatorStats } from '../emulator/server.ts';
 import { DEFAULT_RATE_LIMIT } from '../schemas/emulator-accounts.ts';
@@ -200,7 +200,10 @@ async function run(): Promise<void> {
       const stats = await emulatorStats();
       const docs = await Promise.all(
         Array.from({ length: calls }, async (_, i) => {
-          const callId = callIdOf({ bucket: pc.store.bucket, key: recordingKey(source, i) });
+          const callId = callIdOf(
+            { bucket: pc.store.bucket, key: recordingKey(source, i) },
+            callIdRuleOf(pc.config),
+          );
           const key = callOutputKeys(output, callId).result;
           const text = await pc.store
             .withBucket(output.bucket)
