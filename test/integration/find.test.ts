@@ -1,0 +1,167 @@
+/**
+ * `callpipe find` on the stack's own workers (which make and use the local stack's digest key): three
+ * small calls through a manifest backfill, one in which the customer says a mobile number, each with a
+ * customer id in the manifest's `customer_id` column. `find --phone` in another notation and
+ * `find --customer` answer with exactly the calls that hold the value, and where; the command never
+ * prints the value asked; and neither the number nor the customer ids are in plaintext in any stored
+ * object of the calls (result.json, transcript, page, the tables' Parquet files, the batch's report).
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
+import { callSpec, outputLocation } from '../../cli/submit.ts';
+import { startBackfill } from '../../cli/commands/backfill.ts';
+import { callIdOf } from '../../activities/storage/call-id.ts';
+import { renderFixture } from '../../activities/media/fixture.ts';
+import { phraseDurationSeconds, type FixtureScript } from '../../schemas/synthetic-recording.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
+import type { OutputLocation } from '../../schemas/recording.ts';
+import type { FoundCall } from '../../cli/commands/find.ts';
+import { callpipe as run } from '../helpers/cli.ts';
+import { makeCall } from '../helpers/pipeline.ts';
+import { stackConfig } from '../helpers/stack.ts';
+
+/** A short stereo call: the agent asks for a mobile number, the customer says 090-1234-5678 (phrase 213). */
+function phoneCall(): FixtureScript {
+  const lines: [0 | 1, number][] = [
+    [0, 4],
+    [0, 203],
+    [1, 213],
+    [0, 13],
+  ];
+  const channels: FixtureScript['channels'] = [{ phrases: [] }, { phrases: [] }];
+  let t = 0.5;
+  for (const [speaker, id] of lines) {
+    channels[speaker]!.phrases.push({ id, start: roundSecondsToMs(t) });
+    t += phraseDurationSeconds(id) + 0.8;
+  }
+  return { durationSeconds: Math.ceil(t + 1), background: 'silence', channels };
+}
+
+describe('callpipe find', () => {
+  let dir: string;
+  let pc: PipelineClient;
+  let output: OutputLocation;
+  const id = randomUUID().slice(0, 8);
+  const tablesPrefix = `find-tables-${id}/`;
+  const env = () => ({ ...inject('stackEnv'), CALLPIPE_S3_TABLES_PREFIX: tablesPrefix });
+  const keys: string[] = [];
+  const callIds: string[] = [];
+  const customers = [0, 1, 2].map((i) => `CUST-${id}-${i}`);
+  const PHONE_FORMS = ['090-1234-5678', '09012345678', '1234-5678'];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'callpipe-find-'));
+    pc = await connectPipeline(stackConfig());
+    output = { ...outputLocation(undefined, pc.config), prefix: `find-${id}/` };
+    const paths = [join(dir, 'phone.wav')];
+    await renderFixture(phoneCall(), paths[0]!);
+    for (const i of [1, 2]) {
+      const call = await makeCall(dir, `plain-${i}.wav`, { durationSeconds: 6, stereo: true, seed: 500 + i });
+      paths.push(call.path);
+    }
+    for (const [i, path] of paths.entries()) {
+      const key = `recordings/find-${id}/call-${i}.wav`;
+      await pc.store.putFile(key, path);
+      keys.push(key);
+      callIds.push(callIdOf({ bucket: pc.store.bucket, key }));
+    }
+    const manifestKey = `manifests/find-${id}.csv`;
+    const csv = `key,customer_id,started_at\n${keys.map((k, i) => `${k},${customers[i]},2026-03-01T10:0${i}:00Z`).join('\n')}\n`;
+    await pc.store.put(manifestKey, csv);
+    const started = await startBackfill(pc, {
+      batchId: `test-find-${id}`,
+      source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
+      output,
+      redo: true,
+      spec: {
+        ...callSpec(pc.config, output),
+        tables: { bucket: output.bucket, prefix: tablesPrefix, timeZone: 'UTC' },
+      },
+    });
+    const result = await started.handle.result();
+    expect(result.tables).toMatchObject({ failed: [] });
+  });
+
+  afterAll(async () => {
+    await pc?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function find(...args: string[]): Promise<{ asked: string; calls: FoundCall[] }> {
+    const out = await run(['find', ...args, '--json'], env());
+    expect(out.code, out.stderr).toBe(0);
+    for (const value of [...PHONE_FORMS, ...customers]) {
+      expect(out.stdout, value).not.toContain(value);
+      expect(out.stderr, value).not.toContain(value);
+    }
+    return JSON.parse(out.stdout) as { asked: string; calls: FoundCall[] };
+  }
+
+  it('finds a number said in a call, in another notation, in exactly that call, with where', async () => {
+    const found = await find('--phone', '０９０ (1234) 5678');
+    expect(found.asked).toBe('[phone: 11 digits]');
+    expect(found.calls.map((c) => c.callId)).toEqual([callIds[0]]);
+    const doc = JSON.parse(await pc.store.getText(`${output.prefix}${callIds[0]}/result.json`)) as {
+      utterances: { start: number; redactions?: { kind: string }[] }[];
+    };
+    const said = doc.utterances.findIndex((u) => (u.redactions ?? []).some((r) => r.kind === 'phone'));
+    expect(said).toBeGreaterThanOrEqual(0);
+    expect(found.calls[0]!.occurrences).toContainEqual({
+      kind: 'phone',
+      origin: 'speech',
+      column: null,
+      utterance: said,
+      startSeconds: Math.round(doc.utterances[said]!.start * 1000) / 1000,
+    });
+  });
+
+  it('finds a manifest customer id in exactly its call; an unknown one in none', async () => {
+    const found = await find('--customer', customers[1]!.toLowerCase());
+    expect(found.calls).toEqual([
+      {
+        callId: callIds[1],
+        occurrences: [
+          {
+            kind: 'customer',
+            origin: 'manifest',
+            column: 'customer_id',
+            utterance: null,
+            startSeconds: null,
+          },
+        ],
+      },
+    ]);
+    expect((await find('--customer', `CUST-${id}-9`)).calls).toEqual([]);
+  });
+
+  it('leaves neither the number nor the customer ids in plaintext in any stored object of the calls', async () => {
+    const searched: string[] = [];
+    for (const prefix of [output.prefix, tablesPrefix]) {
+      let next: string | undefined;
+      do {
+        const page = await pc.store.listPage(prefix, next);
+        for (const o of page.objects) {
+          // The batch's working copy of the manifest (its input, as the manifest object itself) is not
+          // an output: the calls' inputs are read from it.
+          if (/\/batches\/[^/]+\/parts\/[^/]+\/manifest\//.test(o.key)) continue;
+          const body = await pc.store.getBuffer(o.key);
+          for (const value of [...PHONE_FORMS, ...customers])
+            expect(body.includes(Buffer.from(value)), `${o.key}: ${value}`).toBe(false);
+          searched.push(o.key);
+        }
+        next = page.next;
+      } while (next);
+    }
+    expect(searched.some((k) => k.endsWith('/result.json'))).toBe(true);
+    expect(searched.some((k) => k.startsWith(`${tablesPrefix}personal_values/`))).toBe(true);
+    // The masks are there instead of the values.
+    const doc = JSON.parse(await pc.store.getText(`${output.prefix}${callIds[1]}/result.json`)) as {
+      source: { metadata: Record<string, string> };
+    };
+    expect(doc.source.metadata.customer_id).toBe('[customer]');
+  });
+});
