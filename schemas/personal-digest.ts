@@ -6,7 +6,8 @@
  * number has few enough possibilities to try them all) guessed from it.
  *
  * The value is normalized per kind first, so one value in different notations gives one digest: digit
- * kinds keep their digits alone (`090-1234-5678`, `０９０ １２３４ ５６７８` and `09012345678` are one),
+ * kinds keep their digits alone (`090-1234-5678`, `０９０ １２３４ ５６７８` and `09012345678` are one; a phone
+ * number with Japan's country code, `+81 90-1234-5678`, is its national form),
  * other kinds are NFKC, trimmed, inner spaces collapsed, lower case (an address, a name, a customer id).
  * A kind is not part of the digest: a number said in a call (`phone`) and the same number in a manifest
  * column (`phone`, `customer`) are found by the same question.
@@ -35,6 +36,11 @@ export class DigestKeyError extends Error {
 /** The value of `kind` as it is digested: see the module comment. */
 export function normalizePersonalValue(kind: string, value: string): string {
   const nfkc = value.normalize('NFKC');
+  if (kind === 'phone' && /^\s*\+81/.test(nfkc)) {
+    // Japan's country code as an ANI gives it (+81 90…) is the trunk prefix 0 as people say the number.
+    const national = nfkc.replace(/^\s*\+81/, '').replace(/[^0-9]/g, '');
+    return national.startsWith('0') ? national : `0${national}`;
+  }
   if (DIGEST_DIGIT_KINDS.has(kind)) return nfkc.replace(/[^0-9]/g, '');
   return nfkc.trim().replace(/\s+/g, ' ').toLowerCase();
 }

@@ -31,6 +31,10 @@ describe('normalization', () => {
     for (const v of ['090-1234-5678', '０９０ １２３４ ５６７８', '(090) 1234 5678', '09012345678'])
       expect(normalizePersonalValue('phone', v)).toBe('09012345678');
     expect(normalizePersonalValue('cardNumber', '4111 1111-1111 1111')).toBe('4111111111111111');
+    // An ANI in E.164 is the number as people say it; only a phone's country code is read so.
+    expect(normalizePersonalValue('phone', '+81 90-1234-5678')).toBe('09012345678');
+    expect(normalizePersonalValue('phone', '+81 (0)3-1234-5678')).toBe('0312345678');
+    expect(normalizePersonalValue('idNumber', '+81 90-1234-5678')).toBe('819012345678');
   });
 
   it('text kinds are NFKC, trimmed, inner spaces collapsed, lower case', () => {
