@@ -16,6 +16,7 @@ import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts'
 import { resultDocumentSchema } from '../../schemas/result.ts';
 import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
+import { callIdOf, callIdRuleOf } from '../../activities/storage/call-id.ts';
 import { stackConfig } from '../helpers/stack.ts';
 
 const NUMBER = '09012345678';
@@ -64,6 +65,11 @@ describe('call ids hold no personal data', () => {
     expect(call!.status).toBe('done');
     expect(call!.callId).toMatch(/^xxxxxxxxxxx_xxxxxxxx-xxxx-[0-9a-f]{16}$/);
     expect(call!.workflowId).not.toContain(NUMBER);
+    // Keyed with the stack's digest key, as the CLI and the workers both read it.
+    const source = { bucket: pc.store.bucket, key };
+    expect(pc.config.redaction.digestKey ?? pc.config.redaction.digestKeyFile).toBeDefined();
+    expect(call!.callId).toBe(callIdOf(source, callIdRuleOf(pc.config)));
+    expect(call!.callId).not.toBe(callIdOf(source));
     expect(call!.resultKey).toBe(`${output}${call!.callId}/result.json`);
     const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(call!.resultKey)));
     expect(doc.callId).toBe(call!.callId);
@@ -90,17 +96,18 @@ describe('call ids hold no personal data', () => {
       for (const o of page.objects) {
         if (o.key === key) continue;
         expect(o.key).not.toContain(NUMBER);
-        if (o.key.includes(result.workflowId.replace(/^backfill-/, '')) || /report\.(json|csv)$/.test(o.key))
-          reports.push(o.key);
+        // The batch's report, its parts and the night report (report.html).
+        if (o.key.startsWith(`${output}batches/`)) reports.push(o.key);
       }
       next = page.next;
     } while (next);
-    const reportJson = reports.filter((k) => k.endsWith('report.json'));
-    expect(reportJson.length).toBeGreaterThanOrEqual(1);
+    expect(reports.filter((k) => /report\.(json|csv|html)$/.test(k))).toHaveLength(3);
     for (const k of reports) {
       const body = await pc.store.getText(k);
-      if (k.endsWith('report.json') && body.includes(call!.callId))
+      if (k.endsWith('report.json')) {
+        expect(body).toContain(call!.callId);
         expect(body).toContain('xxxxxxxxxxx_xxxxxxxx-xxxx.wav');
+      }
       expect(body, k).not.toContain(NUMBER);
     }
 
