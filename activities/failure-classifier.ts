@@ -6,6 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { isServiceError, type ServiceErrorKind } from '../service/index.ts';
 import { FAILURE, isFailureType, type FailureType } from '../schemas/retry-table.ts';
+import { DEFAULTS, stackHomeOf } from '../schemas/config.ts';
 import { statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
@@ -73,7 +74,7 @@ const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB fre
  * and the temp folder of media work) that are full now, with what is free on each.
  */
 function fullFolders(free: (dir: string) => number | undefined): string[] {
-  const dirs = [...new Set([resolve(process.env.CALLPIPE_HOME ?? '.callpipe'), tmpdir()])];
+  const dirs = [...new Set([resolve(stackHomeOf() ?? DEFAULTS.stack.home), tmpdir()])];
   return dirs.flatMap((dir) => {
     const bytes = free(dir);
     return bytes !== undefined && bytes < FULL_BELOW_BYTES ? [`${dir} (${megabytes(bytes)})`] : [];

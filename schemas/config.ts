@@ -487,6 +487,14 @@ export function processSettings(env: NodeJS.ProcessEnv = process.env): ProcessSe
 }
 
 /**
+ * The stack's home as a worker process sees it (`CALLPIPE_HOME`, which the stack hands its children), or
+ * undefined when unset: where a worker keeps its private local folders and looks for a full disk.
+ */
+export function stackHomeOf(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.CALLPIPE_HOME || undefined;
+}
+
+/**
  * The ffmpeg and ffprobe a process runs: the variables when set, else the builds the tools module
  * provides (`provided`: the local stack, tests), else the ones on PATH. The stack hands its choice to its
  * children in the same variables.

@@ -22,6 +22,7 @@ import { chmod, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { RecordingSource } from '../../schemas/recording.ts';
+import { stackHomeOf } from '../../schemas/config.ts';
 import type { ObjectStore } from './object-store.ts';
 
 /** Bound of the cache: a few hours of the largest inputs (48 kHz stereo WAV is about 1.2 GB an hour). */
@@ -49,7 +50,8 @@ const SAFE_EXTENSION = /\.[A-Za-z0-9]{1,8}$/;
  * and stack of the host). Make it with {@link ensurePrivateDir}.
  */
 export function privateCacheDir(name: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (env.CALLPIPE_HOME) return join(resolve(env.CALLPIPE_HOME), name);
+  const home = stackHomeOf(env);
+  if (home) return join(resolve(home), name);
   return join(tmpdir(), `callpipe-${name}-${process.getuid?.() ?? 'user'}`);
 }
 
