@@ -7,6 +7,7 @@
  *
  *   npm run bench:find                       # 100,000 calls over 90 days
  *   npm run bench:find -- --calls 20000 --days 30
+ *   npm run bench:find -- --per-call --calls 20000   # one file a call: days not compacted yet
  *
  * Prints the rows, the files, the time to generate them, and the lookup's first (cold) and median time.
  */
@@ -26,6 +27,7 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '100000' },
     days: { type: 'string', default: '90' },
     runs: { type: 'string', default: '5' },
+    'per-call': { type: 'boolean', default: false },
   },
 });
 const calls = Number(values.calls);
@@ -45,6 +47,7 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-find-'));
 try {
   const t0 = performance.now();
   const byDay: TableRow[][] = Array.from({ length: days }, () => []);
+  const perCall = values['per-call'];
   let rows = 0;
   const processedAt = new Date('2026-06-01T00:00:00Z');
   for (let i = 0; i < calls; i++) {
@@ -68,7 +71,7 @@ try {
       utterance_index: null,
       start_seconds: null,
     });
-    const list = byDay[i % days]!;
+    const list: TableRow[] = perCall ? [] : byDay[i % days]!;
     list.push(
       said('phone', phoneOf(i), 3),
       said('name', `顧客${i}`, 5),
@@ -77,8 +80,13 @@ try {
       column('caller_number', 'phone', `03${String(i).padStart(8, '0')}`),
     );
     rows += 5;
+    if (perCall) {
+      const folder = join(dir, 'personal_values', `dt=${dayOf(i % days)}`);
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, `call-${callId}.parquet`), encodeTable(PERSONAL_VALUES_TABLE, list));
+    }
   }
-  for (const [d, list] of byDay.entries()) {
+  for (const [d, list] of perCall ? [] : byDay.entries()) {
     const folder = join(dir, 'personal_values', `dt=${dayOf(d)}`);
     mkdirSync(folder, { recursive: true });
     writeFileSync(join(folder, 'part-bench-000.parquet'), encodeTable(PERSONAL_VALUES_TABLE, list));
@@ -105,7 +113,7 @@ try {
     `find over ${calls.toLocaleString('en')} calls (${rows.toLocaleString('en')} personal_values rows,`,
   );
   console.log(
-    `  ${tableFiles(dir, 'personal_values').length} Parquet files, one a day; generated in ${(generatedMs / 1000).toFixed(1)} s)`,
+    `  ${tableFiles(dir, 'personal_values').length} Parquet files, one a ${perCall ? 'call' : 'day'}; generated in ${(generatedMs / 1000).toFixed(1)} s)`,
   );
   console.log(`  calls found: ${found} (expected ${expected})`);
   console.log(

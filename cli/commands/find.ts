@@ -20,6 +20,7 @@ import {
   normalizePersonalValue,
   personalDigest,
 } from '../../schemas/personal-digest.ts';
+import { PERSONAL_VALUES_TABLE } from '../../schemas/tables.ts';
 
 export const summary = 'finds the calls that hold a phone number, an e-mail address or a customer id';
 export const help = `Usage: callpipe find --phone N | --email A | --customer ID | --call ID
@@ -200,8 +201,12 @@ export async function run(argv: string[]): Promise<number> {
     digest = personalDigest(key, question.kind, question.value)!;
   }
   const folder = await tablesFolder(config, values);
+  // Only the index is read: the other tables stay empty views, so their files cost nothing here.
   const db = await openTablesDatabase(
-    (table) => tableFiles(folder, table).map((f) => join(folder, table, f)),
+    (table) =>
+      table === PERSONAL_VALUES_TABLE.name
+        ? tableFiles(folder, table).map((f) => join(folder, table, f))
+        : [],
     config.timeZone,
   );
   try {
