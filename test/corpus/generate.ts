@@ -317,7 +317,7 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     expected: {
       status: 'done',
       speakers: ['mixed'],
-      note: 'balanced plan, budget 16: 16 sessions ≤ 3,000 s cut in silence; transcode length exact',
+      note: 'silence not planned: one short session around each phrase; transcode length exact',
     },
   });
 
