@@ -13,7 +13,8 @@
  * column (`phone`, `customer`) are found by the same question.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { ensurePrivateFile } from './private-file.ts';
 
 /** Kinds whose values are numbers: their digits are the value, whatever separates them. */
 export const DIGEST_DIGIT_KINDS: ReadonlySet<string> = new Set([
@@ -85,10 +86,7 @@ export function digestKeyOf(settings: DigestKeySettings): Buffer | undefined {
  * with it), and checked.
  */
 export function ensureDigestKeyFile(path: string): Buffer {
-  if (!existsSync(path)) {
-    writeFileSync(path, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-  }
-  chmodSync(path, 0o600);
+  ensurePrivateFile(path, () => `${randomBytes(32).toString('base64')}\n`);
   return digestKeyOf({ digestKeyFile: path })!;
 }
 

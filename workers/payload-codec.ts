@@ -10,7 +10,8 @@
  * `<key id>:<base64 of 32 bytes>` per entry. No error message ever holds key material, only key ids.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { ensurePrivateFile } from '../schemas/private-file.ts';
 import { fileURLToPath } from 'node:url';
 import {
   METADATA_ENCODING_KEY,
@@ -114,13 +115,12 @@ export function newPayloadKeyEntry(id: string): string {
  * was encrypted with it), and checked.
  */
 export function ensurePayloadKeysFile(path: string): PayloadKeys {
-  if (!existsSync(path)) {
+  ensurePrivateFile(path, () => {
     const id = `local-${new Date().toISOString().slice(0, 10).replaceAll('-', '')}`;
     const header =
       '# Payload keys of the local stack: <key id>:<base64 key>; the first encrypts, all decrypt.\n';
-    writeFileSync(path, `${header}${newPayloadKeyEntry(id)}\n`, { mode: 0o600, flag: 'wx' });
-  }
-  chmodSync(path, 0o600);
+    return `${header}${newPayloadKeyEntry(id)}\n`;
+  });
   return payloadKeysOf({ payloadKeysFile: path })!;
 }
 
