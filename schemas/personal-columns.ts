@@ -36,9 +36,12 @@ export function personalColumnsOf(declared: Readonly<Record<string, string>> = {
 }
 
 export interface PersonalValue {
-  column: string;
+  /** The manifest column; absent for a value of the recording's key. */
+  column?: string;
   kind: string;
   digest: string;
+  /** `source`: a number or address in the recording's key; absent: a manifest column. */
+  origin?: 'manifest' | 'source';
 }
 
 /** What a personal column's value becomes in stored outputs: its kind's mask, as in redacted text. */

@@ -294,15 +294,23 @@ export const sourceFactsSchema = z
     personalValues: z
       .array(
         z.object({
-          column: z.string().min(1),
+          column: z
+            .string()
+            .min(1)
+            .optional()
+            .describe('the manifest column; absent for a value of the recording’s key'),
           kind: z.string().min(1),
           digest: z.string().regex(/^[0-9a-f]{64}$/),
+          origin: z
+            .enum(['manifest', 'source'])
+            .optional()
+            .describe('`source`: a number or address in the recording’s key; absent: a manifest column'),
         }),
       )
       .optional()
       .describe(
-        'keyed digests of the personal manifest columns (for `callpipe find`), never their values; ' +
-          'absent when no digest key is configured',
+        'keyed digests of the personal manifest columns and of the personal values in the recording’s ' +
+          'key (for `callpipe find`), never the values; absent when no digest key is configured',
       ),
   })
   .meta({ id: 'SourceFacts' });

@@ -260,7 +260,7 @@ export const UTTERANCES_TABLE = {
  */
 export const PERSONAL_VALUES_TABLE = {
   name: 'personal_values',
-  doc: 'One row per personal value of a call (masked in its text, or in a personal manifest column), by keyed digest.',
+  doc: 'One row per personal value of a call (masked in its text, in a personal manifest column, or in its recording’s key), by keyed digest.',
   key: ['call_id', 'origin', 'utterance_index', 'digest'],
   columns: [
     { name: 'call_id', type: 'string', required: true, doc: 'the call (calls.call_id)' },
@@ -280,18 +280,18 @@ export const PERSONAL_VALUES_TABLE = {
       name: 'origin',
       type: 'string',
       required: true,
-      doc: '`speech` (said in the call, masked in its text) or `manifest` (a personal metadata column)',
+      doc: '`speech` (said in the call, masked in its text), `manifest` (a personal metadata column) or `source` (a number or address in the recording’s key)',
     },
-    { name: 'column', type: 'string', doc: 'the manifest column (origin `manifest`); null for speech' },
+    { name: 'column', type: 'string', doc: 'the manifest column (origin `manifest`); null otherwise' },
     {
       name: 'utterance_index',
       type: 'int32',
-      doc: 'the utterance (utterances.utterance_index) that held it; null for a manifest column',
+      doc: 'the utterance (utterances.utterance_index) that held it; null when not said',
     },
     {
       name: 'start_seconds',
       type: 'double',
-      doc: 'start of that utterance, seconds from the start of the call; null for a manifest column',
+      doc: 'start of that utterance, seconds from the start of the call; null when not said',
     },
     processedAt,
     schemaVersion,

@@ -81,6 +81,67 @@ export function personalDataIn(text: string): 'digits' | 'email' | undefined {
   return undefined;
 }
 
+/** Digits that are a date or time stamp: a valid `YYYYMMDD` (1900–2099), alone or with `hhmm` or `hhmmss`. */
+function isStamp(digits: string): boolean {
+  const m = /^((?:19|20)\d\d)(\d\d)(\d\d)(\d\d)?(\d\d)?(\d\d)?$/.exec(digits);
+  if (!m || ![8, 12, 14].includes(digits.length)) return false;
+  const [, y, mo, d, h = '00', mi = '00', s = '00'] = m;
+  const date = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
+  return (
+    date.getUTCMonth() === Number(mo) - 1 &&
+    date.getUTCDate() === Number(d) &&
+    Number(h) < 24 &&
+    Number(mi) < 60 &&
+    Number(s) < 60
+  );
+}
+
+/** The digits of `groups` (a run split at its separators) without a date/time stamp at its start or end. */
+function withoutStamps(groups: string[]): string {
+  let from = 0;
+  let to = groups.length;
+  for (let n = to; n > from; n--)
+    if (isStamp(groups.slice(from, n).join(''))) {
+      from = n;
+      break;
+    }
+  for (let n = from; n < to; n++)
+    if (isStamp(groups.slice(n, to).join(''))) {
+      to = n;
+      break;
+    }
+  return groups.slice(from, to).join('');
+}
+
+/** A personal value a recording's key holds: a number (`phone`) or an e-mail address (`email`). */
+export interface KeyPersonalValue {
+  kind: 'phone' | 'email';
+  value: string;
+}
+
+/**
+ * The personal values `key` (every segment of it, NFKC) holds, for `callpipe find`: each e-mail address,
+ * and each run of digits of the call id rule ({@link PERSONAL_DIGITS} or more) as a phone number. A run
+ * that is only a date or a time stamp (`20261124`, `2026-11-24`, `20261124-1015`, `20261124101500`: a
+ * valid date, 1900–2099, then hours, minutes, seconds) is not a number, nor is such a stamp joined to a
+ * number (`09012345678-20261124-1015` holds `09012345678`); both are masked in ids all the same. A `+`
+ * before a run is kept (`+81…` is a Japanese number in its national form once digested).
+ */
+export function personalValuesInKey(key: string): KeyPersonalValue[] {
+  const text = key.normalize('NFKC');
+  const found: KeyPersonalValue[] = [];
+  for (const m of text.matchAll(EMAIL)) found.push({ kind: 'email', value: m[0] });
+  const rest = text.replace(EMAIL, ' ');
+  for (const m of rest.matchAll(DIGIT_RUN)) {
+    const digits = withoutStamps(m[0].split(/[-. ()]/));
+    if (digits.length < PERSONAL_DIGITS) continue;
+    // The `+` of a country code belongs to the number when no stamp was cut from its start.
+    const plus = rest[m.index - 1] === '+' && m[0].replace(/\D/g, '').startsWith(digits);
+    found.push({ kind: 'phone', value: `${plus ? '+' : ''}${digits}` });
+  }
+  return found;
+}
+
 /** `name` with each e-mail address as `email` and each run's digits as `x` (its separators kept). */
 function masked(name: string): string {
   return name

@@ -10,7 +10,13 @@
  */
 import type { ZodError } from 'zod';
 import type { AudioRedaction, RedactionOutput, ResultDocument, SourceFacts } from '../../schemas/result.ts';
-import { maskPersonalMetadata, personalColumnsOf } from '../../schemas/personal-columns.ts';
+import {
+  maskPersonalMetadata,
+  personalColumnsOf,
+  type PersonalValue,
+} from '../../schemas/personal-columns.ts';
+import { personalDigest } from '../../schemas/personal-digest.ts';
+import { personalValuesInKey } from './call-id.ts';
 import { callInsightsDocumentSchema, type CallInsightsDocument } from '../../schemas/insights.ts';
 import { timelineSchema, type Timeline } from '../../schemas/transcript.ts';
 import {
@@ -187,15 +193,35 @@ function insightsOf(callId: string, value: unknown): CallInsightsDocument {
   return document;
 }
 
+/** The keyed digests of the personal values in a recording's key (once each); none without a key. */
+function keyDigests(key: string, digestKey: Buffer | undefined): PersonalValue[] {
+  if (!digestKey) return [];
+  const digests = new Map<string, PersonalValue>();
+  for (const { kind, value } of personalValuesInKey(key)) {
+    const digest = personalDigest(digestKey, kind, value);
+    if (digest && !digests.has(digest)) digests.set(digest, { kind, digest, origin: 'source' });
+  }
+  return [...digests.values()];
+}
+
 export function createResultActivities({ store, personalColumns, digestKey }: ResultActivityDeps) {
   const columns = personalColumnsOf(personalColumns);
   /** A document as stored: personal manifest columns masked, their values kept as digests alone. */
+  // The values in the recording's key (a caller number in its file name) are digested too, so `find`
+  // answers for them; the key itself stays in result.json, as the call's source.
   const withoutPersonalColumns = <T extends { source: SourceFacts }>(document: T): T => {
-    if (!document.source.metadata) return document;
-    const { metadata, personalValues } = maskPersonalMetadata(document.source.metadata, columns, digestKey);
+    const { metadata, personalValues } = document.source.metadata
+      ? maskPersonalMetadata(document.source.metadata, columns, digestKey)
+      : { metadata: undefined, personalValues: [] as PersonalValue[] };
+    personalValues.push(...keyDigests(document.source.key, digestKey));
+    if (!metadata && personalValues.length === 0) return document;
     return {
       ...document,
-      source: { ...document.source, metadata, ...(personalValues.length > 0 ? { personalValues } : {}) },
+      source: {
+        ...document.source,
+        ...(metadata ? { metadata } : {}),
+        ...(personalValues.length > 0 ? { personalValues } : {}),
+      },
     };
   };
   /** The keys are built by schemas/call-keys.ts; a caller-chosen call id is checked again here. */

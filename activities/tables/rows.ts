@@ -152,7 +152,8 @@ export function callRows(result: ResultDocument, resultKey: string, timeZone: st
 
 /**
  * The call's `personal_values` rows: each digest its redaction records carry (once per utterance and
- * value), then each personal manifest column's. A result without digests (no key configured) has none.
+ * value), then each personal manifest column's and each of the recording's key (origin `source`). A
+ * result without digests (no key configured) has none.
  */
 function personalValueRows(result: ResultDocument, common: TableRow): TableRow[] {
   const rows: TableRow[] = [];
@@ -178,8 +179,8 @@ function personalValueRows(result: ResultDocument, common: TableRow): TableRow[]
       call_id: result.callId,
       kind: p.kind,
       digest: p.digest,
-      origin: 'manifest',
-      column: p.column,
+      origin: p.origin ?? 'manifest',
+      column: p.column ?? null,
       utterance_index: null,
       start_seconds: null,
       ...common,

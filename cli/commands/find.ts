@@ -29,10 +29,12 @@ export const help = `Usage: callpipe find --phone N | --email A | --customer ID 
 Answers which calls hold a personal value, and where in each it occurred (utterance, time), for a
 customer's request (docs/personal-data.md#requests-from-customers). Nothing stores the value itself:
 redaction keeps a keyed digest (HMAC-SHA-256 with CALLPIPE_DIGEST_KEY) of each value it masks and of
-each personal manifest column, and find computes the digest of the value asked and looks it up in the
-\`personal_values\` table. The value is never printed: the answer echoes it masked.
+each personal manifest column, and of a number or e-mail address in a recording's file name (a caller
+number, not a date or time stamp), and find computes the digest of the value asked and looks it up in
+the \`personal_values\` table. The value is never printed: the answer echoes it masked.
 
-  --phone <N>        a phone number, in any notation (its digits are the value)
+  --phone <N>        a phone number, in any notation (its digits are the value): said, in a
+                     manifest column, or in a recording's file name
   --email <A>        an e-mail address (case and full-width letters do not matter)
   --customer <ID>    a customer id, a caller number or a name from the manifest's personal columns
   --call <ID>        the personal values recorded for one call (their kinds and places)
@@ -41,10 +43,10 @@ each personal manifest column, and find computes the digest of the value asked a
   --offline          the local mirror as it is, without syncing it first
   --json             the answer as JSON: { asked, calls: [{ callId, occurrences: [...] }] }`;
 
-/** One place a value occurred: an utterance of the call (said), or a manifest column. */
+/** One place a value occurred: an utterance of the call (said), a manifest column, or the recording's key. */
 export interface Occurrence {
   kind: string;
-  origin: 'speech' | 'manifest';
+  origin: 'speech' | 'manifest' | 'source';
   column: string | null;
   utterance: number | null;
   startSeconds: number | null;
@@ -65,7 +67,7 @@ function grouped(rows: Record<string, unknown>[]): FoundCall[] {
     const list = calls.get(id) ?? [];
     list.push({
       kind: String(r.kind),
-      origin: r.origin === 'manifest' ? 'manifest' : 'speech',
+      origin: r.origin === 'manifest' || r.origin === 'source' ? r.origin : 'speech',
       column: (r.column as string | null) ?? null,
       utterance: (r.utterance_index as number | null) ?? null,
       startSeconds: (r.start_seconds as number | null) ?? null,
@@ -150,7 +152,11 @@ function printed(asked: string, calls: FoundCall[]): string {
     c.occurrences.map((o) => [
       c.callId,
       o.kind,
-      o.origin === 'manifest' ? `manifest ${o.column ?? ''}`.trim() : 'said',
+      o.origin === 'manifest'
+        ? `manifest ${o.column ?? ''}`.trim()
+        : o.origin === 'source'
+          ? 'file name'
+          : 'said',
       o.utterance === null ? '' : String(o.utterance),
       o.startSeconds === null ? '' : o.startSeconds.toFixed(1),
     ]),

@@ -1,8 +1,9 @@
 /**
  * `callpipe find` on the stack's own workers (which make and use the local stack's digest key): three
- * small calls through a manifest backfill, one in which the customer says a mobile number, each with a
- * customer id in the manifest's `customer_id` column. `find --phone` in another notation and
- * `find --customer` answer with exactly the calls that hold the value, and where; the command never
+ * small calls through a manifest backfill, one in which the customer says a mobile number, one whose
+ * recording is named by its caller number and time (`08033334444_20261124-1015.wav`), each with a
+ * customer id in the manifest's `customer_id` column. `find --phone` in another notation (said, or in the
+ * file name) and `find --customer` answer with exactly the calls that hold the value, and where; the command never
  * prints the value asked; and neither the number nor the customer ids are in plaintext in any stored
  * object of the calls (result.json, transcript, page, the tables' Parquet files, the batch's report).
  */
@@ -14,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { callSpec, outputLocation } from '../../cli/submit.ts';
 import { startBackfill } from '../../cli/commands/backfill.ts';
-import { callIdOf } from '../../activities/storage/call-id.ts';
+import { callIdOf, callIdRuleOf } from '../../activities/storage/call-id.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { phraseDurationSeconds, type FixtureScript } from '../../schemas/synthetic-recording.ts';
 import { roundSecondsToMs } from '../../schemas/units.ts';
@@ -50,8 +51,12 @@ describe('callpipe find', () => {
   const env = () => ({ ...inject('stackEnv'), CALLPIPE_S3_TABLES_PREFIX: tablesPrefix });
   const keys: string[] = [];
   const callIds: string[] = [];
-  const customers = [0, 1, 2].map((i) => `CUST-${id}-${i}`);
+  const customers = [0, 1, 2, 3].map((i) => `CUST-${id}-${i}`);
+  // The last recording is named as recorders name them: caller number, then date and time.
+  const names = ['call-0.wav', 'call-1.wav', 'call-2.wav', '08033334444_20261124-1015.wav'];
   const PHONE_FORMS = ['090-1234-5678', '09012345678', '1234-5678'];
+  // The file name's number: the source key, and so result.json and the tables' source_key, keep it.
+  const NAMED_FORMS = ['08033334444', '3333-4444', '3333 4444'];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'callpipe-find-'));
@@ -59,15 +64,16 @@ describe('callpipe find', () => {
     output = { ...outputLocation(undefined, pc.config), prefix: `find-${id}/` };
     const paths = [join(dir, 'phone.wav')];
     await renderFixture(phoneCall(), paths[0]!);
-    for (const i of [1, 2]) {
+    for (const i of [1, 2, 3]) {
       const call = await makeCall(dir, `plain-${i}.wav`, { durationSeconds: 6, stereo: true, seed: 500 + i });
       paths.push(call.path);
     }
     for (const [i, path] of paths.entries()) {
-      const key = `recordings/find-${id}/call-${i}.wav`;
+      const key = `recordings/find-${id}/${names[i]}`;
       await pc.store.putFile(key, path);
       keys.push(key);
-      callIds.push(callIdOf({ bucket: pc.store.bucket, key }));
+      // A name with a number gets a pseudonymous id, keyed with the stack's digest key.
+      callIds.push(callIdOf({ bucket: pc.store.bucket, key }, callIdRuleOf(pc.config)));
     }
     const manifestKey = `manifests/find-${id}.csv`;
     const csv = `key,customer_id,started_at\n${keys.map((k, i) => `${k},${customers[i]},2026-03-01T10:0${i}:00Z`).join('\n')}\n`;
@@ -94,7 +100,7 @@ describe('callpipe find', () => {
   async function find(...args: string[]): Promise<{ asked: string; calls: FoundCall[] }> {
     const out = await run(['find', ...args, '--json'], env());
     expect(out.code, out.stderr).toBe(0);
-    for (const value of [...PHONE_FORMS, ...customers]) {
+    for (const value of [...PHONE_FORMS, ...NAMED_FORMS, ...customers]) {
       expect(out.stdout, value).not.toContain(value);
       expect(out.stderr, value).not.toContain(value);
     }
@@ -117,6 +123,19 @@ describe('callpipe find', () => {
       utterance: said,
       startSeconds: Math.round(doc.utterances[said]!.start * 1000) / 1000,
     });
+  });
+
+  it("finds the caller number of a recording's file name, in another notation, in exactly that call", async () => {
+    expect(callIds[3]).not.toContain('08033334444');
+    const found = await find('--phone', '+81 80-3333-4444');
+    expect(found.calls).toEqual([
+      {
+        callId: callIds[3],
+        occurrences: [{ kind: 'phone', origin: 'source', column: null, utterance: null, startSeconds: null }],
+      },
+    ]);
+    // The name's date and time stamp is no number.
+    expect((await find('--phone', '20261124-1015')).calls).toEqual([]);
   });
 
   it('finds a manifest customer id in exactly its call; an unknown one in none', async () => {

@@ -8,6 +8,7 @@ import {
   callIdRuleOf,
   givenCallIdProblem,
   personalDataIn,
+  personalValuesInKey,
   reportedSource,
   slug,
   type CallIdRule,
@@ -176,5 +177,37 @@ describe('batch reports', () => {
     expect(puts).toHaveLength(1);
     expect(puts[0]!.body).not.toContain('09012345678');
     expect(puts[0]!.body).toContain('s3://b/in/xxxxxxxxxxx.wav');
+  });
+});
+
+describe("personalValuesInKey: what `find` indexes of a recording's key", () => {
+  it.each([
+    ['in/09012345678_20261124-1015.wav', [{ kind: 'phone', value: '09012345678' }]],
+    ['in/09012345678-20261124-1015.wav', [{ kind: 'phone', value: '09012345678' }]],
+    ['in/20261124-1015-090-1234-5678.wav', [{ kind: 'phone', value: '09012345678' }]],
+    ['in/090-1234-5678.wav', [{ kind: 'phone', value: '09012345678' }]],
+    ['in/+81 90 1234 5678 call.mp3', [{ kind: 'phone', value: '+819012345678' }]],
+    ['in/０９０１２３４５６７８.wav', [{ kind: 'phone', value: '09012345678' }]],
+    ['in/0312345678/2026-11-24/1015.wav', [{ kind: 'phone', value: '0312345678' }]],
+    ['in/taro.yamada@example.co.jp_1015.wav', [{ kind: 'email', value: 'taro.yamada@example.co.jp' }]],
+    ['in/agent7_1234567.wav', [{ kind: 'phone', value: '1234567' }]],
+    // Date and time stamps alone are not numbers.
+    ['in/20261124.wav', []],
+    ['in/2026-11-24_10-15.wav', []],
+    ['in/20261124101500.wav', []],
+    ['in/call_202611241015.wav', []],
+    ['in/agent7_call3.wav', []],
+    // Not a valid date: a number.
+    ['in/20261399.wav', [{ kind: 'phone', value: '20261399' }]],
+    ['in/20261124251500.wav', [{ kind: 'phone', value: '20261124251500' }]],
+  ])('%s', (key, values) => {
+    expect(personalValuesInKey(key)).toEqual(values);
+  });
+
+  it('a key with values has a pseudonymous id; a date stamp is masked in ids all the same', () => {
+    for (const key of ['in/09012345678_20261124-1015.wav', 'in/20261124101500.wav']) {
+      expect(personalDataIn(key)).toBe('digits');
+      expect(digitsIn(id(key).slice(0, -16))).toEqual([]);
+    }
   });
 });

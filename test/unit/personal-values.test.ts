@@ -58,8 +58,8 @@ describe('personal manifest columns', () => {
   });
 });
 
-const facts = (metadata: Record<string, string>): ResultFacts => ({
-  source: { bucket: 'in', key: 'calls/a.wav', metadata },
+const facts = (metadata: Record<string, string>, sourceKey = 'calls/a.wav'): ResultFacts => ({
+  source: { bucket: 'in', key: sourceKey, metadata },
   audio: {
     durationSeconds: 30,
     sampleRate: 8000,
@@ -91,7 +91,12 @@ const facts = (metadata: Record<string, string>): ResultFacts => ({
 });
 
 /** One call through redaction and result.json, as the workers do it with a digest key. */
-async function processCall(callId: string, lines: string[], metadata: Record<string, string>) {
+async function processCall(
+  callId: string,
+  lines: string[],
+  metadata: Record<string, string>,
+  sourceKey?: string,
+) {
   const store = new MemoryStore();
   const said = lines.map((text, i) => utterance(i, i % 2 ? 'customer' : 'agent', i * 3, i * 3 + 2.5, text));
   store.objects.set('s/timeline.json', JSON.stringify(timeline(said, 30)));
@@ -120,7 +125,7 @@ async function processCall(callId: string, lines: string[], metadata: Record<str
     recognizedTimelineKey: 's/timeline.json',
     redactionKey: 's/redaction.json',
     stepFailures: [],
-    facts: facts(metadata),
+    facts: facts(metadata, sourceKey),
   });
   const results = store.withBucket('results');
   const restricted = store.withBucket('restricted');
@@ -195,6 +200,54 @@ describe('find over the personal_values table', () => {
       expect(await callsWithDigest(db, personalDigest(other, 'phone', '09012345678')!)).toEqual([]);
       const ofA = await valuesOfCall(db, 'call-a');
       expect(ofA[0]!.occurrences.map((o) => o.kind).sort()).toEqual(['customer', 'phone']);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("find by a number or an address in a recording's file name", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'find-source-unit-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("digests the key's caller number and address (not its date stamps) and finds exactly their calls", async () => {
+    const calls = [
+      await processCall('call-n', ['ご用件をどうぞ。'], {}, 'rec/08033334444_20261124-1015.wav'),
+      await processCall('call-m', ['ご用件をどうぞ。'], {}, 'rec/2026-11-24/Taro.Y@Example.jp_0930.wav'),
+      await processCall('call-d', ['ご用件をどうぞ。'], {}, 'rec/20261124_101500.wav'),
+    ];
+    const [n, m, d] = calls.map((c) => c.doc);
+    // The key stays the call's source in result.json; its values are also kept as digests.
+    expect(n!.source.personalValues).toEqual([
+      { kind: 'phone', digest: personalDigest(key, 'phone', '08033334444'), origin: 'source' },
+    ]);
+    expect(m!.source.personalValues).toEqual([
+      { kind: 'email', digest: personalDigest(key, 'email', 'taro.y@example.jp'), origin: 'source' },
+    ]);
+    expect(d!.source.personalValues).toBeUndefined();
+    for (const doc of [n!, m!, d!]) {
+      const { start, rows } = callRows(doc, `results/${doc.callId}/result.json`, 'UTC');
+      const table = TABLES.personal_values;
+      if (rows.personal_values.length === 0) continue;
+      const folder = join(dir, table.name, `dt=${start.dt}`);
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, `call-${doc.callId}.parquet`), encodeTable(table, rows.personal_values));
+    }
+    const db = await openTablesDatabase((t) => tableFiles(dir, t).map((f) => join(dir, t, f)), 'UTC');
+    try {
+      expect(await callsWithDigest(db, personalDigest(key, 'phone', '080-3333-4444')!)).toEqual([
+        {
+          callId: 'call-n',
+          occurrences: [
+            { kind: 'phone', origin: 'source', column: null, utterance: null, startSeconds: null },
+          ],
+        },
+      ]);
+      const mail = await callsWithDigest(db, personalDigest(key, 'email', 'TARO.Y@example.jp')!);
+      expect(mail.map((c) => c.callId)).toEqual(['call-m']);
+      // A date stamp of a file name is no number: nothing answers for it.
+      expect(await callsWithDigest(db, personalDigest(key, 'phone', '20261124101500')!)).toEqual([]);
+      expect(await callsWithDigest(db, personalDigest(key, 'phone', '20261124')!)).toEqual([]);
     } finally {
       db.close();
     }
