@@ -71,5 +71,17 @@ export const manifestEntrySchema = z.object({
    * duplicate, not run (a row that differs from it is refused with the manifest).
    */
   duplicateOf: z.number().int().positive().optional(),
+  /**
+   * A stored page's rows in the manifest, in bytes: the header's end, and where the page's rows start and
+   * end. A page of rows with metadata is stored without it (the cells may be personal data) and the cells
+   * are read back from the manifest itself; absent on pages without metadata and on older pages.
+   */
+  span: z
+    .object({
+      header: z.number().int().positive(),
+      start: z.number().int().nonnegative(),
+      end: z.number().int().positive(),
+    })
+    .optional(),
 });
 export type ManifestEntry = z.infer<typeof manifestEntrySchema>;

@@ -21,6 +21,9 @@ import type { OutputLocation } from '../../schemas/recording.ts';
 import { notARecording } from '../media/sniff.ts';
 import { filterReason, needsSniffing, type FilterCandidate } from './filters.ts';
 import { HEAD_CONCURRENCY, headBytes, pageName, putJson } from './bucket-io.ts';
+import { ManifestChangedError, withManifestMetadata } from './manifest.ts';
+import { failureOf } from '../failure.ts';
+import { FAILURE } from '../../schemas/retry-table.ts';
 
 export interface ListPageInput {
   source: BackfillSource;
@@ -75,6 +78,28 @@ async function listPrefixPage(
   };
 }
 
+/** A page's metadata, read back from the manifest itself (pages are stored without it). */
+async function manifestMetadataOf(store: ObjectStore, input: ListPageInput, entries: ManifestEntry[]) {
+  if (input.source.kind !== 'manifest') return entries;
+  const manifest = store.withBucket(input.source.bucket);
+  const { key } = input.source;
+  try {
+    return await withManifestMetadata(
+      entries,
+      async (start, end) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of await manifest.getStream(key, { start, end: end - 1 }))
+          chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks);
+      },
+      input.source.bucket,
+    );
+  } catch (err) {
+    if (err instanceof ManifestChangedError) throw failureOf(FAILURE.ManifestError, err.message);
+    throw err;
+  }
+}
+
 /** A manifest names objects: each is looked up for its version (etag), size and date. */
 async function readManifestPage(
   store: ObjectStore,
@@ -83,9 +108,10 @@ async function readManifestPage(
 ): Promise<Listing> {
   const manifest = input.manifest!;
   const key = `${manifest.pagesPrefix}${pageName(input.cursor.page)}`;
-  const entries = manifestEntrySchema
+  const stored = manifestEntrySchema
     .array()
     .parse(JSON.parse(await store.withBucket(input.output.bucket).getText(key)));
+  const entries = await manifestMetadataOf(store, input, stored);
   const candidates = await Promise.all(
     entries.map((e) =>
       limit(async (): Promise<Candidate> => {

@@ -213,12 +213,19 @@ export interface ManifestReadOptions {
    * Each page of entries, in order, while the file is valid so far (a refused file may have handed some:
    * nothing may start from them before the read resolves).
    */
-  onPage?: (entries: ManifestEntry[], page: number) => Promise<void>;
+  onPage?: (entries: ManifestEntry[], page: number, span: PageSpan) => Promise<void>;
   /**
    * How call ids are made from file names (config `callIds`): a given `call_id` with personal data is
    * refused unless `slug`.
    */
   callIds?: CallIdRule;
+}
+
+/** Where a page's rows are in the manifest's bytes: the header's end, the rows' start and end. */
+export interface PageSpan {
+  header: number;
+  start: number;
+  end: number;
 }
 
 /** Line breaks inside a record's raw text (not the one that ends it). */
@@ -279,16 +286,24 @@ export async function readManifest(
   let rows = 0;
   let pages = 0;
   let page: ManifestEntry[] = [];
+  // Bytes read when each record was handed: a record starts where the one before it ended.
+  let headerEnd = 0;
+  let recordEnd = 0;
+  let pageStart = 0;
+  let pageEnd = 0;
   const flush = async () => {
     if (page.length === 0 || !options.onPage) return;
     const full = page;
     page = [];
-    await options.onPage(full, pages++);
+    await options.onPage(full, pages++, { header: headerEnd, start: pageStart, end: pageEnd });
   };
   try {
     for await (const { record, info, raw } of parser as AsyncIterable<ParsedRecord>) {
       if (stopped) break;
+      const recordStart = recordEnd;
+      recordEnd = info.bytes;
       if (!columns) {
+        headerEnd = info.bytes;
         columns = record.map(columnName);
         const header = headerProblems(columns);
         if (header.length > 0) {
@@ -321,6 +336,8 @@ export async function readManifest(
         continue;
       }
       if (total > 0) continue; // a refused file hands no more pages
+      if (page.length === 0) pageStart = recordStart;
+      pageEnd = recordEnd;
       page.push(entry);
       if (page.length >= pageSize) await flush();
     }
@@ -357,4 +374,44 @@ export async function parseManifest(
     onPage: async (page) => void entries.push(...page),
   });
   return entries;
+}
+
+/** A manifest whose rows are no longer those its stored pages were made from. */
+export class ManifestChangedError extends Error {
+  override name = 'ManifestChangedError';
+}
+
+/**
+ * A stored page's entries with their metadata read back from the manifest (ranged reads of its header
+ * and of the page's rows, parsed as the batch parsed them): pages are stored without the cells, which may
+ * be personal data, so nothing of them stays in the batch's objects. Entries without a span (a page
+ * without metadata, or stored before) are as they are. Refuses a manifest whose rows changed meanwhile.
+ */
+export async function withManifestMetadata(
+  entries: ManifestEntry[],
+  readRange: (start: number, end: number) => Promise<Buffer>,
+  bucket: string,
+): Promise<ManifestEntry[]> {
+  const span = entries[0]?.span;
+  if (!span) return entries;
+  const [head, rows] = await Promise.all([readRange(0, span.header), readRange(span.start, span.end)]);
+  let read: ManifestEntry[];
+  try {
+    // The rows passed the deployment's call id rule when the batch read them: not refused again here.
+    read = await parseManifest(Buffer.concat([head, rows]), bucket, { callIds: { mode: 'slug' } });
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    read = [];
+  }
+  const same = (a: ManifestEntry, b: ManifestEntry | undefined) =>
+    b !== undefined &&
+    a.bucket === b.bucket &&
+    a.key === b.key &&
+    a.callId === b.callId &&
+    a.startedAt === b.startedAt;
+  if (read.length !== entries.length || entries.some((e, i) => !same(e, read[i])))
+    throw new ManifestChangedError(
+      `the manifest changed since the batch began (lines ${entries[0]!.line}–${entries.at(-1)!.line} are not the rows it read): start a new batch`,
+    );
+  return entries.map(({ span: _span, ...e }, i) => ({ ...e, metadata: read[i]!.metadata }));
 }

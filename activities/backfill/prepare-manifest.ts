@@ -4,7 +4,8 @@ import pLimit from 'p-limit';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { BackfillSource } from '../../schemas/backfill.ts';
 import { MANIFEST_LIMITS } from '../../schemas/manifest.ts';
-import { ManifestError, readManifest, tooLargeManifest } from './manifest.ts';
+import { ManifestError, readManifest, tooLargeManifest, type PageSpan } from './manifest.ts';
+import type { ManifestEntry } from '../../schemas/manifest.ts';
 import { HEAD_CONCURRENCY, pageName, putJson } from './bucket-io.ts';
 import { failureOf } from '../failure.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
@@ -26,6 +27,17 @@ function manifestFailure(err: unknown): unknown {
 }
 
 /**
+ * A page as stored: entries with metadata lose it for the span of their rows in the manifest, from which
+ * the listing reads the cells back (withManifestMetadata). The cells may be personal data (a caller
+ * number, a customer's name) and the pages stay with the batch's other objects: the values reach the
+ * calls' (encrypted) inputs and the unredacted copy, never an object of the batch.
+ */
+export function storedPage(entries: ManifestEntry[], span: PageSpan): ManifestEntry[] {
+  if (!entries.some((e) => Object.keys(e.metadata).length > 0)) return entries;
+  return entries.map((e) => ({ ...e, metadata: {}, span }));
+}
+
+/**
  * Reads the CSV once, as a stream within its bounds (the size is checked before a byte is read), and
  * stores it as pages of entries, so each run reads only its pages.
  */
@@ -44,9 +56,10 @@ export async function prepareManifest(
     const read = await readManifest(await manifest.getStream(input.source.key), input.source.bucket, {
       pageSize: input.pageSize,
       callIds,
-      onPage: async (entries, n) => {
+      onPage: async (entries, n, span) => {
+        const page = storedPage(entries, span);
         writes.push(
-          limit(() => putJson(store, input.outputBucket, `${input.pagesPrefix}${pageName(n)}`, entries)),
+          limit(() => putJson(store, input.outputBucket, `${input.pagesPrefix}${pageName(n)}`, page)),
         );
         // Pages wait in memory only while the writes before them are in flight.
         if (limit.pendingCount > HEAD_CONCURRENCY) await writes.at(-1);
