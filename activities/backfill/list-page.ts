@@ -96,6 +96,12 @@ async function manifestMetadataOf(store: ObjectStore, input: ListPageInput, entr
     );
   } catch (err) {
     if (err instanceof ManifestChangedError) throw failureOf(FAILURE.ManifestError, err.message);
+    // Gone or refused since the batch read it: no retry brings its cells back.
+    if (isPermanentS3Error(err))
+      throw failureOf(
+        FAILURE.ManifestError,
+        `the manifest cannot be read since the batch began (HTTP ${s3StatusOf(err)}): its pages keep no cell, so it must stay until its batch ends`,
+      );
     throw err;
   }
 }

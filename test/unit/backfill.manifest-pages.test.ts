@@ -112,6 +112,20 @@ describe("a manifest batch's stored pages", () => {
     for (const value of VALUES) expect(refused?.message).not.toContain(value);
   });
 
+  it('fail the batch for good when the manifest is gone', async () => {
+    const { out, input } = stack();
+    await prepared(out);
+    input.objects.delete('m.csv');
+    const original = input.getText.bind(input);
+    input.getText = async (key: string) =>
+      key === 'm.csv'
+        ? Promise.reject(Object.assign(new Error('NoSuchKey'), { $metadata: { httpStatusCode: 404 } }))
+        : original(key);
+    await expect(listed(out, 0)).rejects.toThrow(
+      /the manifest cannot be read since the batch began \(HTTP 404\)/,
+    );
+  });
+
   it('a manifest without cells: its pages as before', async () => {
     const { out, input } = stack();
     input.objects.set('m.csv', 'key\nrec/a.wav\nrec/b.wav\n');
