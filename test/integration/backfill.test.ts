@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation } from '../../cli/submit.ts';
@@ -27,6 +26,7 @@ import {
 import { processRecording } from '../../workflows/process-recording.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
+import { runId } from '../helpers/run-id.ts';
 
 /** Runs the `callpipe` command against the test stack (found through its CALLPIPE_HOME). */
 const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
@@ -49,7 +49,7 @@ describe('backfill', () => {
   let dir: string;
   let pc: PipelineClient;
   let output: OutputLocation;
-  const run = randomUUID().slice(0, 8);
+  const run = runId();
 
   /** Uploads `count` short generated calls under a fresh prefix; returns the prefix and the keys. */
   async function recordings(

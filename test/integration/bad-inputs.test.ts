@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
@@ -27,6 +26,7 @@ import type { ProcessRecordingResult } from '../../workflows/process-recording.t
 import type { BackfillResult } from '../../workflows/backfill.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 import type { OutputLocation, RecordingSource } from '../../schemas/recording.ts';
+import { runId } from '../helpers/run-id.ts';
 
 interface ResultDoc {
   callId: string;
@@ -59,7 +59,7 @@ describe('bad-input corpus', () => {
   let pc: PipelineClient;
   let cases: CorpusCase[];
   let output: OutputLocation;
-  const run = randomUUID().slice(0, 8);
+  const run = runId();
   /** Every input of this run lives under its own prefix. */
   const prefix = `corpus-${run}/`;
   const results = new Map<string, ProcessRecordingResult>();

@@ -11,13 +11,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { resultDocumentSchema } from '../../schemas/result.ts';
 import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { callIdOf, callIdRuleOf } from '../../activities/storage/call-id.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { runId } from '../helpers/run-id.ts';
 
 const NUMBER = '09012345678';
 const NAME = `${NUMBER}_20261124-1015.wav`;
@@ -34,7 +34,7 @@ function searchable(value: unknown): string {
 describe('call ids hold no personal data', () => {
   let dir: string;
   let pc: PipelineClient;
-  const run8 = randomUUID().slice(0, 8);
+  const run8 = runId();
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'callpipe-call-id-'));

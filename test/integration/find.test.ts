@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { callSpec, outputLocation } from '../../cli/submit.ts';
 import { startBackfill } from '../../cli/commands/backfill.ts';
@@ -25,6 +24,7 @@ import type { FoundCall } from '../../cli/commands/find.ts';
 import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { runId } from '../helpers/run-id.ts';
 
 /** A short stereo call: the agent asks for a mobile number, the customer says 090-1234-5678 (phrase 213). */
 function phoneCall(): FixtureScript {
@@ -47,7 +47,7 @@ describe('callpipe find', () => {
   let dir: string;
   let pc: PipelineClient;
   let output: OutputLocation;
-  const id = randomUUID().slice(0, 8);
+  const id = runId();
   const tablesPrefix = `find-tables-${id}/`;
   const env = () => ({ ...inject('stackEnv'), CALLPIPE_S3_TABLES_PREFIX: tablesPrefix });
   const keys: string[] = [];

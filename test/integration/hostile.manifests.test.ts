@@ -7,7 +7,7 @@
  * waits on a queue nobody polls until it is cancelled.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -21,8 +21,9 @@ import { processRecording } from '../../workflows/process-recording.ts';
 import { callpipe } from '../helpers/cli.ts';
 import { inProcessWorkers, uniquePrefix, withPrefix } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { runId } from '../helpers/run-id.ts';
 
-const run = randomUUID().slice(0, 8);
+const run = runId();
 
 describe('hostile manifests and inputs', () => {
   let dir: string;

@@ -6,7 +6,6 @@
  * only speech was streamed.
  */
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +20,7 @@ import type { ProcessRecordingResult } from '../../workflows/process-recording.t
 import { ANY_SPEAKER, compareTranscript, expectedUtterances } from '../helpers/pipeline.ts';
 import { muLawSecondsSent, readRequestLog, streamStarts } from '../helpers/request-log.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { runId } from '../helpers/run-id.ts';
 
 interface ResultDoc {
   audio: {
@@ -67,7 +67,7 @@ describe('recordings that would hang a slot or cost what they do not hold', () =
   let dir: string;
   let pc: PipelineClient;
   let output: OutputLocation;
-  const run = randomUUID().slice(0, 8);
+  const run = runId();
   const results = new Map<string, ProcessRecordingResult>();
   const keys = new Map<string, string>();
   let logBefore = 0;

@@ -41,6 +41,7 @@ import {
 } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { upProcess, upReady } from '../helpers/up-process.ts';
+import { runId } from '../helpers/run-id.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-secrets-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -103,7 +104,7 @@ describe('a real call: its media tools hold no secret, and its source copy is it
       }
 
       const submitted = await submitRecording(pc, source, {
-        output: { bucket: pc.store.bucket, prefix: `hostile-secrets-${randomUUID().slice(0, 8)}/` },
+        output: { bucket: pc.store.bucket, prefix: `hostile-secrets-${runId()}/` },
         redo: true,
         extra: { queues: taskQueues(config), pacingSpeed: slowestPace(pc.config.service.speed) },
       });

@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation } from '../../cli/submit.ts';
@@ -15,6 +14,7 @@ import { startBackfill } from '../../cli/commands/backfill.ts';
 import type { BackfillResult } from '../../workflows/backfill.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { runId } from '../helpers/run-id.ts';
 
 function sample(text: string, name: string, labels = ''): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ''} `));
@@ -25,7 +25,7 @@ describe('worker metrics and logs', () => {
   let dir: string;
   let pc: PipelineClient;
   let batch: BackfillResult;
-  const run = randomUUID().slice(0, 8);
+  const run = runId();
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'callpipe-metrics-'));

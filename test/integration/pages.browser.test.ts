@@ -11,7 +11,6 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
@@ -25,6 +24,7 @@ import { callIdOf } from '../../activities/storage/call-id.ts';
 import type { ResultDocument } from '../../schemas/result.ts';
 import type { BackfillResult } from '../../workflows/backfill.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
+import { runId } from '../helpers/run-id.ts';
 
 const ARTIFACTS = fileURLToPath(new URL('../../.test-artifacts/', import.meta.url));
 /** The page draws after its scripts run; under load that takes well over vitest's 1-s default poll. */
@@ -35,7 +35,7 @@ describe('call page and night report in a browser', () => {
   let pc: PipelineClient;
   let browser: Browser;
   let result: BackfillResult;
-  const id = randomUUID().slice(0, 8);
+  const id = runId();
   const output = { bucket: 'callpipe', prefix: `pages-${id}/` };
   const out = `s3://${output.bucket}/${output.prefix}`;
   const callIds: string[] = [];

@@ -6,7 +6,7 @@
  * through `callpipe codec-server` (the CLI's --codec-endpoint, as the Web UI reads it) shows them all.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import { launchBrowser } from '../helpers/browser.ts';
 import { decryptedHistoryJson } from '../helpers/histories.ts';
 import { Worker } from '@temporalio/worker';
 import { temporalDataConverter } from '../../workers/temporal-connection.ts';
+import { runId } from '../helpers/run-id.ts';
 
 const ARTIFACTS = fileURLToPath(new URL('../../.test-artifacts/', import.meta.url));
 
@@ -53,7 +54,7 @@ describe('encrypted payloads: ciphertext in Temporal, readable through the codec
   let pc: PipelineClient;
   let codecServer: Awaited<ReturnType<typeof startCodecServer>>;
   const token = randomBytes(32).toString('base64url');
-  const run = randomUUID().slice(0, 8);
+  const run = runId();
   // Values only this file's calls carry: a manifest's customer and caller, and the recordings' names.
   const customer = `Codec Customer ${run}`;
   const callerNumber = `0312${run.replace(/\D/g, '').padEnd(6, '7').slice(0, 6)}`;

@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { resolveSource, submitRecording } from '../../cli/submit.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
@@ -36,6 +35,7 @@ import {
   personalDataCall,
   personalDataIn as found,
 } from '../helpers/personal-data.ts';
+import { runId } from '../helpers/run-id.ts';
 
 /** JSON of anything, with byte fields (payloads) decoded as UTF-8 so their text can be searched. */
 function searchable(value: unknown): Buffer {
@@ -51,7 +51,7 @@ describe('personal data: redacted by default, everywhere', () => {
   let pc: PipelineClient;
   let path: string;
   let ids: number[];
-  const run = randomUUID().slice(0, 8);
+  const run = runId();
   const output = () => ({ bucket: pc.store.bucket, prefix: `redaction-${run}/default/` });
 
   beforeAll(async () => {

@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation, resolveSource, submitRecording } from '../../cli/submit.ts';
@@ -18,6 +17,7 @@ import { stackConfig } from '../helpers/stack.ts';
 import { readRequestLog } from '../helpers/request-log.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { rescoreRowSchema } from '../../schemas/rescore.ts';
+import { runId } from '../helpers/run-id.ts';
 
 const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
 const requestsSoFar = () => readRequestLog(inject('stack').requestLog!).length;
@@ -41,7 +41,7 @@ scorecard:
 describe('callpipe rescore', () => {
   let dir: string;
   let pc: PipelineClient;
-  const prefix = `rescore-${randomUUID().slice(0, 8)}/`;
+  const prefix = `rescore-${runId()}/`;
   let original: ResultDocument;
 
   beforeAll(async () => {

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { upsertNightlySchedule } from '../../cli/commands/schedule.ts';
@@ -14,11 +13,12 @@ import { dayBefore } from '../../workflows/nightly-date.ts';
 import type { NightlyInput, NightlyResult } from '../../workflows/nightly.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { runId } from '../helpers/run-id.ts';
 
 describe('nightly schedule', () => {
   let dir: string;
   let pc: PipelineClient;
-  const run = randomUUID().slice(0, 8);
+  const run = runId();
   const scheduleId = `test-nightly-${run}`;
 
   beforeAll(async () => {

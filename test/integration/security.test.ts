@@ -27,6 +27,7 @@ import { renderFixture } from '../../activities/media/fixture.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { decryptPayloads } from '../helpers/histories.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
+import { runId } from '../helpers/run-id.ts';
 
 /** JSON of anything, with byte fields (payloads) decoded as UTF-8 so their text can be searched. */
 function searchable(value: unknown): string {
@@ -102,7 +103,7 @@ describe('secrets and output keys', () => {
   let pc: PipelineClient;
   let call: GeneratedCall;
   let secret: string;
-  const run = randomUUID().slice(0, 8);
+  const run = runId();
   /** Workflow ids processed by this file, beside whatever the shared stack ran before it. */
   const ours: string[] = [];
 

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation } from '../../cli/submit.ts';
@@ -27,12 +26,13 @@ import { callIdOf } from '../../activities/storage/call-id.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import type { ResultDocument } from '../../schemas/result.ts';
 import type { BackfillResult } from '../../workflows/backfill.ts';
+import { runId } from '../helpers/run-id.ts';
 
 describe('analysis tables', () => {
   let dir: string;
   let pc: PipelineClient;
   let output: OutputLocation;
-  const id = randomUUID().slice(0, 8);
+  const id = runId();
   const tablesPrefix = `tables-${id}/`;
   const timeZone = 'Asia/Tokyo';
   /** Last night in Tokyo: the third call's day, for `callpipe query`'s "last night". */

@@ -8,7 +8,6 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.ts';
@@ -18,6 +17,7 @@ import { startBackfill } from '../../cli/commands/backfill.ts';
 import type { BackfillResult } from '../../workflows/backfill.ts';
 import { makeCall } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { runId } from '../helpers/run-id.ts';
 
 const ARTIFACTS = fileURLToPath(new URL('../../.test-artifacts/', import.meta.url));
 
@@ -25,7 +25,7 @@ describe('Temporal Web UI', () => {
   let dir: string;
   let pc: PipelineClient;
   let browser: Browser;
-  const run = randomUUID().slice(0, 8);
+  const run = runId();
   const batchId = `test-ui-${run}`;
   let childIds: string[] = [];
 
