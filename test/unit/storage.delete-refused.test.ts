@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { createObjectStore, createS3Client } from '../../activities/storage/object-store.ts';
 import { classifyFailure } from '../../activities/failure-classifier.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
-import { loadConfig } from '../../schemas/config.ts';
+import { localS3Config } from '../helpers/local-s3.ts';
 
 const XMLNS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 let server: Server | undefined;
@@ -42,14 +42,7 @@ async function fakeS3(code: string, keys: string[]) {
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  const s3 = {
-    ...loadConfig({ env: {} }).s3,
-    endpoint: `http://127.0.0.1:${port}`,
-    region: 'us-east-1',
-    accessKeyId: 'k',
-    secretAccessKey: 's',
-    forcePathStyle: true,
-  };
+  const s3 = localS3Config(port);
   return { store: createObjectStore(s3, createS3Client(s3, { maxAttempts: 1 })), deleted };
 }
 

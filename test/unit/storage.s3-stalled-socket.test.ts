@@ -9,7 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createObjectStore, createS3Client } from '../../activities/storage/object-store.ts';
 import { failureTypeOf } from '../../activities/failure-boundary.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
-import { loadConfig } from '../../schemas/config.ts';
+import { localS3Config } from '../helpers/local-s3.ts';
 
 let server: Server | undefined;
 const sockets: Socket[] = [];
@@ -28,14 +28,7 @@ describe('a stalled S3 socket', () => {
     });
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
-    const s3 = {
-      ...loadConfig({ env: {} }).s3,
-      endpoint: `http://127.0.0.1:${port}`,
-      region: 'us-east-1',
-      accessKeyId: 'k',
-      secretAccessKey: 's',
-      forcePathStyle: true,
-    };
+    const s3 = localS3Config(port);
     const store = createObjectStore(s3, createS3Client(s3, { maxAttempts: 1, idleTimeoutMs: 300 }));
     const err: unknown = await store.getText('results/call.json').catch((e: unknown) => e);
     expect(requests).toBeGreaterThan(0);
