@@ -1,0 +1,191 @@
+/**
+ * What callpipe holds about a call: every object it wrote for it, by kind, and the shared objects that
+ * hold a line or a row of it (batch reports, compacted table parts). The one listing that `forget`,
+ * retention and `export` read, so that what is disclosed and what is erased are the same things.
+ *
+ * Every key is found by listing and reading, never assumed: a call's output folder may hold files of
+ * an older release, a crashed run may have left staging behind, a locator may be gone.
+ */
+import {
+  ERROR_FILE,
+  REDACTED_AUDIO_FILE,
+  RESULT_FILE,
+  batchReportKeys,
+  callLocatorKey,
+  normalizePrefix,
+  type OutputLocation,
+  type TablesLocation,
+} from '../../schemas/call-keys.ts';
+import type { CallObjectKind } from '../../schemas/lifecycle.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { readLocator } from '../tables/call-locator.ts';
+
+export type { CallObjectKind } from '../../schemas/lifecycle.ts';
+
+/** Where a deployment keeps what it writes for calls (schemas/config.ts gives each). */
+export interface CallPlaces {
+  output: OutputLocation;
+  /** The staging prefix, in the store's own bucket. */
+  stagingPrefix: string;
+  unredacted?: OutputLocation | undefined;
+  tables: TablesLocation;
+}
+
+/** One object of a call's own: deleting it takes nothing of another call. */
+export interface CallObject {
+  kind: CallObjectKind;
+  bucket: string;
+  key: string;
+  size: number;
+}
+
+/** A shared object holding a line or rows of the call: rewritten without them, never deleted whole. */
+export interface SharedObject {
+  kind: 'report' | 'table-part';
+  bucket: string;
+  key: string;
+}
+
+export interface CallHoldings {
+  callId: string;
+  objects: CallObject[];
+  /** Objects that hold the call among others (see {@link SharedObject}). */
+  shared: SharedObject[];
+  /** The recording's place, from the call's result.json or error.json (when either is still there). */
+  recording?: { bucket: string; key: string } | undefined;
+  /** The call's tables day, from its locator (when it has one). */
+  dt?: string | undefined;
+}
+
+const on = (store: ObjectStore, bucket: string) =>
+  bucket === store.bucket ? store : store.withBucket(bucket);
+
+/** Every object under `prefix` in `bucket`. */
+export async function listAllUnder(
+  store: ObjectStore,
+  bucket: string,
+  prefix: string,
+): Promise<{ key: string; size: number; lastModified?: Date | undefined }[]> {
+  const found: { key: string; size: number; lastModified?: Date | undefined }[] = [];
+  const s = on(store, bucket);
+  let next: string | undefined;
+  do {
+    const page = await s.listPage(prefix, next);
+    found.push(...page.objects.map((o) => ({ key: o.key, size: o.size, lastModified: o.lastModified })));
+    next = page.next;
+  } while (next);
+  return found;
+}
+
+/** The call's output folder: `<output><callId>/`. */
+export function outputDirOf(places: CallPlaces, callId: string): string {
+  return `${normalizePrefix(places.output.prefix)}${callId}/`;
+}
+
+/** The call's staging folder, every run of it: `<staging>calls/<callId>/`. */
+export function stagingDirOf(places: CallPlaces, callId: string): string {
+  return `${normalizePrefix(places.stagingPrefix)}calls/${callId}/`;
+}
+
+/** Where the batches' reports are: `<output>batches/`. */
+export function batchesPrefixOf(places: CallPlaces): string {
+  return `${normalizePrefix(places.output.prefix)}batches/`;
+}
+
+function outputKind(key: string): CallObjectKind {
+  return key.endsWith(`/${REDACTED_AUDIO_FILE}`) ? 'redacted-audio' : 'results';
+}
+
+/** The recording a call was made from, as its result.json (or error.json) says. */
+async function recordingOf(
+  store: ObjectStore,
+  bucket: string,
+  dir: string,
+): Promise<{ bucket: string; key: string } | undefined> {
+  for (const file of [RESULT_FILE, ERROR_FILE]) {
+    const found = await on(store, bucket).read(`${dir}${file}`);
+    if (!found) continue;
+    try {
+      const source = (
+        JSON.parse(found.body.toString('utf8')) as { source?: { bucket?: string; key?: string } }
+      ).source;
+      if (source?.bucket && source.key) return { bucket: source.bucket, key: source.key };
+    } catch {
+      // An unreadable document names no recording; the others may.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The batch reports (report.json, report.csv, report.html and the run parts) that hold a line of any of
+ * `callIds`, per call. Read once for many calls: one pass over the batches' folders.
+ */
+export async function reportsHolding(
+  store: ObjectStore,
+  places: CallPlaces,
+  callIds: readonly string[],
+): Promise<Map<string, SharedObject[]>> {
+  const wanted = new Set(callIds);
+  const byCall = new Map<string, SharedObject[]>(callIds.map((id) => [id, []]));
+  const bucket = places.output.bucket;
+  const objects = await listAllUnder(store, bucket, batchesPrefixOf(places));
+  for (const o of objects) {
+    if (!o.key.endsWith('.json') && !o.key.endsWith('.csv') && !o.key.endsWith('.html')) continue;
+    const text = (await on(store, bucket).read(o.key))?.body.toString('utf8');
+    if (!text) continue;
+    for (const id of wanted)
+      if (text.includes(id)) byCall.get(id)!.push({ kind: 'report', bucket, key: o.key });
+  }
+  return byCall;
+}
+
+/** The report files of a batch folder (for callers that rewrite a report). */
+export { batchReportKeys };
+
+/**
+ * Everything callpipe holds about each of `callIds` (see the file's comment). The recording is listed as
+ * an object of kind `recording` only with `recordings: true`: it is the customer's, not callpipe's.
+ */
+export async function callHoldings(
+  store: ObjectStore,
+  places: CallPlaces,
+  callIds: readonly string[],
+  options: { recordings?: boolean } = {},
+): Promise<CallHoldings[]> {
+  const reports = await reportsHolding(store, places, callIds);
+  const holdings: CallHoldings[] = [];
+  for (const callId of callIds) {
+    const objects: CallObject[] = [];
+    const shared: SharedObject[] = [...(reports.get(callId) ?? [])];
+    const dir = outputDirOf(places, callId);
+    for (const o of await listAllUnder(store, places.output.bucket, dir))
+      objects.push({ kind: outputKind(o.key), bucket: places.output.bucket, key: o.key, size: o.size });
+    if (places.unredacted) {
+      const plain = `${normalizePrefix(places.unredacted.prefix)}${callId}/`;
+      for (const o of await listAllUnder(store, places.unredacted.bucket, plain))
+        objects.push({ kind: 'unredacted', bucket: places.unredacted.bucket, key: o.key, size: o.size });
+    }
+    for (const o of await listAllUnder(store, store.bucket, stagingDirOf(places, callId)))
+      objects.push({ kind: 'staging', bucket: store.bucket, key: o.key, size: o.size });
+    const tablesBucket = places.tables.bucket;
+    const locator = await readLocator(on(store, tablesBucket), places.tables, callId);
+    const locatorKey = callLocatorKey(places.tables, callId);
+    if (locator) {
+      objects.push({ kind: 'index', bucket: tablesBucket, key: locatorKey, size: 0 });
+      for (const key of Object.values(locator.files)) {
+        if (!key) continue;
+        if (key.endsWith(`/call-${callId}.parquet`))
+          objects.push({ kind: 'table-file', bucket: tablesBucket, key, size: 0 });
+        else shared.push({ kind: 'table-part', bucket: tablesBucket, key });
+      }
+    }
+    const recording = await recordingOf(store, places.output.bucket, dir);
+    if (recording && options.recordings) {
+      const head = await on(store, recording.bucket).head(recording.key);
+      if (head) objects.push({ kind: 'recording', ...recording, size: head.size });
+    }
+    holdings.push({ callId, objects, shared, recording, dt: locator?.dt });
+  }
+  return holdings;
+}
