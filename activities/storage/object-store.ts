@@ -280,7 +280,9 @@ const RETRYABLE_DELETE_CODES = new Set(['InternalError', 'SlowDown', 'ServiceUna
  */
 export class DeleteRefusedError extends Error {
   readonly codes: Record<string, number>;
-  constructor(refused: readonly { Code?: string }[], asked: number) {
+  /** The refused keys, for callers that know their keys hold no personal data (call-id based) to name them. */
+  readonly keys: string[];
+  constructor(refused: readonly { Code?: string; Key?: string }[], asked: number) {
     const codes: Record<string, number> = {};
     for (const e of refused) codes[e.Code ?? 'unknown'] = (codes[e.Code ?? 'unknown'] ?? 0) + 1;
     const list = Object.entries(codes)
@@ -288,6 +290,7 @@ export class DeleteRefusedError extends Error {
       .join(', ');
     super(`S3 refused to delete ${refused.length} of ${asked} objects (${list})`);
     this.codes = codes;
+    this.keys = refused.flatMap((e) => (e.Key ? [e.Key] : []));
     // The failure type by name (failure-classifier.ts): retry when every refusal was the store's own trouble.
     this.name = Object.keys(codes).every((c) => RETRYABLE_DELETE_CODES.has(c))
       ? FAILURE.StorageUnavailable
