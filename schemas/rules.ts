@@ -254,12 +254,29 @@ export const ruleSchema = z
 export type Rule = z.output<typeof ruleSchema>;
 export type RuleKind = Rule['kind'];
 
+/** How urgent an alert is: the order receivers and Slack messages rank alerts by. */
+export const ALERT_SEVERITIES = ['info', 'warning', 'critical'] as const;
+export type AlertSeverity = (typeof ALERT_SEVERITIES)[number];
+
+export const alertSchema = z
+  .object({
+    severity: z.enum(ALERT_SEVERITIES).describe('info, warning or critical'),
+  })
+  .strict()
+  .meta({ id: 'Alert' });
+export type Alert = z.output<typeof alertSchema>;
+
 export const categorySchema = z
   .object({
     name,
     description: z.string().optional(),
     match: z.enum(['all', 'any']).default('all').describe('every rule must hold, or any one'),
     rules: z.array(ruleSchema).min(1).max(RULE_FILE_LIMITS.rulesPerCategory),
+    alert: alertSchema
+      .optional()
+      .describe(
+        'a call that matches raises a `callpipe.call.alert` event as soon as its insights exist (docs/events.md)',
+      ),
   })
   .strict()
   .meta({ id: 'Category' });
