@@ -32,10 +32,12 @@ export const PINNED = {
 
 /**
  * Test-only Python packages (`npm test` installs them through the bootstrap, `callpipe tools --test`):
- * pyarrow, the independent reader every Parquet file callpipe writes is read back with in tests.
+ * pyarrow, the independent reader every Parquet file callpipe writes is read back with in tests;
+ * moto's server (`moto_server`), the SQS-compatible server `callpipe watch --sqs` is tested against.
  */
 export const TEST_PINNED = {
   pyarrow: '26.0.1',
+  'moto[server]': '5.2.1',
 } as const;
 
 /** Node LTS lines callpipe runs and is tested on, pinned to a release of each (scripts/node-runtime.mjs). */
