@@ -80,7 +80,8 @@ export interface ObjectStore {
   /** Deletes exactly these keys (absent ones are no error); resolves to how many were asked. */
   deleteKeys(keys: readonly string[]): Promise<number>;
   exists(key: string): Promise<boolean>;
-  listPage(prefix: string, next?: string, pageSize?: number): Promise<ListPage>;
+  /** One page of keys under `prefix` in key order; with `startAfter`, only keys after it (S3 StartAfter). */
+  listPage(prefix: string, next?: string, pageSize?: number, startAfter?: string): Promise<ListPage>;
   deletePrefix(prefix: string): Promise<number>;
   ensureBucket(bucket?: string): Promise<void>;
   /** Same store on another bucket (for `s3://other-bucket/...` sources). */
@@ -318,9 +319,16 @@ async function listObjectPage(
   prefix: string,
   next?: string,
   pageSize = 1000,
+  startAfter?: string,
 ): Promise<ListPage> {
   const res = await client.send(
-    new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: next, MaxKeys: pageSize }),
+    new ListObjectsV2Command({
+      Bucket,
+      Prefix: prefix,
+      ContinuationToken: next,
+      MaxKeys: pageSize,
+      StartAfter: startAfter,
+    }),
   );
   return {
     objects: (res.Contents ?? []).map((o) => ({
@@ -383,7 +391,8 @@ export function createObjectStore(
     async exists(key) {
       return (await store.head(key)) !== undefined;
     },
-    listPage: (prefix, next, pageSize) => listObjectPage(target, prefix, next, pageSize),
+    listPage: (prefix, next, pageSize, startAfter) =>
+      listObjectPage(target, prefix, next, pageSize, startAfter),
     deletePrefix: (prefix) => deleteObjectsUnder(store, target, prefix),
     ensureBucket: (name = bucket) => ensureBucketExists(client, name),
     withBucket: (other) => createObjectStore(config, client, other),
