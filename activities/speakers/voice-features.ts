@@ -12,13 +12,19 @@
  *
  * Each frame is read on its own: the frames cover about a tenth of an utterance, and a reader may decode
  * on every read (the speakers stage's decodes mu-law), so one read of the whole utterance would decode
- * ten times the samples; read by frame, it costs about a third of that.
+ * ten times the samples. A reader that can decode straight into the caller's buffer (`readInto`) does
+ * so, with no array of its own per frame.
  */
 
 export interface AudioReader {
   sampleRate: number;
   /** samples in [-1,1] from start to end seconds (clamped to the audio) */
   read(startSeconds: number, endSeconds: number): Float32Array;
+  /**
+   * The same samples written into `out` from index `at`, at most `limit` of them; returns how many were
+   * written. Optional: without it each frame is read into an array of its own and copied.
+   */
+  readInto?(startSeconds: number, endSeconds: number, out: Float32Array, at: number, limit: number): number;
 }
 
 /** seconds */
@@ -116,6 +122,7 @@ export interface Analyzer {
     /** One utterance's frames, read before its quiet ones are known, their levels and lengths. */
     pool: Float32Array;
     levels: Float64Array;
+    means: Float64Array;
     lengths: Int32Array;
   };
 }
@@ -390,6 +397,7 @@ export function analyzerFor(sampleRate: number): Analyzer {
       mel: new Float64Array(MEL_BANDS),
       pool: new Float32Array(MAX_FRAMES * frameLength),
       levels: new Float64Array(MAX_FRAMES),
+      means: new Float64Array(MAX_FRAMES),
       lengths: new Int32Array(MAX_FRAMES),
     },
   };
@@ -407,48 +415,26 @@ export function analyzerFor(sampleRate: number): Analyzer {
 const dbOf = (meanSquareValue: number) => 10 * Math.log10(meanSquareValue + TINY);
 
 /**
- * Full features of one frame, `length` samples of `pool` from `base`, into `out` at `offset`. One pass
- * removes the mean, windows the frame for the spectrum and decimates it for the pitch.
+ * Full features of one frame, `length` samples of `pool` from `base` whose mean and level (dB) the caller
+ * has measured, into `out` at `offset`. One pass removes the mean and windows the frame.
  */
 function analyseFrame(
   a: Analyzer,
   pool: Float32Array,
   base: number,
   length: number,
+  mean: number,
+  level: number,
   out: Float64Array,
   offset: number,
 ): void {
   const { frame, power, mel: melEnergy } = a.scratch;
   const { window } = a;
   const n = Math.min(length, a.frameLength);
-  let even = 0;
-  let odd = 0;
-  let i = 0;
-  for (; i + 1 < n; i += 2) {
-    even += pool[base + i]!;
-    odd += pool[base + i + 1]!;
-  }
-  if (i < n) even += pool[base + i]!;
-  const mean = n > 0 ? (even + odd) / n : 0;
-  even = 0;
-  odd = 0;
-  for (i = 0; i + 1 < n; i += 2) {
-    const v = pool[base + i]! - mean;
-    const u = pool[base + i + 1]! - mean;
-    even += v * v;
-    odd += u * u;
-    frame[i] = v * window[i]!;
-    frame[i + 1] = u * window[i + 1]!;
-  }
-  if (i < n) {
-    const v = pool[base + i]! - mean;
-    even += v * v;
-    frame[i] = v * window[i]!;
-  }
-  const squares = even + odd;
+  for (let i = 0; i < n; i++) frame[i] = (pool[base + i]! - mean) * window[i]!;
   // A frame cut short by the end of the audio: the rest is silence.
   frame.fill(0, n);
-  out[offset + LEVEL] = dbOf(n > 0 ? squares / n : 0);
+  out[offset + LEVEL] = level;
 
   powerSpectrum(a.fft, frame, power);
 
@@ -552,17 +538,30 @@ function pitchOf(a: Analyzer, out: Float64Array, offset: number): void {
   out[offset + PITCH] = Math.log2(a.sampleRate / factor / (best + shift) / 100);
 }
 
-/** One frame's samples, or undefined when the reader fails or gives samples that are not finite. */
-function readFrame(audio: AudioReader, t: number, seconds: number): Float32Array | undefined {
-  let samples: Float32Array;
+/**
+ * One frame's samples into `pool` from `base` (at most `limit`); how many were read, 0 when the reader
+ * fails. Samples that are not finite make the frame's level NaN, and the frame is dropped as quiet.
+ */
+function readFrameInto(
+  audio: AudioReader,
+  t: number,
+  seconds: number,
+  pool: Float32Array,
+  base: number,
+  limit: number,
+): number {
   try {
-    samples = audio.read(t, t + seconds);
+    if (audio.readInto)
+      return Math.max(0, Math.min(limit, audio.readInto(t, t + seconds, pool, base, limit)));
+    const samples = audio.read(t, t + seconds);
+    if (!(samples instanceof Float32Array)) return 0;
+    // Copied: a reader may reuse its buffer.
+    const length = Math.min(samples.length, limit);
+    pool.set(length < samples.length ? samples.subarray(0, length) : samples, base);
+    return length;
   } catch {
-    return undefined;
+    return 0;
   }
-  if (!(samples instanceof Float32Array)) return undefined;
-  for (let i = 0; i < samples.length; i += 16) if (!Number.isFinite(samples[i]!)) return undefined;
-  return samples;
 }
 
 /**
@@ -580,16 +579,13 @@ export function utteranceFrames(audio: AudioReader, span: UtteranceSpan, a: Anal
   const positions = Math.min(budget, Math.floor(usable / MIN_HOP_SECONDS) + 1);
   const hop = positions > 1 ? usable / (positions - 1) : 0;
   const offset = positions > 1 ? 0 : usable / 2;
-  const { pool, levels, lengths } = scratchFor(a, positions);
+  const { pool, levels, means, lengths } = scratchFor(a, positions);
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
     levels[i] = -Infinity;
-    const samples = readFrame(audio, start + offset + i * hop, frameSeconds);
-    if (!samples || samples.length < a.frameLength / 2) continue;
-    // Copied: a reader may reuse its buffer.
-    const length = Math.min(samples.length, a.frameLength);
     const base = i * a.frameLength;
-    pool.set(length < samples.length ? samples.subarray(0, length) : samples, base);
+    const length = readFrameInto(audio, start + offset + i * hop, frameSeconds, pool, base, a.frameLength);
+    if (length < a.frameLength / 2) continue;
     let sum = 0;
     let squares = 0;
     let sumOdd = 0;
@@ -610,6 +606,7 @@ export function utteranceFrames(audio: AudioReader, span: UtteranceSpan, a: Anal
     lengths[i] = length;
     const mean = (sum + sumOdd) / length;
     const ms = (squares + squaresOdd) / length - mean * mean;
+    means[i] = mean;
     levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
     if (levels[i]! > loudest) loudest = levels[i]!;
   }
@@ -621,7 +618,7 @@ export function utteranceFrames(audio: AudioReader, span: UtteranceSpan, a: Anal
   const times = new Float64Array(count);
   for (let i = 0, row = 0; i < positions; i++) {
     if (!(levels[i]! >= floor)) continue;
-    analyseFrame(a, pool, i * a.frameLength, lengths[i]!, features, row * FRAME_DIMS);
+    analyseFrame(a, pool, i * a.frameLength, lengths[i]!, means[i]!, levels[i]!, features, row * FRAME_DIMS);
     times[row] = start + offset + i * hop + frameSeconds / 2;
     row++;
   }
@@ -632,12 +629,13 @@ export function utteranceFrames(audio: AudioReader, span: UtteranceSpan, a: Anal
 function scratchFor(
   a: Analyzer,
   positions: number,
-): { pool: Float32Array; levels: Float64Array; lengths: Int32Array } {
+): { pool: Float32Array; levels: Float64Array; means: Float64Array; lengths: Int32Array } {
   const held = a.scratch.levels.length;
   if (held < positions) {
     const size = Math.max(positions, MAX_FRAMES);
     a.scratch.pool = new Float32Array(size * a.frameLength);
     a.scratch.levels = new Float64Array(size);
+    a.scratch.means = new Float64Array(size);
     a.scratch.lengths = new Int32Array(size);
   }
   return a.scratch;
