@@ -19,6 +19,7 @@ const COMMANDS = [
   'status',
   'query',
   'find',
+  'export',
   'open',
   'codec-server',
   'plan',

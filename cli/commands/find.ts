@@ -122,7 +122,8 @@ function askedOf(values: Record<string, string | boolean | undefined>): Asked | 
   return { kind: option, value };
 }
 
-async function tablesFolder(
+/** The tables' local mirror (synced first unless `offline`), or a folder given as it is. */
+export async function tablesFolder(
   config: ReturnType<typeof pipelineConfig>['config'],
   values: { tables?: string | undefined; dir?: string | undefined; offline?: boolean | undefined },
 ): Promise<string> {
