@@ -62,15 +62,27 @@ export const probeResultSchema = z.object({
   streamIndex: z.number().int().nonnegative(),
   sampleRate: z.number().int().positive(),
   channels: z.number().int().positive(),
-  /** Length measured by decoding every sample: the one to trust. */
+  /**
+   * Length of the audio. A probe reads it without decoding ({@link containerSeconds}, an estimate); the
+   * plan decodes every sample and its length is the one to trust (SessionPlan `source.decodedSeconds`,
+   * the length a call's result states). Probes made before the plan counted it decoded every sample.
+   */
   durationSeconds: z.number().positive(),
+  /**
+   * What the file's packets (or, for AMR, its frames) hold, read without decoding: the plan checks the
+   * decoded length against it. Absent from earlier probes, which checked the length themselves.
+   */
+  containerSeconds: z.number().nonnegative().optional(),
   /** Length the container claims (may be estimated, or absent): kept for diagnosis only. */
   metadataDurationSeconds: z.number().nonnegative().nullable(),
   /** Whether the file also holds video (its audio track is what we use). */
   hasVideo: z.boolean(),
   /** How every ffmpeg run reads it; absent in results of probes before 0.2.0 (read by content). */
   reader: inputReaderSchema.optional(),
-  /** The decoded length against the container's timeline (they agreed within the tolerance). */
+  /**
+   * The decoded length against the container's timeline (they agreed within the tolerance): made by the
+   * plan (SessionPlan `lengthCheck`); here only in probes made before the plan counted the length.
+   */
   lengthCheck: lengthCheckSchema.optional(),
   /** AMR streams: their frames by type. */
   amr: amrFramesSchema.optional(),

@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from './limits.ts';
+import { lengthCheckSchema } from './media-probe.ts';
 
 /** How a session's end was chosen: in a silence, at the limit for want of one, or at the recording's end. */
 export const cutKindSchema = z.enum(['silence', 'hard', 'end']);
@@ -132,6 +133,11 @@ export const sessionPlanSchema = z.object({
     channels: z.number().int().positive(),
     /** Planned length: the decoded length, floored to the millisecond grid. */
     durationSeconds: z.number().positive(),
+    /**
+     * The decoded length, to the millisecond: the recording's length in its result (absent from plans
+     * made before the plan counted it; their probe's `durationSeconds` is that length).
+     */
+    decodedSeconds: z.number().positive().optional(),
     streamIndex: z.number().int().nonnegative(),
   }),
   options: z.object({
@@ -154,5 +160,10 @@ export const sessionPlanSchema = z.object({
   channels: z.array(channelFactsSchema).optional(),
   /** What was decided from it, in words: merged duplicates, silent channels left out. */
   decisions: z.array(z.string()).optional(),
+  /**
+   * The decoded length against the container's timeline the probe read (they agreed within the
+   * tolerance, or the plan failed). Absent from plans made before the plan counted the length.
+   */
+  lengthCheck: lengthCheckSchema.optional(),
 });
 export type SessionPlan = z.infer<typeof sessionPlanSchema>;

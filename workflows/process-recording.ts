@@ -154,6 +154,13 @@ export const INSIGHTS_STAGE = 'insights-stage';
  * {@link REDACTION}.
  */
 export const SPEAKERS_STAGE = 'speakers-stage';
+/**
+ * Patch id: the recording's length (and its check against the container's timeline) comes from the
+ * plan, which decodes every sample; the probe only reads the packets, and its length is an estimate
+ * shown until the plan. Runs that planned before it keep their probe's length, which was decoded. At
+ * `patched`: as {@link REDACTION}.
+ */
+export const DECODED_LENGTH_IN_PLAN = 'decoded-length-in-plan';
 
 // --- activities and their policies (docs/retries.md's retry budget is computed from these) -------------
 
@@ -258,8 +265,9 @@ export async function processRecording(
   const call = new Call(callOf(input));
   if (!input.redo && (await isDone(call))) return call.skipped();
   try {
-    const probe = await probeStage(call);
-    const plan = await planStage(call, probe);
+    const probed = await probeStage(call);
+    const plan = await planStage(call, probed);
+    const probe = withDecodedLength(call, probed, plan);
     const sessions = await recognizeStage(call, probe, plan);
     const merged = await mergeStage(call, probe, plan, sessions);
     const speakers = patched(SPEAKERS_STAGE) ? await speakersStage(call, plan, sessions) : undefined;
@@ -311,6 +319,20 @@ async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
   call.progress.sessionsTotal = plan.sessions.length;
   upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.speakers, value: plan.tracks.length }]);
   return plan;
+}
+
+/**
+ * The recording's facts with the length the plan decoded and checked, which the progress and the
+ * `CallpipeAudioSeconds` search attribute then show in place of the probe's estimate.
+ */
+function withDecodedLength(call: Call, probe: ProbeResult, plan: SessionPlan): ProbeResult {
+  if (!patched(DECODED_LENGTH_IN_PLAN)) return probe;
+  const durationSeconds = plan.source.decodedSeconds ?? probe.durationSeconds;
+  const lengthCheck = plan.lengthCheck ?? probe.lengthCheck;
+  call.progress.audioSeconds = durationSeconds;
+  if (durationSeconds !== probe.durationSeconds)
+    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.audioSeconds, value: durationSeconds }]);
+  return { ...probe, durationSeconds, ...(lengthCheck ? { lengthCheck } : {}) };
 }
 
 /** A recognized session, and its staged audio (the speakers stage reads it on a one-track call). */

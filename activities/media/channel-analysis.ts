@@ -13,7 +13,12 @@
  *   threshold), and whether it carries the same signal as another channel (mono up-mixed to stereo:
  *   |correlation| ≥ {@link DUPLICATE_MIN_CORRELATION}, measured on the conditioned samples so that hum
  *   two channels share does not make them alike);
- * - its DC offset before conditioning (the mean of the raw samples), for the record.
+ * - its DC offset before conditioning (the mean of the raw samples), for the record;
+ *
+ * and the recording's decoded length: the samples the pass decoded, counted at the analysis rate. That
+ * count is the decoder's output, resampled: it equals a count at the native rate to within a sample (a
+ * decoder that drops frames shortens both alike), and costs nothing more than the pass already does, so
+ * the probe need not decode the whole recording a second time (plan.ts checks it against the packets).
  *
  * Memory: one 16-bit peak per channel and 10 ms (7 MB per channel for 10 hours), plus a histogram.
  */
@@ -48,7 +53,7 @@ export interface ChannelAnalysisOptions {
   noiseDb: number;
   /** Shortest silence reported, seconds. */
   minSilenceSeconds: number;
-  /** Length of the recording: closes a silence still open at the end. */
+  /** Length of the recording as far as known before decoding (the probe's): sizes the buffers. */
   durationSeconds: number;
   signal?: AbortSignal;
 }
@@ -57,6 +62,8 @@ export interface ChannelAnalysis {
   channels: ChannelFacts[];
   /** Silences per source channel, in time order. */
   silences: Silence[][];
+  /** What decoded, seconds: the samples of the pass at the analysis rate. */
+  decodedSeconds: number;
 }
 
 const FULL_SCALE = 32768;
@@ -233,6 +240,7 @@ export async function analyzeChannels(
   if (read.status === 'rejected') throw read.reason;
 
   const windows = Math.max(1, acc.windows);
+  const decodedSeconds = acc.samples / ANALYSIS_RATE;
   const facts: ChannelFacts[] = [];
   const silences: Silence[][] = [];
   const thresholds: number[] = [];
@@ -256,7 +264,7 @@ export async function analyzeChannels(
       status: activeSeconds < SILENT_CHANNEL_MAX_ACTIVE_SECONDS ? 'silent' : 'speech',
     });
     silences.push(
-      silencesOf(acc.peaks[c]!, acc.windows, threshold, options.minSilenceSeconds, options.durationSeconds),
+      silencesOf(acc.peaks[c]!, acc.windows, threshold, options.minSilenceSeconds, decodedSeconds),
     );
   }
   // Duplicates: a channel joins the first earlier channel (itself no duplicate) it correlates with.
@@ -268,5 +276,5 @@ export async function analyzeChannels(
     if (Math.abs(correlation) < DUPLICATE_MIN_CORRELATION) return;
     facts[j] = { ...b, status: 'duplicate', duplicateOf: i, correlation: roundThousandths(correlation) };
   });
-  return { channels: facts, silences };
+  return { channels: facts, silences, decodedSeconds };
 }

@@ -4,7 +4,9 @@
  * every time after the first gap is then early: a timeline silently wrong. The container's timeline is
  * what its packets hold (their durations and timestamps, read without decoding) or, for AMR, its frame
  * count; the decoded length must not fall short of it by more than {@link LENGTH_TOLERANCE_SECONDS}, or
- * the recording is refused with both lengths named.
+ * the recording is refused with both lengths named. The probe reads the timeline (and refuses packets
+ * whose timestamps jump over a gap); the plan, whose channel analysis decodes every sample, checks the
+ * decoded length against it.
  *
  * Not the header's claim: a WAV's data size or an MP3's Xing frame count can say anything (the
  * lying-duration cases of the corpus), and what the file holds is what counts.
@@ -26,20 +28,32 @@ export const LENGTH_TOLERANCE_SECONDS = 0.25;
 /**
  * Reads `input`'s audio stream through ffmpeg's framecrc muxer (one line per packet or decoded frame:
  * stream, dts, pts, duration, size, crc, in the stream's time base): `copy` demuxes only, otherwise
- * every frame is decoded. Returns, in seconds, the sum of the durations and the span from the first
- * timestamp to the last one's end.
+ * every frame is decoded; `limitSeconds` stops after that much output (a head read). Returns, in
+ * seconds, the sum of the durations and the span from the first timestamp to the last one's end.
  */
 export async function framecrcSeconds(
   input: MediaInput,
-  options: { copy: boolean; signal?: AbortSignal },
+  options: { copy: boolean; signal?: AbortSignal; limitSeconds?: number },
 ): Promise<{ total: number; span: number }> {
   let timeBase = 0;
   let total = 0;
   let first: number | undefined;
   let end = 0;
   const codec = options.copy ? ['-c', 'copy'] : [];
+  const limit = options.limitSeconds === undefined ? [] : ['-t', String(options.limitSeconds)];
   await runFfmpeg(
-    ['-v', 'error', ...inputArgs(input), '-map', `0:${input.streamIndex}`, ...codec, '-f', 'framecrc', '-'],
+    [
+      '-v',
+      'error',
+      ...inputArgs(input),
+      '-map',
+      `0:${input.streamIndex}`,
+      ...codec,
+      ...limit,
+      '-f',
+      'framecrc',
+      '-',
+    ],
     {
       signal: options.signal,
       onStdoutLine(line) {
@@ -81,13 +95,27 @@ export interface PacketLength {
   gapSeconds: number;
 }
 
+/**
+ * Refuses packets whose timestamps jump over a gap (see {@link PacketLength.gapSeconds}): audio the
+ * file never had, not audio a decoder dropped, and found without decoding (the probe's check). The
+ * reason names what the packets hold, the span of their timestamps and the gap.
+ */
+export function checkPacketGap(path: string, packets: PacketLength): void {
+  if (packets.gapSeconds <= LENGTH_TOLERANCE_SECONDS) return;
+  const held = roundSecondsToMs(packets.seconds - packets.gapSeconds);
+  throw new MediaError(
+    'length-mismatch',
+    `${path}: its packets hold ${held} s of audio over ${roundSecondsToMs(packets.seconds)} s of ` +
+      `timestamps (its timestamps jump over ${roundSecondsToMs(packets.gapSeconds)} s with no audio in ` +
+      `them, a gap in the recording, which would shift every later time)`,
+    path,
+  );
+}
+
 /** The check's facts, or a {@link MediaError} `length-mismatch` that names both lengths. */
 export function checkLength(
   path: string,
-  lengths: Pick<LengthCheck, 'decodedSeconds' | 'containerSeconds' | 'measuredBy'> & {
-    /** {@link PacketLength.gapSeconds}: names the cause when the timestamps jump. */
-    gapSeconds?: number;
-  },
+  lengths: Pick<LengthCheck, 'decodedSeconds' | 'containerSeconds' | 'measuredBy'>,
 ): LengthCheck {
   const check: LengthCheck = {
     decodedSeconds: roundSecondsToMs(lengths.decodedSeconds),
@@ -100,15 +128,10 @@ export function checkLength(
   const gap = check.containerSeconds - check.decodedSeconds;
   if (gap <= LENGTH_TOLERANCE_SECONDS) return check;
   const what = lengths.measuredBy === 'amr-frames' ? 'its AMR frames hold' : 'its packets hold';
-  // A jump in the timestamps is audio the file never had, not audio a decoder dropped: say which.
-  const jumped = (lengths.gapSeconds ?? 0) > LENGTH_TOLERANCE_SECONDS;
-  const cause = jumped
-    ? `its timestamps jump over ${roundSecondsToMs(lengths.gapSeconds!)} s with no audio in them, a gap in the recording`
-    : `${roundSecondsToMs(gap)} s of it did not decode`;
   throw new MediaError(
     'length-mismatch',
     `${path}: decodes to ${check.decodedSeconds} s but ${what} ${check.containerSeconds} s ` +
-      `(${cause}, which would shift every later time)`,
+      `(${roundSecondsToMs(gap)} s of it did not decode, which would shift every later time)`,
     path,
   );
 }

@@ -4,7 +4,9 @@
  * found in a search window; with no silence there, a hard cut at the window's end, flagged.
  *
  * Silences come from the channel analysis (channel-analysis.ts: conditioned audio, a threshold per
- * channel from its noise floor), which also decides which channels are recognized (channels.ts).
+ * channel from its noise floor), which also decides which channels are recognized (channels.ts) and
+ * counts what decoded: the recording's length, checked here against the timeline the probe read
+ * (length-check.ts), so a decoder that drops audio mid-file fails the call at `plan`.
  *
  * Silence costs no recognition: a silence of at least `skipSilenceSeconds` (or one that spans the whole
  * track: a channel the analysis found silent) is not streamed. Sessions then cover the track's speech
@@ -28,14 +30,15 @@ import {
   type Silence,
   type Track,
 } from '../../schemas/plan.ts';
-import type { ProbeResult } from '../../schemas/media-probe.ts';
+import type { LengthCheck, ProbeResult } from '../../schemas/media-probe.ts';
 import { analyzeChannels } from './channel-analysis.ts';
 import { applyChannelAnalysis, planTracks } from './channels.ts';
 import { MediaError } from './errors.ts';
+import { checkLength } from './length-check.ts';
 import { openInput } from './media-input.ts';
 import { intersectSilences } from './silence.ts';
 import { timeBoundMs, withinTimeBound, type MediaTimeBounds } from './time-bound.ts';
-import { roundThousandths } from '../../schemas/units.ts';
+import { roundSecondsToMs, roundThousandths } from '../../schemas/units.ts';
 
 /** Plan times live on a millisecond grid: 8 bytes of 8 kHz mu-law, 16 samples at 16 kHz. */
 const GRID = 1000;
@@ -286,6 +289,31 @@ function skipDecisions(tracks: Track[], planned: PlannedSessions, silent: (t: Tr
   });
 }
 
+/**
+ * The recording's length: what the channel analysis decoded, checked against what the probe read of
+ * the container's timeline. A probe made before the plan counted the length checked it itself, and
+ * its decoded length stands.
+ */
+function decodedLength(
+  probe: ProbeResult,
+  analyzedSeconds: number,
+): { decodedSeconds: number; lengthCheck?: LengthCheck } {
+  if (probe.containerSeconds === undefined) {
+    return {
+      decodedSeconds: probe.durationSeconds,
+      ...(probe.lengthCheck ? { lengthCheck: probe.lengthCheck } : {}),
+    };
+  }
+  if (!(analyzedSeconds > 0))
+    throw new MediaError('zero-duration', `${probe.path} holds no audio samples (zero duration)`, probe.path);
+  const lengthCheck = checkLength(probe.path, {
+    decodedSeconds: analyzedSeconds,
+    containerSeconds: probe.containerSeconds,
+    measuredBy: probe.amr ? 'amr-frames' : 'packets',
+  });
+  return { decodedSeconds: analyzedSeconds, lengthCheck };
+}
+
 /** Probes' facts + a silence scan → the plan document. */
 export async function planRecording(
   probe: ProbeResult,
@@ -305,6 +333,7 @@ export async function planRecording(
       signal: bounded,
     }),
   );
+  const { decodedSeconds, lengthCheck } = decodedLength(probe, analysis.decodedSeconds);
   const perChannel = analysis.silences;
   const { tracks, decisions } = applyChannelAnalysis(
     planTracks(probe.channels, resolved.channels),
@@ -317,11 +346,11 @@ export async function planRecording(
   // A track the analysis found silent is one silence, however its hiss or clicks split it.
   const silences = tracks.map((t) =>
     silentTrack(t)
-      ? [{ start: 0, end: probe.durationSeconds }]
+      ? [{ start: 0, end: decodedSeconds }]
       : intersectSilences(t.sourceChannels.map((c) => perChannel[c] ?? [])),
   );
   const planned = planSessions({
-    durationSeconds: probe.durationSeconds,
+    durationSeconds: decodedSeconds,
     tracks,
     silences,
     options: resolved,
@@ -336,6 +365,7 @@ export async function planRecording(
       sampleRate: probe.sampleRate,
       channels: probe.channels,
       durationSeconds: planned.durationSeconds,
+      decodedSeconds: roundSecondsToMs(decodedSeconds),
       streamIndex: probe.streamIndex,
     },
     options: {
@@ -357,5 +387,6 @@ export async function planRecording(
     sessions: planned.sessions,
     channels: analysis.channels,
     decisions,
+    ...(lengthCheck ? { lengthCheck } : {}),
   });
 }

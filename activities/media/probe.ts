@@ -1,10 +1,15 @@
 /**
- * Probe: what a recording is, and whether we can process it. The reader comes first (input-format.ts:
- * a headerless format is read as its extension names it), then ffprobe reads the container's claims
- * (numbers as strings; a duration that may be estimated or `N/A`), then one decode pass counts the
- * samples, because the decoded length is what the plan and the byte counts must agree with. No
- * decoder's length is believed blindly: it must agree with the container's own timeline (the AMR
- * frames, or the demuxed packets), or the recording is refused (length-check.ts). Bad inputs become
+ * Probe: what a recording is, and whether we can process it, in work that does not grow with the
+ * recording's length beyond reading it once. The reader comes first (input-format.ts: a headerless
+ * format is read as its extension names it), then ffprobe reads the container's claims (numbers as
+ * strings; a duration that may be estimated or `N/A`), then, in parallel, the container's own timeline
+ * (the demuxed packets, or the AMR frames, read without decoding), a decode of the first
+ * {@link HEAD_DECODE_SECONDS} (a file ffmpeg opens but cannot decode is refused here), and the
+ * fingerprint. Packets whose timestamps jump over a gap are refused here too (length-check.ts).
+ *
+ * The whole decode is not the probe's: the probe slot is kept short so that one long recording does not
+ * hold other calls' probes. The plan's channel analysis decodes every sample anyway; it counts them, and
+ * the plan checks that decoded length against the timeline measured here (plan.ts). Bad inputs become
  * {@link MediaError}s with a reason a user can act on.
  */
 import { createHash } from 'node:crypto';
@@ -17,13 +22,18 @@ import { FfmpegError, MediaError } from './errors.ts';
 import { runFfprobe } from './ffmpeg.ts';
 import { readerOf } from './input-format.ts';
 import { refusedContent, refusedDemuxerOf } from './input-policy.ts';
-import { checkLength, framecrcSeconds, packetSeconds } from './length-check.ts';
+import { checkPacketGap, framecrcSeconds, packetSeconds } from './length-check.ts';
 import { inputArgs, openInput, plainInput, type MediaInput } from './media-input.ts';
 import { readHead } from './sniff.ts';
 import { timeBoundMs, withinTimeBound, type MediaTimeBounds } from './time-bound.ts';
 
 /** Lowest input rate we accept: the 8 kHz models need at least 8 kHz (spec 02, Audio formats). */
 export const MIN_INPUT_SAMPLE_RATE = 8000;
+/**
+ * How much audio the probe decodes: enough that a file whose codec ffmpeg cannot decode is refused at
+ * probe, little enough that the probe's work does not depend on the recording's length.
+ */
+export const HEAD_DECODE_SECONDS = 5;
 
 export interface ProbeOptions {
   signal?: AbortSignal;
@@ -80,11 +90,15 @@ export async function fileFingerprint(path: string, signal?: AbortSignal): Promi
 }
 
 /**
- * Decodes the audio track once and counts its samples (the framecrc muxer prints one line per decoded
- * frame with its duration in 1/sample-rate units). Returns seconds.
+ * Decodes the audio track, or its first `limitSeconds`, and counts the samples (the framecrc muxer
+ * prints one line per decoded frame with its duration in 1/sample-rate units). Returns seconds.
  */
-export async function decodedDurationSeconds(input: MediaInput, signal?: AbortSignal): Promise<number> {
-  return (await framecrcSeconds(input, { copy: false, signal })).total;
+export async function decodedDurationSeconds(
+  input: MediaInput,
+  signal?: AbortSignal,
+  limitSeconds?: number,
+): Promise<number> {
+  return (await framecrcSeconds(input, { copy: false, signal, limitSeconds })).total;
 }
 
 /**
@@ -178,39 +192,39 @@ function audioTrackOf(path: string, probed: FfprobeOutput): AudioTrack {
   return { streamIndex, codec, sampleRate, channels, hasVideo };
 }
 
-/** The track's lengths by decoding and by the container's timeline, and the content's fingerprint. */
-interface MeasuredLength {
-  durationSeconds: number;
+/** The container's own timeline, what its head decodes to, and the content's fingerprint. */
+interface MeasuredTimeline {
+  /** What the packets (or AMR frames) hold, read without decoding. */
   containerSeconds: number;
+  /** Decoded audio of the first {@link HEAD_DECODE_SECONDS} (less for a shorter recording). */
+  headSeconds: number;
   fingerprint: string;
   amr?: AmrFrames;
-  gapSeconds: number;
 }
 
-/** One decode pass, the container's own timeline and the fingerprint, in parallel. */
-async function measureLength(
+/** The head decode, the container's own timeline and the fingerprint, in parallel. */
+async function measureTimeline(
   path: string,
   reader: InputReader,
   track: AudioTrack,
   options: ProbeOptions,
-): Promise<MeasuredLength> {
+): Promise<MeasuredTimeline> {
   const { signal } = options;
   const { streamIndex, codec } = track;
-  let gapSeconds = 0;
   try {
     const input = await openInput(path, reader, streamIndex, { signal, remake: true });
     const amr = input.frames;
-    const [durationSeconds, containerSeconds, fingerprint] = await Promise.all([
-      decodedDurationSeconds(input, signal),
+    const [headSeconds, containerSeconds, fingerprint] = await Promise.all([
+      decodedDurationSeconds(input, signal, HEAD_DECODE_SECONDS),
       amr
         ? amrSeconds(amr.frames)
         : packetSeconds(plainInput(path, reader, streamIndex), signal).then((packets) => {
-            gapSeconds = packets.gapSeconds;
+            checkPacketGap(path, packets);
             return packets.seconds;
           }),
       options.fingerprint ?? fileFingerprint(path, signal),
     ]);
-    return { durationSeconds, containerSeconds, fingerprint, amr, gapSeconds };
+    return { containerSeconds, headSeconds, fingerprint, amr };
   } catch (err) {
     if (err instanceof FfmpegError) {
       const refused = refusedReference(err, path);
@@ -225,8 +239,8 @@ async function measureLength(
 
 /**
  * Probes a local file; throws {@link MediaError} for anything we cannot process. Each tool run is
- * bounded in wall-clock time (time-bound.ts): reading the container by the file's size, the decode pass
- * by its size and the length the container claims.
+ * bounded in wall-clock time (time-bound.ts): reading the container by the file's size, the timeline
+ * (which reads the whole file, without decoding it) by its size and the length the container claims.
  */
 export async function probeRecording(path: string, options: ProbeOptions = {}): Promise<ProbeResult> {
   const sizeBytes = await fileSize(path);
@@ -246,21 +260,19 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
   const track = audioTrackOf(path, probed);
   if (AMR_CODECS.has(track.codec)) reader = { ...reader, repair: 'amr' };
   const claimedSeconds = parseNumber(probed.format?.duration) ?? undefined;
-  const { durationSeconds, containerSeconds, fingerprint, amr, gapSeconds } = await withinTimeBound(
-    'the decode pass',
+  const { containerSeconds, headSeconds, fingerprint, amr } = await withinTimeBound(
+    'reading its packets',
     path,
     timeBoundMs({ sizeBytes, audioSeconds: claimedSeconds }, bounds),
     options.signal,
-    (signal) => measureLength(path, reader, track, { ...options, signal }),
+    (signal) => measureTimeline(path, reader, track, { ...options, signal }),
   );
-  if (!(durationSeconds > 0))
+  if (!(headSeconds > 0))
     throw new MediaError('zero-duration', `${path} holds no audio samples (zero duration)`, path);
-  const lengthCheck = checkLength(path, {
-    decodedSeconds: durationSeconds,
-    containerSeconds,
-    measuredBy: amr ? 'amr-frames' : 'packets',
-    gapSeconds,
-  });
+  // What the packets hold is the length until the plan has decoded it all; a container whose packets
+  // carry no durations leaves the header's claim, or at least the head that decoded.
+  const durationSeconds =
+    containerSeconds > 0 ? containerSeconds : Math.max(claimedSeconds ?? 0, headSeconds);
 
   return {
     path,
@@ -272,10 +284,10 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
     sampleRate: track.sampleRate,
     channels: track.channels,
     durationSeconds,
+    containerSeconds,
     metadataDurationSeconds: parseNumber(probed.format?.duration),
     hasVideo: track.hasVideo,
     reader,
-    lengthCheck,
     ...(amr ? { amr } : {}),
   };
 }
