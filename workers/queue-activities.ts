@@ -19,10 +19,14 @@ import { createAsrActivities } from '../activities/asr/recognize-session.ts';
 import { createNlpActivities } from '../activities/nlp/nlp-activities.ts';
 import { loadRedactionRules } from '../activities/nlp/redaction/redaction-rules.ts';
 import { createBackfillActivities } from '../activities/backfill/backfill-activities.ts';
+import { createWatchActivities } from '../activities/watch/watch-activities.ts';
 import { createRescoreActivities } from '../activities/insights/rescore.ts';
 import { createInsightsActivities } from '../activities/insights/insights-stage.ts';
 import { createSpeakersActivities } from '../activities/speakers/speakers-stage.ts';
 import { createPageActivities } from '../activities/pages/page-activities.ts';
+import { createEventActivities } from '../activities/events/events-activities.ts';
+import { createLifecycleActivities } from '../activities/lifecycle/forget-activities.ts';
+import type { Client } from '@temporalio/client';
 import { withFailureBoundary } from '../activities/failure-boundary.ts';
 import { withLivenessHeartbeat } from '../activities/liveness-heartbeat.ts';
 import { attemptNumber } from '../activities/nlp/context.ts';
@@ -101,9 +105,12 @@ export function mediaQueueActivities(input: ActivityDeps) {
         store,
         personalColumns: input.config.redaction.personalColumns,
         digestKey: digestKeyOf(input.config.redaction),
+        callIds: input.config.callIds,
       }),
       ...createCallStateActivities({ store }),
-      ...createTableActivities({ store }),
+      // Call events are emitted where the call's outputs are written.
+      ...createEventActivities({ store, config: input.config.events }),
+      ...createTableActivities({ store, callIds: input.config.callIds }),
     }),
   );
 }
@@ -143,11 +150,16 @@ export function nlpQueueActivities(input: ActivityDeps) {
  * `callpipe` (beside the workflows): the batches' listing and report activities, and rescoring stored
  * results, and the night report (object storage and a little CPU; no service calls).
  */
-export function workflowsQueueActivities(input: ActivityDeps) {
+export function workflowsQueueActivities(input: ActivityDeps & { temporal?: Client }) {
   const store = input.store ?? workerStore(input.config);
   return bounded({
     ...createBackfillActivities({ store, callIds: callIdRuleOf(input.config) }),
+    ...createWatchActivities({ store, s3: input.config.s3, callIds: callIdRuleOf(input.config) }),
     ...createRescoreActivities({ store, callIds: callIdRuleOf(input.config) }),
     ...createPageActivities({ store }),
+    // A batch's event, and every event's deliveries (network only, each request bounded).
+    ...createEventActivities({ store, config: input.config.events }),
+    // forget and retention: objects, table rows, reports, and the calls' executions in Temporal.
+    ...createLifecycleActivities({ store, temporal: input.temporal }),
   });
 }

@@ -4,6 +4,7 @@
  * (score-call.ts, from result.json alone: no recognition, no text analysis) unless it is current, write
  * it back, and refresh what result.json feeds (the call page, the call's rows in the analysis tables).
  */
+import type { CallIdMode } from '../../schemas/config.ts';
 import type { ZodError } from 'zod';
 import { callOutputKeys, tablesLocationOf } from '../../schemas/call-keys.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
@@ -28,6 +29,8 @@ export interface RescoreCallContext {
   /** The output bucket's store. */
   results: ObjectStore;
   writeCallTables: TableActivities['writeCallTables'];
+  /** The call id rule (config `callIds`): how the page shows the recording's key; default auto. */
+  callIds?: CallIdMode;
 }
 
 const JSON_TYPE = { contentType: 'application/json; charset=utf-8' };
@@ -62,7 +65,7 @@ async function readStoredResult(
  */
 async function refreshOutputs(ctx: RescoreCallContext, call: RescoreCall, doc: ResultDocument) {
   const keys = callOutputKeys(ctx.output, call.callId);
-  await writeCallPage(ctx.results, keys, doc, ctx.tables?.timeZone ?? 'UTC');
+  await writeCallPage(ctx.results, keys, doc, ctx.tables?.timeZone ?? 'UTC', ctx.callIds);
   await ctx.writeCallTables({
     callId: call.callId,
     result: { bucket: ctx.output.bucket, key: call.key },

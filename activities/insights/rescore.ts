@@ -73,7 +73,7 @@ export function createRescoreActivities({
   /** How call ids are made from file names (config `callIds`). */
   callIds?: CallIdRule;
 }) {
-  const tables = createTableActivities({ store });
+  const tables = createTableActivities({ store, callIds: callIds.mode });
   const rulesOf = storedRules(store);
 
   return {
@@ -93,6 +93,7 @@ export function createRescoreActivities({
         ...input,
         rules,
         results,
+        callIds: callIds.mode,
         writeCallTables: (i) => tables.writeCallTables(i),
       };
       const limit = pLimit(input.concurrency);

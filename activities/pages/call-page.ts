@@ -9,7 +9,8 @@
  */
 import type { ResultDocument, ResultUtterance } from '../../schemas/result.ts';
 import type { RedactionRecord } from '../../schemas/redaction.ts';
-import { callStart } from '../tables/rows.ts';
+import { callStart, shownSource } from '../tables/rows.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 import { clientScript, uplotScript, uplotStyle } from './assets.ts';
 import { BASE_STYLE, duration, esc, jsonData, localTime, named } from './html.ts';
 import { clock } from '../../schemas/units.ts';
@@ -25,6 +26,8 @@ export interface CallPageOptions {
    * mirrored); `?audio=<url>` in the page's address wins over it.
    */
   audioHref?: string;
+  /** The call id rule (config `callIds`): how the page shows the recording's key (tables/rows.ts); default auto. */
+  callIds?: CallIdMode;
 }
 
 /** The utterance's redactions in text order (records out of the text's bounds are not marked). */
@@ -281,7 +284,7 @@ export function renderCallPage(result: ResultDocument, options: CallPageOptions)
 <body>
 <header class="top"><h1>${named(result.callId)}</h1><div class="facts">${facts.map((f) => `<span>${f}</span>`).join('')}</div></header>
 <div class="player"><audio id="player" controls preload="metadata" data-src="${esc(options.audioHref ?? '')}"></audio>
-<span class="note muted" id="audio-note">Recording: ${named(result.source.uri)}</span>
+<span class="note muted" id="audio-note">Recording: ${named(shownSource(result.source, options.callIds ?? 'auto').uri)}</span>
 <label class="note"><input type="file" id="audio-file" accept="audio/*,video/*"> open a local copy</label>
 <label class="note"><input type="checkbox" id="follow" checked> follow</label></div>
 <main>

@@ -48,6 +48,8 @@ import { unredactedCopy } from './unredacted-copy.ts';
 import { storedRules } from '../insights/rule-file.ts';
 import { matchedCategories } from '../insights/score-call.ts';
 import { renderCallPage } from '../pages/call-page.ts';
+import { shownSource } from '../tables/rows.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 
 /** What publish reads and writes: the staged outputs, the run's facts, the output keys. */
 export interface PublishInput extends StagedOutputKeys {
@@ -124,6 +126,8 @@ export interface ResultActivityDeps {
   personalColumns?: Readonly<Record<string, string>>;
   /** Key of personal values' digests (schemas/personal-digest.ts); without it, none is written. */
   digestKey?: Buffer | undefined;
+  /** The call id rule (config `callIds`): how the call page shows the recording's key; default auto. */
+  callIds?: CallIdMode;
 }
 
 /**
@@ -151,13 +155,18 @@ export async function writeCallPage(
   keys: Pick<CallOutputKeys, 'bucket' | 'dir' | 'page'>,
   result: ResultDocument,
   timeZone: string,
+  callIds: CallIdMode = 'auto',
 ): Promise<void> {
   // The redacted copy when there is one (same length, so the transcript's times still seek right): a
-  // supervisor listening from the page does not hear what the text masks.
+  // supervisor listening from the page does not hear what the text masks. The recording is linked only
+  // when its key holds no personal data: a link would put the caller number in the page.
   const redacted = result.redaction?.audio.status === 'written' ? result.redaction.audio.key : undefined;
-  const audioKey = redacted ?? (result.source.bucket === keys.bucket ? result.source.key : undefined);
+  const plainKey = shownSource(result.source, callIds).key === result.source.key;
+  const audioKey =
+    redacted ?? (result.source.bucket === keys.bucket && plainKey ? result.source.key : undefined);
   const page = renderCallPage(result, {
     timeZone,
+    callIds,
     ...(audioKey ? { audioHref: relativeHref(keys.dir, audioKey) } : {}),
   });
   await out.put(keys.page, page, { contentType: 'text/html; charset=utf-8' });
@@ -204,7 +213,7 @@ function keyDigests(key: string, digestKey: Buffer | undefined): PersonalValue[]
   return [...digests.values()];
 }
 
-export function createResultActivities({ store, personalColumns, digestKey }: ResultActivityDeps) {
+export function createResultActivities({ store, personalColumns, digestKey, callIds }: ResultActivityDeps) {
   const columns = personalColumnsOf(personalColumns);
   /** A document as stored: personal manifest columns masked, their values kept as digests alone. */
   // The values in the recording's key (a caller number in its file name) are digested too, so `find`
@@ -275,7 +284,7 @@ export function createResultActivities({ store, personalColumns, digestKey }: Re
       await to.put(copy.plain.result, json(plainResult), JSON_TYPE);
     }
     await out.put(keys.transcript, toWebVtt(result.utterances), VTT_TYPE);
-    await writeCallPage(out, keys, stored, input.timeZone ?? 'UTC');
+    await writeCallPage(out, keys, stored, input.timeZone ?? 'UTC', callIds);
     await out.put(keys.result, json(stored), JSON_TYPE);
     // An error.json of an earlier failed run would contradict the result now beside it.
     if (await out.exists(keys.error)) await out.deletePrefix(keys.error);

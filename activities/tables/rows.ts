@@ -11,6 +11,8 @@ import {
   type TableRow,
 } from '../../schemas/tables.ts';
 import { roundSecondsToMs } from '../../schemas/units.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
+import { reportedSource } from '../storage/call-id.ts';
 
 /** When the call started, and where that came from (the `call_started_at_source` column). */
 export interface CallStart {
@@ -54,14 +56,36 @@ export interface CallRows {
   rows: Record<TableName, TableRow[]>;
 }
 
+/**
+ * The recording's `s3://bucket/key` and key as the tables show them: a caller number or an e-mail address
+ * in the key masked as batch reports mask it (call-id.ts, by the deployment's call id rule), since the
+ * tables are read by everyone who analyses calls. The key itself stays in result.json.
+ */
+export function shownSource(
+  source: ResultDocument['source'],
+  callIds: CallIdMode,
+): { uri: string; key: string } {
+  const bucket = `s3://${source.bucket}/`;
+  return {
+    uri: reportedSource(source.uri, callIds),
+    key: reportedSource(`${bucket}${source.key}`, callIds).slice(bucket.length),
+  };
+}
+
 /** The call's row in `calls` and its rows in `utterances`. */
-export function callRows(result: ResultDocument, resultKey: string, timeZone: string): CallRows {
+export function callRows(
+  result: ResultDocument,
+  resultKey: string,
+  timeZone: string,
+  callIds: CallIdMode = 'auto',
+): CallRows {
   const start = callStart(result, timeZone);
   const processedAt = new Date(result.writtenAt);
   const common = { processed_at: processedAt, schema_version: TABLES_SCHEMA_VERSION };
   const talk = new Map(result.talk.bySpeaker.map((t) => [t.speaker, t]));
   const metadata = result.source.metadata ?? {};
   const requests = result.processing.totalRequests;
+  const source = shownSource(result.source, callIds);
   const call: TableRow = {
     call_id: result.callId,
     status: result.stepFailures.length > 0 ? 'partial' : 'done',
@@ -110,8 +134,8 @@ export function callRows(result: ResultDocument, resultKey: string, timeZone: st
     agent: metadata.agent ?? null,
     direction: metadata.direction ?? null,
     metadata,
-    source_uri: result.source.uri,
-    source_key: result.source.key,
+    source_uri: source.uri,
+    source_key: source.key,
     audio_codec: result.audio.codec,
     audio_channels: result.audio.channels,
     audio_sample_rate: result.audio.sampleRate,

@@ -15,6 +15,7 @@
  * at any step converges to the same rows.
  */
 import type { ObjectStore } from '../storage/object-store.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 import { activityContext } from '../activity-context.ts';
 import type { LeaseOptions } from './partition-lease.ts';
 import { writeCallTables, type WriteCallTablesInput } from './write-call-tables.ts';
@@ -28,20 +29,22 @@ export interface TableActivityDeps {
   store: ObjectStore;
   /** Lease timings (tests shorten them). */
   lease?: Pick<LeaseOptions, 'ttlMs' | 'waitMs'>;
+  /** The call id rule (config `callIds`): how the rows show a recording's key (rows.ts); default auto. */
+  callIds?: CallIdMode;
 }
 
 function heartbeat(details?: unknown): void {
   activityContext()?.heartbeat(details);
 }
 
-export function createTableActivities({ store, lease }: TableActivityDeps) {
+export function createTableActivities({ store, lease, callIds }: TableActivityDeps) {
   const on = (bucket: string) => (bucket === store.bucket ? store : store.withBucket(bucket));
   const leaseOptions = (what: string): LeaseOptions => ({ ...lease, what, onWait: () => heartbeat() });
 
   return {
     /** The call's rows in every table, replacing any older version of them (see the file's comment). */
     writeCallTables: (input: WriteCallTablesInput) =>
-      writeCallTables(on(input.tables.bucket), on(input.result.bucket), input, leaseOptions),
+      writeCallTables(on(input.tables.bucket), on(input.result.bucket), input, leaseOptions, callIds),
 
     /** Each day's partitions rewritten as a few parts, the newest version of every call kept. */
     compactTables: (input: CompactTablesInput) =>

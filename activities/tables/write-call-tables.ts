@@ -7,6 +7,7 @@ import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.
 import { callTableFileKey, tableLeaseKey, type TablesLocation } from '../../schemas/call-keys.ts';
 import { TABLE_NAMES, type TableName, type TableRow } from '../../schemas/tables.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import type { CallIdMode } from '../../schemas/config.ts';
 import { withLeases, type LeaseOptions } from './partition-lease.ts';
 import { callRows } from './rows.ts';
 import { readLocator, writeLocator } from './call-locator.ts';
@@ -94,9 +95,10 @@ export async function writeCallTables(
   results: ObjectStore,
   input: WriteCallTablesInput,
   leaseOptions: (what: string) => LeaseOptions,
+  callIds: CallIdMode = 'auto',
 ): Promise<WriteCallTablesOutput> {
   const result = await readResult(results, input);
-  const { start, rows, processedAt } = callRows(result, input.result.key, input.tables.timeZone);
+  const { start, rows, processedAt } = callRows(result, input.result.key, input.tables.timeZone, callIds);
   const before = await readLocator(out, input.tables, input.callId);
   const dt = input.keepDay && before ? before.dt : start.dt;
   const days = [dt, ...(before && before.dt !== dt ? [before.dt] : [])];
