@@ -13,8 +13,8 @@ import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { callSpec, outputLocation } from '../submit.ts';
 import { normalizePrefix, parseS3Url, uploadKey } from '../../schemas/call-keys.ts';
-import { callIdRuleOf, shortHash, slug } from '../../activities/storage/call-id.ts';
-import { taskQueues } from '../../schemas/config.ts';
+import { callIdRuleOf, reportedSource, shortHash, slug } from '../../activities/storage/call-id.ts';
+import { taskQueues, type CallIdMode } from '../../schemas/config.ts';
 import { MANIFEST_LIMITS } from '../../schemas/manifest.ts';
 import { ManifestError, readManifest, tooLargeManifest } from '../../activities/backfill/manifest.ts';
 import { isPermanentS3Error, isS3CredentialsRefusal } from '../../activities/storage/s3-errors.ts';
@@ -70,10 +70,19 @@ failures), 1 otherwise (and when the manifest is refused, --detach too).
 Control a running batch: \`callpipe status <id>\`, and the workflow's updates pause / resume / cancel
 (e.g. \`temporal workflow update execute --name pause -w <id>\`), or cancel it in the Web UI.`;
 
-/** The batch id of an input: readable, and stable for the same source, output and filters. */
-export function batchIdOf(source: BackfillSource, output: OutputLocation, identity: string): string {
+/**
+ * The batch id of an input: readable, and stable for the same source, output and filters. It is a
+ * workflow id, a search attribute and a key prefix, so a number or an address in the prefix or the
+ * manifest's name is masked as in call ids (`s3://b/09012345678/` → `prefix-xxxxxxxxxxx-…`).
+ */
+export function batchIdOf(
+  source: BackfillSource,
+  output: OutputLocation,
+  identity: string,
+  callIds: CallIdMode = 'auto',
+): string {
   const where = source.kind === 'prefix' ? source.prefix || source.bucket : basename(source.key);
-  const name = slug(where.replace(/\/+$/, '').split('/').slice(-2).join('-'));
+  const name = slug(reportedSource(where.replace(/\/+$/, '').split('/').slice(-2).join('-'), callIds));
   return `${source.kind}-${name}-${shortHash(`${identity}|${output.bucket}/${normalizePrefix(output.prefix)}`, 10)}`;
 }
 
@@ -280,6 +289,7 @@ export async function run(argv: string[]): Promise<number> {
       source,
       output,
       `${identity}|${JSON.stringify(filters)}${files.rulesKey ? `|${files.rulesKey}` : ''}${files.wordsKey ? `|${files.wordsKey}` : ''}`,
+      pc.config.callIds,
     );
     const started = await startBackfill(pc, {
       spec: callSpec(pc.config, output, files),

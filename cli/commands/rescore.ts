@@ -149,7 +149,7 @@ export async function run(argv: string[]): Promise<number> {
     const { source, output, identity } = await rescoreTarget(pc, values, positionals[0]);
     // The same results and rules are the same workflow (a second start attaches to a running one);
     // each execution is its own batch, so a call written by it is known as such on a retry.
-    const workflowId = `rescore-${batchIdOf(source, output, `${identity}|${rulesDigest}`)}`;
+    const workflowId = `rescore-${batchIdOf(source, output, `${identity}|${rulesDigest}`, pc.config.callIds)}`;
     const batchId = executionBatchId(workflowId);
     const input = rescoreInputSchema.parse({
       batchId,
