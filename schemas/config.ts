@@ -40,6 +40,8 @@ import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrains } from './text-grains
 import type { RedactionInput } from './recording.ts';
 import { redactionRulesSchema } from './redaction.ts';
 import { DEFAULT_TASK_QUEUE_PREFIX, taskQueuesOf } from './task-queues.ts';
+import { pricesInputSchema } from './cost.ts';
+import { EVENTS_DEFAULTS, EVENTS_ENV_VARS, eventsConfigSchema } from './events.ts';
 
 // 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
 const port = z.coerce.number().int().min(0).max(65535);
@@ -304,6 +306,10 @@ export const configSchema = z.object({
    */
   callIds: z.enum(CALL_ID_MODES),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']),
+  /** The deployment's prices (schemas/cost.ts): the batch report's cost in money. None by default. */
+  prices: pricesInputSchema.optional(),
+  /** Call events and their sinks (schemas/events.ts, docs/events.md). */
+  events: eventsConfigSchema,
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -370,6 +376,7 @@ export const DEFAULTS = {
   timeZone: 'UTC',
   callIds: 'auto',
   logLevel: 'info',
+  events: EVENTS_DEFAULTS,
 } as const;
 
 /** Environment variable → config path. The table is the documentation (docs/configuration.md, .env.example). */
@@ -439,6 +446,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_TIME_ZONE: 'timeZone',
   CALLPIPE_CALL_ID: 'callIds',
   CALLPIPE_LOG_LEVEL: 'logLevel',
+  CALLPIPE_PRICES: 'prices',
+  ...EVENTS_ENV_VARS,
 };
 
 /**

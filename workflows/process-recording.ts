@@ -42,10 +42,12 @@ import type { OutputLocation, Outcome, RecordingSource, Stage } from '../schemas
 import type { CallSpec } from '../schemas/call-spec.ts';
 import type { CallQueues } from '../schemas/task-queues.ts';
 import { callKeys, sessionResultKey, type CallKeys } from '../schemas/call-keys.ts';
+import { mediaActivityTimeoutSeconds } from '../schemas/media-time-bounds.ts';
 import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
 import { isLegacyInput, specOfLegacyInput, type LegacyProcessRecordingInput } from './legacy-call-input.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
+import { CALL_EVENTS, emitCallEvent, type CallEventFields } from './call-events.ts';
 import { planPriority, sessionPriority, transcodePriority } from './session-priority.ts';
 
 /**
@@ -280,10 +282,16 @@ export async function processRecording(
     if (audio?.status === 'failed') text.failures.push({ step: 'audioRedaction', reason: audio.reason });
     const analyzed: Analyzed = { probe, plan, sessions, text, redacted, audio, speakers };
     const written = patched(INSIGHTS_STAGE)
-      ? await publishStage(call, analyzed, await insightsStage(call, probe, text, redacted))
+      ? await publishStage(
+          call,
+          analyzed,
+          await alertStage(call, probe, text, await insightsStage(call, probe, text, redacted)),
+        )
       : await writeStage(call, analyzed);
     const tables = await tablesStage(call, written);
     await cleanUpStaging(call);
+    if (patched(CALL_EVENTS))
+      await callEvent(call, { type: 'callpipe.call.completed', rulesKey: call.spec.rulesKey });
     return call.finished(written, analyzed, merged.utterances, tables);
   } catch (err) {
     if (isCancellation(err)) throw err;
@@ -313,12 +321,23 @@ async function probeStage(call: Call): Promise<ProbeResult> {
 async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
   call.stages.enter('plan');
   const plan = await call.activities.media.planSource.executeWithOptions(
-    { summary: `plan ${Math.round(probe.durationSeconds)} s`, priority: planPriority(probe.durationSeconds) },
+    {
+      summary: `plan ${Math.round(probe.durationSeconds)} s`,
+      priority: planPriority(probe.durationSeconds),
+      // Its decode of the whole recording has a wall-clock bound that fails the call once: the
+      // activity's timeout follows it, so a long recording is neither cut short nor retried.
+      startToCloseTimeout: `${mediaTimeoutOf(probe)} seconds`,
+    },
     [{ source: call.input.source, probe, options: call.spec.plan }],
   );
   call.progress.sessionsTotal = plan.sessions.length;
   upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.speakers, value: plan.tracks.length }]);
   return plan;
+}
+
+/** Start-to-close of a media activity that decodes the whole recording (schemas/media-time-bounds.ts). */
+function mediaTimeoutOf(probe: ProbeResult): number {
+  return mediaActivityTimeoutSeconds({ sizeBytes: probe.sizeBytes, audioSeconds: probe.durationSeconds });
 }
 
 /**
@@ -535,7 +554,10 @@ async function audioRedactionStage(
   if (!redactionKey || !key) return { status: 'failed', reason: 'the redaction step left no records to map' };
   try {
     return await call.activities.media.redactAudio.executeWithOptions(
-      call.onMedia(`redact the audio (${asked.mask})`),
+      {
+        ...call.onMedia(`redact the audio (${asked.mask})`),
+        startToCloseTimeout: `${mediaTimeoutOf(probe)} seconds`,
+      },
       [
         {
           source: call.input.source,
@@ -543,6 +565,7 @@ async function audioRedactionStage(
             streamIndex: probe.streamIndex,
             sampleRate: probe.sampleRate,
             channels: probe.channels,
+            durationSeconds: probe.durationSeconds,
             ...(probe.reader ? { reader: probe.reader } : {}),
           },
           redactionKey,
@@ -700,6 +723,34 @@ async function insightsStage(
 }
 
 /**
+ * A call that matched a category its rule file marks as an alert raises `callpipe.call.alert` as soon as
+ * its insights exist, before publish (workflows/call-events.ts: delivered by a workflow of its own, so
+ * no receiver delays the call). Runs from before call events replay without it.
+ */
+async function alertStage(
+  call: Call,
+  probe: ProbeResult,
+  text: TextSteps,
+  insights: ComputeInsightsOutput,
+): Promise<ComputeInsightsOutput> {
+  if (!insights.categories.length || !patched(CALL_EVENTS)) return insights;
+  await callEvent(call, {
+    type: 'callpipe.call.alert',
+    insightsKey: insights.insightsKey,
+    sentimentKey: stepKey(text.sentiment),
+    durationSeconds: probe.durationSeconds,
+    rulesKey: call.spec.rulesKey,
+  });
+  return insights;
+}
+
+/** One of the call's events (workflows/call-events.ts), on the media workers, which read the call's outputs. */
+function callEvent(call: Call, event: CallEventFields): Promise<void> {
+  const { callId, batchId, output } = call.input;
+  return emitCallEvent(call.spec.queues.media, { ...event, callId, batchId, output });
+}
+
+/**
  * result.json (last), transcript.vtt and the call page, assembled from the staged outputs and the
  * insights document: nothing is computed here. Operators then filter a night's calls by category in the
  * Web UI (`CallpipeCategories = "complaint"`).
@@ -797,6 +848,10 @@ async function failStage(call: Call, err: unknown): Promise<ProcessRecordingResu
       },
     ]),
   );
+  if (patched(CALL_EVENTS)) {
+    const durationSeconds = call.progress.audioSeconds || undefined;
+    await callEvent(call, { type: 'callpipe.call.failed', errorKey: written.errorKey, durationSeconds });
+  }
   return call.failed(written.errorKey, stage, reason);
 }
 

@@ -1,0 +1,94 @@
+/**
+ * The NDJSON sink in S3, and the claim check of every delivery: each event is one object
+ * `<output prefix>events/<yyyy-mm-dd>/<event id>.ndjson` (one line, its structured CloudEvent), written
+ * before any other sink is tried, so nothing a receiver misses is lost. Keys hold the day and the event's
+ * id (letters only), never a call's or a customer's data; a day's events are one prefix listing, and the
+ * objects concatenate into one NDJSON file (`aws s3 cp --recursive` then `cat`).
+ *
+ * Deliveries given up are recorded beside them: `<output prefix>events/failed/<yyyy-mm-dd>/<event id>.<sink>.json`
+ * (schemas/events.ts deliveryFailureSchema), for `callpipe events status` and the night report.
+ */
+import { normalizePrefix } from '../../schemas/call-keys.ts';
+import { deliveryFailureSchema, type DeliveryFailure, type SinkName } from '../../schemas/events.ts';
+import type { OutputLocation } from '../../schemas/recording.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+
+export const EVENTS_FOLDER = 'events/';
+const FAILED_FOLDER = 'failed/';
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+function day(time: string): string {
+  const d = time.slice(0, 10);
+  if (!DAY.test(d)) throw new RangeError(`not an ISO time: ${time}`);
+  return d;
+}
+
+export function eventsPrefix(output: OutputLocation): string {
+  return `${normalizePrefix(output.prefix)}${EVENTS_FOLDER}`;
+}
+
+export function eventKey(output: OutputLocation, time: string, id: string): string {
+  return `${eventsPrefix(output)}${day(time)}/${id}.ndjson`;
+}
+
+export function failuresPrefix(output: OutputLocation): string {
+  return `${eventsPrefix(output)}${FAILED_FOLDER}`;
+}
+
+/** The events folder of a stored event's key. */
+function eventsPrefixOfKey(key: string): string {
+  const m = /^(.*events\/)\d{4}-\d{2}-\d{2}\/[a-z_]+\.ndjson$/.exec(key);
+  if (!m) throw new RangeError(`not an event's key: ${key}`);
+  return m[1]!;
+}
+
+export function failureKey(eventKeyOf: string, gaveUpAt: string, id: string, sink: SinkName): string {
+  return `${eventsPrefixOfKey(eventKeyOf)}${FAILED_FOLDER}${day(gaveUpAt)}/${id}.${sink.replace(':', '-')}.json`;
+}
+
+export function eventStore(store: ObjectStore) {
+  const on = (bucket: string) => (bucket === store.bucket ? store : store.withBucket(bucket));
+  return {
+    /** Writes the event's line (the same line again on a retry: the id and time come from history). */
+    async write(bucket: string, key: string, line: string): Promise<void> {
+      await on(bucket).put(key, `${line}\n`, { contentType: 'application/x-ndjson; charset=utf-8' });
+    },
+    async read(bucket: string, key: string): Promise<string> {
+      return (await on(bucket).getText(key)).trim();
+    },
+    async recordFailure(bucket: string, failure: DeliveryFailure): Promise<string> {
+      const key = failureKey(failure.eventKey, failure.gaveUpAt, failure.eventId, failure.sink as SinkName);
+      await on(bucket).put(key, `${JSON.stringify(failure, null, 2)}\n`, {
+        contentType: 'application/json; charset=utf-8',
+      });
+      return key;
+    },
+    /** Failures recorded on the given days (yyyy-mm-dd), oldest day first. */
+    async failures(output: OutputLocation, days: string[]): Promise<DeliveryFailure[]> {
+      const out = on(output.bucket);
+      const found: DeliveryFailure[] = [];
+      for (const d of days) {
+        let next: string | undefined;
+        do {
+          const page = await out.listPage(`${failuresPrefix(output)}${d}/`, next);
+          for (const o of page.objects.filter((x) => x.key.endsWith('.json'))) {
+            const parsed = deliveryFailureSchema.safeParse(JSON.parse(await out.getText(o.key)));
+            if (parsed.success) found.push(parsed.data);
+          }
+          next = page.next;
+        } while (next);
+      }
+      return found;
+    },
+  };
+}
+export type EventStore = ReturnType<typeof eventStore>;
+
+/** The days from `from` to `to` (ISO times), as yyyy-mm-dd, at most `max` of them (the latest). */
+export function daysBetween(from: string, to: string, max = 7): string[] {
+  const days: string[] = [];
+  const end = Date.parse(`${day(to)}T00:00:00Z`);
+  for (let t = Date.parse(`${day(from)}T00:00:00Z`); t <= end; t += 86_400_000)
+    days.push(new Date(t).toISOString().slice(0, 10));
+  return days.slice(-max);
+}
