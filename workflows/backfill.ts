@@ -53,6 +53,7 @@ import { reasonOf, workflowFailureOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { prepareManifestOnce } from './manifest-pages.ts';
 import { roundThousandths } from '../schemas/units.ts';
+import { CALL_EVENTS, emitBatchEvent } from './call-events.ts';
 
 export type BackfillPhase =
   'listing' | 'running' | 'paused' | 'draining' | 'reporting' | 'done' | 'cancelled';
@@ -474,6 +475,18 @@ class Batch {
       ? await writeNightReport(input, this.reportPrefix, report.days ?? [])
       : undefined;
     const status = this.cancelRequested ? 'cancelled' : 'done';
+    if (patched(CALL_EVENTS)) {
+      await emitBatchEvent(input.taskQueue ?? this.info.taskQueue, {
+        batchId: input.batchId,
+        output: input.output,
+        status,
+        reportJsonKey: report.jsonKey,
+        reportCsvKey: report.csvKey,
+        reportHtmlKey,
+        counters: { ...counters },
+        startedAt: state.startedAt,
+      });
+    }
     this.phase = status;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.outcome, value: status }]);
     this.showDetails();
