@@ -6,6 +6,7 @@
  * Labels are bounded sets (endpoint families, error kinds), never call ids or anything a user typed.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
+import { processCpuSeconds } from './cost/process-cpu.ts';
 
 export const registry = new Registry();
 
@@ -49,6 +50,36 @@ const redactions = counter(
   'Personal data redacted from call text, by kind (name, phone, …, or a kind of the deployment)',
   ['kind'],
 );
+const audioStreamed = counter(
+  'callpipe_asr_audio_seconds_streamed_total',
+  'Seconds of audio streamed to recognition, sessions that failed and were started again included (what the service bills)',
+);
+const s3Requests = counter(
+  'callpipe_s3_requests_total',
+  'Object-store requests sent by operation (PutObject, GetObject, HeadObject, ListObjectsV2…), each attempt of a retried one included',
+  ['operation'],
+);
+const heartbeatsSent = counter(
+  'callpipe_activity_heartbeats_sent_total',
+  "Activity heartbeats that reached the Temporal server (after the SDK's throttling: activities/cost/heartbeat-throttle.ts), by activity type",
+  ['activity_type'],
+);
+const activityCpu = counter(
+  'callpipe_activity_cpu_seconds_total',
+  "The process's CPU seconds (its reaped children, ffmpeg, included) shared among the activities running when they were used, by activity type",
+  ['activity_type'],
+);
+new Gauge({
+  name: 'callpipe_process_cpu_seconds',
+  help: 'CPU seconds this worker process used since it started: itself (part self) and its reaped children, ffmpeg (part children)',
+  labelNames: ['part'],
+  registers: [registry],
+  collect() {
+    const cpu = processCpuSeconds();
+    this.set({ part: 'self' }, cpu.self);
+    this.set({ part: 'children' }, cpu.children);
+  },
+});
 const speakerRoles = counter(
   'callpipe_speaker_roles_total',
   'Calls by how their speakers were named (configured, swapped, fixed, inferred, low-confidence, unknown) and source (channels, voices)',
@@ -94,6 +125,20 @@ export const metrics = {
   },
   audioRecognized(seconds: number): void {
     if (seconds > 0) audioSeconds.inc(seconds);
+  },
+  /** Audio a recognition stream sent, whether it completed or failed. */
+  audioStreamed(seconds: number): void {
+    if (seconds > 0) audioStreamed.inc(seconds);
+  },
+  /** One object-store request (one attempt) of `operation`. */
+  s3Request(operation: string): void {
+    s3Requests.inc({ operation });
+  },
+  heartbeatsSent(activityType: string, count: number): void {
+    if (count > 0) heartbeatsSent.inc({ activity_type: activityType }, count);
+  },
+  activityCpu(activityType: string, seconds: number): void {
+    if (seconds > 0) activityCpu.inc({ activity_type: activityType }, seconds);
   },
   restarted(): void {
     restarts.inc();

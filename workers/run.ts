@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../schemas/config.ts';
 import { connect, freeLoopbackPort, installRuntime, serveMetrics } from './runtime.ts';
 import { createQueueWorker, type QueueName, type WorkerDeps } from './workers.ts';
 import { stopWithParent } from './parent-watch.ts';
+import { costMeterInterceptor } from '../activities/cost/activity-meter.ts';
 import { checkProcessResources } from './process-resources.ts';
 import { FALLBACK_BOUND_MS, startEventLoopWatchdog, WATCHDOG_EXIT_CODE } from './event-loop-watchdog.ts';
 
@@ -49,7 +50,11 @@ export async function runWorkerProcess(
   if (describe.resources) console.log(JSON.stringify({ msg: 'process resources', ...describe.resources }));
   const connection = await connect(config);
   try {
-    workers = await create({ config, connection, activityInterceptors: [watchdog.interceptor] });
+    workers = await create({
+      config,
+      connection,
+      activityInterceptors: [watchdog.interceptor, costMeterInterceptor],
+    });
     // The SDK's Runtime shuts workers down on SIGINT/SIGTERM; `run()` resolves once they have drained.
     const running = Promise.all(workers.map((w) => w.run()));
     console.log(

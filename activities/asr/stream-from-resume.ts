@@ -74,6 +74,7 @@ export async function streamFromResumePoint(run: SessionRun): Promise<StreamEnd>
     metrics.streamClosed();
     metrics.requestsOk('asr/stream', summary.cost.requests);
     metrics.audioRecognized(summary.audioSecondsSent);
+    metrics.audioStreamed(summary.audioSecondsSent);
     state.audioSecondsSent += summary.audioSecondsSent;
     state.requests += summary.cost.requests;
     return { ok: true };
@@ -82,6 +83,7 @@ export async function streamFromResumePoint(run: SessionRun): Promise<StreamEnd>
     metrics.requestsOk('asr/stream', (isServiceError(error) && error.cost ? error.cost.requests : 1) - 1);
     metrics.requestFailed('asr/stream', error);
     if (isServiceError(error) && error.cost) state.requests += error.cost.requests;
+    metrics.audioStreamed(position - streamStart);
     state.audioSecondsSent += Math.max(0, position - streamStart);
     return { ok: false, error, streamStart, position };
   }

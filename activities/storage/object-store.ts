@@ -2,6 +2,7 @@
  * The one module that talks to S3 (@aws-sdk/client-s3). Everything else reads and writes objects
  * through {@link ObjectStore}, so the SDK can be swapped or faked without touching callers.
  */
+import { meterS3Requests } from '../cost/s3-meter.ts';
 import {
   S3Client,
   GetObjectCommand,
@@ -128,7 +129,7 @@ export function createS3Client(
   // The SDK version is pinned in package-lock.json; its warning about future releases needing Node 22
   // says nothing about the code we run, and would land in every worker log.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  return new S3Client({
+  const client = new S3Client({
     region: config.region ?? sdkRegionOrFallback(config.profile),
     endpoint: config.endpoint,
     forcePathStyle: config.forcePathStyle,
@@ -150,6 +151,8 @@ export function createS3Client(
       connectionTimeout: S3_CONNECT_TIMEOUT_MS,
     },
   });
+  // Every request counted by operation (the cost meter): the one client every store is made with.
+  return meterS3Requests(client);
 }
 
 /** The object's ETag without the quotes S3 puts around it. */
