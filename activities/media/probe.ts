@@ -25,6 +25,7 @@ import { refusedContent, refusedDemuxerOf } from './input-policy.ts';
 import { checkPacketGap, framecrcSeconds, packetSeconds } from './length-check.ts';
 import { inputArgs, openInput, plainInput, type MediaInput } from './media-input.ts';
 import { readHead } from './sniff.ts';
+import { PROBE_MAX_BOUND_MS } from '../../schemas/media-time-bounds.ts';
 import { timeBoundMs, withinTimeBound, type MediaTimeBounds } from './time-bound.ts';
 
 /** Lowest input rate we accept: the 8 kHz models need at least 8 kHz (spec 02, Audio formats). */
@@ -240,7 +241,8 @@ async function measureTimeline(
 /**
  * Probes a local file; throws {@link MediaError} for anything we cannot process. Each tool run is
  * bounded in wall-clock time (time-bound.ts): reading the container by the file's size, the timeline
- * (which reads the whole file, without decoding it) by its size and the length the container claims.
+ * (which reads the whole file, without decoding it) by its size and the length the container claims,
+ * each at most {@link PROBE_MAX_BOUND_MS}, under the probe activity's own timeout.
  */
 export async function probeRecording(path: string, options: ProbeOptions = {}): Promise<ProbeResult> {
   const sizeBytes = await fileSize(path);
@@ -250,12 +252,10 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
   const refused = reader.format ? undefined : refusedContent(head);
   if (refused) throw new MediaError('refused-reference', `${path} is ${refused}`, path);
   const bounds = options.timeBounds;
-  const probed = await withinTimeBound(
-    'ffprobe',
-    path,
-    timeBoundMs({ sizeBytes }, bounds),
-    options.signal,
-    (signal) => readContainer(path, reader, signal),
+  const boundMs = (what: { sizeBytes: number; audioSeconds?: number }) =>
+    Math.min(timeBoundMs(what, bounds), PROBE_MAX_BOUND_MS);
+  const probed = await withinTimeBound('ffprobe', path, boundMs({ sizeBytes }), options.signal, (signal) =>
+    readContainer(path, reader, signal),
   );
   const track = audioTrackOf(path, probed);
   if (AMR_CODECS.has(track.codec)) reader = { ...reader, repair: 'amr' };
@@ -263,7 +263,7 @@ export async function probeRecording(path: string, options: ProbeOptions = {}): 
   const { containerSeconds, headSeconds, fingerprint, amr } = await withinTimeBound(
     'reading its packets',
     path,
-    timeBoundMs({ sizeBytes, audioSeconds: claimedSeconds }, bounds),
+    boundMs({ sizeBytes, audioSeconds: claimedSeconds }),
     options.signal,
     (signal) => measureTimeline(path, reader, track, { ...options, signal }),
   );

@@ -4,7 +4,7 @@
  * transcode are separate activities so a long transcode retries alone and the workflow shows progress.
  */
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
@@ -59,7 +59,9 @@ async function namedBySource<T>(source: RecordingSource, path: string, work: () 
 /** What the redacted copy of a recording is made from, and where it goes. */
 export interface RedactAudioInput {
   source: RecordingSource;
-  probe: Pick<ProbeResult, 'streamIndex' | 'sampleRate' | 'channels' | 'reader'>;
+  probe: Pick<ProbeResult, 'streamIndex' | 'sampleRate' | 'channels' | 'reader'> &
+    /** The recording's length (absent from calls started before it was passed): bounds the copy's time. */
+    Partial<Pick<ProbeResult, 'durationSeconds'>>;
   /** The redaction step's records (staging, the store's bucket: schemas/call-keys.ts `staging.redaction`). */
   redactionKey: string;
   /** Where the copy goes: the call's output bucket and `redactedAudio` key (schemas/call-keys.ts). */
@@ -124,6 +126,9 @@ async function writeMaskedCopy(path: string, input: RedactAudioInput, spans: Fra
       mask: input.mask,
       outPath,
       ...(signal ? { signal } : {}),
+      ...(input.probe.durationSeconds
+        ? { bound: { path, sizeBytes: (await stat(path)).size, audioSeconds: input.probe.durationSeconds } }
+        : {}),
     }),
   );
 }

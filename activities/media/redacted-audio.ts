@@ -17,6 +17,7 @@ import { Transform, Writable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { REDACTED_AUDIO_TONE_HZ, REDACTED_AUDIO_TONE_PEAK } from '../../schemas/limits.ts';
 import { runFfmpeg, spawnFfmpeg } from './ffmpeg.ts';
+import { timeBoundMs, withinTimeBound, type MediaTimeBounds } from './time-bound.ts';
 import { inputArgs, type MediaInput } from './media-input.ts';
 import { clipSpans, spansBeyondAudio, walkSpans, type FrameSpan } from './redaction-spans.ts';
 
@@ -205,6 +206,12 @@ export interface RedactedAudioJob {
   /** Where the FLAC copy goes (a local file; the caller uploads it once it checked out). */
   outPath: string;
   signal?: AbortSignal;
+  /**
+   * The recording (its path as the reason names it), size and length, which bound the two passes in
+   * wall-clock time (time-bound.ts). A job without its length (a call started before it was passed)
+   * has no bound: its size alone would bound a long recording's decode too tightly.
+   */
+  bound?: { path: string; sizeBytes: number; audioSeconds: number; timeBounds?: MediaTimeBounds };
 }
 
 export type RedactedAudioOutcome =
@@ -277,6 +284,16 @@ export async function checkRedactedCopy(
  * used (the caller deletes it); ffmpeg's own failures throw, typed as media errors, to be retried.
  */
 export async function writeRedactedAudio(job: RedactedAudioJob): Promise<RedactedAudioOutcome> {
+  const { bound } = job;
+  if (!bound) return maskAndCheck(job);
+  // Two passes over the whole recording (mask, then check): each within the bound of one.
+  const ms = 2 * timeBoundMs(bound, bound.timeBounds);
+  return withinTimeBound('the redacted copy', bound.path, ms, job.signal, (signal) =>
+    maskAndCheck({ ...job, signal }),
+  );
+}
+
+async function maskAndCheck(job: RedactedAudioJob): Promise<RedactedAudioOutcome> {
   const made = await maskCopy(job);
   const beyond = spansBeyondAudio(job.spans, made.frames, job.sampleRate);
   if (beyond) return { ok: false, reason: beyond };

@@ -3,42 +3,18 @@
  * alive, not that its ffmpeg gets anywhere: a tool blocked on a pipe or a stalled input would hold its
  * slot until the activity's start-to-close timeout, then again on every retry. Each run is bounded by
  * what the recording is (its size and, once known, its length) with a generous floor, and a run past
- * its bound fails the call with `timed-out`: the same input would stall again, so it is not retried.
+ * its bound fails the call with `timed-out`: the same input would stall again, so it is not retried
+ * (and the activity's own timeout never comes first: schemas/media-time-bounds.ts).
  */
 import { MediaCancelledError, MediaError } from './errors.ts';
 
-export interface MediaTimeBounds {
-  /** Every run gets at least this long, however small its input. */
-  floorSeconds: number;
-  /** Added per hour of audio the run reads or decodes. */
-  secondsPerAudioHour: number;
-  /** Added per MiB of the recording the run reads. */
-  secondsPerMebibyte: number;
-}
-
-/**
- * Defaults far above what a healthy run takes on a busy worker (a decode of an hour reads at hundreds
- * of times real time): the bound is there to end a run that waits for nothing, not to judge speed.
- */
-export const DEFAULT_MEDIA_TIME_BOUNDS: Readonly<MediaTimeBounds> = Object.freeze({
-  floorSeconds: 300,
-  secondsPerAudioHour: 120,
-  secondsPerMebibyte: 2,
-});
-
-/** The bound of a run that reads `sizeBytes` of a recording and `audioSeconds` of its audio, ms. */
-export function timeBoundMs(
-  what: { sizeBytes?: number; audioSeconds?: number },
-  bounds: MediaTimeBounds = DEFAULT_MEDIA_TIME_BOUNDS,
-): number {
-  const audio = Number.isFinite(what.audioSeconds) ? Math.max(0, what.audioSeconds!) : 0;
-  const size = Number.isFinite(what.sizeBytes) ? Math.max(0, what.sizeBytes!) : 0;
-  const seconds =
-    bounds.floorSeconds +
-    (audio / 3600) * bounds.secondsPerAudioHour +
-    (size / 2 ** 20) * bounds.secondsPerMebibyte;
-  return Math.ceil(seconds * 1000);
-}
+// The bounds' numbers have their home in schemas/, where the workflow reads them for the activities'
+// timeouts.
+export {
+  DEFAULT_MEDIA_TIME_BOUNDS,
+  timeBoundMs,
+  type MediaTimeBounds,
+} from '../../schemas/media-time-bounds.ts';
 
 /**
  * Runs `work` with a signal that also fires after `ms`: the tools it starts are then killed (ffmpeg.ts

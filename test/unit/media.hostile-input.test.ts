@@ -20,6 +20,11 @@ import { framecrcSeconds } from '../../activities/media/length-check.ts';
 import { inputArgs, plainInput } from '../../activities/media/media-input.ts';
 import { probeRecording } from '../../activities/media/probe.ts';
 import { timeBoundMs, withinTimeBound } from '../../activities/media/time-bound.ts';
+import {
+  MEDIA_ACTIVITY_TIMEOUT_SECONDS,
+  PROBE_MAX_BOUND_MS,
+  mediaActivityTimeoutSeconds,
+} from '../../schemas/media-time-bounds.ts';
 import { makeTempDir, writeLavfi } from '../helpers/media-fixtures.ts';
 
 const tmp = makeTempDir();
@@ -114,6 +119,18 @@ describe('wall-clock bounds of tool runs', () => {
     const err = await failure(run);
     expect(err).not.toBeInstanceOf(MediaError);
     expect((err as Error).name).toBe('MediaCancelledError');
+  });
+
+  it("never lets an activity's own timeout come before its run's bound (Temporal would retry the stall)", () => {
+    // A 20-hour FLAC of 14 MB: its plan's decode is bounded at about 45 minutes, past the ordinary 15.
+    const long = { sizeBytes: 14 * 2 ** 20, audioSeconds: 20 * 3600 };
+    expect(timeBoundMs(long)).toBeGreaterThan(MEDIA_ACTIVITY_TIMEOUT_SECONDS * 1000);
+    expect(mediaActivityTimeoutSeconds(long) * 1000).toBeGreaterThan(timeBoundMs(long));
+    expect(mediaActivityTimeoutSeconds({ sizeBytes: 2 ** 20, audioSeconds: 600 })).toBe(
+      MEDIA_ACTIVITY_TIMEOUT_SECONDS,
+    );
+    // The probe's runs are capped under the probe's own timeout, whatever the recording claims.
+    expect(PROBE_MAX_BOUND_MS).toBeLessThan(MEDIA_ACTIVITY_TIMEOUT_SECONDS * 1000);
   });
 
   it('scales with the recording: a floor, then its length and size', () => {

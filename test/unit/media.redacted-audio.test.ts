@@ -2,9 +2,11 @@
  * The redacted copy of a recording, with real ffmpeg: a stereo recording of two distinct sines (and a
  * little noise) masked over two spans, decoded back and compared sample for sample with the recording.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MediaError } from '../../activities/media/errors.ts';
 import { plainInput } from '../../activities/media/media-input.ts';
 import {
   checkRedactedCopy,
@@ -163,5 +165,32 @@ describe('checkRedactedCopy', () => {
     );
     expect(silent[0]).toMatch(/^span 1 \(0\.90–2\.10 s\) on channel 1 is not silent \(peak -10\.\d dBFS\)$/);
     expect(existsSync(outPath)).toBe(true);
+  });
+});
+
+describe('the redacted copy of a recording that never ends', () => {
+  it('fails with a timed-out reason once past its bound, instead of holding the media slot', async () => {
+    // A pipe no one writes to, read as headerless mu-law: the decode waits for ever.
+    const path = join(tmp.dir, 'stalled.ulaw');
+    execFileSync('mkfifo', [path]);
+    const err = await writeRedactedAudio({
+      input: plainInput(path, { format: 'mulaw', options: {}, repair: null }),
+      sampleRate: 8000,
+      channels: 1,
+      spans: [],
+      mask: 'tone',
+      outPath: join(tmp.dir, 'stalled.flac'),
+      bound: {
+        path,
+        sizeBytes: 0,
+        audioSeconds: 60,
+        timeBounds: { floorSeconds: 0.5, secondsPerAudioHour: 0, secondsPerMebibyte: 0 },
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MediaError);
+    expect((err as MediaError).kind).toBe('timed-out');
+    expect((err as MediaError).message).toMatch(
+      /^.*stalled\.ulaw: the redacted copy got no answer within 1 s/,
+    );
   });
 });
