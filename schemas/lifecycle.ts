@@ -36,14 +36,6 @@ export const RETENTION_KINDS = ['results', 'unredacted', 'redacted-audio', 'stag
 export type RetentionKind = (typeof RETENTION_KINDS)[number];
 export type RetentionDays = Partial<Record<RetentionKind, number>>;
 
-/** A kind's objects, by {@link CALL_OBJECT_KINDS}, for a retention kind that does not erase the whole call. */
-export const RETENTION_OBJECT_KIND: Record<Exclude<RetentionKind, 'results'>, CallObjectKind> = {
-  unredacted: 'unredacted',
-  'redacted-audio': 'redacted-audio',
-  staging: 'staging',
-  recordings: 'recording',
-};
-
 export const RETENTION_SYNTAX =
   'a number of days for results, unredacted copies, redacted audio and staging (e.g. 365), or kind=days ' +
   `pairs separated by commas (e.g. results=365,unredacted=30,staging=7); kinds: ${RETENTION_KINDS.join(', ')} ` +
@@ -72,6 +64,9 @@ export function parseRetentionDays(text: string): RetentionDays | string {
     if (Number(n) < 1) return `retention of ${kind}: at least 1 day, got ${n}`;
     days[kind as RetentionKind] = Number(n);
   }
+  // A recording is found through its call's result: once results expire, nothing leads to it any more.
+  if (days.recordings !== undefined && days.results !== undefined && days.recordings > days.results)
+    return `retention of recordings (${days.recordings} days) must not outlast results (${days.results} days): callpipe finds a recording through its result; keep recordings longer with the bucket's own lifecycle rules`;
   return days;
 }
 

@@ -48,7 +48,10 @@ export async function createQueueWorker(
       return Worker.create({
         ...base,
         ...workflowSource(),
-        activities: workflowsQueueActivities({ config }),
+        activities: workflowsQueueActivities({
+          config,
+          temporal: temporalClient(connection, config.temporal),
+        }),
       });
     case 'media':
       return Worker.create({
