@@ -21,6 +21,7 @@ Options:
   --window <s>          silence search window in seconds (default 60)
   --noise <dB>          silence threshold in dBFS (default -30)
   --min-silence <s>     shortest silence in seconds (default 0.3)
+  --skip-silence <s>    a silence this long is not streamed (default 60)
   --mix                 mix the channels down to one track
   --pick <list>         source channels to use, e.g. 0,1
   --speakers <list>     speaker per source channel, e.g. customer,agent
@@ -43,6 +44,7 @@ export async function run(argv: string[]): Promise<number> {
     window: { type: 'string' },
     noise: { type: 'string' },
     'min-silence': { type: 'string' },
+    'skip-silence': { type: 'string' },
     mix: { type: 'boolean' },
     pick: { type: 'string' },
     speakers: { type: 'string' },
@@ -62,6 +64,7 @@ export async function run(argv: string[]): Promise<number> {
     searchWindowSeconds: numberOption('window', values.window),
     silenceNoiseDb: numberOption('noise', values.noise),
     silenceMinSeconds: numberOption('min-silence', values['min-silence']),
+    skipSilenceSeconds: numberOption('skip-silence', values['skip-silence']),
     channels: {
       ...(values.mix ? { mode: 'mix' as const } : {}),
       ...(pick ? { pick } : {}),

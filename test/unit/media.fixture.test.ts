@@ -212,6 +212,15 @@ describe('callpipe fixture and callpipe plan', () => {
       expect(plan.sessions.length).toBeGreaterThanOrEqual(6);
       expect(Math.max(...plan.sessions.map((s) => s.end - s.start))).toBeLessThanOrEqual(50);
 
+      // --skip-silence: silences of 2 s or more are left out of the sessions, not only the minute-long.
+      const streamed = (p: typeof plan) => p.sessions.reduce((sum, s) => sum + (s.end - s.start), 0);
+      log.mockClear();
+      expect(await planCommand.run([out, '--skip-silence', '2', '--compact'])).toBe(0);
+      const skipping = sessionPlanSchema.parse(JSON.parse(String(log.mock.calls[0]![0])));
+      expect(skipping.options.skipSilenceSeconds).toBe(2);
+      expect(plan.options.skipSilenceSeconds).toBe(60);
+      expect(streamed(skipping)).toBeLessThan(streamed(plan));
+
       log.mockClear();
       expect(await planCommand.run([out, '--mix', '--compact'])).toBe(0);
       expect(JSON.parse(String(log.mock.calls[0]![0])).tracks).toEqual([
