@@ -16,6 +16,8 @@ import { ManagedProcess } from '../../cli/stack/process.ts';
 import { PROJECT_ROOT } from '../../cli/tools/provision.ts';
 import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import { freeLoopbackPort } from '../../workers/runtime.ts';
+import { ensurePayloadKeysFile } from '../../workers/payload-codec.ts';
+import { ensureDigestKeyFile } from '../../schemas/personal-digest.ts';
 import { composeFile, containerEnv } from '../helpers/compose.ts';
 import { uniquePrefix } from '../helpers/pipeline.ts';
 
@@ -50,6 +52,8 @@ describe('a worker as docker-compose.yml starts it', () => {
   beforeAll(async () => {
     home = mkdtempSync(join(tmpdir(), 'callpipe-compose-'));
     port = await freeLoopbackPort();
+    ensurePayloadKeysFile(join(home, 'payload-keys'));
+    ensureDigestKeyFile(join(home, 'digest-key'));
     const container = containerEnv(service);
     const hosts: Record<string, string> = {
       CALLPIPE_TEMPORAL_ADDRESS: stackEnv.CALLPIPE_TEMPORAL_ADDRESS!,
@@ -64,6 +68,9 @@ describe('a worker as docker-compose.yml starts it', () => {
       HOME: process.env.HOME,
       ...container,
       ...hosts,
+      // The compose stack's key files (Docker secrets under /run/secrets), made here as the operator would.
+      CALLPIPE_PAYLOAD_KEYS_FILE: join(home, 'payload-keys'),
+      CALLPIPE_DIGEST_KEY_FILE: join(home, 'digest-key'),
       CALLPIPE_METRICS_PORT: String(port),
       CALLPIPE_TASK_QUEUE_PREFIX: uniquePrefix('compose'),
     };
