@@ -1,0 +1,40 @@
+/**
+ * The watch's own activities (task queue `callpipe`, beside the workflows; object-storage listings,
+ * HEADs and queue reads, no CPU-heavy work): list a page of the watched prefix, admit settled objects,
+ * and read S3 event notifications from SQS.
+ */
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { ObjectStore } from '../storage/object-store.ts';
+import type { CallIdRule } from '../storage/call-id.ts';
+import type { S3Config } from '../../schemas/config.ts';
+import { listWatchedObjects, type ListWatchedInput } from './list-objects.ts';
+import { admitWatchedObjects, type AdmitInput } from './admit.ts';
+import { receiveNotifications, sqsClientFor, type ReceiveInput } from './notifications.ts';
+
+export type { ListWatchedInput, AdmitInput, ReceiveInput };
+
+export interface WatchActivityDeps {
+  store: ObjectStore;
+  /** The S3 settings: SQS takes the same static keys (the local stack) or the same default chain. */
+  s3: S3Config;
+  callIds?: CallIdRule;
+}
+
+export function createWatchActivities({ store, s3, callIds = { mode: 'auto' } }: WatchActivityDeps) {
+  const queues = new Map<string, SQSClient>();
+  const queue = (url: string) => {
+    let client = queues.get(url);
+    if (!client) queues.set(url, (client = sqsClientFor(url, s3)));
+    return client;
+  };
+  return {
+    /** One page of the watched prefix after a key, name/size/date filters applied. */
+    listWatchedObjects: (input: ListWatchedInput) => listWatchedObjects(store, input),
+    /** Settled objects looked at once more and judged: start, changed, gone or skipped (and why). */
+    admitWatchedObjects: (input: AdmitInput) => admitWatchedObjects(store, input, callIds),
+    /** S3 event notifications from the watch's SQS queue (long poll), deleted once read. */
+    receiveNotifications: (input: ReceiveInput) => receiveNotifications(queue(input.queueUrl), input),
+  };
+}
+
+export type WatchActivities = ReturnType<typeof createWatchActivities>;
