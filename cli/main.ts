@@ -13,6 +13,7 @@ const COMMANDS = [
   'up',
   'process',
   'backfill',
+  'watch',
   'rescore',
   'dictionary',
   'schedule',
