@@ -39,6 +39,7 @@ import {
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrains } from './text-grains.ts';
 import type { RedactionInput } from './recording.ts';
 import { redactionRulesSchema } from './redaction.ts';
+import { retentionDaysSchema } from './lifecycle.ts';
 import { DEFAULT_TASK_QUEUE_PREFIX, taskQueuesOf } from './task-queues.ts';
 import { pricesInputSchema } from './cost.ts';
 import { EVENTS_DEFAULTS, EVENTS_ENV_VARS, eventsConfigSchema } from './events.ts';
@@ -305,6 +306,12 @@ export const configSchema = z.object({
    * when the name holds a run of 7+ digits or an e-mail address, `hash` always, `slug` never.
    */
   callIds: z.enum(CALL_ID_MODES),
+  /**
+   * How long calls are kept, per kind (schemas/lifecycle.ts, `parseRetentionDays`): `365`, or
+   * `results=365,unredacted=30,redacted-audio=90,staging=7,recordings=365`. Unset: kept until erased.
+   * Enforced by the retention Schedule (`callpipe schedule retention`).
+   */
+  retentionDays: retentionDaysSchema.optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']),
   /** The deployment's prices (schemas/cost.ts): the batch report's cost in money. None by default. */
   prices: pricesInputSchema.optional(),
@@ -445,6 +452,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_EMULATOR_ACCOUNTS: 'stack.emulatorAccounts',
   CALLPIPE_TIME_ZONE: 'timeZone',
   CALLPIPE_CALL_ID: 'callIds',
+  CALLPIPE_RETENTION_DAYS: 'retentionDays',
   CALLPIPE_LOG_LEVEL: 'logLevel',
   CALLPIPE_PRICES: 'prices',
   ...EVENTS_ENV_VARS,

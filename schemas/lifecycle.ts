@@ -71,17 +71,14 @@ export function parseRetentionDays(text: string): RetentionDays | string {
 }
 
 /** The configuration's field: the variable's text, checked and parsed when the configuration loads. */
-export const retentionDaysSchema = z.union([
-  z.string().transform((text, ctx) => {
-    const parsed = parseRetentionDays(text);
-    if (typeof parsed === 'string') {
-      ctx.addIssue({ code: 'custom', message: parsed });
-      return z.NEVER;
-    }
-    return parsed;
-  }),
-  z.partialRecord(z.enum(RETENTION_KINDS), z.number().int().min(1)),
-]);
+export const retentionDaysSchema = z.string().transform((text, ctx) => {
+  const parsed = parseRetentionDays(text);
+  if (typeof parsed === 'string') {
+    ctx.addIssue({ code: 'custom', message: parsed });
+    return z.NEVER;
+  }
+  return parsed;
+});
 
 /** Days before `now` (UTC) a call's day must be to be older than `days` days: calls of days `< cutoff`. */
 export function retentionCutoff(now: Date, days: number): string {
