@@ -12,7 +12,8 @@
  *    two (k-means on the utterance vectors, refined by hard EM that moves whole utterances to the voice
  *    under which their frames are likeliest) and keeps the split only when the likelihood of all frames
  *    grows by more than the new voice's price (ΔBIC, with a λ calibrated so that one speaker split by
- *    what they say stays one). A third voice and beyond pays more and must hold a fair share of the call.
+ *    what they say stays one). A third voice and beyond pays more and must hold a fair share of the call,
+ *    unless it takes over from another voice (a transfer: the two never heard in turn).
  * 3. Every utterance is then given the voice under which its frames are likeliest; its confidence is the
  *    posterior between the two likeliest voices, its frames counted as a few independent ones. Short ones
  *    and ones unlike every voice stay unassigned.
@@ -111,6 +112,16 @@ const EM_ITERATIONS = 12;
 const MIN_VOICE_UTTERANCES = 3;
 const MIN_VOICE_SHARE = 0.04;
 const MIN_EXTRA_VOICE_SHARE = 0.1;
+/**
+ * A voice that takes over from another (a transfer: the two never heard in turn, at most this share of
+ * their utterances' pairs out of order) pays less than a third voice heard throughout: one voice split by
+ * what it says gives halves that alternate through the call, so a clean succession is evidence of its
+ * own, and the later voice speaks in only part of the call, whose frames alone must earn its price.
+ * Once per call. Calibrated on the bench's transfer calls against each voice of its two-voice calls
+ * divided at its best moment.
+ */
+const TAKEOVER_INTERLEAVING = 0.05;
+const TAKEOVER_PENALTY = 0.5;
 /** Mean squared Mahalanobis distance of a frame, per dimension, beyond which an utterance is like no voice. */
 const OUTLIER_DISTANCE_PER_DIM = 6;
 /** An utterance's frames count as at most this many independent ones in its confidence. */
@@ -536,6 +547,8 @@ interface Partition {
   labels: Int32Array;
   models: VoiceGaussian[];
   logLikelihood: number;
+  /** Its last voice took over from another (a transfer). */
+  takeover?: boolean;
 }
 
 /**
@@ -588,12 +601,52 @@ function standardizedMeans(units: FrameStats[], all: FrameStats): Float64Array[]
 }
 
 /**
+ * How much two voices take turns: of the pairs of their utterances (one of each), the share in which the
+ * order differs from the voices' usual order. 0 when one voice is heard only after the other has stopped
+ * (a transfer: another agent takes the call), about a half when they alternate (a conversation, or one
+ * voice split by what it says).
+ */
+function interleaving(labels: Int32Array, times: readonly number[], a: number, b: number): number {
+  const ta: number[] = [];
+  const tb: number[] = [];
+  labels.forEach((label, i) => {
+    if (label === a) ta.push(times[i]!);
+    else if (label === b) tb.push(times[i]!);
+  });
+  if (ta.length === 0 || tb.length === 0) return 0.5;
+  ta.sort((x, y) => x - y);
+  tb.sort((x, y) => x - y);
+  // Pairs in which a's utterance comes after b's.
+  let after = 0;
+  for (let i = 0, j = 0; i < ta.length; i++) {
+    while (j < tb.length && tb[j]! < ta[i]!) j++;
+    after += j;
+  }
+  const share = after / (ta.length * tb.length);
+  return Math.min(share, 1 - share);
+}
+
+/** The least interleaving of any two voices of a partition. */
+function leastInterleaving(p: Partition, times: readonly number[]): number {
+  let least = 0.5;
+  for (let a = 0; a < p.k; a++)
+    for (let b = a + 1; b < p.k; b++) least = Math.min(least, interleaving(p.labels, times, a, b));
+  return least;
+}
+
+/**
  * The voices of the call, by model selection over the frames (ΔBIC): one voice more is kept while it
  * explains the frames better by more than its parameters' price, λ · ½ · MODEL_PARAMETERS · ln(frames).
  * Each step tries splitting every voice in two (k-means on the utterance vectors, then refine) and keeps
- * the likeliest; a third voice and beyond pays a higher price and must hold a fair share of the call.
+ * the likeliest; a third voice and beyond pays a higher price and must hold a fair share of the call,
+ * unless it takes over from another voice (a transfer: the two are never heard in turn).
  */
-function chooseVoices(units: FrameStats[], points: Float64Array[], maxVoices: number): Partition {
+function chooseVoices(
+  units: FrameStats[],
+  points: Float64Array[],
+  times: readonly number[],
+  maxVoices: number,
+): Partition {
   const all = emptyStats();
   for (const u of units) addStats(all, u);
   const one = fitVoice(all);
@@ -605,8 +658,13 @@ function chooseVoices(units: FrameStats[], points: Float64Array[], maxVoices: nu
   };
   const frameMeans = standardizedMeans(units, all);
   const price = 0.5 * MODEL_PARAMETERS * Math.log(Math.max(2, all.frames));
+  // One transfer per call at a second voice's price: once a voice has taken over, more pay in full.
+  let takenOver = false;
   while (current.k < maxVoices) {
     const k = current.k + 1;
+    // A third voice and beyond (a transfer, a conference) speaks for a while, not in a handful of lines.
+    const share = k > 2 ? MIN_EXTRA_VOICE_SHARE : MIN_VOICE_SHARE;
+    const minCount = Math.max(MIN_VOICE_UTTERANCES, Math.ceil(share * units.length));
     let best: Partition | undefined;
     for (let c = 0; c < current.k; c++) {
       const members: number[] = [];
@@ -614,9 +672,11 @@ function chooseVoices(units: FrameStats[], points: Float64Array[], maxVoices: nu
         if (label === c) members.push(i);
       });
       if (members.length < 2 * MIN_VOICE_UTTERANCES) continue;
-      // Two starts: the utterance vectors (pitch, voicing, scaled by what varies within an utterance) and
-      // the frames' means standardized by the call's frames; the likelier result is kept.
-      for (const starts of [points, frameMeans]) {
+      // Two starts for a second voice: the utterance vectors (pitch, voicing, scaled by what varies within
+      // an utterance) and the frames' means standardized by the call's frames; the likelier result is
+      // kept. A third voice and beyond start from the frames' means alone: a second start found no other
+      // voice on the bench, at about a fifth of the separation's CPU.
+      for (const starts of k > 2 ? [frameMeans] : [points, frameMeans]) {
         const halves = kMeans(
           members.map((i) => starts[i]!),
           2,
@@ -626,18 +686,18 @@ function chooseVoices(units: FrameStats[], points: Float64Array[], maxVoices: nu
           if (halves.labels[j] === 1) labels[i] = current.k;
         });
         const candidate = refine(units, labels, k);
-        if (candidate && (!best || candidate.logLikelihood > best.logLikelihood)) best = candidate;
+        if (!candidate) continue;
+        const counts = new Int32Array(k);
+        for (const label of candidate.labels) counts[label]!++;
+        if (counts.some((n) => n < minCount)) continue;
+        const takeover = k > 2 && !takenOver && leastInterleaving(candidate, times) <= TAKEOVER_INTERLEAVING;
+        const lambda = k === 2 ? SECOND_VOICE_PENALTY : takeover ? TAKEOVER_PENALTY : EXTRA_VOICE_PENALTY;
+        if (candidate.logLikelihood - current.logLikelihood <= lambda * price) continue;
+        if (!best || candidate.logLikelihood > best.logLikelihood) best = { ...candidate, takeover };
       }
     }
     if (!best) break;
-    const lambda = k > 2 ? EXTRA_VOICE_PENALTY : SECOND_VOICE_PENALTY;
-    if (best.logLikelihood - current.logLikelihood <= lambda * price) break;
-    const counts = new Int32Array(k);
-    for (const label of best.labels) counts[label]!++;
-    // A third voice and beyond (a transfer, a conference) speaks for a while, not in a handful of lines.
-    const share = k > 2 ? MIN_EXTRA_VOICE_SHARE : MIN_VOICE_SHARE;
-    const minCount = Math.max(MIN_VOICE_UTTERANCES, Math.ceil(share * units.length));
-    if (counts.some((n) => n < minCount)) break;
+    takenOver ||= best.takeover === true;
     current = best;
   }
   return current;
@@ -728,7 +788,12 @@ function separate(
   const points = basis.map((m) => scaled(m.vector!, scale));
 
   const units = basis.map((m) => m.stats);
-  const chosen = chooseVoices(units, points, maxVoices);
+  const chosen = chooseVoices(
+    units,
+    points,
+    basis.map((m) => m.span.start),
+    maxVoices,
+  );
   const k = chosen.k;
 
   const assignments: VoiceAssignment[] = spans.map(() => ({ ...ZERO_CONFIDENCE }));

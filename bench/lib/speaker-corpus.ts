@@ -180,7 +180,7 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
     version: GENERATOR_VERSION,
     twoVoiceCalls: options.twoVoiceCalls ?? 20,
     oneVoiceCalls: 3,
-    threeVoiceCalls: 1,
+    threeVoiceCalls: 6,
     dtmfCalls: options.dtmfCalls ?? 6,
     seed: options.seed ?? 1,
     paths: TELEPHONE_PATHS,

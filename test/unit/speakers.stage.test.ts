@@ -63,6 +63,21 @@ describe('the speakers stage on odd one-track calls', () => {
     expect(reader.read(2.5, 3).every((x) => x === 0)).toBe(true);
   });
 
+  it('reads into the caller buffer the same samples as read, within the limit, silence where no session is', () => {
+    const bytes = Uint8Array.from({ length: 8000 }, (_, i) => (i * 37) & 0xff);
+    const reader = stagedAudioReader([{ start: 1, bytes }]);
+    const out = new Float32Array(600).fill(7);
+    const written = reader.readInto!(0.98, 1.02, out, 100, 400);
+    expect(written).toBe(320);
+    expect(Array.from(out.subarray(100, 420))).toEqual(Array.from(reader.read(0.98, 1.02)));
+    // Before the session's start, silence; the caller's buffer untouched outside what was written.
+    expect(out[100]).toBe(0);
+    expect(out[99]).toBe(7);
+    expect(out[420]).toBe(7);
+    expect(reader.readInto!(1.5, 2, out, 0, 100)).toBe(100);
+    expect(Array.from(out.subarray(0, 100))).toEqual(Array.from(reader.read(1.5, 2).subarray(0, 100)));
+  });
+
   it('separates only a track that hears everyone', () => {
     expect(isOneTrackCall([{ speaker: 'mixed' }])).toBe(true);
     expect(isOneTrackCall([{ speaker: 'operator' }])).toBe(false);

@@ -89,6 +89,20 @@ function agreement(result: SeparationResult, truth: number[]): number {
   return Math.max(direct, swapped) / truth.length;
 }
 
+/** As `agreement`, for any number of voices: the best one-to-one map of voices to truth labels. */
+function agreementOf(result: SeparationResult, truth: number[], labels: number): number {
+  const permutations = (items: number[]): number[][] =>
+    items.length <= 1
+      ? [items]
+      : items.flatMap((x, i) => permutations(items.filter((_, j) => j !== i)).map((p) => [x, ...p]));
+  let best = 0;
+  for (const map of permutations([...Array(labels).keys()])) {
+    const right = result.assignments.filter((a, i) => a.voice !== null && map[a.voice] === truth[i]).length;
+    best = Math.max(best, right);
+  }
+  return best / truth.length;
+}
+
 const withoutCpu = (r: SeparationResult) => ({ ...r, cpuMs: 0 });
 
 describe('separateVoices', () => {
@@ -173,6 +187,26 @@ describe('separateVoices', () => {
     expect(result.voices).toBe(2);
     expect(agreement(result, truth)).toBe(1);
     for (const a of result.assignments) expect(a.confidence).toBeGreaterThan(0.9);
+  });
+
+  it('finds a third voice that takes over partway (a transfer), the customer kept one voice throughout', () => {
+    const second: Voice = { pitchHz: 160, levelDbfs: -30, tilt: 1.6 };
+    const order = [...alternating, ...alternating.map((v) => (v === 0 ? 2 : v))];
+    const { samples, spans, truth } = conversation(order, [LOW, HIGH, second], 6);
+    const result = separateVoices(readerOf(samples), spans);
+    expect(result.voices).toBe(3);
+    expect(result.reason).toMatch(/3 voices/);
+    expect(agreementOf(result, truth, 3)).toBeGreaterThanOrEqual(0.95);
+    // Voices are numbered as heard: the second agent is voice 2.
+    expect(result.assignments.at(-2)!.voice).toBe(2);
+  });
+
+  it('keeps two voices as two when one of them changes its line a little partway (quieter, duller): not a transfer', () => {
+    const later: Voice = { ...LOW, levelDbfs: LOW.levelDbfs - 1, tilt: LOW.tilt + 0.05 };
+    const order = [...alternating, ...alternating.map((v) => (v === 0 ? 2 : v))];
+    const { samples, spans } = conversation(order, [LOW, HIGH, later], 6);
+    const result = separateVoices(readerOf(samples), spans);
+    expect(result.voices).toBe(2);
   });
 
   it('gives no voice, with a reason, when the utterances are silent', () => {
