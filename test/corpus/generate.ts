@@ -113,6 +113,32 @@ function patchXingFrames(path: string, factor: number): void {
   writeFileSync(path, buf);
 }
 
+/**
+ * Overwrites the payload of the frames between `from` and `to` (fractions of the file's frames) of a
+ * CBR MPEG-2 layer III file at 32 kbit/s and 16 kHz with seeded random bytes, keeping every frame
+ * header: the demuxer still finds each frame (the packets keep their timeline), and the decoder fails
+ * on most of them and drops them, as it does on a recording damaged in storage or transfer.
+ */
+export function corruptMp3Frames(path: string, out: string, from: number, to: number, seed: number): void {
+  const buf = readFileSync(path);
+  const frames: number[] = [];
+  for (let at = 0; at + 4 <= buf.length;) {
+    const header = buf.readUInt32BE(at);
+    // Sync, MPEG-2, layer III, 32 kbit/s, 16 kHz: 72 × 32,000 / 16,000 = 144 bytes, plus the padding bit.
+    if ((header & 0xfffe0000) >>> 0 !== 0xfff20000 || ((header >>> 10) & 3) !== 2) {
+      throw new Error(`${path}: not a 16-kHz MPEG-2 layer III frame at byte ${at}`);
+    }
+    frames.push(at);
+    at += 144 + ((header >>> 9) & 1);
+  }
+  const random = seededRandom(seed);
+  for (const at of frames.slice(Math.floor(frames.length * from), Math.floor(frames.length * to))) {
+    const end = Math.min(buf.length, at + 144);
+    for (let i = at + 4; i < end; i++) buf[i] = Math.floor(random() * 256);
+  }
+  writeFileSync(out, buf);
+}
+
 function headOf(path: string, bytes: number): Buffer {
   const fd = openSync(path, 'r');
   try {
@@ -568,6 +594,43 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       reason:
         /its packets hold 12(\.\d+)? s of audio over 17\.\d+ s of timestamps \(its timestamps jump over 5\.\d+ s with no audio in them/,
       note: 'probe: the packets read without decoding, the gap named',
+    },
+  });
+
+  // An MP3 damaged in its middle: every frame header is intact (the packets hold 20 s), a fifth of the
+  // frames' payload is noise, which the decoder drops while exiting 0. Decoded, every phrase after the
+  // damage would come early; refused when the plan, which decodes every sample, counts the loss.
+  await runFfmpeg([
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'anoisesrc=r=16000:d=20:a=0.3:seed=7',
+    '-c:a',
+    'libmp3lame',
+    '-b:a',
+    '32k',
+    '-write_xing',
+    '0',
+    '-id3v2_version',
+    '0',
+    '-y',
+    at('undamaged.mp3'),
+  ]);
+  corruptMp3Frames(at('undamaged.mp3'), at('damaged-frames.mp3'), 0.4, 0.6, 11);
+  cases.push({
+    name: 'damaged-frames',
+    what: 'CBR MP3 (20 s) whose middle fifth of frames carry noise after intact headers',
+    kind: 'file',
+    path: at('damaged-frames.mp3'),
+    key: 'formats/damaged-frames.mp3',
+    expected: {
+      status: 'failed',
+      stage: 'plan',
+      reason:
+        /decodes to 1\d\.\d+ s but its packets hold 20\.\d+ s \(\d+\.\d+ s of it did not decode, which would shift every later time\)$/,
+      note: 'plan: the decoded length checked against the packets the probe read',
     },
   });
 

@@ -11,6 +11,7 @@ import * as ffmpeg from '../../activities/media/ffmpeg.ts';
 import { MediaError } from '../../activities/media/errors.ts';
 import { planRecording } from '../../activities/media/plan.ts';
 import { HEAD_DECODE_SECONDS, probeRecording } from '../../activities/media/probe.ts';
+import { corruptMp3Frames } from '../corpus/generate.ts';
 import { makeTempDir } from '../helpers/media-fixtures.ts';
 
 /** Every ffmpeg run's arguments, through the real wrapper. */
@@ -99,6 +100,36 @@ describe('the plan counts the decoded length', () => {
     expect(plan.source.durationSeconds).toBeLessThanOrEqual(plan.source.decodedSeconds!);
     expect(plan.lengthCheck).toMatchObject({ measuredBy: 'packets', toleranceSeconds: 0.25 });
     expect(plan.lengthCheck!.decodedSeconds).toBe(plan.source.decodedSeconds);
+  });
+
+  it('fails an MP3 whose middle frames do not decode, which the probe accepted', async () => {
+    await ffmpeg.runFfmpeg([
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'anoisesrc=r=16000:d=20:a=0.3:seed=7',
+      '-c:a',
+      'libmp3lame',
+      '-b:a',
+      '32k',
+      '-write_xing',
+      '0',
+      '-id3v2_version',
+      '0',
+      '-y',
+      at('whole.mp3'),
+    ]);
+    corruptMp3Frames(at('whole.mp3'), at('damaged.mp3'), 0.4, 0.6, 11);
+    const probe = await probeRecording(at('damaged.mp3'), { fingerprint: 'x' });
+    expect(probe.containerSeconds).toBeGreaterThan(20);
+    const err = await planRecording(probe).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MediaError);
+    expect((err as MediaError).kind).toBe('length-mismatch');
+    expect((err as MediaError).message).toMatch(
+      /damaged\.mp3: decodes to 1\d\.\d+ s but its packets hold 20\.\d+ s \(\d+\.\d+ s of it did not decode, which would shift every later time\)$/,
+    );
   });
 
   it('fails a recording whose decoder drops audio mid-file, naming both lengths', async () => {
