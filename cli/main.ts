@@ -21,6 +21,7 @@ const COMMANDS = [
   'query',
   'find',
   'export',
+  'forget',
   'open',
   'codec-server',
   'plan',

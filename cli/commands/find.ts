@@ -147,6 +147,45 @@ export async function tablesFolder(
   return dir;
 }
 
+/**
+ * The ids of the calls holding a value (by keyed digest, as `find` answers), for commands that act on
+ * them (`forget`); `command` names the command in refusals. The value itself is never printed.
+ */
+export async function callIdsHolding(
+  config: ReturnType<typeof pipelineConfig>['config'],
+  asked: { kind: string; value: string },
+  options: { command: string; offline?: boolean },
+): Promise<string[]> {
+  const { command } = options;
+  if (normalizePersonalValue(asked.kind, asked.value) === '')
+    throw new CliError(`${command}: --${asked.kind} is empty once normalized`);
+  let key: Buffer | undefined;
+  try {
+    key = digestKeyOf(config.redaction);
+  } catch (err) {
+    if (err instanceof DigestKeyError) throw new CliError(`${command}: ${err.message}`, 1);
+    throw err;
+  }
+  if (!key)
+    throw new CliError(
+      `${command}: no digest key is configured (CALLPIPE_DIGEST_KEY or CALLPIPE_DIGEST_KEY_FILE): calls cannot be found by a value; name them by id`,
+      1,
+    );
+  const folder = await tablesFolder(config, { offline: options.offline });
+  const db = await openTablesDatabase(
+    (table) =>
+      table === PERSONAL_VALUES_TABLE.name
+        ? tableFiles(folder, table).map((f) => join(folder, table, f))
+        : [],
+    config.timeZone,
+  );
+  try {
+    return (await callsWithDigest(db, personalDigest(key, asked.kind, asked.value)!)).map((c) => c.callId);
+  } finally {
+    db.close();
+  }
+}
+
 function printed(asked: string, calls: FoundCall[]): string {
   if (calls.length === 0) return `no call holds ${asked}`;
   const rows = calls.flatMap((c) =>

@@ -1,0 +1,196 @@
+/**
+ * `callpipe forget`: erases calls everywhere callpipe wrote them, for a customer's request to have their
+ * data erased (workflows/forget.ts does it, resumable and exactly once per request). The calls are named
+ * by id or found as `find` finds them; the value asked is never printed. The request's id is derived
+ * from what it asks, so the same request twice is one erasure and the second prints the first's record.
+ */
+import { createHash } from 'node:crypto';
+import { createInterface } from 'node:readline/promises';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import { CliError, parseCommandArgs } from '../command.ts';
+import { connectPipeline, pipelineConfig } from '../stack-client.ts';
+import { outputLocation } from '../submit.ts';
+import { textTable } from '../text-table.ts';
+import { callIdsHolding } from './find.ts';
+import { callPlacesOf } from './export.ts';
+import { createObjectStore } from '../../activities/storage/object-store.ts';
+import { callHoldings, type CallHoldings } from '../../activities/lifecycle/call-objects.ts';
+import { namedKey } from '../../activities/lifecycle/forget-activities.ts';
+import { assertSafeCallId, KeyError, parseS3Url } from '../../schemas/call-keys.ts';
+import { taskQueues } from '../../schemas/config.ts';
+import { maskedValue } from '../../schemas/personal-digest.ts';
+import { forgetInputSchema, lettersOfHex, type ForgetInput } from '../../schemas/lifecycle.ts';
+import { forget, type ForgetResult } from '../../workflows/forget.ts';
+
+export const summary = 'erases calls everywhere callpipe wrote them, for an erasure request';
+export const help = `Usage: callpipe forget <callId>… [--recordings] [--dry-run] [--yes] [--json]
+       callpipe forget --phone N | --customer ID | --email A [options]
+
+Erases what callpipe holds about the calls, for a customer's request to have their data erased (APPI
+Art. 35; docs/lifecycle.md): every object it wrote for them (result.json, transcript.vtt, error.json,
+call.html, the redacted audio, the unredacted copies, staging, their table files and locators), their rows
+in every Parquet partition of every analysis table (the other rows stay as they were), their lines in the
+batch reports and night reports, and their workflow executions in Temporal (histories and visibility).
+Then it lists and reads back that nothing of them remains, and keeps an audit record (request id, time,
+call ids and counts; never a value) under audit/forget/ in the output bucket.
+
+The erasure is a Temporal workflow: it resumes after a crash, and the same request (same calls, same
+options) is one erasure, so asking twice erases once and prints the first one's record. A delete S3
+refuses fails the request with the key named.
+
+  --recordings      the source recordings too (they are the call center's: only when asked)
+  --dry-run         list what would go, erase nothing
+  --yes             do not ask for confirmation (required without a terminal)
+  --phone <N>, --email <A>, --customer <ID>
+                    the calls that hold this value, found as callpipe find finds them
+  --out <s3://bucket/prefix>   where the calls' results are (default: CALLPIPE_S3_OUTPUT_PREFIX)
+  --offline         with --phone/--email/--customer: the tables' local mirror as it is
+  --json            print the audit record (or, with --dry-run, the listing) as JSON
+
+What it cannot reach: copies made outside callpipe (downloads, exports, mirrors of the tables such as
+callpipe query's local copy), and what the Language Analysis Service keeps on its side.`;
+
+const LOOKUPS = ['phone', 'email', 'customer'] as const;
+
+/** The request's id: letters only, derived from the calls and the options (see the file's comment). */
+export function forgetRequestId(callIds: readonly string[], recordings: boolean, outputUrl: string): string {
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ calls: [...new Set(callIds)].sort(), recordings, output: outputUrl }))
+    .digest('hex');
+  return `forget-${lettersOfHex(hash.slice(0, 20))}`;
+}
+
+/** What would go, as lines: kind, object (recording keys masked), per call. */
+function listing(holdings: CallHoldings[], executions: Map<string, number>): string {
+  const rows: string[][] = [];
+  for (const h of holdings) {
+    for (const o of h.objects) rows.push([h.callId, o.kind, namedKey(o.bucket, o.key)]);
+    for (const s of h.shared)
+      rows.push([h.callId, s.kind === 'report' ? 'report lines' : 'table rows', namedKey(s.bucket, s.key)]);
+    const n = executions.get(h.callId) ?? 0;
+    if (n) rows.push([h.callId, 'workflow executions', String(n)]);
+    if (!h.objects.length && !h.shared.length && !n) rows.push([h.callId, 'nothing held', '']);
+  }
+  return textTable([['call', 'what', 'object'], ...rows]);
+}
+
+/** Asks on the terminal; refuses without one (a script must say --yes). */
+async function confirmed(question: string): Promise<boolean> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY)
+    throw new CliError(
+      'forget: no terminal to confirm the erasure on; nothing was erased. Pass --yes to erase without asking',
+    );
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return (await rl.question(`${question} Type yes to erase: `)).trim().toLowerCase() === 'yes';
+  } finally {
+    rl.close();
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('forget', argv, {
+    recordings: { type: 'boolean', default: false },
+    'dry-run': { type: 'boolean', default: false },
+    yes: { type: 'boolean', default: false },
+    phone: { type: 'string' },
+    email: { type: 'string' },
+    customer: { type: 'string' },
+    out: { type: 'string' },
+    offline: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  });
+  const lookups = LOOKUPS.filter((k) => values[k] !== undefined);
+  if (lookups.length > 1 || (lookups.length === 1 && positionals.length > 0))
+    throw new CliError('forget: name calls by id, or ask one of --phone, --email, --customer, not both');
+  if (lookups.length === 0 && positionals.length === 0)
+    throw new CliError('forget: which calls? give call ids, or --phone, --email or --customer');
+  for (const id of positionals) {
+    try {
+      assertSafeCallId(id);
+    } catch (err) {
+      throw new CliError(`forget: ${(err as KeyError).message}`);
+    }
+  }
+  const { config } = pipelineConfig();
+  if (values.out !== undefined && !parseS3Url(values.out))
+    throw new CliError(`forget: --out must be s3://bucket/prefix, got '${values.out}'`);
+  const output = outputLocation(values.out, config);
+  const places = callPlacesOf(config, output);
+  let callIds = [...new Set(positionals)];
+  if (lookups.length === 1) {
+    const asked = { kind: lookups[0]!, value: String(values[lookups[0]!]) };
+    callIds = await callIdsHolding(config, asked, { command: 'forget', offline: values.offline });
+    if (callIds.length === 0) {
+      console.log(`no call holds ${maskedValue(asked.kind, asked.value)}; nothing to erase`);
+      return 0;
+    }
+  }
+  const store = createObjectStore(config.s3);
+  const holdings = await callHoldings(store, places, callIds, { recordings: values.recordings });
+  const pc = await connectPipeline(config);
+  try {
+    const executions = new Map<string, number>();
+    for (const id of callIds)
+      executions.set(id, (await pc.client.workflow.count(`CallpipeCallId = '${id}'`)).count);
+    if (values['dry-run']) {
+      if (values.json)
+        console.log(
+          JSON.stringify(
+            holdings.map((h) => ({
+              callId: h.callId,
+              objects: h.objects.map((o) => ({ kind: o.kind, object: namedKey(o.bucket, o.key) })),
+              shared: h.shared.map((s) => ({ kind: s.kind, object: namedKey(s.bucket, s.key) })),
+              workflowExecutions: executions.get(h.callId) ?? 0,
+            })),
+            null,
+            2,
+          ),
+        );
+      else console.log(`would erase (dry run, nothing erased):\n${listing(holdings, executions)}`);
+      return 0;
+    }
+    const n = callIds.length;
+    if (
+      !values.yes &&
+      !(await confirmed(`${listing(holdings, executions)}\nErase ${n} call${n === 1 ? '' : 's'}?`))
+    ) {
+      console.log('nothing was erased');
+      return 1;
+    }
+    const input: ForgetInput = forgetInputSchema.parse({
+      requestId: forgetRequestId(callIds, values.recordings, `s3://${output.bucket}/${output.prefix}`),
+      callIds,
+      places,
+      recordings: values.recordings,
+      reason: 'forget',
+    });
+    let result: ForgetResult;
+    let before = false;
+    try {
+      result = await pc.client.workflow.execute(forget, {
+        workflowId: input.requestId,
+        taskQueue: taskQueues(config).workflows,
+        args: [input],
+        // A finished erasure stands (the repeat prints its record); a failed one may run again.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      before = true;
+      result = (await pc.client.workflow.getHandle(input.requestId).result()) as ForgetResult;
+    }
+    const { audit, auditKey } = result;
+    if (values.json) console.log(JSON.stringify({ ...audit, auditKey, repeated: before }, null, 2));
+    else
+      console.log(
+        `${before ? 'already erased by an earlier request' : 'erased'}: ${audit.totals.calls} call(s), ` +
+          `${audit.totals.objects} object(s), ${audit.totals.tableRows} table row(s), ` +
+          `${audit.totals.reportsRewritten} report file(s), ${audit.totals.workflowExecutions} workflow execution(s); ` +
+          `verified; request ${audit.requestId}, audit record s3://${output.bucket}/${auditKey}`,
+      );
+    return 0;
+  } finally {
+    await pc.close();
+  }
+}
