@@ -13,7 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { DeliveryAttemptError, postEvent } from '../../activities/events/http-post.ts';
-import { createEventActivities } from '../../activities/events/events-activities.ts';
+import { createEventActivities, type DeliverEventInput } from '../../activities/events/events-activities.ts';
 import { structuredJson, parseStructured } from '../../activities/events/cloud-event.ts';
 import { eventId } from '../../activities/events/event-id.ts';
 import { eventKey } from '../../activities/events/event-store.ts';
@@ -49,6 +49,15 @@ const LINE = structuredJson({
   time: '2026-11-26T07:00:00.000Z',
   data: { callId: 'call-a' },
 });
+
+/** One attempt of the `deliverEvent` activity, as Temporal would run it (attempt number from `info`). */
+function attempt(
+  activities: ReturnType<typeof createEventActivities>,
+  info: { attempt: number } | undefined,
+  input: DeliverEventInput,
+): Promise<{ status: number }> {
+  return new MockActivityEnvironment(info as never).run(activities.deliverEvent, input);
+}
 
 /** A store holding the one event line (the activity reads its claim check from it). */
 function storeWith(key: string, text: string): ObjectStore {
@@ -112,7 +121,7 @@ describe('delivering an event', () => {
       res.writeHead(200).end('ok');
     });
     const activities = createEventActivities({ store: storeWith(key, `${LINE}\n`), config: config(a.url) });
-    const out = await new MockActivityEnvironment().run(activities.deliverEvent, {
+    const out = await attempt(activities, undefined, {
       event,
       sink: 'webhook:0',
       policy,
@@ -200,17 +209,21 @@ describe('delivering an event', () => {
   it('retries an attempt while the deadline allows, then gives up with the attempts and the reason', async () => {
     a.set((_req, _body, res) => res.writeHead(500).end());
     const activities = createEventActivities({ store: storeWith(key, LINE), config: config(a.url) });
-    const retried = await new MockActivityEnvironment({ attempt: 1 } as never)
-      .run(activities.deliverEvent, { event, sink: 'webhook:0', policy, deadline: far })
-      .catch((e: unknown) => e);
+    const retried = await attempt(
+      activities,
+      { attempt: 1 },
+      { event, sink: 'webhook:0', policy, deadline: far },
+    ).catch((e: unknown) => e);
     expect(retried).toBeInstanceOf(ApplicationFailure);
     expect(retried).toMatchObject({ type: 'EventDeliveryFailed', nonRetryable: false });
     expect((retried as Error).message).toBe('webhook:0: answered HTTP 500');
 
     const soon = new Date(Date.now() + 500).toISOString();
-    const gaveUp = await new MockActivityEnvironment({ attempt: 7 } as never)
-      .run(activities.deliverEvent, { event, sink: 'webhook:0', policy, deadline: soon })
-      .catch((e: unknown) => e);
+    const gaveUp = await attempt(
+      activities,
+      { attempt: 7 },
+      { event, sink: 'webhook:0', policy, deadline: soon },
+    ).catch((e: unknown) => e);
     expect(gaveUp).toMatchObject({ type: 'EventDeliveryGaveUp', nonRetryable: true });
     expect((gaveUp as ApplicationFailure).details).toEqual([{ attempts: 7, reason: 'answered HTTP 500' }]);
   });
@@ -255,7 +268,7 @@ describe('delivering an event', () => {
       store: storeWith(alertKey, line),
       config: { ...EVENTS_DEFAULTS, slackUrl: a.url },
     });
-    await new MockActivityEnvironment().run(activities.deliverEvent, {
+    await attempt(activities, undefined, {
       event: { id: alertId, type: 'callpipe.call.alert', bucket: 'out', key: alertKey },
       sink: 'slack',
       policy,
