@@ -90,15 +90,19 @@ export function stagedAudioReader(sessions: { start: number; bytes: Uint8Array }
   function readInto(start: number, end: number, out: Float32Array, at: number, limit: number): number {
     const from = Math.max(0, Math.round(start * STAGED_SAMPLE_RATE));
     const to = Math.max(from, Math.min(Math.round(end * STAGED_SAMPLE_RATE), from + limit));
-    // Where no session covers the span, silence.
-    out.fill(0, at, at + to - from);
-    for (let i = 0; i < ordered.length; i++) {
+    // Samples up to `written` are done; where no session covers the span, silence.
+    let written = from;
+    for (let i = 0; i < ordered.length && written < to; i++) {
       const s0 = starts[i]!;
       const bytes = ordered[i]!.bytes;
-      const a = Math.max(from, s0);
+      const a = Math.max(written, s0);
       const b = Math.min(to, s0 + bytes.length);
-      if (b > a) decodeMulawInto(bytes.subarray(a - s0, b - s0), out, at + a - from);
+      if (b <= a) continue;
+      if (a > written) out.fill(0, at + written - from, at + a - from);
+      decodeMulawInto(bytes.subarray(a - s0, b - s0), out, at + a - from);
+      written = b;
     }
+    if (written < to) out.fill(0, at + written - from, at + to - from);
     return to - from;
   }
   return {

@@ -329,6 +329,8 @@ function kMeans(points: Float64Array[], k: number): Clustering {
       centres.push(Float64Array.from(points[chosen]!));
     }
     const labels = new Int32Array(n);
+    const sums = Array.from({ length: k }, () => new Float64Array(dims));
+    const counts = new Int32Array(k);
     let inertia = 0;
     for (let iteration = 0; iteration < KMEANS_ITERATIONS; iteration++) {
       let changed = false;
@@ -347,8 +349,8 @@ function kMeans(points: Float64Array[], k: number): Clustering {
         labels[i] = bestC;
         inertia += bestD;
       }
-      const sums = Array.from({ length: k }, () => new Float64Array(dims));
-      const counts = new Int32Array(k);
+      for (const sum of sums) sum.fill(0);
+      counts.fill(0);
       for (let i = 0; i < n; i++) {
         counts[labels[i]!]!++;
         const s = sums[labels[i]!]!;
@@ -410,9 +412,32 @@ const emptyStats = (): FrameStats => ({
   pitchSquares: 0,
 });
 
-function statsOf(frames: UtteranceFrames): FrameStats {
-  const s = emptyStats();
-  const x = new Float64Array(D);
+/**
+ * Empty statistics for `count` utterances over one buffer: a call has hundreds of utterances, and one
+ * allocation costs less than hundreds of small ones.
+ */
+function statsPool(count: number): () => FrameStats {
+  const buffer = new Float64Array(count * (D + T));
+  let next = 0;
+  return () => {
+    const at = next;
+    next += D + T;
+    return {
+      frames: 0,
+      sum: buffer.subarray(at, at + D),
+      products: buffer.subarray(at + D, at + D + T),
+      voiced: 0,
+      pitchSum: 0,
+      pitchSquares: 0,
+    };
+  };
+}
+
+/** The statistics of an utterance's frames, into `s` (empty). */
+const statsRow = new Float64Array(D);
+
+function statsOf(frames: UtteranceFrames, s: FrameStats): FrameStats {
+  const x = statsRow;
   for (let f = 0; f < frames.count; f++) {
     const row = f * FRAME_DIMS;
     for (let i = 0; i < D; i++) x[i] = frames.features[row + MODEL_DIMS[i]!]!;
@@ -753,6 +778,7 @@ function separate(
     return nothing(`the audio's sample rate (${rate}) is not usable`);
   const analyzer = analyzerFor(Math.round(rate));
 
+  const newStats = statsPool(spans.length);
   const measured: Measured[] = spans.map((span, index) => {
     const frames = utteranceFrames(audio, span, analyzer);
     const summary = utteranceVector(frames);
@@ -765,7 +791,7 @@ function separate(
       vector: summary?.vector,
       squares: summary?.squares,
       counts: summary?.counts,
-      stats: statsOf(frames),
+      stats: statsOf(frames, newStats()),
       reliable,
     };
   });
