@@ -17,12 +17,15 @@ import { backfillInputSchema } from '../../schemas/backfill.ts';
 import { templateProblem } from '../../workflows/nightly-date.ts';
 import { nightlyBackfill, type NightlyInput } from '../../workflows/nightly.ts';
 import { storeCallFiles } from '../call-files.ts';
+import { callPlacesOf } from './export.ts';
+import { retention, type RetentionWorkflowInput } from '../../workflows/retention.ts';
 
 export const summary =
   'creates or updates the nightly backfill Schedule; list, pause, resume, trigger, delete';
 export const help = `Usage:
   callpipe schedule nightly --cron "<expr>" --source <template> [--out s3://…] [--time-zone Z] [--id name]
                             [--concurrency N] [--days-back N] [--catchup-window 1d] [--rules file] [--dictionary file]
+  callpipe schedule retention [--cron "<expr>"] [--time-zone Z] [--id name] [--out s3://…]
   callpipe schedule list [--json]
   callpipe schedule pause <id> [--note text]
   callpipe schedule resume <id>
@@ -36,9 +39,52 @@ yyyy-mm-dd). --concurrency: calls processed at once by each night's backfill (de
 policy: BUFFER_ONE (a night waits for the previous one); catch-up window: --catchup-window (default 1d).
 Schedule id: --id (default callpipe-nightly). --rules <file>: the rule file each night's calls are scored
 with (default CALLPIPE_RULES, else the shipped one), and --dictionary <file> the custom vocabulary every
-session gets (default CALLPIPE_DICTIONARY), both checked and stored when the schedule is written.`;
+session gets (default CALLPIPE_DICTIONARY), both checked and stored when the schedule is written.
+
+retention: creates or updates the Schedule that erases, each night (--cron, default "0 3 * * *" in
+--time-zone), the calls older than CALLPIPE_RETENTION_DAYS per kind, as callpipe forget erases them
+(docs/lifecycle.md). The days are stored in the schedule: run it again after changing them. Schedule id:
+--id (default callpipe-retention).`;
 
 export const DEFAULT_SCHEDULE_ID = 'callpipe-nightly';
+export const RETENTION_SCHEDULE_ID = 'callpipe-retention';
+const RETENTION_CRON = '0 3 * * *';
+
+/** Create-or-update of the nightly retention Schedule (see the help); refused without retention days. */
+export async function upsertRetentionSchedule(
+  pc: PipelineClient,
+  options: { id: string; cron: string; timeZone: string; out?: string | undefined },
+): Promise<'created' | 'updated'> {
+  const days = pc.config.retentionDays;
+  if (!days || Object.keys(days).length === 0)
+    throw new CliError('schedule retention: CALLPIPE_RETENTION_DAYS is not set: nothing would expire');
+  const args: [RetentionWorkflowInput] = [
+    { places: callPlacesOf(pc.config, outputLocation(options.out, pc.config)), days },
+  ];
+  const spec = { cronExpressions: [options.cron], timezone: options.timeZone };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: retention,
+    taskQueue: taskQueues(pc.config).workflows,
+    workflowId: `retention-${options.id}`,
+    args,
+  };
+  // A night still erasing when the next begins: the next waits (it finds what the first left).
+  const policies = { overlap: ScheduleOverlapPolicy.BUFFER_ONE, catchupWindow: '1d', pauseOnFailure: false };
+  try {
+    await pc.client.schedule.create({ scheduleId: options.id, spec, action, policies });
+    return 'created';
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await pc.client.schedule.getHandle(options.id).update((previous) => ({
+      ...previous,
+      spec,
+      action,
+      policies: { ...previous.policies, ...policies },
+    }));
+    return 'updated';
+  }
+}
 
 export interface NightlyScheduleOptions {
   id: string;
@@ -239,14 +285,27 @@ async function actOnSchedule(pc: PipelineClient, sub: string, id: string | undef
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseScheduleArgs(rest);
-  if (!sub || !['nightly', 'list', 'pause', 'resume', 'trigger', 'delete'].includes(sub)) {
-    throw new CliError('schedule: nightly | list | pause | resume | trigger | delete (see --help)');
+  if (!sub || !['nightly', 'retention', 'list', 'pause', 'resume', 'trigger', 'delete'].includes(sub)) {
+    throw new CliError(
+      'schedule: nightly | retention | list | pause | resume | trigger | delete (see --help)',
+    );
   }
   const timeZone = timeZoneOf(values);
   const nightly = sub === 'nightly' ? nightlyOptions(values, timeZone) : undefined;
   const pc = await connectPipeline();
   try {
-    if (nightly) {
+    if (sub === 'retention') {
+      if (values.cron !== undefined && !cronValid(values.cron))
+        throw new CliError('schedule retention: --cron "<min hour dom mon dow>" is not a cron expression');
+      const id = values.id === DEFAULT_SCHEDULE_ID ? RETENTION_SCHEDULE_ID : values.id;
+      const cron = values.cron ?? RETENTION_CRON;
+      const outcome = await upsertRetentionSchedule(pc, { id, cron, timeZone, out: values.out });
+      if (values.json) console.log(JSON.stringify({ scheduleId: id, outcome }));
+      else
+        console.log(
+          `schedule ${id} ${outcome}: ${cron} (${timeZone}) erases calls past CALLPIPE_RETENTION_DAYS`,
+        );
+    } else if (nightly) {
       const outcome = await upsertNightlySchedule(pc, nightly);
       if (values.json) console.log(JSON.stringify({ scheduleId: values.id, outcome }));
       else console.log(`schedule ${values.id} ${outcome}: ${values.cron} (${timeZone}) → ${values.source}`);
