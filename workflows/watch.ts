@@ -40,16 +40,15 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { WatchActivities } from '../activities/watch/watch-activities.ts';
-import {
-  WATCH_CLOCK_SLACK_SECONDS,
-  WATCH_HISTORY_EVENTS,
-  type AdmitVerdict,
-  type WatchCounters,
-  type WatchInput,
-  type WatchListing,
-  type WatchObject,
-  type WatchPhase,
-  type WatchStatus,
+import { WATCH_CLOCK_SLACK_SECONDS, WATCH_HISTORY_EVENTS } from '../schemas/watch-bounds.ts';
+import type {
+  AdmitVerdict,
+  WatchCounters,
+  WatchInput,
+  WatchListing,
+  WatchObject,
+  WatchPhase,
+  WatchStatus,
 } from '../schemas/watch.ts';
 import { locationUrl } from '../schemas/call-keys.ts';
 import { processRecording, type ProcessRecordingResult } from './process-recording.ts';
