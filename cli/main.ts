@@ -20,6 +20,7 @@ const COMMANDS = [
   'status',
   'query',
   'find',
+  'events',
   'export',
   'forget',
   'open',
