@@ -134,8 +134,9 @@ class Watch {
     this.pending = new PendingSet(pending, input.maxPending, WATCH_CLOCK_SLACK_SECONDS * 1000);
     this.activities = proxyActivities<WatchActivities>({
       taskQueue: input.taskQueue ?? this.info.taskQueue,
-      // A receive long-polls for at most 20 s; listings and admissions are a page and its HEADs.
-      startToCloseTimeout: '5 minutes',
+      // A receive long-polls for at most 20 s; a listing is one page, an admission a window's HEADs. Short,
+      // so an attempt lost with a killed worker is tried again within a minute, not after minutes.
+      startToCloseTimeout: '1 minute',
       retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
     });
   }
