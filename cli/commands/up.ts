@@ -79,6 +79,9 @@ export async function run(argv: string[]): Promise<number> {
         `  S3           ${a.s3Endpoint} (bucket ${a.bucket})`,
         a.emulatorUrl ? `  Emulator     ${a.serviceBaseUrl}` : undefined,
         a.metricsUrl ? `  Metrics      ${a.metricsUrl}` : undefined,
+        a.codecServerUrl
+          ? `  Codec server ${a.codecServerUrl} (the Web UI decodes payloads with it; token in ${a.home}/codec-server-token)`
+          : undefined,
         `  State        ${a.home}`,
         'Press Ctrl-C to stop.',
       ]

@@ -4,7 +4,8 @@
  * workers. Used by `callpipe up`, `callpipe demo` and the integration tests' global setup alike, so the
  * tests exercise the same code users run.
  */
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureTools, PROJECT_ROOT, toolEnv, type ToolPaths } from '../tools/provision.ts';
 import { httpAnswers, ManagedProcess } from './process.ts';
@@ -24,6 +25,7 @@ import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
 import { writeTemporalProfile } from '../../workers/temporal-connection.ts';
 import { ensurePayloadKeysFile, payloadKeysOf } from '../../workers/payload-codec.ts';
 import { digestKeyOf, ensureDigestKeyFile } from '../../schemas/personal-digest.ts';
+import { ensurePrivateFile } from '../../schemas/private-file.ts';
 import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import { childEnv, SECRET_VARIABLES } from '../../schemas/child-env.ts';
 import {
@@ -46,6 +48,11 @@ export interface StackOptions {
   workers?: boolean;
   /** Start the emulator (default true). */
   emulator?: boolean;
+  /**
+   * Start a codec server (`callpipe codec-server`) and point the Web UI at it, so the UI shows the
+   * encrypted payloads decoded (default true).
+   */
+  codecServer?: boolean;
   /** Prebuilt workflow bundle for the workers (saves the bundling time). */
   workflowBundlePath?: string;
   /** Extra environment for the workers (e.g. short timeouts in tests). */
@@ -85,6 +92,8 @@ export interface StackAddresses {
   authUrl?: string;
   metricsUrl?: string;
   requestLog?: string;
+  /** The codec server the Web UI decodes payloads with (its token: `<home>/codec-server-token`). */
+  codecServerUrl?: string;
 }
 
 export interface RunningStack {
@@ -102,6 +111,7 @@ export interface RunningStack {
     s3: ManagedProcess;
     emulator?: ManagedProcess;
     workers?: ManagedProcess;
+    codecServer?: ManagedProcess;
   };
   /** Starts (or restarts) the workers process. */
   startWorkers(): Promise<ManagedProcess>;
@@ -234,6 +244,7 @@ export function devServerProcess(
   home: string,
   tools: Pick<ToolPaths, 'temporal'>,
   env: NodeJS.ProcessEnv,
+  codecEndpoint?: string,
 ): ManagedProcess {
   return new ManagedProcess({
     name: 'temporal',
@@ -253,6 +264,7 @@ export function devServerProcess(
       '--log-level',
       'warn',
       '--ui-disable-news-fetch',
+      ...(codecEndpoint && ports.temporalUi !== undefined ? ['--ui-codec-endpoint', codecEndpoint] : []),
       ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => [
         '--search-attribute',
         `${name}=${type}`,
@@ -376,6 +388,8 @@ function resolveStackPorts(base: Config, mode: 'fixed' | 'auto') {
       s3: { port: base.stack.s3Port, variable: 'CALLPIPE_S3_PORT', offsets: [WEED_GRPC_OFFSET] },
       emulator: { port: base.stack.emulatorPort, variable: 'CALLPIPE_EMULATOR_PORT' },
       metrics: { port: base.stack.metricsPort, variable: 'CALLPIPE_METRICS_PORT' },
+      // Any free port: the Web UI is given it, `up` prints it.
+      codec: { port: 0, variable: 'the codec server port' },
     },
     mode,
   );
@@ -488,6 +502,7 @@ async function startTemporal(ctx: StackContext): Promise<TemporalProcesses> {
       home,
       port: ports.temporal,
       uiPort: ports.temporalUi,
+      codecEndpoint: codecEndpointOf(ctx),
       temporal: config.temporal,
       env: serverEnv(),
       onSpawn: (name) => launched.onSpawn(name),
@@ -501,10 +516,57 @@ async function startTemporal(ctx: StackContext): Promise<TemporalProcesses> {
     };
   }
   log(`starting Temporal dev server on ${config.temporal.address} (Web UI on :${ports.temporalUi})…`);
-  const temporal = devServerProcess(config, ports, home, ctx.tools, serverEnv());
+  const temporal = devServerProcess(config, ports, home, ctx.tools, serverEnv(), codecEndpointOf(ctx));
   await temporal.start(launched.onSpawn('temporal'));
   launched.add(temporal);
   return { temporal };
+}
+
+/** The codec server's token file: the one `callpipe codec-server` reads by default, made once (0600). */
+function codecTokenFile(home: string): string {
+  const file = join(home, 'codec-server-token');
+  ensurePrivateFile(file, () => `${randomBytes(32).toString('base64url')}\n`);
+  return file;
+}
+
+/**
+ * Where the Web UI reaches the codec server: its token as the first path segment, since the UI cannot
+ * add a header (cli/commands/codec-server.ts). The UI runs on loopback only, as the codec server does.
+ */
+function codecEndpointOf(ctx: StackContext): string | undefined {
+  if (ctx.options.codecServer === false) return undefined;
+  const token = readFileSync(codecTokenFile(ctx.home), 'utf8').trim();
+  return `http://127.0.0.1:${ctx.ports.codec}/${encodeURIComponent(token)}`;
+}
+
+/** `callpipe codec-server` with the stack's payload keys, for the stack's Web UI. */
+async function startCodecServer(ctx: StackContext): Promise<ManagedProcess> {
+  const { ports, home } = ctx;
+  const url = `http://127.0.0.1:${ports.codec}`;
+  ctx.log(`starting codec server on ${url}…`);
+  const codec = new ManagedProcess({
+    name: 'codec-server',
+    command: process.execPath,
+    args: [
+      join(PROJECT_ROOT, 'bin', 'callpipe.js'),
+      'codec-server',
+      '--port',
+      String(ports.codec),
+      '--origin',
+      `http://127.0.0.1:${ports.temporalUi}`,
+      '--origin',
+      `http://localhost:${ports.temporalUi}`,
+      '--token-file',
+      codecTokenFile(home),
+    ],
+    env: workersEnv(ctx.env),
+    logFile: join(home, 'logs', 'codec-server.log'),
+    healthCheck: () => httpAnswers(`${url}/`),
+    startTimeoutMs: 30_000,
+  });
+  await codec.start(ctx.launched.onSpawn('codec-server'));
+  ctx.launched.add(codec);
+  return codec;
 }
 
 async function startS3(ctx: StackContext): Promise<ManagedProcess> {
@@ -595,6 +657,7 @@ function stackAddresses(ctx: StackContext, withEmulator: boolean): StackAddresse
         }
       : {}),
     ...(ctx.options.workers !== false ? { metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics` } : {}),
+    ...(ctx.options.codecServer !== false ? { codecServerUrl: `http://127.0.0.1:${ports.codec}` } : {}),
   };
 }
 
@@ -603,7 +666,8 @@ async function startProcesses(ctx: StackContext): Promise<RunningStack> {
   const temporal = await startTemporal(ctx);
   const s3 = await startS3(ctx);
   const emulator = ctx.options.emulator !== false ? await startStackEmulator(ctx) : undefined;
-  const processes: RunningStack['processes'] = { ...temporal, s3, emulator };
+  const codecServer = ctx.options.codecServer !== false ? await startCodecServer(ctx) : undefined;
+  const processes: RunningStack['processes'] = { ...temporal, s3, emulator, codecServer };
   const startWorkers = () => restartWorkers(ctx, processes);
   if (ctx.options.workers !== false) await startWorkers();
   const restart = async (part: keyof RunningStack['processes']) => {

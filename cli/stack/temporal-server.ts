@@ -54,6 +54,8 @@ export interface TemporalServerOptions {
   port: number;
   /** Web UI port (the stack's UI port). */
   uiPort: number;
+  /** The codec server's endpoint for the Web UI (token in its path), when the stack runs one. */
+  codecEndpoint?: string | undefined;
   temporal: TemporalConfig;
   env: NodeJS.ProcessEnv;
   onSpawn: (name: string) => (pid: number) => void;
@@ -285,6 +287,8 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
           // No news from the internet, as `callpipe up` starts the dev server's UI.
           disableNewsFetch: true,
           cors: { allowOrigins: [`http://127.0.0.1:${options.uiPort}`] },
+          // The stack's codec server, so the UI shows encrypted payloads decoded.
+          ...(options.codecEndpoint ? { codec: { endpoint: options.codecEndpoint } } : {}),
         }),
       );
       log(`starting Temporal Web UI server ${PINNED_TEMPORAL_SERVER.ui.version} on :${options.uiPort}…`);

@@ -38,6 +38,9 @@ export default async function setup(project: TestProject) {
   const stack = await startStack({
     config,
     workflowBundlePath,
+    // The tests that read payloads run codec servers of their own (test/integration/payload-codec.test.ts
+    // sees the Web UI without one first); `callpipe up`'s is tested in stack.up-command.test.ts.
+    codecServer: false,
     log: (l) => console.error(`[stack] ${l}`),
   });
   project.provide('stack', stack.addresses);

@@ -4,7 +4,7 @@
  * with a message that names it.
  */
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,21 @@ describe('callpipe up', () => {
       expect(addresses.home).toBe(home);
       // The Web UI answers.
       expect((await fetch(addresses.webUiUrl!)).status).toBe(200);
+      // A codec server runs with it: the UI is pointed at it, and it answers the UI's origin with its token.
+      expect(addresses.codecServerUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const settings = await (await fetch(`${addresses.webUiUrl}/api/v1/settings`)).text();
+      expect(settings).toContain(addresses.codecServerUrl);
+      const token = readFileSync(join(home, 'codec-server-token'), 'utf8').trim();
+      const decode = (path: string) =>
+        fetch(`${addresses.codecServerUrl}${path}/decode`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: addresses.webUiUrl! },
+          body: JSON.stringify({ payloads: [] }),
+        });
+      const answer = await decode(`/${token}`);
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('access-control-allow-origin')).toBe(addresses.webUiUrl);
+      expect((await decode('')).status).toBe(401);
 
       const tree = descendants(up.pid!);
       expect(tree.length).toBeGreaterThanOrEqual(3); // temporal, weed, workers (and emulator)
