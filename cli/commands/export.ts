@@ -4,13 +4,10 @@
  * finds them (a phone number, an e-mail address, a customer id, by keyed digest); the value asked is
  * never printed.
  */
-import { join } from 'node:path';
 import { CliError, parseCommandArgs } from '../command.ts';
 import { pipelineConfig } from '../stack-client.ts';
 import { outputLocation } from '../submit.ts';
-import { openTablesDatabase } from '../query/duckdb.ts';
-import { tableFiles } from '../query/tables-mirror.ts';
-import { callsWithDigest, tablesFolder } from './find.ts';
+import { callIdsHolding } from './find.ts';
 import { createObjectStore } from '../../activities/storage/object-store.ts';
 import {
   exportCalls,
@@ -20,14 +17,7 @@ import {
 import type { CallPlaces } from '../../activities/lifecycle/call-objects.ts';
 import { KeyError, normalizePrefix, parseS3Url, type OutputLocation } from '../../schemas/call-keys.ts';
 import { redactionInputOf, tablesOf, type Config } from '../../schemas/config.ts';
-import {
-  DigestKeyError,
-  digestKeyOf,
-  maskedValue,
-  normalizePersonalValue,
-  personalDigest,
-} from '../../schemas/personal-digest.ts';
-import { PERSONAL_VALUES_TABLE } from '../../schemas/tables.ts';
+import { maskedValue } from '../../schemas/personal-digest.ts';
 
 export const summary = 'exports everything held about calls, for a disclosure request';
 export const help = `Usage: callpipe export <callId>… --to <folder | s3://bucket/prefix> [--recordings] [--unredacted]
@@ -85,48 +75,6 @@ function targetOf(to: string | undefined): ExportTarget {
   return { kind: 'dir', path: to };
 }
 
-/** The calls that hold the value asked (by keyed digest, as `find`); the value itself is never printed. */
-async function callsHolding(
-  config: Config,
-  asked: { kind: string; value: string },
-  offline: boolean,
-): Promise<string[]> {
-  if (normalizePersonalValue(asked.kind, asked.value) === '')
-    throw new CliError(`export: --${asked.kind} is empty once normalized`);
-  let key: Buffer | undefined;
-  try {
-    key = digestKeyOf(config.redaction);
-  } catch (err) {
-    if (err instanceof DigestKeyError) throw new CliError(`export: ${err.message}`, 1);
-    throw err;
-  }
-  if (!key)
-    throw new CliError(
-      'export: no digest key is configured (CALLPIPE_DIGEST_KEY or CALLPIPE_DIGEST_KEY_FILE): calls ' +
-        'cannot be found by a value; name them by id',
-      1,
-    );
-  const folder = await tablesFolder(config, { offline });
-  const db = await openTablesDatabase(
-    (table) =>
-      table === PERSONAL_VALUES_TABLE.name
-        ? tableFiles(folder, table).map((f) => join(folder, table, f))
-        : [],
-    config.timeZone,
-  );
-  try {
-    const found = await callsWithDigest(db, personalDigest(key, asked.kind, asked.value)!);
-    if (found.length === 0)
-      throw new CliError(
-        `export: no call holds ${maskedValue(asked.kind, asked.value)}; nothing was exported`,
-        1,
-      );
-    return found.map((c) => c.callId);
-  } finally {
-    db.close();
-  }
-}
-
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('export', argv, {
     to: { type: 'string' },
@@ -154,10 +102,15 @@ export async function run(argv: string[]): Promise<number> {
     throw new CliError(
       'export: --unredacted, but no unredacted copies are configured (CALLPIPE_UNREDACTED_PREFIX)',
     );
-  const callIds =
-    lookups.length === 1
-      ? await callsHolding(config, { kind: lookups[0]!, value: String(values[lookups[0]!]) }, values.offline)
-      : positionals;
+  const asked = lookups.length === 1 ? { kind: lookups[0]!, value: String(values[lookups[0]!]) } : undefined;
+  const callIds = asked
+    ? await callIdsHolding(config, asked, { command: 'export', offline: values.offline })
+    : positionals;
+  if (asked && callIds.length === 0)
+    throw new CliError(
+      `export: no call holds ${maskedValue(asked.kind, asked.value)}; nothing was exported`,
+      1,
+    );
   const store = createObjectStore(config.s3);
   let done;
   try {
