@@ -13,7 +13,8 @@
  * union of the transcode activities' intervals, from the workflows' histories); the machine's CPU
  * saturation and each process's cores (ffmpeg counted as the workers' children), so that a CPU-bound
  * pass shows as one; and where the budget's slot-seconds went (streaming, per-session overhead,
- * dispatch, starved, tail: bench/lib/makespan.ts), which is what stands between the ratio and 1.
+ * dispatch, starved, tail: bench/lib/makespan.ts), which is what stands between the ratio and 1; and
+ * what an audio hour cost (bench/lib/cost-meter.ts), with the machine's speed in a fixed unit.
  * Rendering the night's audio is not measured: files are cached under `.bench-cache/night/`.
  *
  * Text requests run at the service's rate compressed like its clock (`--text-rate compressed`, the
@@ -24,6 +25,7 @@
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
 import { planOptionsOf } from '../schemas/config.ts';
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrain, type TextGrains } from '../schemas/text-grains.ts';
 import { DEFAULT_RATE_LIMIT } from '../schemas/emulator-accounts.ts';
@@ -33,7 +35,10 @@ import { startBenchStack } from './lib/bench-stack.ts';
 import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
 import { makespanBound, slotSeconds, requestsPerAudioHour } from './lib/makespan.ts';
-import { startCpuMeter, type CpuUse } from './lib/cpu-meter.ts';
+import { startCpuMeter, threadCpu, type CpuUse } from './lib/cpu-meter.ts';
+import { deltaBy, namespaceActions, perHour, referenceTranscode, scrape } from './lib/cost-meter.ts';
+import { mediaTools } from '../schemas/config.ts';
+import { toolEnv } from '../cli/tools/provision.ts';
 import { peakRssMb } from './lib/proc-memory.ts';
 import { unionMs } from './lib/activity-intervals.ts';
 import { requestLogLines, textRequestsPerAudioHour } from './lib/text-requests.ts';
@@ -56,7 +61,10 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --sentiment-grain G     sentiment per utterance, turn or window (default: the configuration's, window)
   --dialog-acts G         dialog acts per utterance, turn or window, or off (default: turn)
 Prints JSON per pass: wall and ideal, recognition makespan, requests per audio hour by endpoint (the
-results' own counts and, from the emulator's request log, text requests with the budget of 1,360).`;
+results' own counts and, from the emulator's request log, text requests with the budget of 1,360), and
+its cost per audio hour (Temporal actions by kind, history events per call, S3 requests by operation,
+service requests by endpoint, audio streamed, CPU seconds by process, worker thread and activity type);
+and the machine's speed: the CPU seconds ffmpeg takes for one fixed synthetic hour (machine.reference).`;
 
 /** Text requests per second at real time: under the emulator account's default 50/s, as the stack runs. */
 const TEXT_RPS = 45;
@@ -148,6 +156,66 @@ function passFigures(
   };
 }
 
+/**
+ * What one audio hour of the pass cost (bench/lib/cost-meter.ts): Temporal actions by kind (from every
+ * history in the pass's window; heartbeats as the workers counted them), history events per call, S3
+ * requests by operation, service requests by endpoint, audio streamed (restarts included), and CPU
+ * seconds by process, the workers' threads and activity type.
+ */
+async function passCost(input: {
+  client: Client;
+  fromMs: number;
+  audioHours: number;
+  counters: [Awaited<ReturnType<typeof scrape>>, Awaited<ReturnType<typeof scrape>>];
+  threads: [Record<string, number>, Record<string, number>];
+  cpu: CpuUse;
+}) {
+  const [c0, c1] = input.counters;
+  const hours = input.audioHours;
+  const heartbeats = deltaBy(c0, c1, 'callpipe_activity_heartbeats_sent_total', 'activity_type');
+  const history = await namespaceActions(input.client, input.fromMs, Date.now());
+  const actions = {
+    ...history.actions,
+    activityHeartbeat: Object.values(heartbeats).reduce((a, b) => a + b, 0),
+  };
+  const threads = Object.fromEntries(
+    Object.entries(input.threads[1]).map(([name, s]) => [name, s - (input.threads[0][name] ?? 0)]),
+  );
+  const byProcess = input.cpu.processSeconds;
+  // The pipeline's CPU: workers, their ffmpeg, Temporal, S3; the emulator stands for the service.
+  const pipeline = ['workers', 'workers children', 'temporal', 's3'].reduce(
+    (n, k) => n + (byProcess[k] ?? 0),
+    0,
+  );
+  const streamed = deltaBy(c0, c1, 'callpipe_asr_audio_seconds_streamed_total').total ?? 0;
+  return {
+    audioHours: hours,
+    workflows: history.workflows,
+    historyEventsPerCall: {
+      mean: round(history.historyEventsPerCall.mean),
+      max: history.historyEventsPerCall.max,
+    },
+    perAudioHour: {
+      actions: perHour(actions, hours),
+      heartbeatsByActivity: perHour(heartbeats, hours),
+      // What the histories' run times give for the heartbeats: beside the workers' count, a check.
+      heartbeatsEstimatedFromHistories: round(history.estimatedHeartbeats / hours),
+      s3Requests: perHour(deltaBy(c0, c1, 'callpipe_s3_requests_total', 'operation'), hours),
+      serviceRequests: perHour(deltaBy(c0, c1, 'callpipe_service_requests_total', 'endpoint'), hours),
+      audioSecondsStreamed: round(streamed / hours),
+      cpuSeconds: {
+        pipeline: round(pipeline / hours),
+        byProcess: perHour(byProcess, hours),
+        workersByThread: perHour(threads, hours),
+        byActivityType: perHour(
+          deltaBy(c0, c1, 'callpipe_activity_cpu_seconds_total', 'activity_type'),
+          hours,
+        ),
+      },
+    },
+  };
+}
+
 async function run(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -233,7 +301,13 @@ async function run(): Promise<void> {
       })),
     );
     const recordingSeconds = specs.reduce((s, c) => s + c.durationSeconds, 0);
-    const passes: Record<string, ReturnType<typeof passFigures> & { cpu: CpuUse }> = {};
+    // The machine's speed in a fixed unit, measured in this run: figures of two machines compare by it.
+    const reference = referenceTranscode(mediaTools({ ...process.env, ...toolEnv(stack.tools) }).ffmpeg);
+    log(`reference transcode: ${JSON.stringify(reference)}`);
+    const passes: Record<
+      string,
+      ReturnType<typeof passFigures> & { cpu: CpuUse; cost: Awaited<ReturnType<typeof passCost>> }
+    > = {};
     const transcripts: Record<string, string[][]> = {};
     for (const strategy of strategies) {
       // Fresh workers per pass: their peak RSS belongs to this pass alone.
@@ -252,16 +326,29 @@ async function run(): Promise<void> {
       });
       const logPath = stack.addresses.requestLog;
       const requestLog = logPath ? { path: logPath, from: requestLogLines(logPath).length } : undefined;
+      const counters = await scrape(stack.addresses.metricsUrl);
+      const threads = threadCpu(workers.pid);
+      const fromMs = Date.now();
       const result = await runCalls(pc, sources, {
         prefix: `night/${Date.now()}-${strategy}/`,
         batchId: `night-${strategy}`,
         extra: { plan, text },
       });
+      const cpuUse = cpu.read();
+      const figures = passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog);
       passes[strategy] = {
-        ...passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog),
+        ...figures,
         // Cores kept busy over the pass (workers' children: ffmpeg), and the machine's busy share: near
         // 1, the pass is CPU-bound and pacing is not what sets its length.
-        cpu: cpu.read(),
+        cpu: cpuUse,
+        cost: await passCost({
+          client: pc.client,
+          fromMs,
+          audioHours: figures.audioHours,
+          counters: [counters, await scrape(stack.addresses.metricsUrl)],
+          threads: [threads, threadCpu(workers.pid)],
+          cpu: cpuUse,
+        }),
       };
       transcripts[strategy] = result.calls.map((c) => transcriptOf(c.doc));
       if (values.keep) {
@@ -298,6 +385,7 @@ async function run(): Promise<void> {
       },
       budget,
       speed,
+      machine: { reference },
       textRequestsPerSecond: nlpRps,
       // What the text steps ran with (redaction always runs): the configuration's or the options'.
       textSteps: { redaction: 'on', ...textGrains },

@@ -153,7 +153,11 @@ export function nlpQueueActivities(input: ActivityDeps) {
 export function workflowsQueueActivities(input: ActivityDeps & { temporal?: Client }) {
   const store = input.store ?? workerStore(input.config);
   return bounded({
-    ...createBackfillActivities({ store, callIds: callIdRuleOf(input.config) }),
+    ...createBackfillActivities({
+      store,
+      callIds: callIdRuleOf(input.config),
+      cost: { temporal: input.temporal, prices: input.config.prices },
+    }),
     ...createWatchActivities({ store, s3: input.config.s3, callIds: callIdRuleOf(input.config) }),
     ...createRescoreActivities({ store, callIds: callIdRuleOf(input.config) }),
     ...createPageActivities({ store }),

@@ -10,7 +10,7 @@ import type { ReportRow } from '../../schemas/backfill.ts';
 import { putJson } from './bucket-io.ts';
 import { prepareManifest, type PrepareManifestInput } from './prepare-manifest.ts';
 import { listBackfillPage, type ListPageInput } from './list-page.ts';
-import { writeBatchReport, type WriteReportInput } from './write-report.ts';
+import { writeBatchReport, type ReportCostDeps, type WriteReportInput } from './write-report.ts';
 
 export type { PrepareManifestInput, ListPageInput, WriteReportInput };
 
@@ -18,9 +18,11 @@ export interface BackfillActivityDeps {
   store: ObjectStore;
   /** How call ids are made from file names (config `callIds`; activities/storage/call-id.ts). */
   callIds?: CallIdRule;
+  /** The report's cost section: a Temporal client to read the calls' histories, and the prices. */
+  cost?: ReportCostDeps;
 }
 
-export function createBackfillActivities({ store, callIds = { mode: 'auto' } }: BackfillActivityDeps) {
+export function createBackfillActivities({ store, callIds = { mode: 'auto' }, cost }: BackfillActivityDeps) {
   return {
     /** Parses the CSV once and stores it as pages of entries, so each run reads only its pages. */
     prepareManifest: (input: PrepareManifestInput) => prepareManifest(store, input, callIds),
@@ -35,7 +37,7 @@ export function createBackfillActivities({ store, callIds = { mode: 'auto' } }: 
     },
 
     /** Merges every part into report.json and report.csv beside them. */
-    writeBatchReport: (input: WriteReportInput) => writeBatchReport(store, input),
+    writeBatchReport: (input: WriteReportInput) => writeBatchReport(store, input, cost),
   };
 }
 

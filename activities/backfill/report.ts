@@ -6,6 +6,7 @@
 import { REPORT_COLUMNS, type BackfillCounters, type ReportRow } from '../../schemas/backfill.ts';
 import { roundThousandths } from '../../schemas/units.ts';
 import { toCsv } from '../csv-output.ts';
+import type { BatchCost } from '../cost/batch-cost.ts';
 
 /** report.csv: numbers to the thousandth; text cells a spreadsheet would run are neutralised (csv-output.ts). */
 export function reportCsv(rows: ReportRow[]): string {
@@ -34,6 +35,8 @@ export interface BatchReport {
   counters: BackfillCounters;
   audioHours: number;
   rows: ReportRow[];
+  /** What the batch cost (activities/cost/batch-cost.ts); absent from reports written before it. */
+  cost?: BatchCost;
 }
 
 /** Counters recomputed from the rows (the report is the record; the workflow's counters are progress). */

@@ -6,12 +6,22 @@ import { reportRowSchema, type ReportRow } from '../../schemas/backfill.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { countRows, mergeRows, reportCsv, type BatchReport } from './report.ts';
 import { HEAD_CONCURRENCY, listAll, putJson } from './bucket-io.ts';
+import type { Client } from '@temporalio/client';
+import type { Prices } from '../../schemas/cost.ts';
+import { batchCost } from '../cost/batch-cost.ts';
+import { activityContext } from '../activity-context.ts';
 
 export interface WriteReportInput {
   output: OutputLocation;
   reportPrefix: string;
   partsPrefix: string;
-  header: Omit<BatchReport, 'rows' | 'finishedAt'>;
+  header: Omit<BatchReport, 'rows' | 'finishedAt' | 'cost'>;
+}
+
+/** What the report's cost section reads: the calls' histories, and the deployment's prices. */
+export interface ReportCostDeps {
+  temporal?: Client;
+  prices?: Prices;
 }
 
 export interface WrittenReport {
@@ -41,13 +51,25 @@ async function readReportParts(
 }
 
 /** Merges every part into report.json and report.csv beside them. */
-export async function writeBatchReport(store: ObjectStore, input: WriteReportInput): Promise<WrittenReport> {
+export async function writeBatchReport(
+  store: ObjectStore,
+  input: WriteReportInput,
+  costDeps: ReportCostDeps = {},
+): Promise<WrittenReport> {
   const bucket = input.output.bucket;
   const rows = mergeRows(await readReportParts(store, bucket, input.partsPrefix));
+  const cost = await batchCost({
+    store,
+    bucket,
+    rows,
+    ...costDeps,
+    heartbeat: () => activityContext()?.heartbeat(),
+  });
   const report: BatchReport & { statusCounts: Record<string, number> } = {
     ...input.header,
     finishedAt: new Date().toISOString(),
     statusCounts: countRows(rows),
+    cost,
     rows,
   };
   const keys = batchReportKeys(input.reportPrefix);

@@ -17,6 +17,8 @@ import type { TableRow } from '../../schemas/tables.ts';
 import { clientScript, uplotScript, uplotStyle } from './assets.ts';
 import { BASE_STYLE, duration, esc, jsonData, localTime, named } from './html.ts';
 import { visibleControls } from '../../schemas/display-text.ts';
+import type { DeliveryFailure } from '../../schemas/events.ts';
+import { costSection } from './night-cost.ts';
 
 export interface NightReportOptions {
   timeZone: string;
@@ -24,6 +26,8 @@ export interface NightReportOptions {
   htmlRows?: number;
   /** Link from the report to a call's page (relative, so it works wherever the output is mirrored). */
   pageHref(callId: string): string;
+  /** Event deliveries given up (docs/events.md) recorded around the batch: listed with the failures. */
+  deliveryFailures?: DeliveryFailure[];
 }
 
 /** Duration buckets of the histogram, upper bounds in seconds (the last is open). */
@@ -184,6 +188,7 @@ const PAGE_STYLE = `
 #calls td.num { text-align:right; white-space:nowrap; } #calls td.summary { max-width:360px; }
 #calls .reason { display:block; color:var(--neg); font-size:12px; }
 .chart { min-height:220px; }
+table.cost { margin-top:10px; } table.cost td.num, table.cost th.num { text-align:right; } table.cost tr.total td { font-weight:600; }
 .pager { display:flex; gap:8px; align-items:center; margin-top:10px; } .pager button { font:inherit; padding:2px 10px; }
 `;
 
@@ -204,6 +209,20 @@ function callsData(cells: CallCells[], pageHref: (callId: string) => string) {
     if (h !== `${around[0]}${c[0]}${around[1]}`) hrefs[i] = h;
   });
   return { pageSize: CALLS_PAGE_SIZE, href: around, hrefs, rows: cells };
+}
+
+/** Event deliveries given up: which event of which call, to which sink, why (never a URL). */
+function deliveryFailuresHtml(failures: DeliveryFailure[], timeZone: string): string {
+  if (!failures.length) return '';
+  const listed = failures.slice(0, FAILURES_LISTED);
+  return `<h3 id="event-delivery-failures">Event deliveries given up (${failures.length})</h3><table><thead><tr><th>event</th><th>type</th><th>call</th><th>sink</th><th>attempts</th><th>reason</th><th>given up</th></tr></thead><tbody>${listed
+    .map(
+      (f) =>
+        `<tr><td class="muted">${esc(f.eventId)}</td><td>${esc(f.type)}</td><td>${esc(f.callId ?? f.batchId ?? '')}</td><td>${esc(f.sink)}</td><td>${f.attempts}</td><td>${esc(f.reason)}</td><td>${esc(localTime(f.gaveUpAt, timeZone))}</td></tr>`,
+    )
+    .join(
+      '',
+    )}</tbody></table><p class="muted">Each event is kept in <code>events/</code> beside the results; <code>callpipe events status</code> lists these.</p>`;
 }
 
 export function renderNightReport(
@@ -251,6 +270,7 @@ ${fact(String(swapped), 'roles swapped against the channel map', 'fact-roles-swa
 ${fact(String(inferred), 'speakers inferred from voices (mono)', 'fact-speakers-inferred')}
 ${fact(String(lowConfidence), 'roles of low confidence', 'fact-roles-low-confidence')}
 </div>
+${costSection(report.cost)}
 <div class="grid">
 <section class="card"><h2>Durations</h2><div class="chart" id="durations-chart"></div></section>
 <section class="card"><h2>Sentiment</h2><div class="chart" id="sentiment-chart"></div></section>
@@ -268,7 +288,7 @@ ${fact(String(lowConfidence), 'roles of low confidence', 'fact-roles-low-confide
             : ''
         }`
       : '<p class="muted">None.</p>'
-  }</section>
+  }${deliveryFailuresHtml(options.deliveryFailures ?? [], options.timeZone)}</section>
 <section class="card"><h2>Calls</h2>
 <div class="filters">
 <label>outcome <select id="filter-status"><option value="">all</option>${statuses.map((s) => `<option>${s}</option>`).join('')}</select></label>

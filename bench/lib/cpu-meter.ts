@@ -44,6 +44,8 @@ export interface CpuUse {
   cores: number;
   /** Cores each process used on average over the interval; `<name> children` for its reaped children. */
   processCores: Record<string, number>;
+  /** CPU seconds each process used over the interval, named as in `processCores`. */
+  processSeconds: Record<string, number>;
 }
 
 export function startCpuMeter(processes: Record<string, number | undefined>): { read(): CpuUse } {
@@ -55,12 +57,17 @@ export function startCpuMeter(processes: Record<string, number | undefined>): { 
       const seconds = (performance.now() - t0) / 1000;
       const machine1 = machineTicks();
       const processCores: Record<string, number> = {};
+      const processSeconds: Record<string, number> = {};
       const round = (x: number) => Math.round(x * 100) / 100;
       for (const [name, pid] of Object.entries(processes)) {
         const now = processCpu(pid);
-        processCores[name] = round((now.self - before[name]!.self) / seconds);
+        processSeconds[name] = round(now.self - before[name]!.self);
+        processCores[name] = round(processSeconds[name] / seconds);
         const children = now.children - before[name]!.children;
-        if (children > 0) processCores[`${name} children`] = round(children / seconds);
+        if (children > 0) {
+          processSeconds[`${name} children`] = round(children);
+          processCores[`${name} children`] = round(children / seconds);
+        }
       }
       return {
         machineSaturation:
@@ -69,6 +76,7 @@ export function startCpuMeter(processes: Record<string, number | undefined>): { 
             : undefined,
         cores: cpus().length,
         processCores,
+        processSeconds,
       };
     },
   };
