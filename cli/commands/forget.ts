@@ -27,7 +27,7 @@ export const help = `Usage: callpipe forget <callId>… [--recordings] [--dry-ru
        callpipe forget --phone N | --customer ID | --email A [options]
 
 Erases what callpipe holds about the calls, for a customer's request to have their data erased (APPI
-Art. 35; docs/lifecycle.md): every object it wrote for them (result.json, transcript.vtt, error.json,
+Art. 35; docs/requests-from-customers.md, docs/lifecycle.md): every object it wrote for them (result.json, transcript.vtt, error.json,
 call.html, the redacted audio, the unredacted copies, staging, their table files and locators), their rows
 in every Parquet partition of every analysis table (the other rows stay as they were), their lines in the
 batch reports and night reports, and their workflow executions in Temporal (histories and visibility).
