@@ -16,6 +16,10 @@ import type { BatchReport } from '../backfill/report.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { decodeTable } from '../tables/parquet.ts';
 import { renderNightReport } from './night-report.ts';
+import { daysBetween, eventStore } from '../events/event-store.ts';
+
+/** Event deliveries given up this long before a batch began still show in its night report. */
+const DELIVERY_FAILURES_LOOKBACK_MS = 86_400_000;
 
 export interface WriteNightReportInput {
   output: OutputLocation;
@@ -67,9 +71,17 @@ export function createPageActivities({ store }: { store: ObjectStore }) {
       const keys = batchReportKeys(input.reportPrefix);
       const report = JSON.parse(await out.getText(keys.json)) as BatchReport;
       const calls = await callsOf(input.tables, input.days, new Set(report.rows.map((r) => r.callId)));
+      // Deliveries given up since a day before the batch began (a receiver down overnight shows here).
+      const since = new Date(Date.parse(report.startedAt) - DELIVERY_FAILURES_LOOKBACK_MS).toISOString();
+      const deliveryFailures = (
+        await eventStore(store)
+          .failures(input.output, daysBetween(since, new Date().toISOString()))
+          .catch(() => [])
+      ).filter((f) => f.gaveUpAt >= since);
       const html = renderNightReport(report, calls, {
         timeZone: input.tables.timeZone,
         pageHref: (callId) => callPageFromReport(input.output, input.batchId, callId),
+        deliveryFailures,
       });
       await out.put(keys.html, html, { contentType: 'text/html; charset=utf-8' });
       return { key: keys.html, bytes: Buffer.byteLength(html), calls: calls.size };
