@@ -4,7 +4,8 @@
  * to an S3 prefix. Every file the manifest lists is there with the manifest's size and SHA-256; the
  * call's table rows come as JSON; the audit record is in the output bucket and holds neither the number
  * nor the folder. The stored call page and the table rows show the number masked (the source key stays in
- * result.json). An unknown call id refuses the request and writes nothing.
+ * result.json). `--phone` finds the call by the number in its file name, echoing nothing of it. An unknown
+ * call id refuses the request and writes nothing.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createHash } from 'node:crypto';
@@ -124,6 +125,32 @@ describe('callpipe export', () => {
         size: f.size,
       });
     }
+
+    // Found as find finds it: the caller number of the file name, in another notation, never echoed.
+    const byPhone = join(dir, 'by-phone');
+    const found = await callpipe(
+      'export',
+      '--phone',
+      '+81 90-1234-5678',
+      '--to',
+      byPhone,
+      '--json',
+      ...outArgs(),
+    );
+    expect(found.code, found.stderr).toBe(0);
+    expect(exportManifestSchema.parse(JSON.parse(found.stdout)).calls.map((c) => c.callId)).toEqual([callId]);
+    expect(found.stderr).not.toContain('1234');
+    const none = await callpipe(
+      'export',
+      '--phone',
+      '080-0000-1111',
+      '--to',
+      join(dir, 'none'),
+      ...outArgs(),
+    );
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no call holds [phone: 11 digits]');
+    expect(none.stderr).not.toContain('0000');
 
     const to = join(dir, 'unknown');
     const refused = await callpipe('export', callId, 'call-unknown-abcdefgh', '--to', to, ...outArgs());
