@@ -22,7 +22,14 @@ export const DEFAULT_MAX_PENDING = 2000;
  */
 export const WATCH_HISTORY_EVENTS = 10_000;
 /**
- * Slack for the clocks of the store and the workers, and for listings that lag behind writes: an object
- * modified up to this long before a complete reconciliation began is looked at again by the next one.
+ * Slack for the clocks of the store and the workers: an object the store dates at least this long before
+ * it was seen has been stable since, whatever the clocks (workflows/watch-settle.ts).
  */
 export const WATCH_CLOCK_SLACK_SECONDS = 300;
+/**
+ * How far before the last complete pass a reconciliation still looks. S3 dates an object uploaded in parts
+ * by when its upload began, not when it completed (and appeared), so an upload that took hours appears
+ * with an old date: objects dated up to a day before the last complete pass began are looked at again
+ * (their done-check costs a HEAD each; the done ones go no further).
+ */
+export const WATCH_RECONCILE_LOOKBACK_SECONDS = 86_400;

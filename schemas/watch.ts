@@ -69,7 +69,10 @@ export interface WatchObject {
 
 /** What one listing activity found: objects in key order, and how far it got. */
 export interface WatchListing {
+  /** Not done yet (no result.json), in key order. */
   objects: WatchObject[];
+  /** Listed objects left out because their call is done. */
+  done: number;
   /** The last key listed (the next listing starts after it); undefined when nothing was listed. */
   lastKey?: string;
   /** True when the listing reached the end of the range (no more pages). */

@@ -3,8 +3,8 @@
  *
  * One workflow per watched prefix and output (`callpipe watch`). Each tick it discovers objects (a
  * listing of the keys after its watermark, or S3 event notifications from SQS), and now and then a
- * reconciliation lists the whole prefix page by page (after a first complete pass, only objects modified
- * since the last complete one began count, so a reconciliation costs listings, not a HEAD per object).
+ * reconciliation lists the whole prefix page by page (after a first complete pass, only objects dated
+ * less than a day before the last complete one began count). Listings leave done calls out in bulk.
  * Discovered objects settle (workflows/watch-settle.ts); settled ones are admitted by an activity (looked
  * at again, done-checked as a backfill does) and started as `processRecording` children with the call
  * ids, workflow ids and output layout of a backfill, at most `concurrency` at once. A child's workflow id
@@ -40,7 +40,11 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { WatchActivities } from '../activities/watch/watch-activities.ts';
-import { WATCH_CLOCK_SLACK_SECONDS, WATCH_HISTORY_EVENTS } from '../schemas/watch-bounds.ts';
+import {
+  WATCH_CLOCK_SLACK_SECONDS,
+  WATCH_HISTORY_EVENTS,
+  WATCH_RECONCILE_LOOKBACK_SECONDS,
+} from '../schemas/watch-bounds.ts';
 import type {
   AdmitVerdict,
   WatchCounters,
@@ -300,11 +304,15 @@ class Watch {
     const { input, state } = this;
     const listing = await this.activities.listWatchedObjects({
       source: input.source,
+      output: input.output,
       filters: input.filters,
       after: state.watermark,
       limit: input.pageSize,
     });
     this.noteSource(listing);
+    // Keys after the watermark are seen once: their done calls count as skipped (a reconciliation's,
+    // seen again each pass, do not).
+    this.counters.skipped += listing.done;
     const took = this.take(listing.objects, Date.now());
     state.watermark = this.resumeKey(listing, took, state.watermark);
     if (listing.finished && took === listing.objects.length && state.firstPassStartedMs !== undefined) {
@@ -335,9 +343,12 @@ class Watch {
     const rec = (state.reconcile ??= { startedMs: Date.now() });
     if (this.pending.full) return;
     const since =
-      state.reconciledMs === undefined ? undefined : state.reconciledMs - WATCH_CLOCK_SLACK_SECONDS * 1000;
+      state.reconciledMs === undefined
+        ? undefined
+        : state.reconciledMs - WATCH_RECONCILE_LOOKBACK_SECONDS * 1000;
     const listing = await this.activities.listWatchedObjects({
       source: input.source,
+      output: input.output,
       filters: input.filters,
       after: rec.after,
       limit: input.pageSize,

@@ -1,16 +1,24 @@
 /**
  * One listing of a watched prefix: a page of keys after a key (the watermark, or a reconciliation's
- * cursor), in key order, with what the name and size filters leave out already left out. A bucket that
- * does not exist is an answer (`missing`), not a failure: the watch waits for it.
+ * cursor), in key order, with what the name and size filters leave out already left out, and the done
+ * calls (result.json exists) too, in bulk: a watch restarted over a prefix of 100,000 done calls holds
+ * none of them. A bucket that does not exist is an answer (`missing`), not a failure: the watch waits.
  */
+import pLimit from 'p-limit';
 import type { ObjectInfo, ObjectStore } from '../storage/object-store.ts';
 import { isNotFound, s3CodeOf, s3StatusOf } from '../storage/s3-errors.ts';
 import type { BackfillFilters } from '../../schemas/backfill.ts';
 import type { WatchListing, WatchObject, WatchSource } from '../../schemas/watch.ts';
 import { filterReason } from '../backfill/filters.ts';
+import { HEAD_CONCURRENCY } from '../backfill/bucket-io.ts';
+import { callIdOf, type CallIdRule } from '../storage/call-id.ts';
+import { callOutputKeys } from '../../schemas/call-keys.ts';
+import type { OutputLocation } from '../../schemas/recording.ts';
 
 export interface ListWatchedInput {
   source: WatchSource;
+  /** Where results go: a listed object whose result.json exists there is left out (counted as done). */
+  output: OutputLocation;
   filters: BackfillFilters;
   /** List keys after this one (S3 StartAfter); from the start of the prefix when undefined. */
   after?: string | undefined;
@@ -26,7 +34,32 @@ export function listedObject(info: ObjectInfo, filters: BackfillFilters): WatchO
   return { key: info.key, etag: info.etag, size: info.size, modifiedMs: date?.getTime() };
 }
 
-export async function listWatchedObjects(store: ObjectStore, input: ListWatchedInput): Promise<WatchListing> {
+/** The objects whose call is done (result.json exists), left out; how many. */
+async function withoutDone(
+  store: ObjectStore,
+  input: ListWatchedInput,
+  objects: WatchObject[],
+  callIds: CallIdRule,
+): Promise<{ objects: WatchObject[]; done: number }> {
+  const out = store.withBucket(input.output.bucket);
+  const limit = pLimit(HEAD_CONCURRENCY);
+  const done = await Promise.all(
+    objects.map((o) =>
+      limit(() =>
+        out.exists(
+          callOutputKeys(input.output, callIdOf({ bucket: input.source.bucket, key: o.key }, callIds)).result,
+        ),
+      ),
+    ),
+  );
+  return { objects: objects.filter((_, i) => !done[i]), done: done.filter(Boolean).length };
+}
+
+export async function listWatchedObjects(
+  store: ObjectStore,
+  input: ListWatchedInput,
+  callIds: CallIdRule = { mode: 'auto' },
+): Promise<WatchListing> {
   const { source, filters, after, limit, modifiedSinceMs } = input;
   let page;
   try {
@@ -35,18 +68,20 @@ export async function listWatchedObjects(store: ObjectStore, input: ListWatchedI
     if (isNotFound(err) || s3CodeOf(err) === 'NoSuchBucket')
       return {
         objects: [],
+        done: 0,
         finished: true,
         missing: `the bucket does not exist (HTTP ${s3StatusOf(err) ?? 404})`,
       };
     throw err;
   }
-  const objects: WatchObject[] = [];
+  const listed: WatchObject[] = [];
   for (const info of page.objects) {
     if (modifiedSinceMs !== undefined && info.lastModified && info.lastModified.getTime() < modifiedSinceMs)
       continue;
     const taken = listedObject(info, filters);
-    if (taken) objects.push(taken);
+    if (taken) listed.push(taken);
   }
+  const { objects, done } = await withoutDone(store, input, listed, callIds);
   const lastKey = page.objects.at(-1)?.key;
-  return { objects, ...(lastKey !== undefined ? { lastKey } : {}), finished: !page.next };
+  return { objects, done, ...(lastKey !== undefined ? { lastKey } : {}), finished: !page.next };
 }

@@ -28,8 +28,8 @@ export function createWatchActivities({ store, s3, callIds = { mode: 'auto' } }:
     return client;
   };
   return {
-    /** One page of the watched prefix after a key, name/size/date filters applied. */
-    listWatchedObjects: (input: ListWatchedInput) => listWatchedObjects(store, input),
+    /** One page of the watched prefix after a key, name/size/date filters applied, done calls left out. */
+    listWatchedObjects: (input: ListWatchedInput) => listWatchedObjects(store, input, callIds),
     /** Settled objects looked at once more and judged: start, changed, gone or skipped (and why). */
     admitWatchedObjects: (input: AdmitInput) => admitWatchedObjects(store, input, callIds),
     /** S3 event notifications from the watch's SQS queue (long poll), deleted once read. */

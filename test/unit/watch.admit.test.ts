@@ -69,14 +69,18 @@ const RIFF = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('W
 const output = { bucket: 'results', prefix: 'out/' };
 
 describe('listWatchedObjects', () => {
-  it('lists after a key, leaves out what the filters or the modified-since bound leave out', async () => {
+  it('lists after a key, leaves out what the filters, the modified-since bound or a done call leave out', async () => {
     const store = fakeStore();
     store.putAt('in/a.wav', 'x', 'ea', new Date('2026-11-26T08:00:00Z'));
     store.putAt('in/b.wav', 'xx', 'eb', new Date('2026-11-26T09:00:00Z'));
     store.putAt('in/b.txt', 'note', 'et', new Date('2026-11-26T09:00:00Z'));
     store.putAt('in/c.wav', 'xxx', 'ec', new Date('2026-11-26T09:00:00Z'));
+    store.putAt('in/d.wav', 'xxxx', 'ed', new Date('2026-11-26T09:00:00Z'));
+    const done = callOutputKeys(output, callIdOf({ bucket: 'calls', key: 'in/d.wav' })).result;
+    (store.withBucket('results') as ReturnType<typeof fakeStore>).putAt(done, '{}', 'r');
     const all = await listWatchedObjects(store, {
       source: { bucket: 'calls', prefix: 'in/' },
+      output,
       filters: {},
       limit: 2,
     });
@@ -84,6 +88,7 @@ describe('listWatchedObjects', () => {
     expect(all).toMatchObject({ lastKey: 'in/b.txt', finished: false });
     const rest = await listWatchedObjects(store, {
       source: { bucket: 'calls', prefix: 'in/' },
+      output,
       filters: {},
       after: 'in/a.wav',
       limit: 10,
@@ -93,7 +98,8 @@ describe('listWatchedObjects', () => {
       { key: 'in/b.wav', etag: 'eb', size: 2, modifiedMs: Date.parse('2026-11-26T09:00:00Z') },
       { key: 'in/c.wav', etag: 'ec', size: 3, modifiedMs: Date.parse('2026-11-26T09:00:00Z') },
     ]);
-    expect(rest).toMatchObject({ lastKey: 'in/c.wav', finished: true });
+    // in/d.wav is done: left out, counted.
+    expect(rest).toMatchObject({ lastKey: 'in/d.wav', finished: true, done: 1 });
   });
 
   it('answers a bucket that does not exist as the source missing, not as a failure', async () => {
@@ -110,10 +116,16 @@ describe('listWatchedObjects', () => {
     });
     const listing = await listWatchedObjects(gone, {
       source: { bucket: 'gone', prefix: '' },
+      output,
       filters: {},
       limit: 10,
     });
-    expect(listing).toEqual({ objects: [], finished: true, missing: 'the bucket does not exist (HTTP 404)' });
+    expect(listing).toEqual({
+      objects: [],
+      done: 0,
+      finished: true,
+      missing: 'the bucket does not exist (HTTP 404)',
+    });
   });
 });
 
