@@ -166,6 +166,7 @@ async function passCost(input: {
   client: Client;
   fromMs: number;
   audioHours: number;
+  speed: number;
   counters: [Awaited<ReturnType<typeof scrape>>, Awaited<ReturnType<typeof scrape>>];
   threads: [Record<string, number>, Record<string, number>];
   cpu: CpuUse;
@@ -198,6 +199,9 @@ async function passCost(input: {
     perAudioHour: {
       actions: perHour(actions, hours),
       heartbeatsByActivity: perHour(heartbeats, hours),
+      // Heartbeats go by the wall clock, and the emulator's clock runs `speed` times faster: at real
+      // time an audio hour's activities run `speed` times longer and heartbeat about that much more.
+      heartbeatsAtRealTime: round((actions.activityHeartbeat * input.speed) / hours),
       // What the histories' run times give for the heartbeats: beside the workers' count, a check.
       heartbeatsEstimatedFromHistories: round(history.estimatedHeartbeats / hours),
       s3Requests: perHour(deltaBy(c0, c1, 'callpipe_s3_requests_total', 'operation'), hours),
@@ -345,6 +349,7 @@ async function run(): Promise<void> {
           client: pc.client,
           fromMs,
           audioHours: figures.audioHours,
+          speed,
           counters: [counters, await scrape(stack.addresses.metricsUrl)],
           threads: [threads, threadCpu(workers.pid)],
           cpu: cpuUse,

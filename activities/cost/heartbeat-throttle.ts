@@ -50,10 +50,14 @@ export class HeartbeatThrottle {
 }
 
 /**
- * Heartbeats sent by an attempt that ran `runMs` heartbeating more often than its throttle interval (as
- * callpipe's activities with a heartbeat timeout do): one at the start, then one per interval.
+ * Heartbeats sent by an attempt that ran `runMs`, heartbeating as callpipe's liveness heartbeats do
+ * (activities/liveness-heartbeat.ts: every third of the heartbeat timeout, the first a third in): the
+ * first at a third of the timeout, then one per throttle interval. Recognition heartbeats from its first
+ * progress, a little earlier: the workers' own count (heartbeat meter) is the measure, this the estimate.
  */
 export function estimatedHeartbeats(runMs: number, heartbeatTimeoutMs: number | undefined): number {
-  if (!heartbeatTimeoutMs || runMs <= 0) return 0;
-  return 1 + Math.floor(runMs / heartbeatThrottleMs(heartbeatTimeoutMs));
+  if (!heartbeatTimeoutMs) return 0;
+  const first = heartbeatTimeoutMs / 3;
+  if (runMs < first) return 0;
+  return 1 + Math.floor((runMs - first) / heartbeatThrottleMs(heartbeatTimeoutMs));
 }

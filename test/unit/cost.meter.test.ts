@@ -40,7 +40,9 @@ describe('heartbeats that reach the server', () => {
     expect(idle.sent).toBe(2);
   });
 
-  it('estimates one at the start and one per interval for an activity that heartbeats often', () => {
+  it('estimates the first at a third of the timeout, then one per interval', () => {
+    expect(estimatedHeartbeats(9_000, 30_000)).toBe(0);
+    // At 10 s, then 34 s and 58 s (the last of each 24-s window).
     expect(estimatedHeartbeats(59_000, 30_000)).toBe(3);
     expect(estimatedHeartbeats(59_000, undefined)).toBe(0);
   });
@@ -79,8 +81,8 @@ describe('actions of a history', () => {
     ];
     const counted = historyActions(events as never);
     expect(counted.actions).toEqual({ activityStarted: 1, activityRetried: 2, timerStarted: 1, signal: 1 });
-    // 100 s at a 24-s throttle: at 0, 24, 48, 72, 96.
-    expect(counted.estimatedHeartbeats).toEqual({ recognizeSession: 5 });
+    // 100 s at a 24-s throttle: at 10, 34, 58, 82.
+    expect(counted.estimatedHeartbeats).toEqual({ recognizeSession: 4 });
     // A window holds only its own events.
     expect(historyActions(events as never, { fromMs: t0 + 150_000, toMs: t0 + 300_000 }).actions).toEqual({
       signal: 1,
