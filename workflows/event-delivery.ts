@@ -49,7 +49,6 @@ export async function eventDelivery({ event, sinks, policy }: EmittedEvent): Pro
       initialInterval: `${policy.initialSeconds} seconds`,
       backoffCoefficient: 2,
       maximumInterval: `${policy.maxSeconds} seconds`,
-      maximumAttempts: 0,
       nonRetryableErrorTypes: [EVENT_DELIVERY_GAVE_UP],
     },
   });
@@ -68,6 +67,9 @@ export async function eventDelivery({ event, sinks, policy }: EmittedEvent): Pro
         ]);
         result.delivered.push(sink);
       } catch (err) {
+        // Anything but an activity's failure is a bug of this code: failing the workflow task (retried
+        // once fixed) keeps the event, where a recorded give-up would hide it.
+        if (!(err instanceof ActivityFailure)) throw err;
         const { attempts, reason } = gaveUp(err);
         result.failed.push({ sink, reason });
         await record.recordDeliveryFailure({ event, sink, attempts, reason });
@@ -87,8 +89,8 @@ export async function eventDelivery({ event, sinks, policy }: EmittedEvent): Pro
 }
 
 /** Attempts and reason of a delivery given up (the activity's details), or of the backstop's timeout. */
-function gaveUp(err: unknown): { attempts: number; reason: string } {
-  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+function gaveUp(err: ActivityFailure): { attempts: number; reason: string } {
+  const cause = err.cause;
   if (cause instanceof ApplicationFailure && cause.type === EVENT_DELIVERY_GAVE_UP) {
     const details = cause.details?.[0] as { attempts?: number; reason?: string } | undefined;
     return { attempts: details?.attempts ?? 1, reason: details?.reason ?? cause.message };
