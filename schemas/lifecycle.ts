@@ -71,14 +71,27 @@ export function parseRetentionDays(text: string): RetentionDays | string {
 }
 
 /** The configuration's field: the variable's text, checked and parsed when the configuration loads. */
-export const retentionDaysSchema = z.string().transform((text, ctx) => {
-  const parsed = parseRetentionDays(text);
-  if (typeof parsed === 'string') {
-    ctx.addIssue({ code: 'custom', message: parsed });
-    return z.NEVER;
-  }
-  return parsed;
-});
+export const retentionDaysSchema = z
+  .preprocess(
+    // A config file may give the kinds as an object: the same text, checked the same way.
+    (v) =>
+      v !== null && typeof v === 'object'
+        ? Object.entries(v)
+            .map(([k, n]) => `${k}=${String(n)}`)
+            .join(',')
+        : typeof v === 'number'
+          ? String(v)
+          : v,
+    z.string(),
+  )
+  .transform((text, ctx) => {
+    const parsed = parseRetentionDays(text);
+    if (typeof parsed === 'string') {
+      ctx.addIssue({ code: 'custom', message: parsed });
+      return z.NEVER;
+    }
+    return parsed;
+  });
 
 /** Days before `now` (UTC) a call's day must be to be older than `days` days: calls of days `< cutoff`. */
 export function retentionCutoff(now: Date, days: number): string {

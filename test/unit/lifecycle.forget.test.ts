@@ -72,6 +72,12 @@ describe('CALLPIPE_RETENTION_DAYS', () => {
       staging: 3,
     });
     expect(loadConfig({ env: {} }).retentionDays).toBeUndefined();
+    expect(loadConfig({ env: { CALLPIPE_RETENTION_DAYS: '30' } }).retentionDays).toEqual({
+      results: 30,
+      unredacted: 30,
+      'redacted-audio': 30,
+      staging: 30,
+    });
   });
 
   it('counts days back from now: calls of days before the cutoff are older', () => {
