@@ -146,14 +146,19 @@ export { batchReportKeys };
 /**
  * Everything callpipe holds about each of `callIds` (see the file's comment). The recording is listed as
  * an object of kind `recording` only with `recordings: true`: it is the customer's, not callpipe's.
+ * `reports: false` leaves the batch reports unread (no `report` in `shared`).
  */
 export async function callHoldings(
   store: ObjectStore,
   places: CallPlaces,
   callIds: readonly string[],
-  options: { recordings?: boolean } = {},
+  options: { recordings?: boolean; reports?: boolean } = {},
 ): Promise<CallHoldings[]> {
-  const reports = await reportsHolding(store, places, callIds);
+  // The batch reports are read whole: skipped when the caller has no use for them.
+  const reports =
+    options.reports === false
+      ? new Map<string, SharedObject[]>()
+      : await reportsHolding(store, places, callIds);
   const holdings: CallHoldings[] = [];
   for (const callId of callIds) {
     const objects: CallObject[] = [];

@@ -266,6 +266,7 @@ export function createLifecycleActivities({ store, temporal, lease }: LifecycleA
     async forgetObjects(input: ForgetObjectsInput): Promise<Record<string, ObjectCounts>> {
       const holdings = await callHoldings(store, input.places, input.callIds, {
         recordings: input.recordings,
+        reports: false,
       });
       const counts: Record<string, ObjectCounts> = {};
       for (const h of holdings) {
@@ -349,9 +350,12 @@ export function createLifecycleActivities({ store, temporal, lease }: LifecycleA
       const deleted: Record<string, number> = {};
       if (!temporal) return deleted;
       for (const callId of input.callIds) {
+        // Listed whole first: deleting while paging through the same listing could skip some.
+        const found: { workflowId: string; runId: string }[] = [];
+        for await (const wf of temporal.workflow.list({ query: executionsOf(callId) }))
+          found.push({ workflowId: wf.workflowId, runId: wf.runId });
         let n = 0;
-        const query = executionsOf(callId);
-        for await (const wf of temporal.workflow.list({ query })) {
+        for (const wf of found) {
           heartbeat({ call: callId });
           await temporal.workflowService
             .deleteWorkflowExecution({
@@ -373,7 +377,7 @@ export function createLifecycleActivities({ store, temporal, lease }: LifecycleA
     async verifyForgotten(input: VerifyInput): Promise<{ verified: true }> {
       const left: string[] = [];
       const whole = !input.onlyKinds;
-      const holdings = await callHoldings(store, input.places, input.callIds);
+      const holdings = await callHoldings(store, input.places, input.callIds, { reports: whole });
       for (const h of holdings) {
         const objects = h.objects.filter((o) => !input.onlyKinds || input.onlyKinds.includes(o.kind));
         if (objects.length) left.push(`${h.callId}: ${objects.length} object(s) (${objects[0]!.kind})`);
