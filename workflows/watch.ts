@@ -201,6 +201,8 @@ class Watch {
       },
       {
         validator: (next) => {
+          if (this.stopRequested)
+            throw new Error('the watch is stopping: start it again once it has stopped');
           if (next.watchId !== this.input.watchId) throw new Error('configure: another watch id');
           if (
             next.source.bucket !== this.input.source.bucket ||

@@ -142,7 +142,11 @@ export async function startWatch(
 ): Promise<{ status: WatchStatus; updated: boolean; handle: WorkflowHandle<typeof watch> }> {
   const existing = pc.client.workflow.getHandle<typeof watch>(input.watchId);
   if (await isRunning(existing)) {
-    await existing.executeUpdate(configureWatchUpdate, { args: [input] });
+    await existing.executeUpdate(configureWatchUpdate, { args: [input] }).catch((err: unknown) => {
+      // Refused by the watch (it is stopping): its reason, as one line.
+      const reason = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
+      throw new CliError(`watch: ${reason}`, 1);
+    });
     return { status: await untilRunning(existing, waitTimeoutMs), updated: true, handle: existing };
   }
   const handle = await pc.client.workflow.start(watch, {

@@ -31,6 +31,7 @@ import { callpipe as run } from '../helpers/cli.ts';
 import { childWorkers, makeCall, uniquePrefix, withPrefix } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { runId } from '../helpers/run-id.ts';
+import { recordHistory } from '../helpers/histories.ts';
 
 async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 180_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -197,6 +198,7 @@ describe('callpipe watch', () => {
       expect(after[0]).toMatchObject({ started: 1, failed: 0, alreadyRunning: 0 });
       expect((await callpipe('watch', 'stop', status.watchId)).code).toBe(0);
       expect(await Promise.all(all.map(executionsOf))).toEqual(all.map(() => 1));
+      recordHistory(pc, status.watchId, 'watch-listing-restarted.json');
     } finally {
       await workers.stop();
     }
@@ -281,6 +283,7 @@ describe('callpipe watch', () => {
       expect(final[0]).toMatchObject({ started: 1, failed: 0 });
       expect(final[0]!.notifications).toBeGreaterThanOrEqual(2);
       expect((await callpipe('watch', 'stop', status.watchId)).code).toBe(0);
+      recordHistory(pc, status.watchId, 'watch-sqs.json');
     } finally {
       sqs.destroy();
       moto.kill('SIGTERM');
