@@ -30,7 +30,9 @@ if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== hash) {
   writeFileSync(stamp, hash);
 }
 
-// `--test` (npm test): also the test-only packages (pyarrow, which reads every Parquet file back).
+// `--test` (npm test): also the test-only packages (pyarrow, which reads every Parquet file back, and
+// moto's server, the SQS-compatible server `callpipe watch --sqs` is tested against; pinned in
+// cli/tools/provision.ts).
 const extra = process.argv.includes('--test') ? ['--test'] : [];
 const res = spawnSync(node, [join(root, 'bin', 'callpipe.js'), 'tools', '--quiet', ...extra], {
   cwd: root,
