@@ -216,6 +216,7 @@ export const PROCESS_ACTIVITIES = [
   'writeError',
   'writeCallTables',
   'deleteStaging',
+  'emitCallEvent',
 ] as const;
 export const BACKFILL_ACTIVITIES = [
   'prepareManifest',
@@ -224,6 +225,7 @@ export const BACKFILL_ACTIVITIES = [
   'writeBatchReport',
   'compactTables',
   'writeNightReport',
+  'emitBatchEvent',
 ] as const;
 export type ActivityName = (typeof PROCESS_ACTIVITIES)[number] | (typeof BACKFILL_ACTIVITIES)[number];
 
@@ -322,6 +324,19 @@ function processDefaults(): Record<(typeof PROCESS_ACTIVITIES)[number], Activity
       replaced: [],
     }),
     deleteStaging: async () => ({ deleted: 6 }),
+    // Written to S3 only: no sink is configured, so no delivery workflow starts.
+    emitCallEvent: async (input) => emitted(input),
+  };
+}
+
+/** An event as `emitCallEvent`/`emitBatchEvent` return it, with no sink (no delivery to start). */
+function emitted(input: unknown) {
+  const type = str(input, 'type') ?? 'callpipe.batch.completed';
+  const id = `evt_${type.replace(/[^a-z]/g, '')}`;
+  return {
+    event: { id, type, bucket: 'callpipe', key: `results/events/2026-11-21/${id}.ndjson` },
+    sinks: [],
+    policy: { initialSeconds: 1, maxSeconds: 2, forSeconds: 60, requestTimeoutSeconds: 5 },
   };
 }
 
@@ -350,6 +365,7 @@ function backfillDefaults(): Record<(typeof BACKFILL_ACTIVITIES)[number], Activi
       bytes: 50_000,
       calls: 0,
     }),
+    emitBatchEvent: async (input) => emitted(input),
     compactTables: async (input) => ({
       days: ((pick(input, 'days') as string[] | undefined) ?? []).map((dt) => ({ dt, tables: {} })),
     }),
