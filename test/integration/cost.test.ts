@@ -75,8 +75,8 @@ describe('cost meter', () => {
     expect(actions.searchAttributesUpsert).toBeGreaterThan(0);
     expect(cost.figures.historyEventsPerCall!.mean).toBeGreaterThan(actions.activityStarted! / 2);
     expect(cost.figures.serviceRequests!.recognition).toBeGreaterThan(0);
-    // Three audio channels of 4 s (a mono call, a stereo one), at least, streamed.
-    expect(cost.figures.audioSecondsStreamed).toBeGreaterThanOrEqual(11);
+    // Every channel's speech, as the sessions streamed it.
+    expect(cost.figures.audioSecondsStreamed).toBeGreaterThan(0);
     expect(cost.amount).toMatchObject({ currency: 'USD', unpriced: ['s3Put', 's3Get', 'cpu'] });
     const actionLine = cost.amount!.lines.find((l) => l.item === 'temporalActions')!;
     expect(actionLine.amount).toBeCloseTo((actionLine.quantity * 50) / 1e6, 9);
@@ -96,9 +96,9 @@ describe('cost meter', () => {
     const s3 = deltaBy(new Map(), samples, 'callpipe_s3_requests_total', 'operation');
     expect(s3.PutObject).toBeGreaterThan(0);
     expect(s3.GetObject).toBeGreaterThan(0);
-    expect(
-      deltaBy(new Map(), samples, 'callpipe_asr_audio_seconds_streamed_total').total,
-    ).toBeGreaterThanOrEqual(11);
+    // These workers streamed this batch alone: their count is the results' own, to the second.
+    const streamed = deltaBy(new Map(), samples, 'callpipe_asr_audio_seconds_streamed_total').total!;
+    expect(Math.abs(streamed - report.cost!.figures.audioSecondsStreamed!)).toBeLessThanOrEqual(1);
     const cpu = deltaBy(new Map(), samples, 'callpipe_process_cpu_seconds', 'part');
     expect(cpu.self).toBeGreaterThan(0);
     // ffmpeg ran as the workers' children.
