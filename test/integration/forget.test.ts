@@ -24,6 +24,7 @@ import { stackConfig } from '../helpers/stack.ts';
 import { localS3Config } from '../helpers/local-s3.ts';
 import { readS3Tables, type PyarrowTable } from '../helpers/pyarrow.ts';
 import { resultFixture } from '../helpers/result-fixture.ts';
+import { recordHistory } from '../helpers/histories.ts';
 import { runId } from '../helpers/run-id.ts';
 import { callIdOf } from '../../activities/storage/call-id.ts';
 import { createObjectStore, createS3Client } from '../../activities/storage/object-store.ts';
@@ -212,6 +213,7 @@ describe('callpipe forget and retention', () => {
     const stored = JSON.parse(await pc.store.getText(audit.auditKey)) as AuditRecord;
     expect(audit.auditKey).toMatch(/^audit\/forget\/forget-[a-z]+\.json$/);
     expect(stored.totals).toEqual(audit.totals);
+    recordHistory(pc, audit.requestId, 'forget.json');
 
     // The other 49: every object byte-identical, their rows equal.
     const after = await snapshot(others);
@@ -335,6 +337,7 @@ describe('callpipe forget and retention', () => {
       args: [{ places: rPlaces, days: { results: 30 }, now: '2026-06-30T12:00:00Z' }],
     });
     expect(result.requests.map((r) => [r.kind, r.calls, r.outcome])).toEqual([['results', 2, 'erased']]);
+    recordHistory(pc, `retention-test-${id}`, 'retention.json');
     for (const k of ['old', 'edge'] as const)
       expect(await pc.store.exists(`${rPrefix}${ids[k]}/result.json`)).toBe(false);
     for (const k of ['young', 'recent'] as const)
