@@ -116,6 +116,20 @@ describe('call insights of the demo calls, with the shipped rules', () => {
     }
   });
 
+  it("the demo's mono calls come out with an agent and a customer told apart by voice", () => {
+    for (const name of ['sample-short-mono.wav', 'sample-long-mono.wav']) {
+      const { doc } = call(name);
+      expect(doc.speakerRoles?.source, name).toBe('voices');
+      expect(doc.speakerRoles?.inferred, name).toBe(true);
+      expect(doc.speakers, name).toEqual(expect.arrayContaining(['agent', 'customer']));
+      const bySpeaker = new Set(doc.metrics!.bySpeaker.map((s) => s.speaker));
+      expect(bySpeaker.has('agent') && bySpeaker.has('customer'), name).toBe(true);
+      // Nearly every utterance has a voice: `mixed` only where nothing could be told.
+      const mixed = doc.utterances.filter((u) => u.speaker === 'mixed').length;
+      expect(mixed / doc.utterances.length, name).toBeLessThan(0.05);
+    }
+  });
+
   it('every rule kind is evaluated on data the calls have, personal data from the redaction records', () => {
     // The shipped file uses every rule kind (test/unit/insights.rules.test.ts): none may lack its data.
     for (const [name, { doc }] of calls) {
