@@ -7,7 +7,12 @@
  * own scheduled time), and a catch-up window (default 1 day: after an outage of the server, the missed
  * night is run once it is back, older ones are not).
  */
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type ScheduleOptions,
+} from '@temporalio/client';
 import { CliError, parseCommandArgs, warnDeprecated } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { callSpec, outputLocation } from '../submit.ts';
@@ -71,12 +76,18 @@ export async function upsertRetentionSchedule(
   };
   // A night still erasing when the next begins: the next waits (it finds what the first left).
   const policies = { overlap: ScheduleOverlapPolicy.BUFFER_ONE, catchupWindow: '1d', pauseOnFailure: false };
+  return createOrUpdate(pc, { scheduleId: options.id, spec, action, policies });
+}
+
+/** Creates the Schedule, or updates its spec, action and policies when it exists (its state is kept). */
+async function createOrUpdate(pc: PipelineClient, options: ScheduleOptions): Promise<'created' | 'updated'> {
   try {
-    await pc.client.schedule.create({ scheduleId: options.id, spec, action, policies });
+    await pc.client.schedule.create(options);
     return 'created';
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await pc.client.schedule.getHandle(options.id).update((previous) => ({
+    const { spec, action, policies } = options;
+    await pc.client.schedule.getHandle(options.scheduleId).update((previous) => ({
       ...previous,
       spec,
       action,
@@ -149,19 +160,7 @@ export async function upsertNightlySchedule(
     catchupWindow: options.catchupWindow,
     pauseOnFailure: false,
   };
-  try {
-    await pc.client.schedule.create({ scheduleId: options.id, spec, action, policies });
-    return 'created';
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await pc.client.schedule.getHandle(options.id).update((previous) => ({
-      ...previous,
-      spec,
-      action,
-      policies: { ...previous.policies, ...policies },
-    }));
-    return 'updated';
-  }
+  return createOrUpdate(pc, { scheduleId: options.id, spec, action, policies });
 }
 
 function cronValid(expr: string): boolean {
