@@ -8,7 +8,14 @@
 import { z } from 'zod';
 
 /** What an exported file is. */
-export const EXPORTED_KINDS = ['results', 'redacted-audio', 'table-rows', 'recording', 'unredacted'] as const;
+export const EXPORTED_KINDS = [
+  'results',
+  'redacted-audio',
+  'table-rows',
+  'events',
+  'recording',
+  'unredacted',
+] as const;
 export type ExportedKind = (typeof EXPORTED_KINDS)[number];
 
 export const exportedFileSchema = z.object({

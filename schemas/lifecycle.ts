@@ -18,6 +18,8 @@ export const CALL_OBJECT_KINDS = [
   'redacted-audio',
   'unredacted',
   'staging',
+  /** The call's events and its deliveries given up (`<output>events/<day>/<callId>/`, `events/failed/`). */
+  'events',
   'table-file',
   'index',
   'recording',

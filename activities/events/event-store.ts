@@ -1,11 +1,15 @@
 /**
  * The NDJSON sink in S3, and the claim check of every delivery: each event is one object
- * `<output prefix>events/<yyyy-mm-dd>/<event id>.ndjson` (one line, its structured CloudEvent), written
- * before any other sink is tried, so nothing a receiver misses is lost. Keys hold the day and the event's
- * id (letters only), never a call's or a customer's data; a day's events are one prefix listing, and the
- * objects concatenate into one NDJSON file (`aws s3 cp --recursive` then `cat`).
+ * `<output prefix>events/<yyyy-mm-dd>/<call id>/<event id>.ndjson` for a call's event and
+ * `<output prefix>events/<yyyy-mm-dd>/<event id>.ndjson` for a batch's (one line, its structured
+ * CloudEvent), written before any other sink is tried, so nothing a receiver misses is lost. Keys hold the
+ * day, the (pseudonymous) call id and the event's id (letters only), never a customer's data. The call id
+ * folder is what lets `forget`, retention and `export` find a call's events (activities/lifecycle/call-objects.ts);
+ * a day's events are still one prefix listing, and the objects concatenate into one NDJSON file
+ * (`aws s3 cp --recursive` then `cat`).
  *
- * Deliveries given up are recorded beside them: `<output prefix>events/failed/<yyyy-mm-dd>/<event id>.<sink>.json`
+ * Deliveries given up are recorded beside them, in the same shape:
+ * `<output prefix>events/failed/<yyyy-mm-dd>/[<call id>/]<event id>.<sink>.json`
  * (schemas/events.ts deliveryFailureSchema), for `callpipe events status` and the night report.
  */
 import { normalizePrefix } from '../../schemas/call-keys.ts';
@@ -27,23 +31,25 @@ export function eventsPrefix(output: OutputLocation): string {
   return `${normalizePrefix(output.prefix)}${EVENTS_FOLDER}`;
 }
 
-export function eventKey(output: OutputLocation, time: string, id: string): string {
-  return `${eventsPrefix(output)}${day(time)}/${id}.ndjson`;
+/** A call's event (with `callId`) goes in the call's folder of the day; a batch's in the day's folder. */
+export function eventKey(output: OutputLocation, time: string, id: string, callId?: string): string {
+  return `${eventsPrefix(output)}${day(time)}/${callId ? `${callId}/` : ''}${id}.ndjson`;
 }
 
 export function failuresPrefix(output: OutputLocation): string {
   return `${eventsPrefix(output)}${FAILED_FOLDER}`;
 }
 
-/** The events folder of a stored event's key. */
-function eventsPrefixOfKey(key: string): string {
-  const m = /^(.*events\/)\d{4}-\d{2}-\d{2}\/[a-z_]+\.ndjson$/.exec(key);
+/** The events folder of a stored event's key, and the call folder it is in (`<call id>/`, or none). */
+function placeOfKey(key: string): { prefix: string; callFolder: string } {
+  const m = /^(.*events\/)\d{4}-\d{2}-\d{2}\/((?:[A-Za-z0-9._-]+\/)?)[a-z_]+\.ndjson$/.exec(key);
   if (!m) throw new RangeError(`not an event's key: ${key}`);
-  return m[1]!;
+  return { prefix: m[1]!, callFolder: m[2]! };
 }
 
 export function failureKey(eventKeyOf: string, gaveUpAt: string, id: string, sink: SinkName): string {
-  return `${eventsPrefixOfKey(eventKeyOf)}${FAILED_FOLDER}${day(gaveUpAt)}/${id}.${sink.replace(':', '-')}.json`;
+  const { prefix, callFolder } = placeOfKey(eventKeyOf);
+  return `${prefix}${FAILED_FOLDER}${day(gaveUpAt)}/${callFolder}${id}.${sink.replace(':', '-')}.json`;
 }
 
 export function eventStore(store: ObjectStore) {

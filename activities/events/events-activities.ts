@@ -126,7 +126,7 @@ export function createEventActivities({
     ids: { callId?: string; batchId?: string | undefined },
   ): Promise<EmittedEvent> {
     const id = eventId({ type, subject, workflowId: run.workflowId, runId: run.runId });
-    const key = eventKey(output, run.time, id);
+    const key = eventKey(output, run.time, id, ids.callId);
     const line = structuredJson({ id, type, source: locationUrl(output), subject, time: run.time, data });
     await events.write(output.bucket, key, line);
     eventMetrics.emitted(type);

@@ -19,6 +19,7 @@ import {
 import type { CallObjectKind } from '../../schemas/lifecycle.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { readLocator } from '../tables/call-locator.ts';
+import { eventsPrefix, failuresPrefix } from '../events/event-store.ts';
 
 export type { CallObjectKind } from '../../schemas/lifecycle.ts';
 
@@ -90,6 +91,48 @@ export function stagingDirOf(places: CallPlaces, callId: string): string {
 /** Where the batches' reports are: `<output>batches/`. */
 export function batchesPrefixOf(places: CallPlaces): string {
   return `${normalizePrefix(places.output.prefix)}batches/`;
+}
+
+/** The first key under `prefix` after `after` (a page may hold more, or fewer, than asked for). */
+async function firstKeyAfter(
+  store: ObjectStore,
+  prefix: string,
+  after: string | undefined,
+): Promise<string | undefined> {
+  let next: string | undefined;
+  do {
+    const page = await store.listPage(prefix, next, 1, after);
+    const keys = page.objects.map((o) => o.key).filter((k) => after === undefined || k > after);
+    if (keys.length) return keys.sort()[0];
+    next = page.next;
+  } while (next);
+  return undefined;
+}
+
+const DAY_FOLDER = /^(\d{4}-\d{2}-\d{2})\//;
+
+/**
+ * The call's event objects (activities/events/event-store.ts): `<folder><day>/<callId>/` of every day
+ * under `folder` (the events, then the deliveries given up). The days are walked by skipping past each
+ * (one short listing a day), not by listing every event of the deployment.
+ */
+async function eventObjectsOf(
+  store: ObjectStore,
+  bucket: string,
+  folder: string,
+  callId: string,
+): Promise<{ key: string; size: number }[]> {
+  const s = on(store, bucket);
+  const found: { key: string; size: number }[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const key = await firstKeyAfter(s, folder, after);
+    const day = key ? DAY_FOLDER.exec(key.slice(folder.length))?.[1] : undefined;
+    if (!day) return found;
+    found.push(...(await listAllUnder(store, bucket, `${folder}${day}/${callId}/`)));
+    // '0' sorts just after '/': past every key of the day, before the next day's.
+    after = `${folder}${day}0`;
+  }
 }
 
 function outputKind(key: string): CallObjectKind {
@@ -171,6 +214,9 @@ export async function callHoldings(
       for (const o of await listAllUnder(store, places.unredacted.bucket, plain))
         objects.push({ kind: 'unredacted', bucket: places.unredacted.bucket, key: o.key, size: o.size });
     }
+    for (const folder of [eventsPrefix(places.output), failuresPrefix(places.output)])
+      for (const o of await eventObjectsOf(store, places.output.bucket, folder, callId))
+        objects.push({ kind: 'events', bucket: places.output.bucket, key: o.key, size: o.size });
     for (const o of await listAllUnder(store, store.bucket, stagingDirOf(places, callId)))
       objects.push({ kind: 'staging', bucket: store.bucket, key: o.key, size: o.size });
     const tablesBucket = places.tables.bucket;

@@ -33,6 +33,7 @@ import { TABLE_NAMES, type TableName, type TableRow } from '../../schemas/tables
 import type { ObjectStore } from '../storage/object-store.ts';
 import { readRows } from '../tables/table-files.ts';
 import { callHoldings, type CallHoldings, type CallObject, type CallPlaces } from './call-objects.ts';
+import { eventsPrefix } from '../events/event-store.ts';
 import { auditKey } from '../../schemas/lifecycle.ts';
 import type {
   ExportAuditRecord,
@@ -171,6 +172,12 @@ async function writeText(path: string, text: string): Promise<{ size: number; sh
 /** The path of an object of the call inside the export (its place below the call's folder kept). */
 function exportedPath(callId: string, o: CallObject, places: CallPlaces): string {
   if (o.kind === 'recording') return `${callId}/recording/${basename(o.key)}`;
+  if (o.kind === 'events') {
+    // `events/<day>/<callId>/<id>.ndjson` (or `events/failed/...`) kept, less the call's own folder.
+    const from = eventsPrefix(places.output);
+    const rest = o.key.startsWith(from) ? o.key.slice(from.length) : basename(o.key);
+    return `${callId}/events/${rest.replace(`/${callId}/`, '/')}`;
+  }
   const from =
     o.kind === 'unredacted' && places.unredacted
       ? `${normalizePrefix(places.unredacted.prefix)}${callId}/`
@@ -218,6 +225,7 @@ async function gatherCall(
     const wanted =
       o.kind === 'results' ||
       o.kind === 'redacted-audio' ||
+      o.kind === 'events' ||
       (o.kind === 'recording' && options.recordings === true) ||
       (o.kind === 'unredacted' && options.unredacted === true);
     if (!wanted) {

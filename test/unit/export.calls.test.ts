@@ -26,6 +26,7 @@ import { callRows } from '../../activities/tables/rows.ts';
 import { writeRows } from '../../activities/tables/table-files.ts';
 import { writeLocator } from '../../activities/tables/call-locator.ts';
 import { partTableFileKey } from '../../schemas/call-keys.ts';
+import { eventKey, failureKey } from '../../activities/events/event-store.ts';
 import { exportAuditRecordSchema, exportManifestSchema } from '../../schemas/export.ts';
 import { resultFixture } from '../helpers/result-fixture.ts';
 
@@ -82,8 +83,10 @@ class BytesStore implements ObjectStore {
   async exists(key: string) {
     return this.objects.has(key);
   }
-  async listPage(prefix: string, _next?: string, pageSize?: number) {
-    const keys = [...this.objects.keys()].filter((k) => k.startsWith(prefix)).sort();
+  async listPage(prefix: string, _next?: string, pageSize?: number, startAfter?: string) {
+    const keys = [...this.objects.keys()]
+      .filter((k) => k.startsWith(prefix) && (startAfter === undefined || k > startAfter))
+      .sort();
     return {
       objects: keys
         .slice(0, pageSize ?? keys.length)
@@ -130,6 +133,12 @@ async function seeded(): Promise<BytesStore> {
     await store.put(`${dir}call.html`, `<html>${doc.callId}</html>`);
     await store.put(`${dir}audio.redacted.flac`, Buffer.from([0x66, 0x4c, 0x61, 0x43, 0, 255, 1]));
     await store.put(`staging/calls/${doc.callId}/run/timeline.json`, '{"secret":"unredacted"}');
+    // The call's events on two days, one delivery given up; and a batch's event, no call's.
+    const done = eventKey(places.output, '2026-03-01T10:05:00.000Z', 'evt_done', doc.callId);
+    await store.put(done, `{"subject":"${doc.callId}"}\n`);
+    await store.put(eventKey(places.output, '2026-03-02T09:00:00.000Z', 'evt_redo', doc.callId), '{}\n');
+    await store.put(failureKey(done, '2026-03-02T10:00:00.000Z', 'evt_done', 'slack'), '{}\n');
+    await store.put(eventKey(places.output, '2026-03-01T10:06:00.000Z', 'evt_batch'), '{}\n');
     const { rows } = callRows(doc, `${dir}result.json`, 'UTC');
     for (const t of ['calls', 'utterances', 'personal_values'] as const)
       parts[t].push(...(rows[t] as never[]));
@@ -175,6 +184,9 @@ describe('exportCalls', () => {
       [
         `${A}/audio.redacted.flac`,
         `${A}/call.html`,
+        `${A}/events/2026-03-01/evt_done.ndjson`,
+        `${A}/events/2026-03-02/evt_redo.ndjson`,
+        `${A}/events/failed/2026-03-02/evt_done.slack.json`,
         `${A}/result.json`,
         `${A}/tables/calls.json`,
         `${A}/tables/utterances.json`,
@@ -210,7 +222,10 @@ describe('exportCalls', () => {
       'staging',
       'unredacted',
     ]);
-    expect(manifest.totals).toEqual({ calls: 1, files: 6, bytes: files.reduce((n, f) => n + f.size, 0) });
+    expect(files.find((f) => f.path.endsWith('evt_done.ndjson'))!.from).toEqual([
+      `s3://callpipe/results/events/2026-03-01/${A}/evt_done.ndjson`,
+    ]);
+    expect(manifest.totals).toEqual({ calls: 1, files: 9, bytes: files.reduce((n, f) => n + f.size, 0) });
 
     expect(done.auditKey).toBe('audit/export/export-unit.json');
     const auditText = store.objects.get(done.auditKey)!.toString('utf8');
@@ -221,7 +236,7 @@ describe('exportCalls', () => {
       calls: [A],
       destination: 'local folder',
     });
-    expect(audit.counts.files).toBe(6);
+    expect(audit.counts.files).toBe(9);
     expect(audit.manifestSha256).toBe(sha(readFileSync(join(to, MANIFEST_FILE))));
     expect(auditText).not.toContain('09012345678');
     expect(auditText).not.toContain(to);

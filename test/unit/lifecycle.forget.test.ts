@@ -12,6 +12,7 @@ import {
   namedKey,
 } from '../../activities/lifecycle/forget-activities.ts';
 import { callHoldings } from '../../activities/lifecycle/call-objects.ts';
+import { eventKey, failureKey } from '../../activities/events/event-store.ts';
 import { forgetRequestId } from '../../cli/commands/forget.ts';
 import { parseRetentionDays, retentionCutoff, type ForgetInput } from '../../schemas/lifecycle.ts';
 import { loadConfig } from '../../schemas/config.ts';
@@ -39,7 +40,14 @@ function deployment() {
     void plain.put(`unredacted/${id}/result.json`, '{}');
     void staging.put(`staging/calls/${id}/wf/timeline.json`, '{}');
     void rec.put(source.key, 'wav');
+    // The call's events on two days, and a delivery of one given up.
+    const done = eventKey(places.output, '2026-11-24T10:00:00.000Z', 'evt_done', id);
+    void out.put(done, '{}');
+    void out.put(eventKey(places.output, '2026-11-25T10:00:00.000Z', 'evt_alert', id), '{}');
+    void out.put(failureKey(done, '2026-11-25T11:00:00.000Z', 'evt_done', 'webhook:0'), '{}');
   }
+  // A batch's event: no call's.
+  void out.put(eventKey(places.output, '2026-11-24T11:00:00.000Z', 'evt_batch'), '{}');
   return { staging, out, plain, rec };
 }
 
@@ -107,12 +115,20 @@ describe('forget', () => {
     const { staging } = deployment();
     const [held] = await callHoldings(staging, places, [CALL]);
     expect(held!.objects.map((o) => o.kind).sort()).toEqual([
+      'events',
+      'events',
+      'events',
       'redacted-audio',
       'results',
       'results',
       'results',
       'staging',
       'unredacted',
+    ]);
+    expect(held!.objects.filter((o) => o.kind === 'events').map((o) => o.key)).toEqual([
+      `results/events/2026-11-24/${CALL}/evt_done.ndjson`,
+      `results/events/2026-11-25/${CALL}/evt_alert.ndjson`,
+      `results/events/failed/2026-11-25/${CALL}/evt_done.webhook-0.json`,
     ]);
     expect(held!.recording).toEqual({ bucket: 'recs', key: 'in/09012345678_20261124.wav' });
     const [withRecording] = await callHoldings(staging, places, [CALL], { recordings: true });
@@ -139,12 +155,14 @@ describe('forget', () => {
       'redacted-audio': 1,
       unredacted: 1,
       staging: 1,
+      events: 3,
       recording: 1,
     });
     expect(deletes[0]).toBe('recs/in/09012345678_20261124.wav');
     expect(deletes.at(-1)).toBe(`out/results/${CALL}/result.json`);
     expect([...out.objects.keys()].filter((k) => k.includes(CALL))).toEqual([]);
-    expect([...out.objects.keys()].filter((k) => k.includes(OTHER))).toHaveLength(4);
+    expect([...out.objects.keys()].filter((k) => k.includes(OTHER))).toHaveLength(7);
+    expect(out.objects.has('results/events/2026-11-24/evt_batch.ndjson')).toBe(true);
     expect(rec.objects.size).toBe(1);
     // A repeat finds nothing and deletes nothing.
     const again = await createLifecycleActivities({ store: staging }).forgetObjects({
