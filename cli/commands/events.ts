@@ -15,8 +15,8 @@ import { closeReason } from './status.ts';
 export const summary = 'shows the delivery of call events to webhooks and Slack (status)';
 export const help = `Usage: callpipe events status [--batch ID] [--limit N] [--json]
 
-Every call and batch event is written to S3 (<output>/events/<day>/<event id>.ndjson) before it is sent
-anywhere. This shows its deliveries to the sinks of CALLPIPE_EVENTS_WEBHOOK_URL and
+Every call and batch event is written to S3 (<output>/events/<day>/<call id>/<event id>.ndjson; a batch's
+without the call id) before it is sent anywhere. This shows its deliveries to the sinks of CALLPIPE_EVENTS_WEBHOOK_URL and
 CALLPIPE_EVENTS_SLACK_URL: how many were delivered, the ones still being retried (the receiver is
 down, slow or refusing; retried with backoff for CALLPIPE_EVENTS_DELIVER_FOR_SECONDS, 24 h by default),
 and the ones given up, with the reason (recorded under <output>/events/failed/ too).
