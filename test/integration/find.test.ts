@@ -56,7 +56,8 @@ describe('callpipe find', () => {
   // The last recording is named as recorders name them: caller number, then date and time.
   const names = ['call-0.wav', 'call-1.wav', 'call-2.wav', '08033334444_20261124-1015.wav'];
   const PHONE_FORMS = ['090-1234-5678', '09012345678', '1234-5678'];
-  // The file name's number: the source key, and so result.json and the tables' source_key, keep it.
+  // The file name's number: the source key and result.json keep it; the tables' source_key masks it,
+  // and its digest (origin `source`) is what finds the call.
   const NAMED_FORMS = ['08033334444', '3333-4444', '3333 4444'];
 
   beforeAll(async () => {
