@@ -86,6 +86,22 @@ describe('callpipe export', () => {
       });
     }
     expect(readFileSync(join(to, callId, 'recording', NAME))).toEqual(recording);
+    // The call's events are disclosed with it: at least its completed event, about this call.
+    const events = files.filter((f) => f.kind === 'events');
+    expect(events.map((f) => f.path)).toContainEqual(
+      expect.stringMatching(new RegExp(`^${callId}/events/\\d{4}-\\d{2}-\\d{2}/evt_[a-z]+\\.ndjson$`)),
+    );
+    const lines = events
+      .filter((f) => f.path.endsWith('.ndjson'))
+      .map(
+        (f) =>
+          JSON.parse(readFileSync(join(to, ...f.path.split('/')), 'utf8')) as {
+            type: string;
+            subject: string;
+          },
+      );
+    expect(lines.map((e) => e.subject)).toEqual(lines.map(() => callId));
+    expect(lines.map((e) => e.type)).toContain('callpipe.call.completed');
     const rows = JSON.parse(readFileSync(join(to, callId, 'tables', 'calls.json'), 'utf8')) as {
       call_id: string;
       source_key: string;
