@@ -112,24 +112,18 @@ async function firstKeyAfter(
 const DAY_FOLDER = /^(\d{4}-\d{2}-\d{2})\//;
 
 /**
- * The call's event objects (activities/events/event-store.ts): `<folder><day>/<callId>/` of every day
- * under `folder` (the events, then the deliveries given up). The days are walked by skipping past each
- * (one short listing a day), not by listing every event of the deployment.
+ * The days that hold events under `folder` (activities/events/event-store.ts: `<folder><day>/<callId>/`),
+ * walked by skipping past each day (one short listing a day), not by listing every event there is.
  */
-async function eventObjectsOf(
-  store: ObjectStore,
-  bucket: string,
-  folder: string,
-  callId: string,
-): Promise<{ key: string; size: number }[]> {
+async function eventDaysUnder(store: ObjectStore, bucket: string, folder: string): Promise<string[]> {
   const s = on(store, bucket);
-  const found: { key: string; size: number }[] = [];
+  const days: string[] = [];
   let after: string | undefined;
   for (;;) {
     const key = await firstKeyAfter(s, folder, after);
     const day = key ? DAY_FOLDER.exec(key.slice(folder.length))?.[1] : undefined;
-    if (!day) return found;
-    found.push(...(await listAllUnder(store, bucket, `${folder}${day}/${callId}/`)));
+    if (!day) return days;
+    days.push(day);
     // '0' sorts just after '/': past every key of the day, before the next day's.
     after = `${folder}${day}0`;
   }
@@ -202,6 +196,10 @@ export async function callHoldings(
     options.reports === false
       ? new Map<string, SharedObject[]>()
       : await reportsHolding(store, places, callIds);
+  // The events' and the give-ups' days, walked once for all the calls.
+  const eventFolders: { folder: string; days: string[] }[] = [];
+  for (const folder of [eventsPrefix(places.output), failuresPrefix(places.output)])
+    eventFolders.push({ folder, days: await eventDaysUnder(store, places.output.bucket, folder) });
   const holdings: CallHoldings[] = [];
   for (const callId of callIds) {
     const objects: CallObject[] = [];
@@ -214,9 +212,10 @@ export async function callHoldings(
       for (const o of await listAllUnder(store, places.unredacted.bucket, plain))
         objects.push({ kind: 'unredacted', bucket: places.unredacted.bucket, key: o.key, size: o.size });
     }
-    for (const folder of [eventsPrefix(places.output), failuresPrefix(places.output)])
-      for (const o of await eventObjectsOf(store, places.output.bucket, folder, callId))
-        objects.push({ kind: 'events', bucket: places.output.bucket, key: o.key, size: o.size });
+    for (const { folder, days } of eventFolders)
+      for (const day of days)
+        for (const o of await listAllUnder(store, places.output.bucket, `${folder}${day}/${callId}/`))
+          objects.push({ kind: 'events', bucket: places.output.bucket, key: o.key, size: o.size });
     for (const o of await listAllUnder(store, store.bucket, stagingDirOf(places, callId)))
       objects.push({ kind: 'staging', bucket: store.bucket, key: o.key, size: o.size });
     const tablesBucket = places.tables.bucket;
