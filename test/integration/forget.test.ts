@@ -184,6 +184,8 @@ describe('callpipe forget and retention', () => {
     expect(listed[0]!.objects.map((o) => o.object)).toContain(
       namedKey(bucket(), `${prefix}${forgotten}/result.json`),
     );
+    // The call's events (events/<day>/<callId>/) are the call's too.
+    expect(listed[0]!.objects.map((o) => o.kind)).toContain('events');
     expect(listed[0]!.shared.length).toBeGreaterThan(0);
     expect(listed[0]!.workflowExecutions).toBeGreaterThan(0);
     expect(await pc.store.exists(`${prefix}${forgotten}/result.json`)).toBe(true);
@@ -230,7 +232,7 @@ describe('callpipe forget and retention', () => {
       ...(await keysUnder(`${pc.config.s3.stagingPrefix}calls/${forgotten}/`)),
     ];
     expect(keys.filter((k) => k.includes(forgotten))).toEqual([]);
-    for (const k of keys.filter((x) => /\.(json|csv|html|vtt)$/.test(x)))
+    for (const k of keys.filter((x) => /\.(json|ndjson|csv|html|vtt)$/.test(x)))
       expect((await pc.store.getText(k)).includes(forgotten), k).toBe(false);
     // The reports keep the other call's line.
     const reportPrefix = `${prefix}batches/test-forget-${id}/`;
