@@ -140,6 +140,16 @@ describe('callpipe find', () => {
     expect((await find('--phone', '20261124-1015')).calls).toEqual([]);
   });
 
+  it('finds the calls of a recording and of a prefix (--source), the number in the key never printed', async () => {
+    const one = await find('--source', `s3://${pc.store.bucket}/${keys[3]}`);
+    expect(one.calls.map((c) => c.callId)).toEqual([callIds[3]]);
+    const all = await find('--source', `s3://${pc.store.bucket}/recordings/find-${id}/`);
+    expect(all.calls.map((c) => c.callId).sort()).toEqual([...callIds].sort());
+    expect(
+      (await find('--source', `s3://${pc.store.bucket}/recordings/find-${id}/09000000000_x.wav`)).calls,
+    ).toEqual([]);
+  });
+
   it('finds a manifest customer id in exactly its call; an unknown one in none', async () => {
     const found = await find('--customer', customers[1]!.toLowerCase());
     expect(found.calls).toEqual([

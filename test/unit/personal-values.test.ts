@@ -12,7 +12,7 @@ import { createResultActivities } from '../../activities/storage/results.ts';
 import type { ResultFacts } from '../../activities/storage/result-document.ts';
 import { encodeTable } from '../../activities/tables/parquet.ts';
 import { callRows } from '../../activities/tables/rows.ts';
-import { callsWithDigest, valuesOfCall } from '../../cli/commands/find.ts';
+import { callsFromSource, callsWithDigest, valuesOfCall } from '../../cli/commands/find.ts';
 import { openTablesDatabase } from '../../cli/query/duckdb.ts';
 import { tableFiles } from '../../cli/query/tables-mirror.ts';
 import { callOutputKeys } from '../../schemas/call-keys.ts';
@@ -248,6 +248,50 @@ describe("find by a number or an address in a recording's file name", () => {
       // A date stamp of a file name is no number: nothing answers for it.
       expect(await callsWithDigest(db, personalDigest(key, 'phone', '20261124101500')!)).toEqual([]);
       expect(await callsWithDigest(db, personalDigest(key, 'phone', '20261124')!)).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('find by a recording or a prefix (--source)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'find-by-source-unit-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('answers exactly the calls of a key or under a prefix, masked keys confirmed by their result', async () => {
+    const keys: Record<string, string> = {
+      'call-p': 'rec/08033334444/a.wav',
+      // Masked alike in the tables: only its result.json tells it apart.
+      'call-q': 'rec/08033335555/a.wav',
+      'call-r': 'rec/plain/agent1.wav',
+      'call-s': 'rec/plain/agent2.wav',
+    };
+    const sources = new Map<string, string>();
+    for (const [callId, sourceKey] of Object.entries(keys)) {
+      const { doc } = await processCall(callId, ['ご用件をどうぞ。'], {}, sourceKey);
+      const resultKey = `results/${callId}/result.json`;
+      sources.set(resultKey, doc.source.uri);
+      const { start, rows } = callRows(doc, resultKey, 'UTC');
+      const folder = join(dir, TABLES.calls.name, `dt=${start.dt}`);
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, `call-${callId}.parquet`), encodeTable(TABLES.calls, rows.calls));
+    }
+    for (const f of tableFiles(dir, 'calls'))
+      expect(readFileSync(join(dir, 'calls', f)).includes('33334444'), f).toBe(false);
+    const reads: string[] = [];
+    const reader = async (resultKey: string) => (reads.push(resultKey), sources.get(resultKey));
+    const rule = { mode: 'auto' as const, key };
+    const db = await openTablesDatabase((t) => tableFiles(dir, t).map((f) => join(dir, t, f)), 'UTC');
+    try {
+      const ids = async (uri: string) => (await callsFromSource(db, uri, rule, reader)).map((c) => c.callId);
+      expect(await ids('s3://in/rec/08033334444/')).toEqual(['call-p']);
+      expect(await ids('s3://in/rec/08033335555/a.wav')).toEqual(['call-q']);
+      expect(await ids('s3://in/rec/09000000000/')).toEqual([]);
+      expect(await ids('s3://in/rec/')).toEqual(['call-p', 'call-q', 'call-r', 'call-s']);
+      expect(await ids('s3://in/rec/plain/agent2.wav')).toEqual(['call-s']);
+      expect(await ids('s3://other/rec/')).toEqual([]);
+      // Keys stored as they are need no result read.
+      expect(reads.every((k) => k.includes('call-p') || k.includes('call-q'))).toBe(true);
     } finally {
       db.close();
     }
