@@ -6,17 +6,14 @@
  */
 import { CliError, parseCommandArgs } from '../command.ts';
 import { pipelineConfig } from '../stack-client.ts';
-import { outputLocation } from '../submit.ts';
-import { callIdsHolding } from './find.ts';
+import { callsAsked, CALLS_ASKED_OPTIONS } from '../calls-asked.ts';
 import { createObjectStore } from '../../activities/storage/object-store.ts';
 import {
   exportCalls,
   ExportRequestError,
   type ExportTarget,
 } from '../../activities/lifecycle/export-calls.ts';
-import type { CallPlaces } from '../../activities/lifecycle/call-objects.ts';
-import { KeyError, normalizePrefix, parseS3Url, type OutputLocation } from '../../schemas/call-keys.ts';
-import { redactionInputOf, tablesOf, type Config } from '../../schemas/config.ts';
+import { KeyError, normalizePrefix, parseS3Url } from '../../schemas/call-keys.ts';
 import { maskedValue } from '../../schemas/personal-digest.ts';
 
 export const summary = 'exports everything held about calls, for a disclosure request';
@@ -47,19 +44,6 @@ Staging (a run's intermediates) and the tables' bookkeeping are not exported; th
 many such objects a call has. Exit code 0 once the export is whole, 1 when it could not be made, 2 for a
 request that cannot be served (nothing is written).`;
 
-const LOOKUPS = ['phone', 'email', 'customer'] as const;
-
-/** Where a deployment keeps what it wrote for calls whose results are in `output`. */
-export function callPlacesOf(config: Config, output: OutputLocation): CallPlaces {
-  const { unredacted } = redactionInputOf(config, output);
-  return {
-    output,
-    stagingPrefix: config.s3.stagingPrefix,
-    ...(unredacted ? { unredacted } : {}),
-    tables: tablesOf(config, output),
-  };
-}
-
 function targetOf(to: string | undefined): ExportTarget {
   if (!to) throw new CliError('export: --to <folder | s3://bucket/prefix> is required');
   const s3 = parseS3Url(to);
@@ -80,32 +64,16 @@ export async function run(argv: string[]): Promise<number> {
     to: { type: 'string' },
     recordings: { type: 'boolean', default: false },
     unredacted: { type: 'boolean', default: false },
-    phone: { type: 'string' },
-    email: { type: 'string' },
-    customer: { type: 'string' },
-    out: { type: 'string' },
-    offline: { type: 'boolean', default: false },
+    ...CALLS_ASKED_OPTIONS,
     json: { type: 'boolean', default: false },
   });
   const target = targetOf(values.to);
-  const lookups = LOOKUPS.filter((k) => values[k] !== undefined);
-  if (lookups.length > 1 || (lookups.length === 1 && positionals.length > 0))
-    throw new CliError('export: name calls by id, or ask one of --phone, --email, --customer, not both');
-  if (lookups.length === 0 && positionals.length === 0)
-    throw new CliError('export: which calls? give call ids, or --phone, --email or --customer');
   const { config } = pipelineConfig();
-  if (values.out !== undefined && !parseS3Url(values.out))
-    throw new CliError(`export: --out must be s3://bucket/prefix, got '${values.out}'`);
-  const output = outputLocation(values.out, config);
-  const places = callPlacesOf(config, output);
+  const { places, callIds, asked } = await callsAsked('export', config, values, positionals);
   if (values.unredacted && !places.unredacted)
     throw new CliError(
       'export: --unredacted, but no unredacted copies are configured (CALLPIPE_UNREDACTED_PREFIX)',
     );
-  const asked = lookups.length === 1 ? { kind: lookups[0]!, value: String(values[lookups[0]!]) } : undefined;
-  const callIds = asked
-    ? await callIdsHolding(config, asked, { command: 'export', offline: values.offline })
-    : positionals;
   if (asked && callIds.length === 0)
     throw new CliError(
       `export: no call holds ${maskedValue(asked.kind, asked.value)}; nothing was exported`,
@@ -129,7 +97,7 @@ export async function run(argv: string[]): Promise<number> {
       `exported ${manifest.totals.calls} call${manifest.totals.calls === 1 ? '' : 's'}, ` +
         `${manifest.totals.files} files, ${manifest.totals.bytes.toLocaleString('en-US')} bytes to ${done.location}\n` +
         `request ${manifest.requestId}; manifest ${done.location.replace(/\/?$/, '/')}manifest.json; ` +
-        `audit record s3://${output.bucket}/${done.auditKey}`,
+        `audit record s3://${places.output.bucket}/${done.auditKey}`,
     );
   return 0;
 }

@@ -9,14 +9,12 @@ import { createInterface } from 'node:readline/promises';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, pipelineConfig } from '../stack-client.ts';
-import { outputLocation } from '../submit.ts';
 import { textTable } from '../text-table.ts';
-import { callIdsHolding } from './find.ts';
-import { callPlacesOf } from './export.ts';
+import { callsAsked, CALLS_ASKED_OPTIONS } from '../calls-asked.ts';
 import { createObjectStore } from '../../activities/storage/object-store.ts';
 import { callHoldings, type CallHoldings } from '../../activities/lifecycle/call-objects.ts';
 import { namedKey } from '../../activities/lifecycle/forget-activities.ts';
-import { assertSafeCallId, KeyError, parseS3Url } from '../../schemas/call-keys.ts';
+import { assertSafeCallId, KeyError } from '../../schemas/call-keys.ts';
 import { taskQueues } from '../../schemas/config.ts';
 import { maskedValue } from '../../schemas/personal-digest.ts';
 import { forgetInputSchema, lettersOfHex, type ForgetInput } from '../../schemas/lifecycle.ts';
@@ -49,8 +47,6 @@ refuses fails the request with the key named.
 
 What it cannot reach: copies made outside callpipe (downloads, exports, mirrors of the tables such as
 callpipe query's local copy), and what the Language Analysis Service keeps on its side.`;
-
-const LOOKUPS = ['phone', 'email', 'customer'] as const;
 
 /** The request's id: letters only, derived from the calls and the options (see the file's comment). */
 export function forgetRequestId(callIds: readonly string[], recordings: boolean, outputUrl: string): string {
@@ -93,18 +89,9 @@ export async function run(argv: string[]): Promise<number> {
     recordings: { type: 'boolean', default: false },
     'dry-run': { type: 'boolean', default: false },
     yes: { type: 'boolean', default: false },
-    phone: { type: 'string' },
-    email: { type: 'string' },
-    customer: { type: 'string' },
-    out: { type: 'string' },
-    offline: { type: 'boolean', default: false },
+    ...CALLS_ASKED_OPTIONS,
     json: { type: 'boolean', default: false },
   });
-  const lookups = LOOKUPS.filter((k) => values[k] !== undefined);
-  if (lookups.length > 1 || (lookups.length === 1 && positionals.length > 0))
-    throw new CliError('forget: name calls by id, or ask one of --phone, --email, --customer, not both');
-  if (lookups.length === 0 && positionals.length === 0)
-    throw new CliError('forget: which calls? give call ids, or --phone, --email or --customer');
   for (const id of positionals) {
     try {
       assertSafeCallId(id);
@@ -113,18 +100,10 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   const { config } = pipelineConfig();
-  if (values.out !== undefined && !parseS3Url(values.out))
-    throw new CliError(`forget: --out must be s3://bucket/prefix, got '${values.out}'`);
-  const output = outputLocation(values.out, config);
-  const places = callPlacesOf(config, output);
-  let callIds = [...new Set(positionals)];
-  if (lookups.length === 1) {
-    const asked = { kind: lookups[0]!, value: String(values[lookups[0]!]) };
-    callIds = await callIdsHolding(config, asked, { command: 'forget', offline: values.offline });
-    if (callIds.length === 0) {
-      console.log(`no call holds ${maskedValue(asked.kind, asked.value)}; nothing to erase`);
-      return 0;
-    }
+  const { places, callIds, asked } = await callsAsked('forget', config, values, positionals);
+  if (asked && callIds.length === 0) {
+    console.log(`no call holds ${maskedValue(asked.kind, asked.value)}; nothing to erase`);
+    return 0;
   }
   const store = createObjectStore(config.s3);
   const holdings = await callHoldings(store, places, callIds, { recordings: values.recordings });
@@ -159,7 +138,11 @@ export async function run(argv: string[]): Promise<number> {
       return 1;
     }
     const input: ForgetInput = forgetInputSchema.parse({
-      requestId: forgetRequestId(callIds, values.recordings, `s3://${output.bucket}/${output.prefix}`),
+      requestId: forgetRequestId(
+        callIds,
+        values.recordings,
+        `s3://${places.output.bucket}/${places.output.prefix}`,
+      ),
       callIds,
       places,
       recordings: values.recordings,
@@ -187,7 +170,7 @@ export async function run(argv: string[]): Promise<number> {
         `${before ? 'already erased by an earlier request' : 'erased'}: ${audit.totals.calls} call(s), ` +
           `${audit.totals.objects} object(s), ${audit.totals.tableRows} table row(s), ` +
           `${audit.totals.reportsRewritten} report file(s), ${audit.totals.workflowExecutions} workflow execution(s); ` +
-          `verified; request ${audit.requestId}, audit record s3://${output.bucket}/${auditKey}`,
+          `verified; request ${audit.requestId}, audit record s3://${places.output.bucket}/${auditKey}`,
       );
     return 0;
   } finally {

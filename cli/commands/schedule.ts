@@ -22,7 +22,7 @@ import { backfillInputSchema } from '../../schemas/backfill.ts';
 import { templateProblem } from '../../workflows/nightly-date.ts';
 import { nightlyBackfill, type NightlyInput } from '../../workflows/nightly.ts';
 import { storeCallFiles } from '../call-files.ts';
-import { callPlacesOf } from './export.ts';
+import { callPlacesOf } from '../calls-asked.ts';
 import { retention, type RetentionWorkflowInput } from '../../workflows/retention.ts';
 
 export const summary =
