@@ -19,7 +19,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -171,7 +171,8 @@ async function writeText(path: string, text: string): Promise<{ size: number; sh
 
 /** The path of an object of the call inside the export (its place below the call's folder kept). */
 function exportedPath(callId: string, o: CallObject, places: CallPlaces): string {
-  if (o.kind === 'recording') return `${callId}/recording/${basename(o.key)}`;
+  // Named by the call, not by its key: a recorder's file name may hold the caller's number.
+  if (o.kind === 'recording') return `${callId}/recording${extname(o.key)}`;
   if (o.kind === 'events') {
     // `events/<day>/<callId>/<id>.ndjson` (or `events/failed/...`) kept, less the call's own folder.
     const from = eventsPrefix(places.output);

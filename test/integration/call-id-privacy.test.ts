@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
@@ -19,7 +20,8 @@ import { callIdOf, callIdRuleOf } from '../../activities/storage/call-id.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { runId } from '../helpers/run-id.ts';
 
-const NUMBER = '09012345678';
+// A number of this run's own: the bucket is shared, and other tests' recordings are named by numbers too.
+const NUMBER = `090${randomInt(10_000_000, 100_000_000)}`;
 const NAME = `${NUMBER}_20261124-1015.wav`;
 
 const callpipe = (...args: string[]) => run(args, inject('stackEnv'));

@@ -215,7 +215,7 @@ describe('exportCalls', () => {
     expect(utterances.length).toBe(6);
     expect(new Set(utterances.map((r) => r.call_id))).toEqual(new Set([A]));
     // Neither the recording nor the unredacted copy without asking; staging never.
-    expect(existsSync(join(to, A, 'recording'))).toBe(false);
+    expect(existsSync(join(to, A, 'recording.wav'))).toBe(false);
     expect(existsSync(join(to, A, 'unredacted'))).toBe(false);
     expect(manifest.calls[0]!.notExported.map((n) => n.kind).sort()).toEqual([
       'index',
@@ -254,9 +254,7 @@ describe('exportCalls', () => {
       { kind: 'dir', path: to },
       { recordings: true, unredacted: true },
     );
-    expect(readFileSync(join(to, A, 'recording', '09012345678_20261124-1015.wav'), 'utf8')).toBe(
-      'RIFF-recording-bytes',
-    );
+    expect(readFileSync(join(to, A, 'recording.wav'), 'utf8')).toBe('RIFF-recording-bytes');
     expect(readFileSync(join(to, A, 'unredacted', 'result.json'), 'utf8')).toBe('{"plain":true}');
     const kinds = manifest.calls[0]!.files.map((f) => f.kind);
     expect(kinds).toContain('recording');
