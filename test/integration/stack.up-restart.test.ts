@@ -22,7 +22,13 @@ describe('callpipe up, killed', () => {
         processes: { name: string; pid: number }[];
       };
       expect(record.pid).toBe(first.pid);
-      expect(record.processes.map((p) => p.name).sort()).toEqual(['emulator', 's3', 'temporal', 'workers']);
+      expect(record.processes.map((p) => p.name).sort()).toEqual([
+        'codec-server',
+        'emulator',
+        's3',
+        'temporal',
+        'workers',
+      ]);
       const tree = descendants(first.pid!);
       for (const p of record.processes) expect(tree).toContain(p.pid);
 
