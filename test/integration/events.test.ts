@@ -151,7 +151,8 @@ describe('call events', () => {
     const batch = await started.handle.result();
     expect(batch).toMatchObject({ status: 'done', done: 1, failed: 1 });
 
-    // Every event is in S3 before any delivery: one object a day, named by its id (no call data in keys).
+    // Every event is in S3 before any delivery, named by its id: a call's under the call's (pseudonymous)
+    // id, so it is found and erased with the call; the batch's at the day's level.
     const keys = await until(
       'the events in S3',
       async () => (await pc.store.listPage(`${output.prefix}events/`)).objects.map((o) => o.key),
@@ -160,7 +161,9 @@ describe('call events', () => {
     // Four events, and nothing given up (a give-up would be recorded under events/failed/).
     expect(keys).toHaveLength(4);
     for (const key of keys)
-      expect(key).toMatch(/^events-out-[a-z]+\/events\/\d{4}-\d{2}-\d{2}\/evt_[a-z]{26}\.ndjson$/);
+      expect(key).toMatch(/^events-out-[a-z]+\/events\/\d{4}-\d{2}-\d{2}\/([^/]+\/)?evt_[a-z]{26}\.ndjson$/);
+    const underCall = (k: string) => /\/events\/[^/]+\/[^/]+\/evt_/.test(k);
+    expect(keys.filter(underCall)).toHaveLength(3);
     const stored = await Promise.all(
       keys.map(async (k) => JSON.parse(await pc.store.getText(k)) as Received & { specversion: string }),
     );
