@@ -27,21 +27,12 @@ import { callpipe as runCli } from '../helpers/cli.ts';
 import { inProcessWorkers, uniquePrefix, withPrefix } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { runId } from '../helpers/run-id.ts';
+import { until } from '../helpers/until.ts';
 
 interface Received {
   id: string;
   type: string;
   data: Record<string, unknown>;
-}
-
-async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 300_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }
 
 /** A port nothing listens on now (the receiver comes up on it later). */

@@ -32,16 +32,7 @@ import { childWorkers, makeCall, uniquePrefix, withPrefix } from '../helpers/pip
 import { stackConfig } from '../helpers/stack.ts';
 import { runId } from '../helpers/run-id.ts';
 import { recordHistory } from '../helpers/histories.ts';
-
-async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 180_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+import { until } from '../helpers/until.ts';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -88,11 +79,13 @@ describe('callpipe watch', () => {
   /** Each key's result.json exists and exactly one processRecording ran for it. */
   async function expectEachOnce(keys: string[]): Promise<void> {
     await until(
+      'every recording done',
       async () => (await Promise.all(keys.map(done))).every(Boolean),
       (v) => v,
     );
     // Visibility lags a little behind the executions themselves.
     const counts = await until(
+      'one execution per call',
       () => Promise.all(keys.map(executionsOf)),
       (v) => v.every((n) => n >= 1),
     );
@@ -190,6 +183,7 @@ describe('callpipe watch', () => {
       const all = ['before', 'first', 'second', 'parts', 'while-down', 'while-stopped'].map(key);
       await expectEachOnce(all);
       const after = await until(
+        'the watch status after the restart',
         async () =>
           JSON.parse((await callpipe('watch', 'status', status.watchId, '--json')).stdout) as WatchStatus[],
         (v) => v[0]!.pending === 0 && v[0]!.running === 0 && v[0]!.skipped >= 5,
@@ -220,6 +214,7 @@ describe('callpipe watch', () => {
     const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
     try {
       const { QueueUrl } = await until(
+        'the queue',
         () =>
           sqs
             .send(new CreateQueueCommand({ QueueName: `watch-${run8}` }))
@@ -276,6 +271,7 @@ describe('callpipe watch', () => {
       await notify('ObjectCreated:Put', key);
       await expectEachOnce([key]);
       const final = await until(
+        'the final watch status',
         async () =>
           JSON.parse((await callpipe('watch', 'status', status.watchId, '--json')).stdout) as WatchStatus[],
         (v) => v[0]!.done === 1,
