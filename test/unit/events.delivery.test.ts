@@ -208,17 +208,26 @@ describe('delivering an event', () => {
 
   it('retries an attempt while the deadline allows, then gives up with the attempts and the reason', async () => {
     a.set((_req, _body, res) => res.writeHead(500).end());
-    const activities = createEventActivities({ store: storeWith(key, LINE), config: config(a.url) });
+    // The activity's clock is fixed, so the deadlines below are an hour and half a second from its "now"
+    // however long an attempt takes here.
+    const now = new Date('2026-11-26T07:00:00.000Z');
+    const activities = createEventActivities({
+      store: storeWith(key, LINE),
+      config: config(a.url),
+      now: () => now,
+    });
+    const inAnHour = new Date(now.getTime() + 3_600_000).toISOString();
     const retried = await attempt(
       activities,
       { attempt: 1 },
-      { event, sink: 'webhook:0', policy, deadline: far },
+      { event, sink: 'webhook:0', policy, deadline: inAnHour },
     ).catch((e: unknown) => e);
     expect(retried).toBeInstanceOf(ApplicationFailure);
     expect(retried).toMatchObject({ type: 'EventDeliveryFailed', nonRetryable: false });
     expect((retried as Error).message).toBe('webhook:0: answered HTTP 500');
 
-    const soon = new Date(Date.now() + 500).toISOString();
+    // Attempt 7 would wait the policy's 4 s: past a deadline half a second away, so it gives up.
+    const soon = new Date(now.getTime() + 500).toISOString();
     const gaveUp = await attempt(
       activities,
       { attempt: 7 },
