@@ -19,8 +19,8 @@ import type { PlanOptions } from '../../schemas/plan.ts';
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { seededRandom } from '../../schemas/seeded-random.ts';
 import { renderFixture, type FixtureOptions } from '../../activities/media/fixture.ts';
-import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
 import { encodeAmrNb } from '../helpers/amr-encoder.ts';
+import { writeDamagedMp3, writeEncoded, writeVideo } from '../helpers/media-fixtures.ts';
 
 /** What processing a case must end in. */
 export type CorpusOutcome =
@@ -111,32 +111,6 @@ function patchXingFrames(path: string, factor: number): void {
   if (!(flags & 1)) throw new Error(`${path}: the Xing header has no frame count`);
   buf.writeUInt32BE(buf.readUInt32BE(at + 8) * factor, at + 8);
   writeFileSync(path, buf);
-}
-
-/**
- * Overwrites the payload of the frames between `from` and `to` (fractions of the file's frames) of a
- * CBR MPEG-2 layer III file at 32 kbit/s and 16 kHz with seeded random bytes, keeping every frame
- * header: the demuxer still finds each frame (the packets keep their timeline), and the decoder fails
- * on most of them and drops them, as it does on a recording damaged in storage or transfer.
- */
-export function corruptMp3Frames(path: string, out: string, from: number, to: number, seed: number): void {
-  const buf = readFileSync(path);
-  const frames: number[] = [];
-  for (let at = 0; at + 4 <= buf.length;) {
-    const header = buf.readUInt32BE(at);
-    // Sync, MPEG-2, layer III, 32 kbit/s, 16 kHz: 72 × 32,000 / 16,000 = 144 bytes, plus the padding bit.
-    if ((header & 0xfffe0000) >>> 0 !== 0xfff20000 || ((header >>> 10) & 3) !== 2) {
-      throw new Error(`${path}: not a 16-kHz MPEG-2 layer III frame at byte ${at}`);
-    }
-    frames.push(at);
-    at += 144 + ((header >>> 9) & 1);
-  }
-  const random = seededRandom(seed);
-  for (const at of frames.slice(Math.floor(frames.length * from), Math.floor(frames.length * to))) {
-    const end = Math.min(buf.length, at + 144);
-    for (let i = at + 4; i < end; i++) buf[i] = Math.floor(random() * 256);
-  }
-  writeFileSync(out, buf);
 }
 
 function headOf(path: string, bytes: number): Buffer {
@@ -240,33 +214,8 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     generateCallScript({ durationSeconds: SHORT_CALL_SECONDS, stereo: true, seed: 21 }),
     { sampleRate: 16000 },
   );
-  const testsrc = (seconds: number) => [
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc=size=160x120:rate=10:duration=${seconds}`,
-  ];
   // The video stream comes first, as in screen recordings: the audio is stream 1.
-  await runFfmpeg([
-    '-v',
-    'error',
-    ...testsrc(SHORT_CALL_SECONDS),
-    '-i',
-    videoAudio,
-    '-map',
-    '0:v',
-    '-map',
-    '1:a',
-    '-c:v',
-    'mpeg4',
-    '-c:a',
-    'aac',
-    '-b:a',
-    '96k',
-    '-shortest',
-    '-y',
-    at('video-with-audio.mp4'),
-  ]);
+  await writeVideo(at('video-with-audio.mp4'), SHORT_CALL_SECONDS, videoAudio);
   cases.push({
     name: 'video-with-audio',
     what: 'MP4: testsrc video (stream 0) + stereo DTMF call in AAC (stream 1)',
@@ -277,7 +226,7 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     expected: { status: 'done', speakers: ['agent', 'customer'], note: 'audio stream used; hasVideo true' },
   });
 
-  await runFfmpeg(['-v', 'error', ...testsrc(5), '-c:v', 'mpeg4', '-an', '-y', at('video-no-audio.mp4')]);
+  await writeVideo(at('video-no-audio.mp4'), 5);
   cases.push({
     name: 'video-no-audio',
     what: 'MP4 with a video stream and no audio',
@@ -422,7 +371,7 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
   const telephonyWav16k = at('telephony-16k.wav');
   await renderCall(telephonyWav16k, { ...telephonyCall, background: 'noise' }, { sampleRate: 16000 });
   const raw = async (name: string, what: string, encode: string[]) => {
-    await runFfmpeg(['-v', 'error', '-i', telephonyWav16k, ...encode, '-y', at(name)]);
+    await writeEncoded(telephonyWav16k, at(name), encode);
     cases.push({
       name: name.replace('.', '-'),
       what,
@@ -518,7 +467,7 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     });
     const wav = at(`${f.name}-source.wav`);
     await renderCall(wav, { ...script, background: 'noise' }, { sampleRate: 48000 });
-    await runFfmpeg(['-v', 'error', '-i', wav, ...f.encode, '-y', at(f.name)]);
+    await writeEncoded(wav, at(f.name), f.encode);
     cases.push({
       name: f.name.replace('.', '-'),
       what: f.what,
@@ -566,11 +515,7 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
 
   // A browser recording that lost 5 s of packets at 6 s (a network drop): its timestamps jump, its audio
   // does not. Decoded, every phrase after the drop would come 5 s early; refused, with the gap named.
-  await runFfmpeg([
-    '-v',
-    'error',
-    '-i',
-    at('browser.webm-source.wav'),
+  await writeEncoded(at('browser.webm-source.wav'), at('packet-gap.webm'), [
     '-af',
     "asetpts='if(gte(T,6),PTS+5/TB,PTS)'",
     '-ac',
@@ -579,8 +524,6 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     'libopus',
     '-b:a',
     '24k',
-    '-y',
-    at('packet-gap.webm'),
   ]);
   cases.push({
     name: 'packet-gap',
@@ -600,25 +543,7 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
   // An MP3 damaged in its middle: every frame header is intact (the packets hold 20 s), a fifth of the
   // frames' payload is noise, which the decoder drops while exiting 0. Decoded, every phrase after the
   // damage would come early; refused when the plan, which decodes every sample, counts the loss.
-  await runFfmpeg([
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'anoisesrc=r=16000:d=20:a=0.3:seed=7',
-    '-c:a',
-    'libmp3lame',
-    '-b:a',
-    '32k',
-    '-write_xing',
-    '0',
-    '-id3v2_version',
-    '0',
-    '-y',
-    at('undamaged.mp3'),
-  ]);
-  corruptMp3Frames(at('undamaged.mp3'), at('damaged-frames.mp3'), 0.4, 0.6, 11);
+  await writeDamagedMp3(at('undamaged.mp3'), at('damaged-frames.mp3'));
   cases.push({
     name: 'damaged-frames',
     what: 'CBR MP3 (20 s) whose middle fifth of frames carry noise after intact headers',
@@ -655,7 +580,7 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     expected: { status: 'done', speakers: ['mixed'], note: `${AMR_CALL_SECONDS} s counted from its frames` },
   });
   // The same frames in a 3GP file, as Android's recorder writes them.
-  await runFfmpeg(['-v', 'error', '-i', at('phone-dtx.amr'), '-c:a', 'copy', '-y', at('phone-dtx.3gp')]);
+  await writeEncoded(at('phone-dtx.amr'), at('phone-dtx.3gp'), ['-c:a', 'copy']);
   cases.push({
     name: 'amr-dtx-3gp',
     what: `the same AMR-NB frames with DTX in a 3GP container`,
@@ -678,17 +603,11 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     ],
   };
   await renderCall(at('hum-clean.wav'), humScript);
-  await runFfmpeg([
-    '-v',
-    'error',
-    '-i',
-    at('hum-clean.wav'),
+  await writeEncoded(at('hum-clean.wav'), at('hum-dc.wav'), [
     '-af',
     `aeval='val(0)+${HUM.dc}+${HUM.hum50}*sin(2*PI*50*t)+${HUM.hum100}*sin(2*PI*100*t)'`,
     '-c:a',
     'pcm_s16le',
-    '-y',
-    at('hum-dc.wav'),
   ]);
   cases.push({
     name: 'hum-dc',
@@ -708,7 +627,7 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
   const monoCall = generateCallScript({ durationSeconds: SHORT_CALL_SECONDS, stereo: false, seed: 79 });
   await renderCall(at('mono-for-upmix.wav'), { ...monoCall, background: 'noise' });
   const upmix = async (name: string, pan: string, what: string) => {
-    await runFfmpeg(['-v', 'error', '-i', at('mono-for-upmix.wav'), '-af', pan, '-y', at(name)]);
+    await writeEncoded(at('mono-for-upmix.wav'), at(name), ['-af', pan]);
     cases.push({
       name: name.replace('.wav', ''),
       what,

@@ -11,8 +11,7 @@ import * as ffmpeg from '../../activities/media/ffmpeg.ts';
 import { MediaError } from '../../activities/media/errors.ts';
 import { planRecording } from '../../activities/media/plan.ts';
 import { HEAD_DECODE_SECONDS, probeRecording } from '../../activities/media/probe.ts';
-import { corruptMp3Frames } from '../corpus/generate.ts';
-import { makeTempDir } from '../helpers/media-fixtures.ts';
+import { makeTempDir, writeDamagedMp3, writeLavfi } from '../helpers/media-fixtures.ts';
 
 /** Every ffmpeg run's arguments, through the real wrapper. */
 const runs: string[][] = [];
@@ -54,18 +53,7 @@ const speech = Buffer.concat([Buffer.from([0x3c]), Buffer.alloc(31)]);
 describe('the probe of a long recording', () => {
   it('decodes only its head, and still says how long it is', async () => {
     // Two hours of FLAC: small on disk, 57.6 million samples to decode.
-    await ffmpeg.runFfmpeg([
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'anullsrc=r=8000:cl=mono:d=7200',
-      '-c:a',
-      'flac',
-      '-y',
-      at('long.flac'),
-    ]);
+    await writeLavfi(at('long.flac'), 'anullsrc=r=8000:cl=mono:d=7200', ['-c:a', 'flac']);
     runs.length = 0;
     const probe = await probeRecording(at('long.flac'), { fingerprint: 'x' });
     const decoding = runs.map(decodes).filter((d) => d !== undefined);
@@ -80,18 +68,7 @@ describe('the probe of a long recording', () => {
 
 describe('the plan counts the decoded length', () => {
   it('in its one decoding run, checked against the packets the probe read', async () => {
-    await ffmpeg.runFfmpeg([
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'anoisesrc=r=16000:a=0.1:d=12',
-      '-c:a',
-      'libopus',
-      '-y',
-      at('call.ogg'),
-    ]);
+    await writeLavfi(at('call.ogg'), 'anoisesrc=r=16000:a=0.1:d=12', ['-c:a', 'libopus']);
     const probe = await probeRecording(at('call.ogg'), { fingerprint: 'x' });
     runs.length = 0;
     const plan = await planRecording(probe);
@@ -103,25 +80,7 @@ describe('the plan counts the decoded length', () => {
   });
 
   it('fails an MP3 whose middle frames do not decode, which the probe accepted', async () => {
-    await ffmpeg.runFfmpeg([
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'anoisesrc=r=16000:d=20:a=0.3:seed=7',
-      '-c:a',
-      'libmp3lame',
-      '-b:a',
-      '32k',
-      '-write_xing',
-      '0',
-      '-id3v2_version',
-      '0',
-      '-y',
-      at('whole.mp3'),
-    ]);
-    corruptMp3Frames(at('whole.mp3'), at('damaged.mp3'), 0.4, 0.6, 11);
+    await writeDamagedMp3(at('whole.mp3'), at('damaged.mp3'));
     const probe = await probeRecording(at('damaged.mp3'), { fingerprint: 'x' });
     expect(probe.containerSeconds).toBeGreaterThan(20);
     const err = await planRecording(probe).catch((e: unknown) => e);

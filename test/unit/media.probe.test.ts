@@ -2,12 +2,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MediaError } from '../../activities/media/errors.ts';
-import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { probeRecording } from '../../activities/media/probe.ts';
 import { probeResultSchema } from '../../schemas/media-probe.ts';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
-import { makeTempDir, writeVideo, writeWav } from '../helpers/media-fixtures.ts';
+import { makeTempDir, writeLavfi, writeVideo, writeWav } from '../helpers/media-fixtures.ts';
 
 const tmp = makeTempDir();
 afterAll(() => tmp.cleanup());
@@ -98,28 +97,11 @@ describe('probeRecording: input kinds', () => {
 
   it('trusts the decoded length over an estimated duration (VBR MP3 without a Xing header)', async () => {
     // 5 s of silence then 25 s of loud noise: ffprobe estimates the length from the first frames' bit rate.
-    await runFfmpeg([
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'anullsrc=r=44100:cl=mono:d=5',
-      '-f',
-      'lavfi',
-      '-i',
-      'anoisesrc=r=44100:d=25:a=0.5',
-      '-filter_complex',
-      '[0][1]concat=v=0:a=1',
-      '-c:a',
-      'libmp3lame',
-      '-q:a',
-      '2',
-      '-write_xing',
-      '0',
-      '-y',
+    await writeLavfi(
       at('vbr.mp3'),
-    ]);
+      ['anullsrc=r=44100:cl=mono:d=5', 'anoisesrc=r=44100:d=25:a=0.5'],
+      ['-filter_complex', '[0][1]concat=v=0:a=1', '-c:a', 'libmp3lame', '-q:a', '2', '-write_xing', '0'],
+    );
     const probe = await probeRecording(at('vbr.mp3'));
     expect(probe.metadataDurationSeconds).toBeGreaterThan(40);
     expect(Math.abs(probe.durationSeconds - 30)).toBeLessThan(LOSSY_TOLERANCE_SECONDS);
