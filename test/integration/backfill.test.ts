@@ -27,22 +27,13 @@ import { processRecording } from '../../workflows/process-recording.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { runId } from '../helpers/run-id.ts';
+import { until } from '../helpers/until.ts';
 
 /** Runs the `callpipe` command against the test stack (found through its CALLPIPE_HOME). */
 const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
 
 function startsSoFar(): number {
   return streamStarts(readRequestLog(inject('stack').requestLog!));
-}
-
-async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 describe('backfill', () => {
@@ -123,8 +114,11 @@ describe('backfill', () => {
 
     // Exactly once: one workflow per call, and one result.json per call naming this batch.
     const ids = await until(
+      "the batch's five call workflows in visibility",
       () => callWorkflows(batchId),
       (v) => v.length >= 5,
+      60_000,
+      250,
     );
     expect(ids.length).toBe(5);
     expect(new Set(ids).size).toBe(5);
@@ -165,7 +159,7 @@ describe('backfill', () => {
     const progress = () => h.query(backfillProgressQuery);
 
     // Paused from the start: listed, nothing started.
-    await until(progress, (p) => p.listed === 6);
+    await until('the paused batch to list its six objects', progress, (p) => p.listed === 6, 60_000, 250);
     await new Promise((r) => setTimeout(r, 1500));
     expect((await progress()).started).toBe(0);
     expect((await progress()).phase).toBe('paused');
@@ -173,11 +167,11 @@ describe('backfill', () => {
     // Resume: calls start one at a time.
     const resumed = await h.executeUpdate(resumeUpdate);
     expect(resumed.phase).not.toBe('paused');
-    await until(progress, (p) => p.done >= 1);
+    await until('a call done after resuming', progress, (p) => p.done >= 1, 60_000, 250);
 
     // Pause mid-batch: the running call finishes, no new one starts.
     await h.executeUpdate(pauseUpdate);
-    const paused = await until(progress, (p) => p.running === 0);
+    const paused = await until('no call running once paused', progress, (p) => p.running === 0, 60_000, 250);
     await new Promise((r) => setTimeout(r, 2000));
     const still = await progress();
     expect(still.started).toBe(paused.started);
@@ -185,7 +179,13 @@ describe('backfill', () => {
 
     // Resume, then cancel while a call runs: it is cancelled, the rest never start, the report is written.
     await h.executeUpdate(resumeUpdate);
-    await until(progress, (p) => p.running === 1 && p.started > still.started);
+    await until(
+      'a new call running after resuming',
+      progress,
+      (p) => p.running === 1 && p.started > still.started,
+      60_000,
+      250,
+    );
     await h.executeUpdate(cancelUpdate);
     const result = await h.result();
     expect(result.status).toBe('cancelled');

@@ -20,6 +20,7 @@ import type { SessionPlan } from '../../schemas/plan.ts';
 import type { ProcessRecordingInput } from '../../workflows/process-recording.ts';
 import { withOverrides, type CallSpec, type CallSpecOverrides } from '../../schemas/call-spec.ts';
 import type { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
+import { until } from '../helpers/until.ts';
 
 // --- the server and workers ----------------------------------------------------------------------------------
 
@@ -456,20 +457,14 @@ export function processInput(
 
 // --- waiting and reading ---------------------------------------------------------------------------------------
 
-/** Polls `check` until it returns a truthy value (returned) or `timeoutMs` passes (throws `what`). */
+/** Polls `check` (test/helpers/until.ts) until it returns a truthy value, which it returns. */
 export async function waitFor<T>(
   what: string,
   check: () => T | Promise<T>,
   timeoutMs = 15_000,
   intervalMs = 50,
 ): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+  return (await until(what, check, Boolean, timeoutMs, intervalMs)) as NonNullable<T>;
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
