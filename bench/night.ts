@@ -22,8 +22,8 @@
  * requests/s of text analysis, or the benchmark measures a night in which text analysis is 100 times
  * its real share. `--text-rate real` keeps 45/s whatever the speed.
  */
-import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { planOptionsOf } from '../schemas/config.ts';
@@ -36,7 +36,14 @@ import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
 import { makespanBound, slotSeconds, requestsPerAudioHour } from './lib/makespan.ts';
 import { startCpuMeter, threadCpu, type CpuUse } from './lib/cpu-meter.ts';
-import { deltaBy, namespaceActions, perHour, referenceTranscode, scrape } from './lib/cost-meter.ts';
+import {
+  deltaBy,
+  heartbeatsAtRealTime,
+  namespaceActions,
+  perHour,
+  referenceTranscode,
+  scrape,
+} from './lib/cost-meter.ts';
 import { mediaTools } from '../schemas/config.ts';
 import { toolEnv } from '../cli/tools/provision.ts';
 import { peakRssMb } from './lib/proc-memory.ts';
@@ -60,6 +67,9 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --stereo                every call stereo (the same lengths, containers and rates)
   --sentiment-grain G     sentiment per utterance, turn or window (default: the configuration's, window)
   --dialog-acts G         dialog acts per utterance, turn or window, or off (default: turn)
+  --repeat N              each strategy's pass N times (fresh workers each); prints the least CPU of them
+  --profile DIR           the workers' V8 CPU profiles (node --cpu-prof), one per pass, into DIR
+  --transcripts FILE      the first pass's transcripts: written to FILE, or compared with it when it exists
 Prints JSON per pass: wall and ideal, recognition makespan, requests per audio hour by endpoint (the
 results' own counts and, from the emulator's request log, text requests with the budget of 1,360), and
 its cost per audio hour (Temporal actions by kind, history events per call, S3 requests by operation,
@@ -86,6 +96,61 @@ function transcriptDifferences(names: string[], a: [string, string[][]], b: [str
     if (first === undefined) return [];
     return [{ call, utterance: first, [a[0]]: x[first], [b[0]]: y[first], counts: [x.length, y.length] }];
   });
+}
+
+type CostFigures = Awaited<ReturnType<typeof passCost>>;
+
+/**
+ * Each strategy's CPU seconds per audio hour, each figure the least of its repeats: a busy machine only
+ * ever adds CPU time (cache misses, migrations), so the least is the closest to the pipeline's own.
+ */
+function leastCpu(strategies: string[], repeat: number, passes: Record<string, { cost: CostFigures }>) {
+  const least = (records: Record<string, number>[]) => {
+    const out: Record<string, number> = {};
+    for (const record of records)
+      for (const [k, v] of Object.entries(record)) out[k] = Math.min(out[k] ?? Infinity, v);
+    return out;
+  };
+  return Object.fromEntries(
+    strategies.map((strategy) => {
+      const cpu = Array.from(
+        { length: repeat },
+        (_, i) => passes[`${strategy}-${i + 1}`]!.cost.perAudioHour.cpuSeconds,
+      );
+      return [
+        strategy,
+        {
+          pipeline: Math.min(...cpu.map((c) => c.pipeline)),
+          byProcess: least(cpu.map((c) => c.byProcess)),
+          workersByThread: least(cpu.map((c) => c.workersByThread)),
+          byActivityType: least(cpu.map((c) => c.byActivityType)),
+        },
+      ];
+    }),
+  );
+}
+
+/**
+ * The first pass's transcripts against `file`'s (a run before a change): the calls that differ, with
+ * their first differing utterance. Without the file, it is written, for the run after.
+ */
+function transcriptsFile(file: string, names: string[], transcript: string[][]) {
+  if (!existsSync(file)) {
+    writeFileSync(file, JSON.stringify(Object.fromEntries(names.map((n, i) => [n, transcript[i]]))));
+    return { written: file };
+  }
+  const before = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string[]>;
+  const differences = transcriptDifferences(
+    names,
+    ['before', names.map((n) => before[n] ?? [])],
+    ['now', transcript],
+  );
+  return {
+    comparedWith: file,
+    calls: names.length,
+    callsWithDifferentTranscripts: differences.length,
+    differences,
+  };
 }
 
 function passFigures(
@@ -167,6 +232,8 @@ async function passCost(input: {
   fromMs: number;
   audioHours: number;
   speed: number;
+  /** Text requests at the service's rate × the speed (`--text-rate compressed`). */
+  textCompressed: boolean;
   counters: [Awaited<ReturnType<typeof scrape>>, Awaited<ReturnType<typeof scrape>>];
   threads: [Record<string, number>, Record<string, number>];
   cpu: CpuUse;
@@ -199,9 +266,9 @@ async function passCost(input: {
     perAudioHour: {
       actions: perHour(actions, hours),
       heartbeatsByActivity: perHour(heartbeats, hours),
-      // Heartbeats go by the wall clock, and the emulator's clock runs `speed` times faster: at real
-      // time an audio hour's activities run `speed` times longer and heartbeat about that much more.
-      heartbeatsAtRealTime: round((actions.activityHeartbeat * input.speed) / hours),
+      heartbeatsAtRealTime: round(
+        heartbeatsAtRealTime(heartbeats, input.speed, input.textCompressed) / hours,
+      ),
       // What the histories' run times give for the heartbeats: beside the workers' count, a check.
       heartbeatsEstimatedFromHistories: round(history.estimatedHeartbeats / hours),
       s3Requests: perHour(deltaBy(c0, c1, 'callpipe_s3_requests_total', 'operation'), hours),
@@ -240,6 +307,9 @@ async function run(): Promise<void> {
       stereo: { type: 'boolean', default: false },
       'sentiment-grain': { type: 'string' },
       'dialog-acts': { type: 'string' },
+      repeat: { type: 'string', default: '1' },
+      profile: { type: 'string' },
+      transcripts: { type: 'string' },
     },
   });
   if (values.help) {
@@ -257,6 +327,8 @@ async function run(): Promise<void> {
   const budget = Number(values.budget);
   const speed = Number(values.speed);
   const strategies = values.strategies.split(',').map((s) => s.trim()) as Strategy[];
+  const repeat = Number(values.repeat);
+  if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat must be a whole number ≥ 1`);
   const log = (line: string) => console.error(`[night] ${line}`);
   // The bench's stack takes no configuration from the environment: the defaults, unless told otherwise.
   const grains = DEFAULT_TEXT_GRAINS;
@@ -294,6 +366,15 @@ async function run(): Promise<void> {
     textRateLimit,
     keep: values.keep,
     log,
+    // A profile is written when the workers exit, as they do at the end of each pass.
+    ...(values.profile
+      ? {
+          workerEnv: {
+            NODE_OPTIONS:
+              `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${resolve(values.profile)}`.trim(),
+          },
+        }
+      : {}),
   });
   try {
     const { pc, stack } = bench;
@@ -313,63 +394,77 @@ async function run(): Promise<void> {
       ReturnType<typeof passFigures> & { cpu: CpuUse; cost: Awaited<ReturnType<typeof passCost>> }
     > = {};
     const transcripts: Record<string, string[][]> = {};
-    for (const strategy of strategies) {
-      // Fresh workers per pass: their peak RSS belongs to this pass alone.
-      const workers = await stack.startWorkers();
-      log(`${strategy}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
-      const plan = planOptionsOf({
-        ...stack.config,
-        limits: { ...stack.config.limits, planStrategy: strategy },
-      });
-      const text = textGrains;
-      const cpu = startCpuMeter({
-        workers: workers.pid,
-        emulator: stack.processes.emulator?.pid,
-        temporal: stack.processes.temporal.pid,
-        s3: stack.processes.s3.pid,
-      });
-      const logPath = stack.addresses.requestLog;
-      const requestLog = logPath ? { path: logPath, from: requestLogLines(logPath).length } : undefined;
-      const counters = await scrape(stack.addresses.metricsUrl);
-      const threads = threadCpu(workers.pid);
-      const fromMs = Date.now();
-      const result = await runCalls(pc, sources, {
-        prefix: `night/${Date.now()}-${strategy}/`,
-        batchId: `night-${strategy}`,
-        extra: { plan, text },
-      });
-      const cpuUse = cpu.read();
-      const figures = passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog);
-      passes[strategy] = {
-        ...figures,
-        // Cores kept busy over the pass (workers' children: ffmpeg), and the machine's busy share: near
-        // 1, the pass is CPU-bound and pacing is not what sets its length.
-        cpu: cpuUse,
-        cost: await passCost({
-          client: pc.client,
-          fromMs,
-          audioHours: figures.audioHours,
-          speed,
-          counters: [counters, await scrape(stack.addresses.metricsUrl)],
-          threads: [threads, threadCpu(workers.pid)],
+    const repeatsDiffering: Record<string, string[]> = {};
+    for (const strategy of strategies)
+      for (let r = 1; r <= repeat; r++) {
+        const key = repeat > 1 ? `${strategy}-${r}` : strategy;
+        // Fresh workers per pass: their peak RSS belongs to this pass alone.
+        const workers = await stack.startWorkers();
+        log(`${key}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
+        const plan = planOptionsOf({
+          ...stack.config,
+          limits: { ...stack.config.limits, planStrategy: strategy },
+        });
+        const text = textGrains;
+        const cpu = startCpuMeter({
+          workers: workers.pid,
+          emulator: stack.processes.emulator?.pid,
+          temporal: stack.processes.temporal.pid,
+          s3: stack.processes.s3.pid,
+        });
+        const logPath = stack.addresses.requestLog;
+        const requestLog = logPath ? { path: logPath, from: requestLogLines(logPath).length } : undefined;
+        const counters = await scrape(stack.addresses.metricsUrl);
+        const threads = threadCpu(workers.pid);
+        const fromMs = Date.now();
+        const result = await runCalls(pc, sources, {
+          prefix: `night/${Date.now()}-${strategy}/`,
+          batchId: `night-${strategy}`,
+          extra: { plan, text },
+        });
+        const cpuUse = cpu.read();
+        const figures = passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog);
+        passes[key] = {
+          ...figures,
+          // Cores kept busy over the pass (workers' children: ffmpeg), and the machine's busy share: near
+          // 1, the pass is CPU-bound and pacing is not what sets its length.
           cpu: cpuUse,
-        }),
-      };
-      transcripts[strategy] = result.calls.map((c) => transcriptOf(c.doc));
-      if (values.keep) {
-        // Every activity's interval, for a closer look at a pass than its figures give.
-        const file = join(stack.addresses.home, `activities-${strategy}.json`);
-        writeFileSync(
-          file,
-          JSON.stringify(
-            result.calls.map((c) => ({ call: c.name, t0: result.t0, activities: c.activities })),
-          ),
-        );
-        log(`${strategy}: activities in ${file}`);
+          cost: await passCost({
+            client: pc.client,
+            fromMs,
+            audioHours: figures.audioHours,
+            speed,
+            textCompressed: values['text-rate'] === 'compressed',
+            counters: [counters, await scrape(stack.addresses.metricsUrl)],
+            threads: [threads, threadCpu(workers.pid)],
+            cpu: cpuUse,
+          }),
+        };
+        const transcript = result.calls.map((c) => transcriptOf(c.doc));
+        // Repeats of one strategy must agree: a difference is the pipeline's, not the plan's.
+        if (r === 1) transcripts[strategy] = transcript;
+        else
+          repeatsDiffering[key] = transcriptDifferences(
+            specs.map((spec) => spec.name),
+            [`${strategy}-1`, transcripts[strategy]!],
+            [key, transcript],
+          ).map((d) => d.call);
+        if (values.keep) {
+          // Every activity's interval, for a closer look at a pass than its figures give.
+          const file = join(stack.addresses.home, `activities-${key}.json`);
+          writeFileSync(
+            file,
+            JSON.stringify(
+              result.calls.map((c) => ({ call: c.name, t0: result.t0, activities: c.activities })),
+            ),
+          );
+          log(`${key}: activities in ${file}`);
+        }
+        log(`${key}: ${JSON.stringify(passes[key])}`);
       }
-      log(`${strategy}: ${JSON.stringify(passes[strategy])}`);
-    }
     const [a, b] = strategies;
+    const firstKey = (strategy: string | undefined) => (repeat > 1 ? `${strategy}-1` : strategy);
+    const [passA, passB] = [passes[firstKey(a) ?? ''], passes[firstKey(b) ?? '']];
     // The first utterance that differs, per call: what a reader needs to tell a moved cut from noise.
     const differences =
       a && b && transcripts[a] && transcripts[b]
@@ -395,11 +490,26 @@ async function run(): Promise<void> {
       // What the text steps ran with (redaction always runs): the configuration's or the options'.
       textSteps: { redaction: 'on', ...textGrains },
       passes,
-      ...(a && b && passes[a] && passes[b]
+      ...(repeat > 1
+        ? {
+            leastCpuPerAudioHour: leastCpu(strategies, repeat, passes),
+            repeatsWithDifferentTranscripts: repeatsDiffering,
+          }
+        : {}),
+      ...(values.transcripts && a && transcripts[a]
+        ? {
+            transcriptsFile: transcriptsFile(
+              values.transcripts,
+              specs.map((spec) => spec.name),
+              transcripts[a],
+            ),
+          }
+        : {}),
+      ...(a && b && passA && passB
         ? {
             comparison: {
-              [`${b}WallOver${a}Wall`]: round(passes[b].wallSeconds / passes[a].wallSeconds, 3),
-              [`${b}IdealOver${a}Ideal`]: round(passes[b].idealSeconds / passes[a].idealSeconds, 3),
+              [`${b}WallOver${a}Wall`]: round(passB.wallSeconds / passA.wallSeconds, 3),
+              [`${b}IdealOver${a}Ideal`]: round(passB.idealSeconds / passA.idealSeconds, 3),
               callsWithDifferentTranscripts: differences.length,
               differences,
             },

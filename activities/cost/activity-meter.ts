@@ -1,7 +1,8 @@
 /**
  * The worker process's own cost counters (activities/metrics.ts, on its /metrics endpoint): heartbeats
- * that reached the server, by activity type, and the process's CPU seconds, its reaped children
- * (ffmpeg) included, shared among the activities running when they were used.
+ * that reached the server, by activity type, and the process's CPU seconds by activity type: its own
+ * shared among the activities running when they were used, and each child process's (ffmpeg) given to
+ * the activity that started it.
  *
  * Why counters on the metrics endpoint rather than counts in each activity's result: heartbeats and CPU
  * are per process, not per activity result, and a count in every result would grow every history and
@@ -13,6 +14,7 @@ import type { Context } from '@temporalio/activity';
 import { metrics } from '../metrics.ts';
 import { HeartbeatThrottle, heartbeatThrottleMs } from './heartbeat-throttle.ts';
 import { processCpuSeconds } from './process-cpu.ts';
+import { activityContext } from '../activity-context.ts';
 
 /** How often the process's CPU is read and shared among the running activities. */
 const CPU_SAMPLE_MS = 1000;
@@ -20,29 +22,51 @@ const CPU_SAMPLE_MS = 1000;
 /** Running activities by type (a count each): what the CPU of the last interval is shared among. */
 const running = new Map<string, number>();
 let sampler: NodeJS.Timeout | undefined;
-let last = 0;
+let last = { self: 0, children: 0 };
 
-function cpuNow(): number {
-  const { self, children } = processCpuSeconds();
-  return self + children;
-}
-
+/**
+ * The process's CPU since the last reading: its own, and its reaped children's that no
+ * {@link meterChildProcess} claimed (a child started outside the media module).
+ */
 function sample(): void {
-  const now = cpuNow();
-  const used = now - last;
+  const now = processCpuSeconds();
+  const used = now.self - last.self + (now.children - last.children);
   last = now;
   const count = [...running.values()].reduce((a, b) => a + b, 0);
   if (count === 0) return;
   for (const [type, n] of running) metrics.activityCpu(type, (used * n) / count);
 }
 
+function startSampler(): void {
+  if (sampler) return;
+  last = processCpuSeconds();
+  sampler = setInterval(sample, CPU_SAMPLE_MS);
+  sampler.unref();
+}
+
 function enter(type: string): void {
-  if (!sampler) {
-    last = cpuNow();
-    sampler = setInterval(sample, CPU_SAMPLE_MS);
-    sampler.unref();
-  }
+  startSampler();
   running.set(type, (running.get(type) ?? 0) + 1);
+}
+
+/**
+ * Call as a child process (ffmpeg, ffprobe) starts; call what it returns on its `exit` event. A child's
+ * CPU reaches the parent's account (`cutime`) only when it is reaped, all at once, and `exit` is emitted
+ * in the same turn: read right then, it is that child's whole CPU, given to the activity that started it. Shared among whatever ran in that
+ * second instead, a transcode's ffmpeg went mostly to the recognition sessions streaming beside it.
+ */
+export function meterChildProcess(): () => void {
+  const type = activityContext()?.info.activityType;
+  if (type === undefined) return () => undefined;
+  startSampler();
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    const children = processCpuSeconds().children;
+    metrics.activityCpu(type, children - last.children);
+    last = { ...last, children };
+  };
 }
 
 function leave(type: string): void {

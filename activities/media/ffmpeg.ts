@@ -10,6 +10,7 @@ import { Readable } from 'node:stream';
 import { mediaTools } from '../../schemas/config.ts';
 import { childEnv } from '../../schemas/child-env.ts';
 import { FfmpegError, MediaCancelledError, MediaToolMissingError } from './errors.ts';
+import { meterChildProcess } from '../cost/activity-meter.ts';
 
 /** Binary paths (schemas/config.ts mediaTools); the tools module sets their variables for the stack. */
 export function ffmpegBinary(): string {
@@ -87,6 +88,8 @@ function start(
     shell: false,
     windowsHide: true,
   });
+  // Its CPU, read as it is reaped, goes to the activity that started it (activities/cost/activity-meter.ts).
+  child.once('exit', meterChildProcess());
 
   const tail: string[] = [];
   const stderrLines = lineSplitter((line) => {

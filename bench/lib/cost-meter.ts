@@ -13,6 +13,7 @@ import type { Client } from '@temporalio/client';
 import { historyActions, addCounts, total } from '../../activities/cost/history-actions.ts';
 import { processCpuSeconds } from '../../activities/cost/process-cpu.ts';
 import type { ActionCounts } from '../../schemas/cost.ts';
+import type { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
 
 /** One sample of a Prometheus text exposition: `name{labels}` → value. */
 export type Scrape = Map<string, number>;
@@ -151,4 +152,33 @@ export function perHour(counts: Record<string, number>, audioHours: number, digi
       .map(([k, v]) => [k, r(v / audioHours, digits)]),
   );
   return { ...byKey, total: r(total(counts) / audioHours, digits) };
+}
+
+/** The text-analysis activities (the nlp queue's): their run time follows the text rate. */
+const TEXT_ACTIVITIES = [
+  'redactText',
+  'removeFillers',
+  'summarizeCall',
+  'analyzeSentiment',
+  'extractKeywords',
+  'classifyDialogActs',
+] as const satisfies readonly (keyof ReturnType<typeof createNlpActivities>)[];
+
+/**
+ * Heartbeats go by the wall clock (one per throttle interval of an activity's run), so what a pass
+ * counts at `speed` is real time's only for activities whose run time does not depend on the speed:
+ * the probe, plan and transcodes take the same wall time at any speed. Recognition runs at the
+ * emulator's clock, `speed` times faster than at real time, and so does text analysis when its rate is
+ * compressed like the clock: at real time those run `speed` times longer and heartbeat that much more.
+ */
+export function heartbeatsAtRealTime(
+  byActivity: Record<string, number>,
+  speed: number,
+  textCompressed: boolean,
+): number {
+  const paced = new Set<string>(['recognizeSession', ...(textCompressed ? TEXT_ACTIVITIES : [])]);
+  return Object.entries(byActivity).reduce(
+    (n, [type, count]) => n + count * (paced.has(type) ? speed : 1),
+    0,
+  );
 }
