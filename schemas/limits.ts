@@ -15,7 +15,9 @@ export const LIMIT_DEFAULTS = {
   /**
    * A worker's leases on the account's sessions outlive its last heartbeat by this much: longer than the
    * service takes to close a session nobody talks to (the emulator: 10 s; spec 02 gives deadlines of 1 s
-   * between requests), so a killed worker's sessions are closed before its slots are granted again.
+   * between requests), so a killed worker's sessions are closed before its slots are granted again. Its
+   * recognition sessions are then failed and retried elsewhere: a crashed worker's sessions resume about
+   * this long after the crash.
    */
   asrLeaseSeconds: 60,
   nlpRequestsPerSecond: 20,
@@ -81,12 +83,17 @@ export function fileDescriptorsFor(limits: ProcessLimits): number {
 }
 
 /**
- * Staged audio is read in ranges of this many bytes, each as the recognition stream needs it:
- * 128 KiB is 16.4 s of 8 kHz mu-law, so a real-time stream sends one short GET every 16 s and holds no
- * socket in between; a worker of 500 streams makes about 30 GETs a second and holds at most about two
- * ranges (256 KiB) per stream.
+ * Staged audio is read in ranges of this many bytes, each as the recognition stream needs it: 512 KiB is
+ * 65.5 s of 8 kHz mu-law, so a real-time stream sends one GET a minute (each a billed request) and holds
+ * no socket in between. A range is kept as the pieces it arrived in, each freed once streamed, so a
+ * stream holds about half a range on average and at most one range and its read-ahead.
  */
-export const STAGED_AUDIO_RANGE_BYTES = 128 * 1024;
+export const STAGED_AUDIO_RANGE_BYTES = 512 * 1024;
+/**
+ * The next range is asked for when less than this much of the current one is left to stream: 16.4 s of
+ * audio, time enough for a GET at the fastest pace a test or benchmark streams at.
+ */
+export const STAGED_AUDIO_READ_AHEAD_BYTES = 128 * 1024;
 
 /**
  * Most rows in one compacted part of a table partition: a day of utterances in a few files
@@ -117,7 +124,11 @@ export const REDACTED_AUDIO_TONE_PEAK = 0.25;
  */
 export const SESSION_MAX_RESTARTS = 10;
 /**
- * Heartbeat timeout of a recognition session, seconds: a session whose worker went silent this long is
- * retried elsewhere, resuming after its last final result (every call's `heartbeatTimeoutSeconds`).
+ * Heartbeat timeout of a recognition session, seconds (every call's `heartbeatTimeoutSeconds`): the
+ * fallback that retries a session whose worker went silent this long, resuming after its last staged
+ * final result. A lost worker's sessions are normally retried sooner, once the account's session budget
+ * has not heard of the worker for `limits.asrLeaseSeconds` (workflows/session-budget.ts). Long, because
+ * each heartbeat that reaches the server is a billed action: a session sends one per this less 30 s
+ * (activities/asr/session-run.ts).
  */
-export const RECOGNITION_HEARTBEAT_SECONDS = 30;
+export const RECOGNITION_HEARTBEAT_SECONDS = 150;

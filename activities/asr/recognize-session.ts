@@ -5,9 +5,10 @@
  * - A stream recognition error (spec 02: the session is dead after it) starts a new session from a
  *   start request, resuming just after the last final result, not from the beginning; the new session's
  *   times are mapped back onto the recording's clock by `startOffsetSeconds` (stream-from-resume.ts).
- * - A worker crash: the final results so far are staged in object storage as they come (throttled), and
- *   the heartbeat carries the resume point; the retried attempt reads both and resumes there
- *   (session-run.ts).
+ * - A worker crash: the final results so far are staged in object storage as they come (every 30 s of
+ *   audio); the account's session budget fails the lost attempt once the worker stops renewing with it
+ *   (workflows/session-budget.ts), or its heartbeat timeout does, and the retried attempt resumes where
+ *   the staged results end (session-run.ts).
  * - Restarts per session are bounded; past the bound the activity fails with the last reason
  *   (after-stream-error.ts, from the retry table's rows).
  *

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FAILURE, loopDelayMs, RETRY_LOOPS } from '../../schemas/retry-table.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { failureOf } from '../failure.ts';
-import { describeError, heartbeatNow, type SessionRun } from './session-run.ts';
+import { describeError, heartbeatThrottled, type SessionRun } from './session-run.ts';
 import {
   sessionResultSchema,
   type RecognizeSessionInput,
@@ -18,7 +18,7 @@ import { roundSecondsToMs } from '../../schemas/units.ts';
 /**
  * Writing a finished session's result: the one loop that retries it (object storage requests are not
  * retried by the S3 client inside workers: schemas/retry-table.ts). It waits up to this long in all,
- * heartbeating each wait (each under the shortest heartbeat timeout we use, 5 s), because a failed write
+ * heartbeating through the waits (each under the shortest heartbeat timeout we use, 5 s), because a failed write
  * would cost streaming everything since the last staged partial again, in real time. Past it, object
  * storage is down for longer than a restart: the session fails non-retryably (`SessionResultUnwritten`).
  */
@@ -85,7 +85,7 @@ export async function writeSessionResult(run: SessionRun, result: SessionResult)
         reason: describeError(err),
       });
       // Heartbeat while waiting, so the activity is not taken for dead meanwhile.
-      heartbeatNow(run, input.end);
+      heartbeatThrottled(run, input.end);
       await sleep(loopDelayMs('SessionResultWrite', attempt));
     }
   }

@@ -17,26 +17,30 @@ import {
 } from './session-types.ts';
 
 /**
- * Partial results are staged when this much audio has been recognized since the last write, or this
- * much wall time has passed: a crash re-streams at most about that much audio, or that much time at
- * pace (plus the heartbeat timeout), at the cost of one small PUT per interval per session. Each PUT
- * costs the worker CPU (signing, the SDK's middleware), which a worker of hundreds of streams feels at a
- * shorter interval (bench/README.md, real-time scale).
+ * Partial results are staged when a final result arrives and this much audio has been recognized since
+ * the last write: a crash re-streams at most about that much audio, at the cost of one small PUT (a
+ * billed request, and CPU for signing) per interval per session, none while nothing new was recognized.
  */
 const PARTIAL_WRITE_AUDIO_SECONDS = 30;
-const PARTIAL_WRITE_INTERVAL_MS = 15_000;
 /**
- * Heartbeats are sent at most every sixth of the activity's heartbeat timeout, within these bounds.
- * Each one costs a payload encoding and a trip through the SDK's heartbeat pipeline, which at one per
- * request or per second is a large share of a busy worker's CPU (bench/README.md), while the server
- * hears of at most one per 80 % of the heartbeat timeout anyway (the SDK throttles).
+ * Heartbeats. Each one that reaches the server is a billed action, and liveness does not need them: a
+ * worker that stops renewing with the account's session budget has its sessions failed by id and retried
+ * (workflows/session-budget.ts). So a session heartbeats once per heartbeat timeout less this margin,
+ * the first one that long after it starts, and the heartbeat timeout is only the fallback. A short
+ * timeout (tests, drills) heartbeats every sixth of it, within the bounds below, and the SDK sends the
+ * server one per 80 % of it: its own timer, not ours, then keeps the margin.
  */
+const HEARTBEAT_MARGIN_MS = 30_000;
 const HEARTBEAT_INTERVAL_MIN_MS = 200;
 const HEARTBEAT_INTERVAL_MAX_MS = 5000;
 
 export function heartbeatIntervalMs(heartbeatTimeoutMs: number | undefined): number {
   if (!heartbeatTimeoutMs) return HEARTBEAT_INTERVAL_MAX_MS;
-  return Math.min(HEARTBEAT_INTERVAL_MAX_MS, Math.max(HEARTBEAT_INTERVAL_MIN_MS, heartbeatTimeoutMs / 6));
+  const often = Math.min(
+    HEARTBEAT_INTERVAL_MAX_MS,
+    Math.max(HEARTBEAT_INTERVAL_MIN_MS, heartbeatTimeoutMs / 6),
+  );
+  return Math.max(often, heartbeatTimeoutMs - HEARTBEAT_MARGIN_MS);
 }
 
 /** One attempt's state, shared by its steps (recognize-session.ts). */
@@ -54,7 +58,6 @@ export interface SessionRun {
   /** 550 No Resource waits of this attempt. */
   noResourceWaits: number;
   lastHeartbeat: number;
-  lastPartialWrite: number;
   lastPartialAt: number;
   partialWriting: Promise<void>;
 }
@@ -106,14 +109,14 @@ export async function startRun(
     attemptDeadline: ctx ? attemptStartedAt + ctx.info.startToCloseTimeoutMs : Infinity,
     heartbeatEveryMs: heartbeatIntervalMs(ctx?.info.heartbeatTimeoutMs),
     noResourceWaits: 0,
-    lastHeartbeat: 0,
-    lastPartialWrite: Date.now(),
+    // The first heartbeat a whole interval in: a short session sends none.
+    lastHeartbeat: Date.now(),
     lastPartialAt: state.resumeAt,
     partialWriting: Promise.resolve(),
   };
 }
 
-export function heartbeatNow(run: SessionRun, positionSeconds: number): void {
+function heartbeatNow(run: SessionRun, positionSeconds: number): void {
   run.ctx?.heartbeat({
     resumeAt: run.state.resumeAt,
     positionSeconds,
@@ -134,7 +137,7 @@ export function heartbeatThrottled(run: SessionRun, positionSeconds: number): vo
 export async function waitHeartbeating(run: SessionRun, ms: number): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
-    heartbeatNow(run, run.state.resumeAt);
+    heartbeatThrottled(run, run.state.resumeAt);
     await sleep(Math.min(run.heartbeatEveryMs, until - Date.now()), undefined, {
       signal: run.ctx?.cancellationSignal,
     });
@@ -157,17 +160,14 @@ export function timeStillNeededMs(run: SessionRun): number {
 }
 
 /**
- * Stages the progress when enough audio or time has passed since the last write, or when `force`d.
+ * Stages the progress when enough audio has been recognized since the last write, or when `force`d.
  * A failed write (S3 restarting) costs only resume precision: the next one carries a newer snapshot.
  * It never rejects: an unhandled rejection ends the worker process.
  */
 export function stagePartial(run: SessionRun, force = false): Promise<void> {
   const { state, input } = run;
-  const due =
-    state.resumeAt - run.lastPartialAt >= PARTIAL_WRITE_AUDIO_SECONDS ||
-    Date.now() - run.lastPartialWrite >= PARTIAL_WRITE_INTERVAL_MS;
+  const due = state.resumeAt - run.lastPartialAt >= PARTIAL_WRITE_AUDIO_SECONDS;
   if (!force && !due) return run.partialWriting;
-  run.lastPartialWrite = Date.now();
   run.lastPartialAt = state.resumeAt;
   const snapshot = JSON.stringify(state);
   run.partialWriting = run.partialWriting

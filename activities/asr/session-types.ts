@@ -91,4 +91,6 @@ export interface AsrActivityDeps {
   resultWriteBudgetMs?: number;
   /** Draws the jitter of waits (`Math.random`; tests fix it). */
   random?: () => number;
+  /** Bytes per GET of the staged audio; default `STAGED_AUDIO_RANGE_BYTES` (tests cross range edges sooner). */
+  stagedAudioRangeBytes?: number;
 }

@@ -3,7 +3,7 @@
  * every new final result in the run's progress as it comes.
  */
 import { audioOffset, isServiceError, type RecognizedUtterance } from '../../service/index.ts';
-import { STAGED_AUDIO_RANGE_BYTES } from '../../schemas/limits.ts';
+import { STAGED_AUDIO_RANGE_BYTES, STAGED_AUDIO_READ_AHEAD_BYTES } from '../../schemas/limits.ts';
 import { metrics } from '../metrics.ts';
 import { recognitionOptionsFor, unbracketFillers } from './recognition-options.ts';
 import { heartbeatThrottled, stagePartial, type SessionRun } from './session-run.ts';
@@ -37,7 +37,8 @@ export async function streamFromResumePoint(run: SessionRun): Promise<StreamEnd>
   // between reads, so the pool never caps open sessions and writes never queue behind reads.
   const audio = await deps.store.getStream(input.audioKey, {
     start: offset.bytes,
-    rangeBytes: STAGED_AUDIO_RANGE_BYTES,
+    rangeBytes: deps.stagedAudioRangeBytes ?? STAGED_AUDIO_RANGE_BYTES,
+    readAheadBytes: STAGED_AUDIO_READ_AHEAD_BYTES,
   });
   metrics.streamOpened();
   const session = deps.service.recognizeStream({

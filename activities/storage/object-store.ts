@@ -62,7 +62,10 @@ export interface ObjectStore {
    * as the reader drains the previous one: a reader that takes an hour (a real-time recognition stream)
    * holds a pooled socket for milliseconds at a time, never for its whole life (issue 18).
    */
-  getStream(key: string, options?: { start?: number; end?: number; rangeBytes?: number }): Promise<Readable>;
+  getStream(
+    key: string,
+    options?: { start?: number; end?: number; rangeBytes?: number; readAheadBytes?: number },
+  ): Promise<Readable>;
   /** Spools an object to a local file (e.g. for ffmpeg, which cannot seek in a pipe). */
   download(key: string, path: string): Promise<void>;
   head(key: string): Promise<ObjectInfo | undefined>;
@@ -199,10 +202,10 @@ async function putLocalFile(
 async function getObjectStream(
   target: BucketTarget,
   key: string,
-  options?: { start?: number; end?: number; rangeBytes?: number },
+  options?: { start?: number; end?: number; rangeBytes?: number; readAheadBytes?: number },
 ): Promise<Readable> {
-  const { start = 0, end, rangeBytes } = options ?? {};
-  if (rangeBytes !== undefined) return rangedStream(target, key, start, end, rangeBytes);
+  const { start = 0, end, rangeBytes, readAheadBytes } = options ?? {};
+  if (rangeBytes !== undefined) return rangedStream(target, key, start, end, rangeBytes, readAheadBytes);
   const Range = start || end !== undefined ? `bytes=${start}-${end ?? ''}` : undefined;
   const res = await target.client.send(new GetObjectCommand({ Bucket: target.Bucket, Key: key, Range }));
   return res.Body as Readable;

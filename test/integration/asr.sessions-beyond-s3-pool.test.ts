@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { S3Client } from '@aws-sdk/client-s3';
 import { createObjectStore } from '../../activities/storage/object-store.ts';
 import { createServiceClient } from '../../service/client.ts';
-import { S3_DEFAULT_MAX_SOCKETS, STAGED_AUDIO_RANGE_BYTES } from '../../schemas/limits.ts';
+import { S3_DEFAULT_MAX_SOCKETS } from '../../schemas/limits.ts';
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
 import { synthesize, toMulaw, type PhraseAt } from '../helpers/dtmf-audio.ts';
 import { stackConfig } from '../helpers/stack.ts';
@@ -24,6 +24,8 @@ import { uniquePrefix } from '../helpers/pipeline.ts';
 const SESSIONS = 64;
 const SECONDS = 40;
 const MODEL = 'ja-gen_tf-08';
+/** Ranges smaller than the deployed ones, so a 40-s session crosses two of their edges. */
+const RANGE_BYTES = 128 * 1024;
 
 describe('recognition sessions beyond the S3 pool', () => {
   let emulator: RunningEmulator;
@@ -80,7 +82,7 @@ describe('recognition sessions beyond the S3 pool', () => {
   it(`${SESSIONS} sessions stream at once with a pool of ${S3_DEFAULT_MAX_SOCKETS} sockets`, async () => {
     expect(SESSIONS).toBeGreaterThan(S3_DEFAULT_MAX_SOCKETS);
     // Phrases before, across and after the first range boundaries (128 KiB = 16.4 s of audio).
-    const boundary = STAGED_AUDIO_RANGE_BYTES / 8000;
+    const boundary = RANGE_BYTES / 8000;
     const scripts: PhraseAt[][] = Array.from({ length: SESSIONS }, (_, i) => [
       { id: 1 + (i % 89), start: 2 + (i % 5) * 0.1 },
       { id: 101 + (i % 75), start: boundary - 0.3 },
@@ -109,7 +111,13 @@ describe('recognition sessions beyond the S3 pool', () => {
       },
       { concurrency: { asrSessions: SESSIONS } },
     );
-    const { recognizeSession } = createAsrActivities({ service, store, slowestPace: 1, model: MODEL });
+    const { recognizeSession } = createAsrActivities({
+      service,
+      store,
+      slowestPace: 1,
+      model: MODEL,
+      stagedAudioRangeBytes: RANGE_BYTES,
+    });
 
     let peak = 0;
     let mostQueued = 0;

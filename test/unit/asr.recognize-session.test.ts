@@ -3,6 +3,7 @@
  * as the retry table's type, and no loop in it multiplies Temporal's attempts.
  */
 import { Readable } from 'node:stream';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createAsrActivities, heartbeatIntervalMs } from '../../activities/asr/recognize-session.ts';
 import type { ServiceClient } from '../../service/index.ts';
@@ -162,12 +163,68 @@ describe('recognizeSession failures', () => {
 });
 
 describe('heartbeatIntervalMs', () => {
-  it('is a sixth of the heartbeat timeout, within 0.2–5 s', () => {
+  it('leaves 30 s under a long heartbeat timeout: the session budget, not heartbeats, finds a lost worker', () => {
+    expect(heartbeatIntervalMs(150_000)).toBe(120_000);
+    expect(heartbeatIntervalMs(120_000)).toBe(90_000);
+  });
+
+  it('is a sixth of a short heartbeat timeout, within 0.2–5 s (the SDK sends one per 80 % of it)', () => {
     expect(heartbeatIntervalMs(30_000)).toBe(5000);
-    expect(heartbeatIntervalMs(120_000)).toBe(5000);
     expect(heartbeatIntervalMs(6000)).toBe(1000);
     expect(heartbeatIntervalMs(600)).toBe(200);
     // No heartbeat timeout (a test's context): the longest interval.
     expect(heartbeatIntervalMs(undefined)).toBe(5000);
+  });
+});
+
+/** A service whose one stream recognizes a final result ending at each of `ends` and then ends well. */
+function scriptedService(ends: number[]) {
+  const service = {
+    recognizeStream(opts: Parameters<ServiceClient['recognizeStream']>[0]) {
+      for (const end of ends) {
+        opts.callbacks?.onProgress?.({ positionSeconds: end } as never);
+        opts.callbacks?.onFinal?.({
+          startSeconds: end - 1,
+          endSeconds: end,
+          text: `phrase at ${end}`,
+          alternatives: [],
+        } as never);
+      }
+      return { done: Promise.resolve({ audioSecondsSent: 120, cost: { requests: 500 } }) };
+    },
+  } as unknown as ServiceClient;
+  return service;
+}
+
+describe('recognizeSession staging and heartbeats', () => {
+  const long = { ...input, end: 120 };
+
+  it('stages partial results only after 30 s of newly recognized audio, on a final result', async () => {
+    const store = new AudioStore();
+    // Finals every 5 s, and none in a silence from 70 to 115 s.
+    const ends = [5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 115, 118];
+    const asr = createAsrActivities({ service: scriptedService(ends), store, slowestPace: 100, model: 'x' });
+    const out = await asr.recognizeSession(long);
+    expect(out.utterances).toBe(ends.length);
+    const partials = store.writes.filter((w) => w !== `staging/${long.resultKey}`);
+    // At 30 s and 60 s of audio, then at 115 s after the silence: never on time alone.
+    expect(partials).toHaveLength(3);
+    expect(new Set(partials)).toEqual(new Set([`staging/${long.resultKey}.partial.json`]));
+    const staged = JSON.parse(store.objects.get(`${long.resultKey}.partial.json`)!) as { resumeAt: number };
+    expect(staged.resumeAt).toBe(115);
+  });
+
+  it('sends no heartbeat in a session shorter than its interval under a long heartbeat timeout', async () => {
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 150_000 } as never);
+    const beats: unknown[] = [];
+    env.on('heartbeat', (d: unknown) => beats.push(d));
+    const asr = createAsrActivities({
+      service: scriptedService([5, 10, 15]),
+      store: new AudioStore(),
+      slowestPace: 100,
+      model: 'x',
+    });
+    await env.run(asr.recognizeSession, long);
+    expect(beats).toEqual([]);
   });
 });
