@@ -21,7 +21,6 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
   type RetryPolicy,
@@ -48,6 +47,7 @@ import { isLegacyInput, specOfLegacyInput, type LegacyProcessRecordingInput } fr
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { CALL_EVENTS, emitCallEvent, type CallEventFields } from './call-events.ts';
+import { CallAttributes } from './call-attributes.ts';
 import { planPriority, sessionPriority, transcodePriority } from './session-priority.ts';
 
 /**
@@ -163,6 +163,44 @@ export const SPEAKERS_STAGE = 'speakers-stage';
  * `patched`: as {@link REDACTION}.
  */
 export const DECODED_LENGTH_IN_PLAN = 'decoded-length-in-plan';
+/**
+ * Patch id: the call's search attributes are upserted at its milestones (workflows/call-attributes.ts),
+ * and the run asks for no earlier patch ({@link Patches}). At `patched`: as {@link REDACTION}.
+ */
+export const SEARCH_ATTRIBUTE_MILESTONES = 'search-attribute-milestones';
+
+/** The patches before {@link SEARCH_ATTRIBUTE_MILESTONES}: a run that took it has every one of them. */
+type EarlierPatch =
+  | typeof PIPELINED_SESSIONS
+  | typeof REDACTION
+  | typeof REDACTED_AUDIO
+  | typeof CATEGORIES_SEARCH_ATTRIBUTE
+  | typeof DIALOG_ACTS_STEP
+  | typeof CALL_TABLES
+  | typeof INSIGHTS_STAGE
+  | typeof SPEAKERS_STAGE
+  | typeof DECODED_LENGTH_IN_PLAN
+  | typeof CALL_EVENTS;
+
+/**
+ * The patches a run has. Every `patched()` that writes its marker also upserts Temporal's own
+ * `TemporalChangeVersion` search attribute, a billed action: asked one by one, the patches above cost a
+ * new call about eight. A run started by this code asks once, for {@link SEARCH_ATTRIBUTE_MILESTONES},
+ * and has every earlier patch without asking; a run from before asks for each as it did, so its history
+ * replays. A patch added later is asked with `patched()` itself (one marker and upsert per run), until
+ * it too is folded into a newer one of these.
+ */
+class Patches {
+  readonly milestones: boolean = patched(SEARCH_ATTRIBUTE_MILESTONES);
+
+  has(id: EarlierPatch): boolean {
+    return this.milestones || patched(id);
+  }
+
+  deprecate(id: EarlierPatch): void {
+    if (!this.milestones) deprecatePatch(id);
+  }
+}
 
 // --- activities and their policies (docs/retries.md's retry budget is computed from these) -------------
 
@@ -272,7 +310,7 @@ export async function processRecording(
     const probe = withDecodedLength(call, probed, plan);
     const sessions = await recognizeStage(call, probe, plan);
     const merged = await mergeStage(call, probe, plan, sessions);
-    const speakers = patched(SPEAKERS_STAGE) ? await speakersStage(call, plan, sessions) : undefined;
+    const speakers = call.patches.has(SPEAKERS_STAGE) ? await speakersStage(call, plan, sessions) : undefined;
     const redacted = await redactStage(call, merged.utterances);
     const [text, audio] = await Promise.all([
       textStage(call, merged.utterances, redacted),
@@ -281,7 +319,7 @@ export async function processRecording(
     // A redacted copy asked for and not made leaves the call partial, as a failed text step does.
     if (audio?.status === 'failed') text.failures.push({ step: 'audioRedaction', reason: audio.reason });
     const analyzed: Analyzed = { probe, plan, sessions, text, redacted, audio, speakers };
-    const written = patched(INSIGHTS_STAGE)
+    const written = call.patches.has(INSIGHTS_STAGE)
       ? await publishStage(
           call,
           analyzed,
@@ -290,7 +328,7 @@ export async function processRecording(
       : await writeStage(call, analyzed);
     const tables = await tablesStage(call, written);
     await cleanUpStaging(call);
-    if (patched(CALL_EVENTS))
+    if (call.patches.has(CALL_EVENTS))
       await callEvent(call, { type: 'callpipe.call.completed', rulesKey: call.spec.rulesKey });
     return call.finished(written, analyzed, merged.utterances, tables);
   } catch (err) {
@@ -314,7 +352,7 @@ async function probeStage(call: Call): Promise<ProbeResult> {
     [{ source: call.input.source }],
   );
   call.progress.audioSeconds = probe.durationSeconds;
-  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.audioSeconds, value: probe.durationSeconds }]);
+  call.attributes.set([{ key: SEARCH_ATTRIBUTE_KEYS.audioSeconds, value: probe.durationSeconds }]);
   return probe;
 }
 
@@ -331,7 +369,7 @@ async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
     [{ source: call.input.source, probe, options: call.spec.plan }],
   );
   call.progress.sessionsTotal = plan.sessions.length;
-  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.speakers, value: plan.tracks.length }]);
+  call.attributes.set([{ key: SEARCH_ATTRIBUTE_KEYS.speakers, value: plan.tracks.length }]);
   return plan;
 }
 
@@ -345,12 +383,12 @@ function mediaTimeoutOf(probe: ProbeResult): number {
  * `CallpipeAudioSeconds` search attribute then show in place of the probe's estimate.
  */
 function withDecodedLength(call: Call, probe: ProbeResult, plan: SessionPlan): ProbeResult {
-  if (!patched(DECODED_LENGTH_IN_PLAN)) return probe;
+  if (!call.patches.has(DECODED_LENGTH_IN_PLAN)) return probe;
   const durationSeconds = plan.source.decodedSeconds ?? probe.durationSeconds;
   const lengthCheck = plan.lengthCheck ?? probe.lengthCheck;
   call.progress.audioSeconds = durationSeconds;
   if (durationSeconds !== probe.durationSeconds)
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.audioSeconds, value: durationSeconds }]);
+    call.attributes.set([{ key: SEARCH_ATTRIBUTE_KEYS.audioSeconds, value: durationSeconds }]);
   return { ...probe, durationSeconds, ...(lengthCheck ? { lengthCheck } : {}) };
 }
 
@@ -368,7 +406,7 @@ async function recognizeStage(
   probe: ProbeResult,
   plan: SessionPlan,
 ): Promise<RecognizedSession[]> {
-  deprecatePatch(PIPELINED_SESSIONS);
+  call.patches.deprecate(PIPELINED_SESSIONS);
   // A recording with no speech has no session (activities/media/plan.ts): nothing to stage or stream.
   // No plan had none before, so no recorded history takes this branch.
   if (plan.sessions.length === 0) return [];
@@ -496,7 +534,7 @@ async function speakersStage(
       ],
     );
     call.timelineKey = out.timelineKey;
-    upsertSearchAttributes([
+    call.attributes.set([
       { key: SEARCH_ATTRIBUTE_KEYS.roles, value: out.decision },
       { key: SEARCH_ATTRIBUTE_KEYS.speakers, value: out.speakers.length },
     ]);
@@ -519,7 +557,7 @@ interface Redacted {
  * that had passed this point before it existed replay without it (patch {@link REDACTION}).
  */
 async function redactStage(call: Call, utterances: number): Promise<Redacted | undefined> {
-  if (!patched(REDACTION)) return undefined;
+  if (!call.patches.has(REDACTION)) return undefined;
   call.stages.enter('redact');
   const staging = call.keys.staging;
   const step = await call.activities.nlp.redactText.executeWithOptions(
@@ -548,7 +586,7 @@ async function audioRedactionStage(
   redacted: Redacted | undefined,
 ): Promise<AudioRedaction | undefined> {
   const asked = call.spec.redaction.audio;
-  if (!asked || !redacted || !patched(REDACTED_AUDIO)) return undefined;
+  if (!asked || !redacted || !call.patches.has(REDACTED_AUDIO)) return undefined;
   const redactionKey = redacted.step.status === 'ok' ? redacted.step.outputKey : undefined;
   const key = call.keys.output.redactedAudio;
   if (!redactionKey || !key) return { status: 'failed', reason: 'the redaction step left no records to map' };
@@ -605,7 +643,8 @@ async function textStage(call: Call, utterances: number, redacted: Redacted | un
   call.stages.enter('analyze');
   const grains = call.spec.text;
   const { windowSeconds } = grains;
-  const actsGrain = grains.dialogActs !== 'off' && patched(DIALOG_ACTS_STEP) ? grains.dialogActs : undefined;
+  const actsGrain =
+    grains.dialogActs !== 'off' && call.patches.has(DIALOG_ACTS_STEP) ? grains.dialogActs : undefined;
   const [summary, sentiment, keywords, dialogActs] = await Promise.all([
     nlp.summarizeCall.executeWithOptions(on('summarize the call (extract-cc)'), [
       { ...base, fillersKey, outputKey: staging.summary },
@@ -733,7 +772,7 @@ async function alertStage(
   text: TextSteps,
   insights: ComputeInsightsOutput,
 ): Promise<ComputeInsightsOutput> {
-  if (!insights.categories.length || !patched(CALL_EVENTS)) return insights;
+  if (!insights.categories.length || !call.patches.has(CALL_EVENTS)) return insights;
   await callEvent(call, {
     type: 'callpipe.call.alert',
     insightsKey: insights.insightsKey,
@@ -771,7 +810,7 @@ async function publishStage(
     ],
   );
   if (insights.categories.length) {
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.categories, value: insights.categories }]);
+    call.attributes.set([{ key: SEARCH_ATTRIBUTE_KEYS.categories, value: insights.categories }]);
   }
   return { ...written, categories: insights.categories };
 }
@@ -789,8 +828,8 @@ async function writeStage(call: Call, analyzed: Analyzed): Promise<WriteResultOu
     ],
   );
   // Operators filter a night's calls by category in the Web UI (`CallpipeCategories = "complaint"`).
-  if (patched(CATEGORIES_SEARCH_ATTRIBUTE) && written.categories?.length) {
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.categories, value: written.categories }]);
+  if (call.patches.has(CATEGORIES_SEARCH_ATTRIBUTE) && written.categories?.length) {
+    call.attributes.set([{ key: SEARCH_ATTRIBUTE_KEYS.categories, value: written.categories }]);
   }
   return written;
 }
@@ -804,7 +843,7 @@ async function tablesStage(
   call: Call,
   written: WriteResultOutput,
 ): Promise<ProcessRecordingResult['tables'] | undefined> {
-  if (!patched(CALL_TABLES)) return undefined;
+  if (!call.patches.has(CALL_TABLES)) return undefined;
   try {
     const out = await call.activities.tables.writeCallTables.executeWithOptions(
       call.onMedia('write the call to the analysis tables'),
@@ -848,7 +887,7 @@ async function failStage(call: Call, err: unknown): Promise<ProcessRecordingResu
       },
     ]),
   );
-  if (patched(CALL_EVENTS)) {
+  if (call.patches.has(CALL_EVENTS)) {
     const durationSeconds = call.progress.audioSeconds || undefined;
     await callEvent(call, { type: 'callpipe.call.failed', errorKey: written.errorKey, durationSeconds });
   }
@@ -900,9 +939,9 @@ function failAs(stage: Stage) {
 }
 
 /**
- * The one place the call's stage changes: the progress query, the `CallpipeStage` search attribute,
- * the Web UI's current details and the wall time per stage (`processing.wallSeconds` in result.json)
- * all follow it. Entering a stage ends the previous one.
+ * The one place the call's stage changes: the progress query, the Web UI's current details and the wall
+ * time per stage (`processing.wallSeconds` in result.json) follow every stage, the `CallpipeStage` search
+ * attribute its milestones (workflows/call-attributes.ts). Entering a stage ends the previous one.
  */
 class StageTracker {
   current: Stage = 'queued';
@@ -910,8 +949,10 @@ class StageTracker {
   private since = Date.now();
 
   private readonly progress: ProcessRecordingProgress;
-  constructor(progress: ProcessRecordingProgress) {
+  private readonly attributes: CallAttributes;
+  constructor(progress: ProcessRecordingProgress, attributes: CallAttributes) {
     this.progress = progress;
+    this.attributes = attributes;
   }
 
   enter(stage: Stage, details?: string): void {
@@ -920,7 +961,7 @@ class StageTracker {
     this.since = now;
     this.current = stage;
     this.progress.stage = stage;
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.stage, value: stage }]);
+    this.attributes.stage(stage);
     setCurrentDetails(`**${stage}**${details ? `: ${details}` : ''}`);
   }
 }
@@ -941,6 +982,10 @@ class Call {
   readonly keys: CallKeys;
   readonly progress: ProcessRecordingProgress;
   readonly stages: StageTracker;
+  /** Which patches the run has: asked once in a run of this code. */
+  readonly patches: Patches;
+  /** The call's search attributes: upserted at its milestones, or as recorded runs did. */
+  readonly attributes: CallAttributes;
   /** The timeline every step after the merge reads: the one with speakers once that stage ran. */
   timelineKey: string;
 
@@ -967,12 +1012,11 @@ class Call {
       audioSeconds: 0,
       audioSecondsRecognized: 0,
     };
-    this.stages = new StageTracker(this.progress);
+    this.patches = new Patches();
+    this.attributes = new CallAttributes(this.patches.milestones);
+    this.stages = new StageTracker(this.progress, this.attributes);
     setHandler(progressQuery, () => this.progress);
-    upsertSearchAttributes([
-      { key: SEARCH_ATTRIBUTE_KEYS.callId, value: input.callId },
-      ...(input.batchId ? [{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: input.batchId }] : []),
-    ]);
+    this.attributes.start(input.callId, input.batchId);
   }
 
   /** Options of an activity of the media queue's proxies (media and storage work share its workers). */
@@ -982,10 +1026,11 @@ class Call {
 
   skipped(): ProcessRecordingResult {
     this.progress.stage = 'done';
-    upsertSearchAttributes([
+    this.attributes.set([
       { key: SEARCH_ATTRIBUTE_KEYS.stage, value: 'done' },
       { key: SEARCH_ATTRIBUTE_KEYS.outcome, value: 'skipped' satisfies Outcome },
     ]);
+    this.attributes.flush();
     setCurrentDetails('**done**: already processed');
     return { callId: this.input.callId, status: 'skipped', resultKey: this.keys.output.result };
   }
@@ -1026,9 +1071,13 @@ class Call {
     };
   }
 
-  /** Final stage, then the outcome: two upserts, as every recorded history has them. */
+  /**
+   * Final stage, then the outcome: one upsert with all that is pending, or two (the stage, then the
+   * outcome) in runs from before the milestones, as their histories have them.
+   */
   private end(stage: 'done' | 'failed', outcome: Outcome, details?: string): void {
     this.stages.enter(stage, details);
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.outcome, value: outcome }]);
+    this.attributes.set([{ key: SEARCH_ATTRIBUTE_KEYS.outcome, value: outcome }]);
+    this.attributes.flush();
   }
 }
