@@ -56,8 +56,8 @@ const audioStreamed = counter(
 );
 const s3Requests = counter(
   'callpipe_s3_requests_total',
-  'Object-store requests sent by operation (PutObject, GetObject, HeadObject, ListObjectsV2…), each attempt of a retried one included',
-  ['operation'],
+  'Object-store requests sent by operation (PutObject, GetObject, HeadObject, ListObjectsV2…) and activity type (none outside an activity), each attempt of a retried one included',
+  ['operation', 'activity_type'],
 );
 const heartbeatsSent = counter(
   'callpipe_activity_heartbeats_sent_total',
@@ -130,9 +130,9 @@ export const metrics = {
   audioStreamed(seconds: number): void {
     if (seconds > 0) audioStreamed.inc(seconds);
   },
-  /** One object-store request (one attempt) of `operation`. */
-  s3Request(operation: string): void {
-    s3Requests.inc({ operation });
+  /** One object-store request (one attempt) of `operation`, sent by an activity of `activityType`. */
+  s3Request(operation: string, activityType: string): void {
+    s3Requests.inc({ operation, activity_type: activityType });
   },
   heartbeatsSent(activityType: string, count: number): void {
     if (count > 0) heartbeatsSent.inc({ activity_type: activityType }, count);
