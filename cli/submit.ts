@@ -19,7 +19,7 @@ import {
   type CallSpecOverrides,
 } from '../schemas/call-spec.ts';
 import type { OutputLocation, RecordingSource } from '../schemas/recording.ts';
-import type { ObjectStore } from '../activities/storage/object-store.ts';
+import type { ObjectInfo, ObjectStore } from '../activities/storage/object-store.ts';
 import {
   isPermanentS3Error,
   isS3CredentialsRefusal,
@@ -150,7 +150,7 @@ export async function resolveSource(
     if (!s3.key) throw new CliError(`'${input}' names a bucket, not an object`);
     const head = await store.withBucket(s3.bucket).head(s3.key);
     if (!head) throw new CliError(`no such object: ${input}`, 1);
-    return { bucket: s3.bucket, key: s3.key, etag: head.etag, size: head.size };
+    return { bucket: s3.bucket, key: s3.key, etag: head.etag, size: head.size, ...lastModifiedOf(head) };
   }
   const path = resolve(input);
   if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`no such file: ${input}`, 1);
@@ -161,7 +161,18 @@ export async function resolveSource(
     await store.putFile(key, path);
     head = await store.head(key);
   }
-  return { bucket: store.bucket, key, etag: head?.etag, size: head?.size ?? statSync(path).size };
+  return {
+    bucket: store.bucket,
+    key,
+    etag: head?.etag,
+    size: head?.size ?? statSync(path).size,
+    ...lastModifiedOf(head),
+  };
+}
+
+/** The object's time as looked up, which the call's result keeps (no second lookup when it is written). */
+function lastModifiedOf(head: ObjectInfo | undefined): Pick<RecordingSource, 'lastModified'> {
+  return head?.lastModified ? { lastModified: head.lastModified.toISOString() } : {};
 }
 
 /** `--out`: an S3 URL, or the configured output prefix (local directories get a copy after the run). */

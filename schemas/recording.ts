@@ -10,6 +10,11 @@ export const recordingSourceSchema = z.object({
   key: z.string().min(1),
   etag: z.string().optional(),
   size: z.number().int().nonnegative().optional(),
+  /**
+   * The object's last-modified time as its starter looked it up or listed it: the call's time without a
+   * manifest (result.json, the tables' day), so publish need not look the object up again.
+   */
+  lastModified: z.iso.datetime({ offset: true }).optional(),
 });
 export type RecordingSource = z.infer<typeof recordingSourceSchema>;
 
@@ -32,7 +37,8 @@ export const redactionInputSchema = z.object({
 export type RedactionInput = z.infer<typeof redactionInputSchema>;
 
 /**
- * The stages of a call, in order: kept current in the `CallpipeStage` search attribute and timed in
+ * The stages of a call, in order: kept current in the `progress` query (the `CallpipeStage` search
+ * attribute shows its milestones: workflows/call-attributes.ts) and timed in
  * result.json's `processing.wallSeconds`. `insights` (metrics, categories, scorecard) and `publish`
  * (result.json, transcript.vtt, call page) replaced `write`, which did both and stays for runs recorded
  * before them (their histories replay as `write`, their error.json can name it).

@@ -195,7 +195,14 @@ function sortCandidates(
 }
 
 function itemOf(c: Candidate, info: ObjectInfo, callId: string): BackfillItem {
-  const source = { bucket: c.bucket, key: c.key, etag: info.etag, size: info.size };
+  const source = {
+    bucket: c.bucket,
+    key: c.key,
+    etag: info.etag,
+    size: info.size,
+    // The call's time without a manifest, as listed: its publish need not look the object up again.
+    ...(info.lastModified ? { lastModified: info.lastModified.toISOString() } : {}),
+  };
   return {
     callId,
     workflowId: workflowIdOf(source, callId),

@@ -132,9 +132,11 @@ export interface ResultActivityDeps {
 
 /**
  * The recording object's last-modified time: the call's time when no manifest gave one (the tables'
- * day partition). Undefined when the object is gone or was replaced by another version meanwhile.
+ * day partition). The starter's (the version the call read, looked up or listed when it was started),
+ * else the object's now: undefined when it is gone or was replaced by another version meanwhile.
  */
 async function recordingTime(store: ObjectStore, source: WriteResultInput['facts']['source']) {
+  if (source.lastModified) return source.lastModified;
   const head = await store
     .withBucket(source.bucket)
     .head(source.key)
