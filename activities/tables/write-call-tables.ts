@@ -10,7 +10,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import type { CallIdMode } from '../../schemas/config.ts';
 import { withLeases, type LeaseOptions } from './partition-lease.ts';
 import { callRows } from './rows.ts';
-import { readLocator, writeLocator } from './call-locator.ts';
+import { readLocator, writeLocator, type CallLocator } from './call-locator.ts';
 import { removeCall, writeRows } from './table-files.ts';
 
 export interface WriteCallTablesInput {
@@ -47,14 +47,16 @@ async function readResult(results: ObjectStore, input: WriteCallTablesInput): Pr
   return result;
 }
 
-/** Under the leases: the new rows written, older ones removed, and the locator last. */
+/**
+ * Under the leases: the new rows written, older ones removed, and the locator last. `previous` is the
+ * locator as read under the leases (a compaction may have moved the rows since any earlier read).
+ */
 async function replaceCallRows(
   out: ObjectStore,
   { input, dt, rows, processedAt }: CallWrite,
+  previous: CallLocator | undefined,
   keep: () => Promise<void>,
 ): Promise<WriteCallTablesOutput> {
-  // Read again under the lease: a compaction may have moved the rows since.
-  const previous = await readLocator(out, input.tables, input.callId);
   const files: Partial<Record<TableName, string>> = {};
   const replaced: string[] = [];
   for (const table of TABLE_NAMES) {
@@ -99,13 +101,24 @@ export async function writeCallTables(
 ): Promise<WriteCallTablesOutput> {
   const result = await readResult(results, input);
   const { start, rows, processedAt } = callRows(result, input.result.key, input.tables.timeZone, callIds);
-  const before = await readLocator(out, input.tables, input.callId);
+  // A rescore keeps the call in its day, which only its locator knows; a call's write goes to its start's
+  // day, and its locator is read once, under that day's lease: a call seen in another day (its date
+  // changed) is written again under both days' leases.
+  const before = input.keepDay ? await readLocator(out, input.tables, input.callId) : undefined;
   const dt = input.keepDay && before ? before.dt : start.dt;
-  const days = [dt, ...(before && before.dt !== dt ? [before.dt] : [])];
-  return withLeases(
-    out,
-    days.map((d) => tableLeaseKey(input.tables, d)),
-    leaseOptions(`write of call ${input.callId}`),
-    (keep) => replaceCallRows(out, { input, dt, rows, processedAt }, keep),
-  );
+  const days = new Set([dt, ...(before ? [before.dt] : [])]);
+  for (;;) {
+    const done = await withLeases(
+      out,
+      [...days].map((d) => tableLeaseKey(input.tables, d)),
+      leaseOptions(`write of call ${input.callId}`),
+      async (keep) => {
+        const previous = await readLocator(out, input.tables, input.callId);
+        if (previous && !days.has(previous.dt)) return { otherDay: previous.dt };
+        return replaceCallRows(out, { input, dt, rows, processedAt }, previous, keep);
+      },
+    );
+    if (!('otherDay' in done)) return done;
+    days.add(done.otherDay);
+  }
 }
