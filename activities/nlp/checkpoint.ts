@@ -32,9 +32,10 @@ export async function loadCheckpoint<T>(
   step: string,
   inputs: string,
 ): Promise<Checkpoint<T> | undefined> {
-  const key = checkpointKey(outputKey);
-  if (!(await store.exists(key))) return undefined;
-  const parsed = checkpointSchema.safeParse(JSON.parse(await store.getText(key)));
+  // One GET, absent or not (a HEAD first would be a second request whenever there is one).
+  const found = await store.read(checkpointKey(outputKey));
+  if (!found) return undefined;
+  const parsed = checkpointSchema.safeParse(JSON.parse(found.body.toString('utf8')));
   if (!parsed.success || parsed.data.step !== step || parsed.data.inputs !== inputs) return undefined;
   const done = new Map<number, T>();
   for (const [k, v] of Object.entries(parsed.data.done)) done.set(Number(k), v as T);
@@ -58,7 +59,7 @@ export async function saveCheckpoint<T>(
   await store.put(checkpointKey(outputKey), JSON.stringify(body), { contentType: 'application/json' });
 }
 
+/** Deletes the checkpoint an attempt resumed from (a step that loaded none has none to delete). */
 export async function deleteCheckpoint(store: ObjectStore, outputKey: string): Promise<void> {
-  const key = checkpointKey(outputKey);
-  if (await store.exists(key)) await store.deletePrefix(key);
+  await store.deleteKeys([checkpointKey(outputKey)]);
 }

@@ -4,9 +4,18 @@
  */
 import { activityContext } from '../activity-context.ts';
 
-/** Reports progress (and lets cancellation reach the activity); a no-op outside an activity. */
+/**
+ * Reports progress (and lets cancellation reach the activity); a no-op outside an activity, and in the
+ * first third of the heartbeat timeout: the SDK sends the first heartbeat to the server at once, a billed
+ * action, and a step that ends sooner needs none. From that third on, the liveness heartbeat
+ * (activities/liveness-heartbeat.ts) beats anyway while the step runs.
+ */
 export function heartbeat(details?: unknown): void {
-  activityContext()?.heartbeat(details);
+  const ctx = activityContext();
+  if (!ctx) return;
+  const { heartbeatTimeoutMs, currentAttemptScheduledTimestampMs: scheduledMs } = ctx.info;
+  if (heartbeatTimeoutMs && Date.now() - scheduledMs < heartbeatTimeoutMs / 3) return;
+  ctx.heartbeat(details);
 }
 
 /** The activity's cancellation signal, if it runs in one. */

@@ -145,7 +145,8 @@ export async function runStep<T, S extends z.ZodType>(
     const document = await work(run);
     const output = schema.parse({ ...document, cost: cost() });
     await store.put(input.outputKey, JSON.stringify(output), { contentType: 'application/json' });
-    await deleteCheckpoint(store, input.outputKey).catch(() => undefined); // a leftover costs nothing
+    // Only the one it resumed from: an attempt that found none left none (a leftover costs nothing).
+    if (checkpoint) await deleteCheckpoint(store, input.outputKey).catch(() => undefined);
     return { status: 'ok', outputKey: input.outputKey, cost: cost() };
   } catch (err) {
     const outcome = stepErrorOutcome(step, err, attemptNumber(), options);
