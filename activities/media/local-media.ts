@@ -58,6 +58,17 @@ export interface TranscodeSessionActivityInput {
   format: SessionAudioFormat;
 }
 
+/**
+ * Whether a session's audio may be staged already: on a retried attempt (a crash after the upload), not
+ * on a first one, which saves a HEAD per session. The price: a call run again after a failure
+ * transcodes its sessions again rather than finding the failed run's (identical bytes, the same key).
+ * Outside an activity (tests, scripts): always looked for.
+ */
+function mayHaveStaged(): boolean {
+  const attempt = activityContext()?.info.attempt;
+  return attempt === undefined || attempt > 1;
+}
+
 export function createMediaActivities(deps: MediaActivityDeps) {
   const signal = () =>
     deps.cancellationSignal ? deps.cancellationSignal() : activityContext()?.cancellationSignal;
@@ -93,6 +104,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         keyPrefix: deps.keyPrefix,
         signal: signal(),
         timeBounds: deps.timeBounds,
+        mayExist: mayHaveStaged(),
       });
     },
   };

@@ -123,11 +123,16 @@ export interface TranscodeSessionOptions {
   signal?: AbortSignal;
   /** Wall-clock bounds of the ffmpeg run (time-bound.ts); default: the product's. */
   timeBounds?: MediaTimeBounds;
+  /**
+   * Whether an earlier output may be in the store (default true): a retried attempt's, or an earlier
+   * run's of the same call. False skips the look (a HEAD) and transcodes again.
+   */
+  mayExist?: boolean;
 }
 
 /**
- * Transcodes one session into staging, unless it is already there for the same fingerprint with the
- * right length.
+ * Transcodes one session into staging, unless it may be there already (`mayExist`) and is, for the same
+ * fingerprint with the right length.
  */
 export async function transcodeSession(
   input: TranscodeSessionInput,
@@ -138,7 +143,7 @@ export async function transcodeSession(
   const bytes = expectedBytes(input.end - input.start, input.format);
   const staged = { key, format: input.format, bytes, start: input.start, end: input.end };
 
-  const existing = await store.head(key);
+  const existing = options.mayExist === false ? undefined : await store.head(key);
   if (existing && existing.size === bytes && existing.meta.fingerprint === input.fingerprint) {
     return { ...staged, reused: true };
   }

@@ -213,6 +213,15 @@ describe('transcodeSession', () => {
     const other = await transcodeSession({ ...input, fingerprint: 'sha256:other' }, { store });
     expect(other.reused).toBe(false);
     expect(other.key).not.toBe(first.key);
+    // A first attempt does not look (no HEAD): it transcodes again, to the same key and bytes.
+    const heads: string[] = [];
+    const counted = Object.assign(Object.create(store) as LocalStagingStore, {
+      head: (key: string) => (heads.push(key), store.head(key)),
+    });
+    const fresh = await transcodeSession(input, { store: counted, mayExist: false });
+    expect(heads).toEqual([]);
+    expect(fresh).toEqual({ ...first, reused: false });
+    expect(await store.head(first.key)).toMatchObject({ size: first.bytes });
   });
 
   it('fails with the store’s error, promptly, when the upload fails mid-stream', async () => {
