@@ -16,6 +16,7 @@ import { createTableActivities } from '../activities/tables/table-activities.ts'
 import { createRecordingMediaActivities } from '../activities/media/recording.ts';
 import { createMergeActivities } from '../activities/asr/merge-timeline.ts';
 import { createAsrActivities } from '../activities/asr/recognize-session.ts';
+import { createLivenessActivities } from '../activities/asr/fail-lost-sessions.ts';
 import { createNlpActivities } from '../activities/nlp/nlp-activities.ts';
 import { loadRedactionRules } from '../activities/nlp/redaction/redaction-rules.ts';
 import { createBackfillActivities } from '../activities/backfill/backfill-activities.ts';
@@ -165,5 +166,7 @@ export function workflowsQueueActivities(input: ActivityDeps & { temporal?: Clie
     ...createEventActivities({ store, config: input.config.events }),
     // forget and retention: objects, table rows, reports, and the calls' executions in Temporal.
     ...createLifecycleActivities({ store, temporal: input.temporal }),
+    // The session budget's: a lost asr worker's recognition attempts failed by id, to be retried.
+    ...createLivenessActivities({ temporal: input.temporal }),
   });
 }

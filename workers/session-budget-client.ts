@@ -1,7 +1,9 @@
 /**
  * A worker process's side of the account's session budget (workflows/session-budget.ts): asks for
- * leases, gives them back, and heartbeats so the budget knows the process is alive. One per asr worker
- * process; workers/session-slots.ts calls it from the worker's slot supplier.
+ * leases, gives them back, and heartbeats so the budget knows the process is alive, telling it on each
+ * heartbeat which activities the process started and ended (workers/running-activities.ts), so that the
+ * budget can fail them when the process is lost. One per asr worker process, with or without an account
+ * limit; workers/session-slots.ts calls it from the worker's slot supplier when there is one.
  *
  * The budget workflow is started on first use (signal-with-start: whichever worker comes first starts it,
  * the others find it) and again by any heartbeat that finds it gone, so nobody has to create it. Its id
@@ -21,11 +23,17 @@ import {
   renewSessionsSignal,
   type sessionBudget,
 } from '../workflows/session-budget.ts';
+import type { RunningActivities } from './running-activities.ts';
 
 /** How long one request waits in the workflow for a grant before the worker asks again. */
 const ACQUIRE_WAIT_MS = 20_000;
 /** Heartbeats per lease life: a worker is dropped only after missing this many in a row. */
 const RENEWALS_PER_TTL = 6;
+/**
+ * A started activity is told this soon (with every other started meanwhile), not at the next periodic
+ * heartbeat: a worker lost just after starting a session still has it failed by the budget.
+ */
+const STARTED_TOLD_WITHIN_MS = 1000;
 /** Backoff of a failed call to the budget (Temporal unreachable, the workflow restarting). */
 const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 5000;
@@ -43,6 +51,8 @@ export interface SessionBudgetOptions {
   warn?: (message: string, meta: Record<string, unknown>) => void;
   /** Waits of one `acquire` update (tests shorten it). */
   acquireWaitMs?: number;
+  /** The activities the process runs, told on each heartbeat (none: the budget fails nothing). */
+  running?: RunningActivities;
 }
 
 /** The budget workflow of `config`'s account: its id and the queue it runs on. */
@@ -66,6 +76,9 @@ export class SessionBudgetClient {
   private readonly handle: WorkflowHandle<typeof sessionBudget>;
   private next = 0;
   private renewer: NodeJS.Timeout | undefined;
+  private soon: NodeJS.Timeout | undefined;
+  /** Heartbeats go one after another: an activity's end never overtakes its start. */
+  private renewing: Promise<unknown> = Promise.resolve();
   /** Ids waiting for a lease, and ids given up whose end the budget has not heard of yet. */
   private readonly wanted = new Map<string, Wanted>();
   private cancelled = new Set<string>();
@@ -88,6 +101,7 @@ export class SessionBudgetClient {
       this.renew().catch((err: unknown) => this.warn('could not renew the session leases', err));
     }, every);
     this.renewer.unref();
+    if (this.options.running) this.options.running.onStart = () => this.renewSoon();
   }
 
   /**
@@ -126,6 +140,7 @@ export class SessionBudgetClient {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.renewer);
+    clearTimeout(this.soon);
     await this.flushing;
     await this.handle
       .signal(releaseSessionsSignal, { holder: this.holder, all: true })
@@ -196,14 +211,42 @@ export class SessionBudgetClient {
     this.flushing = undefined;
   }
 
+  private renewSoon(): void {
+    if (this.closed || this.soon) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      this.renew().catch((err: unknown) => this.warn('could not renew the session leases', err));
+    }, STARTED_TOLD_WITHIN_MS);
+    this.soon.unref();
+  }
+
   private renew(): Promise<unknown> {
-    return this.options.client.workflow.signalWithStart('sessionBudget', {
-      workflowId: this.options.workflowId,
-      taskQueue: this.options.taskQueue,
-      args: [{ limit: this.options.limit, leaseTtlMs: this.options.leaseTtlMs }],
-      signal: renewSessionsSignal,
-      signalArgs: [{ holder: this.holder }],
-    });
+    const next = this.renewing.catch(() => undefined).then(() => this.sendRenew());
+    this.renewing = next;
+    return next;
+  }
+
+  private async sendRenew(): Promise<unknown> {
+    const running = this.options.running;
+    const delta = running?.take();
+    try {
+      return await this.options.client.workflow.signalWithStart('sessionBudget', {
+        workflowId: this.options.workflowId,
+        taskQueue: this.options.taskQueue,
+        args: [{ limit: this.options.limit, leaseTtlMs: this.options.leaseTtlMs }],
+        signal: renewSessionsSignal,
+        signalArgs: [
+          {
+            holder: this.holder,
+            ...(delta?.started.length ? { started: delta.started } : {}),
+            ...(delta?.ended.length ? { ended: delta.ended } : {}),
+          },
+        ],
+      });
+    } catch (err) {
+      if (delta) running!.restore(delta);
+      throw err;
+    }
   }
 
   private warn(message: string, err: unknown): void {

@@ -13,6 +13,7 @@ import { workflowSource } from './runtime.ts';
 import { temporalClient, temporalDataConverter } from './temporal-connection.ts';
 import { SessionBudgetClient, sessionBudgetAddress } from './session-budget-client.ts';
 import { sessionSlotSupplier } from './session-slots.ts';
+import { RunningActivities } from './running-activities.ts';
 import {
   asrQueueActivities,
   mediaQueueActivities,
@@ -69,29 +70,35 @@ export async function createQueueWorker(
       });
     case 'asr': {
       const activities = asrQueueActivities({ config });
-      // Open recognition streams: this process's cap, and, when the account's limit is set, a lease on
-      // one of the account's sessions from its budget (spec 02: 550 No Resource beyond the limit).
-      if (!config.limits.asrAccountSessions)
-        return Worker.create({
-          ...base,
-          activities,
-          maxConcurrentActivityTaskExecutions: config.limits.asrConcurrentSessions,
-        });
+      // The account's budget knows every asr worker and the sessions it runs, and fails them when the
+      // worker is lost (workflows/session-budget.ts), whether or not it also shares the account's limit.
+      const running = new RunningActivities();
       const budget = new SessionBudgetClient({
         client: temporalClient(connection, config.temporal),
-        limit: config.limits.asrAccountSessions,
+        limit: config.limits.asrAccountSessions ?? config.limits.asrConcurrentSessions,
         leaseTtlMs: config.limits.asrLeaseSeconds * 1000,
         ...sessionBudgetAddress(config),
         warn: (message, meta) => console.error(JSON.stringify({ level: 'WARN', msg: message, ...meta })),
+        running,
       });
       await budget.start();
-      const worker = await Worker.create({
+      const asrBase = {
         ...base,
         activities,
-        tuner: sessionTuner(budget, config.limits.asrConcurrentSessions),
-        // A poll holds a lease while it waits for a task: no more polls than the process could use.
-        maxConcurrentActivityTaskPolls: Math.min(5, config.limits.asrConcurrentSessions),
-      }).catch(async (err: unknown) => {
+        interceptors: { activity: [...activityInterceptors, running.interceptor] },
+      };
+      // Open recognition streams: this process's cap, and, when the account's limit is set, a lease on
+      // one of the account's sessions from its budget (spec 02: 550 No Resource beyond the limit).
+      const worker = await Worker.create(
+        config.limits.asrAccountSessions
+          ? {
+              ...asrBase,
+              tuner: sessionTuner(budget, config.limits.asrConcurrentSessions),
+              // A poll holds a lease while it waits for a task: no more polls than the process could use.
+              maxConcurrentActivityTaskPolls: Math.min(5, config.limits.asrConcurrentSessions),
+            }
+          : { ...asrBase, maxConcurrentActivityTaskExecutions: config.limits.asrConcurrentSessions },
+      ).catch(async (err: unknown) => {
         await budget.close();
         throw err;
       });

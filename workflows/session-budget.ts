@@ -16,6 +16,13 @@
  * - `release` (signal) gives leases back, or everything a worker holds (`all`: its shutdown).
  * - `renew` (signal) is a worker's heartbeat: every lease and request of a worker not heard of for
  *   `leaseTtlMs` is dropped, so a SIGKILLed worker's slots come back by themselves.
+ * - Recognition liveness: a renew also says which activities the worker started and ended since its
+ *   last one (workers/running-activities.ts). The activities of a worker not heard of for `leaseTtlMs`
+ *   are failed by id (`failLostSessions`, activities/asr/fail-lost-sessions.ts) and Temporal retries
+ *   them elsewhere at once, so a session's heartbeat timeout can be long (few billed heartbeats) and is
+ *   only the fallback. A live worker cut off from the budget that long has its attempts failed too: each
+ *   learns of it at its next heartbeat and stops, so a session is streamed twice for at most one
+ *   heartbeat interval (activities/asr/session-run.ts) after the worker reaches Temporal again.
  * - The limit is the one the latest request carried: every asr worker of the account is configured alike
  *   (`CALLPIPE_ASR_ACCOUNT_SESSIONS`), and a changed setting takes effect as workers restart. A lowered
  *   limit takes back nothing already granted: new leases wait until the count is under it.
@@ -34,9 +41,13 @@ import {
   defineQuery,
   defineSignal,
   defineUpdate,
+  log,
+  proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { LivenessActivities } from '../activities/asr/fail-lost-sessions.ts';
+import { runningKey, type RunningActivity } from '../schemas/running-activity.ts';
 
 export interface SessionLease {
   id: string;
@@ -65,6 +76,11 @@ export interface SessionBudgetState {
   grants: number;
   /** Leases taken back from workers that stopped renewing. */
   expired: number;
+  /** Worker → the activities it runs, as its renews said (absent in states of before liveness). */
+  running?: Record<string, RunningActivity[]>;
+  /** Activities of lost workers still to be failed, and how many were handed to be failed so far. */
+  reaping?: RunningActivity[];
+  reaped?: number;
   /** Runs before this one (continue-as-new). */
   run: number;
 }
@@ -105,6 +121,13 @@ export interface ReleaseRequest {
   all?: boolean;
 }
 
+/** A worker's heartbeat, with what it started and ended since the last one that reached the budget. */
+export interface RenewRequest {
+  holder: string;
+  started?: RunningActivity[];
+  ended?: RunningActivity[];
+}
+
 export interface SessionBudgetView {
   limit: number;
   leased: number;
@@ -115,12 +138,15 @@ export interface SessionBudgetView {
   peak: number;
   grants: number;
   expired: number;
+  /** Activities the workers said they run, and those of lost workers handed to be failed. */
+  running: number;
+  reaped: number;
   run: number;
 }
 
 export const acquireSessionsUpdate = defineUpdate<AcquireResult, [AcquireRequest]>('acquireSessions');
 export const releaseSessionsSignal = defineSignal<[ReleaseRequest]>('releaseSessions');
-export const renewSessionsSignal = defineSignal<[{ holder: string }]>('renewSessions');
+export const renewSessionsSignal = defineSignal<[RenewRequest]>('renewSessions');
 export const sessionBudgetQuery = defineQuery<SessionBudgetView>('sessionBudget');
 
 /** A run's history bound: well under Temporal's 51,200 events, and cheap to replay. */
@@ -173,7 +199,31 @@ function expireSilentHolders(state: SessionBudgetState): void {
   const before = state.leases.length;
   dropOwned(state, (x) => gone.has(x.holder));
   state.expired += before - state.leases.length;
-  for (const holder of gone) delete state.holders[holder];
+  for (const holder of gone) {
+    delete state.holders[holder];
+    const lost = state.running?.[holder];
+    if (!lost) continue;
+    delete state.running![holder];
+    (state.reaping ??= []).push(...lost);
+    state.reaped = (state.reaped ?? 0) + lost.length;
+  }
+}
+
+/** What a renew says its worker ended and started since its last one (idempotent: a renew may repeat). */
+function trackRunning(state: SessionBudgetState, request: RenewRequest): void {
+  if (!request.started?.length && !request.ended?.length) return;
+  const running = (state.running ??= {});
+  const ended = new Set((request.ended ?? []).map(runningKey));
+  const kept = (running[request.holder] ?? []).filter((a) => !ended.has(runningKey(a)));
+  const known = new Set(kept.map(runningKey));
+  for (const a of request.started ?? []) {
+    const key = runningKey(a);
+    if (ended.has(key) || known.has(key)) continue;
+    kept.push(a);
+    known.add(key);
+  }
+  if (kept.length > 0) running[request.holder] = kept;
+  else delete running[request.holder];
 }
 
 function markSeen(state: SessionBudgetState, holder: string): void {
@@ -223,13 +273,17 @@ async function acquireSessions(
 function releaseSessions(state: SessionBudgetState, request: ReleaseRequest): void {
   const ids = new Set(request.ids ?? []);
   dropOwned(state, (x) => x.holder === request.holder && (request.all || ids.has(x.id)));
-  if (request.all) delete state.holders[request.holder];
-  else markSeen(state, request.holder);
+  if (request.all) {
+    // A worker stopping gracefully ends its activities itself (Temporal retries them).
+    delete state.holders[request.holder];
+    delete state.running?.[request.holder];
+  } else markSeen(state, request.holder);
   expireAndGrant(state);
 }
 
-function renewSessions(state: SessionBudgetState, holder: string): void {
-  markSeen(state, holder);
+function renewSessions(state: SessionBudgetState, request: RenewRequest): void {
+  markSeen(state, request.holder);
+  trackRunning(state, request);
   expireAndGrant(state);
 }
 
@@ -246,6 +300,8 @@ function budgetView(state: SessionBudgetState): SessionBudgetView {
     peak: state.peak,
     grants: state.grants,
     expired: state.expired,
+    running: Object.values(state.running ?? {}).reduce((n, list) => n + list.length, 0),
+    reaped: state.reaped ?? 0,
     run: state.run,
   };
 }
@@ -255,17 +311,62 @@ function registerHandlers(state: SessionBudgetState, isDraining: () => boolean):
     validator: validateAcquire,
   });
   setHandler(releaseSessionsSignal, (request) => releaseSessions(state, request));
-  setHandler(renewSessionsSignal, ({ holder }) => renewSessions(state, holder));
+  setHandler(renewSessionsSignal, (request) => renewSessions(state, request));
   setHandler(sessionBudgetQuery, () => budgetView(state));
 }
 
-/** Expiry needs a clock even when no worker says anything: a sweep every half lease life. */
+/**
+ * Expiry needs a clock even when no worker says anything: a sweep when the worker heard of longest ago
+ * expires (so a lost worker's sessions are retried a lease's life after its last renew, not up to half
+ * a life later), at least every half lease life.
+ */
+function nextSweepMs(state: SessionBudgetState): number {
+  const half = Math.max(1000, Math.floor(state.leaseTtlMs / 2));
+  const seen = Object.values(state.holders);
+  if (seen.length === 0) return half;
+  const due = Math.min(...seen) + state.leaseTtlMs + 1 - Date.now();
+  return Math.min(half, Math.max(1000, due));
+}
+
 async function sweepUntilTooLong(state: SessionBudgetState, maxHistoryEvents: number): Promise<void> {
   const tooLong = () =>
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
   while (!tooLong()) {
-    await condition(tooLong, Math.max(1000, Math.floor(state.leaseTtlMs / 2)));
+    await condition(tooLong, nextSweepMs(state));
     expireAndGrant(state);
+  }
+}
+
+const { failLostSessions } = proxyActivities<LivenessActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 5,
+  },
+});
+
+/**
+ * Fails the activities of lost workers, a batch at a time, until the run drains (what is left is carried
+ * to the next run). A batch that cannot be failed is given up: those sessions wait out their heartbeat
+ * timeout instead.
+ */
+async function reapLostWorkers(state: SessionBudgetState, isDraining: () => boolean, busy: { now: boolean }) {
+  for (;;) {
+    await condition(() => !isDraining() && (state.reaping?.length ?? 0) > 0);
+    const batch = state.reaping!.splice(0);
+    busy.now = true;
+    try {
+      await failLostSessions({ activities: batch });
+    } catch (err) {
+      log.warn('could not fail the activities of a lost worker; their heartbeat timeouts will', {
+        activities: batch.length,
+        reason: err instanceof Error ? err.message : String(err),
+      });
+    } finally {
+      busy.now = false;
+    }
   }
 }
 
@@ -273,11 +374,13 @@ export async function sessionBudget(input: SessionBudgetInput): Promise<never> {
   const state = input.state ?? initialState(input);
   const maxHistoryEvents = input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
   let draining = false;
+  const reaping = { now: false };
   registerHandlers(state, () => draining);
+  void reapLostWorkers(state, () => draining, reaping);
   await sweepUntilTooLong(state, maxHistoryEvents);
   // Waiting handlers answer `granted: false` (their requests keep their places in the carried line).
   draining = true;
-  await condition(allHandlersFinished);
+  await condition(() => allHandlersFinished() && !reaping.now);
   return continueAsNew<typeof sessionBudget>({
     limit: state.limit,
     leaseTtlMs: state.leaseTtlMs,

@@ -6,6 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { callSpecOf, callSpecSchema } from '../../schemas/call-spec.ts';
+import { RECOGNITION_HEARTBEAT_SECONDS } from '../../schemas/limits.ts';
 import { loadConfig, planOptionsOf, slowestPace, taskQueues, textGrainsOf } from '../../schemas/config.ts';
 import {
   isLegacyInput,
@@ -49,7 +50,8 @@ describe('specOfLegacyInput', () => {
       plan: { strategy: 'balanced', maxSessionSeconds: 3000, budget: 16, minSessionSeconds: 60 },
       pacingSpeed: 100,
       maxRestarts: 10,
-      heartbeatTimeoutSeconds: 30,
+      // Today's: the recognition activities it schedules now run on today's workers.
+      heartbeatTimeoutSeconds: RECOGNITION_HEARTBEAT_SECONDS,
       rulesKey: null,
       wordsKey: null,
       tables: { bucket: 'callpipe', prefix: 'tables/', timeZone: 'UTC' },

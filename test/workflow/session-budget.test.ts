@@ -8,9 +8,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { SessionBudgetClient } from '../../workers/session-budget-client.ts';
+import { RunningActivities } from '../../workers/running-activities.ts';
+import type { RunningActivity } from '../../schemas/running-activity.ts';
 import {
   acquireSessionsUpdate,
   releaseSessionsSignal,
+  renewSessionsSignal,
   sessionBudget,
   sessionBudgetQuery,
   type AcquireResult,
@@ -159,6 +162,48 @@ describe('sessionBudget', () => {
       c!.release(await cLease);
       await waitFor('all given back', async () => (await view(client, queue)).leased === 0);
       expect((await view(client, queue)).grants).toBe(2);
+    });
+  });
+
+  it("fails a lost worker's running activities by id once its lease life is over, nobody else's", async () => {
+    const env = testEnv();
+    const queue = uniqueQueue('budget-reap');
+    const failed: RunningActivity[][] = [];
+    const failLostSessions = async (input: unknown) => {
+      failed.push((input as { activities: RunningActivity[] }).activities);
+      return { failed: 1, gone: 0 };
+    };
+    await withWorker(env, queue, { failLostSessions }, async () => {
+      // A live worker, telling its budget (2-s lease life) what it runs through the workers' own client.
+      const running = new RunningActivities();
+      const alive = new SessionBudgetClient({
+        client: env.client,
+        limit: 4,
+        leaseTtlMs: 2000,
+        workflowId: `${queue}-budget`,
+        taskQueue: queue,
+        running,
+      });
+      await alive.start();
+      const handle = env.client.workflow.getHandle(`${queue}-budget`);
+      const kept: RunningActivity = ['call-b', 'run-b', '7', 1];
+      running.start(kept);
+      // A worker that runs two sessions, ends one, and is never heard of again (SIGKILLed); and one that
+      // runs a session and stops gracefully.
+      const lost: RunningActivity = ['call-a', 'run-a', '5', 2];
+      const done: RunningActivity = ['call-a', 'run-a', '6', 1];
+      await handle.signal(renewSessionsSignal, { holder: 'killed', started: [lost, done] });
+      await handle.signal(renewSessionsSignal, { holder: 'killed', ended: [done] });
+      await handle.signal(renewSessionsSignal, { holder: 'stopped', started: [['call-c', 'run-c', '3', 1]] });
+      await handle.signal(releaseSessionsSignal, { holder: 'stopped', all: true });
+      await waitFor('the lost worker reaped', () => failed.length > 0, 30_000);
+      expect(failed).toEqual([[lost]]);
+      await sleep(2500);
+      expect(failed).toHaveLength(1);
+      expect(await view(env.client, queue)).toMatchObject({ running: 1, reaped: 1 });
+      running.end(kept);
+      await alive.close();
+      await handle.terminate('test over');
     });
   });
 
