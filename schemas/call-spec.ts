@@ -33,6 +33,9 @@ const plan = planOptionsSchema.shape;
  */
 export const callPlanSchema = z.object({
   strategy: plan.strategy.unwrap(),
+  /** latency: the plan when the account is busy; the configured strategy (see {@link latencyFirst}). */
+  throughputStrategy: plan.throughputStrategy.unwrap().optional(),
+  latencyMinSessionSeconds: plan.latencyMinSessionSeconds.unwrap().optional(),
   maxSessionSeconds: plan.maxSessionSeconds.unwrap(),
   budget: plan.budget.unwrap(),
   minSessionSeconds: plan.minSessionSeconds.unwrap(),
@@ -105,6 +108,19 @@ export function callSpecOf(config: Config, output: OutputLocation, files: CallSp
     text: textGrainsOf(config),
     redaction: redactionInputOf(config, output),
   } satisfies z.input<typeof callSpecSchema>);
+}
+
+/**
+ * The spec of same-day calls (the calls a watch starts): a latency plan while the account has sessions
+ * free, the spec's own (throughput) strategy when it is busy. `callpipe watch --plan throughput` keeps
+ * the spec as it is.
+ */
+export function latencyFirst(spec: CallSpec): CallSpec {
+  if (spec.plan.strategy === 'latency') return spec;
+  return callSpecSchema.parse({
+    ...spec,
+    plan: { ...spec.plan, strategy: 'latency', throughputStrategy: spec.plan.strategy },
+  });
 }
 
 /** What a caller may change of a spec for its calls (tests, benchmarks): a plan's fields merge into it. */

@@ -783,10 +783,11 @@ function envNameOf(path: string): string | undefined {
  * the price is a few more sessions (a start and a stop request, an ffmpeg run each) for short calls,
  * held back by `minSessionSeconds`. Planning for the whole batch would need every call probed first.
  */
-export function planOptionsOf(
-  config: Pick<Config, 'limits' | 'insights'>,
-): Required<Pick<PlanOptions, 'strategy' | 'maxSessionSeconds' | 'budget' | 'minSessionSeconds'>> &
-  Pick<PlanOptions, 'channels'> {
+export function planOptionsOf(config: Pick<Config, 'limits' | 'insights'>): Required<
+  Pick<PlanOptions, 'maxSessionSeconds' | 'budget' | 'minSessionSeconds'>
+> & {
+  strategy: Config['limits']['planStrategy'];
+} & Pick<PlanOptions, 'channels'> {
   const { speakerRoles: roles, separateVoices: voices } = config.insights;
   return {
     strategy: config.limits.planStrategy,

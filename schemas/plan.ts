@@ -12,6 +12,39 @@ import { z } from 'zod';
 import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from './limits.ts';
 import { lengthCheckSchema } from './media-probe.ts';
 
+/**
+ * How sessions are cut: `fixed` (as long as allowed), `balanced` (lengths from a concurrent-session
+ * budget: a night's throughput), `latency` (a same-day call: short pieces cut in silence that stream side
+ * by side while the account has sessions free, else the throughput plan).
+ */
+export const PLAN_STRATEGIES = ['fixed', 'balanced', 'latency'] as const;
+/** The strategies a latency plan falls back to when the account is busy. */
+export const THROUGHPUT_STRATEGIES = ['fixed', 'balanced'] as const;
+
+/**
+ * latency: the shortest piece. Each session costs a start and a stop request and two activities, and the
+ * time of a call is its longest piece plus a fixed overhead, so pieces much shorter gain little.
+ */
+export const LATENCY_MIN_SESSION_SECONDS = 45;
+
+/**
+ * The room the account's recognition sessions have when a latency plan is cut (activities/watch/
+ * session-room.ts), as the plan records it.
+ */
+export const sessionRoomSchema = z.object({
+  /** Sessions that could open now: the limit less the sessions held. */
+  free: z.number().int().nonnegative(),
+  /** Recognition sessions of other calls waiting for a slot (the asr task queue's backlog). */
+  waiting: z.number().int().nonnegative(),
+  limit: z.number().int().positive(),
+  /**
+   * `account`: the account's session budget (its leases held); `worker`: no budget runs, so the limit is
+   * one asr process's cap and only the waiting sessions tell that it is busy.
+   */
+  source: z.enum(['account', 'worker']),
+});
+export type SessionRoom = z.infer<typeof sessionRoomSchema>;
+
 /** How a session's end was chosen: in a silence, at the limit for want of one, or at the recording's end. */
 export const cutKindSchema = z.enum(['silence', 'hard', 'end']);
 export type CutKind = z.infer<typeof cutKindSchema>;
@@ -94,8 +127,17 @@ export const channelOptionsSchema = z.object({
 export type ChannelOptions = z.infer<typeof channelOptionsSchema>;
 
 export const planOptionsSchema = z.object({
-  /** `fixed`: sessions as long as the limit allows; `balanced`: lengths chosen from a concurrency budget. */
-  strategy: z.enum(['fixed', 'balanced']).default('fixed'),
+  /**
+   * `fixed`: sessions as long as the limit allows; `balanced`: lengths chosen from a concurrency budget;
+   * `latency`: pieces of the room the account has now (`room`), else `throughputStrategy`.
+   */
+  strategy: z.enum(PLAN_STRATEGIES).default('fixed'),
+  /** latency: the plan when the account has no room (sessions waiting, or fewer than two free). */
+  throughputStrategy: z.enum(THROUGHPUT_STRATEGIES).default('balanced'),
+  /** latency: no piece shorter than this, unless the track is. */
+  latencyMinSessionSeconds: z.number().positive().default(LATENCY_MIN_SESSION_SECONDS),
+  /** latency: the account's room when the call is planned; unknown (absent) means no room. */
+  room: sessionRoomSchema.optional(),
   maxSessionSeconds: z
     .number()
     .positive()
@@ -141,7 +183,12 @@ export const sessionPlanSchema = z.object({
     streamIndex: z.number().int().nonnegative(),
   }),
   options: z.object({
-    strategy: z.enum(['fixed', 'balanced']),
+    /** The strategy the sessions were cut by. */
+    strategy: z.enum(PLAN_STRATEGIES),
+    /** `latency` when a latency plan was asked for (strategy says whether it was used). */
+    requestedStrategy: z.literal('latency').optional(),
+    /** latency asked for: the account's room it was judged by. */
+    room: sessionRoomSchema.optional(),
     maxSessionSeconds: z.number().positive(),
     searchWindowSeconds: z.number().positive(),
     silenceNoiseDb: z.number(),
@@ -149,8 +196,9 @@ export const sessionPlanSchema = z.object({
     /** Silences this long were not streamed (absent from plans made before they were skipped). */
     skipSilenceSeconds: z.number().positive().optional(),
     budget: z.number().int().positive().optional(),
+    /** balanced and latency: the shortest session (unless a track is shorter). */
     minSessionSeconds: z.number().positive().optional(),
-    /** balanced: the session length aimed at. */
+    /** balanced and latency: the session length aimed at. */
     targetSessionSeconds: z.number().positive().optional(),
   }),
   tracks: z.array(trackSchema).min(1),

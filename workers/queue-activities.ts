@@ -34,6 +34,7 @@ import { attemptNumber } from '../activities/nlp/context.ts';
 import { s3SocketsFor } from '../schemas/limits.ts';
 import { digestKeyOf } from '../schemas/personal-digest.ts';
 import { callIdRuleOf } from '../activities/storage/call-id.ts';
+import { sessionBudgetAddress } from './session-budget-client.ts';
 
 /**
  * Inside workers the S3 client sends each request once: Temporal's attempts are the one retry loop for
@@ -159,7 +160,12 @@ export function workflowsQueueActivities(input: ActivityDeps & { temporal?: Clie
       callIds: callIdRuleOf(input.config),
       cost: { temporal: input.temporal, prices: input.config.prices },
     }),
-    ...createWatchActivities({ store, s3: input.config.s3, callIds: callIdRuleOf(input.config) }),
+    ...createWatchActivities({
+      store,
+      s3: input.config.s3,
+      callIds: callIdRuleOf(input.config),
+      room: { temporal: input.temporal, budgetWorkflowId: sessionBudgetAddress(input.config).workflowId },
+    }),
     ...createRescoreActivities({ store, callIds: callIdRuleOf(input.config) }),
     ...createPageActivities({ store }),
     // A batch's event, and every event's deliveries (network only, each request bounded).

@@ -35,7 +35,8 @@ import type { ComputeInsightsOutput, InsightsActivities } from '../activities/in
 import type { AudioRedaction } from '../schemas/result.ts';
 import type { CallStateActivities } from '../activities/storage/call-state.ts';
 import type { TableActivities } from '../activities/tables/table-activities.ts';
-import type { PlanSession, SessionPlan } from '../schemas/plan.ts';
+import type { PlanSession, SessionPlan, SessionRoom } from '../schemas/plan.ts';
+import type { WatchActivities } from '../activities/watch/watch-activities.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
 import type { OutputLocation, Outcome, RecordingSource, Stage } from '../schemas/recording.ts';
 import type { CallSpec } from '../schemas/call-spec.ts';
@@ -163,6 +164,12 @@ export const SPEAKERS_STAGE = 'speakers-stage';
  * `patched`: as {@link REDACTION}.
  */
 export const DECODED_LENGTH_IN_PLAN = 'decoded-length-in-plan';
+/**
+ * Patch id: a call whose plan strategy is `latency` (the calls a watch starts) asks for the account's
+ * session room before it plans. Only such runs call `patched`, so the histories of every other run are
+ * unchanged. At `patched`: as {@link REDACTION}, counting only runs with a latency plan.
+ */
+export const LATENCY_PLAN = 'latency-plan';
 /**
  * Patch id: the call's search attributes are upserted at its milestones (workflows/call-attributes.ts),
  * and the run asks for no earlier patch ({@link Patches}). At `patched`: as {@link REDACTION}.
@@ -366,11 +373,32 @@ async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
       // activity's timeout follows it, so a long recording is neither cut short nor retried.
       startToCloseTimeout: `${mediaTimeoutOf(probe)} seconds`,
     },
-    [{ source: call.input.source, probe, options: call.spec.plan }],
+    [{ source: call.input.source, probe, options: await planOptionsOf(call) }],
   );
   call.progress.sessionsTotal = plan.sessions.length;
   call.attributes.set([{ key: SEARCH_ATTRIBUTE_KEYS.speakers, value: plan.tracks.length }]);
   return plan;
+}
+
+/**
+ * The call's plan options; a latency plan's with the account's session room now, which it is cut to. The
+ * room is asked beside the workflows (their queue's activities); when it cannot be judged, the plan has
+ * no room and is the throughput plan.
+ */
+async function planOptionsOf(call: Call): Promise<CallSpec['plan'] & { room?: SessionRoom }> {
+  if (call.spec.plan.strategy !== 'latency' || !patched(LATENCY_PLAN)) return call.spec.plan;
+  const { sessionRoom } = proxyActivities<Pick<WatchActivities, 'sessionRoom'>>({
+    taskQueue: workflowInfo().taskQueue,
+    startToCloseTimeout: '30 seconds',
+    retry: { maximumAttempts: 2, initialInterval: '1 second' },
+  });
+  try {
+    const room = await sessionRoom({ asrQueue: call.spec.queues.asr, workerSessions: call.spec.plan.budget });
+    return { ...call.spec.plan, room };
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return call.spec.plan;
+  }
 }
 
 /** Start-to-close of a media activity that decodes the whole recording (schemas/media-time-bounds.ts). */

@@ -18,15 +18,23 @@
  * - `balanced`: around an even split of the rest of the track into sessions of a target length chosen
  *   from a concurrent-session budget, so that all sessions of all tracks run at once and the call's
  *   makespan is about one session (a 2-hour stereo call with budget 16: 8 sessions of 15 min per
- *   channel). The target never exceeds the limit and never drops below `minSessionSeconds`.
+ *   channel). The target never exceeds the limit and never drops below `minSessionSeconds`;
+ * - `latency` (same-day calls): as many pieces as the account has sessions free now (`room`), none
+ *   shorter than `latencyMinSessionSeconds`, so they all stream at once and the call takes about as long
+ *   as its longest piece. Its cuts go only in silences of at least {@link LATENCY_CUT_SILENCE_SECONDS},
+ *   never nearer than half that to speech: the piece ends later (up to the limit) rather than in a
+ *   shorter gap. With sessions of other calls waiting, fewer than two free, or a room not known, the
+ *   throughput plan (`throughputStrategy`) is cut instead: a backlog is served best by fewer sessions.
  */
 import {
+  PLAN_STRATEGIES,
   planOptionsSchema,
   sessionPlanSchema,
   type PlanOptions,
   type PlanSession,
   type ResolvedPlanOptions,
   type SessionPlan,
+  type SessionRoom,
   type Silence,
   type Track,
 } from '../../schemas/plan.ts';
@@ -52,6 +60,15 @@ const MAX_WINDOW_FRACTION = 0.5;
 const BALANCED_WINDOW_FRACTION = 0.1;
 /** Of a skipped silence, this much is streamed on each side: a quiet onset or tail under the threshold. */
 export const SKIP_MARGIN_SECONDS = 1;
+/**
+ * latency: the shortest silence a cut goes in, the cut at least half of it from speech on either side
+ * (the recognizer ends an utterance after 0.2 s of quiet; a phrase's own tone gaps are 40 ms).
+ */
+export const LATENCY_CUT_SILENCE_SECONDS = 0.5;
+/** latency: the window spans this fraction of the target on each side of the ideal cut. */
+const LATENCY_WINDOW_FRACTION = 0.25;
+/** latency: never more pieces than this per call, whatever the room (each is two activities in history). */
+export const LATENCY_MAX_SESSIONS = 128;
 
 /** Where to look for the next cut, or `end` when the rest of the track is the last session. */
 type Window = { lo: number; hi: number; ideal: number } | 'end';
@@ -71,7 +88,11 @@ export function balancedTargetSeconds(
   return Math.min(options.maxSessionSeconds, Math.max(options.minSessionSeconds, even / Math.max(1, rounds)));
 }
 
-function windowRule(options: ResolvedPlanOptions, target: number | undefined): WindowRule {
+function windowRule(
+  options: ResolvedPlanOptions,
+  target: number | undefined,
+  { floor = options.minSessionSeconds, fraction = BALANCED_WINDOW_FRACTION } = {},
+): WindowRule {
   const { maxSessionSeconds: max, searchWindowSeconds: window } = options;
   const reachBack = (start: number, hi: number, lo: number) =>
     Math.max(lo, start + (hi - start) * MAX_WINDOW_FRACTION);
@@ -83,17 +104,17 @@ function windowRule(options: ResolvedPlanOptions, target: number | undefined): W
     };
   }
   // Around the target the window is narrower for short sessions, so their lengths stay near the target.
-  const half = Math.min(window / 2, target * BALANCED_WINDOW_FRACTION);
+  const half = Math.min(window / 2, target * fraction);
   return (start, duration) => {
     const remaining = duration - start;
     // As many sessions as the target asks for, but never so many that one falls under the floor.
     const byTarget = Math.round(remaining / target);
-    const byFloor = Math.max(1, Math.floor(remaining / options.minSessionSeconds + 1e-9));
+    const byFloor = Math.max(1, Math.floor(remaining / floor + 1e-9));
     const left = Math.max(Math.min(byTarget, byFloor), Math.ceil(remaining / max - 1e-9));
     if (left <= 1) return 'end';
     const ideal = start + remaining / left;
     // Never past the limit, and never so late that the last session falls under the floor.
-    const hi = Math.max(Math.min(ideal + half, start + max, duration - options.minSessionSeconds), ideal);
+    const hi = Math.max(Math.min(ideal + half, start + max, duration - floor), ideal);
     const lo = reachBack(start, hi, Math.min(ideal - half, hi - half));
     return { lo, hi: Math.min(hi, start + max), ideal };
   };
@@ -205,6 +226,142 @@ function planSpan(
   }
 }
 
+/**
+ * latency: where to cut in `window` (the silence whose cut can come nearest the ideal), else in the first
+ * silence after it that starts before `limit`. Only silences of {@link LATENCY_CUT_SILENCE_SECONDS} or
+ * more are given; the cut stays half that from either edge.
+ */
+function latencyCut(
+  cuttable: Silence[],
+  window: { lo: number; hi: number; ideal: number },
+  limit: number,
+): { silence: Silence; cut: number } | undefined {
+  const margin = LATENCY_CUT_SILENCE_SECONDS / 2;
+  let best: { silence: Silence; cut: number; distance: number } | undefined;
+  for (let i = firstEndingAfter(cuttable, window.lo); i < cuttable.length; i++) {
+    const s = cuttable[i]!;
+    const a = Math.ceil((s.start + margin) * GRID - 1e-6) / GRID;
+    const b = Math.floor((s.end - margin) * GRID + 1e-6) / GRID;
+    if (a > limit) break;
+    if (b < a) continue;
+    const lo = Math.max(a, window.lo);
+    const hi = Math.min(b, window.hi);
+    if (lo <= hi) {
+      const cut = Math.min(hi, Math.max(lo, toGrid(window.ideal)));
+      const distance = Math.abs(cut - window.ideal);
+      if (!best || distance < best.distance) best = { silence: s, cut, distance };
+    } else if (a > window.hi) {
+      // Past the window: the first silence long enough, cut in its middle (within the limit).
+      if (best) break;
+      return {
+        silence: { ...s },
+        cut: Math.min(Math.min(b, limit), Math.max(a, toGrid((s.start + s.end) / 2))),
+      };
+    }
+  }
+  return best && { silence: { ...best.silence }, cut: best.cut };
+}
+
+/** latency: the sessions of one span, cut only in silences long enough (see {@link latencyCut}). */
+function planLatencySpan(
+  track: Track,
+  span: StreamedSpan,
+  cuttable: Silence[],
+  rule: WindowRule,
+  options: ResolvedPlanOptions,
+): Omit<PlanSession, 'index'>[] {
+  const sessions: Omit<PlanSession, 'index'>[] = [];
+  const base = { track: track.track, channel: track.channel, speaker: track.speaker };
+  const max = options.maxSessionSeconds;
+  const last = (start: number) =>
+    sessions.push({
+      ...base,
+      start,
+      end: span.end,
+      ...(span.after ? { cut: 'silence', silence: span.after } : { cut: 'end', silence: null }),
+    });
+  let start = span.start;
+  for (;;) {
+    const window = rule(start, span.end);
+    const fits = span.end - start <= max;
+    if (window === 'end') {
+      last(start);
+      return sessions;
+    }
+    const found = latencyCut(cuttable, window, Math.min(start + max, span.end));
+    // No cut worth making (none left, or one that would leave a sliver): the rest is one session.
+    if (fits && (!found || span.end - found.cut < options.latencyMinSessionSeconds / 2)) {
+      last(start);
+      return sessions;
+    }
+    const end = found ? found.cut : toGrid(start + max);
+    sessions.push({
+      ...base,
+      start,
+      end,
+      cut: found ? 'silence' : 'hard',
+      silence: found ? found.silence : null,
+    });
+    start = end;
+  }
+}
+
+/** Whether a latency plan is cut, into how many pieces, or why not. */
+export type LatencyChoice =
+  { use: true; pieces: number; room: SessionRoom } | { use: false; reason: string; room?: SessionRoom };
+
+/**
+ * The room decides: sessions of other calls waiting (a backlog) or fewer than two free sessions mean the
+ * throughput plan; else as many pieces as are free, none under the floor, at most
+ * {@link LATENCY_MAX_SESSIONS}.
+ */
+export function latencyChoice(streamedSeconds: number, options: ResolvedPlanOptions): LatencyChoice {
+  const { room } = options;
+  if (!room) return { use: false, reason: "the account's free sessions are not known" };
+  if (room.waiting > 0) {
+    const sessions = room.waiting === 1 ? 'session waits' : 'sessions wait';
+    return { use: false, reason: `${room.waiting} recognition ${sessions} for a slot`, room };
+  }
+  if (room.free < 2) return { use: false, reason: `${room.free} of ${room.limit} sessions free`, room };
+  const byLength = Math.floor(streamedSeconds / options.latencyMinSessionSeconds + 1e-9);
+  if (byLength < 2)
+    return {
+      use: false,
+      reason: `too short for two pieces of ${options.latencyMinSessionSeconds} s`,
+      room,
+    };
+  return { use: true, pieces: Math.min(room.free, byLength, LATENCY_MAX_SESSIONS), room };
+}
+
+/**
+ * latency: every track's spans cut into pieces of about streamed ÷ pieces. Each span rounds its own
+ * count, so the target grows until the call's count is within the pieces (or one per span).
+ */
+function latencySessions(
+  tracks: Track[],
+  spans: StreamedSpan[][],
+  silences: Silence[][],
+  options: ResolvedPlanOptions,
+  pieces: number,
+  streamed: number,
+): { sessions: Omit<PlanSession, 'index'>[]; target: number } {
+  const minLength = Math.max(LATENCY_CUT_SILENCE_SECONDS, options.silenceMinSeconds);
+  const cuttable = silences.map((list) => list.filter((s) => s.end - s.start >= minLength - 1e-9));
+  const bound = Math.max(pieces, spans.flat().length);
+  let target = streamed / pieces;
+  for (let attempt = 0; ; attempt++) {
+    const rule = windowRule(options, target, {
+      floor: options.latencyMinSessionSeconds,
+      fraction: LATENCY_WINDOW_FRACTION,
+    });
+    const sessions = tracks.flatMap((track, i) =>
+      spans[i]!.flatMap((span) => planLatencySpan(track, span, cuttable[i]!, rule, options)),
+    );
+    if (sessions.length <= bound || attempt >= 8) return { sessions, target };
+    target *= (sessions.length / bound) * 1.02;
+  }
+}
+
 export interface PlanSessionsInput {
   /** Decoded length of the recording, seconds; floored to the millisecond grid here. */
   durationSeconds: number;
@@ -218,6 +375,10 @@ export interface PlanSessionsInput {
 export interface PlannedSessions {
   sessions: PlanSession[];
   options: ResolvedPlanOptions;
+  /** The strategy the sessions were cut by (a latency plan asked for may be the throughput plan). */
+  strategy: (typeof PLAN_STRATEGIES)[number];
+  /** A latency plan asked for: whether it was cut, and why not. */
+  latency?: LatencyChoice;
   targetSessionSeconds?: number;
   durationSeconds: number;
   /** Per track (same order as `tracks`): the silent stretches not streamed. */
@@ -239,12 +400,25 @@ export function planSessions(input: PlanSessionsInput): PlannedSessions {
   const spans = sorted.map((silences) =>
     streamedSpans(durationSeconds, silences, options.skipSilenceSeconds),
   );
-  // balanced: the budget is shared by what is streamed, not by the silence left out.
+  // balanced and latency: the budget is shared by what is streamed, not by the silence left out.
   const streamed = spans.flat().reduce((sum, s) => sum + (s.end - s.start), 0);
+  const latency = options.strategy === 'latency' ? latencyChoice(streamed, options) : undefined;
+  const strategy = !latency ? options.strategy : latency.use ? 'latency' : options.throughputStrategy;
+  const skipped = spans.map((own) => gapsBetween(own, durationSeconds));
+  if (latency?.use) {
+    const cut = latencySessions(input.tracks, spans, sorted, options, latency.pieces, streamed);
+    return {
+      sessions: cut.sessions.map((s, index) => ({ index, ...s })),
+      options,
+      strategy,
+      latency,
+      durationSeconds,
+      targetSessionSeconds: toGrid(cut.target),
+      skipped,
+    };
+  }
   const target =
-    options.strategy === 'balanced'
-      ? balancedTargetSeconds(Math.max(streamed, 1 / GRID), 1, options)
-      : undefined;
+    strategy === 'balanced' ? balancedTargetSeconds(Math.max(streamed, 1 / GRID), 1, options) : undefined;
   const rule = windowRule(options, target);
   const sessions = input.tracks
     .flatMap((track, i) => spans[i]!.flatMap((span) => planSpan(track, span, sorted[i]!, rule)))
@@ -252,9 +426,11 @@ export function planSessions(input: PlanSessionsInput): PlannedSessions {
   return {
     sessions,
     options,
+    strategy,
+    ...(latency ? { latency } : {}),
     durationSeconds,
     ...(target !== undefined ? { targetSessionSeconds: toGrid(target) } : {}),
-    skipped: spans.map((own) => gapsBetween(own, durationSeconds)),
+    skipped,
   };
 }
 
@@ -268,6 +444,21 @@ function gapsBetween(spans: StreamedSpan[], durationSeconds: number): Silence[] 
   }
   if (durationSeconds > at) gaps.push({ start: at, end: durationSeconds });
   return gaps;
+}
+
+/** A latency plan asked for, in words: the pieces it cut, or why the throughput plan was cut instead. */
+function latencyDecisions(planned: PlannedSessions): string[] {
+  const { latency } = planned;
+  if (!latency) return [];
+  if (!latency.use)
+    return [`latency plan not used (${latency.reason}): the throughput plan, ${planned.strategy}`];
+  const { room } = latency;
+  const n = planned.sessions.length;
+  return [
+    `cut for latency: ${n} session${n === 1 ? '' : 's'} of about ${roundThousandths(planned.targetSessionSeconds ?? 0)} s ` +
+      `(${room.free} of ${room.limit} sessions free, none waiting), each cut in a silence of at least ` +
+      `${LATENCY_CUT_SILENCE_SECONDS} s`,
+  ];
 }
 
 /** What was left out as silence, in words (result.json's `audio.channelAnalysis.decisions`). */
@@ -355,7 +546,7 @@ export async function planRecording(
     silences,
     options: resolved,
   });
-  decisions.push(...skipDecisions(tracks, planned, silentTrack));
+  decisions.push(...latencyDecisions(planned), ...skipDecisions(tracks, planned, silentTrack));
   const o = planned.options;
   return sessionPlanSchema.parse({
     version: 1,
@@ -369,16 +560,25 @@ export async function planRecording(
       streamIndex: probe.streamIndex,
     },
     options: {
-      strategy: o.strategy,
+      strategy: planned.strategy,
+      ...(o.strategy === 'latency'
+        ? { requestedStrategy: 'latency' as const, ...(o.room ? { room: o.room } : {}) }
+        : {}),
       maxSessionSeconds: o.maxSessionSeconds,
       searchWindowSeconds: o.searchWindowSeconds,
       silenceNoiseDb: o.silenceNoiseDb,
       silenceMinSeconds: o.silenceMinSeconds,
       skipSilenceSeconds: o.skipSilenceSeconds,
-      ...(o.strategy === 'balanced'
+      ...(planned.strategy === 'balanced'
         ? {
             budget: o.budget,
             minSessionSeconds: o.minSessionSeconds,
+            targetSessionSeconds: planned.targetSessionSeconds,
+          }
+        : {}),
+      ...(planned.strategy === 'latency'
+        ? {
+            minSessionSeconds: o.latencyMinSessionSeconds,
             targetSessionSeconds: planned.targetSessionSeconds,
           }
         : {}),

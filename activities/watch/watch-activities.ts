@@ -1,7 +1,7 @@
 /**
  * The watch's own activities (task queue `callpipe`, beside the workflows; object-storage listings,
  * HEADs and queue reads, no CPU-heavy work): list a page of the watched prefix, admit settled objects,
- * and read S3 event notifications from SQS.
+ * read S3 event notifications from SQS, and judge the account's session room for a watched call's plan.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ObjectStore } from '../storage/object-store.ts';
@@ -10,17 +10,25 @@ import type { S3Config } from '../../schemas/config.ts';
 import { listWatchedObjects, type ListWatchedInput } from './list-objects.ts';
 import { admitWatchedObjects, type AdmitInput } from './admit.ts';
 import { receiveNotifications, sqsClientFor, type ReceiveInput } from './notifications.ts';
+import { sessionRoom, type SessionRoomDeps, type SessionRoomInput } from './session-room.ts';
 
-export type { ListWatchedInput, AdmitInput, ReceiveInput };
+export type { ListWatchedInput, AdmitInput, ReceiveInput, SessionRoomInput };
 
 export interface WatchActivityDeps {
   store: ObjectStore;
   /** The S3 settings: SQS takes the same static keys (the local stack) or the same default chain. */
   s3: S3Config;
   callIds?: CallIdRule;
+  /** Temporal, for the account's session room (session-room.ts). */
+  room?: SessionRoomDeps;
 }
 
-export function createWatchActivities({ store, s3, callIds = { mode: 'auto' } }: WatchActivityDeps) {
+export function createWatchActivities({
+  store,
+  s3,
+  callIds = { mode: 'auto' },
+  room = {},
+}: WatchActivityDeps) {
   const queues = new Map<string, SQSClient>();
   const queue = (url: string) => {
     let client = queues.get(url);
@@ -34,6 +42,8 @@ export function createWatchActivities({ store, s3, callIds = { mode: 'auto' } }:
     admitWatchedObjects: (input: AdmitInput) => admitWatchedObjects(store, input, callIds),
     /** S3 event notifications from the watch's SQS queue (long poll), deleted once read. */
     receiveNotifications: (input: ReceiveInput) => receiveNotifications(queue(input.queueUrl), input),
+    /** The account's free sessions and waiting ones, which a watched call's latency plan is cut to. */
+    sessionRoom: (input: SessionRoomInput) => sessionRoom(room, input),
   };
 }
 

@@ -12,6 +12,7 @@ import {
 import { CliError, parseCommandArgs } from '../command.ts';
 import { connectPipeline, type PipelineClient } from '../stack-client.ts';
 import { callSpec, outputLocation } from '../submit.ts';
+import { latencyFirst } from '../../schemas/call-spec.ts';
 import { normalizePrefix, parseS3Url } from '../../schemas/call-keys.ts';
 import { personalDataIn, shortHash, slug } from '../../activities/storage/call-id.ts';
 import { taskQueues } from '../../schemas/config.ts';
@@ -49,6 +50,9 @@ in parts is invisible until it completes; a file replaced while settling settles
   --sqs <queue url>         take S3 event notifications (AWS format) from this SQS queue; the listing
                             then only reconciles. Every message read is deleted: one queue per watch.
   --concurrency <N>         calls processed at once (default ${DEFAULT_CONCURRENCY})
+  --plan <latency|throughput>  latency (default): while the account has sessions free, each call is cut
+                            in silence into short sessions that stream side by side; throughput: the
+                            configured plan, as a backfill's
   --ext <wav,mp3,…>         extensions to take (default: the recording formats, others by content)
   --min-bytes <N>, --max-bytes <N>   size filter
 ${callFileHelp(28)}
@@ -177,6 +181,7 @@ async function startCommand(argv: string[]): Promise<number> {
     reconcile: { type: 'string' },
     sqs: { type: 'string' },
     concurrency: { type: 'string' },
+    plan: { type: 'string' },
     ext: { type: 'string' },
     'min-bytes': { type: 'string' },
     'max-bytes': { type: 'string' },
@@ -202,6 +207,9 @@ async function startCommand(argv: string[]): Promise<number> {
   const reconcile = durationSeconds('reconcile', values.reconcile);
   if (poll === 0 || reconcile === 0) throw new CliError('watch: --poll and --reconcile must be more than 0');
   const waitTimeout = durationSeconds('wait-timeout', values['wait-timeout']);
+  const plan = values.plan ?? 'latency';
+  if (plan !== 'latency' && plan !== 'throughput')
+    throw new CliError(`watch: --plan must be latency or throughput (got '${plan}')`);
 
   const pc = await connectPipeline();
   try {
@@ -220,7 +228,10 @@ async function startCommand(argv: string[]): Promise<number> {
       ...(reconcile !== undefined ? { reconcileSeconds: reconcile } : {}),
       ...(values.concurrency ? { concurrency: intOption('concurrency', values.concurrency) } : {}),
       ...(values.sqs ? { sqs: { queueUrl: values.sqs } } : {}),
-      spec: callSpec(pc.config, output, files),
+      spec:
+        plan === 'latency'
+          ? latencyFirst(callSpec(pc.config, output, files))
+          : callSpec(pc.config, output, files),
     });
     if (!parsed.success)
       throw new CliError(
