@@ -51,27 +51,24 @@ export type AudioSource = Readable | AsyncIterable<Uint8Array | string> | Iterab
  * never splitting a sample frame of `frameBytes`.
  */
 export async function* rechunk(source: AudioSource, size: number, frameBytes = 1): AsyncGenerator<Buffer> {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
+  // Each piece is copied once, straight into the request it belongs to (the source may reuse its
+  // buffers after we yield): no joined copy of every piece first.
+  let chunk = Buffer.allocUnsafe(size);
+  let filled = 0;
   for await (const piece of source as AsyncIterable<Uint8Array | string>) {
-    const buf =
-      typeof piece === 'string'
-        ? Buffer.from(piece, 'binary')
-        : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
-    if (buf.byteLength === 0) continue;
-    pending.push(buf);
-    pendingBytes += buf.byteLength;
-    if (pendingBytes < size) continue;
-    const all = Buffer.concat(pending, pendingBytes);
-    let at = 0;
-    while (all.byteLength - at >= size) {
-      // Copy: the source may reuse its buffers after we yield.
-      yield Buffer.from(all.subarray(at, at + size));
-      at += size;
+    const buf = typeof piece === 'string' ? Buffer.from(piece, 'binary') : piece;
+    for (let at = 0; at < buf.byteLength;) {
+      const n = Math.min(size - filled, buf.byteLength - at);
+      chunk.set(buf.subarray(at, at + n), filled);
+      filled += n;
+      at += n;
+      if (filled === size) {
+        yield chunk;
+        chunk = Buffer.allocUnsafe(size);
+        filled = 0;
+      }
     }
-    pending = at < all.byteLength ? [Buffer.from(all.subarray(at))] : [];
-    pendingBytes = all.byteLength - at;
   }
-  const rest = pendingBytes - (pendingBytes % frameBytes);
-  if (rest > 0) yield Buffer.concat(pending, pendingBytes).subarray(0, rest);
+  const rest = filled - (filled % frameBytes);
+  if (rest > 0) yield chunk.subarray(0, rest);
 }

@@ -26,6 +26,8 @@ export class StreamRequests {
   /** `/asr/v1/speech_recognition/<model>`: the endpoint named in errors and metrics. */
   readonly endpoint: string;
   readonly #url: string;
+  /** The same, parsed once: the cookie jar reads its host and path on every request. */
+  readonly #target: URL;
   readonly #jar = new CookieJar();
   readonly #ctx: ClientContext;
   readonly #meter: CostMeter;
@@ -38,6 +40,7 @@ export class StreamRequests {
     this.#uniqueId = uniqueId;
     this.endpoint = `/asr/v1/speech_recognition/${model}`;
     this.#url = `${ctx.asrBaseUrl}${this.endpoint}`;
+    this.#target = new URL(this.#url);
   }
 
   #headers(token: AccessToken, contentType: string): Record<string, string> {
@@ -48,7 +51,7 @@ export class StreamRequests {
     };
     const uniqueId = this.#uniqueId();
     if (uniqueId !== undefined) headers['Unique-ID'] = uniqueId;
-    const cookie = this.#jar.headerFor(this.#url);
+    const cookie = this.#jar.headerFor(this.#target);
     if (cookie !== undefined) headers.Cookie = cookie;
     return headers;
   }
@@ -73,7 +76,7 @@ export class StreamRequests {
         meter: this.#meter,
       });
       // Cookies rotate with every response, error responses included.
-      this.#jar.setFromResponse(this.#url, res.headers.getSetCookie());
+      this.#jar.setFromResponse(this.#target, res.headers.getSetCookie());
       if (res.status === 204) return [];
       const parsedBody = parseJson(res.text);
       if (res.status !== 200) {

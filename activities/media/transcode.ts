@@ -61,6 +61,12 @@ export function transcodeArgs(range: TranscodeRange): string[] {
   return [
     '-v',
     'error',
+    // One thread each: a worker runs about one ffmpeg per core already, and a mono 8-kHz graph gains
+    // nothing from more.
+    '-threads',
+    '1',
+    '-filter_threads',
+    '1',
     ...(range.start > 0 ? ['-ss', secondsText(range.start)] : []),
     '-t',
     secondsText(range.end - range.start + READ_PAST_END_SECONDS),
@@ -73,6 +79,10 @@ export function transcodeArgs(range: TranscodeRange): string[] {
     f.codec,
     '-f',
     f.muxer,
+    // Full 32-KiB writes, not one per packet: to a pipe, ffmpeg flushes every packet by default, which
+    // is a write of about 1.3 KB each and as many reads, stream callbacks and file writes in the worker.
+    '-flush_packets',
+    '0',
     'pipe:1',
   ];
 }
