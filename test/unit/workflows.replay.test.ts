@@ -42,6 +42,10 @@ describe('recorded workflow histories', () => {
         'process-recording-stereo-before-speakers-stage.json',
         'process-recording-failed.json',
         'process-recording-failed-before-pipelined-sessions.json',
+        // A done and a failed call from before the search-attribute milestones (patch
+        // search-attribute-milestones): an upsert per stage and fact, a marker per patch.
+        'process-recording-stereo-before-search-attribute-milestones.json',
+        'process-recording-failed-before-search-attribute-milestones.json',
         // A call with audio redaction on (patch redacted-audio), recorded by test/integration/redaction.test.ts.
         'process-recording-redacted-audio.json',
         // Batches started with the input of before CallSpec (`child`), a window of children and a chain of
