@@ -69,6 +69,7 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --dialog-acts G         dialog acts per utterance, turn or window, or off (default: turn)
   --repeat N              each strategy's pass N times (fresh workers each); prints the least CPU of them
   --profile DIR           the workers' V8 CPU profiles (node --cpu-prof), one per pass, into DIR
+  --node-options FLAGS    Node/V8 flags for the workers (NODE_OPTIONS), e.g. "--max-semi-space-size=32"
   --transcripts FILE      the first pass's transcripts: written to FILE, or compared with it when it exists
 Prints JSON per pass: wall and ideal, recognition makespan, requests per audio hour by endpoint (the
 results' own counts and, from the emulator's request log, text requests with the budget of 1,360), and
@@ -309,6 +310,7 @@ async function run(): Promise<void> {
       'dialog-acts': { type: 'string' },
       repeat: { type: 'string', default: '1' },
       profile: { type: 'string' },
+      'node-options': { type: 'string' },
       transcripts: { type: 'string' },
     },
   });
@@ -367,11 +369,16 @@ async function run(): Promise<void> {
     keep: values.keep,
     log,
     // A profile is written when the workers exit, as they do at the end of each pass.
-    ...(values.profile
+    ...(values.profile || values['node-options']
       ? {
           workerEnv: {
-            NODE_OPTIONS:
-              `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${resolve(values.profile)}`.trim(),
+            NODE_OPTIONS: [
+              process.env.NODE_OPTIONS,
+              values['node-options'],
+              values.profile ? `--cpu-prof --cpu-prof-dir=${resolve(values.profile)}` : undefined,
+            ]
+              .filter(Boolean)
+              .join(' '),
           },
         }
       : {}),
