@@ -9,7 +9,7 @@
  */
 import { ActivityNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { temporal as proto } from '@temporalio/proto';
+import protos from '@temporalio/proto';
 import type { RunningActivity } from '../../schemas/running-activity.ts';
 
 /** The failure type a lost worker's attempt is failed with (retryable: its session resumes elsewhere). */
@@ -28,7 +28,7 @@ export interface FailLostSessionsOutput {
 /** What this needs of Temporal's client (a fake in unit tests). */
 export type LivenessTemporal = Pick<Client, 'workflow' | 'activity'>;
 
-const STARTED = proto.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+const STARTED = protos.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
 
 /** The attempt each started activity of an execution is at; empty when the execution is gone. */
 async function startedAttempts(temporal: LivenessTemporal, workflowId: string, runId: string) {

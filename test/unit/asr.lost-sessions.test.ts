@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ActivityNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
-import { temporal as proto } from '@temporalio/proto';
+import protos from '@temporalio/proto';
 import { RunningActivities } from '../../workers/running-activities.ts';
 import {
   createLivenessActivities,
@@ -47,8 +47,8 @@ describe('RunningActivities', () => {
   });
 });
 
-const STARTED = proto.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
-const SCHEDULED = proto.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED;
+const STARTED = protos.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+const SCHEDULED = protos.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED;
 
 /** Temporal as the fake sees it: each execution's pending activities (absent: the execution is gone). */
 function fakeTemporal(pending: Record<string, { activityId: string; attempt: number; state: number }[]>) {
