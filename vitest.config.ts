@@ -1,7 +1,69 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
-// Four projects: fast unit tests with no servers; contract tests against servers each file starts; workflow
-// tests with mocked activities on one Temporal dev server (no S3, ffmpeg or emulator); and
+/**
+ * Integration files that must have the shared stack to themselves: they count what every file's calls
+ * add to (the emulator's request log, the workers' metrics, the backfills started since a time), read
+ * every object or history of the stack while other files write or delete theirs, or hold sessions open
+ * on a schedule of their own. The others run beside each other: each keeps to its own keys, batch ids,
+ * task queues, emulators and processes.
+ */
+const INTEGRATION_ALONE = [
+  // The shared emulator's request log, counted before and after.
+  'backfill',
+  'dictionary',
+  'hostile.recordings',
+  'process-recording.e2e',
+  'rescore',
+  // The stack's worker metrics (open streams back to 0); the cost meter's counters.
+  'metrics',
+  'cost',
+  // Every object of the bucket searched for personal data other files' calls hold too while they run.
+  'redaction',
+  // Every history of the stack read, while other files' forget and retention delete theirs.
+  'security',
+  // A worker killed while sessions are open, on a schedule of the test's own.
+  'session-budget',
+].map((name) => `test/integration/${name}.test.ts`);
+
+/**
+ * How many integration files run at once on the shared stack (`CALLPIPE_TEST_STACK_FILES`, default 1:
+ * one project, every file in turn). `npm test` runs two: the project `integration` then holds the files
+ * that share the stack, two at a time, and `integration-alone` the files of INTEGRATION_ALONE, one after
+ * another once the others are done. One stack serves both (test/integration/global-setup.ts).
+ */
+const stackFiles = Math.max(1, Number(process.env.CALLPIPE_TEST_STACK_FILES ?? 1) || 1);
+
+/**
+ * Unit, contract and workflow files at once (`CALLPIPE_TEST_WORKERS`, default 2: many wait on ffmpeg,
+ * servers or timers rather than on their own process). The second Node line's leg, run beside the
+ * integration project, takes 1 so that it does not crowd the stack.
+ */
+const workers = Math.max(1, Number(process.env.CALLPIPE_TEST_WORKERS ?? 2) || 2);
+
+const integration = {
+  include: ['test/integration/**/*.test.ts'],
+  globalSetup: ['test/integration/global-setup.ts'],
+  testTimeout: 300_000,
+  hookTimeout: 300_000,
+};
+
+const integrationProjects: TestProjectInlineConfiguration[] =
+  stackFiles === 1
+    ? [{ test: { name: 'integration', ...integration, fileParallelism: false } }]
+    : [
+        { test: { name: 'integration', ...integration, exclude: INTEGRATION_ALONE, maxWorkers: stackFiles } },
+        {
+          test: {
+            name: 'integration-alone',
+            ...integration,
+            include: INTEGRATION_ALONE,
+            fileParallelism: false,
+          },
+        },
+      ];
+
+// Four kinds of test: fast unit tests with no servers; contract tests against servers each file starts;
+// workflow tests with mocked activities on one Temporal dev server (no S3, ffmpeg or emulator); and
 // integration/end-to-end tests that share one local stack started by the global setup (real Temporal dev
 // server, real S3 server, real emulator, real ffmpeg).
 export default defineConfig({
@@ -15,6 +77,7 @@ export default defineConfig({
           testTimeout: 60_000,
           // Fixtures are generated with real ffmpeg in beforeAll hooks: slow on a loaded 2-core machine.
           hookTimeout: 120_000,
+          maxWorkers: workers,
         },
       },
       {
@@ -24,6 +87,7 @@ export default defineConfig({
           include: ['test/contract/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 60_000,
+          maxWorkers: workers,
         },
       },
       {
@@ -35,19 +99,10 @@ export default defineConfig({
           globalSetup: ['test/workflow/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          maxWorkers: workers,
         },
       },
-      {
-        test: {
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/integration/global-setup.ts'],
-          testTimeout: 300_000,
-          hookTimeout: 300_000,
-          // The machine has 2 cores and the stack is shared: files run one after another.
-          fileParallelism: false,
-        },
-      },
+      ...integrationProjects,
     ],
   },
 });

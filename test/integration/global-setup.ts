@@ -1,7 +1,7 @@
 /**
- * One isolated local stack for the whole integration project: free ports, a temp CALLPIPE_HOME, the
- * same `startStack` that `callpipe up` runs, and one prebuilt workflow bundle. Torn down even when
- * tests fail (vitest calls the returned teardown in every case).
+ * One isolated local stack for the whole integration run: free ports, a temp CALLPIPE_HOME, the same
+ * `startStack` that `callpipe up` runs, and one prebuilt workflow bundle. Torn down even when tests fail
+ * (vitest calls the returned teardown in every case).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,23 @@ export const TEST_EMULATOR_SPEED = 100;
 /** Wall-clock slack of the test emulator's deadlines (see `setup`). */
 export const TEST_DEADLINE_SLACK_MS = 3000;
 
-export default async function setup(project: TestProject) {
+interface SharedStack {
+  addresses: StackAddresses;
+  env: Record<string, string>;
+  workflowBundlePath: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The projects that share the stack (`integration` and `integration-alone`, vitest.config.ts) each run
+ * this setup, in the one vitest process: the first starts the stack, the others use it, and the last
+ * teardown stops it. Kept on globalThis, since each project loads this module anew.
+ */
+const shared = globalThis as typeof globalThis & {
+  callpipeTestStack?: { started: Promise<SharedStack>; users: number };
+};
+
+async function startTestStack(): Promise<SharedStack> {
   const home = mkdtempSync(join(tmpdir(), 'callpipe-test-'));
   // At speed 100 the emulator's 1-s deadlines and idle timeout are 10 and 100 ms: one stall of a loaded
   // 2-core machine would end a session with 552 or 651 and spend a restart the test did not inject. The
@@ -43,12 +59,29 @@ export default async function setup(project: TestProject) {
     codecServer: false,
     log: (l) => console.error(`[stack] ${l}`),
   });
+  return {
+    addresses: stack.addresses,
+    env: stack.env,
+    workflowBundlePath,
+    async stop() {
+      await stack.stop();
+      if (!process.env.CALLPIPE_KEEP_TEST_HOME) rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export default async function setup(project: TestProject) {
+  shared.callpipeTestStack ??= { started: startTestStack(), users: 0 };
+  const entry = shared.callpipeTestStack;
+  entry.users++;
+  const stack = await entry.started;
   project.provide('stack', stack.addresses);
   project.provide('stackEnv', stack.env);
-  project.provide('workflowBundlePath', workflowBundlePath);
+  project.provide('workflowBundlePath', stack.workflowBundlePath);
 
   return async () => {
+    if (--entry.users > 0) return;
+    delete shared.callpipeTestStack;
     await stack.stop();
-    if (!process.env.CALLPIPE_KEEP_TEST_HOME) rmSync(home, { recursive: true, force: true });
   };
 }

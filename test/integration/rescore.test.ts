@@ -38,6 +38,9 @@ scorecard:
     - { id: never, text: never, weight: 1, answer: { rule: { kind: phrase, terms: [存在しない言葉] } } }
 `;
 
+/** The finished calls' ids, in order. */
+const callIds = () => Array.from({ length: CALLS }, (_, i) => `call-${String(i).padStart(3, '0')}-0a1b2c3d`);
+
 describe('callpipe rescore', () => {
   let dir: string;
   let pc: PipelineClient;
@@ -59,11 +62,15 @@ describe('callpipe rescore', () => {
     const done = await submitted.handle.result();
     expect(done.status, done.reason).toBe('done');
     original = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(done.resultKey!)));
-    for (let i = 0; i < CALLS; i++) {
-      const callId = `call-${String(i).padStart(3, '0')}-0a1b2c3d`;
-      await pc.store.put(`${prefix}${callId}/result.json`, JSON.stringify({ ...original, callId }));
-      await pc.store.put(`${prefix}${callId}/transcript.vtt`, 'WEBVTT\n');
-    }
+    // Written at once: the S3 client's pool queues what it cannot send yet.
+    await Promise.all(
+      callIds().map((callId) =>
+        Promise.all([
+          pc.store.put(`${prefix}${callId}/result.json`, JSON.stringify({ ...original, callId })),
+          pc.store.put(`${prefix}${callId}/transcript.vtt`, 'WEBVTT\n'),
+        ]),
+      ),
+    );
     writeFileSync(join(dir, 'rules.yaml'), RULES);
   }, 300_000);
 
@@ -98,11 +105,12 @@ describe('callpipe rescore', () => {
     const rows = rescoreRowSchema.array().parse(report.rows);
     expect(rows).toHaveLength(CALLS);
     expect(new Set(rows.map((r) => r.callId)).size).toBe(CALLS);
-    for (let i = 0; i < CALLS; i++) {
-      const callId = `call-${String(i).padStart(3, '0')}-0a1b2c3d`;
-      const doc = resultDocumentSchema.parse(
-        JSON.parse(await pc.store.getText(`${prefix}${callId}/result.json`)),
-      );
+    const docs = await Promise.all(
+      callIds().map(async (callId) =>
+        resultDocumentSchema.parse(JSON.parse(await pc.store.getText(`${prefix}${callId}/result.json`))),
+      ),
+    );
+    for (const doc of docs) {
       expect(doc.rules).toMatchObject({
         name: 'rescore-test',
         version: '2026.11.2',
