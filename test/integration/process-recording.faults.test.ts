@@ -28,6 +28,8 @@ import { stackConfig } from '../helpers/stack.ts';
 import { TEST_DEADLINE_SLACK_MS } from './global-setup.ts';
 import { muLawSecondsSent, readRequestLog } from '../helpers/request-log.ts';
 import { progressQuery, type ProcessRecordingResult } from '../../workflows/process-recording.ts';
+import { RECOGNITION_HEARTBEAT_SECONDS } from '../../schemas/limits.ts';
+import { WORKER_LOST } from '../../activities/asr/fail-lost-sessions.ts';
 
 const SPEED = 100;
 
@@ -88,6 +90,7 @@ describe('processRecording under faults', () => {
     label: string,
     during?: (r: Awaited<ReturnType<typeof submitRecording>>) => Promise<void>,
     recording: GeneratedCall = call,
+    heartbeatTimeoutSeconds = 5,
   ) {
     const source = await resolveSource(recording.path, pc.store, pc.config);
     const submitted = await submitRecording(pc, source, {
@@ -97,14 +100,15 @@ describe('processRecording under faults', () => {
       extra: {
         queues: taskQueues(config),
         pacingSpeed: SPEED,
-        heartbeatTimeoutSeconds: 5,
+        heartbeatTimeoutSeconds,
         plan: { strategy: 'fixed' },
       },
     });
     await during?.(submitted);
     const result: ProcessRecordingResult = await submitted.handle.result();
     expect(result.status, result.reason).toBe('done');
-    return { result, doc: JSON.parse(await pc.store.getText(result.resultKey!)) as ResultDoc };
+    const doc = JSON.parse(await pc.store.getText(result.resultKey!)) as ResultDoc;
+    return { result, doc, history: await submitted.handle.fetchHistory() };
   }
 
   let baseline: ResultDoc;
@@ -149,26 +153,51 @@ describe('processRecording under faults', () => {
     }
   });
 
-  it('SIGKILL of the worker mid-session: a new worker resumes and the result equals the fault-free one', async () => {
+  it('SIGKILL of the worker mid-session: the session budget fails the lost attempt, a new worker resumes it, the result equals the fault-free one', async () => {
     const { emulator, requestLogPath } = await emulatorWith(undefined, 'sigkill');
     const config = configFor(emulator, 'sigkill');
-    const first = childWorkers(config, join(dir, 'sigkill-workers-1.log'));
+    // The deployed heartbeat timeout (150 s), and a short lease life: only the budget failing the lost
+    // worker's attempt retries the session before the test's timeout.
+    const lease = { CALLPIPE_ASR_LEASE_SECONDS: '10' };
+    const first = childWorkers(config, join(dir, 'sigkill-workers-1.log'), lease);
     await first.start();
     let second: ReturnType<typeof childWorkers> | undefined;
     try {
-      const { doc } = await run(config, 'sigkill', async (submitted) => {
-        // Wait until recognition is well under way, then kill the worker as a crash would.
-        for (;;) {
-          const p = await submitted.handle.query(progressQuery).catch(() => undefined);
-          const sent = muLawSecondsSent(readRequestLog(requestLogPath));
-          if (p?.stage === 'recognize' && sent > 300) break;
-          await sleep(100);
-        }
-        await first.kill();
-        second = childWorkers(config, join(dir, 'sigkill-workers-2.log'));
-        await second.start();
-      });
+      const { doc, history } = await run(
+        config,
+        'sigkill',
+        async (submitted) => {
+          // Wait until recognition is well under way, then kill the worker as a crash would.
+          for (;;) {
+            const p = await submitted.handle.query(progressQuery).catch(() => undefined);
+            const sent = muLawSecondsSent(readRequestLog(requestLogPath));
+            if (p?.stage === 'recognize' && sent > 300) break;
+            await sleep(100);
+          }
+          await first.kill();
+          second = childWorkers(config, join(dir, 'sigkill-workers-2.log'), lease);
+          await second.start();
+        },
+        call,
+        RECOGNITION_HEARTBEAT_SECONDS,
+      );
       expect(doc.utterances).toEqual(baseline.utterances);
+      // The session's last attempt started after the budget failed the killed worker's, not after a timeout.
+      const types = new Map(
+        history.events!.flatMap((e) =>
+          e.activityTaskScheduledEventAttributes
+            ? [[String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name]]
+            : [],
+        ),
+      );
+      const retried = history.events!.flatMap((e) => {
+        const started = e.activityTaskStartedEventAttributes;
+        const type = started && types.get(String(started.scheduledEventId));
+        return started && type === 'recognizeSession' && (started.attempt ?? 1) > 1 ? [started] : [];
+      });
+      expect(retried.length).toBeGreaterThan(0);
+      for (const started of retried)
+        expect(started.lastFailure?.applicationFailureInfo?.type).toBe(WORKER_LOST);
       const reStreamed = muLawSecondsSent(readRequestLog(requestLogPath)) - 1500;
       console.log(`worker SIGKILL: re-streamed ${reStreamed.toFixed(2)} s of audio`);
       // The retried attempt resumed from the staged results, not from the start of the session.
