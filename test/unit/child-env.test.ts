@@ -37,10 +37,18 @@ afterEach(() => {
 });
 
 /** A stand-in for a tool that copies its own /proc/<pid>/environ to a file, then exits 0. */
-function environDumper(name: string): { binary: string; environ: () => Record<string, string> } {
+/**
+ * A program that copies its environment to a file, then ends, or with `stayUp` says `ready` and stays
+ * up until stopped, as a server does (one that ended at once could end before its start was checked).
+ */
+function environDumper(
+  name: string,
+  stayUp = false,
+): { binary: string; environ: () => Record<string, string> } {
   const out = join(dir, `${name}.environ`);
   const binary = join(dir, name);
-  writeFileSync(binary, `#!/bin/sh\ncat /proc/$$/environ > '${out}'\n`);
+  const then = stayUp ? 'echo ready\nexec sleep 600\n' : '';
+  writeFileSync(binary, `#!/bin/sh\ncat /proc/$$/environ > '${out}'\n${then}`);
   chmodSync(binary, 0o755);
   return {
     binary,
@@ -109,16 +117,17 @@ describe('children started by callpipe hold no secret', () => {
   });
 
   it("the stack's servers hold none; its workers hold only the secrets the stack gives them", async () => {
-    const server = environDumper('server');
+    const server = environDumper('server', true);
     const managed = new ManagedProcess({
       name: 'server',
       command: server.binary,
       args: [],
       env: serverEnv(),
       logFile: join(dir, 'server.log'),
+      readyWhenLogged: 'ready',
     });
     await managed.start();
-    await managed.exitStatus();
+    await managed.stop();
     expectNoSecret(server.environ());
 
     const workers = workersEnv({ CALLPIPE_CLIENT_SECRET: 'given', CALLPIPE_MODEL: 'm' });
