@@ -3,7 +3,8 @@
  * recordings uploaded while a watch runs are each processed once, one of them uploaded slowly in parts;
  * the watcher's worker killed and restarted, and the watch stopped and started again after new uploads,
  * miss and double nothing. With `--sqs`, a real SQS-compatible server (moto, pinned in the tools' venv)
- * carries S3 event notifications in AWS's format.
+ * carries S3 event notifications in AWS's format. A watched call gets a latency plan: short sessions cut
+ * in silence while the account's sessions are free, every phrase still exact.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -28,7 +29,14 @@ import type { OutputLocation } from '../../schemas/recording.ts';
 import type { WatchStatus } from '../../schemas/watch.ts';
 import { processRecording } from '../../workflows/process-recording.ts';
 import { callpipe as run } from '../helpers/cli.ts';
-import { childWorkers, makeCall, uniquePrefix, withPrefix } from '../helpers/pipeline.ts';
+import {
+  childWorkers,
+  compareTranscript,
+  expectedUtterances,
+  makeCall,
+  uniquePrefix,
+  withPrefix,
+} from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { runId } from '../helpers/run-id.ts';
 import { recordHistory } from '../helpers/histories.ts';
@@ -283,6 +291,60 @@ describe('callpipe watch', () => {
     } finally {
       sqs.destroy();
       moto.kill('SIGTERM');
+    }
+  });
+
+  it('plans a watched call for latency: short sessions cut in silence, every phrase exact', async () => {
+    const queuePrefix = uniquePrefix('watch-latency');
+    const config = withPrefix(stackConfig(), queuePrefix);
+    const callpipe = (...args: string[]) =>
+      run(args, { ...inject('stackEnv'), CALLPIPE_TASK_QUEUE_PREFIX: queuePrefix });
+    const prefix = `incoming/watch-latency-${run8}/`;
+    const key = `${prefix}call.wav`;
+    const call = await makeCall(dir, 'latency.wav', {
+      durationSeconds: 150,
+      stereo: true,
+      seed: 21,
+      sampleRate: 8000,
+    });
+    const workers = childWorkers(config, join(dir, 'workers-latency.log'));
+    await workers.start();
+    try {
+      const started = await callpipe(
+        'watch',
+        `s3://${pc.store.bucket}/${prefix}`,
+        '--settle',
+        '1s',
+        '--json',
+      );
+      expect(started.code, started.stderr).toBe(0);
+      const { watchId } = JSON.parse(started.stdout) as WatchStatus;
+      await pc.store.putFile(key, call.path);
+      await expectEachOnce([key]);
+      const result = JSON.parse(await pc.store.getText(callOutputKeys(output, callIdOfKey(key)).result)) as {
+        audio: { channelAnalysis?: { decisions: string[] } };
+        sessions: { end: number; cut: string; silence: { start: number; end: number } | null }[];
+        utterances: { speaker: string; start: number; text: string }[];
+      };
+      // Nothing else runs on this test's queues: the account's sessions are free, so the plan is latency.
+      expect(result.audio.channelAnalysis?.decisions).toContainEqual(
+        expect.stringMatching(/^cut for latency: /),
+      );
+      // 300 s of audio over two channels, pieces of at least 45 s: several, and never more than six.
+      expect(result.sessions.length).toBeGreaterThanOrEqual(4);
+      expect(result.sessions.length).toBeLessThanOrEqual(6);
+      for (const s of result.sessions.filter((x) => x.cut === 'silence' && x.silence))
+        expect(s.silence!.end - s.silence!.start).toBeGreaterThanOrEqual(0.5);
+      expect(result.sessions.every((s) => s.cut !== 'hard')).toBe(true);
+      const { missing, extra } = compareTranscript(
+        result.utterances,
+        expectedUtterances(call.script, ['agent', 'customer']),
+      );
+      expect(missing).toEqual([]);
+      expect(extra).toEqual([]);
+      expect((await callpipe('watch', 'stop', watchId)).code).toBe(0);
+    } finally {
+      await workers.stop();
     }
   });
 });
