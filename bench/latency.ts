@@ -172,8 +172,11 @@ async function run(): Promise<void> {
       `watching s3://${pc.store.bucket}/${prefix} (settle ${settle} s, ${sessions} sessions, speed ${speed})`,
     );
 
+    // Keys sort in upload order: the watch lists the keys after the last it took (a key sorting before it
+    // would wait for the reconciliation).
+    let uploads = 0;
     const measure = async (c: RenderedCall, phase: Measured['phase']): Promise<Measured> => {
-      const key = `${prefix}${c.name}`;
+      const key = `${prefix}${String(uploads++).padStart(3, '0')}-${c.name}`;
       await pc.store.putFile(key, paths.get(c.name)!);
       const uploaded = Date.now();
       const done = await untilResult(pc, output, key);
