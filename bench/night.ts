@@ -69,7 +69,7 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --dialog-acts G         dialog acts per utterance, turn or window, or off (default: turn)
   --repeat N              each strategy's pass N times (fresh workers each); prints the least CPU of them
   --profile DIR           the workers' V8 CPU profiles (node --cpu-prof), one per pass, into DIR
-  --node-options FLAGS    Node/V8 flags for the workers (NODE_OPTIONS), e.g. "--max-semi-space-size=32"
+  --node-options=FLAGS    Node/V8 flags for the workers (NODE_OPTIONS), e.g. --node-options=--max-semi-space-size=64
   --transcripts FILE      the first pass's transcripts: written to FILE, or compared with it when it exists
 Prints JSON per pass: wall and ideal, recognition makespan, requests per audio hour by endpoint (the
 results' own counts and, from the emulator's request log, text requests with the budget of 1,360), and
