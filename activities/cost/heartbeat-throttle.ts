@@ -50,14 +50,19 @@ export class HeartbeatThrottle {
 }
 
 /**
- * Heartbeats sent by an attempt that ran `runMs`, heartbeating as callpipe's liveness heartbeats do
- * (activities/liveness-heartbeat.ts: every third of the heartbeat timeout, the first a third in): the
- * first at a third of the timeout, then one per throttle interval. Recognition heartbeats from its first
- * progress, a little earlier: the workers' own count (heartbeat meter) is the measure, this the estimate.
+ * Heartbeats sent by an attempt that ran `runMs`. Liveness heartbeats (activities/liveness-heartbeat.ts)
+ * go every third of the heartbeat timeout, the first a third in; recognition sessions heartbeat every
+ * `recognitionEveryMs` (activities/asr/session-run.ts: the timeout less a margin), the first that long
+ * in. Either way the SDK sends at most one per throttle interval. The workers' own count (heartbeat
+ * meter) is the measure, this the estimate a batch report makes from histories alone.
  */
-export function estimatedHeartbeats(runMs: number, heartbeatTimeoutMs: number | undefined): number {
+export function estimatedHeartbeats(
+  runMs: number,
+  heartbeatTimeoutMs: number | undefined,
+  recognitionEveryMs?: number,
+): number {
   if (!heartbeatTimeoutMs) return 0;
-  const first = heartbeatTimeoutMs / 3;
-  if (runMs < first) return 0;
-  return 1 + Math.floor((runMs - first) / heartbeatThrottleMs(heartbeatTimeoutMs));
+  const every = recognitionEveryMs ?? heartbeatTimeoutMs / 3;
+  if (runMs < every) return 0;
+  return 1 + Math.floor((runMs - every) / Math.max(every, heartbeatThrottleMs(heartbeatTimeoutMs)));
 }

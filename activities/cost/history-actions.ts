@@ -5,6 +5,7 @@
  */
 import type { temporal } from '@temporalio/proto';
 import type { ActionCounts, ActionKind } from '../../schemas/cost.ts';
+import { heartbeatIntervalMs } from '../asr/heartbeat-interval.ts';
 import { estimatedHeartbeats } from './heartbeat-throttle.ts';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -80,7 +81,11 @@ export function historyActions(
       const asked = scheduled.get(key);
       const from = started.get(key);
       if (!asked || from === undefined) continue;
-      const n = estimatedHeartbeats(at - from, asked.heartbeatTimeoutMs);
+      const n = estimatedHeartbeats(
+        at - from,
+        asked.heartbeatTimeoutMs,
+        asked.type === 'recognizeSession' ? heartbeatIntervalMs(asked.heartbeatTimeoutMs) : undefined,
+      );
       if (n > 0) heartbeats[asked.type] = (heartbeats[asked.type] ?? 0) + n;
     }
   }

@@ -46,6 +46,11 @@ describe('heartbeats that reach the server', () => {
     expect(estimatedHeartbeats(59_000, 30_000)).toBe(3);
     expect(estimatedHeartbeats(59_000, undefined)).toBe(0);
   });
+
+  it('estimates a recognition session by its own interval: with a 150-s timeout, one per 120 s', () => {
+    expect(estimatedHeartbeats(119_000, 150_000, 120_000)).toBe(0);
+    expect(estimatedHeartbeats(3_600_000, 150_000, 120_000)).toBe(30);
+  });
 });
 
 describe('actions of a history', () => {
