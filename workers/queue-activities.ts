@@ -164,7 +164,11 @@ export function workflowsQueueActivities(input: ActivityDeps & { temporal?: Clie
       store,
       s3: input.config.s3,
       callIds: callIdRuleOf(input.config),
-      room: { temporal: input.temporal, budgetWorkflowId: sessionBudgetAddress(input.config).workflowId },
+      room: {
+        temporal: input.temporal,
+        budgetWorkflowId: sessionBudgetAddress(input.config).workflowId,
+        accountLimit: input.config.limits.asrAccountSessions !== undefined,
+      },
     }),
     ...createRescoreActivities({ store, callIds: callIdRuleOf(input.config) }),
     ...createPageActivities({ store }),

@@ -5,11 +5,12 @@
  * - **Waiting**: the asr task queue's backlog (Temporal's task-queue statistics): recognition tasks that
  *   no worker slot has taken. Any backlog means calls are already waiting, and the throughput plan serves
  *   them best.
- * - **Free**: with the account's session budget running (`CALLPIPE_ASR_ACCOUNT_SESSIONS`,
- *   workflows/session-budget.ts), its limit less the leases held, read by its existing query. A worker
- *   takes a lease before it polls, so a lease held by an idle poll counts as used: the room is judged a
- *   little short, never long. Without a budget nobody counts the sessions open across processes: the
- *   room is one asr process's cap (the planner's budget), and only the backlog says the account is busy.
+ * - **Free**: with an account limit (`CALLPIPE_ASR_ACCOUNT_SESSIONS`), the limit less the recognition
+ *   sessions the asr workers told the account's budget they run (workflows/session-budget.ts, its
+ *   existing query). Not less its leases: a worker takes a lease before it polls, so idle polls hold
+ *   leases (up to five per asr process) and an idle account would look nearly full. Without an account
+ *   limit nobody caps the sessions across processes: the room is one asr process's cap (the planner's
+ *   budget), and only the backlog says the account is busy.
  *
  * Runs beside the workflows (task queue `callpipe`): Temporal calls only, answered in milliseconds.
  */
@@ -26,6 +27,8 @@ export const SESSION_BUDGET_QUERY = 'sessionBudget';
 interface BudgetView {
   limit: number;
   leased: number;
+  /** Recognition attempts the workers reported running (absent from budgets before that report). */
+  running?: number;
 }
 
 export interface SessionRoomInput {
@@ -39,6 +42,8 @@ export interface SessionRoomDeps {
   temporal?: Client | undefined;
   /** The account's budget workflow (workers/session-budget-client.ts `sessionBudgetAddress`). */
   budgetWorkflowId?: string | undefined;
+  /** Whether the account's limit is set (`CALLPIPE_ASR_ACCOUNT_SESSIONS`): the budget runs either way. */
+  accountLimit?: boolean | undefined;
 }
 
 /** Recognition tasks waiting in `queue` for a worker slot. */
@@ -69,11 +74,11 @@ export async function sessionRoom(deps: SessionRoomDeps, input: SessionRoomInput
   if (!temporal) return { free: 0, waiting: 0, limit: Math.max(1, input.workerSessions), source: 'worker' };
   const [waiting, budget] = await Promise.all([
     backlogOf(temporal, input.asrQueue),
-    budgetOf(temporal, deps.budgetWorkflowId),
+    deps.accountLimit ? budgetOf(temporal, deps.budgetWorkflowId) : undefined,
   ]);
   if (budget)
     return {
-      free: Math.max(0, budget.limit - budget.leased),
+      free: Math.max(0, budget.limit - (budget.running ?? budget.leased)),
       waiting,
       limit: budget.limit,
       source: 'account',
