@@ -69,6 +69,15 @@ async function writeResult(store: ObjectStore, callId: string, lastModified: str
   return key;
 }
 
+/** Writes the tables' rows of the call whose result is at `key` (the store is both source and tables). */
+const writeTables = (store: ObjectStore, callId: string, key: string, keepDay?: boolean) =>
+  writeCallTables(
+    store,
+    store,
+    { callId, result: { bucket: 'callpipe', key }, tables: TABLES, ...(keepDay ? { keepDay } : {}) },
+    LEASE,
+  );
+
 const partitionFiles = (objects: Map<string, unknown>) =>
   [...objects.keys()].filter((k) => k.endsWith('.parquet')).sort();
 
@@ -78,12 +87,7 @@ describe('writeCallTables', () => {
     const callId = 'c-new-3f9a0c1e';
     const key = await writeResult(store, callId, '2026-11-20T10:00:00.000Z');
     requests.length = 0;
-    const out = await writeCallTables(
-      store,
-      store,
-      { callId, result: { bucket: 'callpipe', key }, tables: TABLES },
-      LEASE,
-    );
+    const out = await writeTables(store, callId, key);
     expect(out.dt).toBe('2026-11-20');
     const locator = callLocatorKey(TABLES, callId);
     expect(requests.filter((r) => r.key === locator).map((r) => r.op)).toEqual(['read', 'put']);
@@ -100,22 +104,12 @@ describe('writeCallTables', () => {
     const { store, objects, requests } = memoryStore();
     const callId = 'c-moved-3f9a0c1e';
     const first = await writeResult(store, callId, '2026-11-20T10:00:00.000Z');
-    await writeCallTables(
-      store,
-      store,
-      { callId, result: { bucket: 'callpipe', key: first }, tables: TABLES },
-      LEASE,
-    );
+    await writeTables(store, callId, first);
     const before = partitionFiles(objects);
     expect(before.length).toBeGreaterThan(0);
     const again = await writeResult(store, callId, '2026-11-22T10:00:00.000Z');
     requests.length = 0;
-    const out = await writeCallTables(
-      store,
-      store,
-      { callId, result: { bucket: 'callpipe', key: again }, tables: TABLES },
-      LEASE,
-    );
+    const out = await writeTables(store, callId, again);
     expect(out.dt).toBe('2026-11-22');
     expect(out.replaced.sort()).toEqual(before);
     expect(partitionFiles(objects).every((k) => k.includes('dt=2026-11-22'))).toBe(true);
@@ -130,19 +124,9 @@ describe('writeCallTables', () => {
     const { store, objects } = memoryStore();
     const callId = 'c-kept-3f9a0c1e';
     const first = await writeResult(store, callId, '2026-11-20T10:00:00.000Z');
-    await writeCallTables(
-      store,
-      store,
-      { callId, result: { bucket: 'callpipe', key: first }, tables: TABLES },
-      LEASE,
-    );
+    await writeTables(store, callId, first);
     const again = await writeResult(store, callId, '2026-11-22T10:00:00.000Z');
-    const out = await writeCallTables(
-      store,
-      store,
-      { callId, result: { bucket: 'callpipe', key: again }, tables: TABLES, keepDay: true },
-      LEASE,
-    );
+    const out = await writeTables(store, callId, again, true);
     expect(out.dt).toBe('2026-11-20');
     expect(partitionFiles(objects).every((k) => k.includes('dt=2026-11-20'))).toBe(true);
   });

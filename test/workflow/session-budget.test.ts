@@ -174,12 +174,13 @@ describe('sessionBudget', () => {
       return { failed: 1, gone: 0 };
     };
     await withWorker(env, queue, { failLostSessions }, async () => {
-      // A live worker, telling its budget (2-s lease life) what it runs through the workers' own client.
+      // A live worker, telling its budget what it runs through the workers' own client. Its lease life is
+      // long enough that a busy machine's late renew never makes it look lost.
       const running = new RunningActivities();
       const alive = new SessionBudgetClient({
         client: env.client,
         limit: 4,
-        leaseTtlMs: 2000,
+        leaseTtlMs: 10_000,
         workflowId: `${queue}-budget`,
         taskQueue: queue,
         running,
@@ -198,7 +199,8 @@ describe('sessionBudget', () => {
       await handle.signal(releaseSessionsSignal, { holder: 'stopped', all: true });
       await waitFor('the lost worker reaped', () => failed.length > 0, 30_000);
       expect(failed).toEqual([[lost]]);
-      await sleep(2500);
+      // One more sweep (at most half a lease life later) reaps nothing more.
+      await sleep(6000);
       expect(failed).toHaveLength(1);
       expect(await view(env.client, queue)).toMatchObject({ running: 1, reaped: 1 });
       running.end(kept);
