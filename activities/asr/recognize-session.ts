@@ -24,7 +24,6 @@ import { streamFromResumePoint } from './stream-from-resume.ts';
 
 export { recognitionOptionsFor, unbracketFillers } from './recognition-options.ts';
 export { RESULT_WRITE_BUDGET_MS } from './session-result.ts';
-export { heartbeatIntervalMs } from './session-run.ts';
 export {
   sessionResultSchema,
   sessionUtteranceSchema,

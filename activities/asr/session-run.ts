@@ -15,6 +15,7 @@ import {
   type RecognizeHeartbeat,
   type RecognizeSessionInput,
 } from './session-types.ts';
+import { heartbeatIntervalMs } from './heartbeat-interval.ts';
 
 /**
  * Partial results are staged when a final result arrives and this much audio has been recognized since
@@ -22,9 +23,6 @@ import {
  * billed request, and CPU for signing) per interval per session, none while nothing new was recognized.
  */
 const PARTIAL_WRITE_AUDIO_SECONDS = 30;
-import { heartbeatIntervalMs } from './heartbeat-interval.ts';
-
-export { heartbeatIntervalMs };
 
 /** One attempt's state, shared by its steps (recognize-session.ts). */
 export interface SessionRun {

@@ -5,7 +5,8 @@
 import { Readable } from 'node:stream';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { createAsrActivities, heartbeatIntervalMs } from '../../activities/asr/recognize-session.ts';
+import { createAsrActivities } from '../../activities/asr/recognize-session.ts';
+import { heartbeatIntervalMs } from '../../activities/asr/heartbeat-interval.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { ServiceError, type ServiceErrorKind } from '../../service/index.ts';
 import { MemoryStore } from './nlp.helpers.ts';
