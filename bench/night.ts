@@ -273,6 +273,7 @@ async function passCost(input: {
       // What the histories' run times give for the heartbeats: beside the workers' count, a check.
       heartbeatsEstimatedFromHistories: round(history.estimatedHeartbeats / hours),
       s3Requests: perHour(deltaBy(c0, c1, 'callpipe_s3_requests_total', 'operation'), hours),
+      s3RequestsByActivity: perHour(deltaBy(c0, c1, 'callpipe_s3_requests_total', 'activity_type'), hours),
       serviceRequests: perHour(deltaBy(c0, c1, 'callpipe_service_requests_total', 'endpoint'), hours),
       audioSecondsStreamed: round(streamed / hours),
       cpuSeconds: {
