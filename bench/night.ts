@@ -470,6 +470,11 @@ async function run(): Promise<void> {
         }
         log(`${key}: ${JSON.stringify(passes[key])}`);
       }
+    // Again after the passes: one ffmpeg run of a few seconds varies with the machine's moment (a
+    // shared host), so the pipeline's CPU is also given in units of the mean of both.
+    const referenceEnd = referenceTranscode(mediaTools({ ...process.env, ...toolEnv(stack.tools) }).ffmpeg);
+    log(`reference transcode after the passes: ${JSON.stringify(referenceEnd)}`);
+    const referenceMean = (reference.cpuSeconds + referenceEnd.cpuSeconds) / 2;
     const [a, b] = strategies;
     const firstKey = (strategy: string | undefined) => (repeat > 1 ? `${strategy}-1` : strategy);
     const [passA, passB] = [passes[firstKey(a) ?? ''], passes[firstKey(b) ?? '']];
@@ -493,7 +498,18 @@ async function run(): Promise<void> {
       },
       budget,
       speed,
-      machine: { reference },
+      machine: {
+        reference,
+        referenceEnd,
+        // Pipeline CPU seconds per audio hour ÷ the reference's mean CPU seconds: comparable across
+        // machines and across runs on one machine whose speed moved.
+        pipelineCpuInReferenceUnits: Object.fromEntries(
+          Object.entries(passes).map(([key, pass]) => [
+            key,
+            round(pass.cost.perAudioHour.cpuSeconds.pipeline / referenceMean, 3),
+          ]),
+        ),
+      },
       textRequestsPerSecond: nlpRps,
       // What the text steps ran with (redaction always runs): the configuration's or the options'.
       textSteps: { redaction: 'on', ...textGrains },
