@@ -166,6 +166,20 @@ export const planOptionsSchema = z.object({
 export type PlanOptions = z.input<typeof planOptionsSchema>;
 export type ResolvedPlanOptions = z.output<typeof planOptionsSchema>;
 
+/**
+ * A track staged by the plan (activities/media/staged-tracks.ts): the whole recording's length of the
+ * track as 8-kHz mu-law, so that a session is the byte range [start × 8,000, end × 8,000) of it.
+ */
+export const stagedTrackSchema = z.object({
+  track: z.number().int().nonnegative(),
+  /** Staging key, under the call's audio prefix (deleted with the call's staging). */
+  key: z.string().min(1),
+  format: z.literal('mulaw'),
+  /** Exactly the plan's `durationSeconds` × 8,000. */
+  bytes: z.number().int().positive(),
+});
+export type StagedTrack = z.infer<typeof stagedTrackSchema>;
+
 export const sessionPlanSchema = z.object({
   version: z.literal(1),
   source: z.object({
@@ -213,5 +227,10 @@ export const sessionPlanSchema = z.object({
    * tolerance, or the plan failed). Absent from plans made before the plan counted the length.
    */
   lengthCheck: lengthCheckSchema.optional(),
+  /**
+   * The tracks the plan staged, one per track that has sessions (absent when staging was not asked
+   * for, as by runs started before the plan staged them: their sessions are transcoded one by one).
+   */
+  stagedTracks: z.array(stagedTrackSchema).optional(),
 });
 export type SessionPlan = z.infer<typeof sessionPlanSchema>;

@@ -21,11 +21,16 @@
  * the probe need not decode the whole recording a second time (plan.ts checks it against the packets).
  *
  * Memory: one 16-bit peak per channel and 10 ms (7 MB per channel for 10 hours), plus a histogram.
+ *
+ * The same run can also write tracks (`trackOutputs`): the decoded stream split, each branch panned to a
+ * track, resampled to 8 kHz, conditioned and encoded as mu-law to a local file (staged-tracks.ts), so the
+ * recognizer's audio costs no decode of its own. The analysis branch is unchanged by it.
  */
 import type { ChannelFacts, Silence } from '../../schemas/plan.ts';
 import { Conditioner } from './conditioning.ts';
 import { spawnFfmpeg } from './ffmpeg.ts';
 import { inputArgs, type MediaInput } from './media-input.ts';
+import { trackFilters } from './transcode.ts';
 import { roundThousandths } from '../../schemas/units.ts';
 
 /** The analysis rate: the telephony band, and the rate of the recognizer's 8-kHz input. */
@@ -55,7 +60,15 @@ export interface ChannelAnalysisOptions {
   minSilenceSeconds: number;
   /** Length of the recording as far as known before decoding (the probe's): sizes the buffers. */
   durationSeconds: number;
+  /** Tracks the same run writes, each to its file as conditioned 8-kHz mu-law (staged-tracks.ts). */
+  trackOutputs?: TrackOutput[];
   signal?: AbortSignal;
+}
+
+/** A track written beside the analysis: its source channels, mixed at equal gain, to `path`. */
+export interface TrackOutput {
+  sourceChannels: number[];
+  path: string;
 }
 
 export interface ChannelAnalysis {
@@ -204,6 +217,56 @@ function silencesOf(
   return out.filter((s) => s.end > s.start);
 }
 
+/**
+ * ffmpeg's arguments: the decoded stream at the analysis rate to stdout as 16-bit PCM, and with
+ * `tracks`, the stream split once more per track, each written to its file.
+ */
+export function analysisArgs(input: MediaInput, tracks: readonly TrackOutput[]): string[] {
+  const analysisOutput = ['-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'];
+  // One filter thread: a worker runs about one ffmpeg per core already.
+  const head = ['-v', 'error', '-filter_threads', '1'];
+  if (tracks.length === 0)
+    return [
+      ...head,
+      ...inputArgs(input),
+      '-map',
+      `0:${input.streamIndex}`,
+      '-af',
+      `aresample=${ANALYSIS_RATE}`,
+      ...analysisOutput,
+    ];
+  const labels = tracks.map((_, i) => `t${i}`);
+  const graph = [
+    `[0:${input.streamIndex}]asplit=${tracks.length + 1}[analysis]${labels.map((l) => `[${l}]`).join('')}`,
+    `[analysis]aresample=${ANALYSIS_RATE}[analysisout]`,
+    ...tracks.map((t, i) => `[${labels[i]}]${trackFilters(t.sourceChannels).join(',')}[${labels[i]}out]`),
+  ].join(';');
+  return [
+    ...head,
+    '-filter_complex_threads',
+    '1',
+    ...inputArgs(input),
+    '-filter_complex',
+    graph,
+    '-map',
+    '[analysisout]',
+    ...analysisOutput,
+    ...tracks.flatMap((t, i) => [
+      '-map',
+      `[${labels[i]}out]`,
+      '-c:a',
+      'pcm_mulaw',
+      '-f',
+      'mulaw',
+      // Full writes, not one per packet (as the transcode's: transcode.ts).
+      '-flush_packets',
+      '0',
+      '-y',
+      t.path,
+    ]),
+  ];
+}
+
 /** Analyzes every channel of `input` (see the module's comment). */
 export async function analyzeChannels(
   input: MediaInput,
@@ -211,26 +274,7 @@ export async function analyzeChannels(
 ): Promise<ChannelAnalysis> {
   const { channels } = options;
   const acc = new Accumulator(channels, Math.ceil(options.durationSeconds / WINDOW_SECONDS));
-  const proc = spawnFfmpeg(
-    [
-      '-v',
-      'error',
-      // One filter thread: a worker runs about one ffmpeg per core already.
-      '-filter_threads',
-      '1',
-      ...inputArgs(input),
-      '-map',
-      `0:${input.streamIndex}`,
-      '-af',
-      `aresample=${ANALYSIS_RATE}`,
-      '-c:a',
-      'pcm_s16le',
-      '-f',
-      's16le',
-      'pipe:1',
-    ],
-    { signal: options.signal },
-  );
+  const proc = spawnFfmpeg(analysisArgs(input, options.trackOutputs ?? []), { signal: options.signal });
   const reading = (async () => {
     for await (const chunk of proc.stdout) acc.push(chunk as Buffer);
     acc.end();

@@ -42,6 +42,11 @@ export interface PlanRecordingInput {
   probe?: ProbeResult;
   fingerprint?: string;
   options?: PlanOptions;
+  /**
+   * Stage each track whole under this key prefix (the call's audio prefix), for sessions to read by
+   * byte range (staged-tracks.ts); absent (runs started before), sessions are transcoded one by one.
+   */
+  stageTracksUnder?: string;
 }
 
 export interface TranscodeSessionActivityInput {
@@ -95,6 +100,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         { ...deps.planDefaults, ...input.options },
         signal(),
         deps.timeBounds,
+        input.stageTracksUnder !== undefined
+          ? { store: deps.store, keyPrefix: input.stageTracksUnder }
+          : undefined,
       );
     },
 

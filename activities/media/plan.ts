@@ -44,6 +44,7 @@ import { applyChannelAnalysis, planTracks } from './channels.ts';
 import { MediaError } from './errors.ts';
 import { checkLength } from './length-check.ts';
 import { openInput } from './media-input.ts';
+import { stageTracks, trackFiles, type TrackFiles, type TrackStaging } from './staged-tracks.ts';
 import { intersectSilences } from './silence.ts';
 import { timeBoundMs, withinTimeBound, type MediaTimeBounds } from './time-bound.ts';
 import { roundSecondsToMs, roundThousandths } from '../../schemas/units.ts';
@@ -505,32 +506,53 @@ function decodedLength(
   return { decodedSeconds: analyzedSeconds, lengthCheck };
 }
 
-/** Probes' facts + a silence scan → the plan document. */
+/**
+ * Probes' facts + a silence scan → the plan document. With `staging`, the scan's decode also writes the
+ * tracks, and each track with sessions is staged whole before the plan returns (staged-tracks.ts): the
+ * plan's `stagedTracks` say where.
+ */
 export async function planRecording(
   probe: ProbeResult,
   options: PlanOptions = {},
   signal?: AbortSignal,
   timeBounds?: MediaTimeBounds,
+  staging?: TrackStaging,
 ): Promise<SessionPlan> {
   const resolved = planOptionsSchema.parse(options);
+  const mapped = planTracks(probe.channels, resolved.channels);
+  // With staging, the analysis's decode also writes the tracks (staged-tracks.ts), removed once uploaded.
+  const files = staging ? await trackFiles(mapped) : undefined;
+  try {
+    return await planAndStage(probe, resolved, mapped, { signal, timeBounds, staging, files });
+  } finally {
+    await files?.remove();
+  }
+}
+
+async function planAndStage(
+  probe: ProbeResult,
+  resolved: ResolvedPlanOptions,
+  mapped: Track[],
+  run: { signal?: AbortSignal; timeBounds?: MediaTimeBounds; staging?: TrackStaging; files?: TrackFiles },
+): Promise<SessionPlan> {
   // One decode of the whole recording: bounded by its length and size, on the media queue.
-  const ms = timeBoundMs({ sizeBytes: probe.sizeBytes, audioSeconds: probe.durationSeconds }, timeBounds);
-  const analysis = await withinTimeBound('the channel analysis', probe.path, ms, signal, async (bounded) =>
-    analyzeChannels(await openInput(probe.path, probe.reader, probe.streamIndex, { signal: bounded }), {
+  const ms = timeBoundMs({ sizeBytes: probe.sizeBytes, audioSeconds: probe.durationSeconds }, run.timeBounds);
+  const bounded = <T>(work: (signal: AbortSignal) => Promise<T>) =>
+    withinTimeBound('the channel analysis', probe.path, ms, run.signal, work);
+  const open = (signal: AbortSignal) => openInput(probe.path, probe.reader, probe.streamIndex, { signal });
+  const analysis = await bounded(async (signal) =>
+    analyzeChannels(await open(signal), {
       channels: probe.channels,
       noiseDb: resolved.silenceNoiseDb,
       minSilenceSeconds: resolved.silenceMinSeconds,
       durationSeconds: probe.durationSeconds,
-      signal: bounded,
+      ...(run.files ? { trackOutputs: run.files.outputs } : {}),
+      signal,
     }),
   );
   const { decodedSeconds, lengthCheck } = decodedLength(probe, analysis.decodedSeconds);
   const perChannel = analysis.silences;
-  const { tracks, decisions } = applyChannelAnalysis(
-    planTracks(probe.channels, resolved.channels),
-    analysis.channels,
-    resolved.channels,
-  );
+  const { tracks, decisions } = applyChannelAnalysis(mapped, analysis.channels, resolved.channels);
   const status = new Map(analysis.channels.map((f) => [f.channel, f.status]));
   const silentTrack = (t: Track) =>
     resolved.channels.detect !== false && t.sourceChannels.every((c) => status.get(c) === 'silent');
@@ -547,6 +569,21 @@ export async function planRecording(
     options: resolved,
   });
   decisions.push(...latencyDecisions(planned), ...skipDecisions(tracks, planned, silentTrack));
+  const stagedTracks =
+    run.staging && run.files
+      ? await stageTracks(
+          {
+            files: run.files,
+            tracks,
+            sessions: planned.sessions,
+            durationSeconds: planned.durationSeconds,
+            fingerprint: probe.fingerprint,
+            openInput: open,
+            bounded,
+          },
+          run.staging,
+        )
+      : undefined;
   const o = planned.options;
   return sessionPlanSchema.parse({
     version: 1,
@@ -588,5 +625,6 @@ export async function planRecording(
     channels: analysis.channels,
     decisions,
     ...(lengthCheck ? { lengthCheck } : {}),
+    ...(stagedTracks ? { stagedTracks } : {}),
   });
 }

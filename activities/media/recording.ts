@@ -76,6 +76,8 @@ export interface PlanSourceInput {
   source: RecordingSource;
   probe: ProbeResult;
   options?: PlanOptions;
+  /** The call's audio prefix (call-keys `staging.audio`): the plan stages each track there. */
+  stageTracksUnder?: string;
 }
 
 export type TranscodeSourceInput = Omit<TranscodeSessionActivityInput, 'path'> & {
@@ -95,6 +97,7 @@ async function planSource(
       probe: { ...input.probe, path },
       fingerprint: input.probe.fingerprint,
       options: input.options,
+      ...(input.stageTracksUnder !== undefined ? { stageTracksUnder: input.stageTracksUnder } : {}),
     }),
   );
 }

@@ -1,11 +1,11 @@
 /**
- * Staging storage for transcoded sessions. The interface is what the media activities need and no more;
+ * Staging storage for transcoded sessions and tracks. The interface is what the media activities need and no more;
  * the S3 implementation lives in activities/storage/, the local-directory one here serves tests and
  * offline runs. Keys are deterministic (source fingerprint + session + format), so a retried or
  * re-run transcode finds its own earlier output.
  */
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -28,6 +28,8 @@ export interface StagingStore {
    * a body stream that errors (e.g. a length check failing) leaves no object behind.
    */
   put(key: string, body: Readable | Buffer, meta: StagingMeta): Promise<void>;
+  /** Stores a local file under `key` (its length known: one request, however long the track). */
+  putFile(key: string, path: string, meta: StagingMeta): Promise<void>;
   /** Size and metadata of an object, or undefined when there is none. */
   head(key: string): Promise<StagedObjectInfo | undefined>;
 }
@@ -53,6 +55,15 @@ export function stagingKey(input: StagingKeyInput): string {
   const fp = input.fingerprint.replace(/[^A-Za-z0-9._-]/g, '-');
   const ms = (s: number) => String(secondsToMs(s)).padStart(9, '0');
   return `${input.prefix ?? ''}${fp}/t${input.track}/${ms(input.start)}-${ms(input.end)}.${FORMAT_EXTENSIONS[input.format]}`;
+}
+
+/**
+ * `<prefix><fingerprint>/t<track>/track.<ext>`: a whole track of the recording (staged-tracks.ts), which
+ * sessions read by byte range; beside the per-session keys of {@link stagingKey}, never equal to one.
+ */
+export function trackKey(input: Omit<StagingKeyInput, 'start' | 'end'>): string {
+  const fp = input.fingerprint.replace(/[^A-Za-z0-9._-]/g, '-');
+  return `${input.prefix ?? ''}${fp}/t${input.track}/track.${FORMAT_EXTENSIONS[input.format]}`;
 }
 
 const META_SUFFIX = '.meta.json';
@@ -99,5 +110,9 @@ export class LocalStagingStore implements StagingStore {
       await rm(tmp, { force: true });
       throw err;
     }
+  }
+
+  async putFile(key: string, path: string, meta: StagingMeta): Promise<void> {
+    await this.put(key, createReadStream(path), meta);
   }
 }

@@ -47,14 +47,25 @@ export interface TranscodeRange {
   conditioning?: boolean;
 }
 
+/**
+ * The filters that make a track of the source: its channel(s) panned to mono, resampled, conditioned.
+ * Shared by a session's transcode and the whole tracks the channel analysis writes (staged-tracks.ts),
+ * so both give the recognizer the same audio.
+ */
+export function trackFilters(sourceChannels: number[], sampleRate = 8000, conditioning = true): string[] {
+  return [
+    panFilter({ sourceChannels }),
+    `aresample=${sampleRate}`,
+    ...(conditioning ? conditioningFilters() : []),
+  ];
+}
+
 /** ffmpeg's arguments for one exact range: exposed for the benchmark and tests. */
 export function transcodeArgs(range: TranscodeRange): string[] {
   const f = FORMATS[range.format];
   const samples = Math.round((range.end - range.start) * f.sampleRate);
   const filters = [
-    panFilter(range),
-    `aresample=${f.sampleRate}`,
-    ...(range.conditioning === false ? [] : conditioningFilters()),
+    ...trackFilters(range.sourceChannels, f.sampleRate, range.conditioning !== false),
     'apad',
     `atrim=end_sample=${samples}`,
   ].join(',');

@@ -38,4 +38,8 @@ export class S3StagingStore implements StagingStore {
       await rm(dir, { recursive: true, force: true });
     }
   }
+
+  async putFile(key: string, path: string, meta: StagingMeta): Promise<void> {
+    await this.store.putFile(key, path, { metadata: meta });
+  }
 }
