@@ -4,12 +4,16 @@
  * blocked it would never finish. On a failure the step saves what it has (and what it cost) beside its
  * output; the next attempt resumes from there and counts the earlier cost, so the result's request and
  * retry counts cover every attempt. The checkpoint is deleted when the step succeeds.
+ *
+ * Only a retried attempt looks for one: a first attempt has none to find (a GET saved per step); a
+ * reset workflow's step, whose first attempt may find an older run's, starts over instead.
  */
 import { z } from 'zod';
 import { type CallCost } from '../../service/index.ts';
 import { requestCostSchema } from '../../schemas/result.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { checkpointKey } from '../../schemas/call-keys.ts';
+import { attemptNumber } from './context.ts';
 
 const checkpointSchema = z.object({
   version: z.literal(1),
@@ -32,6 +36,7 @@ export async function loadCheckpoint<T>(
   step: string,
   inputs: string,
 ): Promise<Checkpoint<T> | undefined> {
+  if (attemptNumber() <= 1) return undefined;
   // One GET, absent or not (a HEAD first would be a second request whenever there is one).
   const found = await store.read(checkpointKey(outputKey));
   if (!found) return undefined;

@@ -5,6 +5,7 @@
  * ServiceErrors.
  */
 import { createHash } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Readable } from 'node:stream';
 import { extractNamedEntities } from '../../emulator/nlp/named-entities.ts';
 import { removeFiller } from '../../emulator/nlp/remove-filler.ts';
@@ -243,4 +244,9 @@ export function nlpSetup(timelineKey: string, utterances: Utterance[] = SAMPLE_U
     options: { requestBaseDelayMs: 1 },
   });
   return { store, service, activities };
+}
+
+/** Runs `attempt` as Temporal's retried attempt (attempt 2): only a retry looks for kept progress. */
+export function asRetry<T>(attempt: () => Promise<T>): Promise<T> {
+  return new MockActivityEnvironment({ attempt: 2 }).run(attempt) as Promise<T>;
 }

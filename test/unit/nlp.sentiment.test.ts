@@ -8,7 +8,7 @@ import {
   toUtteranceSentiment,
 } from '../../activities/nlp/sentiment.ts';
 import { sentimentOutputSchema, type UtteranceSentiment } from '../../schemas/result.ts';
-import { FakeService, MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
+import { FakeService, MemoryStore, SAMPLE_UTTERANCES, timeline, utterance, asRetry } from './nlp.helpers.ts';
 
 const input = { callId: 'call-1', timelineKey: 't/timeline.json', outputKey: 't/sentiment.json' };
 
@@ -144,10 +144,22 @@ describe('analyzeSentiment activity', () => {
       type: 'ServiceUnavailable',
     });
     expect(service.count('sentiment')).toBe(3);
-    const out = await activities.analyzeSentiment({ ...input, concurrency: 1 });
+    // Only a retried attempt (Temporal's attempt 2) looks for the checkpoint.
+    const out = await asRetry(() => activities.analyzeSentiment({ ...input, concurrency: 1 }));
     expect(out.status).toBe('ok');
     expect(service.count('sentiment')).toBe(3 + SAMPLE_UTTERANCES.length - 2);
     expect(out.cost).toMatchObject({ requests: service.count('sentiment'), retries: 1 });
+  });
+
+  it('a first attempt looks for no checkpoint: a reset workflow starts the step over', async () => {
+    const { service, activities } = setup();
+    service.failCalls([3], { kind: 'transient' });
+    await expect(activities.analyzeSentiment({ ...input, concurrency: 1 })).rejects.toMatchObject({
+      type: 'ServiceUnavailable',
+    });
+    const out = await activities.analyzeSentiment({ ...input, concurrency: 1 });
+    expect(out.status).toBe('ok');
+    expect(service.count('sentiment')).toBe(3 + SAMPLE_UTTERANCES.length);
   });
 
   it('a quota error leaves as a retryable failure with a long delay; auth as non-retryable', async () => {
