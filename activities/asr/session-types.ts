@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { ServiceClient } from '../../service/index.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import type { CheckpointBook } from './checkpoint-book.ts';
 
 export const sessionUtteranceSchema = z.object({
   start: z.number(),
@@ -39,8 +40,16 @@ export type PartialProgress = z.infer<typeof partialSchema>;
 export interface RecognizeSessionInput {
   callId: string;
   session: number;
-  /** Staged raw 8 kHz mu-law of the session (exactly (end − start) × 8,000 bytes). */
+  /**
+   * Staged raw 8 kHz mu-law holding the session: its track, the whole recording long (the plan's staged
+   * tracks), or the session alone (exactly (end − start) × 8,000 bytes) in runs from before.
+   */
   audioKey: string;
+  /**
+   * Where the audio object starts on the recording's clock, seconds: 0 for a track; absent, the
+   * session's `start` (its own object, as runs started before the plan staged tracks pass).
+   */
+  audioStart?: number;
   /** The session's range on the recording's clock, seconds. */
   start: number;
   end: number;
@@ -93,4 +102,6 @@ export interface AsrActivityDeps {
   random?: () => number;
   /** Bytes per GET of the staged audio; default `STAGED_AUDIO_RANGE_BYTES` (tests cross range edges sooner). */
   stagedAudioRangeBytes?: number;
+  /** This process's recognition checkpoints (checkpoint-book.ts); `createAsrActivities` makes one. */
+  checkpoints?: CheckpointBook;
 }

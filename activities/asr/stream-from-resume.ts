@@ -7,6 +7,7 @@ import { STAGED_AUDIO_RANGE_BYTES, STAGED_AUDIO_READ_AHEAD_BYTES } from '../../s
 import { metrics } from '../metrics.ts';
 import { recognitionOptionsFor, unbracketFillers } from './recognition-options.ts';
 import { heartbeatThrottled, stagePartial, type SessionRun } from './session-run.ts';
+import type { RecognizeSessionInput } from './session-types.ts';
 
 /** Spec 02, Audio formats: the 8 kHz models take 8-bit mu-law. */
 const CODEC = 'mulaw' as const;
@@ -15,6 +16,21 @@ const SAMPLE_RATE = 8000;
 const REQUEST_SECONDS = 0.24;
 /** A resumed stream's finals ending this close to the resume point are the previous utterance's tail. */
 const TAIL_SECONDS = 0.05;
+
+/**
+ * The bytes of the audio object a stream reads: from `fromSession` bytes into the session to the
+ * session's end (an inclusive `end`), placed by where the object starts on the recording's clock (a
+ * track holds the whole recording; an object of the session alone starts at the session).
+ */
+export function sessionBytes(
+  input: Pick<RecognizeSessionInput, 'start' | 'end' | 'audioStart'>,
+  fromSession: number,
+): { start: number; end: number } {
+  const objectStart = input.audioStart ?? input.start;
+  const first = Math.round((input.start - objectStart) * SAMPLE_RATE) + fromSession;
+  const end = Math.round((input.end - objectStart) * SAMPLE_RATE);
+  return { start: first, end: end - 1 };
+}
 
 /** How a stream ended: done, or failed with `error` after sending audio up to `position`. */
 export type StreamEnd = { ok: true } | { ok: false; error: unknown; streamStart: number; position: number };
@@ -36,7 +52,7 @@ export async function streamFromResumePoint(run: SessionRun): Promise<StreamEnd>
   // In bounded ranges, each read as the stream needs it: a session of an hour holds no S3 socket
   // between reads, so the pool never caps open sessions and writes never queue behind reads.
   const audio = await deps.store.getStream(input.audioKey, {
-    start: offset.bytes,
+    ...sessionBytes(input, offset.bytes),
     rangeBytes: deps.stagedAudioRangeBytes ?? STAGED_AUDIO_RANGE_BYTES,
     readAheadBytes: STAGED_AUDIO_READ_AHEAD_BYTES,
   });
