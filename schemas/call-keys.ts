@@ -253,6 +253,22 @@ export function partialResultKey(resultKey: string): string {
   return `${resultKey}.partial.json`;
 }
 
+/**
+ * The recognition checkpoints of a call (activities/asr/checkpoint-book.ts): `<staging>checkpoints/`, in
+ * the call's staging folder (the one holding the `sessions/` folder of `resultKey`), so deleting the
+ * call's staging or forgetting the call removes them.
+ */
+export function sessionCheckpointsPrefix(resultKey: string): string {
+  const sessionsDir = resultKey.slice(0, resultKey.lastIndexOf('/') + 1);
+  const callDir = sessionsDir.slice(0, sessionsDir.lastIndexOf('/', sessionsDir.length - 2) + 1);
+  return `${callDir}checkpoints/`;
+}
+
+/** One asr process's checkpoint of a call's sessions: `<staging>checkpoints/<writerId>.json`. */
+export function sessionCheckpointKey(resultKey: string, writerId: string): string {
+  return `${sessionCheckpointsPrefix(resultKey)}${writerId}.json`;
+}
+
 /** A step's checkpoint (progress of earlier attempts), beside its output. */
 export function checkpointKey(outputKey: string): string {
   return `${outputKey}.checkpoint.json`;

@@ -2,6 +2,7 @@
  * What a failed stream leads to, as the retry table says (schemas/retry-table.ts): a wait for a free
  * session (550 No Resource, no restart spent), a new session resuming after the last final result
  * (`RETRY_LOOPS.RecognitionRestart`, within the session's restart budget), or the activity's failure.
+ * A failing attempt keeps its progress for its retry as it ends (session-run.ts, `endRun`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isServiceError, type ServiceError } from '../../service/index.ts';
@@ -46,7 +47,6 @@ async function waitForFreeSession(run: SessionRun, err: ServiceError, position: 
     retryDelayMs(FAILURE.ServiceNoResource, run.noResourceWaits, run.random, err.retryAfterMs) ?? 0;
   if (Date.now() + delay + timeStillNeededMs(run) > run.attemptDeadline) {
     // Waiting on would run this attempt out of time: the next attempt gets a whole timeout.
-    await stagePartial(run, true);
     throw failureOf(
       FAILURE.ServiceNoResource,
       `session ${input.session}: ${describeError(err)} ${run.noResourceWaits} times; the attempt has no time left to wait`,
@@ -63,14 +63,12 @@ async function waitForFreeSession(run: SessionRun, err: ServiceError, position: 
 
 /** A service error a new session cannot help: the activity fails with its type. */
 async function giveUp(run: SessionRun, err: ServiceError): Promise<never> {
-  await stagePartial(run, true);
   const type = classifyFailure(err) ?? FAILURE.RecognitionFailed;
   const delay = retryDelayMs(type, run.ctx?.info.attempt ?? 1, Math.random, err.retryAfterMs);
   throw failureOf(type, `session ${run.input.session}: ${describeError(err)}`, { nextRetryDelay: delay });
 }
 
 async function restartsExhausted(run: SessionRun, err: unknown): Promise<never> {
-  await stagePartial(run, true);
   throw failureOf(
     FAILURE.RecognitionRestartsExhausted,
     `session ${run.input.session}: gave up after ${run.state.restarts} restarts; last error: ${describeError(err)}`,

@@ -5,10 +5,11 @@
  * - A stream recognition error (spec 02: the session is dead after it) starts a new session from a
  *   start request, resuming just after the last final result, not from the beginning; the new session's
  *   times are mapped back onto the recording's clock by `startOffsetSeconds` (stream-from-resume.ts).
- * - A worker crash: the final results so far are staged in object storage as they come (every 30 s of
- *   audio); the account's session budget fails the lost attempt once the worker stops renewing with it
+ * - A worker crash: the final results so far are kept in the call's checkpoint in object storage as
+ *   they come (every 30 s of each session's audio, one object per call and process: checkpoint-book.ts);
+ *   the account's session budget fails the lost attempt once the worker stops renewing with it
  *   (workflows/session-budget.ts), or its heartbeat timeout does, and the retried attempt resumes where
- *   the staged results end (session-run.ts).
+ *   the kept results end (session-run.ts).
  * - Restarts per session are bounded; past the bound the activity fails with the last reason
  *   (after-stream-error.ts, from the retry table's rows).
  *
@@ -18,7 +19,8 @@
 import { temporaryWordSchema, type TemporaryWord } from '../../schemas/service-asr.ts';
 import { afterStreamError } from './after-stream-error.ts';
 import { finishedResult, outputOf, reusedResult, writeSessionResult } from './session-result.ts';
-import { startRun, type SessionRun } from './session-run.ts';
+import { createCheckpointBook } from './checkpoint-book.ts';
+import { endRun, startRun, type SessionRun } from './session-run.ts';
 import type { AsrActivityDeps, RecognizeSessionInput, RecognizeSessionOutput } from './session-types.ts';
 import { streamFromResumePoint } from './stream-from-resume.ts';
 
@@ -35,7 +37,12 @@ export {
   type SessionUtterance,
 } from './session-types.ts';
 
-export function createAsrActivities(deps: AsrActivityDeps) {
+export function createAsrActivities(activityDeps: AsrActivityDeps) {
+  // One book per process: a call's sessions streaming here share one checkpoint object.
+  const deps = {
+    ...activityDeps,
+    checkpoints: activityDeps.checkpoints ?? createCheckpointBook(activityDeps.store),
+  };
   const wordsOf = vocabularyReader(deps);
 
   async function recognizeSession(input: RecognizeSessionInput): Promise<RecognizeSessionOutput> {
@@ -43,10 +50,16 @@ export function createAsrActivities(deps: AsrActivityDeps) {
     const reused = await reusedResult(deps.store, input);
     if (reused) return reused;
     const run = await startRun(deps, input, wordsOf(input.wordsKey), attemptStartedAt);
-    await streamUntilDone(run);
-    const result = await finishedResult(run);
-    await writeSessionResult(run, result);
-    return outputOf(result, input.resultKey);
+    let finished = false;
+    try {
+      await streamUntilDone(run);
+      const result = await finishedResult(run);
+      await writeSessionResult(run, result);
+      finished = true;
+      return outputOf(result, input.resultKey);
+    } finally {
+      await endRun(run, finished);
+    }
   }
 
   return { recognizeSession };

@@ -42,9 +42,9 @@ export async function reusedResult(
   };
 }
 
-/** The run's progress as the session's result, once its last staged partial is written or failed. */
+/** The run's progress as the session's result, once its last checkpoint write has ended. */
 export async function finishedResult(run: SessionRun): Promise<SessionResult> {
-  await run.partialWriting.catch(() => {});
+  await run.checkpoint.stage();
   const { input, state } = run;
   return {
     session: input.session,

@@ -1,28 +1,21 @@
 /**
- * One attempt at recognizing a session: the progress it resumes from and keeps (staged in object
- * storage as it grows, so a crash resumes there), its heartbeats, and the time it has left.
+ * One attempt at recognizing a session: the progress it resumes from and keeps (in its call's
+ * checkpoint as it grows, so a crash resumes there: checkpoint-book.ts), its heartbeats, and the time
+ * it has left.
  */
 import type { Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isServiceError } from '../../service/index.ts';
-import { partialResultKey } from '../../schemas/call-keys.ts';
 import type { TemporaryWord } from '../../schemas/service-asr.ts';
 import { activityContext } from '../activity-context.ts';
+import { findProgress, keepUnfinished, type BookEntry, type CheckpointBook } from './checkpoint-book.ts';
 import {
-  partialSchema,
   type AsrActivityDeps,
   type PartialProgress,
   type RecognizeHeartbeat,
   type RecognizeSessionInput,
 } from './session-types.ts';
 import { heartbeatIntervalMs } from './heartbeat-interval.ts';
-
-/**
- * Partial results are staged when a final result arrives and this much audio has been recognized since
- * the last write: a crash re-streams at most about that much audio, at the cost of one small PUT (a
- * billed request, and CPU for signing) per interval per session, none while nothing new was recognized.
- */
-const PARTIAL_WRITE_AUDIO_SECONDS = 30;
 
 /** One attempt's state, shared by its steps (recognize-session.ts). */
 export interface SessionRun {
@@ -39,8 +32,8 @@ export interface SessionRun {
   /** 550 No Resource waits of this attempt. */
   noResourceWaits: number;
   lastHeartbeat: number;
-  lastPartialAt: number;
-  partialWriting: Promise<void>;
+  /** The session's place in this process's checkpoints. */
+  readonly checkpoint: BookEntry;
 }
 
 export function describeError(err: unknown): string {
@@ -49,32 +42,40 @@ export function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** The staged progress of an earlier attempt, or a fresh start. */
-async function loadPartial(deps: AsrActivityDeps, input: RecognizeSessionInput): Promise<PartialProgress> {
-  const fresh: PartialProgress = {
-    resumeAt: input.start,
-    utterances: [],
-    audioSecondsSent: 0,
-    restarts: 0,
-    reStreamedSeconds: 0,
-    requests: 0,
-    restartReasons: [],
-  };
-  if (!(await deps.store.exists(partialResultKey(input.resultKey)))) return fresh;
-  const staged = partialSchema.parse(JSON.parse(await deps.store.getText(partialResultKey(input.resultKey))));
-  return staged.resumeAt > input.start && staged.resumeAt < input.end ? staged : fresh;
+/**
+ * Where an attempt starts: a retried one (crash, timeout, lost worker) where the kept progress ends; a
+ * first one at the session's start, looking nothing up (a reset workflow re-streams what it had done).
+ */
+async function resumePoint(
+  deps: AsrActivityDeps,
+  input: RecognizeSessionInput,
+  attempt: number,
+): Promise<PartialProgress> {
+  const kept = attempt > 1 ? await findProgress(deps.store, input) : undefined;
+  return (
+    kept ?? {
+      resumeAt: input.start,
+      utterances: [],
+      audioSecondsSent: 0,
+      restarts: 0,
+      reStreamedSeconds: 0,
+      requests: 0,
+      restartReasons: [],
+    }
+  );
 }
 
 /** Starts an attempt: a retried one (crash, timeout) resumes where the staged results end. */
 export async function startRun(
-  deps: AsrActivityDeps,
+  deps: AsrActivityDeps & { checkpoints: CheckpointBook },
   input: RecognizeSessionInput,
   words: Promise<TemporaryWord[] | undefined>,
   attemptStartedAt: number,
 ): Promise<SessionRun> {
   const ctx = activityContext();
-  const [state, vocabulary] = await Promise.all([loadPartial(deps, input), words]);
-  if (ctx && ctx.info.attempt > 1 && state.resumeAt > input.start) {
+  const attempt = ctx?.info.attempt ?? 1;
+  const [state, vocabulary] = await Promise.all([resumePoint(deps, input, attempt), words]);
+  if (ctx && state.resumeAt > input.start) {
     ctx.log.info('resuming session after a failed attempt', {
       session: input.session,
       resumeAt: state.resumeAt,
@@ -92,8 +93,7 @@ export async function startRun(
     noResourceWaits: 0,
     // The first heartbeat a whole interval in: a short session sends none.
     lastHeartbeat: Date.now(),
-    lastPartialAt: state.resumeAt,
-    partialWriting: Promise.resolve(),
+    checkpoint: deps.checkpoints.enter(input, state),
   };
 }
 
@@ -141,25 +141,20 @@ export function timeStillNeededMs(run: SessionRun): number {
 }
 
 /**
- * Stages the progress when enough audio has been recognized since the last write, or when `force`d.
- * A failed write (S3 restarting) costs only resume precision: the next one carries a newer snapshot.
- * It never rejects: an unhandled rejection ends the worker process.
+ * Stages the progress in the call's checkpoint when enough audio has been recognized since its last
+ * write (checkpoint-book.ts), or when `force`d. A failed write (S3 restarting) costs only resume
+ * precision: the next one carries a newer snapshot. It never rejects.
  */
 export function stagePartial(run: SessionRun, force = false): Promise<void> {
-  const { state, input } = run;
-  const due = state.resumeAt - run.lastPartialAt >= PARTIAL_WRITE_AUDIO_SECONDS;
-  if (!force && !due) return run.partialWriting;
-  run.lastPartialAt = state.resumeAt;
-  const snapshot = JSON.stringify(state);
-  run.partialWriting = run.partialWriting
-    .then(() =>
-      run.deps.store.put(partialResultKey(input.resultKey), snapshot, { contentType: 'application/json' }),
-    )
-    .catch((err: unknown) => {
-      run.ctx?.log.warn('could not stage partial results; the next write will', {
-        session: input.session,
-        reason: describeError(err),
-      });
-    });
-  return run.partialWriting;
+  return run.checkpoint.stage(force);
+}
+
+/**
+ * The attempt is over: the session leaves the call's checkpoint. One that ended without its result
+ * (an error, a cancellation) first keeps its progress under its own key, for its retry, which may run
+ * on another worker after this one's checkpoint has moved on.
+ */
+export async function endRun(run: SessionRun, finished: boolean): Promise<void> {
+  if (!finished) await keepUnfinished(run.deps.store, run.input, run.state);
+  run.checkpoint.leave();
 }

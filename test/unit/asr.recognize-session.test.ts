@@ -6,10 +6,11 @@ import { Readable } from 'node:stream';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createAsrActivities } from '../../activities/asr/recognize-session.ts';
+import { createCheckpointBook } from '../../activities/asr/checkpoint-book.ts';
 import { heartbeatIntervalMs } from '../../activities/asr/heartbeat-interval.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { ServiceError, type ServiceErrorKind } from '../../service/index.ts';
-import { MemoryStore } from './nlp.helpers.ts';
+import { asRetry, MemoryStore } from './nlp.helpers.ts';
 
 /** A service whose every stream fails with `kind` after one final result, counting the streams. */
 function failingService(kind: ServiceErrorKind) {
@@ -85,7 +86,7 @@ describe('recognizeSession failures', () => {
       model: 'x',
       restartDelayMs: 0,
     });
-    await expect(retried.recognizeSession(input)).rejects.toMatchObject({
+    await expect(asRetry(() => retried.recognizeSession(input))).rejects.toMatchObject({
       type: 'RecognitionRestartsExhausted',
     });
     expect(again.streams()).toBe(1);
@@ -178,20 +179,27 @@ describe('heartbeatIntervalMs', () => {
   });
 });
 
-/** A service whose one stream recognizes a final result ending at each of `ends` and then ends well. */
+/**
+ * A service whose one stream recognizes a final result ending at each of `ends`, a turn of the event
+ * loop apart (as a stream's results come), and then ends well.
+ */
 function scriptedService(ends: number[]) {
   const service = {
     recognizeStream(opts: Parameters<ServiceClient['recognizeStream']>[0]) {
-      for (const end of ends) {
-        opts.callbacks?.onProgress?.({ positionSeconds: end } as never);
-        opts.callbacks?.onFinal?.({
-          startSeconds: end - 1,
-          endSeconds: end,
-          text: `phrase at ${end}`,
-          alternatives: [],
-        } as never);
-      }
-      return { done: Promise.resolve({ audioSecondsSent: 120, cost: { requests: 500 } }) };
+      const done = (async () => {
+        for (const end of ends) {
+          await new Promise((resolve) => setImmediate(resolve));
+          opts.callbacks?.onProgress?.({ positionSeconds: end } as never);
+          opts.callbacks?.onFinal?.({
+            startSeconds: end - 1,
+            endSeconds: end,
+            text: `phrase at ${end}`,
+            alternatives: [],
+          } as never);
+        }
+        return { audioSecondsSent: 120, cost: { requests: 500 } };
+      })();
+      return { done };
     },
   } as unknown as ServiceClient;
   return service;
@@ -204,15 +212,25 @@ describe('recognizeSession staging and heartbeats', () => {
     const store = new AudioStore();
     // Finals every 5 s, and none in a silence from 70 to 115 s.
     const ends = [5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 115, 118];
-    const asr = createAsrActivities({ service: scriptedService(ends), store, slowestPace: 100, model: 'x' });
+    const book = createCheckpointBook(store);
+    const asr = createAsrActivities({
+      service: scriptedService(ends),
+      store,
+      slowestPace: 100,
+      model: 'x',
+      checkpoints: book,
+    });
     const out = await asr.recognizeSession(long);
     expect(out.utterances).toBe(ends.length);
     const partials = store.writes.filter((w) => w !== `staging/${long.resultKey}`);
-    // At 30 s and 60 s of audio, then at 115 s after the silence: never on time alone.
+    // At 30 s and 60 s of audio, then at 115 s after the silence: never on time alone; all of them to
+    // this process's checkpoint of the call, none to the session's own key (it finished).
     expect(partials).toHaveLength(3);
-    expect(new Set(partials)).toEqual(new Set([`staging/${long.resultKey}.partial.json`]));
-    const staged = JSON.parse(store.objects.get(`${long.resultKey}.partial.json`)!) as { resumeAt: number };
-    expect(staged.resumeAt).toBe(115);
+    expect(new Set(partials)).toEqual(new Set([`staging/checkpoints/${book.writerId}.json`]));
+    const staged = JSON.parse(store.objects.get(`checkpoints/${book.writerId}.json`)!) as {
+      sessions: Record<string, { resumeAt: number }>;
+    };
+    expect(staged.sessions['0']!.resumeAt).toBe(115);
   });
 
   it('sends no heartbeat in a session shorter than its interval under a long heartbeat timeout', async () => {
@@ -227,5 +245,44 @@ describe('recognizeSession staging and heartbeats', () => {
     });
     await env.run(asr.recognizeSession, long);
     expect(beats).toEqual([]);
+  });
+
+  it('a first attempt looks up no kept progress; a retried one resumes where the call checkpoint ends', async () => {
+    /** A store holding another process's checkpoint of the session at 45 s, counting lookups. */
+    async function storeWithCheckpoint() {
+      const store = new AudioStore();
+      const lookups = { list: 0, read: 0 };
+      const { listPage, read } = store;
+      store.listPage = (prefix: string) => ((lookups.list += 1), listPage.call(store, prefix));
+      store.read = (key: string) => ((lookups.read += 1), read.call(store, key));
+      const state = {
+        resumeAt: 45,
+        utterances: [{ start: 44, end: 45, text: 'kept' }],
+        audioSecondsSent: 50,
+        restarts: 0,
+        reStreamedSeconds: 0,
+        requests: 200,
+        restartReasons: [],
+      };
+      await createCheckpointBook(store, 'crashed').enter(long, state).stage(true);
+      return { store, lookups };
+    }
+    const starts: number[] = [];
+    const service = scriptedService([110, 118]);
+    const recognizeStream = service.recognizeStream.bind(service);
+    service.recognizeStream = (opts) => (starts.push(opts.startOffsetSeconds ?? 0), recognizeStream(opts));
+
+    const first = await storeWithCheckpoint();
+    const fresh = createAsrActivities({ service, store: first.store, slowestPace: 100, model: 'x' });
+    expect((await fresh.recognizeSession(long)).utterances).toBe(2);
+    expect(first.lookups).toEqual({ list: 0, read: 0 });
+
+    const second = await storeWithCheckpoint();
+    const retried = createAsrActivities({ service, store: second.store, slowestPace: 100, model: 'x' });
+    expect((await asRetry(() => retried.recognizeSession(long))).utterances).toBe(3);
+    expect(second.lookups.list).toBe(1);
+    // The first attempt streamed from the start; the retry from the request grid just before 45 s.
+    expect(starts[0]).toBe(0);
+    expect(starts[1]).toBeCloseTo(44.88, 6);
   });
 });
