@@ -20,6 +20,8 @@ import {
   KeyError,
   normalizePrefix,
   outputLocationOf,
+  sessionCheckpointKey,
+  sessionResultKey,
   type OutputLocation,
 } from '../../schemas/call-keys.ts';
 import { MemoryStore } from './nlp.helpers.ts';
@@ -45,6 +47,28 @@ function spellings(): string[] {
 }
 
 describe('call keys', () => {
+  it("put a session's recognition checkpoints in its call's staging folder, for every staging spelling", () => {
+    const callId = callIdOf(SOURCE);
+    for (const spelling of [
+      '',
+      'staging',
+      'staging/',
+      'a/b//',
+      ...spellings().filter((x) => !x.includes(':')),
+    ]) {
+      const { staging } = callKeys({
+        output: { bucket: BUCKET, prefix: '' },
+        stagingPrefix: spelling,
+        callId,
+        workflowId: workflowIdOf(SOURCE),
+      });
+      // Under the call's staging folder: deleting it, or forgetting the call, removes them.
+      expect(sessionCheckpointKey(sessionResultKey(staging, 3), 'writer'), spelling).toBe(
+        `${staging.dir}checkpoints/writer.json`,
+      );
+    }
+  });
+
   it('normalize a prefix to empty or exactly one trailing slash, idempotently', () => {
     for (const s of spellings()) {
       const { prefix } = outputLocationOf(s, BUCKET);
