@@ -171,6 +171,12 @@ export const DECODED_LENGTH_IN_PLAN = 'decoded-length-in-plan';
  */
 export const LATENCY_PLAN = 'latency-plan';
 /**
+ * Patch id: the plan stages each track whole (activities/media/staged-tracks.ts) and every session
+ * streams its byte range of its track: no `transcodeSource` per session. Asked once per run, at the
+ * plan. Runs that planned before it transcode each session. At `patched`: as {@link REDACTION}.
+ */
+export const STAGED_TRACKS = 'staged-tracks';
+/**
  * Patch id: the call's search attributes are upserted at its milestones (workflows/call-attributes.ts),
  * and the run asks for no earlier patch ({@link Patches}). At `patched`: as {@link REDACTION}.
  */
@@ -373,7 +379,14 @@ async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
       // activity's timeout follows it, so a long recording is neither cut short nor retried.
       startToCloseTimeout: `${mediaTimeoutOf(probe)} seconds`,
     },
-    [{ source: call.input.source, probe, options: await planOptionsOf(call) }],
+    [
+      {
+        source: call.input.source,
+        probe,
+        options: await planOptionsOf(call),
+        ...(patched(STAGED_TRACKS) ? { stageTracksUnder: call.keys.staging.audio } : {}),
+      },
+    ],
   );
   call.progress.sessionsTotal = plan.sessions.length;
   call.attributes.set([{ key: SEARCH_ATTRIBUTE_KEYS.speakers, value: plan.tracks.length }]);
@@ -420,11 +433,22 @@ function withDecodedLength(call: Call, probe: ProbeResult, plan: SessionPlan): P
   return { ...probe, durationSeconds, ...(lengthCheck ? { lengthCheck } : {}) };
 }
 
-/** A recognized session, and its staged audio (the speakers stage reads it on a one-track call). */
-type RecognizedSession = RecognizeSessionOutput & { audioKey: string };
+/**
+ * A recognized session, and its staged audio (the speakers stage reads it on a one-track call): the
+ * object and where it starts on the recording's clock (0 for a whole track).
+ */
+type RecognizedSession = RecognizeSessionOutput & { audioKey: string; audioStart?: number };
+
+/** Where a session's audio is: its track, when the plan staged the tracks (patch {@link STAGED_TRACKS}). */
+interface SessionAudio {
+  key: string;
+  start: number;
+}
 
 /**
- * Stage and recognize every session. Each session streams as soon as its own audio is staged: waiting
+ * Stage and recognize every session. A plan that staged the tracks (patch {@link STAGED_TRACKS}) has
+ * every session's audio ready: each streams its range of its track at once, and the call skips the
+ * `transcode` stage. Otherwise each session streams as soon as its own audio is staged: waiting
  * for the whole call's transcodes first held every recognition slot idle at the start of a night, while
  * the transcodes of all the night's calls shared the media workers (10.8 s of a 250-s ideal at speed
  * 10). The call's stage is `transcode` until its last session is staged, `recognize` after.
@@ -439,16 +463,24 @@ async function recognizeStage(
   // No plan had none before, so no recorded history takes this branch.
   if (plan.sessions.length === 0) return [];
   const count = `${plan.sessions.length} sessions`;
-  call.stages.enter('transcode', count);
+  const tracks = new Map((plan.stagedTracks ?? []).map((t) => [t.track, t.key]));
+  const staged = plan.sessions.every((s) => tracks.has(s.track));
+  // Staged by the plan: every session's audio is there, so the call goes straight to recognition.
+  if (staged) call.progress.sessionsTranscoded = plan.sessions.length;
+  call.stages.enter(staged ? 'recognize' : 'transcode', count);
   return Promise.all(
     plan.sessions.map(async (session) => {
-      const audio = await transcodeSession(call, probe, plan, session).catch(failAs('transcode'));
-      call.progress.sessionsTranscoded += 1;
-      if (call.progress.sessionsTranscoded === plan.sessions.length) call.stages.enter('recognize', count);
-      const out = await recognizeSession(call, session, audio.key).catch(failAs('recognize'));
+      const audio: SessionAudio = staged
+        ? { key: tracks.get(session.track)!, start: 0 }
+        : await transcodeSession(call, probe, plan, session).catch(failAs('transcode'));
+      if (!staged) {
+        call.progress.sessionsTranscoded += 1;
+        if (call.progress.sessionsTranscoded === plan.sessions.length) call.stages.enter('recognize', count);
+      }
+      const out = await recognizeSession(call, session, audio, staged).catch(failAs('recognize'));
       call.progress.sessionsRecognized += 1;
       call.progress.audioSecondsRecognized += session.end - session.start;
-      return { ...out, audioKey: audio.key };
+      return { ...out, audioKey: audio.key, ...(staged ? { audioStart: audio.start } : {}) };
     }),
   );
 }
@@ -476,7 +508,7 @@ function transcodeSession(call: Call, probe: ProbeResult, plan: SessionPlan, s: 
   );
 }
 
-function recognizeSession(call: Call, s: PlanSession, audioKey: string) {
+function recognizeSession(call: Call, s: PlanSession, audio: SessionAudio, fromTrack: boolean) {
   const seconds = s.end - s.start;
   return call.activities.asr.recognizeSession.executeWithOptions(
     {
@@ -490,7 +522,9 @@ function recognizeSession(call: Call, s: PlanSession, audioKey: string) {
       {
         callId: call.input.callId,
         session: s.index,
-        audioKey,
+        audioKey: audio.key,
+        // A run from before staged tracks passed no start: its object is the session's own.
+        ...(fromTrack ? { audioStart: audio.start } : {}),
         start: s.start,
         end: s.end,
         resultKey: sessionResultKey(call.keys.staging, s.index),
@@ -552,6 +586,7 @@ async function speakersStage(
                   start: s.start,
                   end: s.end,
                   audioKey: sessions[i]!.audioKey,
+                  ...(sessions[i]!.audioStart !== undefined ? { audioStart: sessions[i]!.audioStart } : {}),
                 }))
               : [],
           ...(call.spec.rulesKey ? { rulesKey: call.spec.rulesKey } : {}),

@@ -3,7 +3,7 @@
  * evidence"): one activity on the media queue, between the merge and redaction, so that every later step
  * (sentiment by speaker, talk time, rules, tables, pages) reads who said what as established here.
  *
- * On a one-track call (mono, or channels mixed down) it reads the staged 8-kHz mu-law sessions, separates
+ * On a one-track call (mono, or channels mixed down) it reads the staged 8-kHz mu-law audio, separates
  * the utterances into voices (voice-separation.ts) and names them by the role model (role-model.ts); on a
  * call of a track per speaker it checks the channel map against the evidence and swaps it when the
  * evidence contradicts it with high confidence (never with `plan.channels.roles: fixed`). It writes the
@@ -37,6 +37,11 @@ export interface StagedSessionAudio {
   start: number;
   end: number;
   audioKey: string;
+  /**
+   * Where the object starts on the recording's clock: 0 for the plan's staged track, which every
+   * session of the call shares; absent, the session's own object (runs from before), at `start`.
+   */
+  audioStart?: number;
 }
 
 export interface AssignSpeakersInput {
@@ -116,6 +121,28 @@ export function stagedAudioReader(sessions: { start: number; bytes: Uint8Array }
     },
     readInto,
   };
+}
+
+/**
+ * Each staged object read once (a one-track call's sessions share its track: one GET for the call),
+ * each session its own range of it, so what no session covers (a skipped silence) reads as silence.
+ */
+export async function readStagedAudio(
+  store: Pick<ObjectStore, 'getBuffer'>,
+  sessions: readonly StagedSessionAudio[],
+): Promise<AudioReader> {
+  const objects = new Map<string, Promise<Buffer>>();
+  for (const s of sessions)
+    if (!objects.has(s.audioKey)) objects.set(s.audioKey, store.getBuffer(s.audioKey));
+  const staged = await Promise.all(
+    sessions.map(async (s) => {
+      const bytes = await objects.get(s.audioKey)!;
+      const at = Math.round((s.start - (s.audioStart ?? s.start)) * STAGED_SAMPLE_RATE);
+      const to = Math.round((s.end - (s.audioStart ?? s.start)) * STAGED_SAMPLE_RATE);
+      return { start: s.start, bytes: bytes.subarray(at, Math.min(to, bytes.length)) };
+    }),
+  );
+  return stagedAudioReader(staged);
 }
 
 /** The role model on the call's candidates, with the stage's options. */
@@ -236,13 +263,6 @@ export interface SpeakersActivityDeps {
 export function createSpeakersActivities({ store }: SpeakersActivityDeps) {
   const rulesOf = storedRules(store);
 
-  async function readAudio(sessions: readonly StagedSessionAudio[]): Promise<AudioReader> {
-    const staged = await Promise.all(
-      sessions.map(async (s) => ({ start: s.start, bytes: await store.getBuffer(s.audioKey) })),
-    );
-    return stagedAudioReader(staged);
-  }
-
   return {
     /** Separates and names the call's speakers; writes the timeline with speakers and the document. */
     async assignSpeakers(input: AssignSpeakersInput): Promise<AssignSpeakersOutput> {
@@ -253,7 +273,7 @@ export function createSpeakersActivities({ store }: SpeakersActivityDeps) {
       const settings = roleSettingsOf(rules);
       const separate = isOneTrackCall(input.tracks) && input.voices === 'separate';
       const assigned = separate
-        ? assignVoiceRoles(timeline, await readAudio(input.sessions), settings, input)
+        ? assignVoiceRoles(timeline, await readStagedAudio(store, input.sessions), settings, input)
         : assignTrackRoles(timeline, input.tracks, settings, input);
       const document = speakersDocumentSchema.parse({
         version: SPEAKERS_DOCUMENT_VERSION,

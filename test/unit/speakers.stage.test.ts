@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   assignVoiceRoles,
   isOneTrackCall,
+  readStagedAudio,
   roleSettingsOf,
   stagedAudioReader,
 } from '../../activities/speakers/speakers-stage.ts';
@@ -82,5 +83,42 @@ describe('the speakers stage on odd one-track calls', () => {
     expect(isOneTrackCall([{ speaker: 'mixed' }])).toBe(true);
     expect(isOneTrackCall([{ speaker: 'operator' }])).toBe(false);
     expect(isOneTrackCall([{ speaker: 'agent' }, { speaker: 'customer' }])).toBe(false);
+  });
+});
+
+describe('readStagedAudio', () => {
+  it('reads a one-track call’s staged track once, each session its range, silence where none streamed', async () => {
+    // A 4-s track: second 0 loud negative, 1–2 a skipped silence (loud positive in the track), 3 positive.
+    const track = new Uint8Array(8000 * 4).fill(0x00);
+    track.fill(0x80, 8000);
+    const gets: string[] = [];
+    const store = {
+      getBuffer: async (key: string) => (gets.push(key), Buffer.from(track)),
+    };
+    const reader = await readStagedAudio(store, [
+      { session: 0, start: 0, end: 1, audioKey: 'audio/t0/track.mulaw', audioStart: 0 },
+      { session: 1, start: 3, end: 4, audioKey: 'audio/t0/track.mulaw', audioStart: 0 },
+    ]);
+    expect(gets).toEqual(['audio/t0/track.mulaw']);
+    const samples = reader.read(0, 4);
+    expect(samples[4000]).toBeLessThan(-0.9);
+    // Between the sessions nothing was recognized: silence, as with per-session objects.
+    expect(samples[8000 * 2]).toBe(0);
+    expect(samples[8000 * 3 + 10]).toBeGreaterThan(0.9);
+  });
+
+  it('reads the sessions’ own objects of a run from before, each at its start', async () => {
+    const objects: Record<string, Buffer> = {
+      'a.mulaw': Buffer.alloc(8000, 0x00),
+      'b.mulaw': Buffer.alloc(8000, 0x80),
+    };
+    const reader = await readStagedAudio({ getBuffer: async (key: string) => objects[key]! }, [
+      { session: 0, start: 0, end: 1, audioKey: 'a.mulaw' },
+      { session: 1, start: 2, end: 3, audioKey: 'b.mulaw' },
+    ]);
+    const samples = reader.read(0, 3);
+    expect(samples[100]).toBeLessThan(-0.9);
+    expect(samples[8000 + 100]).toBe(0);
+    expect(samples[16000 + 100]).toBeGreaterThan(0.9);
   });
 });

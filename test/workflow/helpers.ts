@@ -248,8 +248,20 @@ function processDefaults(): Record<(typeof PROCESS_ACTIVITIES)[number], Activity
   return {
     resultExists: async () => false,
     probeSource: async () => probeResult(),
-    planSource: async (input) =>
-      sessionPlan((pick(input, 'probe') as ProbeResult | undefined) ?? probeResult()),
+    // As the real plan: asked to (`stageTracksUnder`), it stages each track under that prefix.
+    planSource: async (input) => {
+      const plan = sessionPlan((pick(input, 'probe') as ProbeResult | undefined) ?? probeResult());
+      const prefix = str(input, 'stageTracksUnder');
+      if (prefix === undefined) return plan;
+      const bytes = Math.round(plan.source.durationSeconds * 8000);
+      const stagedTracks = plan.tracks.map((t) => ({
+        track: t.track,
+        key: `${prefix}${plan.source.fingerprint}/t${t.track}/track.mulaw`,
+        format: 'mulaw' as const,
+        bytes,
+      }));
+      return { ...plan, stagedTracks };
+    },
     transcodeSource: async (input) => {
       const start = num(input, 'start') ?? 0;
       const end = num(input, 'end') ?? CALL_SECONDS;

@@ -21,6 +21,7 @@ import {
   mockActivities,
   nonRetryable,
   pick,
+  probeResult,
   processInput,
   searchAttribute,
   uniqueQueue,
@@ -125,6 +126,29 @@ describe('processRecording with mocked activities', () => {
     expect(mocks.publishResult).not.toHaveBeenCalled();
     expect(outcome).toBe('failed');
     expect(progress).toMatchObject({ stage: 'failed', sessionsTotal: 2, sessionsTranscoded: 2 });
+  });
+
+  it('the plan stages the tracks: no session is transcoded, each streams its range of its track', async () => {
+    const mocks = mockActivities();
+    const { result, progress } = await runCall('tracks', mocks);
+    expect(result.status).toBe('done');
+    const plan = onlyInput(mocks, 'planSource');
+    const audioPrefix = pick(plan, 'stageTracksUnder') as string;
+    // Under the call's own staging, which its clean-up deletes.
+    expect(audioPrefix).toMatch(/\/audio\/$/);
+    const cleaned = pick(onlyInput(mocks, 'deleteStaging'), 'prefixes') as string[];
+    expect(cleaned.some((p) => audioPrefix.startsWith(p))).toBe(true);
+    expect(mocks.transcodeSource).not.toHaveBeenCalled();
+    const sessions = mocks.recognizeSession.mock.calls.map(([input]) => ({
+      session: pick(input, 'session'),
+      audioKey: pick(input, 'audioKey'),
+      audioStart: pick(input, 'audioStart'),
+    }));
+    expect(sessions.sort((a, b) => Number(a.session) - Number(b.session))).toEqual([
+      { session: 0, audioKey: `${audioPrefix}${probeResult().fingerprint}/t0/track.mulaw`, audioStart: 0 },
+      { session: 1, audioKey: `${audioPrefix}${probeResult().fingerprint}/t1/track.mulaw`, audioStart: 0 },
+    ]);
+    expect(progress).toMatchObject({ sessionsTotal: 2, sessionsTranscoded: 2, sessionsRecognized: 2 });
   });
 
   it('a recording with no speech (a plan of no session) stages and streams nothing, and is done', async () => {
@@ -263,7 +287,6 @@ describe('processRecording with mocked activities', () => {
     });
     expect(result.stepFailures ?? []).toEqual([]);
     expect(mocks.probeSource).toHaveBeenCalledTimes(1);
-    expect(mocks.transcodeSource).toHaveBeenCalledTimes(2);
     expect(mocks.recognizeSession).toHaveBeenCalledTimes(2);
     const written = onlyInput(mocks, 'publishResult');
     expect(pick(written, 'callId')).toBe(callId);
