@@ -70,7 +70,7 @@ describe('cost meter', () => {
     expect(cost.figures.historiesRead).toBe(2);
     const actions = cost.figures.actions;
     expect(actions.workflowStarted).toBe(2);
-    // Each call probes, plans, transcodes, recognizes (a session a channel) and analyses its text.
+    // Each call probes, plans (staging its tracks), recognizes (a session a channel) and analyses its text.
     expect(actions.activityStarted).toBeGreaterThanOrEqual(2 * 8);
     expect(actions.searchAttributesUpsert).toBeGreaterThan(0);
     expect(cost.figures.historyEventsPerCall!.mean).toBeGreaterThan(actions.activityStarted! / 2);
@@ -104,6 +104,8 @@ describe('cost meter', () => {
     // ffmpeg ran as the workers' children.
     expect(cpu.children).toBeGreaterThan(0);
     const byActivity = deltaBy(new Map(), samples, 'callpipe_activity_cpu_seconds_total', 'activity_type');
-    expect(Object.keys(byActivity)).toContain('transcodeSource');
+    // The plan's decode, which also stages the tracks: no session is transcoded on its own.
+    expect(Object.keys(byActivity)).toContain('planSource');
+    expect(Object.keys(byActivity)).not.toContain('transcodeSource');
   });
 });

@@ -40,6 +40,8 @@ describe('recorded workflow histories', () => {
         'process-recording-stereo-before-insights-stage.json',
         // A done call from before the speakers stage (patch speakers-stage): redaction reads the merged timeline.
         'process-recording-stereo-before-speakers-stage.json',
+        // A done call from before staged tracks (patch staged-tracks): a transcodeSource per session.
+        'process-recording-stereo-before-staged-tracks.json',
         'process-recording-failed.json',
         'process-recording-failed-before-pipelined-sessions.json',
         // A done and a failed call from before the search-attribute milestones (patch
