@@ -537,8 +537,11 @@ async function planAndStage(
 ): Promise<SessionPlan> {
   // One decode of the whole recording: bounded by its length and size, on the media queue.
   const ms = timeBoundMs({ sizeBytes: probe.sizeBytes, audioSeconds: probe.durationSeconds }, run.timeBounds);
+  // One bound for every tool run of the plan (the analysis, and a track transcoded whole after it), so
+  // the activity's own timeout, which follows the bound, still never comes first.
+  const deadline = Date.now() + ms;
   const bounded = <T>(work: (signal: AbortSignal) => Promise<T>) =>
-    withinTimeBound('the channel analysis', probe.path, ms, run.signal, work);
+    withinTimeBound('the channel analysis', probe.path, Math.max(1, deadline - Date.now()), run.signal, work);
   const open = (signal: AbortSignal) => openInput(probe.path, probe.reader, probe.streamIndex, { signal });
   const analysis = await bounded(async (signal) =>
     analyzeChannels(await open(signal), {
