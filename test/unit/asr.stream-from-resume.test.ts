@@ -24,15 +24,17 @@ describe('sessionBytes', () => {
 });
 
 /** Staged audio served by byte range, as S3 does: `end` inclusive, clamped to the object. */
-class RangeStore extends MemoryStore {
-  readonly audio = new Map<string, Buffer>();
-  readonly reads: { key: string; start?: number; end?: number }[] = [];
-  override async getStream(key: string, options?: { start?: number; end?: number }): Promise<Readable> {
-    this.reads.push({ key, start: options?.start, end: options?.end });
-    const bytes = this.audio.get(key)!;
-    const end = options?.end === undefined ? bytes.length : options.end + 1;
-    return Readable.from([bytes.subarray(options?.start ?? 0, end)]);
-  }
+function rangeStore(audio: Record<string, Buffer>) {
+  const reads: { key: string; start?: number; end?: number }[] = [];
+  const store = Object.assign(new MemoryStore(), {
+    async getStream(key: string, options?: { start?: number; end?: number }): Promise<Readable> {
+      reads.push({ key, start: options?.start, end: options?.end });
+      const bytes = audio[key]!;
+      const end = options?.end === undefined ? bytes.length : options.end + 1;
+      return Readable.from([bytes.subarray(options?.start ?? 0, end)]);
+    },
+  });
+  return { store, reads };
 }
 
 /**
@@ -73,8 +75,7 @@ describe('a session read from its track', () => {
   const track = Buffer.from(Array.from({ length: 30 * 8000 }, (_, i) => i % 251));
 
   it('streams exactly the session’s bytes, and after a restart from the resume grid', async () => {
-    const store = new RangeStore();
-    store.audio.set('audio/track.mulaw', track);
+    const { store, reads } = rangeStore({ 'audio/track.mulaw': track });
     const { service, heard } = readingService(15.1);
     const asr = createAsrActivities({ service, store, slowestPace: 100, model: 'x', restartDelayMs: 1 });
     const input = {
@@ -92,16 +93,15 @@ describe('a session read from its track', () => {
     expect(heard[0]).toEqual(track.subarray(80_000, 160_000));
     // Resumed at 15.1 s, on the session's 240-ms grid: 21 requests in, at 15.04 s.
     expect(heard[1]).toEqual(track.subarray(120_320, 160_000));
-    expect(store.reads.map((r) => [r.start, r.end])).toEqual([
+    expect(reads.map((r) => [r.start, r.end])).toEqual([
       [80_000, 159_999],
       [120_320, 159_999],
     ]);
   });
 
   it('reads a session’s own object (a run from before) whole, as before', async () => {
-    const store = new RangeStore();
     const own = track.subarray(80_000, 160_000);
-    store.audio.set('audio/0002.mulaw', own);
+    const { store } = rangeStore({ 'audio/0002.mulaw': own });
     const { service, heard } = readingService(11);
     const asr = createAsrActivities({ service, store, slowestPace: 100, model: 'x', restartDelayMs: 1 });
     await asr.recognizeSession({
