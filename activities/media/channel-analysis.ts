@@ -22,19 +22,26 @@
  *
  * Memory: one 16-bit peak per channel and 10 ms (7 MB per channel for 10 hours), plus a histogram.
  *
- * The same run can also write tracks (`trackOutputs`): the decoded stream split, each branch panned to a
- * track, resampled to 8 kHz, conditioned and encoded as mu-law to a local file (staged-tracks.ts), so the
- * recognizer's audio costs no decode of its own. The analysis branch is unchanged by it.
+ * The same run can also write tracks (`trackOutputs`): the decoded stream, resampled to 8 kHz once, is
+ * split, each branch panned to a track, conditioned and encoded as mu-law to a local file
+ * (staged-tracks.ts), so the recognizer's audio costs no decode or resampling of its own. The analysis
+ * branch is unchanged by it.
  */
 import type { ChannelFacts, Silence } from '../../schemas/plan.ts';
 import { Conditioner } from './conditioning.ts';
 import { spawnFfmpeg } from './ffmpeg.ts';
 import { inputArgs, type MediaInput } from './media-input.ts';
-import { trackFilters } from './transcode.ts';
+import { trackFiltersAtRate } from './transcode.ts';
 import { roundThousandths } from '../../schemas/units.ts';
 
 /** The analysis rate: the telephony band, and the rate of the recognizer's 8-kHz input. */
 const ANALYSIS_RATE = 8000;
+/**
+ * Samples per frame after the resampler, which otherwise hands on frames of a few hundred samples: every
+ * later filter, split branch and output then runs once per tiny frame, which cost as much CPU as the
+ * decode itself. Frames only regroup the samples; their values do not change.
+ */
+const FRAME_SAMPLES = 4000;
 /** Window of the level detector: 10 ms. */
 export const WINDOW_SECONDS = 0.01;
 const WINDOW_SAMPLES = ANALYSIS_RATE * WINDOW_SECONDS;
@@ -225,6 +232,7 @@ export function analysisArgs(input: MediaInput, tracks: readonly TrackOutput[]):
   const analysisOutput = ['-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'];
   // One filter thread: a worker runs about one ffmpeg per core already.
   const head = ['-v', 'error', '-filter_threads', '1'];
+  const resampled = `aresample=${ANALYSIS_RATE},asetnsamples=n=${FRAME_SAMPLES}:p=0`;
   if (tracks.length === 0)
     return [
       ...head,
@@ -232,14 +240,16 @@ export function analysisArgs(input: MediaInput, tracks: readonly TrackOutput[]):
       '-map',
       `0:${input.streamIndex}`,
       '-af',
-      `aresample=${ANALYSIS_RATE}`,
+      resampled,
       ...analysisOutput,
     ];
+  // Every channel resampled once, then split: each track picks its channels from the resampled stream.
   const labels = tracks.map((_, i) => `t${i}`);
   const graph = [
-    `[0:${input.streamIndex}]asplit=${tracks.length + 1}[analysis]${labels.map((l) => `[${l}]`).join('')}`,
-    `[analysis]aresample=${ANALYSIS_RATE}[analysisout]`,
-    ...tracks.map((t, i) => `[${labels[i]}]${trackFilters(t.sourceChannels).join(',')}[${labels[i]}out]`),
+    `[0:${input.streamIndex}]${resampled},asplit=${tracks.length + 1}[analysisout]${labels.map((l) => `[${l}]`).join('')}`,
+    ...tracks.map(
+      (t, i) => `[${labels[i]}]${trackFiltersAtRate(t.sourceChannels).join(',')}[${labels[i]}out]`,
+    ),
   ].join(';');
   return [
     ...head,

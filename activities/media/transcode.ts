@@ -49,8 +49,8 @@ export interface TranscodeRange {
 
 /**
  * The filters that make a track of the source: its channel(s) panned to mono, resampled, conditioned.
- * Shared by a session's transcode and the whole tracks the channel analysis writes (staged-tracks.ts),
- * so both give the recognizer the same audio.
+ * Shared by a session's transcode and a track transcoded whole (staged-tracks.ts), so both give the
+ * recognizer the same audio.
  */
 export function trackFilters(sourceChannels: number[], sampleRate = 8000, conditioning = true): string[] {
   return [
@@ -58,6 +58,16 @@ export function trackFilters(sourceChannels: number[], sampleRate = 8000, condit
     `aresample=${sampleRate}`,
     ...(conditioning ? conditioningFilters() : []),
   ];
+}
+
+/**
+ * The same track from a stream already resampled to the track's rate (the channel analysis resamples
+ * every channel once and splits it): panned, then conditioned. The resampler works on each channel on
+ * its own, so picking a channel after it gives the very samples {@link trackFilters} gives; a mix of
+ * channels may differ in its last bit (the gains applied after resampling instead of before).
+ */
+export function trackFiltersAtRate(sourceChannels: number[]): string[] {
+  return [panFilter({ sourceChannels }), ...conditioningFilters()];
 }
 
 /** ffmpeg's arguments for one exact range: exposed for the benchmark and tests. */
