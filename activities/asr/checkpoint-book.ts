@@ -19,7 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { partialResultKey, sessionCheckpointKey, sessionCheckpointsPrefix } from '../../schemas/call-keys.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { listObjectsUnder, type ObjectStore } from '../storage/object-store.ts';
 import { activityContext } from '../activity-context.ts';
 import { partialSchema, type PartialProgress, type RecognizeSessionInput } from './session-types.ts';
 
@@ -182,14 +182,8 @@ async function readJson(store: ObjectStore, key: string): Promise<unknown> {
 }
 
 async function checkpointKeysOf(store: ObjectStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let next: string | undefined;
-  do {
-    const page = await store.listPage(prefix, next);
-    keys.push(...page.objects.map((o) => o.key).filter((k) => k.endsWith('.json')));
-    next = page.next;
-  } while (next);
-  return keys;
+  const objects = await listObjectsUnder(store, prefix);
+  return objects.map((o) => o.key).filter((k) => k.endsWith('.json'));
 }
 
 /**

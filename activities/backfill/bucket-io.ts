@@ -1,5 +1,5 @@
 /** The object-storage reads and writes the batch's activities share: small JSON, first bytes, listings. */
-import type { ObjectInfo, ObjectStore } from '../storage/object-store.ts';
+import { listObjectsUnder, type ObjectInfo, type ObjectStore } from '../storage/object-store.ts';
 import { SNIFF_BYTES } from '../media/sniff.ts';
 
 /** HEAD requests in flight per listing activity (done-checks and manifest lookups). */
@@ -25,14 +25,7 @@ export async function headBytes(store: ObjectStore, bucket: string, key: string)
   return Buffer.concat(chunks).subarray(0, SNIFF_BYTES);
 }
 
-/** Every object under a prefix, page after page. */
-export async function listAll(store: ObjectStore, bucket: string, prefix: string): Promise<ObjectInfo[]> {
-  const out: ObjectInfo[] = [];
-  let next: string | undefined;
-  do {
-    const page = await store.withBucket(bucket).listPage(prefix, next);
-    out.push(...page.objects);
-    next = page.next;
-  } while (next);
-  return out;
+/** Every object under a prefix of `bucket`, page after page. */
+export function listAll(store: ObjectStore, bucket: string, prefix: string): Promise<ObjectInfo[]> {
+  return listObjectsUnder(store.withBucket(bucket), prefix);
 }

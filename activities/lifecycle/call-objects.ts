@@ -17,7 +17,7 @@ import {
   type TablesLocation,
 } from '../../schemas/call-keys.ts';
 import type { CallObjectKind } from '../../schemas/lifecycle.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { listObjectsUnder, type ObjectInfo, type ObjectStore } from '../storage/object-store.ts';
 import { readLocator } from '../tables/call-locator.ts';
 import { eventsPrefix, failuresPrefix } from '../events/event-store.ts';
 
@@ -66,16 +66,8 @@ export async function listAllUnder(
   store: ObjectStore,
   bucket: string,
   prefix: string,
-): Promise<{ key: string; size: number; lastModified?: Date | undefined }[]> {
-  const found: { key: string; size: number; lastModified?: Date | undefined }[] = [];
-  const s = on(store, bucket);
-  let next: string | undefined;
-  do {
-    const page = await s.listPage(prefix, next);
-    found.push(...page.objects.map((o) => ({ key: o.key, size: o.size, lastModified: o.lastModified })));
-    next = page.next;
-  } while (next);
-  return found;
+): Promise<ObjectInfo[]> {
+  return listObjectsUnder(on(store, bucket), prefix);
 }
 
 /** The call's output folder: `<output><callId>/`. */

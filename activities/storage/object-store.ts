@@ -93,6 +93,21 @@ export interface ObjectStore {
 }
 
 /** Region of S3 when neither callpipe's sources nor AWS's (AWS_REGION, the profile) name one. */
+/** Every object under `prefix`, page after page, in the store's key order. */
+export async function listObjectsUnder(
+  store: Pick<ObjectStore, 'listPage'>,
+  prefix: string,
+): Promise<ObjectInfo[]> {
+  const found: ObjectInfo[] = [];
+  let next: string | undefined;
+  do {
+    const page = await store.listPage(prefix, next);
+    found.push(...page.objects);
+    next = page.next;
+  } while (next);
+  return found;
+}
+
 export const S3_FALLBACK_REGION = 'us-east-1';
 
 /**

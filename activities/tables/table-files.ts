@@ -1,7 +1,7 @@
 /** The Parquet files of a table's partitions: read, listed, and a call's rows taken out of one. */
 import { isCallTableFile } from '../../schemas/call-keys.ts';
 import { TABLES, type TableName, type TableRow } from '../../schemas/tables.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { listObjectsUnder, type ObjectStore } from '../storage/object-store.ts';
 import { decodeTable, encodeTable } from './parquet.ts';
 
 const PARQUET = { contentType: 'application/vnd.apache.parquet' };
@@ -45,12 +45,9 @@ export async function removeCall(
 
 /** The Parquet files under a prefix, in key order. */
 export async function listParquet(out: ObjectStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let next: string | undefined;
-  do {
-    const page = await out.listPage(prefix, next);
-    keys.push(...page.objects.map((o) => o.key).filter((k) => k.endsWith('.parquet')));
-    next = page.next;
-  } while (next);
-  return keys.sort();
+  const objects = await listObjectsUnder(out, prefix);
+  return objects
+    .map((o) => o.key)
+    .filter((k) => k.endsWith('.parquet'))
+    .sort();
 }
