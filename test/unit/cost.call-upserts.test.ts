@@ -20,8 +20,11 @@ const history = (file: string) =>
 const upserts = (file: string) => historyActions(history(file).events ?? []).actions.searchAttributesUpsert;
 
 describe('search-attribute upserts per call', () => {
-  it("a done stereo call upserts three times: its patch marker's TemporalChangeVersion, recognize, done", () => {
-    expect(upserts('process-recording-stereo.json')).toBe(3);
+  it("a done stereo call upserts four times: its two patch markers' TemporalChangeVersion, recognize, done", () => {
+    // The milestones' marker (standing for every earlier patch), the staged tracks' at the plan.
+    expect(upserts('process-recording-stereo.json')).toBe(4);
+    // Recorded with the milestones, before the staged tracks: one marker.
+    expect(upserts('process-recording-stereo-before-staged-tracks.json')).toBe(3);
     // The same call recorded before the milestones: a stage, a fact, an upsert.
     expect(upserts('process-recording-stereo-before-search-attribute-milestones.json')).toBeGreaterThan(20);
   });

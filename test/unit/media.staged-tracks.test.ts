@@ -27,6 +27,19 @@ afterAll(() => tmp.cleanup());
 const OPTIONS = { maxSessionSeconds: 30, searchWindowSeconds: 10 };
 const PREFIX = 'calls/c/run/audio/';
 const script = generateCallScript({ durationSeconds: 75, seed: 42 });
+// The plan's temporary track files go under this file's own temporary directory (os.tmpdir() follows
+// TMPDIR), so another process's plan on the machine (a benchmark, a killed worker's leftovers) is not
+// taken for one of these tests'.
+const ownTmp = makeTempDir();
+const machineTmp = process.env.TMPDIR;
+beforeAll(() => {
+  process.env.TMPDIR = ownTmp.dir;
+});
+afterAll(async () => {
+  if (machineTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = machineTmp;
+  ownTmp.cleanup();
+});
 const trackDirs = () => readdirSync(tmpdir()).filter((f) => f.startsWith('callpipe-tracks-'));
 
 describe('fitToLength', () => {

@@ -69,7 +69,7 @@ async function runCall(name: string, mocks: Mocks, options: { idsAtStart?: boole
 }
 
 describe('a call upserts its search attributes at its milestones', () => {
-  it('a done call: three upserts (its patch marker, recognize, done), ending with every attribute', async () => {
+  it('a done call: four upserts (its two patch markers, recognize, done), ending with every attribute', async () => {
     const mocks = mockActivities();
     const score = mocks.computeInsights.getMockImplementation()!;
     mocks.computeInsights.mockImplementation(async (input) => ({
@@ -78,9 +78,10 @@ describe('a call upserts its search attributes at its milestones', () => {
     }));
     const run = await runCall('milestones', mocks);
     expect(run.result.status).toBe('done');
-    expect(run.actions.searchAttributesUpsert).toBe(3);
-    const [marker, recognize, end] = run.upserts;
+    expect(run.actions.searchAttributesUpsert).toBe(4);
+    const [marker, stagedTracksMarker, recognize, end] = run.upserts;
     expect(marker).toEqual(['TemporalChangeVersion']);
+    expect(stagedTracksMarker).toEqual(['TemporalChangeVersion']);
     // Each carries the stage and what was learnt since the last: the facts of probe and plan with the
     // first, the speakers stage's, the categories and the outcome with the end.
     expect(recognize).toEqual(['CallpipeAudioSeconds', 'CallpipeSpeakers', 'CallpipeStage']);
@@ -91,9 +92,10 @@ describe('a call upserts its search attributes at its milestones', () => {
       'CallpipeSpeakers',
       'CallpipeStage',
     ]);
-    // One patch marker: the run asks for no earlier patch one by one.
+    // Two patch markers: the milestones (standing for every earlier patch) and the staged tracks, asked at
+    // the plan; the run asks for no earlier patch one by one.
     const { events } = await run.handle.fetchHistory();
-    expect((events ?? []).filter((e) => e.markerRecordedEventAttributes).length).toBe(1);
+    expect((events ?? []).filter((e) => e.markerRecordedEventAttributes).length).toBe(2);
     const sa = run.attributes;
     expect(sa.get(K.callId)).toBe(run.callId);
     expect(sa.get(K.batchId)).toBe(run.batchId);
@@ -134,7 +136,7 @@ describe('a call upserts its search attributes at its milestones', () => {
     });
   });
 
-  it('a call that fails before its first milestone: one upsert of its own, with what was learnt', async () => {
+  it('a call that fails before its first milestone: one upsert of its own after the markers, with what was learnt', async () => {
     const mocks = mockActivities({
       planSource: async () => {
         throw nonRetryable('MediaError', 'cannot decode the recording');
@@ -142,7 +144,9 @@ describe('a call upserts its search attributes at its milestones', () => {
     });
     const run = await runCall('plan-failed', mocks);
     expect(run.result).toMatchObject({ status: 'failed', stage: 'plan' });
+    // The staged-tracks patch is asked as the plan starts: its marker comes before the plan fails.
     expect(run.upserts).toEqual([
+      ['TemporalChangeVersion'],
       ['TemporalChangeVersion'],
       ['CallpipeAudioSeconds', 'CallpipeOutcome', 'CallpipeStage'],
     ]);
@@ -166,7 +170,7 @@ describe('a call upserts its search attributes at its milestones', () => {
     const run = await runCall('no-ids', mocks, { idsAtStart: false });
     expect(run.result.status).toBe('done');
     expect(run.upserts[1]).toEqual(['CallpipeBatchId', 'CallpipeCallId']);
-    expect(run.actions.searchAttributesUpsert).toBe(4);
+    expect(run.actions.searchAttributesUpsert).toBe(5);
     expect(run.attributes.get(K.callId)).toBe(run.callId);
   });
 });
