@@ -3,7 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
-import type { Silence } from '../../schemas/plan.ts';
+import type { ProbeResult } from '../../schemas/media-probe.ts';
+import type { SessionAudioFormat } from '../../schemas/media-transcode.ts';
+import type { PlanSession, Silence, Track } from '../../schemas/plan.ts';
 import { seededRandom } from '../../schemas/seeded-random.ts';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
 
@@ -134,4 +136,23 @@ export function periodicSilences(durationSeconds: number, period: number, talk: 
     silences.push({ start: t + talk, end: Math.min(t + period, durationSeconds) });
   }
   return silences.filter((s) => s.end > s.start);
+}
+
+/** What transcodes one planned session of a probed recording (transcode.ts `transcodeSession`'s input). */
+export function sessionTranscodeInput(
+  probe: Pick<ProbeResult, 'path' | 'fingerprint' | 'streamIndex'>,
+  tracks: readonly Pick<Track, 'sourceChannels'>[],
+  s: Pick<PlanSession, 'track' | 'start' | 'end'>,
+  format: SessionAudioFormat = 'mulaw',
+) {
+  return {
+    path: probe.path,
+    fingerprint: probe.fingerprint,
+    streamIndex: probe.streamIndex,
+    track: s.track,
+    sourceChannels: tracks[s.track]!.sourceChannels,
+    start: s.start,
+    end: s.end,
+    format,
+  };
 }

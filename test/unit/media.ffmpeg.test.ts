@@ -13,7 +13,7 @@ import { runFfmpeg, runFfprobe, spawnFfmpeg } from '../../activities/media/ffmpe
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { LocalStagingStore } from '../../activities/media/staging.ts';
-import { makeTempDir, writeWav } from '../helpers/media-fixtures.ts';
+import { makeTempDir, sessionTranscodeInput, writeWav } from '../helpers/media-fixtures.ts';
 
 const tmp = makeTempDir();
 afterAll(() => tmp.cleanup());
@@ -123,16 +123,7 @@ describe('createMediaActivities', () => {
     expect(JSON.stringify(plan).length).toBeLessThan(10_000);
     expect(Math.max(...plan.sessions.map((s) => s.end - s.start))).toBeLessThanOrEqual(40);
     const s = plan.sessions[1]!;
-    const staged = await media.transcodeSession({
-      path,
-      fingerprint: probe.fingerprint,
-      streamIndex: probe.streamIndex,
-      track: s.track,
-      sourceChannels: plan.tracks[s.track]!.sourceChannels,
-      start: s.start,
-      end: s.end,
-      format: 'mulaw',
-    });
+    const staged = await media.transcodeSession(sessionTranscodeInput({ ...probe, path }, plan.tracks, s));
     expect(staged.key.startsWith('staging/')).toBe(true);
     expect((await store.head(staged.key))!.size).toBe(Math.round((s.end - s.start) * 1000) * 8);
   });

@@ -19,7 +19,7 @@ import { LocalStagingStore, trackKey } from '../../activities/media/staging.ts';
 import { transcodeSession } from '../../activities/media/transcode.ts';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import { decodeDtmfPhrases, decodeMulaw } from '../helpers/dtmf-decode.ts';
-import { makeTempDir } from '../helpers/media-fixtures.ts';
+import { makeTempDir, sessionTranscodeInput } from '../helpers/media-fixtures.ts';
 
 const tmp = makeTempDir();
 afterAll(() => tmp.cleanup());
@@ -110,19 +110,10 @@ describe('planRecording with staged tracks', () => {
     const plan = await planRecording(probe, OPTIONS, undefined, undefined, { store, keyPrefix: PREFIX });
     expect(plan.sessions.length).toBeGreaterThanOrEqual(4);
     for (const s of plan.sessions) {
-      const own = await transcodeSession(
-        {
-          path: probe.path,
-          fingerprint: probe.fingerprint,
-          streamIndex: probe.streamIndex,
-          track: s.track,
-          sourceChannels: plan.tracks[s.track]!.sourceChannels,
-          start: s.start,
-          end: s.end,
-          format: 'mulaw',
-        },
-        { store, keyPrefix: 'sessions/' },
-      );
+      const own = await transcodeSession(sessionTranscodeInput(probe, plan.tracks, s), {
+        store,
+        keyPrefix: 'sessions/',
+      });
       const a = decodeMulaw(await readFile(store.pathOf(own.key)));
       const track = await readFile(store.pathOf(plan.stagedTracks!.find((t) => t.track === s.track)!.key));
       const b = decodeMulaw(track.subarray(Math.round(s.start * 8000), Math.round(s.end * 8000)));

@@ -20,7 +20,7 @@ import {
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { SessionPlan } from '../../schemas/plan.ts';
 import { decodeDtmfPhrases, decodeMulaw, decodeS16le } from '../helpers/dtmf-decode.ts';
-import { makeTempDir } from '../helpers/media-fixtures.ts';
+import { makeTempDir, sessionTranscodeInput } from '../helpers/media-fixtures.ts';
 
 const tmp = makeTempDir();
 afterAll(() => tmp.cleanup());
@@ -121,19 +121,10 @@ describe('transcodeSession', () => {
     const { probe, plan } = sources[name]!;
     return Promise.all(
       plan.sessions.map(async (s) => {
-        const staged = await transcodeSession(
-          {
-            path: probe.path,
-            fingerprint: probe.fingerprint,
-            streamIndex: probe.streamIndex,
-            track: s.track,
-            sourceChannels: plan.tracks[s.track]!.sourceChannels,
-            start: s.start,
-            end: s.end,
-            format,
-          },
-          { store, keyPrefix: 'staging/' },
-        );
+        const staged = await transcodeSession(sessionTranscodeInput(probe, plan.tracks, s, format), {
+          store,
+          keyPrefix: 'staging/',
+        });
         return { session: s, staged, bytes: await readFile(store.pathOf(staged.key)) };
       }),
     );
