@@ -25,3 +25,20 @@ export const stagedSessionSchema = z.object({
   reused: z.boolean(),
 });
 export type StagedSession = z.infer<typeof stagedSessionSchema>;
+
+/**
+ * The bytes [start, end) of a session's 8-kHz mu-law audio within the staged object that holds it:
+ * placed by where the object starts on the recording's clock (`audioStart`: 0 for a whole staged track;
+ * absent, an object of the session alone, which starts at the session).
+ */
+export function sessionByteRange(session: { start: number; end: number; audioStart?: number | undefined }): {
+  start: number;
+  end: number;
+} {
+  const objectStart = session.audioStart ?? session.start;
+  const rate = SESSION_AUDIO_BYTES_PER_SECOND.mulaw;
+  return {
+    start: Math.round((session.start - objectStart) * rate),
+    end: Math.round((session.end - objectStart) * rate),
+  };
+}

@@ -8,6 +8,7 @@ import { metrics } from '../metrics.ts';
 import { recognitionOptionsFor, unbracketFillers } from './recognition-options.ts';
 import { heartbeatThrottled, stagePartial, type SessionRun } from './session-run.ts';
 import type { RecognizeSessionInput } from './session-types.ts';
+import { sessionByteRange } from '../../schemas/media-transcode.ts';
 
 /** Spec 02, Audio formats: the 8 kHz models take 8-bit mu-law. */
 const CODEC = 'mulaw' as const;
@@ -26,10 +27,8 @@ export function sessionBytes(
   input: Pick<RecognizeSessionInput, 'start' | 'end' | 'audioStart'>,
   fromSession: number,
 ): { start: number; end: number } {
-  const objectStart = input.audioStart ?? input.start;
-  const first = Math.round((input.start - objectStart) * SAMPLE_RATE) + fromSession;
-  const end = Math.round((input.end - objectStart) * SAMPLE_RATE);
-  return { start: first, end: end - 1 };
+  const range = sessionByteRange(input);
+  return { start: range.start + fromSession, end: range.end - 1 };
 }
 
 /** How a stream ended: done, or failed with `error` after sending audio up to `position`. */

@@ -11,6 +11,7 @@
  * back to the workflow. A separation that cannot finish leaves the call's speakers as they were, with the
  * reason: it never fails the call.
  */
+import { sessionByteRange } from '../../schemas/media-transcode.ts';
 import type { Track } from '../../schemas/plan.ts';
 import {
   SPEAKERS_DOCUMENT_VERSION,
@@ -137,9 +138,8 @@ export async function readStagedAudio(
   const staged = await Promise.all(
     sessions.map(async (s) => {
       const bytes = await objects.get(s.audioKey)!;
-      const at = Math.round((s.start - (s.audioStart ?? s.start)) * STAGED_SAMPLE_RATE);
-      const to = Math.round((s.end - (s.audioStart ?? s.start)) * STAGED_SAMPLE_RATE);
-      return { start: s.start, bytes: bytes.subarray(at, Math.min(to, bytes.length)) };
+      const range = sessionByteRange(s);
+      return { start: s.start, bytes: bytes.subarray(range.start, Math.min(range.end, bytes.length)) };
     }),
   );
   return stagedAudioReader(staged);
