@@ -1,11 +1,11 @@
 // Lint rules that guard what reviews forget: workflow determinism, type-aware promise mistakes, and the
-// layering of DESIGN.md (which folder may import which; no import cycles).
+// layering of docs/design.md (which folder may import which; no import cycles).
 import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import imports from './scripts/eslint-plugin-imports.mjs';
 
-// DESIGN.md, Layout: the folders of ours each top-level folder may import ('*': all). Folders not listed
+// docs/design.md, Layout: the folders of ours each top-level folder may import ('*': all). Folders not listed
 // here (scripts/, bin/) are plain tooling, free to import and be imported.
 const IMPORT_TABLE = {
   root: import.meta.dirname,

@@ -1,5 +1,5 @@
 /**
- * DTMF decoding with the Goertzel algorithm (DESIGN.md, "Synthetic recordings the emulator can
+ * DTMF decoding with the Goertzel algorithm (docs/design.md, "Synthetic recordings the emulator can
  * recognize"; frequencies from schemas/synthetic-recording.ts, ITU-T Q.23).
  *
  * The segmenter hands over one tone burst at a time (a run of loud 10 ms frames); this module says which

@@ -1,5 +1,5 @@
 /**
- * The phrasebook: phrase id → text (DESIGN.md; schema in schemas/synthetic-recording.ts). The default
+ * The phrasebook: phrase id → text (docs/design.md; schema in schemas/synthetic-recording.ts). The default
  * Japanese call-center phrasebook ships beside this file; `--phrasebook` replaces it.
  */
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * "Recognition" of synthetic recordings (DESIGN.md): audio → speech segments → DTMF `*id#` → the
+ * "Recognition" of synthetic recordings (docs/design.md): audio → speech segments → DTMF `*id#` → the
  * phrasebook's text, as the server messages of spec 02 ("Server message"), each stamped with the audio
  * time at which it became known so the session can release it when its recognizer clock gets there.
  *

@@ -1,5 +1,5 @@
 /**
- * Speech segment detection on streamed audio (DESIGN.md: "detects speech segments from the audio it is
+ * Speech segment detection on streamed audio (docs/design.md: "detects speech segments from the audio it is
  * sent"). Energy in 10 ms frames: a frame louder than -35 dBFS is sound. The synthetic recordings put
  * DTMF at about -12 dBFS over digital silence or noise near -60 dBFS, so the threshold sits far from both.
  *

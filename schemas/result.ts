@@ -1,5 +1,5 @@
 /**
- * The output documents of a call (DESIGN.md, Output): `result.json`, written last under
+ * The output documents of a call (docs/design.md, Output): `result.json`, written last under
  * `<out>/<callId>/` so its presence means the call is done, and `error.json`, written instead when the
  * call failed. The JSON Schema published beside this file (`result.schema.json`) is generated from
  * these schemas by `node scripts/on-node.mjs ts schemas/generate-json-schema.ts`; a unit test fails when it is stale.

@@ -1,5 +1,5 @@
 /**
- * The synthetic-recording contract (DESIGN.md, "Synthetic recordings the emulator can recognize").
+ * The synthetic-recording contract (docs/design.md, "Synthetic recordings the emulator can recognize").
  *
  * No speech model is available offline, so test recordings carry their words in-band as DTMF: each
  * utterance is `*` + decimal phrase id + `#`. The fixture generator (activities/media) writes it and the

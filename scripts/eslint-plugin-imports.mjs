@@ -1,4 +1,4 @@
-// ESLint rules over callpipe's own imports (relative specifiers), so the layering of DESIGN.md is checked
+// ESLint rules over callpipe's own imports (relative specifiers), so the layering of docs/design.md is checked
 // by a machine: `import-table` (which top-level folder may import which, given as the rule's options) and
 // `no-cycle` (no module reaches itself through runtime imports). Type-only imports are erased by Node's
 // type stripping, so they never make a cycle, and the table can allow a folder only them.
@@ -28,7 +28,7 @@ function resolveSpecifier(fromFile, specifier) {
 const importTable = {
   meta: {
     type: 'problem',
-    docs: { description: "imports between top-level folders follow DESIGN.md's layout table" },
+    docs: { description: "imports between top-level folders follow docs/design.md's layout table" },
     schema: [
       {
         type: 'object',
@@ -44,9 +44,9 @@ const importTable = {
       },
     ],
     messages: {
-      forbidden: "{{from}}/ may not import {{to}}/ (DESIGN.md, Layout): '{{specifier}}'",
+      forbidden: "{{from}}/ may not import {{to}}/ (docs/design.md, Layout): '{{specifier}}'",
       typesOnly:
-        "{{from}}/ may import only types from {{to}}/ (DESIGN.md, Layout): use `import type` for '{{specifier}}'",
+        "{{from}}/ may import only types from {{to}}/ (docs/design.md, Layout): use `import type` for '{{specifier}}'",
     },
   },
   create(context) {

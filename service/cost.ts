@@ -1,5 +1,5 @@
 /**
- * What a call cost, so results can say it (DESIGN.md, Output: "processing facts such as requests made
+ * What a call cost, so results can say it (docs/design.md, Output: "processing facts such as requests made
  * and retries"). A {@link CostMeter} is mutable and can be shared by several calls (one per recording);
  * a {@link CallCost} is its frozen snapshot.
  */

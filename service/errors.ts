@@ -1,6 +1,6 @@
 /**
  * One error type for everything the Language Analysis Service (or the way to it) can do wrong, with a
- * classification the layers above decide on (DESIGN.md, Task queues and limits: "a retry decision is
+ * classification the layers above decide on (docs/design.md, Task queues and limits: "a retry decision is
  * made in one place, from that class"). The code → class table is docs/retries.md's error table.
  */
 import { inspect } from 'node:util';

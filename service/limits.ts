@@ -1,5 +1,5 @@
 /**
- * Per-process concurrency, one p-limit per endpoint family (DESIGN.md, Task queues and limits). The
+ * Per-process concurrency, one p-limit per endpoint family (docs/design.md, Task queues and limits). The
  * cross-worker rate of text calls is Temporal's task-queue rate limit; this only keeps one process from
  * opening more requests (or recognition sessions) than it was given.
  */

@@ -1,5 +1,5 @@
 /**
- * A value that must never be printed or serialized: client secrets and access tokens (DESIGN.md:
+ * A value that must never be printed or serialized: client secrets and access tokens (docs/design.md:
  * "Secrets never enter workflow arguments, history, logs or results"). The value lives in a private
  * field, so `JSON.stringify`, `util.inspect`, `console.log`, template strings and structured logs all
  * see `[redacted]`; only an explicit `reveal()` at the point of use (a request header) reads it.

@@ -1,7 +1,7 @@
 /**
  * Access tokens (spec 01, Authentication): client-credentials request to `authUrl`, cached, refreshed
  * before expiry, one request in flight however many callers need a token, and the "refresh once on
- * 99998 / HTTP 401, then fail with an auth error" rule of DESIGN.md.
+ * 99998 / HTTP 401, then fail with an auth error" rule of docs/design.md.
  */
 import { inspect } from 'node:util';
 import { tokenResponseSchema, type TokenResponse } from '../schemas/service-auth.ts';
@@ -195,7 +195,7 @@ export function isTokenRejection(err: unknown): err is ServiceError {
 
 /**
  * Runs `call` with a token; when the service rejects the token, refreshes once and runs `call` again;
- * a second rejection becomes an auth error that says what to check (DESIGN.md, Error handling).
+ * a second rejection becomes an auth error that says what to check (docs/design.md, Error handling).
  */
 export async function withToken<T>(
   tokens: TokenProvider,

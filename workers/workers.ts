@@ -1,5 +1,5 @@
 /**
- * One function per task queue (DESIGN.md, Task queues and limits), each returning a configured Worker.
+ * One function per task queue (docs/design.md, Task queues and limits), each returning a configured Worker.
  * The entry points (`media.ts`, `asr.ts`, `nlp.ts`, `workflows.ts`, `all.ts`) only choose which to run.
  */
 import {

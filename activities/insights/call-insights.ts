@@ -1,5 +1,5 @@
 /**
- * A call's insights from its staged outputs (DESIGN.md, data flow: "insights: metrics, categories,
+ * A call's insights from its staged outputs (docs/design.md, data flow: "insights: metrics, categories,
  * scorecard"): talk time, then the rule file's metrics, categories and scorecard over the call as
  * result.json will hold it (storage/call-content.ts builds it, for both this and publish). Pure: the
  * activity that reads the parts and writes the document is insights-stage.ts.

@@ -1,5 +1,5 @@
 /**
- * The insights stage (DESIGN.md, data flow): one activity on the media queue that reads the call's
+ * The insights stage (docs/design.md, data flow): one activity on the media queue that reads the call's
  * redacted timeline and text steps' outputs, computes talk time, metrics, categories and scorecard
  * (call-insights.ts) by the call's rule file, and writes them as ONE staged document
  * (schemas/insights.ts) for publish to copy into result.json. Only small facts go back to the workflow:

@@ -1,6 +1,6 @@
 /**
  * What the error of a text step becomes: the step's own failure, or a failure for Temporal typed by the
- * classifier (../failure-classifier.ts) and waiting as the retry table says (DESIGN.md, Task queues and
+ * classifier (../failure-classifier.ts) and waiting as the retry table says (docs/design.md, Task queues and
  * limits; STYLE.md: "a retry decision is made in one place, from that class"):
  *
  * | error                         | outcome                                                               |

@@ -1,5 +1,5 @@
 /**
- * The speakers stage (DESIGN.md, data flow: "speakers: separate one-track calls by voice, name roles by
+ * The speakers stage (docs/design.md, data flow: "speakers: separate one-track calls by voice, name roles by
  * evidence"): one activity on the media queue, between the merge and redaction, so that every later step
  * (sentiment by speaker, talk time, rules, tables, pages) reads who said what as established here.
  *

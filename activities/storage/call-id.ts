@@ -1,6 +1,6 @@
 /**
  * Identity of a call and of its processing run, derived from the source so that the same recording
- * submitted twice is one call and one workflow (DESIGN.md; issue 5 item 1).
+ * submitted twice is one call and one workflow (docs/design.md; issue 5 item 1).
  *
  * - callId: stable per object (bucket + key); names the output folder, so re-running finds the earlier
  *   `result.json`. It is also the workflow id, a search attribute, every output key, the tables'

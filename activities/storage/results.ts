@@ -1,5 +1,5 @@
 /**
- * The outputs of a call (DESIGN.md, Output). `publishResult` (the publish stage) reads the staged
+ * The outputs of a call (docs/design.md, Output). `publishResult` (the publish stage) reads the staged
  * Timeline, text steps' outputs and the insights stage's document, assembles `result.json`
  * (result-document.ts), writes `transcript.vtt` and the call viewer `call.html` (pages/call-page.ts),
  * then `result.json` LAST, so its presence means the call is done. `writeResult` does the same but scores

@@ -1,5 +1,5 @@
 /**
- * `<CALLPIPE_HOME>/stack.json`: how other commands find a running local stack (DESIGN.md: through
+ * `<CALLPIPE_HOME>/stack.json`: how other commands find a running local stack (docs/design.md: through
  * CALLPIPE_HOME), and how the next `callpipe up` finds what a killed one left behind. It is written as soon
  * as the stack starts and again as each child is spawned, so even an `up` killed half-way through its start
  * leaves the pids of everything it started; the addresses appear once the whole stack is healthy.

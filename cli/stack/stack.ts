@@ -409,7 +409,7 @@ function localStackConfig(base: Config, home: string, ports: StackPorts): Config
       baseUrl: `${emulatorUrl}/api/dev`,
       asrBaseUrl: undefined,
       authUrl: `${emulatorUrl}/v1/oauth/accesstokens`,
-      // The stack's emulator runs at `speed`, so the client paces itself to match (DESIGN.md).
+      // The stack's emulator runs at `speed`, so the client paces itself to match (docs/design.md).
       speed: base.stack.emulatorSpeed,
     },
     s3: {

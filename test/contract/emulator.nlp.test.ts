@@ -19,7 +19,7 @@ interface Golden {
 }
 const golden = (
   JSON.parse(
-    readFileSync(new URL('../../../shared/golden/service-responses.json', import.meta.url), 'utf8'),
+    readFileSync(new URL('../fixtures/service-responses.json', import.meta.url), 'utf8'),
   ) as {
     interactions: Golden[];
   }

@@ -1,5 +1,5 @@
 /**
- * A small DTMF generator for the emulator's tests: synthetic recordings as DESIGN.md describes them
+ * A small DTMF generator for the emulator's tests: synthetic recordings as docs/design.md describes them
  * (`*id#`, 80 ms tones, 40 ms gaps, about -12 dBFS per sine, over silence or low noise), as float
  * samples, 16-bit PCM, mu-law or a WAV file. Kept apart from the fixture command so the emulator's tests
  * do not depend on it.

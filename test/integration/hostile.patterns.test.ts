@@ -7,7 +7,7 @@
  * rules file with a pattern the linear-time engine does not run (with its line).
  *
  * The call's text comes from an emulator of this test's own whose phrasebook holds the hostile lines
- * (DESIGN.md, "Synthetic recordings the emulator can recognize").
+ * (docs/design.md, "Synthetic recordings the emulator can recognize").
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Secrets and personal data stay out of everything we write (DESIGN.md: "Secrets and customers' personal
+ * Secrets and personal data stay out of everything we write (docs/design.md: "Secrets and customers' personal
  * data never enter workflow arguments, history, search attributes, logs or metrics"; issue 7 item 5,
  * issue 15 item 3). The call is one in which a customer gives personal data (test/helpers/personal-data.ts). The emulator sees the client secret and tokens on the wire; our
  * files must not: the workers' log, workflow histories fetched from the server, result.json, error.json,

@@ -13,8 +13,8 @@ interface Interaction {
   responseBody: unknown;
 }
 
-// The shared folder sits beside the repository: <repo>/../shared/golden/.
-const goldenUrl = new URL('../../../shared/golden/service-responses.json', import.meta.url);
+// Responses recorded from the live service (their source is the file's "about").
+const goldenUrl = new URL('../fixtures/service-responses.json', import.meta.url);
 const golden = JSON.parse(readFileSync(fileURLToPath(goldenUrl), 'utf8')) as { interactions: Interaction[] };
 
 describe('golden recorded responses parse with the client parsers', () => {
