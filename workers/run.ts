@@ -7,6 +7,7 @@ import { stopWithParent } from './parent-watch.ts';
 import { costMeterInterceptor } from '../activities/cost/activity-meter.ts';
 import { checkProcessResources } from './process-resources.ts';
 import { FALLBACK_BOUND_MS, startEventLoopWatchdog, WATCHDOG_EXIT_CODE } from './event-loop-watchdog.ts';
+import { sweepScratch } from '../activities/scratch.ts';
 
 export async function runWorkers(queues: QueueName[]): Promise<void> {
   const config = loadConfig();
@@ -37,6 +38,10 @@ export async function runWorkerProcess(
       exitCode: WATCHDOG_EXIT_CODE,
     }),
   );
+  // Scratch folders of worker processes killed before their exit handler ran (SIGKILL, OOM).
+  const swept = sweepScratch();
+  if (swept.length > 0)
+    console.log(JSON.stringify({ msg: 'swept scratch of ended processes', folders: swept.length }));
   const temporalMetricsPort = await freeLoopbackPort();
   installRuntime(config, { temporalMetricsPort });
   // Metrics come up before the workers so a scrape never finds the port closed while they start.

@@ -5,8 +5,7 @@
  * whatever the length: a 10-hour recording is never held whole.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import {
@@ -22,6 +21,7 @@ import { seededRandom } from '../../schemas/seeded-random.ts';
 import { runFfmpeg } from './ffmpeg.ts';
 import { MediaError } from './errors.ts';
 import { mixLegs, settleAll, TELEPHONE_PATHS } from './telephone-path.ts';
+import { makeScratchDir } from '../scratch.ts';
 
 export const FIXTURE_CONTAINERS = ['wav', 'mp3', 'm4a', 'flac', 'ogg'] as const;
 export type FixtureContainer = (typeof FIXTURE_CONTAINERS)[number];
@@ -344,7 +344,7 @@ export async function renderLegFixture(
   const durationSeconds = valid.durationSeconds ?? scriptEndSeconds(valid) + DEFAULT_TAIL_SECONDS;
   const seed = options.seed ?? 1;
   const { signal } = options;
-  const dir = await mkdtemp(join(tmpdir(), 'callpipe-fixture-legs-'));
+  const dir = await makeScratchDir('fixture-legs-');
   try {
     // A mono recording: the legs' sum is the file.
     if (channels === 1) {

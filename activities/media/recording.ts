@@ -1,25 +1,19 @@
 /**
  * Media activities on a recording in object storage: each spools the source to a local copy (shared
- * by the activities of one worker), then runs the plain media functions on it. Probe, plan and
- * transcode are separate activities so a long transcode retries alone and the workflow shows progress.
+ * by the activities of one worker), then runs the plain media functions on it. Probe and plan (which
+ * stages every track) are separate activities so a long plan retries alone and the workflow shows
+ * progress.
  */
 import { randomUUID } from 'node:crypto';
 import { rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
-import type { StagedSession } from '../../schemas/media-transcode.ts';
 import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
 import type { RecordingSource } from '../../schemas/recording.ts';
 import { redactionOutputSchema, type AudioRedaction } from '../../schemas/result.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { isPermanentS3Error, s3StatusOf } from '../storage/s3-errors.ts';
 import { localCopy } from '../storage/source-cache.ts';
-import {
-  createMediaActivities,
-  type MediaActivities,
-  type TranscodeSessionActivityInput,
-} from './local-media.ts';
+import { createMediaActivities, type MediaActivities } from './local-media.ts';
 import type { StagingStore } from './staging.ts';
 import { activityContext } from '../activity-context.ts';
 import { failureOf } from '../failure.ts';
@@ -28,6 +22,7 @@ import { openInput } from './media-input.ts';
 import { writeRedactedAudio, type AudioMask } from './redacted-audio.ts';
 import { mapRedactionSpans, type FrameSpan } from './redaction-spans.ts';
 import { roundSecondsToMs } from '../../schemas/units.ts';
+import { scratchPath } from '../scratch.ts';
 
 export interface RecordingMediaDeps {
   store: ObjectStore;
@@ -80,11 +75,6 @@ export interface PlanSourceInput {
   stageTracksUnder?: string;
 }
 
-export type TranscodeSourceInput = Omit<TranscodeSessionActivityInput, 'path'> & {
-  source: RecordingSource;
-  keyPrefix: string;
-};
-
 async function planSource(
   media: MediaActivities,
   local: LocalCopy,
@@ -100,21 +90,6 @@ async function planSource(
       ...(input.stageTracksUnder !== undefined ? { stageTracksUnder: input.stageTracksUnder } : {}),
     }),
   );
-}
-
-async function transcodeSource(
-  deps: RecordingMediaDeps,
-  local: LocalCopy,
-  input: TranscodeSourceInput,
-): Promise<StagedSession> {
-  const { source, keyPrefix, ...rest } = input;
-  const path = await local(source);
-  const callMedia = createMediaActivities({
-    store: deps.staging,
-    keyPrefix,
-    planDefaults: deps.planDefaults,
-  });
-  return namedBySource(source, path, () => callMedia.transcodeSession({ ...rest, path }));
 }
 
 /** The masked copy made in `outPath`, from the worker's local copy (`path`) of the source. */
@@ -150,7 +125,7 @@ async function redactAudio(
   };
   if (!mapped.ok) return fail(mapped.reason);
   const path = await local(input.source);
-  const outPath = join(tmpdir(), `callpipe-redacted-${randomUUID()}.flac`);
+  const outPath = scratchPath(`redacted-${randomUUID()}.flac`);
   try {
     const made = await writeMaskedCopy(path, input, mapped.spans, outPath);
     if (!made.ok) return await fail(made.reason);
@@ -196,12 +171,6 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
     },
 
     planSource: (input: PlanSourceInput) => planSource(media, local, input),
-
-    /**
-     * Staged under the call's own `keyPrefix`: two calls of identical content must not share (and
-     * clean up) each other's audio; retries of one call still find their earlier output.
-     */
-    transcodeSource: (input: TranscodeSourceInput) => transcodeSource(deps, local, input),
 
     /**
      * The redacted copy of the recording (redacted-audio.ts), written to `output` only once it checked

@@ -11,8 +11,7 @@
  * final track that is not one of them (a mix that lost a silent channel) is transcoded whole once more.
  */
 import { createWriteStream } from 'node:fs';
-import { appendFile, mkdtemp, rm, stat, truncate } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, rm, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { PlanSession, StagedTrack, Track } from '../../schemas/plan.ts';
@@ -20,6 +19,7 @@ import type { TrackOutput } from './channel-analysis.ts';
 import type { MediaInput } from './media-input.ts';
 import { trackKey, type StagingStore } from './staging.ts';
 import { expectedBytes, transcodeStream } from './transcode.ts';
+import { makeScratchDir } from '../scratch.ts';
 
 /** Mu-law's code for silence (a zero sample): what pads a track to the plan's length. */
 export const MULAW_SILENCE = 0xff;
@@ -39,7 +39,7 @@ export interface TrackFiles {
 
 /** Files for the tracks mapped before the analysis, for the analysis run to write. */
 export async function trackFiles(tracks: readonly Pick<Track, 'sourceChannels'>[]): Promise<TrackFiles> {
-  const dir = await mkdtemp(join(tmpdir(), 'callpipe-tracks-'));
+  const dir = await makeScratchDir('tracks-');
   return {
     dir,
     outputs: tracks.map((t, i) => ({

@@ -8,12 +8,12 @@
  * its codec and back, then gets its noise; the legs are summed at unit weight and the sum is resampled
  * to the rate asked. No normalization: the level difference between the legs is part of what they are.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TelephonePathName } from '../../schemas/synthetic-recording.ts';
 import { MediaError } from './errors.ts';
 import { runFfmpeg, runFfprobe } from './ffmpeg.ts';
+import { makeScratchDir } from '../scratch.ts';
 
 export interface TelephonePath {
   /** Gain of the leg in dB. */
@@ -168,7 +168,7 @@ export async function mixLegs(
   }
   legs.forEach((leg, i) => checkPath(leg.path, i));
 
-  const dir = await mkdtemp(join(tmpdir(), 'callpipe-legs-'));
+  const dir = await makeScratchDir('legs-');
   try {
     const lengths = await settleAll(legs.map((leg) => durationOf(leg.input, signal)));
     const frames = Math.round(Math.max(...lengths) * LINE_RATE);

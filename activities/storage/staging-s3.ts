@@ -4,13 +4,13 @@
  * length check never becomes an object.
  */
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { StagedObjectInfo, StagingMeta, StagingStore } from '../media/staging.ts';
 import type { ObjectStore } from './object-store.ts';
+import { makeScratchDir } from '../scratch.ts';
 
 export class S3StagingStore implements StagingStore {
   private readonly store: ObjectStore;
@@ -29,7 +29,7 @@ export class S3StagingStore implements StagingStore {
 
   async put(key: string, body: Readable | Buffer, meta: StagingMeta): Promise<void> {
     if (Buffer.isBuffer(body)) return this.store.put(key, body, { metadata: meta });
-    const dir = await mkdtemp(join(tmpdir(), 'callpipe-staging-'));
+    const dir = await makeScratchDir('staging-');
     try {
       const file = join(dir, 'body');
       await pipeline(body, createWriteStream(file));
