@@ -4,9 +4,19 @@
  * analysis table over a local folder of its Parquet files, in the call center's time zone.
  * Extensions are never installed or loaded from outside (autoinstall and autoload off); Parquet, JSON and
  * ICU (time zones) are built in.
+ *
+ * A user's statement reaches the tables and nothing else: once the views exist, DuckDB may open only
+ * their Parquet files (`allowed_paths`), no other file, database, extension or URL
+ * (`enable_external_access = false`), and the configuration is locked so no statement can undo that;
+ * only one read-only statement (SELECT, EXPLAIN, DESCRIBE, SHOW) is run, so even the allowed files
+ * cannot be overwritten.
  */
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, StatementType, type DuckDBConnection } from '@duckdb/node-api';
 import { TABLES, type ColumnType, type TableDef } from '../../schemas/tables.ts';
+import { notAQueryMessage, queryErrorMessage } from './query-errors.ts';
+
+/** DESCRIBE, SHOW and SUMMARIZE are SELECTs to DuckDB; EXPLAIN only plans or times a SELECT. */
+const READ_ONLY_STATEMENTS = new Set<StatementType>([StatementType.SELECT, StatementType.EXPLAIN]);
 
 export interface QueryResult {
   columns: string[];
@@ -62,8 +72,10 @@ export async function openTablesDatabase(
   });
   const connection: DuckDBConnection = await instance.connect();
   await connection.run(`SET TimeZone = ${quote(timeZone)}`);
+  const allowed: string[] = [];
   for (const table of Object.values(TABLES)) {
     const list = files(table.name);
+    allowed.push(...list);
     await connection.run(
       list.length === 0
         ? emptyTable(table)
@@ -71,10 +83,19 @@ export async function openTablesDatabase(
             `hive_partitioning = true, hive_types = {'dt': DATE}, union_by_name = true)`,
     );
   }
+  await connection.run(`SET allowed_paths = [${allowed.map(quote).join(', ')}]`);
+  await connection.run('SET enable_external_access = false');
+  await connection.run('SET lock_configuration = true');
   return {
     async query(sql) {
       try {
-        const reader = await connection.runAndReadAll(sql);
+        const statements = await connection.extractStatements(sql);
+        if (statements.count !== 1) throw new QueryError(notAQueryMessage({ statements: statements.count }));
+        const statement = await statements.prepare(0);
+        if (!READ_ONLY_STATEMENTS.has(statement.statementType)) {
+          throw new QueryError(notAQueryMessage({ statementType: StatementType[statement.statementType] }));
+        }
+        const reader = await statement.runAndReadAll();
         const columns = reader.columnNames();
         const types = reader.columnTypes().map(String);
         // DuckDB's JSON gives 64-bit integers (COUNT(*), SUM of integers) as text; a count is a number.
@@ -88,8 +109,8 @@ export async function openTablesDatabase(
         });
         return { columns, types, rows };
       } catch (err) {
-        // DuckDB's message names the problem and where in the SQL; it is the user's to fix.
-        throw new QueryError((err as Error).message);
+        if (err instanceof QueryError) throw err;
+        throw new QueryError(queryErrorMessage((err as Error).message, sql));
       }
     },
     close() {
