@@ -35,8 +35,8 @@ const stackFiles = Math.max(1, Number(process.env.CALLPIPE_TEST_STACK_FILES ?? 1
 
 /**
  * Unit, contract and workflow files at once (`CALLPIPE_TEST_WORKERS`, default 2: many wait on ffmpeg,
- * servers or timers rather than on their own process). The second Node line's leg, run beside the
- * integration project, takes 1 so that it does not crowd the stack.
+ * servers or timers rather than on their own process). The second Node line's `node-line` project, run
+ * beside the integration projects, takes 1 so that it does not crowd the stack.
  */
 const workers = Math.max(1, Number(process.env.CALLPIPE_TEST_WORKERS ?? 2) || 2);
 
@@ -100,6 +100,19 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 60_000,
           maxWorkers: workers,
+        },
+      },
+      {
+        // What can differ between Node lines, run on the second one (test/node-line/node-line.smoke.test.ts):
+        // the command, ffmpeg through it, DuckDB, and Temporal's core bridge running real workflows on the
+        // workflow bundle (one workflow file, with the workflow project's server and bundle).
+        test: {
+          name: 'node-line',
+          include: ['test/node-line/**/*.test.ts', 'test/workflow/events.test.ts'],
+          globalSetup: ['test/workflow/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          maxWorkers: 1,
         },
       },
       ...integrationProjects,

@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// `npm test` after the bootstrap: lint beside the type check, then the unit, contract and workflow projects,
+// then the integration projects beside the second Node line's `node-line` project, stopping at the first
+// stage that fails. Prints how long each part took at the end.
+//
+// Every temporary file of the run (the tests', the servers', the product's scratch) goes into one per-run
+// folder: TMPDIR points there for every process the run starts, and the folder is removed at the end,
+// whatever happened (a failure, Ctrl-C); the run fails if it could not be removed.
+import { Buffer } from 'node:buffer';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const VITEST = 'node_modules/vitest/vitest.mjs';
+/** Each stage: parts run at once; the first prints as it goes, the others are held and printed after. */
+const STAGES = [
+  [
+    { name: 'lint', cmd: ['npm', 'run', '--silent', 'lint'] },
+    { name: 'typecheck', cmd: ['npm', 'run', '--silent', 'typecheck'] },
+  ],
+  [
+    {
+      name: 'unit, contract, workflow',
+      cmd: [
+        'node',
+        'scripts/on-node.mjs',
+        'ts',
+        VITEST,
+        'run',
+        '--project',
+        'unit',
+        '--project',
+        'contract',
+        '--project',
+        'workflow',
+      ],
+    },
+  ],
+  [
+    {
+      name: 'integration',
+      cmd: ['node', 'scripts/on-node.mjs', 'ts', VITEST, 'run', '--project', 'integration*'],
+      env: { CALLPIPE_TEST_STACK_FILES: '2' },
+    },
+    {
+      // The second Node line: only what can differ between lines (vitest.config.ts, `node-line`).
+      name: 'node-line (second Node line)',
+      cmd: ['node', 'scripts/on-node.mjs', 'other', VITEST, 'run', '--project', 'node-line'],
+      env: { CALLPIPE_TEST_WORKERS: '1' },
+    },
+  ],
+];
+
+const runDir = mkdtempSync(join(tmpdir(), 'callpipe-test-run-'));
+const children = new Set();
+
+function removeRunDir() {
+  rmSync(runDir, { recursive: true, force: true, maxRetries: 3 });
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    for (const child of children) child.kill(signal);
+    removeRunDir();
+    process.exit(130);
+  });
+}
+
+/** Runs one part; `held` collects its output instead of printing it. Resolves to its exit code. */
+function runPart(part, held) {
+  return new Promise((resolve) => {
+    const [command, ...args] = part.cmd;
+    const child = spawn(command, args, {
+      stdio: held ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+      env: { ...process.env, ...part.env, TMPDIR: runDir, CALLPIPE_TEST_RUN_DIR: runDir },
+    });
+    children.add(child);
+    if (held) {
+      child.stdout.on('data', (chunk) => held.push(chunk));
+      child.stderr.on('data', (chunk) => held.push(chunk));
+    }
+    child.on('error', (err) => {
+      held?.push(Buffer.from(`${err.message}\n`));
+      resolve(1);
+    });
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+const timings = [];
+const suiteStarted = Date.now();
+let failed;
+for (const stage of STAGES) {
+  const results = await Promise.all(
+    stage.map(async (part, i) => {
+      const held = i === 0 ? null : [];
+      const started = Date.now();
+      const code = await runPart(part, held);
+      const seconds = (Date.now() - started) / 1000;
+      timings.push({ name: part.name, seconds, code });
+      return { part, held, code, seconds };
+    }),
+  );
+  for (const { part, held, seconds } of results.slice(1)) {
+    process.stdout.write(`\n── ${part.name} (beside ${stage[0].name}; ${seconds.toFixed(0)} s) ──\n`);
+    process.stdout.write(Buffer.concat(held));
+  }
+  failed = results.find((r) => r.code !== 0);
+  if (failed) break;
+}
+
+removeRunDir();
+const leftBehind = existsSync(runDir);
+const total = (Date.now() - suiteStarted) / 1000;
+console.log('\nnpm test, seconds per part:');
+for (const t of timings)
+  console.log(
+    `  ${t.seconds.toFixed(0).padStart(5)}  ${t.name}${t.code === 0 ? '' : ` (failed, exit ${t.code})`}`,
+  );
+console.log(`  ${total.toFixed(0).padStart(5)}  in all, wall clock`);
+if (leftBehind) console.error(`npm test: the run's temporary folder ${runDir} could not be removed`);
+else console.log(`  temporary files: the run's folder removed (${runDir})`);
+if (failed) console.error(`npm test: ${failed.part.name} failed (exit ${failed.code})`);
+process.exit(failed ? failed.code || 1 : leftBehind ? 1 : 0);
