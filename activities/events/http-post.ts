@@ -1,13 +1,18 @@
 /**
- * One POST of an event to a receiver, bounded and without surprises: a request (answer included) that
- * takes longer than the timeout is abandoned; a redirect is followed only to the same origin and only
- * when it keeps the method (307, 308), at most {@link MAX_REDIRECTS} times; a redirect to another host is
- * never followed (the event would go somewhere nobody configured). Every failure is a
+ * One POST of an event to a receiver (a webhook or Slack), bounded and without surprises: the whole
+ * exchange (redirects and answers included) is abandoned at the timeout; of an answer only its status and
+ * headers matter, so at most {@link MAX_ANSWER_BYTES} of its body are read and a larger one is cut off
+ * (a receiver can answer with a body of any size: read whole, it would fill the worker's memory); a
+ * delivery counts only for a 2xx answered within both bounds. A redirect is followed only to the same
+ * origin and only when it keeps the method (307, 308), at most {@link MAX_REDIRECTS} times; a redirect
+ * elsewhere is never followed (the event would go somewhere nobody configured). Every failure is a
  * {@link DeliveryAttemptError} whose message says what the receiver did, never the URL (a webhook URL can
  * hold a token); a 429 or 503 with `Retry-After` says how long to wait.
  */
 
 export const MAX_REDIRECTS = 3;
+/** The most of an answer's body read (docs/input-limits.md); receivers answer `ok` or a short JSON. */
+export const MAX_ANSWER_BYTES = 16 * 1024;
 /** The longest Retry-After honoured; a later one waits the retry policy's longest delay instead. */
 const MAX_RETRY_AFTER_MS = 6 * 3_600_000;
 
@@ -46,6 +51,39 @@ function networkReason(err: unknown, timeoutMs: number): string {
   return `the request failed: ${code ?? e?.cause?.message ?? e?.message ?? String(err)}`;
 }
 
+/**
+ * Reads an answer's body to its end if it is at most {@link MAX_ANSWER_BYTES} (which frees the socket for
+ * the next request); a larger one, announced by Content-Length or found while reading, is cancelled there
+ * (its connection closed). False when it was larger.
+ */
+async function drainAnswer(res: Response): Promise<boolean> {
+  if (!res.body) return true;
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > MAX_ANSWER_BYTES) {
+    await res.body.cancel();
+    return false;
+  }
+  const reader = res.body.getReader();
+  let read = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return true;
+    read += value.byteLength;
+    if (read > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      return false;
+    }
+  }
+}
+
+/** Where a redirect would go, told apart from the configured URL (never a path or a query: tokens). */
+function elsewhere(from: URL, to: URL): string {
+  if (to.hostname !== from.hostname) return `another host (${to.hostname})`;
+  if (to.protocol !== from.protocol)
+    return `another scheme (${to.protocol.replace(':', '')} on the same host)`;
+  return `another port (${to.port || (to.protocol === 'https:' ? '443' : '80')} on the same host)`;
+}
+
 /** POSTs `body`; resolves with the status of a 2xx answer, throws {@link DeliveryAttemptError} otherwise. */
 export async function postEvent(options: PostOptions): Promise<{ status: number; redirects: number }> {
   const doFetch = options.fetch ?? fetch;
@@ -62,12 +100,24 @@ export async function postEvent(options: PostOptions): Promise<{ status: number;
         redirect: 'manual',
         signal,
       });
-      // The answer's body is not needed; reading it to its end (bounded by the same timeout) frees the socket.
-      await res.arrayBuffer();
     } catch (err) {
       throw new DeliveryAttemptError(networkReason(err, options.timeoutMs));
     }
-    if (res.status >= 200 && res.status < 300) return { status: res.status, redirects };
+    let withinBound: boolean;
+    try {
+      withinBound = await drainAnswer(res);
+    } catch (err) {
+      throw new DeliveryAttemptError(
+        `answered HTTP ${res.status}, then ${networkReason(err, options.timeoutMs)}`,
+      );
+    }
+    if (res.status >= 200 && res.status < 300) {
+      if (!withinBound)
+        throw new DeliveryAttemptError(
+          `answered HTTP ${res.status} with a body of more than ${MAX_ANSWER_BYTES / 1024} KiB: cut off there, not counted as delivered (a receiver's answer is its status and headers)`,
+        );
+      return { status: res.status, redirects };
+    }
     if (res.status >= 300 && res.status < 400) {
       const location = res.headers.get('location');
       let target: URL | undefined;
@@ -79,7 +129,7 @@ export async function postEvent(options: PostOptions): Promise<{ status: number;
       if (!target) throw new DeliveryAttemptError(`answered HTTP ${res.status} with no usable Location`);
       if (target.origin !== origin)
         throw new DeliveryAttemptError(
-          `redirected (HTTP ${res.status}) to another host (${target.hostname}): not followed; configure the URL it redirects to`,
+          `redirected (HTTP ${res.status}) to ${elsewhere(new URL(url), target)}: not followed; configure the URL it redirects to`,
         );
       if (res.status !== 307 && res.status !== 308)
         throw new DeliveryAttemptError(
