@@ -1,33 +1,53 @@
 /**
- * The corpus of bench/speakers.ts: mono calls whose voices are known, built once and cached under
- * `.callpipe/bench-speakers/<hash of the generator's parameters>/`.
+ * The corpus of bench/speakers.ts: mono calls whose voices are known, in two splits built from different
+ * seeds, voices, telephone lines and scripts. The development split is the one the separator may be tuned
+ * on; the test split chooses no parameter and is what the benchmark reports and fails on. Built once and
+ * cached under `.callpipe/bench-speakers/<split>-<hash of the generator's parameters>/`, each spoken line
+ * under `speech/` by its voice and text (bench/lib/speech-synth.ts).
  *
- * Speech calls: Japanese kana lines (an agent in service keigo, a customer, backchannels) spoken by
- * espeak-ng voices that differ per call (variant, pitch, speed), each speaker's leg through its own
- * telephone path (activities/media/telephone-path.ts: band, tilt, level, G.711 or GSM, line noise),
- * summed to 8-kHz mono. Backchannels fall in the other's pauses or over their sentences, and some turns
- * start before the other has finished. DTMF calls: the pipeline's synthetic recordings (call-script.ts,
- * fixture.ts), each leg rendered alone and mixed through two different paths, so the legs differ by their
- * path only.
+ * Speech calls: Japanese kana lines (an agent in service keigo, a customer, backchannels) spoken by two
+ * synthesizers. Open JTalk's HTS voice is made into people the way people differ: pitch (semitones),
+ * vocal-tract length (formant factor) and rate; women and men, two men, two women, and close pairs (the
+ * same sex, 2.5 semitones and 5 % of formants apart). espeak-ng speaks with its variants, pitch and speed.
+ * Each utterance is pure speech, or a DTMF code then the speech (as the emulator needs for text). The
+ * legs reach the recording through one shared line (a PBX's mix, then one telephone path) or each through
+ * its own path (activities/media/telephone-path.ts), summed to 8-kHz mono. Backchannels fall in the
+ * other's pauses or over their sentences, and some turns start before the other has finished. DTMF calls:
+ * the pipeline's synthetic recordings (call-script.ts, fixture.ts), each leg rendered alone and mixed
+ * through two different paths, so the legs differ by their path only.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { mixLegs, TELEPHONE_PATHS, type TelephonePath } from '../../activities/media/telephone-path.ts';
 import { seededRandom, type Random } from '../../schemas/seeded-random.ts';
-import { phraseDurationSeconds, type TelephonePathName } from '../../schemas/synthetic-recording.ts';
-
-const run = promisify(execFile);
+import {
+  AGENT_PHRASE_IDS,
+  CUSTOMER_PHRASE_IDS,
+  DTMF_FREQUENCIES,
+  DTMF_GAP_SECONDS,
+  DTMF_LEVEL_DBFS,
+  DTMF_TONE_SECONDS,
+  phraseDurationSeconds,
+  phraseSymbols,
+} from '../../schemas/synthetic-recording.ts';
+import { SPEECH_RATE, SpeechSynth, voiceText, type SynthVoice } from './speech-synth.ts';
 
 /** Bump when the generator changes in a way its parameters do not show. */
-const GENERATOR_VERSION = 4;
+const GENERATOR_VERSION = 5;
 
+export type Split = 'dev' | 'test';
 export type CallKind = 'two-voice' | 'one-voice' | 'three-voice' | 'dtmf';
+export type Engine = 'openjtalk' | 'espeak';
+/** Who the two voices of a call are. */
+export type Pairing = 'woman-man' | 'two-men' | 'two-women' | 'close' | 'espeak';
+/** Each utterance pure speech, or a DTMF code then speech. */
+export type Style = 'pure' | 'dtmf+speech';
+/** Both legs through one line (a PBX's mix), or each through its own. */
+export type Line = 'shared' | 'separate';
 
 /** One speaker's stretch of speech, as the script placed it (trimmed to the audible sound). */
 export interface Segment {
@@ -47,6 +67,7 @@ export interface TruthSpan {
 
 export interface CorpusCall {
   id: string;
+  split: Split;
   kind: CallKind;
   /** Voices the call really holds. */
   voices: number;
@@ -57,9 +78,14 @@ export interface CorpusCall {
   spans: TruthSpan[];
   /** Who speaks through what, for the report. */
   description: string;
+  /** Speech calls: the synthesizer, who the voices are, the utterances' style and the line. */
+  engine?: Engine;
+  pairing?: Pairing;
+  style?: Style;
+  line?: Line;
 }
 
-// Kana only: espeak-ng's Japanese voice reads no kanji.
+// The development split's script. Kana only: espeak-ng's Japanese voice reads no kanji.
 const AGENT_LINES = [
   'おでんわ ありがとう ございます。 かすたまあ せんたあの やまだで ございます。',
   'ほんじつは どのような ごようけん でしょうか。',
@@ -111,107 +137,278 @@ const VOICEMAIL_LINES = [
   'また あとで かけなおします。 よろしく おねがい します。',
 ];
 
-/** espeak-ng variants that sound like people (no robots, whispers or effects). */
-const VARIANTS = [
-  'm1',
-  'm2',
-  'm3',
-  'm4',
-  'm5',
-  'm6',
-  'm7',
-  'f1',
-  'f2',
-  'f3',
-  'f4',
-  'f5',
-  'adam',
-  'andy',
-  'benjamin',
-  'david',
-  'edward',
-  'john',
-  'linda',
-  'max',
-  'michel',
-  'paul',
-  'rob',
-  'robert',
-  'steph',
-  'travis',
-  'victor',
-  'belinda',
-  'aunty',
-  'annie',
-  'quincy',
+/** The test split's script: other lines, spoken by no voice of the development split. */
+const TEST_AGENT_LINES = [
+  'おまたせ いたしました。 さぽおと まどぐちの すずきが うけたまわります。',
+  'ごちゅうもんの しょうひんに ついての おといあわせ ですね。',
+  'ごちゅうもん ばんごうを おうかがい できますか。',
+  'ただいま はいそうの じょうきょうを おしらべ いたします。',
+  'にもつは あさっての ごご に おとどけ よていと なって おります。',
+  'ごしていの じかんたいに へんこう することも できます。',
+  'へんぴんの ばあいは しょうひんが とどいてから なのか いないに ごれんらく ください。',
+  'もうしわけ ございません、 その しょうひんは ただいま ざいこが ございません。',
+  'にゅうか しだい めえるで おしらせ いたします。',
+  'ごとうろくの じゅうしょは とうきょうとの ほうで よろしいですか。',
+  'ぽいんとは つぎの おかいものから おつかい いただけます。',
+  'ほかに おてつだい できる ことは ございますか。',
+  'おでんわ ありがとう ございました。 しつれい いたします。',
+  'しょうしょう おまち ください。 ただいま おしらべ して おります。',
+];
+const TEST_CUSTOMER_LINES = [
+  'せんしゅう ちゅうもん した ものが まだ とどかないんです。',
+  'ばんごうは ええと、 めえるに かいて あった はずなんですけど。',
+  'たなか です。 たなか いちろう です。',
+  'できれば どようびの ごぜんちゅうに して ほしいんですが。',
+  'そうですか、 こまったなあ。',
+  'へんぴん する ときの そうりょうは どうなりますか。',
+  'はい、 その じゅうしょで あって ます。',
+  'じゃあ、 にゅうか したら おしえて ください。',
+  'ぽいんとの ざんだかも しりたいんですけど。',
+  'わかりました。 たすかります。',
+  'いえ、 いまの ところ だいじょうぶです。',
+  'あ、 すみません、 もう いちど おねがい します。',
+];
+const TEST_BACKCHANNELS = ['うん', 'ええ', 'はあ', 'なるほど', 'はい、 はい', 'ええ、 そうです'];
+const TEST_TRANSFER_LINE = 'かしこまりました。 せんもんの ものに おつなぎ しますので、 おまち ください。';
+const TEST_VOICEMAIL_LINES = [
+  ...TEST_CUSTOMER_LINES.slice(0, 4),
+  'また よる に でんわ します。 おりかえし おねがい します。',
 ];
 
-interface Voice {
-  variant: string;
-  pitch: number;
-  speed: number;
+interface Script {
+  agent: string[];
+  customer: string[];
+  backchannels: string[];
+  transfer: string;
+  voicemail: string[];
 }
 
-const ESPEAK_RATE = 22050;
+/**
+ * Telephone lines of the test split that no preset of the pipeline's names: a cordless handset, a
+ * congested mobile line and a VoIP gateway, so the test split's lines were never seen while tuning.
+ */
+const TEST_ONLY_PATHS: Record<string, TelephonePath> = {
+  cordless: { gainDb: -2, bandHz: [250, 3300], tiltDbPerOctave: 1.5, codec: 'alaw', noiseDbfs: -58 },
+  'congested-gsm': { gainDb: -8, bandHz: [350, 3200], tiltDbPerOctave: -2.5, codec: 'gsm', noiseDbfs: -52 },
+  'voip-gateway': { gainDb: 1, bandHz: [200, 3500], tiltDbPerOctave: -0.5, codec: 'mulaw' },
+};
 
-interface Parameters {
-  version: number;
-  twoVoiceCalls: number;
-  oneVoiceCalls: number;
-  threeVoiceCalls: number;
-  dtmfCalls: number;
+/** espeak-ng variants that sound like people (no robots, whispers or effects), shared out between the splits. */
+const DEV_VARIANTS = [
+  'm1',
+  'm3',
+  'm5',
+  'm7',
+  'f1',
+  'f3',
+  'f5',
+  'adam',
+  'benjamin',
+  'edward',
+  'linda',
+  'michel',
+  'rob',
+  'steph',
+  'victor',
+  'aunty',
+  'quincy',
+];
+const TEST_VARIANTS = [
+  'm2',
+  'm4',
+  'm6',
+  'f2',
+  'f4',
+  'andy',
+  'david',
+  'john',
+  'max',
+  'paul',
+  'robert',
+  'travis',
+  'belinda',
+  'annie',
+];
+
+interface SplitPlan {
   seed: number;
-  paths: typeof TELEPHONE_PATHS;
-  lines: string[][];
+  script: Script;
+  paths: Record<string, TelephonePath>;
   variants: string[];
+  /**
+   * Open JTalk voices are drawn on a grid of their own per split (whole semitones and even hundredths
+   * of formant factor in development, half semitones and odd hundredths in test), so no voice of one
+   * split is a voice of the other.
+   */
+  semitoneOffset: number;
+  formantOffset: number;
+  twoVoice: { engine: Engine; pairing: Pairing; style: Style; line: Line; minutes: number }[];
+  oneVoice: { engine: Engine; sex: 'woman' | 'man'; style: Style }[];
+  threeVoice: { engine: Engine; style: Style; line: Line }[];
+  dtmfPairs: [string, string][];
 }
+
+const SPLITS: Record<Split, SplitPlan> = {
+  dev: {
+    seed: 11,
+    script: {
+      agent: AGENT_LINES,
+      customer: CUSTOMER_LINES,
+      backchannels: BACKCHANNELS,
+      transfer: TRANSFER_LINE,
+      voicemail: VOICEMAIL_LINES,
+    },
+    paths: {
+      landline: TELEPHONE_PATHS.landline,
+      'mobile-gsm': TELEPHONE_PATHS['mobile-gsm'],
+      headset: TELEPHONE_PATHS.headset,
+    },
+    variants: DEV_VARIANTS,
+    semitoneOffset: 0,
+    formantOffset: 0,
+    twoVoice: [
+      { engine: 'openjtalk', pairing: 'woman-man', style: 'pure', line: 'shared', minutes: 3 },
+      { engine: 'openjtalk', pairing: 'woman-man', style: 'dtmf+speech', line: 'separate', minutes: 5 },
+      { engine: 'openjtalk', pairing: 'two-men', style: 'pure', line: 'separate', minutes: 4 },
+      { engine: 'openjtalk', pairing: 'two-men', style: 'dtmf+speech', line: 'shared', minutes: 2 },
+      { engine: 'openjtalk', pairing: 'two-women', style: 'pure', line: 'shared', minutes: 6 },
+      { engine: 'openjtalk', pairing: 'two-women', style: 'dtmf+speech', line: 'separate', minutes: 3 },
+      { engine: 'openjtalk', pairing: 'close', style: 'pure', line: 'shared', minutes: 4 },
+      { engine: 'openjtalk', pairing: 'close', style: 'dtmf+speech', line: 'separate', minutes: 2 },
+      { engine: 'openjtalk', pairing: 'woman-man', style: 'pure', line: 'separate', minutes: 20 },
+      { engine: 'espeak', pairing: 'espeak', style: 'pure', line: 'shared', minutes: 3 },
+      { engine: 'espeak', pairing: 'espeak', style: 'dtmf+speech', line: 'separate', minutes: 5 },
+      { engine: 'espeak', pairing: 'espeak', style: 'pure', line: 'separate', minutes: 1 },
+    ],
+    oneVoice: [
+      { engine: 'openjtalk', sex: 'woman', style: 'pure' },
+      { engine: 'openjtalk', sex: 'man', style: 'dtmf+speech' },
+      { engine: 'espeak', sex: 'man', style: 'pure' },
+    ],
+    threeVoice: [
+      { engine: 'openjtalk', style: 'pure', line: 'shared' },
+      { engine: 'openjtalk', style: 'dtmf+speech', line: 'separate' },
+      { engine: 'espeak', style: 'pure', line: 'separate' },
+      { engine: 'openjtalk', style: 'pure', line: 'separate' },
+    ],
+    dtmfPairs: [
+      ['landline', 'mobile-gsm'],
+      ['headset', 'mobile-gsm'],
+      ['headset', 'landline'],
+    ],
+  },
+  test: {
+    seed: 29,
+    script: {
+      agent: TEST_AGENT_LINES,
+      customer: TEST_CUSTOMER_LINES,
+      backchannels: TEST_BACKCHANNELS,
+      transfer: TEST_TRANSFER_LINE,
+      voicemail: TEST_VOICEMAIL_LINES,
+    },
+    paths: { 'far-line': TELEPHONE_PATHS['far-line'], ...TEST_ONLY_PATHS },
+    variants: TEST_VARIANTS,
+    semitoneOffset: 0.5,
+    formantOffset: 0.01,
+    twoVoice: [
+      { engine: 'openjtalk', pairing: 'woman-man', style: 'pure', line: 'shared', minutes: 2 },
+      { engine: 'openjtalk', pairing: 'woman-man', style: 'pure', line: 'separate', minutes: 4 },
+      { engine: 'openjtalk', pairing: 'woman-man', style: 'dtmf+speech', line: 'shared', minutes: 3 },
+      { engine: 'openjtalk', pairing: 'woman-man', style: 'dtmf+speech', line: 'separate', minutes: 1 },
+      { engine: 'openjtalk', pairing: 'two-men', style: 'pure', line: 'shared', minutes: 5 },
+      { engine: 'openjtalk', pairing: 'two-men', style: 'dtmf+speech', line: 'separate', minutes: 3 },
+      { engine: 'openjtalk', pairing: 'two-women', style: 'pure', line: 'separate', minutes: 4 },
+      { engine: 'openjtalk', pairing: 'two-women', style: 'dtmf+speech', line: 'shared', minutes: 2 },
+      { engine: 'openjtalk', pairing: 'close', style: 'pure', line: 'shared', minutes: 6 },
+      { engine: 'openjtalk', pairing: 'close', style: 'pure', line: 'separate', minutes: 3 },
+      { engine: 'openjtalk', pairing: 'woman-man', style: 'pure', line: 'shared', minutes: 60 },
+      { engine: 'openjtalk', pairing: 'two-men', style: 'dtmf+speech', line: 'separate', minutes: 30 },
+      { engine: 'espeak', pairing: 'espeak', style: 'pure', line: 'shared', minutes: 4 },
+      { engine: 'espeak', pairing: 'espeak', style: 'pure', line: 'separate', minutes: 2 },
+      { engine: 'espeak', pairing: 'espeak', style: 'dtmf+speech', line: 'shared', minutes: 3 },
+      { engine: 'espeak', pairing: 'espeak', style: 'dtmf+speech', line: 'separate', minutes: 8 },
+    ],
+    oneVoice: [
+      { engine: 'openjtalk', sex: 'man', style: 'pure' },
+      { engine: 'openjtalk', sex: 'woman', style: 'dtmf+speech' },
+      { engine: 'espeak', sex: 'woman', style: 'pure' },
+    ],
+    threeVoice: [
+      { engine: 'openjtalk', style: 'pure', line: 'shared' },
+      { engine: 'openjtalk', style: 'pure', line: 'separate' },
+      { engine: 'openjtalk', style: 'dtmf+speech', line: 'shared' },
+      { engine: 'openjtalk', style: 'dtmf+speech', line: 'separate' },
+      { engine: 'espeak', style: 'pure', line: 'shared' },
+      { engine: 'espeak', style: 'dtmf+speech', line: 'separate' },
+    ],
+    dtmfPairs: [
+      ['far-line', 'cordless'],
+      ['voip-gateway', 'congested-gsm'],
+      ['cordless', 'voip-gateway'],
+      ['congested-gsm', 'far-line'],
+    ],
+  },
+};
 
 export interface CorpusOptions {
   root: string;
-  twoVoiceCalls?: number;
-  dtmfCalls?: number;
-  seed?: number;
+  split: Split;
   log?: (line: string) => void;
 }
 
-/** The corpus: from the cache when its parameters are unchanged, else built (minutes). */
+/** One split of the corpus: from the cache when its parameters are unchanged, else built (minutes). */
 export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[]> {
-  const parameters: Parameters = {
-    version: GENERATOR_VERSION,
-    twoVoiceCalls: options.twoVoiceCalls ?? 20,
-    oneVoiceCalls: 3,
-    threeVoiceCalls: 6,
-    dtmfCalls: options.dtmfCalls ?? 6,
-    seed: options.seed ?? 1,
-    paths: TELEPHONE_PATHS,
-    lines: [AGENT_LINES, CUSTOMER_LINES, BACKCHANNELS, [TRANSFER_LINE], VOICEMAIL_LINES],
-    variants: VARIANTS,
-  };
-  const hash = createHash('sha256').update(JSON.stringify(parameters)).digest('hex').slice(0, 16);
-  const dir = join(options.root, hash);
+  const plan = SPLITS[options.split];
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ version: GENERATOR_VERSION, plan }))
+    .digest('hex')
+    .slice(0, 16);
+  const dir = join(options.root, `${options.split}-${hash}`);
   const manifest = join(dir, 'corpus.json');
   if (existsSync(manifest)) return JSON.parse(await readFile(manifest, 'utf8')) as CorpusCall[];
   await mkdir(dir, { recursive: true });
   const log = options.log ?? (() => {});
   const calls: CorpusCall[] = [];
-  const random = seededRandom(parameters.seed);
-  const synth = new Synthesizer(join(dir, 'speech'));
-  for (let i = 0; i < parameters.twoVoiceCalls; i++) {
-    calls.push(await speechCall(dir, `two-${i + 1}`, 'two-voice', random, synth));
-    log(`built ${calls.at(-1)!.id}: ${calls.at(-1)!.description}`);
+  const random = seededRandom(plan.seed);
+  const synth = new SpeechSynth(join(options.root, 'speech'));
+  const built = (call: CorpusCall) => {
+    calls.push(call);
+    log(
+      `built ${options.split} ${call.id} (${(call.durationSeconds / 60).toFixed(1)} min): ${call.description}`,
+    );
+  };
+  try {
+    for (const [i, c] of plan.twoVoice.entries()) {
+      const voices = pairOf(random, plan, c.engine, c.pairing);
+      built(await speechCall(dir, `two-${i + 1}`, 'two-voice', random, synth, plan, voices, c));
+    }
+    for (const [i, c] of plan.oneVoice.entries()) {
+      const voices = [voiceOf(random, plan, c.engine, c.sex)];
+      built(
+        await speechCall(dir, `one-${i + 1}`, 'one-voice', random, synth, plan, voices, {
+          ...c,
+          line: 'separate',
+          minutes: 1.5,
+        }),
+      );
+    }
+    for (const [i, c] of plan.threeVoice.entries()) {
+      // The customer, the first agent and the agent after the transfer: at least one of each sex.
+      const [a, b] = pairOf(random, plan, c.engine, c.engine === 'espeak' ? 'espeak' : 'woman-man');
+      const third = voiceOf(random, plan, c.engine, random() < 0.5 ? 'woman' : 'man', [a!, b!]);
+      built(
+        await speechCall(dir, `three-${i + 1}`, 'three-voice', random, synth, plan, [a!, b!, third], {
+          ...c,
+          minutes: 6,
+        }),
+      );
+    }
+    for (const [i, pair] of plan.dtmfPairs.entries())
+      built(await dtmfCall(dir, `dtmf-${i + 1}`, i, plan, pair, options.split));
+  } finally {
+    synth.close();
   }
-  for (let i = 0; i < parameters.oneVoiceCalls; i++) {
-    calls.push(await speechCall(dir, `one-${i + 1}`, 'one-voice', random, synth));
-    log(`built ${calls.at(-1)!.id}: ${calls.at(-1)!.description}`);
-  }
-  for (let i = 0; i < parameters.threeVoiceCalls; i++) {
-    calls.push(await speechCall(dir, `three-${i + 1}`, 'three-voice', random, synth));
-    log(`built ${calls.at(-1)!.id}: ${calls.at(-1)!.description}`);
-  }
-  for (let i = 0; i < parameters.dtmfCalls; i++) {
-    calls.push(await dtmfCall(dir, `dtmf-${i + 1}`, i, parameters.seed));
-    log(`built ${calls.at(-1)!.id}: ${calls.at(-1)!.description}`);
-  }
+  for (const c of calls) c.split = options.split;
   await writeFile(`${manifest}.tmp`, JSON.stringify(calls));
   await rename(`${manifest}.tmp`, manifest);
   return calls;
@@ -221,69 +418,129 @@ const between = (random: Random, lo: number, hi: number) => lo + random() * (hi 
 const pick = <T>(random: Random, list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
 
 /** A path near a preset: its level moved by up to ±3 dB, so no two calls sound quite alike. */
-function pathNear(random: Random, name: TelephonePathName): TelephonePath {
-  const preset = TELEPHONE_PATHS[name];
+function pathNear(random: Random, plan: SplitPlan, name: string): TelephonePath {
+  const preset = plan.paths[name]!;
   return { ...preset, gainDb: Math.round((preset.gainDb + between(random, -3, 3)) * 10) / 10 };
 }
 
-function distinctVoices(random: Random, count: number): Voice[] {
-  const voices: Voice[] = [];
-  while (voices.length < count) {
-    const variant = pick(random, VARIANTS);
-    if (voices.some((v) => v.variant === variant)) continue;
-    voices.push({
+/**
+ * An Open JTalk person of `sex`: women within 3 semitones of the voice and formants within 6 %, men 6 to
+ * 12 semitones lower with a vocal tract 10 to 25 % longer; speaking rate 0.88 to 1.15. Snapped to the
+ * split's grid.
+ */
+function jtalkPerson(random: Random, plan: SplitPlan, sex: 'woman' | 'man'): SynthVoice {
+  const [st, f] =
+    sex === 'woman'
+      ? [between(random, -3, 3), between(random, 0.94, 1.06)]
+      : [between(random, -12, -6), between(random, 0.8, 0.9)];
+  return {
+    engine: 'openjtalk',
+    halfTone: Math.round(st - plan.semitoneOffset) + plan.semitoneOffset,
+    formant: Math.round((Math.round((f - plan.formantOffset) * 50) / 50 + plan.formantOffset) * 100) / 100,
+    speed: Math.round(between(random, 0.88, 1.15) * 100) / 100,
+  };
+}
+
+function espeakPerson(random: Random, plan: SplitPlan, avoid: readonly SynthVoice[]): SynthVoice {
+  for (;;) {
+    const variant = pick(random, plan.variants);
+    if (avoid.some((v) => v.engine === 'espeak' && v.variant === variant)) continue;
+    return {
+      engine: 'espeak',
       variant,
       pitch: Math.round(between(random, 25, 75)),
       speed: Math.round(between(random, 140, 185)),
-    });
+    };
   }
-  return voices;
 }
 
-/** One utterance's prosody: pitch and speed vary a little from line to line, as a person's do. */
-const spoken = (random: Random, v: Voice): Voice => ({
-  ...v,
-  pitch: Math.max(0, Math.min(99, v.pitch + Math.round(between(random, -6, 6)))),
-  speed: Math.round(v.speed * between(random, 0.93, 1.07)),
-});
+/** Semitones and formant factor apart, as one number: a semitone weighs as much as 2 % of formants. */
+const apart = (a: SynthVoice, b: SynthVoice) =>
+  a.engine === 'openjtalk' && b.engine === 'openjtalk'
+    ? Math.abs(a.halfTone - b.halfTone) + 50 * Math.abs(a.formant - b.formant)
+    : Infinity;
 
-const voiceText = (v: Voice) => `${v.variant} p${v.pitch} s${v.speed}`;
-
-/** espeak-ng's audio of one line, trimmed to its audible part; cached on disk by voice and text. */
-class Synthesizer {
-  readonly dir: string;
-  constructor(dir: string) {
-    this.dir = dir;
+function voiceOf(
+  random: Random,
+  plan: SplitPlan,
+  engine: Engine,
+  sex: 'woman' | 'man',
+  avoid: readonly SynthVoice[] = [],
+): SynthVoice {
+  if (engine === 'espeak') return espeakPerson(random, plan, avoid);
+  for (;;) {
+    const v = jtalkPerson(random, plan, sex);
+    // Two people of a call are never one voice: at least 3 semitones or 6 % of formants apart.
+    if (avoid.every((o) => apart(v, o) >= 3)) return v;
   }
+}
 
-  async say(voice: Voice, text: string): Promise<Float32Array> {
-    await mkdir(this.dir, { recursive: true });
-    const key = createHash('sha256')
-      .update(JSON.stringify([voice, text]))
-      .digest('hex')
-      .slice(0, 20);
-    const file = join(this.dir, `${key}.f32`);
-    if (existsSync(file)) {
-      const b = await readFile(file);
-      return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+/** The two voices of a call: agent first, then customer. */
+function pairOf(random: Random, plan: SplitPlan, engine: Engine, pairing: Pairing): SynthVoice[] {
+  if (engine === 'espeak' || pairing === 'espeak') {
+    const a = espeakPerson(random, plan, []);
+    return [a, espeakPerson(random, plan, [a])];
+  }
+  const flip = random() < 0.5;
+  if (pairing === 'woman-man') {
+    const w = voiceOf(random, plan, engine, 'woman');
+    const m = voiceOf(random, plan, engine, 'man');
+    return flip ? [m, w] : [w, m];
+  }
+  const sex = pairing === 'two-men' ? 'man' : pairing === 'two-women' ? 'woman' : flip ? 'man' : 'woman';
+  const a = voiceOf(random, plan, engine, sex);
+  if (pairing !== 'close') return [a, voiceOf(random, plan, engine, sex, [a])];
+  // A close pair: 2.5 semitones and 5 % of formants apart, the same rate within 5 %.
+  const b = a as Extract<SynthVoice, { engine: 'openjtalk' }>;
+  const sign = random() < 0.5 ? -1 : 1;
+  return [
+    a,
+    {
+      ...b,
+      halfTone: b.halfTone + sign * 2.5,
+      formant: Math.round(b.formant * (1 + sign * 0.05) * 100) / 100,
+      speed: Math.round(b.speed * between(random, 0.95, 1.05) * 100) / 100,
+    },
+  ];
+}
+
+/**
+ * One utterance's prosody: a person's pitch and rate vary a little from line to line. Five steps, so a
+ * voice's lines are synthesized a bounded number of times however long its calls.
+ */
+const PROSODY: readonly [number, number][] = [
+  [0, 1],
+  [-0.5, 1.04],
+  [0.5, 0.96],
+  [1, 1.03],
+  [-1, 0.97],
+];
+function spoken(random: Random, v: SynthVoice): SynthVoice {
+  const [st, rate] = pick(random, PROSODY);
+  if (v.engine === 'openjtalk')
+    return { ...v, halfTone: v.halfTone + st, speed: Math.round(v.speed * rate * 100) / 100 };
+  return { ...v, pitch: Math.max(0, Math.min(99, v.pitch + 4 * st)), speed: Math.round(v.speed * rate) };
+}
+
+/** Speech level of every voice before its own gain and the line: -20 dBFS RMS over the audible part. */
+const SPEECH_RMS_DBFS = -20;
+const CODE_GAP_SECONDS = 0.06;
+
+/** DTMF tones of `*id#` at SPEECH_RATE, as the pipeline's fixtures render them. */
+function dtmfCode(id: number): Float32Array {
+  const symbols = phraseSymbols(id);
+  const out = new Float32Array(Math.round(phraseDurationSeconds(id) * SPEECH_RATE));
+  const amplitude = 10 ** (DTMF_LEVEL_DBFS / 20);
+  const tone = Math.round(DTMF_TONE_SECONDS * SPEECH_RATE);
+  [...symbols].forEach((symbol, k) => {
+    const [low, high] = DTMF_FREQUENCIES[symbol]!;
+    const at = Math.round(k * (DTMF_TONE_SECONDS + DTMF_GAP_SECONDS) * SPEECH_RATE);
+    for (let i = 0; i < tone; i++) {
+      const t = i / SPEECH_RATE;
+      out[at + i] = amplitude * (Math.sin(2 * Math.PI * low * t) + Math.sin(2 * Math.PI * high * t));
     }
-    const { stdout } = await run(
-      'espeak-ng',
-      ['-v', `ja+${voice.variant}`, '-p', String(voice.pitch), '-s', String(voice.speed), '--stdout', text],
-      { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
-    );
-    const data = stdout.indexOf('data');
-    const pcm = stdout.subarray(data + 8);
-    const samples = new Float32Array(pcm.length >> 1);
-    for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(2 * i) / 32768;
-    const audible = (x: number) => Math.abs(x) > 0.01;
-    const first = Math.max(0, samples.findIndex(audible) - 100);
-    let last = samples.length - 1;
-    while (last > first && !audible(samples[last]!)) last--;
-    const trimmed = samples.slice(first, Math.min(samples.length, last + 100));
-    await writeFile(file, Buffer.from(trimmed.buffer));
-    return trimmed;
-  }
+  });
+  return out;
 }
 
 interface Placed {
@@ -292,43 +549,50 @@ interface Placed {
   audio: Float32Array;
 }
 
-/** A speech call of `kind`, written to `<dir>/<id>.wav`. */
+type SpeechPlan = { engine: Engine; style: Style; line: Line; minutes: number; pairing?: Pairing };
+
+/** A speech call of `kind` by `voices` (agent, customer, agent after a transfer), written to `<dir>/<id>.wav`. */
 async function speechCall(
   dir: string,
   id: string,
   kind: 'two-voice' | 'one-voice' | 'three-voice',
   random: Random,
-  synth: Synthesizer,
+  synth: SpeechSynth,
+  plan: SplitPlan,
+  voices: SynthVoice[],
+  call: SpeechPlan,
 ): Promise<CorpusCall> {
+  const script = plan.script;
+  const gains = voices.map(() => 10 ** ((SPEECH_RMS_DBFS + between(random, -4, 2)) / 20));
+  const say = async (speaker: number, text: string, isAgent: boolean): Promise<Float32Array> => {
+    const speech = await synth.say(spoken(random, voices[speaker]!), text);
+    let energy = 0;
+    for (const x of speech) energy += x * x;
+    const gain = gains[speaker]! / Math.sqrt(Math.max(1e-12, energy / Math.max(1, speech.length)));
+    if (call.style === 'pure') return speech.map((x) => x * gain);
+    const range = isAgent ? AGENT_PHRASE_IDS : CUSTOMER_PHRASE_IDS;
+    const code = dtmfCode(range.from + Math.floor(random() * (range.to - range.from + 1)));
+    const gap = Math.round(CODE_GAP_SECONDS * SPEECH_RATE);
+    const out = new Float32Array(code.length + gap + speech.length);
+    out.set(code);
+    for (let i = 0; i < speech.length; i++) out[code.length + gap + i] = speech[i]! * gain;
+    return out;
+  };
   const placed: Placed[] = [];
-  const seconds = (a: Float32Array) => a.length / ESPEAK_RATE;
+  const seconds = (a: Float32Array) => a.length / SPEECH_RATE;
   const end = (p: Placed) => p.start + seconds(p.audio);
-  let voices: Voice[];
-  let pathNames: TelephonePathName[];
+  const target = call.minutes * 60;
   if (kind === 'one-voice') {
-    voices = distinctVoices(random, 1);
-    pathNames = [pick(random, Object.keys(TELEPHONE_PATHS) as TelephonePathName[])];
-    // A voicemail (the customer's lines) or an announcement (the agent's), a minute or two.
-    const lines = random() < 0.5 ? [...VOICEMAIL_LINES, ...CUSTOMER_LINES] : AGENT_LINES;
-    const target = between(random, 60, 120);
+    // A voicemail (the customer's lines) or an announcement (the agent's).
+    const asAgent = random() < 0.5;
+    const lines = asAgent ? script.agent : [...script.voicemail, ...script.customer];
     let t = 0.5;
     for (let i = 0; t < target; i++) {
-      const audio = await synth.say(spoken(random, voices[0]!), lines[i % lines.length]!);
+      const audio = await say(0, lines[i % lines.length]!, asAgent);
       placed.push({ speaker: 0, start: t, audio });
       t += seconds(audio) + between(random, 0.4, 1.5);
     }
   } else {
-    const count = kind === 'three-voice' ? 3 : 2;
-    voices = distinctVoices(random, count);
-    const names = Object.keys(TELEPHONE_PATHS) as TelephonePathName[];
-    pathNames = [];
-    while (pathNames.length < count) {
-      const name = pick(random, names);
-      // Two speakers on the same kind of line happen, but not in every call.
-      if (pathNames.includes(name) && random() < 0.7) continue;
-      pathNames.push(name);
-    }
-    const target = between(random, 120, 600);
     // Speaker 1 is the customer; the agent is 0, then 2 after a transfer half way.
     let agent = 0;
     let t = 0.5;
@@ -340,9 +604,9 @@ async function speechCall(
       for (let s = 0; s < sentences; s++) {
         const line =
           !isAgent && random() < 0.2
-            ? pick(random, BACKCHANNELS)
-            : pick(random, isAgent ? AGENT_LINES : CUSTOMER_LINES);
-        const audio = await synth.say(spoken(random, voices[speaker]!), line);
+            ? pick(random, script.backchannels)
+            : pick(random, isAgent ? script.agent : script.customer);
+        const audio = await say(speaker, line, isAgent);
         const p = { speaker, start: t, audio };
         placed.push(p);
         t = end(p);
@@ -350,10 +614,7 @@ async function speechCall(
         const listener = speaker === 1 ? agent : 1;
         let gap = between(random, 0.25, 0.8);
         if (seconds(audio) > 2 && random() < 0.35) {
-          const bc = await synth.say(
-            spoken(random, voices[listener]!),
-            pick(random, BACKCHANNELS.slice(0, 3)),
-          );
+          const bc = await say(listener, pick(random, script.backchannels.slice(0, 3)), listener !== 1);
           // After a turn's last sentence the listener speaks next: the backchannel goes over the sentence.
           if (s === sentences - 1 || random() < 0.5) {
             placed.push({
@@ -369,11 +630,7 @@ async function speechCall(
         if (s < sentences - 1) t += gap;
       }
       if (!transferred && t > target / 2 && speaker === 1) {
-        const p = {
-          speaker: agent,
-          start: t + 0.6,
-          audio: await synth.say(spoken(random, voices[agent]!), TRANSFER_LINE),
-        };
+        const p = { speaker: agent, start: t + 0.6, audio: await say(agent, script.transfer, true) };
         placed.push(p);
         t = end(p) + between(random, 4, 10);
         agent = 2;
@@ -388,17 +645,36 @@ async function speechCall(
   }
 
   const durationSeconds = Math.ceil(Math.max(...placed.map(end)) + 1);
-  const legs: { input: string; path: TelephonePath }[] = [];
-  for (let v = 0; v < voices.length; v++) {
-    const leg = new Float32Array(Math.round(durationSeconds * ESPEAK_RATE));
+  const names = Object.keys(plan.paths);
+  const legAudio = voices.map((_, v) => {
+    const leg = new Float32Array(Math.round(durationSeconds * SPEECH_RATE));
     for (const p of placed.filter((x) => x.speaker === v)) {
-      const at = Math.round(p.start * ESPEAK_RATE);
+      const at = Math.round(p.start * SPEECH_RATE);
       for (let i = 0; i < p.audio.length && at + i < leg.length; i++)
         leg[at + i] = leg[at + i]! + p.audio[i]!;
     }
-    const input = join(dir, `${id}.leg${v}.wav`);
-    await writeFile(input, wav16(leg, ESPEAK_RATE));
-    legs.push({ input, path: pathNear(random, pathNames[v]!) });
+    return leg;
+  });
+  const legs: { input: string; path: TelephonePath }[] = [];
+  const pathNames: string[] = [];
+  if (call.line === 'shared') {
+    // A PBX's mix: the legs summed, then one line to the recorder.
+    const sum = new Float32Array(legAudio[0]!.length);
+    for (const leg of legAudio) for (let i = 0; i < sum.length; i++) sum[i] = sum[i]! + leg[i]!;
+    const input = join(dir, `${id}.mix.wav`);
+    await writeFile(input, wav16(sum, SPEECH_RATE));
+    pathNames.push(pick(random, names));
+    legs.push({ input, path: pathNear(random, plan, pathNames[0]!) });
+  } else {
+    for (let v = 0; v < voices.length; v++) {
+      let name = pick(random, names);
+      // Each on a line of its own kind when the split has enough kinds.
+      while (pathNames.includes(name) && pathNames.length < names.length) name = pick(random, names);
+      pathNames.push(name);
+      const input = join(dir, `${id}.leg${v}.wav`);
+      await writeFile(input, wav16(legAudio[v]!, SPEECH_RATE));
+      legs.push({ input, path: pathNear(random, plan, name) });
+    }
   }
   const path = join(dir, `${id}.wav`);
   await mixLegs(legs, path);
@@ -407,36 +683,39 @@ async function speechCall(
     .sort((a, b) => a.start - b.start);
   const role = (v: number) =>
     kind === 'one-voice' ? 'voice' : v === 1 ? 'customer' : v === 0 ? 'agent' : 'agent 2';
+  const lines =
+    call.line === 'shared'
+      ? `one shared line ${pathNames[0]} ${legs[0]!.path.gainDb} dB`
+      : legs.map((l, i) => `${role(i)} via ${pathNames[i]} ${l.path.gainDb} dB`).join(', ');
   return {
     id,
+    split: 'dev',
     kind,
     voices: voices.length,
     path,
     durationSeconds,
     segments,
     spans: mergeSpans(segments),
-    description: voices
-      .map((v, i) => `${role(i)} ${voiceText(v)} via ${pathNames[i]} ${legs[i]!.path.gainDb} dB`)
-      .join(', '),
+    description: `${call.pairing ?? kind} ${call.style}: ${voices.map((v, i) => `${role(i)} ${voiceText(v)}`).join('; ')}; ${lines}`,
+    engine: call.engine,
+    ...(call.pairing ? { pairing: call.pairing } : {}),
+    style: call.style,
+    line: call.line,
   };
 }
 
-/** Path pairs of the DTMF calls: the pipeline's recordings differ by nothing else. */
-const DTMF_PAIRS: [TelephonePathName, TelephonePathName][] = [
-  ['headset', 'mobile-gsm'],
-  ['landline', 'mobile-gsm'],
-  ['headset', 'landline'],
-  ['landline', 'far-line'],
-  ['headset', 'far-line'],
-  ['mobile-gsm', 'far-line'],
-];
-
-/** A DTMF call: the generator's stereo script, each channel rendered alone as a leg, then mixed. */
-async function dtmfCall(dir: string, id: string, index: number, seed: number): Promise<CorpusCall> {
-  const random = seededRandom(seed * 1000 + index);
+/** A DTMF call: the generator's stereo script, each channel rendered alone as a leg, then mixed through two lines. */
+async function dtmfCall(
+  dir: string,
+  id: string,
+  index: number,
+  plan: SplitPlan,
+  pair: [string, string],
+  split: Split,
+): Promise<CorpusCall> {
+  const random = seededRandom(plan.seed * 1000 + index);
   const durationSeconds = Math.round(between(random, 120, 600));
-  const script = generateCallScript({ durationSeconds, seed: seed * 100 + index, stereo: true });
-  const pair = DTMF_PAIRS[index % DTMF_PAIRS.length]!;
+  const script = generateCallScript({ durationSeconds, seed: plan.seed * 100 + index, stereo: true });
   const legs: { input: string; path: TelephonePath }[] = [];
   for (let c = 0; c < 2; c++) {
     const input = join(dir, `${id}.leg${c}.wav`);
@@ -445,7 +724,7 @@ async function dtmfCall(dir: string, id: string, index: number, seed: number): P
       input,
       { sampleRate: 8000 },
     );
-    legs.push({ input, path: TELEPHONE_PATHS[pair[c]!] });
+    legs.push({ input, path: plan.paths[pair[c]!]! });
   }
   const path = join(dir, `${id}.wav`);
   await mixLegs(legs, path);
@@ -460,13 +739,14 @@ async function dtmfCall(dir: string, id: string, index: number, seed: number): P
     .sort((a, b) => a.start - b.start);
   return {
     id,
+    split,
     kind: 'dtmf',
     voices: 2,
     path,
     durationSeconds,
     segments,
     spans: mergeSpans(segments),
-    description: `agent via ${pair[0]}, customer via ${pair[1]}`,
+    description: `DTMF only: agent via ${pair[0]}, customer via ${pair[1]}`,
   };
 }
 
