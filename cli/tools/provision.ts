@@ -33,11 +33,15 @@ export const PINNED = {
 /**
  * Test-only Python packages (`npm test` installs them through the bootstrap, `callpipe tools --test`):
  * pyarrow, the independent reader every Parquet file callpipe writes is read back with in tests;
- * moto's server (`moto_server`), the SQS-compatible server `callpipe watch --sqs` is tested against.
+ * moto's server (`moto_server`), the SQS-compatible server `callpipe watch --sqs` is tested against;
+ * the speakers tests' and benchmark's voices (bench/lib/synthesize.py): Open JTalk's HTS voice and
+ * dictionary inside pyopenjtalk-plus's wheel, espeak-ng's library and data inside espeakng-loader's.
  */
 export const TEST_PINNED = {
   pyarrow: '26.0.1',
   'moto[server]': '5.2.1',
+  'pyopenjtalk-plus': '0.4.1.post10',
+  'espeakng-loader': '0.2.4',
 } as const;
 
 /** Node LTS lines callpipe runs and is tested on, pinned to a release of each (scripts/node-runtime.mjs). */
