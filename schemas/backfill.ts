@@ -8,8 +8,7 @@
 import { z } from 'zod';
 import { RECORDING_EXTENSIONS } from './media-formats.ts';
 import { callSpecSchema, type CallSpec } from './call-spec.ts';
-import { OUTCOMES, outputLocationSchema, recordingSourceSchema, type RedactionInput } from './recording.ts';
-import type { TextGrains } from './text-grains.ts';
+import { OUTCOMES, outputLocationSchema, recordingSourceSchema } from './recording.ts';
 
 /**
  * Extensions taken by default without reading the object (containers and headerless telephony formats,
@@ -90,37 +89,16 @@ export type BackfillRequest = z.input<typeof backfillInputSchema>;
 /** What the workflow gets: every default filled in by the client, so workflow code needs no zod. */
 export type BackfillInput = z.output<typeof backfillInputSchema>;
 /**
- * What a backfill workflow may find in its history: a {@link BackfillInput}, or one started before
- * `window` was renamed `concurrency`, or before the children's settings were one `spec` (running batches,
- * their continue-as-new runs, the actions of schedules created before). The workflow reads it with the
- * same rule as the schema: `concurrency`, else `window`; `spec`, else the spec `child` stood for
- * (workflows/legacy-call-input.ts).
+ * What a backfill workflow may be started with: a {@link BackfillInput}, or one that spells `concurrency`
+ * by its 0.1 name `window`. The workflow reads it with the same rule as the schema: `concurrency`, else
+ * `window`.
  */
 export type StoredBackfillInput = Omit<BackfillInput, 'concurrency' | 'spec'> & {
   concurrency?: number;
   /** @deprecated 0.1's name of `concurrency`. */
   window?: number;
   spec?: CallSpec;
-  /** @deprecated What every child's input was built from before `spec`. */
-  child?: LegacyBackfillChild;
 };
-
-/** A backfill's `child` before `spec`: the fields every child's input was built from, each optional. */
-export interface LegacyBackfillChild {
-  stagingPrefix: string;
-  keepStaging?: boolean;
-  pacingSpeed?: number;
-  maxSessionSeconds?: number;
-  planStrategy?: 'fixed' | 'balanced';
-  planBudget?: number;
-  minSessionSeconds?: number;
-  queues?: { media: string; probe?: string; asr: string; nlp: string };
-  rulesKey?: string;
-  wordsKey?: string;
-  tables?: { prefix: string; timeZone: string };
-  text?: TextGrains;
-  redaction?: RedactionInput;
-}
 
 /** One recording the batch will start a child for. */
 export const backfillItemSchema = z.object({

@@ -1,7 +1,6 @@
 /**
  * The names of callpipe's task queues (docs/design.md, Task queues and limits): one prefix, one queue per kind
- * of work. Pure TypeScript with no imports: the workflows read the names of calls started before the
- * queues travelled in their input (workflows/legacy-call-input.ts).
+ * of work. Pure TypeScript with no imports: workflow code may read it.
  */
 
 /** The prefix of every queue unless `temporal.taskQueuePrefix` says otherwise. */

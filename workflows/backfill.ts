@@ -26,7 +26,6 @@ import {
   executeChild,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -47,13 +46,12 @@ import type {
 } from '../schemas/backfill.ts';
 import type { CallSpec } from '../schemas/call-spec.ts';
 import { processRecording, type ProcessRecordingResult } from './process-recording.ts';
-import { specOfLegacyChild } from './legacy-call-input.ts';
 import { batchPartsPrefix, batchReportPrefix, locationUrl } from '../schemas/call-keys.ts';
 import { reasonOf, workflowFailureOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { prepareManifestOnce } from './manifest-pages.ts';
 import { roundThousandths } from '../schemas/units.ts';
-import { CALL_EVENTS, emitBatchEvent } from './call-events.ts';
+import { emitBatchEvent } from './call-events.ts';
 
 export type BackfillPhase =
   'listing' | 'running' | 'paused' | 'draining' | 'reporting' | 'done' | 'cancelled';
@@ -92,17 +90,6 @@ export interface BackfillResult extends BackfillProgress {
   tables?: { compacted: string[]; failed: { dt: string; reason: string }[] };
 }
 
-/**
- * Patch ids, retired in Temporal's order as the recording workflow's are (workflows/process-recording.ts),
- * except that a batch's run can stay open (paused, or draining a window of long calls) far longer than a
- * call: a patch goes to `deprecatePatch` only once no backfill run started before it is open (`temporal
- * workflow list` with `WorkflowType = 'backfill'`), and is removed after the retention that follows.
- *
- * BATCH_TABLES: a batch compacts the table partitions its calls wrote, after its report. At `patched`.
- */
-export const BATCH_TABLES = 'batch-tables';
-/** Patch id: a batch writes its night report (report.html) after compacting its days. At `patched`. */
-export const NIGHT_REPORT = 'night-report';
 /** Days compacted at once at the end of a batch (each an activity on the media queue). */
 const COMPACTIONS_AT_ONCE = 4;
 
@@ -127,26 +114,23 @@ function emptyCounters(): BackfillCounters {
 }
 
 /**
- * The input with `concurrency` read as `backfillInputSchema` reads it (`window` is its 0.1 name, still in
- * the histories of running batches and in schedules' actions), and the children's `spec`, or the one an
- * old input's `child` stood for; what a continue-as-new carries on.
+ * The input with `concurrency` read as `backfillInputSchema` reads it (`window` is its 0.1 name, which
+ * a request may still spell); what a continue-as-new carries on.
  */
 export function currentBackfillInput({
   window,
   concurrency,
-  child,
   spec,
   ...input
 }: StoredBackfillInput): BackfillInput {
   const resolved = concurrency ?? window;
-  const childSpec = spec ?? (child ? specOfLegacyChild(child, input.output) : undefined);
-  if (resolved === undefined || !childSpec) {
+  if (resolved === undefined || !spec) {
     throw workflowFailureOf(
       'InvalidWorkflowInput',
       'backfill input has no concurrency or spec: parse it with backfillInputSchema',
     );
   }
-  return { ...input, concurrency: resolved, spec: childSpec };
+  return { ...input, concurrency: resolved, spec };
 }
 
 /** A child's settings: the batch's, with the speakers its manifest row names for its channels. */
@@ -470,23 +454,19 @@ class Batch {
         audioHours: this.progress().audioHours,
       },
     });
-    const tables = patched(BATCH_TABLES) ? await compactBatchDays(input, report.days ?? []) : undefined;
-    const reportHtmlKey = patched(NIGHT_REPORT)
-      ? await writeNightReport(input, this.reportPrefix, report.days ?? [])
-      : undefined;
+    const tables = await compactBatchDays(input, report.days ?? []);
+    const reportHtmlKey = await writeNightReport(input, this.reportPrefix, report.days ?? []);
     const status = this.cancelRequested ? 'cancelled' : 'done';
-    if (patched(CALL_EVENTS)) {
-      await emitBatchEvent(input.taskQueue ?? this.info.taskQueue, {
-        batchId: input.batchId,
-        output: input.output,
-        status,
-        reportJsonKey: report.jsonKey,
-        reportCsvKey: report.csvKey,
-        reportHtmlKey,
-        counters: { ...counters },
-        startedAt: state.startedAt,
-      });
-    }
+    await emitBatchEvent(input.taskQueue ?? this.info.taskQueue, {
+      batchId: input.batchId,
+      output: input.output,
+      status,
+      reportJsonKey: report.jsonKey,
+      reportCsvKey: report.csvKey,
+      reportHtmlKey,
+      counters: { ...counters },
+      startedAt: state.startedAt,
+    });
     this.phase = status;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTE_KEYS.outcome, value: status }]);
     this.showDetails();

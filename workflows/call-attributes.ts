@@ -1,17 +1,11 @@
 /**
  * A call's search attributes (schemas/search-attributes.ts): what `callpipe status`, `forget` and the Web
- * UI's filters read. Every upsert is a Temporal action (docs/cost.md), and a call used to make one per
- * stage and per fact learnt, besides one per patch marker: 24 for a stereo call. A run of today's code
- * upserts at two milestones only: when its recognition starts and at its end; each carries its stage and
- * every fact learnt since (audio seconds, speakers, roles, categories), the end its outcome too. With
- * the one `TemporalChangeVersion` upsert of its patch marker (workflows/process-recording.ts, `Patches`)
- * that is three. The call and batch ids come free with the start (every starter sets them: cli/submit.ts,
- * the backfill's and the watch's children) and are upserted only when a start left them out. The precise
- * stage stays free to see: the Web UI's current details and the `progress` query follow every stage.
- *
- * Runs recorded before the milestones (patch `search-attribute-milestones` not taken) upsert as they did,
- * so their histories replay: each fact at once, the stage at every stage, the end's stage and outcome
- * apart.
+ * UI's filters read. Every upsert is a Temporal action (docs/cost.md), so a call upserts at two
+ * milestones only: when its recognition starts and at its end; each carries its stage and every fact
+ * learnt since (audio seconds, speakers, roles, categories), the end its outcome too. The call and batch
+ * ids come free with the start (every starter sets them: cli/submit.ts, the backfill's and the watch's
+ * children) and are upserted only when a start left them out. The precise stage stays free to see: the
+ * Web UI's current details and the `progress` query follow every stage.
  */
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
@@ -19,8 +13,8 @@ import type { Stage } from '../schemas/recording.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 
 /**
- * The stage a run of today's code shows in `CallpipeStage` as it enters it, besides `done` and `failed`:
- * `recognize`, once its audio is all staged; it stays through the text steps (the long part of a call is
+ * The stage a run shows in `CallpipeStage` as it enters it, besides `done` and `failed`: `recognize`,
+ * once its audio is all staged; it stays through the text steps (the long part of a call is
  * its recognition). Before it a call has no stage there.
  */
 export const MILESTONE_STAGES: ReadonlySet<Stage> = new Set<Stage>(['recognize']);
@@ -28,12 +22,6 @@ export const MILESTONE_STAGES: ReadonlySet<Stage> = new Set<Stage>(['recognize']
 export class CallAttributes {
   /** Facts and the stage not yet upserted, by attribute name (a later value replaces an earlier one). */
   private readonly pending = new Map<string, SearchAttributeUpdatePair>();
-  private readonly milestones: boolean;
-
-  /** `milestones`: the run took patch `search-attribute-milestones`. */
-  constructor(milestones: boolean) {
-    this.milestones = milestones;
-  }
 
   /** The call's and batch's ids: free when the start set them, as every starter of ours does. */
   start(callId: string, batchId: string | undefined): void {
@@ -41,10 +29,6 @@ export class CallAttributes {
       { key: SEARCH_ATTRIBUTE_KEYS.callId, value: callId },
       ...(batchId ? [{ key: SEARCH_ATTRIBUTE_KEYS.batchId, value: batchId }] : []),
     ];
-    if (!this.milestones) {
-      upsertSearchAttributes(ids);
-      return;
-    }
     const given = workflowInfo().typedSearchAttributes;
     // Upserted at once, not at the first milestone: `forget` and `status` find a call by its id.
     const missing = ids.filter((p) => given.get(p.key as typeof SEARCH_ATTRIBUTE_KEYS.callId) !== p.value);
@@ -53,10 +37,6 @@ export class CallAttributes {
 
   /** Facts learnt (audio seconds, speakers, roles, categories, the outcome): shown by the next upsert. */
   set(pairs: SearchAttributeUpdatePair[]): void {
-    if (!this.milestones) {
-      upsertSearchAttributes(pairs);
-      return;
-    }
     for (const p of pairs) this.pending.set(p.key.name, p);
   }
 

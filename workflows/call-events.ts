@@ -24,9 +24,6 @@ import { eventDelivery, eventDeliveryWorkflowId } from './event-delivery.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 
-/** Patch id of the recording and backfill workflows: they emit events. At `patched`: as their other ids. */
-export const CALL_EVENTS = 'call-events';
-
 function emitters(taskQueue: string) {
   return proxyActivities<EventActivities>({
     taskQueue,

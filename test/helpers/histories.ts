@@ -1,6 +1,7 @@
 /**
  * The recorded workflow histories the replay test (test/unit/workflows.replay.test.ts) guards determinism
- * with: integration tests refresh them from real runs when `CALLPIPE_RECORD_HISTORIES=1`.
+ * with: integration tests (real runs) and the workflow tests of batches refresh them when
+ * `CALLPIPE_RECORD_HISTORIES=1`.
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { toolPaths } from '../../cli/tools/provision.ts';
 import type { PipelineClient } from '../../cli/stack-client.ts';
 import type { Payload } from '@temporalio/common';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils.js';
 import type { TemporalConfig } from '../../schemas/config.ts';
 import { ENCRYPTED_ENCODING, EncryptionCodec, payloadKeysOf } from '../../workers/payload-codec.ts';
 
@@ -22,6 +24,12 @@ export function recordHistory(pc: PipelineClient, workflowId: string, name: stri
     ...['--address', pc.config.temporal.address, '--namespace', pc.config.temporal.namespace],
   ]);
   writeFileSync(join(HISTORIES, name), decryptedHistoryJson(json.toString('utf8'), pc.config.temporal));
+}
+
+/** Writes a history the client fetched (`handle.fetchHistory()`, no codec), when asked to record. */
+export function recordFetchedHistory(history: History, name: string): void {
+  if (!process.env.CALLPIPE_RECORD_HISTORIES) return;
+  writeFileSync(join(HISTORIES, name), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
 }
 
 /**

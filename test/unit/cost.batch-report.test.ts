@@ -45,12 +45,12 @@ describe("a batch report's cost", () => {
     expect(cost.figures.historiesRead).toBe(4);
     expect(cost.figures.actions).toEqual({
       workflowStarted: 4,
-      activityStarted: 68,
-      searchAttributesUpsert: 84,
+      activityStarted: 76,
+      searchAttributesUpsert: 8,
       // Its activities all ended within a third of their heartbeat timeouts: none sent.
       activityHeartbeat: 0,
     });
-    expect(cost.figures.historyEventsPerCall).toEqual({ mean: 134, max: 134 });
+    expect(cost.figures.historyEventsPerCall).toEqual({ mean: 115, max: 115 });
     expect(cost.figures.serviceRequests).toEqual({ recognition: 160, sentiment: 1200 });
     expect(cost.figures.audioSecondsStreamed).toBe(4 * 3700);
     expect(cost.amount).toBeUndefined();
@@ -68,8 +68,8 @@ describe("a batch report's cost", () => {
     expect(cost.figures.actions.workflowStarted).toBe(1000);
     expect(cost.figures.serviceRequests?.sentiment).toBe(300_000);
     expect(cost.amount?.unpriced).toEqual(['s3Put', 's3Get', 'cpu']);
-    // 39 actions a call, and 1,027.8 audio hours streamed for 500 audio hours.
-    expect(cost.amount?.total).toBeCloseTo(39_000 * 50e-6 + (1000 * 3700) / 3600, 3);
+    // 22 actions a call, and 1,027.8 audio hours streamed for 500 audio hours.
+    expect(cost.amount?.total).toBeCloseTo(22_000 * 50e-6 + (1000 * 3700) / 3600, 3);
     expect(evenSample([1, 2, 3, 4, 5, 6], 3)).toEqual([1, 3, 5]);
   });
 

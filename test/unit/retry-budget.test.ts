@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ACTIVITY_POLICIES } from '../../workflows/process-recording.ts';
+import { ACTIVITY_POLICIES } from '../../workflows/activity-policies.ts';
 import { RETRY_TABLE } from '../../schemas/retry-table.ts';
 import { RATE_LIMIT_RETRY_ALLOWANCE } from '../../activities/nlp/step.ts';
 import { RESULT_WRITE_BUDGET_MS } from '../../activities/asr/recognize-session.ts';

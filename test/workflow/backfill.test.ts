@@ -21,6 +21,7 @@ import {
   type ReportRow,
 } from '../../schemas/backfill.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
+import { recordFetchedHistory } from '../helpers/histories.ts';
 import {
   useTestEnv,
   mockActivities,
@@ -128,9 +129,18 @@ function maxOpenChildren(events: HistoryEvent[]): number {
   return max;
 }
 
-/** The histories of every run of a chain, first to last, following continue-as-new. */
-async function runHistories(handle: WorkflowHandle, firstRunId: string): Promise<HistoryEvent[][]> {
+/**
+ * The histories of every run of a chain, first to last, following continue-as-new; with
+ * `CALLPIPE_RECORD_HISTORIES=1`, each written as the replay test's `<record>-run-<n>.json` (one run:
+ * `<record>.json`).
+ */
+async function runHistories(
+  handle: WorkflowHandle,
+  firstRunId: string,
+  record?: string,
+): Promise<HistoryEvent[][]> {
   const runs: HistoryEvent[][] = [];
+  const histories: temporal.api.history.v1.IHistory[] = [];
   let runId: string | undefined = firstRunId;
   while (runId) {
     const history: temporal.api.history.v1.IHistory = await testEnv()
@@ -138,7 +148,13 @@ async function runHistories(handle: WorkflowHandle, firstRunId: string): Promise
       .fetchHistory();
     const events: HistoryEvent[] = history.events ?? [];
     runs.push(events);
+    histories.push(history);
     runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  if (record) {
+    histories.forEach((h, i) =>
+      recordFetchedHistory(h, histories.length === 1 ? `${record}.json` : `${record}-run-${i + 1}.json`),
+    );
   }
   return runs;
 }
@@ -204,7 +220,7 @@ describe('backfill with mocked activities', () => {
       });
       // The window as the workflow saw it: never more than 2 children open in its history, 2 at the
       // start (the window is used, not run one by one).
-      const [events, ...more] = await runHistories(handle, handle.firstExecutionRunId);
+      const [events, ...more] = await runHistories(handle, handle.firstExecutionRunId, 'backfill-window');
       expect(more).toHaveLength(0);
       expect(childrenStarted(events!).sort()).toEqual(items.map((i) => i.workflowId).sort());
       expect(maxOpenChildren(events!)).toBe(2);
@@ -242,7 +258,7 @@ describe('backfill with mocked activities', () => {
       expect(result).toMatchObject({ status: 'done', run: 2, pages: 3, listed: 6, started: 6, done: 6 });
       const latest = await handle.describe();
       expect(latest.runId).not.toBe(handle.firstExecutionRunId);
-      const runs = await runHistories(handle, handle.firstExecutionRunId);
+      const runs = await runHistories(handle, handle.firstExecutionRunId, 'backfill-continue-as-new');
       expect(runs).toHaveLength(3);
       expect(runs.at(-1)!.at(-1)?.workflowExecutionCompletedEventAttributes).toBeTruthy();
       for (const events of runs.slice(0, -1)) {

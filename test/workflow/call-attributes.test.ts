@@ -1,8 +1,8 @@
 /**
  * A call's search attributes cost one Temporal action per upsert (workflows/call-attributes.ts): a call
  * upserts at its milestones only (recognition, end), each upsert carrying every fact learnt since, and
- * still ends with every attribute operators filter on; its one patch marker upserts Temporal's own
- * `TemporalChangeVersion` once. Counted from the call's own history.
+ * still ends with every attribute operators filter on. No patch marker, so no `TemporalChangeVersion`
+ * upsert: a change ships as a new Worker Deployment Version. Counted from the call's own history.
  */
 import { describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -69,7 +69,7 @@ async function runCall(name: string, mocks: Mocks, options: { idsAtStart?: boole
 }
 
 describe('a call upserts its search attributes at its milestones', () => {
-  it('a done call: four upserts (its two patch markers, recognize, done), ending with every attribute', async () => {
+  it('a done call: two upserts (recognize, done), ending with every attribute', async () => {
     const mocks = mockActivities();
     const score = mocks.computeInsights.getMockImplementation()!;
     mocks.computeInsights.mockImplementation(async (input) => ({
@@ -78,10 +78,8 @@ describe('a call upserts its search attributes at its milestones', () => {
     }));
     const run = await runCall('milestones', mocks);
     expect(run.result.status).toBe('done');
-    expect(run.actions.searchAttributesUpsert).toBe(4);
-    const [marker, stagedTracksMarker, recognize, end] = run.upserts;
-    expect(marker).toEqual(['TemporalChangeVersion']);
-    expect(stagedTracksMarker).toEqual(['TemporalChangeVersion']);
+    expect(run.actions.searchAttributesUpsert).toBe(2);
+    const [recognize, end] = run.upserts;
     // Each carries the stage and what was learnt since the last: the facts of probe and plan with the
     // first, the speakers stage's, the categories and the outcome with the end.
     expect(recognize).toEqual(['CallpipeAudioSeconds', 'CallpipeSpeakers', 'CallpipeStage']);
@@ -92,10 +90,9 @@ describe('a call upserts its search attributes at its milestones', () => {
       'CallpipeSpeakers',
       'CallpipeStage',
     ]);
-    // Two patch markers: the milestones (standing for every earlier patch) and the staged tracks, asked at
-    // the plan; the run asks for no earlier patch one by one.
+    // No patch marker: the run has one path.
     const { events } = await run.handle.fetchHistory();
-    expect((events ?? []).filter((e) => e.markerRecordedEventAttributes).length).toBe(2);
+    expect((events ?? []).filter((e) => e.markerRecordedEventAttributes).length).toBe(0);
     const sa = run.attributes;
     expect(sa.get(K.callId)).toBe(run.callId);
     expect(sa.get(K.batchId)).toBe(run.batchId);
@@ -136,7 +133,7 @@ describe('a call upserts its search attributes at its milestones', () => {
     });
   });
 
-  it('a call that fails before its first milestone: one upsert of its own after the markers, with what was learnt', async () => {
+  it('a call that fails before its first milestone: one upsert, with what was learnt', async () => {
     const mocks = mockActivities({
       planSource: async () => {
         throw nonRetryable('MediaError', 'cannot decode the recording');
@@ -144,12 +141,7 @@ describe('a call upserts its search attributes at its milestones', () => {
     });
     const run = await runCall('plan-failed', mocks);
     expect(run.result).toMatchObject({ status: 'failed', stage: 'plan' });
-    // The staged-tracks patch is asked as the plan starts: its marker comes before the plan fails.
-    expect(run.upserts).toEqual([
-      ['TemporalChangeVersion'],
-      ['TemporalChangeVersion'],
-      ['CallpipeAudioSeconds', 'CallpipeOutcome', 'CallpipeStage'],
-    ]);
+    expect(run.upserts).toEqual([['CallpipeAudioSeconds', 'CallpipeOutcome', 'CallpipeStage']]);
     expect(run.attributes.get(K.stage)).toBe('failed');
     expect(run.attributes.get(K.outcome)).toBe('failed');
     expect(run.attributes.get(K.audioSeconds)).toBe(CALL_SECONDS);
@@ -160,7 +152,7 @@ describe('a call upserts its search attributes at its milestones', () => {
     const mocks = mockActivities({ resultExists: async () => true });
     const run = await runCall('skipped', mocks);
     expect(run.result.status).toBe('skipped');
-    expect(run.upserts).toEqual([['TemporalChangeVersion'], ['CallpipeOutcome', 'CallpipeStage']]);
+    expect(run.upserts).toEqual([['CallpipeOutcome', 'CallpipeStage']]);
     expect(run.attributes.get(K.outcome)).toBe('skipped');
     expect(run.attributes.get(K.callId)).toBe(run.callId);
   });
@@ -169,8 +161,8 @@ describe('a call upserts its search attributes at its milestones', () => {
     const mocks = mockActivities();
     const run = await runCall('no-ids', mocks, { idsAtStart: false });
     expect(run.result.status).toBe('done');
-    expect(run.upserts[1]).toEqual(['CallpipeBatchId', 'CallpipeCallId']);
-    expect(run.actions.searchAttributesUpsert).toBe(5);
+    expect(run.upserts[0]).toEqual(['CallpipeBatchId', 'CallpipeCallId']);
+    expect(run.actions.searchAttributesUpsert).toBe(3);
     expect(run.attributes.get(K.callId)).toBe(run.callId);
   });
 });

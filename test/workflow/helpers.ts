@@ -200,7 +200,6 @@ export const PROCESS_ACTIVITIES = [
   'resultExists',
   'probeSource',
   'planSource',
-  'transcodeSource',
   'recognizeSession',
   'mergeTimeline',
   'assignSpeakers',
@@ -213,7 +212,6 @@ export const PROCESS_ACTIVITIES = [
   'redactAudio',
   'computeInsights',
   'publishResult',
-  'writeResult',
   'writeError',
   'writeCallTables',
   'deleteStaging',
@@ -262,19 +260,6 @@ function processDefaults(): Record<(typeof PROCESS_ACTIVITIES)[number], Activity
       }));
       return { ...plan, stagedTracks };
     },
-    transcodeSource: async (input) => {
-      const start = num(input, 'start') ?? 0;
-      const end = num(input, 'end') ?? CALL_SECONDS;
-      const prefix = str(input, 'keyPrefix') ?? 'staging/audio/';
-      return {
-        key: `${prefix}track-${num(input, 'track') ?? 0}-${start}-${end}.mulaw`,
-        format: 'mulaw',
-        bytes: Math.round((end - start) * 8000),
-        start,
-        end,
-        reused: false,
-      };
-    },
     recognizeSession: async (input) => ({
       resultKey: str(input, 'resultKey') ?? `staging/sessions/${num(input, 'session') ?? 0}.json`,
       utterances: UTTERANCES_PER_SESSION,
@@ -315,12 +300,6 @@ function processDefaults(): Record<(typeof PROCESS_ACTIVITIES)[number], Activity
       categories: [],
     }),
     publishResult: async (input) => ({
-      bucket: str(input, 'output', 'bucket') ?? 'callpipe',
-      resultKey: str(input, 'output', 'result') ?? `results/${str(input, 'callId')}/result.json`,
-      vttKey: str(input, 'output', 'transcript') ?? `results/${str(input, 'callId')}/transcript.vtt`,
-      utterances: 2 * UTTERANCES_PER_SESSION,
-    }),
-    writeResult: async (input) => ({
       bucket: str(input, 'output', 'bucket') ?? 'callpipe',
       resultKey: str(input, 'output', 'result') ?? `results/${str(input, 'callId')}/result.json`,
       vttKey: str(input, 'output', 'transcript') ?? `results/${str(input, 'callId')}/transcript.vtt`,

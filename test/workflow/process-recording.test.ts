@@ -95,7 +95,7 @@ describe('processRecording with mocked activities', () => {
     expect(pick(written, 'callId')).toBe(callId);
     expect(pick(written, 'stage')).toBe('probe');
     expect(String(pick(written, 'reason'))).toContain('moov atom not found');
-    for (const later of ['planSource', 'transcodeSource', 'recognizeSession', 'publishResult'] as const) {
+    for (const later of ['planSource', 'recognizeSession', 'publishResult'] as const) {
       expect(mocks[later]).not.toHaveBeenCalled();
     }
     expect(outcome).toBe('failed');
@@ -128,7 +128,7 @@ describe('processRecording with mocked activities', () => {
     expect(progress).toMatchObject({ stage: 'failed', sessionsTotal: 2, sessionsTranscoded: 2 });
   });
 
-  it('the plan stages the tracks: no session is transcoded, each streams its range of its track', async () => {
+  it('the plan stages the tracks: each session streams its range of its track', async () => {
     const mocks = mockActivities();
     const { result, progress } = await runCall('tracks', mocks);
     expect(result.status).toBe('done');
@@ -138,7 +138,6 @@ describe('processRecording with mocked activities', () => {
     expect(audioPrefix).toMatch(/\/audio\/$/);
     const cleaned = pick(onlyInput(mocks, 'deleteStaging'), 'prefixes') as string[];
     expect(cleaned.some((p) => audioPrefix.startsWith(p))).toBe(true);
-    expect(mocks.transcodeSource).not.toHaveBeenCalled();
     const sessions = mocks.recognizeSession.mock.calls.map(([input]) => ({
       session: pick(input, 'session'),
       audioKey: pick(input, 'audioKey'),
@@ -161,7 +160,6 @@ describe('processRecording with mocked activities', () => {
     const { result, outcome } = await runCall('no-speech', mocks);
 
     expect(result).toMatchObject({ status: 'done', sessions: 0 });
-    expect(mocks.transcodeSource).not.toHaveBeenCalled();
     expect(mocks.recognizeSession).not.toHaveBeenCalled();
     expect(pick(onlyInput(mocks, 'mergeTimeline'), 'sessions')).toEqual([]);
     expect(mocks.publishResult).toHaveBeenCalledTimes(1);
@@ -225,36 +223,20 @@ describe('processRecording with mocked activities', () => {
     expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
   });
 
-  it('an input of the old shape (a run started before the spec) runs with the defaults it had then', async () => {
+  it('a plan that staged no audio for a track fails the call at `plan`: nothing streamed', async () => {
     const mocks = mockActivities();
-    const taskQueue = uniqueQueue('legacy');
-    const callId = 'legacy-3f9a0c1e';
-    const { spec: _spec, ...call } = processInput(taskQueue, callId);
-    const legacy = {
-      ...call,
-      stagingPrefix: 'staging/',
-      queues: { media: taskQueue, asr: taskQueue, nlp: taskQueue },
-      plan: { strategy: 'fixed' as const },
-    };
-    const result = await withWorker(testEnv(), taskQueue, mocks.activities, async () => {
-      const handle = await testEnv().client.workflow.start(processRecording, {
-        taskQueue,
-        workflowId: `process-${taskQueue}`,
-        args: [legacy],
-      });
-      return handle.result();
-    });
+    const plan = mocks.planSource.getMockImplementation()!;
+    mocks.planSource.mockImplementation(async (input) => ({
+      ...((await plan(input)) as object),
+      stagedTracks: [],
+    }));
+    const { result, outcome } = await runCall('unstaged', mocks);
 
-    expect(result).toMatchObject({ callId, status: 'done' });
-    expect(pick(onlyInput(mocks, 'planSource'), 'options')).toEqual({
-      strategy: 'fixed',
-      maxSessionSeconds: 3000,
-      budget: 16,
-      minSessionSeconds: 60,
-    });
-    for (const [input] of mocks.recognizeSession.mock.calls) expect(pick(input, 'maxRestarts')).toBe(10);
-    expect(pick(onlyInput(mocks, 'computeInsights'), 'rulesKey')).toBeUndefined();
-    expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
+    expect(result).toMatchObject({ status: 'failed', stage: 'plan' });
+    expect(result.reason).toContain('staged no audio for track 0');
+    expect(mocks.recognizeSession).not.toHaveBeenCalled();
+    expect(pick(onlyInput(mocks, 'writeError'), 'stage')).toBe('plan');
+    expect(outcome).toBe('failed');
   });
 
   it('a call whose result.json exists is skipped: nothing probed, outcome skipped', async () => {
@@ -443,7 +425,6 @@ describe('processRecording with mocked activities', () => {
     expect(pick(published, 'sentimentKey')).toBe(pick(insights, 'sentimentKey'));
     const order = mocks.calls.map((c) => c.activity);
     expect(order.indexOf('computeInsights')).toBeLessThan(order.indexOf('publishResult'));
-    expect(mocks.writeResult).not.toHaveBeenCalled();
     expect(await searchAttribute(handle, SEARCH_ATTRIBUTE_KEYS.categories)).toEqual([
       'greeting',
       'complaint',

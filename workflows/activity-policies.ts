@@ -1,0 +1,87 @@
+/**
+ * The recording workflow's activity retry policies, in one table: docs/retries.md's retry budget is
+ * computed from it (test/unit/retry-budget.test.ts). A stage takes its proxy with {@link proxyOn}.
+ */
+import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
+import type { CallQueues } from '../schemas/task-queues.ts';
+import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
+
+/** Temporal's backoff for every activity: 1 s doubling to `maxInterval`; never a non-retryable type. */
+function retry(maximumAttempts: number, maximumInterval: string): RetryPolicy {
+  return {
+    maximumAttempts,
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval,
+    nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+  };
+}
+
+/**
+ * Heartbeat timeout of the short activities (probe, media, results, text): their workers heartbeat while
+ * they run (activities/liveness-heartbeat.ts), so an activity of a worker that died is retried elsewhere
+ * after this rather than after its start-to-close timeout. Changing it changes no command of a history.
+ */
+const LIVENESS_HEARTBEAT_TIMEOUT = '30 seconds';
+
+/**
+ * The recording workflow's proxies: each one's queue (of the call's `spec.queues`) and its policy. The
+ * recognition timeouts are sized per session, from the call's pacing and heartbeat settings, where a
+ * session is started.
+ */
+export const ACTIVITY_POLICIES = {
+  /** ffprobe of one recording; its own queue, so new calls' probes never hold staging slots. */
+  probe: {
+    queue: 'probe',
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
+    retry: retry(5, '1 minute'),
+  },
+  /** Plan, merge, speakers, redacted audio: ffmpeg and small S3 objects. */
+  media: {
+    queue: 'media',
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
+    retry: retry(5, '1 minute'),
+  },
+  /** Done-check, insights, result and error writes, staging clean-up: S3 only, cheap to repeat. */
+  results: {
+    queue: 'media',
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
+    retry: retry(10, '1 minute'),
+  },
+  /**
+   * The call's rows in the analysis tables: waits for the day's lease (heartbeating) behind other
+   * calls of the night and a compaction, then a few small objects.
+   */
+  tables: {
+    queue: 'media',
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: retry(10, '1 minute'),
+  },
+  /** Text steps: 99997 and quota waits come as `nextRetryDelay` (schemas/retry-table.ts). */
+  nlp: {
+    queue: 'nlp',
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: LIVENESS_HEARTBEAT_TIMEOUT,
+    retry: retry(20, '1 minute'),
+  },
+  /** One recognition session; the timeout is sized per session (streaming is paced in real time). */
+  asr: {
+    queue: 'asr',
+    startToCloseTimeout: '1 hour',
+    heartbeatTimeout: '30 seconds',
+    retry: retry(5, '1 minute'),
+  },
+} satisfies Record<string, Omit<ActivityOptions, 'taskQueue'> & { queue: keyof CallQueues }>;
+
+/** A policy of {@link ACTIVITY_POLICIES} on the queue the call names for it. */
+export function proxyOn<T>(
+  policy: (typeof ACTIVITY_POLICIES)[keyof typeof ACTIVITY_POLICIES],
+  queues: CallQueues,
+) {
+  const { queue, ...options } = policy;
+  return proxyActivities<T>({ ...options, taskQueue: queues[queue] });
+}
