@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { DeliveryAttemptError, MAX_ANSWER_BYTES, postEvent } from '../../activities/events/http-post.ts';
-import { createEventActivities } from '../../activities/events/events-activities.ts';
+import { createEventActivities, type DeliverEventInput } from '../../activities/events/events-activities.ts';
 import { structuredJson } from '../../activities/events/cloud-event.ts';
 import { eventId } from '../../activities/events/event-id.ts';
 import { eventKey } from '../../activities/events/event-store.ts';
@@ -161,13 +161,14 @@ describe('a receiver’s answer', () => {
       store: store as unknown as ObjectStore,
       config: { ...EVENTS_DEFAULTS, slackUrl: url },
     });
+    const input: DeliverEventInput = {
+      event: { id, type: 'callpipe.call.alert', bucket: 'out', key },
+      sink: 'slack',
+      policy: { initialSeconds: 1, maxSeconds: 4, forSeconds: 3600, requestTimeoutSeconds: 60 },
+      deadline: new Date(Date.now() + 3_600_000).toISOString(),
+    };
     const err = await new MockActivityEnvironment({ attempt: 1 } as never)
-      .run(activities.deliverEvent, {
-        event: { id, type: 'callpipe.call.alert', bucket: 'out', key },
-        sink: 'slack',
-        policy: { initialSeconds: 1, maxSeconds: 4, forSeconds: 3600, requestTimeoutSeconds: 60 },
-        deadline: new Date(Date.now() + 3_600_000).toISOString(),
-      })
+      .run(activities.deliverEvent, input)
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect((err as Error).message).toMatch(/^slack: answered HTTP 200 with a body of more than 16 KiB/);
