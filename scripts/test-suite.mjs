@@ -73,7 +73,7 @@ function runPart(part, held) {
     const [command, ...args] = part.cmd;
     const child = spawn(command, args, {
       stdio: held ? ['ignore', 'pipe', 'pipe'] : 'inherit',
-      env: { ...process.env, ...part.env, TMPDIR: runDir, CALLPIPE_TEST_RUN_DIR: runDir },
+      env: { ...process.env, ...part.env, TMPDIR: runDir },
     });
     children.add(child);
     if (held) {
