@@ -4,8 +4,8 @@
  * recording version (the same version twice is one workflow: USE_EXISTING on a running one).
  */
 import { createHash } from 'node:crypto';
-import { constants, createReadStream, existsSync, statSync } from 'node:fs';
-import { access, readdir, stat } from 'node:fs/promises';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { basename, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -35,6 +35,7 @@ import { extensionOf, RECORDING_EXTENSIONS } from '../schemas/media-formats.ts';
 import { processRecording, type ProcessRecordingInput } from '../workflows/process-recording.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/search-attribute-keys.ts';
 import { visibleControls } from '../schemas/display-text.ts';
+import { localRecordingProblem, symlinkProblem } from './local-recording.ts';
 
 /** A file a directory argument held that is not a recording, and why. */
 export interface SkippedFile {
@@ -59,6 +60,7 @@ export async function expandInputs(inputs: string[]): Promise<{ inputs: string[]
     for (const e of entries) {
       const path = join(dir, e.name);
       if (e.isDirectory()) await walk(path);
+      else if (e.isSymbolicLink()) skipped.push({ path, reason: await symlinkProblem(path) });
       else if (!e.isFile()) continue;
       else if (RECORDING_EXTENSIONS.includes(extensionOf(e.name))) out.push(path);
       else {
@@ -118,20 +120,13 @@ async function inputProblem(input: string, store: ObjectStore): Promise<string |
       return `object storage refused to read it (HTTP ${s3StatusOf(err)}${s3CodeOf(err) ? ` ${s3CodeOf(err)}` : ''})`;
     }
   }
-  const path = resolve(input);
-  const info = await stat(path).catch(() => undefined);
-  if (!info) return 'no such file';
-  if (!info.isFile()) return 'not a file';
-  if (info.size === 0) return 'the file is empty (0 bytes)';
-  return access(path, constants.R_OK).then(
-    () => undefined,
-    () => 'not readable (permission denied)',
-  );
+  return localRecordingProblem(input);
 }
 
 /**
- * Every input checked before any is uploaded or started (exists, readable, not empty): a command given one
- * bad input among several starts none of them, and names each bad one with its cause.
+ * Every input checked before any is uploaded or started (exists, readable, not empty; a local one the
+ * file itself, not a symbolic link, and audio by its content: cli/local-recording.ts): a command given
+ * one bad input among several starts none of them, and names each bad one with its cause.
  */
 export async function checkInputs(inputs: string[], store: ObjectStore): Promise<InputProblem[]> {
   const limit = pLimit(CHECKS_AT_ONCE);
@@ -145,28 +140,50 @@ export async function resolveSource(
   store: ObjectStore,
   config: Config,
 ): Promise<RecordingSource> {
+  return (await locateSource(input, store, config)).source;
+}
+
+/**
+ * {@link resolveSource}, saying whether this call uploaded the object (it was not in the input prefix
+ * before): such an upload is this command's to remove when its call fails.
+ */
+export async function locateSource(
+  input: string,
+  store: ObjectStore,
+  config: Config,
+): Promise<{ source: RecordingSource; uploaded: boolean }> {
   const s3 = parseS3Url(input);
   if (s3) {
     if (!s3.key) throw new CliError(`'${input}' names a bucket, not an object`);
     const head = await store.withBucket(s3.bucket).head(s3.key);
     if (!head) throw new CliError(`no such object: ${input}`, 1);
-    return { bucket: s3.bucket, key: s3.key, etag: head.etag, size: head.size, ...lastModifiedOf(head) };
+    return {
+      source: { bucket: s3.bucket, key: s3.key, etag: head.etag, size: head.size, ...lastModifiedOf(head) },
+      uploaded: false,
+    };
   }
   const path = resolve(input);
-  if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`no such file: ${input}`, 1);
+  // Checked again here (checkInputs ran before): a link put in the file's place since is not followed.
+  const info = await lstat(path).catch(() => undefined);
+  if (info?.isSymbolicLink()) throw new CliError(`process: ${input}: ${await symlinkProblem(path)}`, 1);
+  if (!info?.isFile()) throw new CliError(`no such file: ${input}`, 1);
   const digest = await sha256File(path);
   const key = uploadKey(config.s3.inputPrefix, 'local', digest, basename(path));
   let head = await store.head(key);
+  const uploaded = !head;
   if (!head) {
     await store.putFile(key, path);
     head = await store.head(key);
   }
   return {
-    bucket: store.bucket,
-    key,
-    etag: head?.etag,
-    size: head?.size ?? statSync(path).size,
-    ...lastModifiedOf(head),
+    source: {
+      bucket: store.bucket,
+      key,
+      etag: head?.etag,
+      size: head?.size ?? info.size,
+      ...lastModifiedOf(head),
+    },
+    uploaded,
   };
 }
 

@@ -6,8 +6,8 @@ import { connectPipeline } from '../stack-client.ts';
 import {
   checkInputs,
   expandInputs,
+  locateSource,
   outputLocation,
-  resolveSource,
   submitRecording,
   type Submitted,
 } from '../submit.ts';
@@ -34,8 +34,10 @@ recording twice is one workflow), waits for the calls with a progress line per c
 of their outcomes: done, partial (results written, a text step failed: which one is shown), failed
 (the stage and the reason; error.json is written) or skipped (result.json already there).
 
-Every input is checked before anything is uploaded or started (it exists, is readable, is not empty):
-if any is not, each bad one is printed with its cause and no call is started.
+Every input is checked before anything is uploaded or started (it exists, is readable, is not empty;
+a local one is the file itself, not a symbolic link, and its content is audio, not text or a document):
+if any is not, each bad one is printed with its cause and no call is started. What the command
+uploaded for a call that then failed is removed again (not with --detach).
 
   --out <dir|s3://…>  where results go (default: s3://<bucket>/<output prefix>); a local directory gets
                       a copy of each call's result.json / transcript.vtt / error.json
@@ -183,6 +185,24 @@ export async function copyResults(
   }
 }
 
+/**
+ * Removes what this command uploaded for calls that failed (a file that was no recording stays in no
+ * bucket); an object another call of the run still uses (the same file twice) is kept. With --detach
+ * the command does not see the outcome, and the upload stays like any other input.
+ */
+export async function removeFailedUploads(
+  store: Pick<ObjectStore, 'deleteKeys'>,
+  submitted: Pick<Submitted, 'source'>[],
+  outcomes: Pick<CallOutcome, 'status'>[],
+  uploads: ReadonlySet<string>,
+): Promise<string[]> {
+  const kept = new Set(submitted.filter((_, i) => outcomes[i]?.status !== 'failed').map((s) => s.source.key));
+  const failed = submitted.filter((s, i) => outcomes[i]?.status === 'failed' && uploads.has(s.source.key));
+  const keys = [...new Set(failed.map((s) => s.source.key))].filter((k) => !kept.has(k));
+  if (keys.length > 0) await store.deleteKeys(keys);
+  return keys;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('process', argv, {
     out: { type: 'string' },
@@ -221,7 +241,13 @@ export async function run(argv: string[]): Promise<number> {
       );
     }
     const sources: RecordingSource[] = [];
-    for (const input of inputs) sources.push(await resolveSource(input, pc.store, pc.config));
+    /** Objects this command put in the input prefix: removed again when their call fails. */
+    const uploads = new Set<string>();
+    for (const input of inputs) {
+      const located = await locateSource(input, pc.store, pc.config);
+      sources.push(located.source);
+      if (located.uploaded) uploads.add(located.source.key);
+    }
     for (const source of sources)
       submitted.push(await submitRecording(pc, source, { output, redo: values.redo, files }));
     if (values.detach) {
@@ -239,6 +265,11 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     const outcomes = await waitWithProgress(submitted, values.json);
+    await removeFailedUploads(pc.store, submitted, outcomes, uploads).catch((err: unknown) =>
+      process.stderr.write(
+        `process: could not remove the uploads of failed calls (${(err as Error).message}); they stay in the input prefix\n`,
+      ),
+    );
     if (localOut) await copyResults(pc.store, output, outcomes, localOut);
     if (values.json) console.log(JSON.stringify(outcomes, null, 2));
     else {
