@@ -68,13 +68,23 @@ export const DEMO_CALLS = [
     sampleRate: 8000,
     scenario: { durationSeconds: 3300, stereo: false, seed: 303, holdSeconds: 150 },
   },
-] as const satisfies readonly { name: string; sampleRate: number; scenario: CallScenario }[];
+] as const satisfies readonly DemoCall[];
 
-/** Renders the demo's calls into `dir` (again when a call's script changed: its script is kept beside it). */
-export async function ensureDemoCalls(dir: string, log: (line: string) => void): Promise<string[]> {
+/** One sample call: its file name, sample rate and scenario. */
+export type DemoCall = { name: string; sampleRate: number; scenario: CallScenario };
+
+/**
+ * Renders the demo's calls (or `calls` of the same shape) into `dir`, again when a call's script changed:
+ * its script is kept beside it.
+ */
+export async function ensureDemoCalls(
+  dir: string,
+  log: (line: string) => void,
+  calls: readonly DemoCall[] = DEMO_CALLS,
+): Promise<string[]> {
   mkdirSync(dir, { recursive: true });
   const paths: string[] = [];
-  for (const s of DEMO_CALLS) {
+  for (const s of calls) {
     const path = join(dir, s.name);
     const { script } = scriptedCall(s.scenario);
     const scriptPath = `${path}.script.json`;

@@ -56,16 +56,20 @@ export interface CorpusCase {
   uploadable?: false;
   /** The script the recording was rendered from, when it carries phrases. */
   script?: FixtureScript;
-  /** Plan options the case is submitted with (the 10-hour call: balanced, budget 16). */
+  /** Plan options the case is submitted with (the long silent call: balanced, budget 16). */
   plan?: PlanOptions;
   /** The codec ffprobe must name (`audio.codec` in result.json), for the format cases. */
   codec?: string;
   expected: CorpusOutcome;
 }
 
-/** Balanced planning over the account's 16 sessions: how a 10-hour call should be cut (issue 7 item 1). */
-export const TEN_HOUR_PLAN: PlanOptions = { strategy: 'balanced', budget: 16 };
-export const TEN_HOURS = 36_000;
+/** Balanced planning over the account's 16 sessions: how a long call should be cut (issue 7 item 1). */
+export const LONG_CALL_PLAN: PlanOptions = { strategy: 'balanced', budget: 16 };
+/**
+ * The long silent call: hours of silence with 20 phrases. Two hours show what ten did (a silence that is
+ * never planned, a transcode that seeks far into a FLAC) at a fifth of the analysis.
+ */
+export const LONG_SILENT_SECONDS = 7_200;
 
 /** A short conversation: long enough for several phrases, short enough to stream in seconds at speed 100. */
 const SHORT_CALL_SECONDS = 12;
@@ -279,16 +283,16 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
   });
 
   // FLAC keeps 10 hours of silence at a few MB on disk and in S3, while it decodes to the full length.
-  const tenHours = sparseScript(TEN_HOURS, 20, 10);
-  await renderCall(at('ten-hours.flac'), tenHours);
+  const longSilent = sparseScript(LONG_SILENT_SECONDS, 20, 10);
+  await renderCall(at('long-silent.flac'), longSilent);
   cases.push({
-    name: 'ten-hours',
-    what: '10-hour mono 8 kHz call (FLAC), silence with 20 phrases',
+    name: 'long-silent',
+    what: '2-hour mono 8 kHz call (FLAC), silence with 20 phrases',
     kind: 'plan-only',
-    path: at('ten-hours.flac'),
-    key: 'files/ten-hours.flac',
-    script: tenHours,
-    plan: TEN_HOUR_PLAN,
+    path: at('long-silent.flac'),
+    key: 'files/long-silent.flac',
+    script: longSilent,
+    plan: LONG_CALL_PLAN,
     expected: {
       status: 'done',
       speakers: ['mixed'],

@@ -1,7 +1,7 @@
 /**
  * The bad-input corpus (test/corpus/generate.ts) on the shared stack: every recording is submitted in
  * one batch, so a bad file must fail alone with a readable `error.json` while the others complete; the
- * manifest cases run as backfills. The 10-hour call is checked through its plan and one transcoded
+ * manifest cases run as backfills. The long silent call is checked through its plan and one transcoded
  * session (streaming it whole is a bench run; see test/corpus/README.md). Outcomes: test/corpus/README.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +21,12 @@ import { expectedBytes, transcodeStream } from '../../activities/media/transcode
 import { phraseDurationSeconds } from '../../schemas/synthetic-recording.ts';
 import { compareTranscript, expectedUtterances, ANY_SPEAKER } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
-import { AMR_CALL_SECONDS, generateCorpus, TEN_HOURS, type CorpusCase } from '../corpus/generate.ts';
+import {
+  AMR_CALL_SECONDS,
+  generateCorpus,
+  LONG_SILENT_SECONDS,
+  type CorpusCase,
+} from '../corpus/generate.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 import type { BackfillResult } from '../../workflows/backfill.ts';
 import type { ReportRow } from '../../schemas/backfill.ts';
@@ -253,22 +258,22 @@ describe('bad-input corpus', () => {
     expect(keys.filter((k) => !inputs.has(k) && !k.startsWith(output.prefix))).toEqual([]);
   });
 
-  it('plans a 10-hour call of 20 phrases as one short session around each, the silence between never streamed, and transcodes a session to its exact length', async () => {
-    const c = byName('ten-hours');
+  it('plans a 2-hour silent call of 20 phrases as one short session around each, the silence between never streamed, and transcodes a session to its exact length', async () => {
+    const c = byName('long-silent');
     const probe = await probeRecording(c.path);
-    expect(probe.durationSeconds).toBe(TEN_HOURS);
+    expect(probe.durationSeconds).toBe(LONG_SILENT_SECONDS);
     const plan = await planRecording(probe, c.plan);
     const phrases = c.script!.channels[0]!.phrases;
     expect(plan.sessions).toHaveLength(phrases.length);
     expect(plan.sessions.every((s) => s.cut === 'silence')).toBe(true);
-    // What is streamed is the phrases with their margins: under a minute of the ten hours.
+    // What is streamed is the phrases with their margins: under a minute of the two hours.
     expect(plan.sessions.reduce((sum, s) => sum + (s.end - s.start), 0)).toBeLessThan(60);
     // No phrase straddles a cut.
     for (const p of phrases) {
       const end = p.start + phraseDurationSeconds(p.id);
       expect(plan.sessions.some((s) => s.start <= p.start && end <= s.end)).toBe(true);
     }
-    // The last session: seeking 9+ hours into the FLAC gives exactly its length of mu-law.
+    // The last session: seeking nearly two hours into the FLAC gives exactly its length of mu-law.
     const last = plan.sessions.at(-1)!;
     const proc = transcodeStream({
       input: plainInput(c.path, probe.reader, probe.streamIndex),

@@ -1,6 +1,7 @@
 /**
- * Call insights on the demo's own calls (cli/commands/demo.ts DEMO_CALLS), processed on the shared test
- * stack with the shipped rule file: categories, scorecard and metrics checked against what the scripts
+ * Call insights on the demo's own calls (cli/commands/demo.ts DEMO_CALLS), shortened to a few minutes
+ * each (the rules judge what the scripts place, not how long the call runs around it), processed on the
+ * shared test stack with the shipped rule file: categories, scorecard and metrics checked against what the scripts
  * placed (activities/media/call-script.ts `scriptedCall`): a call without a greeting fails the greeting
  * question, a scripted hold is a hold of the scripted length ± 1 s, a scripted talk-over is an overlap.
  */
@@ -10,11 +11,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation, resolveSource, submitRecording } from '../../cli/submit.ts';
-import { DEMO_CALLS, ensureDemoCalls } from '../../cli/commands/demo.ts';
+import { DEMO_CALLS, ensureDemoCalls, type DemoCall } from '../../cli/commands/demo.ts';
 import { scriptedCall, type ScriptedMoments } from '../../activities/media/call-script.ts';
 import { defaultRules } from '../../activities/insights/rule-file.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
+
+/** The demo's scenarios, at most a few minutes long: every scripted moment still fits (scriptedCall checks). */
+const SHORT_SECONDS: Record<string, number> = {
+  'sample-stereo-1h.m4a': 420,
+  'sample-short-mono.wav': 95,
+  'sample-long-mono.wav': 480,
+};
+const CALLS: DemoCall[] = DEMO_CALLS.map((c) => ({
+  ...c,
+  scenario: { ...c.scenario, durationSeconds: SHORT_SECONDS[c.name]! },
+}));
 
 describe('call insights of the demo calls, with the shipped rules', () => {
   let dir: string;
@@ -24,7 +36,7 @@ describe('call insights of the demo calls, with the shipped rules', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'callpipe-insights-'));
     pc = await connectPipeline(stackConfig());
-    const paths = await ensureDemoCalls(dir, () => undefined);
+    const paths = await ensureDemoCalls(dir, () => undefined, CALLS);
     const output = outputLocation(undefined, pc.config);
     const submitted = await Promise.all(
       paths.map(async (path) =>
@@ -35,7 +47,7 @@ describe('call insights of the demo calls, with the shipped rules', () => {
       const r = await s.handle.result();
       expect(r.status, r.reason).toBe('done');
       const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(r.resultKey!)));
-      calls.set(DEMO_CALLS[i]!.name, { doc, moments: scriptedCall(DEMO_CALLS[i]!.scenario).moments });
+      calls.set(CALLS[i]!.name, { doc, moments: scriptedCall(CALLS[i]!.scenario).moments });
     }
   }, 900_000);
 
