@@ -18,9 +18,7 @@ interface Golden {
   responseBody: Record<string, unknown>;
 }
 const golden = (
-  JSON.parse(
-    readFileSync(new URL('../fixtures/service-responses.json', import.meta.url), 'utf8'),
-  ) as {
+  JSON.parse(readFileSync(new URL('../fixtures/service-responses.json', import.meta.url), 'utf8')) as {
     interactions: Golden[];
   }
 ).interactions;
