@@ -9,14 +9,14 @@
  * - a header and no rows (a batch of nothing is a mistake, not a success);
  * - a row that is not valid CSV, has another number of cells than the header, or a bad cell;
  * - a call id claimed by two different recordings (the second result.json would overwrite the first),
- *   or a recording repeated with its call id but other cells (one row's values would be lost).
+ *   one recording under two call ids (it would be recognized, and paid for, twice), or a recording
+ *   repeated with its call id but other cells (one row's values would be lost).
  *
  * A row repeating an earlier row exactly (same recording, call id and cells) is harmless: it is marked
  * `duplicateOf` that line, processed once, and reported as a duplicate.
  *
  * Messages name lines and columns, never cell values: they reach workflow histories.
  */
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { parse, type CsvError, type Info } from 'csv-parse';
 import {
@@ -26,6 +26,7 @@ import {
   type ManifestLimits,
 } from '../../schemas/manifest.ts';
 import { callIdOf, givenCallIdProblem, type CallIdRule } from '../storage/call-id.ts';
+import { fingerprint, FingerprintTable } from './fingerprint-table.ts';
 
 /** Problems named one by one in a refusal; the rest are counted. */
 export const MAX_LISTED_PROBLEMS = 20;
@@ -101,13 +102,48 @@ function headerProblems(columns: string[]): string[] {
   return problems;
 }
 
-/** Short digest of a value, for the identities kept per call id (not the values themselves). */
-const digest = (value: unknown) =>
-  createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 16);
+/** A growable column of numbers, one per accepted row: a manifest's rows cost bytes, not objects. */
+class NumberColumn {
+  private values = new Float64Array(1024);
 
-/** What the file's earlier rows claimed, per call id: `line|recording digest|row digest`. */
+  get(i: number): number {
+    return this.values[i]!;
+  }
+
+  set(i: number, value: number): void {
+    if (i >= this.values.length) {
+      const grown = new Float64Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[i] = value;
+  }
+}
+
+/**
+ * A row's values beside its recording and call id, as one number: only ever compared with that of the
+ * one earlier row that gave the same call id.
+ */
+function cellsDigest(entry: ManifestEntry): number {
+  const [a, b] = fingerprint(
+    JSON.stringify([entry.startedAt, entry.speakers, Object.entries(entry.metadata).sort()]),
+  );
+  return a * 2 ** 21 + (b >>> 11);
+}
+
+/**
+ * What the file's earlier rows claimed: each call id and each recording with the first row that gave
+ * it, by fingerprint (activities/backfill/fingerprint-table.ts), and each row's line and values' digest
+ * in typed columns: the check of a 500,000-row manifest holds about 20 MB, never a row's values.
+ */
 class CallIds {
-  private readonly claims = new Map<string, string>();
+  /** Call id → the first row that gave it. */
+  private readonly byCallId = new FingerprintTable();
+  /** Recording (`bucket` and `key`) → the first row that named it. */
+  private readonly byRecording = new FingerprintTable();
+  private readonly lines = new NumberColumn();
+  private readonly cells = new NumberColumn();
+  private rows = 0;
 
   private readonly rule: CallIdRule;
 
@@ -120,19 +156,27 @@ class CallIds {
     const given = entry.callId === undefined ? undefined : givenCallIdProblem(entry.callId, this.rule.mode);
     if (given) return `line ${entry.line}: ${given}`;
     const callId = entry.callId ?? callIdOf({ bucket: entry.bucket, key: entry.key }, this.rule);
-    const recording = digest([entry.bucket, entry.key]);
-    const row = digest([entry.startedAt, entry.speakers, Object.entries(entry.metadata).sort()]);
-    const claim = this.claims.get(callId);
-    if (claim === undefined) {
-      this.claims.set(callId, `${entry.line}|${recording}|${row}`);
+    const recording = `${entry.bucket}\n${entry.key}`;
+    const first = this.byCallId.get(callId);
+    // An accepted row's recording is registered under that row or under none (a recording met first
+    // under another call id is refused), so "same recording" is "registered under the same row".
+    const named = this.byRecording.get(recording);
+    if (first !== undefined) {
+      const line = this.lines.get(first);
+      if (named !== first)
+        return `line ${entry.line}: call id of line ${line}, for another recording (a call id names one call's results: give each recording its own)`;
+      if (this.cells.get(first) !== cellsDigest(entry))
+        return `line ${entry.line}: repeats line ${line}'s recording and call id with other values (a call has one row: keep one)`;
+      entry.duplicateOf = line;
       return undefined;
     }
-    const [line, firstRecording, firstRow] = claim.split('|');
-    if (firstRecording !== recording)
-      return `line ${entry.line}: call id of line ${line}, for another recording (a call id names one call's results: give each recording its own)`;
-    if (firstRow !== row)
-      return `line ${entry.line}: repeats line ${line}'s recording and call id with other values (a call has one row: keep one)`;
-    entry.duplicateOf = Number(line);
+    if (named !== undefined)
+      return `line ${entry.line}: the recording of line ${this.lines.get(named)}, under another call id (it would be recognized and paid for twice: keep one row)`;
+    const row = this.rows++;
+    this.byCallId.set(callId, row);
+    this.byRecording.set(recording, row);
+    this.lines.set(row, entry.line);
+    this.cells.set(row, cellsDigest(entry));
     return undefined;
   }
 }
@@ -335,7 +379,8 @@ export async function readManifest(
         problem(claimed);
         continue;
       }
-      if (total > 0) continue; // a refused file hands no more pages
+      // A refused file hands no more pages; a check without a reader of pages keeps none.
+      if (total > 0 || !options.onPage) continue;
       if (page.length === 0) pageStart = recordStart;
       pageEnd = recordEnd;
       page.push(entry);
