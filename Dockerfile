@@ -6,6 +6,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev
 COPY . .
+# The build id of the workers' Worker Deployment Version (workers/versioning.ts): no git in the image.
+ARG CALLPIPE_BUILD_ID=dev
+ENV CALLPIPE_BUILD_ID=$CALLPIPE_BUILD_ID
 # The workers' metrics and health endpoint (/metrics, /readyz, /livez) listens on every interface of the
 # container: on loopback (the default outside containers) a published port or a probe reaches nothing.
 ENV CALLPIPE_FFMPEG=/usr/bin/ffmpeg CALLPIPE_FFPROBE=/usr/bin/ffprobe \

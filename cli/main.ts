@@ -25,6 +25,7 @@ const COMMANDS = [
   'forget',
   'open',
   'codec-server',
+  'deploy',
   'plan',
   'emulator',
   'fixture',

@@ -8,6 +8,8 @@ import { costMeterInterceptor } from '../activities/cost/activity-meter.ts';
 import { checkProcessResources } from './process-resources.ts';
 import { FALLBACK_BOUND_MS, startEventLoopWatchdog, WATCHDOG_EXIT_CODE } from './event-loop-watchdog.ts';
 import { sweepScratch } from '../activities/scratch.ts';
+import { temporalClient } from './temporal-connection.ts';
+import { deploymentVersionOf, followVersion, versionLabel } from './versioning.ts';
 
 export async function runWorkers(queues: QueueName[]): Promise<void> {
   const config = loadConfig();
@@ -54,6 +56,7 @@ export async function runWorkerProcess(
   console.log(JSON.stringify({ msg: 'metrics ready', url: metrics.url }));
   if (describe.resources) console.log(JSON.stringify({ msg: 'process resources', ...describe.resources }));
   const connection = await connect(config);
+  let version: { stop(): void } | undefined;
   try {
     workers = await create({
       config,
@@ -62,15 +65,23 @@ export async function runWorkerProcess(
     });
     // The SDK's Runtime shuts workers down on SIGINT/SIGTERM; `run()` resolves once they have drained.
     const running = Promise.all(workers.map((w) => w.run()));
+    const deployment = deploymentVersionOf(config);
     console.log(
       JSON.stringify({
         msg: 'workers ready',
         queues: describe.queues,
         taskQueues: workers.map((w) => w.options.taskQueue),
+        version: versionLabel(deployment),
       }),
     );
+    // Current when the deployment has none; stopped (exit 0) once replaced and drained of pinned runs.
+    version = followVersion(temporalClient(connection, config.temporal), deployment, workers, {
+      drained: () => workers.forEach((w) => w.shutdown()),
+      log: (msg, meta) => console.log(JSON.stringify({ msg, ...meta })),
+    });
     await running;
   } finally {
+    version?.stop();
     await connection.close();
     metrics.server.close();
     await watchdog.stop();

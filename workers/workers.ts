@@ -13,6 +13,7 @@ import { workflowSource } from './runtime.ts';
 import { temporalClient, temporalDataConverter } from './temporal-connection.ts';
 import { SessionBudgetClient, sessionBudgetAddress } from './session-budget-client.ts';
 import { sessionSlotSupplier } from './session-slots.ts';
+import { deploymentVersionOf, workerDeploymentOptions } from './versioning.ts';
 import { RunningActivities } from './running-activities.ts';
 import {
   asrQueueActivities,
@@ -42,6 +43,8 @@ export async function createQueueWorker(
     taskQueue: queues[queue],
     interceptors: { activity: activityInterceptors },
     dataConverter: temporalDataConverter(config.temporal),
+    // Every queue's workers are one Deployment Version, so a pinned call's activities run on its build.
+    workerDeploymentOptions: workerDeploymentOptions(deploymentVersionOf(config)),
   };
   switch (queue) {
     case 'workflows':

@@ -18,7 +18,6 @@ import {
   CancellationScope,
   CancelledFailure,
   ChildWorkflowFailure,
-  ParentClosePolicy,
   condition,
   continueAsNew,
   defineQuery,
@@ -26,9 +25,11 @@ import {
   executeChild,
   isCancellation,
   log,
+  ParentClosePolicy,
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  setWorkflowOptions,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -138,6 +139,12 @@ function childSpec(spec: CallSpec, item: BackfillItem): CallSpec {
   if (!item.speakers) return spec;
   return { ...spec, plan: { ...spec.plan, channels: { ...spec.plan.channels, speakers: item.speakers } } };
 }
+
+/**
+ * AUTO_UPGRADE: it can live for days (continuing as new), so it moves to the current build at its next
+ * workflow task (workers/versioning.ts); a change to it must replay its open runs' histories.
+ */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, backfill);
 
 export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarry): Promise<BackfillResult> {
   const batch = new Batch(currentBackfillInput(stored), carry);

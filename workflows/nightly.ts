@@ -5,7 +5,7 @@
  * runs that day's backfill as a child whose id names the day: running a day twice attaches to no
  * second batch, and a re-run after it finished skips every done call.
  */
-import { ParentClosePolicy, executeChild, workflowInfo } from '@temporalio/workflow';
+import { executeChild, ParentClosePolicy, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { StoredBackfillInput } from '../schemas/backfill.ts';
@@ -41,6 +41,12 @@ export interface NightlyResult {
   status: 'done' | 'cancelled' | 'already-running';
   backfill?: BackfillResult;
 }
+
+/**
+ * AUTO_UPGRADE: it can live for days (continuing as new), so it moves to the current build at its next
+ * workflow task (workers/versioning.ts); a change to it must replay its open runs' histories.
+ */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, nightlyBackfill);
 
 export async function nightlyBackfill(input: NightlyInput): Promise<NightlyResult> {
   const info = workflowInfo();

@@ -10,14 +10,13 @@
  * data. A failure at any stage writes `error.json` with the stage and the reason, and the workflow
  * completes with status `failed` so batches go on and report it.
  *
- * No patches: a run is pinned to the Worker Deployment Version it started on (workers/versioning.ts),
- * so a change to this file ships as a new build, never as a branch beside the old code
- * (docs/architecture.md, "Shipping a workflow change").
+ * No patches: a run is PINNED to the build it started on (workers/versioning.ts), so a change here
+ * ships as a new build, never as a branch beside the old code (docs/architecture.md).
  *
  * Reading order: the activity proxies, then `processRecording` (one screen), then one function per
  * stage, then the call's state (keys, stage tracker, outcome).
  */
-import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { WatchActivities } from '../activities/watch/watch-activities.ts';
 import type { AssignSpeakersOutput } from '../activities/speakers/speakers-stage.ts';
 import type { AudioRedaction } from '../schemas/result.ts';
@@ -58,6 +57,9 @@ export {
 } from './recording-call.ts';
 
 // --- the workflow ------------------------------------------------------------------------------------------
+
+/** PINNED: a call runs to its end on the build it started on (workers/versioning.ts). */
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, processRecording);
 
 export async function processRecording(input: ProcessRecordingInput): Promise<ProcessRecordingResult> {
   const call = new Call(input);

@@ -15,6 +15,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  setWorkflowOptions,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -48,6 +49,12 @@ export interface RescoreResult extends RescoreProgress {
 }
 
 export const rescoreProgressQuery = defineQuery<RescoreProgress>('progress');
+
+/**
+ * AUTO_UPGRADE: it can live for days (continuing as new), so it moves to the current build at its next
+ * workflow task (workers/versioning.ts); a change to it must replay its open runs' histories.
+ */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, rescore);
 
 export async function rescore(input: RescoreInput, carry?: RescoreCarry): Promise<RescoreResult> {
   const info = workflowInfo();

@@ -44,6 +44,7 @@ import {
   log,
   proxyActivities,
   setHandler,
+  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { LivenessActivities } from '../activities/asr/fail-lost-sessions.ts';
@@ -369,6 +370,12 @@ async function reapLostWorkers(state: SessionBudgetState, isDraining: () => bool
     }
   }
 }
+
+/**
+ * AUTO_UPGRADE: it can live for days (continuing as new), so it moves to the current build at its next
+ * workflow task (workers/versioning.ts); a change to it must replay its open runs' histories.
+ */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, sessionBudget);
 
 export async function sessionBudget(input: SessionBudgetInput): Promise<never> {
   const state = input.state ?? initialState(input);

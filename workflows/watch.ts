@@ -23,7 +23,6 @@
 import {
   CancellationScope,
   ChildWorkflowFailure,
-  ParentClosePolicy,
   condition,
   continueAsNew,
   defineQuery,
@@ -31,9 +30,11 @@ import {
   executeChild,
   isCancellation,
   log,
+  ParentClosePolicy,
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  setWorkflowOptions,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -98,6 +99,12 @@ function emptyCounters(): WatchCounters {
     notifications: 0,
   };
 }
+
+/**
+ * AUTO_UPGRADE: it can live for days (continuing as new), so it moves to the current build at its next
+ * workflow task (workers/versioning.ts); a change to it must replay its open runs' histories.
+ */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, watch);
 
 export async function watch(input: WatchInput, carry?: WatchCarry): Promise<WatchStatus> {
   const w = new Watch(input, carry);

@@ -23,6 +23,7 @@ import {
 } from '../../schemas/config.ts';
 import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
 import { writeTemporalProfile } from '../../workers/temporal-connection.ts';
+import { buildIdOf, deploymentVersionOf, makeCurrent, versionLabel } from '../../workers/versioning.ts';
 import { ensurePayloadKeysFile, payloadKeysOf } from '../../workers/payload-codec.ts';
 import { digestKeyOf, ensureDigestKeyFile } from '../../schemas/personal-digest.ts';
 import { ensurePrivateFile } from '../../schemas/private-file.ts';
@@ -185,6 +186,8 @@ export function stackEnv(config: Config): Record<string, string> {
     CALLPIPE_METRICS_PORT: String(config.stack.metricsPort),
     CALLPIPE_METRICS_HOST: config.stack.metricsHost,
     CALLPIPE_EMULATOR_SPEED: String(config.stack.emulatorSpeed),
+    // One build for every process of the stack, a test's own workers too (workers/versioning.ts).
+    CALLPIPE_BUILD_ID: buildIdOf(),
   };
 }
 
@@ -264,6 +267,10 @@ export function devServerProcess(
       '--log-level',
       'warn',
       '--ui-disable-news-fetch',
+      // A replaced Worker Deployment Version reports "drained" within seconds of its last pinned run
+      // (the server's defaults wait 3 + 3 minutes), so its workers stop soon after (workers/versioning.ts).
+      ...['--dynamic-config-value', 'matching.wv.VersionDrainageStatusVisibilityGracePeriod="5s"'],
+      ...['--dynamic-config-value', 'matching.wv.VersionDrainageStatusRefreshInterval="2s"'],
       ...(codecEndpoint && ports.temporalUi !== undefined ? ['--ui-codec-endpoint', codecEndpoint] : []),
       ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => [
         '--search-attribute',
@@ -636,6 +643,10 @@ async function restartWorkers(
   await workers.start(launched.onSpawn('workers'));
   launched.add(workers);
   processes.workers = workers;
+  // New calls go to this build: made current once its workers poll every queue (a stack restarted on
+  // new code replaces the build of the one before; calls pinned to it finish there or wait for it).
+  const version = deploymentVersionOf(ctx.config, ctx.env);
+  ctx.log(`making ${versionLabel(version)} current: ${await makeCurrent(ctx.config, version)}`);
   return workers;
 }
 

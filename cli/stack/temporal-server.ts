@@ -45,6 +45,9 @@ const INDEXED_VALUE_TYPE = {
 const DYNAMIC_CONFIG = {
   'frontend.enableUpdateWorkflowExecution': [{ value: true }],
   'system.forceSearchAttributesCacheRefreshOnRead': [{ value: true }],
+  // A replaced Worker Deployment Version reports "drained" within seconds (workers/versioning.ts).
+  'matching.wv.VersionDrainageStatusVisibilityGracePeriod': [{ value: '5s' }],
+  'matching.wv.VersionDrainageStatusRefreshInterval': [{ value: '2s' }],
 };
 
 export interface TemporalServerOptions {

@@ -14,6 +14,8 @@ import { renderFixture, type FixtureOptions } from '../../activities/media/fixtu
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
 import { connect, installRuntime } from '../../workers/runtime.ts';
 import { createQueueWorker, QUEUE_NAMES, type QueueName } from '../../workers/workers.ts';
+import { temporalClient } from '../../workers/temporal-connection.ts';
+import { deploymentVersionOf, makeVersionCurrent, queuesOf } from '../../workers/versioning.ts';
 import { ManagedProcess } from '../../cli/stack/process.ts';
 import { stackEnv, workersProcess } from '../../cli/stack/stack.ts';
 import { typeScriptNode } from '../../scripts/node-runtime.mjs';
@@ -71,6 +73,11 @@ export async function inProcessWorkers(
     queues.map((q) => createQueueWorker(q, { config, connection })),
   );
   const running = Promise.all(workers.map((w) => w.run()));
+  // Versioned workers take work once their version is current: this prefix's deployment has none yet.
+  await makeVersionCurrent(temporalClient(connection, config.temporal), deploymentVersionOf(config), {
+    queues: queuesOf(workers),
+    onlyIfNone: true,
+  });
   return {
     async stop() {
       workers.forEach((w) => w.shutdown());

@@ -40,6 +40,12 @@ export default async function setup(project: TestProject) {
         ip: '127.0.0.1',
         // The same custom search attributes the stack registers (schemas/search-attributes.ts).
         searchAttributes: Object.values(SEARCH_ATTRIBUTE_KEYS),
+        // A replaced Worker Deployment Version reports drained within seconds, as on the stack's server
+        // (cli/stack/stack.ts): test/workflow/versioning.test.ts waits for it.
+        extraArgs: [
+          ...['--dynamic-config-value', 'matching.wv.VersionDrainageStatusVisibilityGracePeriod="5s"'],
+          ...['--dynamic-config-value', 'matching.wv.VersionDrainageStatusRefreshInterval="2s"'],
+        ],
       },
     }),
   ]);
