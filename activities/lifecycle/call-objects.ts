@@ -16,6 +16,7 @@ import {
   type OutputLocation,
   type TablesLocation,
 } from '../../schemas/call-keys.ts';
+import pLimit from 'p-limit';
 import type { CallObjectKind } from '../../schemas/lifecycle.ts';
 import { listObjectsUnder, type ObjectInfo, type ObjectStore } from '../storage/object-store.ts';
 import { readLocator } from '../tables/call-locator.ts';
@@ -172,16 +173,25 @@ export async function reportsHolding(
 /** The report files of a batch folder (for callers that rewrite a report). */
 export { batchReportKeys };
 
+/** Calls looked up at once: each is a few listings and reads, one after another. */
+export const LOOKUPS_AT_ONCE = 8;
+
 /**
  * Everything callpipe holds about each of `callIds` (see the file's comment). The recording is listed as
  * an object of kind `recording` only with `recordings: true`: it is the customer's, not callpipe's.
- * `reports: false` leaves the batch reports unread (no `report` in `shared`).
+ * `reports: false` leaves the batch reports unread (no `report` in `shared`). The calls are looked up
+ * {@link LOOKUPS_AT_ONCE} at a time; `onCall` hears each as soon as it and every call before it are
+ * known (in the order asked), so a command can show them as they come.
  */
 export async function callHoldings(
   store: ObjectStore,
   places: CallPlaces,
   callIds: readonly string[],
-  options: { recordings?: boolean; reports?: boolean } = {},
+  options: {
+    recordings?: boolean;
+    reports?: boolean;
+    onCall?: (holding: CallHoldings, index: number) => void;
+  } = {},
 ): Promise<CallHoldings[]> {
   // The batch reports are read whole: skipped when the caller has no use for them.
   const reports =
@@ -192,42 +202,61 @@ export async function callHoldings(
   const eventFolders: { folder: string; days: string[] }[] = [];
   for (const folder of [eventsPrefix(places.output), failuresPrefix(places.output)])
     eventFolders.push({ folder, days: await eventDaysUnder(store, places.output.bucket, folder) });
-  const holdings: CallHoldings[] = [];
-  for (const callId of callIds) {
-    const objects: CallObject[] = [];
-    const shared: SharedObject[] = [...(reports.get(callId) ?? [])];
-    const dir = outputDirOf(places, callId);
-    for (const o of await listAllUnder(store, places.output.bucket, dir))
-      objects.push({ kind: outputKind(o.key), bucket: places.output.bucket, key: o.key, size: o.size });
-    if (places.unredacted) {
-      const plain = `${normalizePrefix(places.unredacted.prefix)}${callId}/`;
-      for (const o of await listAllUnder(store, places.unredacted.bucket, plain))
-        objects.push({ kind: 'unredacted', bucket: places.unredacted.bucket, key: o.key, size: o.size });
-    }
-    for (const { folder, days } of eventFolders)
-      for (const day of days)
-        for (const o of await listAllUnder(store, places.output.bucket, `${folder}${day}/${callId}/`))
-          objects.push({ kind: 'events', bucket: places.output.bucket, key: o.key, size: o.size });
-    for (const o of await listAllUnder(store, store.bucket, stagingDirOf(places, callId)))
-      objects.push({ kind: 'staging', bucket: store.bucket, key: o.key, size: o.size });
-    const tablesBucket = places.tables.bucket;
-    const locator = await readLocator(on(store, tablesBucket), places.tables, callId);
-    const locatorKey = callLocatorKey(places.tables, callId);
-    if (locator) {
-      objects.push({ kind: 'index', bucket: tablesBucket, key: locatorKey, size: 0 });
-      for (const key of Object.values(locator.files)) {
-        if (!key) continue;
-        if (key.endsWith(`/call-${callId}.parquet`))
-          objects.push({ kind: 'table-file', bucket: tablesBucket, key, size: 0 });
-        else shared.push({ kind: 'table-part', bucket: tablesBucket, key });
-      }
-    }
-    const recording = await recordingOf(store, places.output.bucket, dir);
-    if (recording && options.recordings) {
-      const head = await on(store, recording.bucket).head(recording.key);
-      if (head) objects.push({ kind: 'recording', ...recording, size: head.size });
-    }
-    holdings.push({ callId, objects, shared, recording, dt: locator?.dt });
+  const holdings: (CallHoldings | undefined)[] = callIds.map(() => undefined);
+  let told = 0;
+  const limit = pLimit(LOOKUPS_AT_ONCE);
+  await Promise.all(
+    callIds.map((callId, i) =>
+      limit(async () => {
+        holdings[i] = await holdingOf(store, places, callId, reports, eventFolders, options.recordings);
+        for (; told < holdings.length && holdings[told]; told++) options.onCall?.(holdings[told]!, told);
+      }),
+    ),
+  );
+  return holdings as CallHoldings[];
+}
+
+/** What callpipe holds about one call. */
+async function holdingOf(
+  store: ObjectStore,
+  places: CallPlaces,
+  callId: string,
+  reports: Map<string, SharedObject[]>,
+  eventFolders: { folder: string; days: string[] }[],
+  recordings: boolean | undefined,
+): Promise<CallHoldings> {
+  const objects: CallObject[] = [];
+  const shared: SharedObject[] = [...(reports.get(callId) ?? [])];
+  const dir = outputDirOf(places, callId);
+  for (const o of await listAllUnder(store, places.output.bucket, dir))
+    objects.push({ kind: outputKind(o.key), bucket: places.output.bucket, key: o.key, size: o.size });
+  if (places.unredacted) {
+    const plain = `${normalizePrefix(places.unredacted.prefix)}${callId}/`;
+    for (const o of await listAllUnder(store, places.unredacted.bucket, plain))
+      objects.push({ kind: 'unredacted', bucket: places.unredacted.bucket, key: o.key, size: o.size });
   }
-  return holdings;
+  for (const { folder, days } of eventFolders)
+    for (const day of days)
+      for (const o of await listAllUnder(store, places.output.bucket, `${folder}${day}/${callId}/`))
+        objects.push({ kind: 'events', bucket: places.output.bucket, key: o.key, size: o.size });
+  for (const o of await listAllUnder(store, store.bucket, stagingDirOf(places, callId)))
+    objects.push({ kind: 'staging', bucket: store.bucket, key: o.key, size: o.size });
+  const tablesBucket = places.tables.bucket;
+  const locator = await readLocator(on(store, tablesBucket), places.tables, callId);
+  const locatorKey = callLocatorKey(places.tables, callId);
+  if (locator) {
+    objects.push({ kind: 'index', bucket: tablesBucket, key: locatorKey, size: 0 });
+    for (const key of Object.values(locator.files)) {
+      if (!key) continue;
+      if (key.endsWith(`/call-${callId}.parquet`))
+        objects.push({ kind: 'table-file', bucket: tablesBucket, key, size: 0 });
+      else shared.push({ kind: 'table-part', bucket: tablesBucket, key });
+    }
+  }
+  const recording = await recordingOf(store, places.output.bucket, dir);
+  if (recording && recordings) {
+    const head = await on(store, recording.bucket).head(recording.key);
+    if (head) objects.push({ kind: 'recording', ...recording, size: head.size });
+  }
+  return { callId, objects, shared, recording, dt: locator?.dt };
 }

@@ -8,11 +8,17 @@ import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline/promises';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { CliError, parseCommandArgs } from '../command.ts';
-import { connectPipeline, pipelineConfig } from '../stack-client.ts';
-import { textTable } from '../text-table.ts';
+import { connectPipeline, pipelineConfig, type PipelineClient } from '../stack-client.ts';
+import { displayWidth, textTable } from '../text-table.ts';
 import { callsAsked, CALLS_ASKED_OPTIONS } from '../calls-asked.ts';
-import { createObjectStore } from '../../activities/storage/object-store.ts';
-import { callHoldings, type CallHoldings } from '../../activities/lifecycle/call-objects.ts';
+import pLimit from 'p-limit';
+import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store.ts';
+import {
+  callHoldings,
+  LOOKUPS_AT_ONCE,
+  type CallHoldings,
+  type CallPlaces,
+} from '../../activities/lifecycle/call-objects.ts';
 import { namedKey } from '../../activities/lifecycle/forget-activities.ts';
 import { assertSafeCallId, KeyError } from '../../schemas/call-keys.ts';
 import { taskQueues } from '../../schemas/config.ts';
@@ -56,26 +62,90 @@ export function forgetRequestId(callIds: readonly string[], recordings: boolean,
   return `forget-${lettersOfHex(hash.slice(0, 20))}`;
 }
 
-/** What would go, as lines: kind, object (recording keys masked), per call. */
-function listing(holdings: CallHoldings[], executions: Map<string, number>): string {
+/** The rows of one call in the listing: kind, object (recording keys masked). */
+function rowsOf(h: CallHoldings, executions: number): string[][] {
   const rows: string[][] = [];
-  for (const h of holdings) {
-    for (const o of h.objects) rows.push([h.callId, o.kind, namedKey(o.bucket, o.key)]);
-    for (const s of h.shared)
-      rows.push([h.callId, s.kind === 'report' ? 'report lines' : 'table rows', namedKey(s.bucket, s.key)]);
-    const n = executions.get(h.callId) ?? 0;
-    if (n) rows.push([h.callId, 'workflow executions', String(n)]);
-    if (!h.objects.length && !h.shared.length && !n) rows.push([h.callId, 'nothing held', '']);
-  }
-  return textTable([['call', 'what', 'object'], ...rows]);
+  for (const o of h.objects) rows.push([h.callId, o.kind, namedKey(o.bucket, o.key)]);
+  for (const s of h.shared)
+    rows.push([h.callId, s.kind === 'report' ? 'report lines' : 'table rows', namedKey(s.bucket, s.key)]);
+  if (executions) rows.push([h.callId, 'workflow executions', String(executions)]);
+  if (!h.objects.length && !h.shared.length && !executions) rows.push([h.callId, 'nothing held', '']);
+  return rows;
+}
+
+/** Widest of the listing's second column: its header and every kind a row can name. */
+const WHAT_WIDTH = 'workflow executions'.length;
+
+/**
+ * The listing of what would go, printed call by call as each is looked up (thousands of calls take
+ * minutes: nothing waits for the last), its columns aligned by the widest call id asked.
+ */
+function listingPrinter(callIds: readonly string[], write: (line: string) => void) {
+  const callWidth = Math.max('call'.length, ...callIds.map((id) => displayWidth(id)));
+  const line = (cells: string[]) =>
+    textTable([cells, ['x'.repeat(callWidth), 'x'.repeat(WHAT_WIDTH), '']]).split('\n')[0]!;
+  return {
+    header: () => write(line(['call', 'what', 'object'])),
+    call: (h: CallHoldings, executions: number) => {
+      for (const row of rowsOf(h, executions)) write(line(row));
+    },
+  };
+}
+
+/** `forget: looked up N of M calls` on stderr, ten times in all (every call for fewer than ten). */
+function lookupProgress(total: number): (done: number) => void {
+  const step = Math.max(1, Math.ceil(total / 10));
+  if (total > 1) process.stderr.write(`forget: looking up what callpipe holds of ${total} calls…\n`);
+  return (done) => {
+    if (total > 1 && (done % step === 0 || done === total))
+      process.stderr.write(`forget: looked up ${done} of ${total} calls\n`);
+  };
+}
+
+/**
+ * Looks every call up (its objects, shared files and workflow executions), a few at a time, handing
+ * each to `onCall` in the order asked as soon as it is known.
+ */
+async function lookUp(
+  store: ObjectStore,
+  pc: PipelineClient,
+  places: CallPlaces,
+  callIds: readonly string[],
+  recordings: boolean,
+  onCall: (h: CallHoldings, executions: number) => void,
+): Promise<{ holdings: CallHoldings[]; executions: Map<string, number> }> {
+  const limit = pLimit(LOOKUPS_AT_ONCE);
+  const counts = callIds.map((id) =>
+    limit(() => pc.client.workflow.count(`CallpipeCallId = '${id}'`).then((c) => c.count)),
+  );
+  const progress = lookupProgress(callIds.length);
+  const executions = new Map<string, number>();
+  let told = Promise.resolve();
+  const holdings = await callHoldings(store, places, callIds, {
+    recordings,
+    onCall: (h, i) => {
+      told = told.then(async () => {
+        const n = await counts[i]!;
+        executions.set(h.callId, n);
+        onCall(h, n);
+        progress(i + 1);
+      });
+    },
+  });
+  await told;
+  return { holdings, executions };
 }
 
 /** Asks on the terminal; refuses without one (a script must say --yes). */
-async function confirmed(question: string): Promise<boolean> {
+function assertCanConfirm(): void {
   if (!process.stdin.isTTY || !process.stdout.isTTY)
     throw new CliError(
       'forget: no terminal to confirm the erasure on; nothing was erased. Pass --yes to erase without asking',
     );
+}
+
+async function confirmed(question: string): Promise<boolean> {
+  assertCanConfirm();
   const rl = createInterface({ input: process.stdin, output: process.stdout });
   try {
     return (await rl.question(`${question} Type yes to erase: `)).trim().toLowerCase() === 'yes';
@@ -99,6 +169,8 @@ export async function run(argv: string[]): Promise<number> {
       throw new CliError(`forget: ${(err as KeyError).message}`);
     }
   }
+  // Refused before any lookup, which may take minutes for thousands of calls.
+  if (!values['dry-run'] && !values.yes) assertCanConfirm();
   const { config } = pipelineConfig();
   const { places, callIds, asked } = await callsAsked('forget', config, values, positionals);
   if (asked && callIds.length === 0) {
@@ -106,36 +178,46 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const store = createObjectStore(config.s3);
-  const holdings = await callHoldings(store, places, callIds, { recordings: values.recordings });
   const pc = await connectPipeline(config);
   try {
-    const executions = new Map<string, number>();
-    for (const id of callIds)
-      executions.set(id, (await pc.client.workflow.count(`CallpipeCallId = '${id}'`)).count);
-    if (values['dry-run']) {
-      if (values.json)
-        console.log(
-          JSON.stringify(
-            holdings.map((h) => ({
-              callId: h.callId,
-              objects: h.objects.map((o) => ({ kind: o.kind, object: namedKey(o.bucket, o.key) })),
-              shared: h.shared.map((s) => ({ kind: s.kind, object: namedKey(s.bucket, s.key) })),
-              workflowExecutions: executions.get(h.callId) ?? 0,
-            })),
-            null,
-            2,
-          ),
-        );
-      else console.log(`would erase (dry run, nothing erased):\n${listing(holdings, executions)}`);
-      return 0;
-    }
     const n = callIds.length;
-    if (
-      !values.yes &&
-      !(await confirmed(`${listing(holdings, executions)}\nErase ${n} call${n === 1 ? '' : 's'}?`))
-    ) {
-      console.log('nothing was erased');
-      return 1;
+    const dryRun = values['dry-run'];
+    // The listing is for a dry run and for the confirmation; with --yes the workflow lists for itself.
+    if (dryRun || !values.yes) {
+      const printer = listingPrinter(callIds, (line) => console.log(line));
+      const streamed = !values.json;
+      if (streamed) {
+        console.log(dryRun ? 'would erase (dry run, nothing erased):' : 'would erase:');
+        printer.header();
+      }
+      const { holdings, executions } = await lookUp(
+        store,
+        pc,
+        places,
+        callIds,
+        values.recordings,
+        (h, count) => streamed && printer.call(h, count),
+      );
+      if (dryRun) {
+        if (values.json)
+          console.log(
+            JSON.stringify(
+              holdings.map((h) => ({
+                callId: h.callId,
+                objects: h.objects.map((o) => ({ kind: o.kind, object: namedKey(o.bucket, o.key) })),
+                shared: h.shared.map((s) => ({ kind: s.kind, object: namedKey(s.bucket, s.key) })),
+                workflowExecutions: executions.get(h.callId) ?? 0,
+              })),
+              null,
+              2,
+            ),
+          );
+        return 0;
+      }
+      if (!(await confirmed(`Erase ${n} call${n === 1 ? '' : 's'}?`))) {
+        console.log('nothing was erased');
+        return 1;
+      }
     }
     const input: ForgetInput = forgetInputSchema.parse({
       requestId: forgetRequestId(
@@ -150,6 +232,9 @@ export async function run(argv: string[]): Promise<number> {
     });
     let result: ForgetResult;
     let before = false;
+    process.stderr.write(
+      `forget: erasing ${n} call${n === 1 ? '' : 's'} (request ${input.requestId}), then verifying that nothing of them remains…\n`,
+    );
     try {
       result = await pc.client.workflow.execute(forget, {
         workflowId: input.requestId,
