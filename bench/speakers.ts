@@ -32,7 +32,7 @@ import { analyzeChannels } from '../activities/media/channel-analysis.ts';
 import { plainInput } from '../activities/media/media-input.ts';
 import { transcodeArgs } from '../activities/media/transcode.ts';
 import { stagedAudioReader } from '../activities/speakers/speakers-stage.ts';
-import { analyzerFor, utteranceFrames } from '../activities/speakers/voice-features.ts';
+import { analyzerFor, voicedFrames } from '../activities/speakers/voice-features.ts';
 import { separateVoices, type SeparationResult } from '../activities/speakers/voice-separation.ts';
 import { processCpu } from './lib/cpu-meter.ts';
 import { addDer, derOf, diarizationError, utteranceMatches, type DerParts } from './lib/diarization-score.ts';
@@ -119,10 +119,10 @@ interface Scored {
   frames: number;
 }
 
-/** The frames separateVoices analyses for this call, counted apart (outside its measured CPU). */
+/** The voiced frames separateVoices models for this call, counted apart (outside its measured CPU). */
 function framesOf(reader: ReturnType<typeof stagedAudioReader>, call: CorpusCall): number {
   const analyzer = analyzerFor(reader.sampleRate);
-  return call.spans.reduce((n, s) => n + utteranceFrames(reader, s, analyzer).count, 0);
+  return call.spans.reduce((n, s) => n + voicedFrames(reader, s, analyzer).count, 0);
 }
 
 function score(call: CorpusCall, result: SeparationResult, mediaMs: number, frames: number): Scored {

@@ -640,3 +640,176 @@ function scratchFor(
   }
   return a.scratch;
 }
+
+/**
+ * Voiced frames: the voice itself, frame by frame. Every frame of the utterance is read (back to back,
+ * half-overlapped), and only those that hold a voice are kept: loud enough, periodic (a pitch), and not a
+ * tone (DTMF digits, beeps, dial tones: nearly all their energy in one or two narrow peaks). Each kept
+ * frame gives its pitch and mel cepstra; the cepstra's call-wide mean is the line's and the caller takes
+ * it out.
+ */
+/** Layout of one voiced frame: log2(F0 / 100 Hz), then cepstra c1..c12. */
+export const V_PITCH = 0;
+export const V_MFCC = 1;
+export const VOICED_DIMS = V_MFCC + CEPSTRA;
+/** Voiced frames are back to back: every sample of a voiced stretch is analysed once. */
+const VOICED_HOP_SECONDS = FRAME_SECONDS;
+/** A frame holding at least this share of its band's energy in two narrow peaks at DTMF frequencies is a digit. */
+const TONE_SHARE = 0.9;
+/** A frame holding this share of its band's energy in one narrow peak is a sine. */
+const SINE_SHARE = 0.99;
+/** How far a DTMF tone may be off its frequency (receivers accept 1.5 %), beyond the bin's own half. */
+const DTMF_TOLERANCE = 0.015;
+/** DTMF's two groups of frequencies, Hz. */
+const DTMF_LOW_HZ = [697, 770, 852, 941] as const;
+const DTMF_HIGH_HZ = [1209, 1336, 1477, 1633] as const;
+/** Bins each side of a peak that belong to it (a Hamming window's main lobe is two bins each side). */
+const TONE_PEAK_BINS = 2;
+/** Relative to the utterance's loudest frame, a voiced frame is at most this much quieter. */
+const VOICED_RELATIVE_FLOOR_DB = 30;
+
+export interface VoicedFrames {
+  count: number;
+  /** count rows of VOICED_DIMS */
+  features: Float64Array;
+  /** each frame's centre, seconds */
+  times: Float64Array;
+  /** frames loud enough to be heard, and of them the tones */
+  audible: number;
+  tones: number;
+}
+
+/**
+ * Whether the power spectrum in scratch.power is a tone: a DTMF digit (its two strongest peaks, one in
+ * each DTMF group, hold most of the band) or a single sine (a beep, a dial tone). A voice's harmonics can
+ * hold as much in two peaks (a high voice's low vowel), but not at a DTMF pair's frequencies.
+ */
+function isTone(a: Analyzer): boolean {
+  const { power } = a.scratch;
+  const { top } = a.bins;
+  const lo = Math.max(1, a.bins.lowEdge);
+  let total = 0;
+  let first = -1;
+  for (let k = lo; k <= top; k++) {
+    total += power[k]!;
+    if (first < 0 || power[k]! > power[first]!) first = k;
+  }
+  let second = -1;
+  for (let k = lo; k <= top; k++) {
+    if (Math.abs(k - first) <= 2 * TONE_PEAK_BINS) continue;
+    if (second < 0 || power[k]! > power[second]!) second = k;
+  }
+  const lobe = (p: number) => {
+    let e = 0;
+    for (let k = Math.max(lo, p - TONE_PEAK_BINS); k <= Math.min(top, p + TONE_PEAK_BINS); k++)
+      e += power[k]!;
+    return e;
+  };
+  const one = lobe(first);
+  if (one >= SINE_SHARE * total) return true;
+  if (second < 0 || one + lobe(second) < TONE_SHARE * total) return false;
+  const binHz = a.sampleRate / a.fftSize;
+  const near = (bin: number, list: readonly number[]) =>
+    list.some((hz) => Math.abs(bin * binHz - hz) <= DTMF_TOLERANCE * hz + binHz / 2);
+  const [low, high] = first < second ? [first, second] : [second, first];
+  return near(low, DTMF_LOW_HZ) && near(high, DTMF_HIGH_HZ);
+}
+
+/** The voiced frames of one utterance (see VOICED_DIMS). */
+export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyzer): VoicedFrames {
+  const empty: VoicedFrames = {
+    count: 0,
+    features: new Float64Array(0),
+    times: new Float64Array(0),
+    audible: 0,
+    tones: 0,
+  };
+  const start = Number.isFinite(span.start) ? Math.max(0, span.start) : 0;
+  const end = Number.isFinite(span.end) ? span.end : start;
+  if (!(end - start >= a.frameLength / a.sampleRate)) return empty;
+  let samples: Float32Array;
+  try {
+    const read = audio.read(start, end);
+    if (!(read instanceof Float32Array)) return empty;
+    samples = read;
+  } catch {
+    return empty;
+  }
+  const length = a.frameLength;
+  const hop = Math.max(1, Math.round(VOICED_HOP_SECONDS * a.sampleRate));
+  const positions = samples.length >= length ? Math.floor((samples.length - length) / hop) + 1 : 0;
+  if (positions === 0) return empty;
+  const levels = new Float64Array(positions);
+  const means = new Float64Array(positions);
+  let loudest = -Infinity;
+  for (let i = 0; i < positions; i++) {
+    const base = i * hop;
+    let sum = 0;
+    let squares = 0;
+    for (let j = base; j < base + length; j++) {
+      const v = samples[j]!;
+      sum += v;
+      squares += v * v;
+    }
+    const mean = sum / length;
+    const ms = squares / length - mean * mean;
+    means[i] = mean;
+    levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
+    if (levels[i]! > loudest) loudest = levels[i]!;
+  }
+  const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - VOICED_RELATIVE_FLOOR_DB);
+  const rows = new Float64Array(positions * VOICED_DIMS);
+  const times = new Float64Array(positions);
+  const full = new Float64Array(FRAME_DIMS);
+  const { frame, power } = a.scratch;
+  const { window } = a;
+  let count = 0;
+  let audible = 0;
+  let tones = 0;
+  for (let i = 0; i < positions; i++) {
+    if (!(levels[i]! >= floor)) continue;
+    audible++;
+    const base = i * hop;
+    const mean = means[i]!;
+    for (let j = 0; j < length; j++) frame[j] = (samples[base + j]! - mean) * window[j]!;
+    frame.fill(0, length);
+    powerSpectrum(a.fft, frame, power);
+    if (isTone(a)) {
+      tones++;
+      continue;
+    }
+    pitchOf(a, full, 0);
+    const pitch = full[PITCH]!;
+    if (Number.isNaN(pitch)) continue;
+    cepstraOf(a, rows, count * VOICED_DIMS + V_MFCC);
+    rows[count * VOICED_DIMS + V_PITCH] = pitch;
+    times[count] = start + (base + length / 2) / a.sampleRate;
+    count++;
+  }
+  return {
+    count,
+    features: rows.subarray(0, count * VOICED_DIMS),
+    times: times.subarray(0, count),
+    audible,
+    tones,
+  };
+}
+
+/** Mel cepstra c1..c12 of the power spectrum in scratch.power, into `out` from `at`. */
+function cepstraOf(a: Analyzer, out: Float64Array, at: number): void {
+  const { power, mel: melEnergy } = a.scratch;
+  const { melFirst, melLength, melWeights, dct } = a;
+  for (let m = 0, w = 0; m < MEL_BANDS; m++) {
+    const first = melFirst[m]!;
+    const bands = melLength[m]!;
+    let e = TINY;
+    for (let j = 0; j < bands; j++, w++) e += melWeights[w]! * power[first + j]!;
+    melEnergy[m] = Math.log(e);
+  }
+  for (let c = 0; c < CEPSTRA; c++) {
+    let s = 0;
+    const r = c * MEL_BANDS;
+    for (let m = 0; m < MEL_BANDS; m++) s += dct[r + m]! * melEnergy[m]!;
+    out[at + c] = s;
+  }
+}
