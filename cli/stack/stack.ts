@@ -490,6 +490,30 @@ export function workersEnv(env: Record<string, string>, extra: Record<string, st
   return childEnv({ groups: ['node', 'callpipe'], extra: { ...env, ...extra } });
 }
 
+/** What the codec server reads of the stack's settings: where its keys and token are, and its namespace. */
+const CODEC_SERVER_VARIABLES = [
+  'CALLPIPE_HOME',
+  'CALLPIPE_CONFIG',
+  'CALLPIPE_TEMPORAL_NAMESPACE',
+  'CALLPIPE_PAYLOAD_KEYS',
+  'CALLPIPE_PAYLOAD_KEYS_FILE',
+] as const;
+
+/**
+ * The codec server's environment: a Node program's base and the payload keys it decodes with, nothing
+ * else of the stack's (no service secret, no S3 key, no digest key): it answers a browser, and holds only
+ * what decoding needs.
+ */
+export function codecServerEnv(env: Record<string, string>): Record<string, string> {
+  const own = Object.fromEntries(
+    CODEC_SERVER_VARIABLES.flatMap((name) => {
+      const value = env[name] ?? process.env[name];
+      return value ? [[name, value]] : [];
+    }),
+  );
+  return childEnv({ groups: ['node'], extra: own });
+}
+
 /** `env` without the variables that hold secrets. */
 export function withoutSecrets(env: Record<string, string>): Record<string, string> {
   const secrets: ReadonlySet<string> = new Set(SECRET_VARIABLES);
@@ -566,7 +590,7 @@ async function startCodecServer(ctx: StackContext): Promise<ManagedProcess> {
       '--token-file',
       codecTokenFile(home),
     ],
-    env: workersEnv(ctx.env),
+    env: codecServerEnv(ctx.env),
     logFile: join(home, 'logs', 'codec-server.log'),
     healthCheck: () => httpAnswers(`${url}/`),
     startTimeoutMs: 30_000,

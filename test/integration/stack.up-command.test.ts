@@ -1,7 +1,7 @@
 /**
- * `callpipe up` as users run it: a separate process with its own CALLPIPE_HOME and free ports. SIGTERM
- * must stop every process it started (no orphan temporal or weed), and a taken port must be refused
- * with a message that names it.
+ * `callpipe up` as users run it: a separate process with its own CALLPIPE_HOME and free ports. Its codec
+ * server holds the payload keys and no other secret of the stack. SIGTERM must stop every process it
+ * started (no orphan temporal or weed), and a taken port must be refused with a message that names it.
  */
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -37,6 +37,26 @@ describe('callpipe up', () => {
       expect(answer.status).toBe(200);
       expect(answer.headers.get('access-control-allow-origin')).toBe(addresses.webUiUrl);
       expect((await decode('')).status).toBe(401);
+      // It holds what decoding needs and no other secret of the stack (issue 41): its own environment.
+      const record = JSON.parse(readFileSync(join(home, 'stack.json'), 'utf8')) as {
+        processes: { name: string; pid: number }[];
+      };
+      const codec = record.processes.find((p) => p.name === 'codec-server');
+      expect(codec).toBeDefined();
+      const names = readFileSync(`/proc/${codec!.pid}/environ`, 'utf8')
+        .split('\0')
+        .map((v) => v.split('=')[0]);
+      for (const secret of [
+        'CALLPIPE_CLIENT_SECRET',
+        'CALLPIPE_S3_SECRET_ACCESS_KEY',
+        'CALLPIPE_S3_ACCESS_KEY_ID',
+        'CALLPIPE_DIGEST_KEY',
+        'CALLPIPE_DIGEST_KEY_FILE',
+        'CALLPIPE_S3_ENDPOINT',
+        'CALLPIPE_SERVICE_URL',
+      ])
+        expect(names, secret).not.toContain(secret);
+      expect(names.some((n) => n.startsWith('CALLPIPE_PAYLOAD_KEYS'))).toBe(true);
 
       const tree = descendants(up.pid!);
       expect(tree.length).toBeGreaterThanOrEqual(3); // temporal, weed, workers (and emulator)
