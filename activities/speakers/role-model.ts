@@ -286,6 +286,27 @@ function decideVoices(input: RoleModelInput, scored: Scored[]): RoleModelOutput 
   const base = { source: 'voices' as const, inferred: true, swapped: false, mode: input.mode, direction };
   if (scored.length === 1) {
     const s = scored[0]!;
+    // One voice that says both an agent's and a customer's lines is two people the separation could not
+    // tell apart: `mixed`, so that nothing is counted for one role that the other said.
+    const said = (role: Role) =>
+      s.evidence
+        .filter((e) => e.role === role && e.cue !== 'first-speaker' && e.cue !== 'configured')
+        .reduce((n, e) => n + e.points, 0);
+    if (said('agent') >= settings.confidentMargin && said('customer') >= settings.confidentMargin) {
+      return {
+        roles: {
+          ...base,
+          decision: 'low-confidence',
+          confidence: 'low',
+          margin: 0,
+          speakers: [speakerRole(s, UNKNOWN_SPEAKER, null, direction)],
+          summary:
+            "one voice found, but it says both an agent's and a customer's lines: the voices could not be " +
+            'told apart, so no utterance is given a role',
+        },
+        names: [UNKNOWN_SPEAKER],
+      };
+    }
     const role: Role | null =
       s.cuePoints > 0 && s.agentScore !== 0 ? (s.agentScore > 0 ? 'agent' : 'customer') : null;
     const name = role ?? UNKNOWN_SPEAKER;

@@ -244,6 +244,21 @@ describe('role model on voices of a one-track call', () => {
     expect(silent.roles.decision).toBe('unknown');
   });
 
+  it("leaves one voice that says both roles' lines mixed, with low confidence: two people not told apart", () => {
+    const both = decideRoles({
+      source: 'voices',
+      candidates: [{ track: 0, voice: 0, configured: null, utterances: conversation(0) }],
+      direction: null,
+      mode: 'evidence',
+      settings,
+    });
+    expect(both.names).toEqual(['mixed']);
+    expect(both.roles.decision).toBe('low-confidence');
+    expect(both.roles.confidence).toBe('low');
+    expect(both.roles.speakers[0]!.role).toBeNull();
+    expect(both.roles.summary).toMatch(/could not be told apart/);
+  });
+
   it('on a transfer (three voices) names the least agent-like the customer and the others agents', () => {
     const turns = conversation(0);
     const { names } = decideRoles({
