@@ -17,7 +17,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readlink, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
@@ -254,8 +254,19 @@ async function gatherCall(
   };
 }
 
-/** A folder that does not exist or is empty: an export never mixes with other files. */
+/**
+ * A folder that does not exist or is empty: an export never mixes with other files. A symbolic link is
+ * refused, naming its target: the export is renamed into place, which would replace the link, not fill
+ * the folder it points to.
+ */
 async function assertEmptyDir(path: string): Promise<void> {
+  const link = await lstat(path).catch(() => undefined);
+  if (link?.isSymbolicLink()) {
+    const target = await readlink(path).catch(() => undefined);
+    throw new ExportRequestError(
+      `--to ${path} is a symbolic link${target ? ` (to ${target})` : ''}: give the folder itself (or a new folder's path)`,
+    );
+  }
   const entries = await readdir(path).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return [];
     if (err.code === 'ENOTDIR') throw new ExportRequestError(`--to ${path} is a file, not a folder`);

@@ -12,6 +12,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -296,6 +297,24 @@ describe('exportCalls', () => {
     await expect(
       exportCalls(store, places, [A], { kind: 's3', bucket: 'disclosures', prefix: 'req/' }, {}),
     ).rejects.toThrow(/is not empty/);
+  });
+
+  it('refuses a symbolic link to a folder, naming its target, before anything is written', async () => {
+    const store = await seeded();
+    const real = join(dir, 'real');
+    mkdirSync(real);
+    const link = join(dir, 'link');
+    symlinkSync(real, link);
+    const before = [...store.objects.keys()];
+    await expect(exportCalls(store, places, [A], { kind: 'dir', path: link }, {})).rejects.toThrow(
+      new ExportRequestError(
+        `--to ${link} is a symbolic link (to ${real}): give the folder itself (or a new folder's path)`,
+      ),
+    );
+    expect(readdirNames(real)).toEqual([]);
+    expect(readdirNames(dir).sort()).toEqual(['link', 'real']);
+    // No audit record of an export that did not happen.
+    expect([...store.objects.keys()]).toEqual(before);
   });
 
   it('to S3: the manifest last; an upload that fails leaves nothing behind', async () => {
