@@ -341,7 +341,13 @@ function sizeOf(file: {
 
 export const rulesFileSchema = z
   .object({
-    format: z.literal(RULES_FORMAT_VERSION),
+    format: z.literal(RULES_FORMAT_VERSION, {
+      // The one field a new file lacks most often: say what to write, not zod's "expected 1".
+      error: (issue) =>
+        issue.input === undefined
+          ? `missing: a rule file starts with "format: ${RULES_FORMAT_VERSION}" (the rule file format this callpipe reads)`
+          : `must be ${RULES_FORMAT_VERSION}, the rule file format this callpipe reads (docs/insights.md)`,
+    }),
     name: z.string().min(1),
     version: z.string().min(1).describe("the author's version, recorded with every result scored"),
     description: z.string().optional(),

@@ -88,7 +88,13 @@ describe('rule files', () => {
       /line 7: categories\.0\.rules\.0\.kind/,
     );
     expect(() => rules('categories: [\n')).toThrow(/^test\.yaml: line \d+: /);
-    expect(() => parseRules('format: 2\nname: x\nversion: y\n', 'f.yaml')).toThrow(/line 1: format/);
+    expect(() => parseRules('format: 2\nname: x\nversion: y\n', 'f.yaml')).toThrow(
+      'f.yaml: line 1: format: must be 1, the rule file format this callpipe reads (docs/insights.md)',
+    );
+    // A file without `format` says what to write (it said "format: Invalid input: expected 1").
+    expect(() => parseRules('name: x\nversion: y\n', 'f.yaml')).toThrow(
+      /^f\.yaml: (line \d+: )?format: missing: a rule file starts with "format: 1" \(the rule file format this callpipe reads\)$/,
+    );
     expect(() =>
       rules('categories:\n  - name: b\n    rules: [{ kind: category, category: later }]\n'),
     ).toThrow(/category later is not defined before it/);
