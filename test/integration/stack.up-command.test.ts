@@ -45,7 +45,7 @@ describe('callpipe up', () => {
       expect(codec).toBeDefined();
       const names = readFileSync(`/proc/${codec!.pid}/environ`, 'utf8')
         .split('\0')
-        .map((v) => v.split('=')[0]);
+        .map((v) => v.split('=')[0] ?? '');
       for (const secret of [
         'CALLPIPE_CLIENT_SECRET',
         'CALLPIPE_S3_SECRET_ACCESS_KEY',
