@@ -32,6 +32,7 @@ import {
   voicedFrames,
   V_PITCH,
   VOICED_DIMS,
+  VOICED_HOP_SECONDS,
   type AudioReader,
   type UtteranceSpan,
   type VoicedFrames,
@@ -60,14 +61,16 @@ const SMALL_VOICE_GAIN = 1.3;
  */
 const TAKEOVER_INTERLEAVING = 0.05;
 const CONFERENCE_GAIN = 1.0;
-/** An utterance with fewer voiced frames does not decide the voices (it is still given one). */
-const BASIS_FRAMES = 25;
-/** A call whose utterances hold voices: at least this share of the audible ones has this many voiced frames. */
-const VOICED_UTTERANCE_FRAMES = 8;
+/** Voiced frames in `seconds` of voice. */
+const framesIn = (seconds: number) => Math.ceil(seconds / VOICED_HOP_SECONDS);
+/** An utterance with less voice than this does not decide the voices (it is still given one). */
+const BASIS_FRAMES = framesIn(0.8);
+/** A call whose utterances hold voices: at least this share of the audible ones has this much voice. */
+const VOICED_UTTERANCE_FRAMES = framesIn(0.25);
 const VOICED_CALL_SHARE = 0.5;
-/** A voice holds at least this many utterances and frames, and this share of the call's frames. */
+/** A voice holds at least this many utterances, this much voice, and this share of the call's. */
 const MIN_VOICE_UTTERANCES = 4;
-const MIN_VOICE_FRAMES = 300;
+const MIN_VOICE_FRAMES = framesIn(9.6);
 const MIN_VOICE_SHARE = 0.04;
 const MIN_EXTRA_VOICE_SHARE = 0.1;
 /** Smallest variance of a scaled dimension in a voice's covariance. */
@@ -85,7 +88,7 @@ const MIN_SPREAD_CEPSTRUM = 0.3;
 const CONFIDENT_FRAMES = 8;
 const MIN_CONFIDENCE = 0.6;
 /** Joined utterances: frames in a window, and the mean log-likelihood ratio per frame that counts as clear. */
-const JOIN_WINDOW_FRAMES = 16;
+const JOIN_WINDOW_FRAMES = framesIn(0.5);
 const JOIN_MIN_LLR = 2;
 
 /** Sufficient statistics of a set of frames: count, sums, and the sums of products (full D × D). */
