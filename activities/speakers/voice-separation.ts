@@ -64,13 +64,13 @@ const CONFERENCE_GAIN = 1.0;
 /** Voiced frames in `seconds` of voice. */
 const framesIn = (seconds: number) => Math.ceil(seconds / VOICED_HOP_SECONDS);
 /** An utterance with less voice than this does not decide the voices (it is still given one). */
-const BASIS_FRAMES = framesIn(0.8);
+const BASIS_FRAMES = framesIn(0.5);
 /** A call whose utterances hold voices: at least this share of the audible ones has this much voice. */
 const VOICED_UTTERANCE_FRAMES = framesIn(0.25);
 const VOICED_CALL_SHARE = 0.5;
 /** A voice holds at least this many utterances, this much voice, and this share of the call's. */
 const MIN_VOICE_UTTERANCES = 4;
-const MIN_VOICE_FRAMES = framesIn(9.6);
+const MIN_VOICE_FRAMES = framesIn(4);
 const MIN_VOICE_SHARE = 0.04;
 const MIN_EXTRA_VOICE_SHARE = 0.1;
 /** Smallest variance of a scaled dimension in a voice's covariance. */
