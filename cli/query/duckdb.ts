@@ -93,7 +93,11 @@ export async function openTablesDatabase(
         if (statements.count !== 1) throw new QueryError(notAQueryMessage({ statements: statements.count }));
         const statement = await statements.prepare(0);
         if (!READ_ONLY_STATEMENTS.has(statement.statementType)) {
-          throw new QueryError(notAQueryMessage({ statementType: StatementType[statement.statementType] }));
+          // Named as written: DuckDB calls an INSTALL a LOAD statement.
+          const keyword = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase();
+          throw new QueryError(
+            notAQueryMessage({ statementType: keyword ?? StatementType[statement.statementType] }),
+          );
         }
         const reader = await statement.runAndReadAll();
         const columns = reader.columnNames();
