@@ -22,7 +22,8 @@ Runs one SQL statement (DuckDB's dialect) over the analysis tables: \`calls\` (o
 \`utterances\` (one row per utterance), with \`dt\` the day the call started (a DATE). Columns:
 schemas/tables.md. The tables' Parquet files are first mirrored from S3 into a local folder
 ($CALLPIPE_HOME/tables/<bucket>/<prefix>; only changed files are fetched), so later queries are fast
-and --offline needs no S3 at all.
+and --offline needs no S3 at all. The statement reaches those tables and nothing else: one read-only
+statement (SELECT, EXPLAIN, DESCRIBE, SHOW), no other file, database, URL or extension.
 
 Options:
   --tables <url>     the tables' location (default: CALLPIPE_S3_TABLES_PREFIX in CALLPIPE_S3_BUCKET)
