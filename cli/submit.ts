@@ -165,7 +165,7 @@ export async function locateSource(
   const path = resolve(input);
   // Checked again here (checkInputs ran before): a link put in the file's place since is not followed.
   const info = await lstat(path).catch(() => undefined);
-  if (info?.isSymbolicLink()) throw new CliError(`process: ${input}: ${await symlinkProblem(path)}`, 1);
+  if (info?.isSymbolicLink()) throw new CliError(`${input}: ${await symlinkProblem(path)}`, 1);
   if (!info?.isFile()) throw new CliError(`no such file: ${input}`, 1);
   const digest = await sha256File(path);
   const key = uploadKey(config.s3.inputPrefix, 'local', digest, basename(path));
