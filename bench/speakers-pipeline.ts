@@ -25,7 +25,15 @@ import { resultDocumentSchema, type ResultDocument } from '../schemas/result.ts'
 import { loadPhrasebook } from '../emulator/phrasebook.ts';
 import { BENCH_CACHE } from './lib/night-set.ts';
 import { startBenchStack } from './lib/bench-stack.ts';
-import { addDer, derOf, diarizationError, type DerParts, type Labelled } from './lib/diarization-score.ts';
+import {
+  addDer,
+  derOf,
+  diarizationError,
+  utteranceMatches,
+  type DerParts,
+  type Labelled,
+} from './lib/diarization-score.ts';
+import { speakerCorpus, type CorpusCall } from './lib/speaker-corpus.ts';
 
 const SPEAKERS = ['agent', 'customer'] as const;
 /** A customer's answer when they pick up an outbound call (default phrasebook). */
@@ -168,6 +176,7 @@ async function main(): Promise<void> {
       speed: { type: 'string', default: '20' },
       mono: { type: 'string', default: '8' },
       stereo: { type: 'string', default: '8' },
+      speech: { type: 'string', default: '16' },
       keep: { type: 'boolean', default: false },
     },
   });
@@ -180,6 +189,17 @@ async function main(): Promise<void> {
     if (!existsSync(path)) await renderFixture(c.script, path, { sampleRate: 8000 });
   }
   log(`${calls.length} calls rendered in ${dir}`);
+  // Speech calls: the speakers benchmark's test split (Open JTalk and espeak-ng voices), its two-voice
+  // calls of up to SPEECH_MAX_MINUTES, as they are.
+  const speech = (
+    await speakerCorpus({
+      root: join(import.meta.dirname, '..', '.callpipe', 'bench-speakers'),
+      split: 'test',
+      log,
+    })
+  )
+    .filter((c) => c.kind === 'two-voice' && c.durationSeconds <= SPEECH_MAX_MINUTES * 60)
+    .slice(0, Number(values.speech));
   const bench = await startBenchStack({
     label: 'speakers',
     speed: Number(values.speed),
@@ -197,6 +217,13 @@ async function main(): Promise<void> {
         await submitRecording(pc, source, { output, redo: true, metadata: { direction: c.direction } }),
       );
     }
+    const spoken = [];
+    for (const c of speech) {
+      const source = await resolveSource(c.path, pc.store, pc.config);
+      spoken.push(
+        await submitRecording(pc, source, { output, redo: true, metadata: { direction: 'inbound' } }),
+      );
+    }
     const scores: { call: BenchCall; s: Score }[] = [];
     for (const [i, s] of submitted.entries()) {
       const r = await s.handle.result();
@@ -204,9 +231,105 @@ async function main(): Promise<void> {
       const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(r.resultKey)));
       scores.push({ call: calls[i]!, s: score(calls[i]!, doc) });
     }
+    const speechScores: { call: CorpusCall; s: SpeechScore }[] = [];
+    for (const [i, s] of spoken.entries()) {
+      const r = await s.handle.result();
+      if (!r.resultKey) throw new Error(`${speech[i]!.id}: ${r.status} ${r.reason ?? ''}`);
+      const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(r.resultKey)));
+      speechScores.push({ call: speech[i]!, s: scoreSpeech(speech[i]!, doc) });
+    }
     report(scores, log);
+    reportSpeech(speechScores, log);
   } finally {
     await bench.close();
+  }
+}
+
+/** Speech calls of the test split up to this long (the 30- and 60-minute ones stay with bench:speakers). */
+const SPEECH_MAX_MINUTES = 10;
+
+interface SpeechScore {
+  utterances: number;
+  right: number;
+  voices: number;
+  der: DerParts;
+  /** The voice named agent is the script's agent (speaker 0). */
+  agentRight: boolean;
+  decision: string;
+  separationMs: number;
+  audioSeconds: number;
+}
+
+/**
+ * A speech call's result against its script: each result utterance's true speaker is the one holding most
+ * of it; voices are matched to speakers by the best one-to-one map, and the DER taken against the script's
+ * segments (0.25-s collar, overlap scored).
+ */
+function scoreSpeech(call: CorpusCall, doc: ResultDocument): SpeechScore {
+  const names = [...new Set(doc.utterances.map((u) => u.speaker))].filter((n) => n !== 'mixed');
+  const truth = doc.utterances.map((u) => {
+    const held = [0, 1, 2].map((who) =>
+      call.segments
+        .filter((g) => g.speaker === who)
+        .reduce((n, g) => n + Math.max(0, Math.min(u.end, g.end) - Math.max(u.start, g.start)), 0),
+    );
+    return held.indexOf(Math.max(...held));
+  });
+  const voiceOf = doc.utterances.map((u) => (names.includes(u.speaker) ? names.indexOf(u.speaker) : null));
+  const { correct } = utteranceMatches(truth, voiceOf);
+  const agentUtterances = doc.utterances
+    .map((u, i) => (u.speaker === 'agent' ? truth[i]! : -1))
+    .filter((t) => t >= 0);
+  const roles = doc.speakerRoles!;
+  return {
+    utterances: doc.utterances.length,
+    right: correct,
+    voices: roles.separation?.voices ?? 0,
+    der: diarizationError(
+      call.segments.map((g) => ({ start: g.start, end: g.end, who: g.speaker })),
+      doc.utterances.map((u, i) => ({ start: u.start, end: u.end, who: voiceOf[i] ?? null })),
+    ),
+    agentRight:
+      agentUtterances.length > 0 &&
+      agentUtterances.filter((t) => t === 0).length > agentUtterances.length / 2,
+    decision: roles.decision,
+    separationMs: roles.separation?.cpuMs ?? 0,
+    audioSeconds: doc.audio.durationSeconds,
+  };
+}
+
+function reportSpeech(scores: { call: CorpusCall; s: SpeechScore }[], log: (line: string) => void): void {
+  if (!scores.length) return;
+  const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)} %` : '—');
+  log('');
+  log('speech call (test split)        min  utterances  voices  right    DER      decision         who');
+  for (const { call, s } of scores) {
+    log(
+      `${call.id.padEnd(30)}${(call.durationSeconds / 60).toFixed(1).padStart(5)}${String(s.utterances).padStart(12)}${String(s.voices).padStart(8)}  ${pct(s.right, s.utterances).padStart(7)}  ${pct(derOf(s.der) * 100, 100).padStart(7)}  ${s.decision.padEnd(16)} ${call.description}`,
+    );
+  }
+  for (const engine of ['openjtalk', 'espeak', undefined] as const) {
+    const set = scores.filter(({ call }) => engine === undefined || call.engine === engine);
+    const u = set.reduce((n, { s }) => n + s.utterances, 0);
+    const right = set.reduce((n, { s }) => n + s.right, 0);
+    const der = set.reduce((d, { s }) => addDer(d, s.der), {
+      scored: 0,
+      missed: 0,
+      falseAlarm: 0,
+      confusion: 0,
+    });
+    const worst = set.reduce((w, { s }) => Math.min(w, s.right / Math.max(1, s.utterances)), 1);
+    const ms = set.reduce((n, { s }) => n + s.separationMs, 0);
+    const hours = set.reduce((n, { s }) => n + s.audioSeconds, 0) / 3600;
+    log('');
+    log(`speech, ${engine ?? 'both synthesizers'}: ${set.length} mono calls, ${u} utterances`);
+    log(`  per-utterance speaker accuracy   ${pct(right, u)} (worst call ${pct(worst, 1)})`);
+    log(
+      `  DER (0.25-s collar)              ${(100 * derOf(der)).toFixed(1)} % of ${(der.scored / 60).toFixed(1)} min scored`,
+    );
+    log(`  two voices found                 ${set.filter(({ s }) => s.voices === 2).length}/${set.length}`);
+    log(`  agent is the script's agent      ${set.filter(({ s }) => s.agentRight).length}/${set.length}`);
+    log(`  separation CPU                   ${(ms / Math.max(1e-9, hours)).toFixed(0)} ms per audio hour`);
   }
 }
 
