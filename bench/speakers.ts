@@ -1,24 +1,26 @@
 /**
  * Voice separation benchmark (activities/speakers/voice-separation.ts): how well the utterances of mono
- * calls are told apart by voice, and what it costs beside the media work the pipeline already does.
+ * calls are told apart by voice, on voices no parameter was chosen on, and what it costs beside the media
+ * work the pipeline already does.
  *
- *   npm run bench:speakers                  # builds the corpus once (cached), then scores it
- *   npm run bench:speakers -- --calls 5     # fewer two-voice calls (a quicker look)
- *   npm run bench:speakers -- --passes 5    # each call's media work and separation measured 5 times
+ *   npm run bench:speakers                    # both splits; builds the corpus once (cached), then scores it
+ *   npm run bench:speakers -- --split test    # the test split only
+ *   npm run bench:speakers -- --passes 5      # each call's media work and separation measured 5 times
  *
- * The corpus (bench/lib/speaker-corpus.ts): two-voice espeak-ng calls of 2 to 10 minutes, one-voice calls
- * (voicemail, announcements), calls transferred to a third voice, and DTMF calls whose two legs differ
- * by their telephone path only. Each call is transcoded as the pipeline does (8-kHz mu-law with its
- * conditioning), read through the speakers stage's own reader, and given the script's segments as a
- * recognizer would report them (overlapping ones merged, the truth being who holds most of the span).
+ * The corpus (bench/lib/speaker-corpus.ts) has a development split, which parameters may be chosen on,
+ * and a test split of other seeds, voices, lines and scripts, which chooses nothing: two-voice calls of
+ * Open JTalk and espeak-ng voices (women, men, same-sex and close pairs; pure speech and DTMF + speech;
+ * one shared line or one per leg; 1 to 60 minutes), DTMF-only calls whose legs differ by their line,
+ * one-voice calls and transfers to a third voice. Each call is transcoded as the pipeline does (8-kHz
+ * mu-law with its conditioning), read through the speakers stage's own reader, and given the script's
+ * segments as a recognizer would report them (overlapping ones merged, the truth being who holds most).
  *
- * Prints per call and per corpus: utterance accuracy (best map of voices to speakers; of the utterances
- * given a voice, and of all), the diarization error rate (0.25-s collar, overlap scored) with its missed,
- * false-alarm and confusion parts, the share left unassigned, joined utterances found against the truth,
- * voice counts, and the CPU of separateVoices per audio hour and as a share of the CPU of ffmpeg's
- * transcode and channel analysis of the same call, as the pipeline runs them (measured in the same run:
- * the reaped children's CPU and this process's CPU during the analysis),
- * and that CPU per frame analysed. Targets: accuracy ≥ 95 %, DER ≤ 10 % (two-voice speech), cost ≤ 5 %.
+ * Prints per call and per group: utterance accuracy (best map of voices to speakers), the diarization
+ * error rate (0.25-s collar, overlap scored; and without collars), unassigned utterances, joined ones
+ * found against the truth, voice counts, the worst two-voice call, and the CPU of separateVoices per audio
+ * hour and as a share of the CPU of the call's transcode and channel analysis as the pipeline runs them.
+ * The exit code is the test split's verdict: accuracy ≥ 95 %, DER ≤ 10 %, every two-voice call ≥ 90 %,
+ * voice counts right, transfers found in ≥ 5 of 6, cost ≤ 10 %.
  *
  * The cost is the least CPU of several passes, for the separation and for the media work alike, in the
  * same run: on a machine shared with other work a single pass measures the load as much as the code
