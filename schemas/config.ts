@@ -244,8 +244,11 @@ export const insightsConfigSchema = z.object({
    * contradicts it with high confidence; `fixed` keeps the map whatever is said (plan.channels.roles).
    */
   speakerRoles: z.enum(['evidence', 'fixed']),
-  /** `separate` (default): a mono call's voices are told apart and named; `off`: one `mixed` speaker. */
-  separateVoices: z.enum(['separate', 'off']),
+  /**
+   * `separate` (default): a mono call's voices are told apart by the voice and named; `line`: by how each
+   * utterance sounds, line included (cheaper, for legs that differ by their line); `off`: one `mixed`.
+   */
+  separateVoices: z.enum(['separate', 'line', 'off']),
 });
 
 /**

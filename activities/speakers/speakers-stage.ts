@@ -27,6 +27,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { metrics } from '../metrics.ts';
 import { defaultRules, storedRules, type LoadedRules } from '../insights/rule-file.ts';
 import { decideRoles, UNKNOWN_SPEAKER, type RoleCandidate } from './role-model.ts';
+import { separateByLine } from './line-separation.ts';
 import { separateVoices, type AudioReader, type SeparationResult } from './voice-separation.ts';
 
 /** Sample rate of staged recognition audio (8 kHz mu-law, spec 02). */
@@ -61,7 +62,7 @@ export interface AssignSpeakersInput {
   /** `fixed`: the channel map stands whatever is said. */
   roles: 'evidence' | 'fixed';
   /** `off`: a one-track call stays one `mixed` speaker. */
-  voices: 'separate' | 'off';
+  voices: 'separate' | 'line' | 'off';
 }
 
 /** What the workflow keeps: the search attribute, the night report's counts. */
@@ -190,10 +191,10 @@ export function assignVoiceRoles(
   timeline: Timeline,
   audio: AudioReader,
   settings: RoleSettings,
-  options: Pick<AssignSpeakersInput, 'direction' | 'roles'>,
+  options: Pick<AssignSpeakersInput, 'direction' | 'roles'> & { byLine?: boolean },
 ): { timeline: Timeline; roles: SpeakerRoles } {
   const utterances = timeline.utterances;
-  const separated = separateOrExplain(audio, utterances);
+  const separated = separateOrExplain(audio, utterances, options.byLine === true);
   const separation: SeparationFacts = {
     voices: separated.voices,
     joined: separated.joined,
@@ -228,10 +229,14 @@ export function assignVoiceRoles(
 }
 
 /** The separation, or (should it throw) none, with the reason: the call then keeps one `mixed` speaker. */
-function separateOrExplain(audio: AudioReader, utterances: readonly Utterance[]): SeparationResult {
+function separateOrExplain(
+  audio: AudioReader,
+  utterances: readonly Utterance[],
+  byLine: boolean,
+): SeparationResult {
   const spans = utterances.map((u) => ({ start: u.start, end: u.end }));
   try {
-    return separateVoices(audio, spans);
+    return byLine ? separateByLine(audio, spans) : separateVoices(audio, spans);
   } catch (err) {
     return {
       voices: 0,
@@ -271,9 +276,12 @@ export function createSpeakersActivities({ store }: SpeakersActivityDeps) {
         rulesOf(input.rulesKey),
       ]);
       const settings = roleSettingsOf(rules);
-      const separate = isOneTrackCall(input.tracks) && input.voices === 'separate';
+      const separate = isOneTrackCall(input.tracks) && input.voices !== 'off';
       const assigned = separate
-        ? assignVoiceRoles(timeline, await readStagedAudio(store, input.sessions), settings, input)
+        ? assignVoiceRoles(timeline, await readStagedAudio(store, input.sessions), settings, {
+            ...input,
+            byLine: input.voices === 'line',
+          })
         : assignTrackRoles(timeline, input.tracks, settings, input);
       const document = speakersDocumentSchema.parse({
         version: SPEAKERS_DOCUMENT_VERSION,

@@ -48,6 +48,18 @@ describe('the speakers stage on odd one-track calls', () => {
     expect(out.roles.summary).toMatch(/could not be told apart/);
   });
 
+  it('separates by the line when told to (voices: line), and by the voice otherwise, which says when it fell back', () => {
+    // Line noise only: audible, never voiced.
+    const bytes = new Uint8Array(8000 * 30);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919 + ((i * i) >> 5)) & 0x7f;
+    const audio = stagedAudioReader([{ start: 0, bytes }]);
+    const calls = timeline([1, 5, 9, 13, 17, 21].map((start) => ({ start, end: start + 2, text: 'はい。' })));
+    const byVoice = assignVoiceRoles(calls, audio, settings, { roles: 'evidence' });
+    expect(byVoice.roles.separation!.reason).toMatch(/no voice to follow.*told apart by the line/);
+    const byLine = assignVoiceRoles(calls, audio, settings, { roles: 'evidence', byLine: true });
+    expect(byLine.roles.separation!.reason ?? '').not.toMatch(/no voice to follow/);
+  });
+
   it('reads staged sessions on the call clock, across a session boundary', () => {
     const a = new Uint8Array(8000).fill(0x00);
     const b = new Uint8Array(8000).fill(0x80);
