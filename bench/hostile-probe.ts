@@ -136,6 +136,52 @@ function cases(bench: BenchStack, dir: string): Case[] {
           /format: missing: a rule file starts with "format: 1"/,
         ),
     },
+    {
+      name: 'redaction pattern with lookahead',
+      expected: 'refused',
+      run: async () =>
+        refusedIf(
+          await cli(['process', secret, '--detach'], {
+            CALLPIPE_REDACTION_RULES: file(
+              'lookahead.json',
+              '{\n  "patterns": [\n    { "kind": "member", "regex": "\\\\d+(?=円)" }\n  ]\n}\n',
+            ),
+          }),
+          /uses lookahead or lookbehind/,
+        ),
+    },
+    {
+      name: 'redaction pattern with a backreference',
+      expected: 'refused',
+      run: async () =>
+        refusedIf(
+          await cli(['process', secret, '--detach'], {
+            CALLPIPE_REDACTION_RULES: file(
+              'backref.json',
+              '{\n  "patterns": [\n    { "kind": "member", "regex": "(a)\\\\1" }\n  ]\n}\n',
+            ),
+          }),
+          /backreference/,
+        ),
+    },
+    {
+      name: 'dictionary file of 3 MiB',
+      expected: 'refused',
+      run: async () => {
+        const big = file('big.tsv', 'a\tあ\n');
+        truncateSync(big, 3 * 1024 * 1024);
+        return refusedIf(await cli(['process', secret, '--dictionary', big, '--detach']), /MiB/);
+      },
+    },
+    {
+      name: 'config file of 9 MiB',
+      expected: 'refused',
+      run: async () => {
+        const big = file('big-config.json', '{}');
+        truncateSync(big, 9 * 1024 * 1024);
+        return refusedIf(await cli(['status'], { CALLPIPE_CONFIG: big }), /more than the 8388608/);
+      },
+    },
     // --- manifests ---
     {
       name: 'manifest repeats a column (uri,uri)',
@@ -208,6 +254,56 @@ function cases(bench: BenchStack, dir: string): Case[] {
         ),
     },
     {
+      name: 'manifest that is empty',
+      expected: 'refused',
+      run: async () =>
+        refusedIf(
+          await cli(['backfill', '--manifest', manifest('empty', ''), '--detach']),
+          /manifest is empty/,
+        ),
+    },
+    {
+      name: 'manifest with a header only',
+      expected: 'refused',
+      run: async () =>
+        refusedIf(
+          await cli(['backfill', '--manifest', manifest('header', 'key,agent\n'), '--detach']),
+          /a header and no rows/,
+        ),
+    },
+    {
+      name: 'manifest with an unclosed quote',
+      expected: 'refused',
+      run: async () =>
+        refusedIf(
+          await cli(['backfill', '--manifest', manifest('quote', 'key,agent\n"in/a.wav,x\n'), '--detach']),
+          /line 2: a quote opened here is never closed/,
+        ),
+    },
+    {
+      name: 'manifest row with another number of cells',
+      expected: 'refused',
+      run: async () =>
+        refusedIf(
+          await cli(['backfill', '--manifest', manifest('cells', 'key,agent\nin/a.wav,x,y\n'), '--detach']),
+          /line 2: not the 2 cells of the header/,
+        ),
+    },
+    {
+      name: 'manifest with a bad direction cell',
+      expected: 'refused',
+      run: async () =>
+        refusedIf(
+          await cli([
+            'backfill',
+            '--manifest',
+            manifest('direction', 'key,direction\nin/a.wav,sideways\n'),
+            '--detach',
+          ]),
+          /line 2 \(direction\)/,
+        ),
+    },
+    {
       name: 'manifest of 500,001 rows (CLI check)',
       expected: 'refused',
       run: async () => {
@@ -277,13 +373,50 @@ function cases(bench: BenchStack, dir: string): Case[] {
         refusedIf(await cli(['process', file('empty.wav', ''), '--detach']), /empty \(0 bytes\)/),
     },
     {
-      name: 'process a missing file among good ones',
+      name: 'process a missing file',
       expected: 'refused',
       run: async () =>
         refusedIf(
           await cli(['process', join(dir, 'missing.wav'), '--detach']),
           /no such file.*|nothing was started/,
         ),
+    },
+    {
+      name: 'process an HLS playlist named .wav',
+      expected: 'refused',
+      run: async () =>
+        refusedIf(
+          await cli(['process', file('list.wav', '#EXTM3U\n#EXTINF:10,\n/etc/passwd\n'), '--detach']),
+          /not a recording: /,
+        ),
+    },
+    {
+      name: 'process s3://bucket with no key',
+      expected: 'refused',
+      run: async () =>
+        refusedIf(
+          await cli(['process', `s3://${store.bucket}`, '--detach']),
+          /names a bucket, not an object/,
+        ),
+    },
+    {
+      name: 'process with a wrong S3 secret',
+      expected: 'refused',
+      run: async () => {
+        await store.put('probe/x.wav', 'RIFF');
+        const wrong = `wrong-${randomBytes(6).toString('hex')}`;
+        const r = await cli(['process', `s3://${store.bucket}/probe/x.wav`, '--detach'], {
+          CALLPIPE_S3_SECRET_ACCESS_KEY: wrong,
+        });
+        if (r.stderr.includes(wrong)) return { outcome: 'broken', message: 'printed the secret' };
+        return refusedIf(r, /refused the request's signature/);
+      },
+    },
+    {
+      name: 'process an object that does not exist',
+      expected: 'refused',
+      run: async () =>
+        refusedIf(await cli(['process', `s3://${store.bucket}/nowhere/x.wav`, '--detach']), /no such object/),
     },
     {
       name: 'process a WAV header over garbage',
@@ -334,6 +467,25 @@ function cases(bench: BenchStack, dir: string): Case[] {
         return refusedIf(r, pattern);
       },
     })),
+    {
+      name: 'query --csv of a cell a spreadsheet would run',
+      expected: 'held',
+      run: async () => {
+        const r = await cli([
+          'query',
+          'SELECT agent FROM calls',
+          '--csv',
+          '--tables',
+          `s3://${store.bucket}/probe-tables/`,
+        ]);
+        const cell = r.stdout.split('\n')[1] ?? '';
+        return {
+          // A CSV cell, quoted when it holds quotes: what a spreadsheet reads starts with '.
+          outcome: r.code === 0 && /^"?'=/.test(cell) ? 'held' : 'broken',
+          message: `the cell written as ${cell.slice(0, 40)}`,
+        };
+      },
+    },
     // --- export and forget ---
     {
       name: 'export to a folder that holds files',
@@ -509,7 +661,10 @@ async function main(): Promise<number> {
     const parquet = join(dir, 'calls.parquet');
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
-    await c.run(`COPY (SELECT 'call-a' AS call_id, 'sato' AS agent) TO '${parquet}' (FORMAT parquet)`);
+    // Its agent is a formula a spreadsheet would run: CSV output must neutralise it.
+    await c.run(
+      `COPY (SELECT 'call-a' AS call_id, '=HYPERLINK("http://x")' AS agent) TO '${parquet}' (FORMAT parquet)`,
+    );
     c.closeSync();
     db.closeSync();
     await bench.pc.store.put('probe-tables/calls/dt=2026-11-01/part-a.parquet', readFileSync(parquet));
