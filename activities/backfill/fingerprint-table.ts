@@ -1,8 +1,8 @@
 /**
  * A set of strings by 64-bit fingerprint, each with a number (a row index), in typed arrays: what a
- * manifest check remembers of each of up to 500,000 rows costs 12 to 24 bytes, not a string and a map
- * entry (a Map of the rows' call ids and keys held a few hundred megabytes at its peak). Two strings of
- * one manifest share a fingerprint about once in 10^8 manifests of 500,000 rows.
+ * manifest check remembers of each of up to 500,000 rows is a few numbers, not a string and a map entry
+ * per row (bench/README.md, "Hostile probe", has the memory of both). Two strings of one manifest share
+ * a fingerprint about once in 10^8 manifests of 500,000 rows (n^2 / 2^65).
  */
 
 /** A 64-bit fingerprint of a string as two 32-bit halves (cyrb53's two lanes, kept whole). */

@@ -134,7 +134,7 @@ function cellsDigest(entry: ManifestEntry): number {
 /**
  * What the file's earlier rows claimed: each call id and each recording with the first row that gave
  * it, by fingerprint (activities/backfill/fingerprint-table.ts), and each row's line and values' digest
- * in typed columns: the check of a 500,000-row manifest holds about 20 MB, never a row's values.
+ * in typed columns: a few numbers a row, never a row's values.
  */
 class CallIds {
   /** Call id → the first row that gave it. */
