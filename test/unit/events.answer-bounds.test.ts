@@ -95,8 +95,10 @@ describe('a receiver’s answer', () => {
       res.writeHead(200);
       res.write('o'); // and nothing more
     });
-    await expect(post(url, 300)).rejects.toThrow(
-      /^answered HTTP 200, then no complete answer within 0.3 s \(the request was abandoned\)$/,
+    // Said after the status when the headers came within the bound (they are sent at once; a loaded
+    // machine may still be slower than the bound): either way abandoned, never delivered.
+    await expect(post(url, 2000)).rejects.toThrow(
+      /^(answered HTTP 200, then )?no complete answer within 2 s \(the request was abandoned\)$/,
     );
   });
 
