@@ -54,6 +54,7 @@ export function queryErrorMessage(duckdbMessage: string, sql: string): string {
     const columns = tablesNamedIn(sql).map((t) => `${t}: ${columnsOf(t)}`);
     return `no column "${column[1]}"; the columns are ${columns.join('; ')}`;
   }
-  if (/^Parser Error:/.test(first)) return `SQL syntax error: ${text}`;
+  if (/^Parser Error:/.test(first))
+    return /^syntax error/.test(text) ? `SQL ${text}` : `SQL syntax error: ${text}`;
   return text;
 }
