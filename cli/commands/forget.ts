@@ -118,6 +118,8 @@ async function lookUp(
   const counts = callIds.map((id) =>
     limit(() => pc.client.workflow.count(`CallpipeCallId = '${id}'`).then((c) => c.count)),
   );
+  // Awaited in order below; a failure is thrown there, not reported as unhandled before its turn.
+  for (const c of counts) c.catch(() => undefined);
   const progress = lookupProgress(callIds.length);
   const executions = new Map<string, number>();
   let told = Promise.resolve();
@@ -130,6 +132,7 @@ async function lookUp(
         onCall(h, n);
         progress(i + 1);
       });
+      told.catch(() => undefined);
     },
   });
   await told;
