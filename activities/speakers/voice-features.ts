@@ -119,6 +119,8 @@ export interface Analyzer {
     correlation: Float64Array;
     power: Float64Array;
     mel: Float64Array;
+    /** One frame's pitch and peak (laid out as FRAME_DIMS). */
+    pitchOut: Float64Array;
     /** One utterance's frames, read before its quiet ones are known, their levels and lengths. */
     pool: Float32Array;
     levels: Float64Array;
@@ -395,6 +397,7 @@ export function analyzerFor(sampleRate: number): Analyzer {
       correlation: new Float64Array(fftSize / decimation / 2 + 2),
       power: new Float64Array(fftSize / 2 + 1),
       mel: new Float64Array(MEL_BANDS),
+      pitchOut: new Float64Array(FRAME_DIMS),
       pool: new Float32Array(MAX_FRAMES * frameLength),
       levels: new Float64Array(MAX_FRAMES),
       means: new Float64Array(MAX_FRAMES),
@@ -565,6 +568,24 @@ function readFrameInto(
 }
 
 /**
+ * Samples from `t0` to `t1` into `pool` from 0 (at most `limit`); how many were read, 0 when the reader
+ * fails. Samples that are not finite make their frames' levels NaN, and those frames are dropped as quiet.
+ */
+function readSpanInto(audio: AudioReader, t0: number, t1: number, pool: Float32Array, limit: number): number {
+  try {
+    if (audio.readInto) return Math.max(0, Math.min(limit, audio.readInto(t0, t1, pool, 0, limit)));
+    const samples = audio.read(t0, t1);
+    if (!(samples instanceof Float32Array)) return 0;
+    // Copied: a reader may reuse its buffer.
+    const length = Math.min(samples.length, limit);
+    pool.set(length < samples.length ? samples.subarray(0, length) : samples, 0);
+    return length;
+  } catch {
+    return 0;
+  }
+}
+
+/**
  * The analysed frames of one utterance: its budget of frames on an even grid over the span, each read
  * once; the quiet ones (pauses inside the utterance) dropped, the rest analysed.
  */
@@ -642,8 +663,8 @@ function scratchFor(
 }
 
 /**
- * Voiced frames: the voice itself, frame by frame. Every frame of the utterance is read (back to back,
- * half-overlapped), and only those that hold a voice are kept: loud enough, periodic (a pitch), and not a
+ * Voiced frames: the voice itself, frame by frame. The utterance is read once and cut into back-to-back
+ * frames, and only those that hold a voice are kept: loud enough, periodic (a pitch), and not a
  * tone (DTMF digits, beeps, dial tones: nearly all their energy in one or two narrow peaks). Each kept
  * frame gives its pitch and mel cepstra; the cepstra's call-wide mean is the line's and the caller takes
  * it out.
@@ -678,7 +699,7 @@ export interface VoicedFrames {
   features: Float64Array;
   /** each frame's centre, seconds */
   times: Float64Array;
-  /** frames loud enough to be heard, and of them the tones */
+  /** frames loud enough to be heard, and of them the periodic tones */
   audible: number;
   tones: number;
 }
@@ -693,30 +714,40 @@ function isTone(a: Analyzer): boolean {
   const { top } = a.bins;
   const lo = Math.max(1, a.bins.lowEdge);
   let total = 0;
-  let first = -1;
+  let first = lo;
   for (let k = lo; k <= top; k++) {
-    total += power[k]!;
-    if (first < 0 || power[k]! > power[first]!) first = k;
+    const p = power[k]!;
+    total += p;
+    if (p > power[first]!) first = k;
   }
-  let second = -1;
-  for (let k = lo; k <= top; k++) {
-    if (Math.abs(k - first) <= 2 * TONE_PEAK_BINS) continue;
-    if (second < 0 || power[k]! > power[second]!) second = k;
-  }
-  const lobe = (p: number) => {
-    let e = 0;
-    for (let k = Math.max(lo, p - TONE_PEAK_BINS); k <= Math.min(top, p + TONE_PEAK_BINS); k++)
-      e += power[k]!;
-    return e;
-  };
-  const one = lobe(first);
+  const one = lobeEnergy(power, first, lo, top);
   if (one >= SINE_SHARE * total) return true;
-  if (second < 0 || one + lobe(second) < TONE_SHARE * total) return false;
+  // The second peak, outside the first one's lobes: below them, then above.
+  let second = -1;
+  const exclude = 2 * TONE_PEAK_BINS;
+  for (let k = lo, below = Math.min(top + 1, first - exclude); k < below; k++)
+    if (second < 0 || power[k]! > power[second]!) second = k;
+  for (let k = Math.max(lo, first + exclude + 1); k <= top; k++)
+    if (second < 0 || power[k]! > power[second]!) second = k;
+  if (second < 0 || one + lobeEnergy(power, second, lo, top) < TONE_SHARE * total) return false;
   const binHz = a.sampleRate / a.fftSize;
-  const near = (bin: number, list: readonly number[]) =>
-    list.some((hz) => Math.abs(bin * binHz - hz) <= DTMF_TOLERANCE * hz + binHz / 2);
-  const [low, high] = first < second ? [first, second] : [second, first];
-  return near(low, DTMF_LOW_HZ) && near(high, DTMF_HIGH_HZ);
+  const low = first < second ? first : second;
+  const high = first < second ? second : first;
+  return nearAny(low * binHz, DTMF_LOW_HZ, binHz) && nearAny(high * binHz, DTMF_HIGH_HZ, binHz);
+}
+
+/** The energy of the peak at bin `p`: TONE_PEAK_BINS each side of it, within lo..top. */
+function lobeEnergy(power: Float64Array, p: number, lo: number, top: number): number {
+  let e = 0;
+  for (let k = Math.max(lo, p - TONE_PEAK_BINS), last = Math.min(top, p + TONE_PEAK_BINS); k <= last; k++)
+    e += power[k]!;
+  return e;
+}
+
+/** Whether `hz` is within a DTMF receiver's tolerance (and half a bin) of one of `list`. */
+function nearAny(hz: number, list: readonly number[], binHz: number): boolean {
+  for (const f of list) if (Math.abs(hz - f) <= DTMF_TOLERANCE * f + binHz / 2) return true;
+  return false;
 }
 
 /** The voiced frames of one utterance (see VOICED_DIMS). */
@@ -735,14 +766,16 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
   const frameSeconds = length / a.sampleRate;
   const positions = Math.floor((end - start - frameSeconds) / VOICED_HOP_SECONDS) + 1;
   if (positions <= 0) return empty;
-  // Each frame read on its own into the analyser's pool: the frames cover part of the utterance.
+  // The frames are back to back: the whole span is read once (one decode of each sample, no view or
+  // call per frame), then cut into frames.
   const { pool, levels, means } = scratchFor(a, positions);
+  const got = readSpanInto(audio, start, start + positions * frameSeconds, pool, positions * length);
+  const whole = Math.min(positions, Math.floor(got / length));
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
-    const base = i * length;
     levels[i] = -Infinity;
-    const got = readFrameInto(audio, start + i * VOICED_HOP_SECONDS, frameSeconds, pool, base, length);
-    if (got < length) continue;
+    if (i >= whole) continue;
+    const base = i * length;
     let sum = 0;
     let squares = 0;
     for (let j = base; j < base + length; j++) {
@@ -759,8 +792,7 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
   const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - VOICED_RELATIVE_FLOOR_DB);
   const rows = new Float64Array(positions * VOICED_DIMS);
   const times = new Float64Array(positions);
-  const full = new Float64Array(FRAME_DIMS);
-  const { frame, power } = a.scratch;
+  const { frame, power, pitchOut } = a.scratch;
   const { window } = a;
   let count = 0;
   let audible = 0;
@@ -773,13 +805,15 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     for (let j = 0; j < length; j++) frame[j] = (pool[base + j]! - mean) * window[j]!;
     frame.fill(0, length);
     powerSpectrum(a.fft, frame, power);
+    // The pitch first: most audible frames that are not voiced (consonants, breath) stop there, before the
+    // tone test; a tone with no period is left out as unvoiced all the same.
+    pitchOf(a, pitchOut, 0);
+    const pitch = pitchOut[PITCH]!;
+    if (Number.isNaN(pitch)) continue;
     if (isTone(a)) {
       tones++;
       continue;
     }
-    pitchOf(a, full, 0);
-    const pitch = full[PITCH]!;
-    if (Number.isNaN(pitch)) continue;
     cepstraOf(a, rows, count * VOICED_DIMS + V_MFCC);
     rows[count * VOICED_DIMS + V_PITCH] = pitch;
     times[count] = start + i * VOICED_HOP_SECONDS + frameSeconds / 2;
@@ -805,10 +839,20 @@ function cepstraOf(a: Analyzer, out: Float64Array, at: number): void {
     for (let j = 0; j < bands; j++, w++) e += melWeights[w]! * power[first + j]!;
     melEnergy[m] = Math.log(e);
   }
-  for (let c = 0; c < CEPSTRA; c++) {
-    let s = 0;
-    const r = c * MEL_BANDS;
-    for (let m = 0; m < MEL_BANDS; m++) s += dct[r + m]! * melEnergy[m]!;
-    out[at + c] = s;
+  // Three cepstra at a time, so that their sums do not wait on each other (CEPSTRA is a multiple of 3).
+  for (let c = 0; c < CEPSTRA; c += 3) {
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    const r0 = c * MEL_BANDS;
+    for (let m = 0; m < MEL_BANDS; m++) {
+      const e = melEnergy[m]!;
+      s0 += dct[r0 + m]! * e;
+      s1 += dct[r0 + MEL_BANDS + m]! * e;
+      s2 += dct[r0 + 2 * MEL_BANDS + m]! * e;
+    }
+    out[at + c] = s0;
+    out[at + c + 1] = s1;
+    out[at + c + 2] = s2;
   }
 }

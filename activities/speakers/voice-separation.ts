@@ -480,16 +480,22 @@ function separate(
   let total = 0;
   for (const f of frames) {
     total += f.count;
-    for (let i = 0; i < f.count * D; i++) mean[i % D] = mean[i % D]! + f.features[i]!;
+    const x = f.features;
+    for (let o = 0; o < f.count * D; o += D) for (let d = 0; d < D; d++) mean[d] = mean[d]! + x[o + d]!;
   }
   for (let d = 0; d < D; d++) mean[d] = mean[d]! / total;
-  for (const f of frames)
-    for (let i = 0; i < f.count * D; i++)
-      squares[i % D] = squares[i % D]! + (f.features[i]! - mean[i % D]!) ** 2;
+  for (const f of frames) {
+    const x = f.features;
+    for (let o = 0; o < f.count * D; o += D)
+      for (let d = 0; d < D; d++) squares[d] = squares[d]! + (x[o + d]! - mean[d]!) ** 2;
+  }
   const scale = squares.map((s) => Math.sqrt(s / total) || 1);
   varianceFloor = scale.map((sd, d) => ((d === V_PITCH ? MIN_SPREAD_PITCH : MIN_SPREAD_CEPSTRUM) / sd) ** 2);
-  for (const f of frames)
-    for (let i = 0; i < f.count * D; i++) f.features[i] = (f.features[i]! - mean[i % D]!) / scale[i % D]!;
+  for (const f of frames) {
+    const x = f.features;
+    for (let o = 0; o < f.count * D; o += D)
+      for (let d = 0; d < D; d++) x[o + d] = (x[o + d]! - mean[d]!) / scale[d]!;
+  }
 
   const stats = frames.map((f) => statsOf(f.features, f.count));
   const basis = stats.map((_, i) => i).filter((i) => frames[i]!.count >= BASIS_FRAMES);
