@@ -7,7 +7,9 @@
  *
  * A rule whose data the call lacks (sentiment when that step failed, dialog acts when they were not
  * analysed, redaction records when redaction did not run) does not hold, and says so in `unavailable`:
- * a scorecard question it answers is then "not applicable", not a silent "no".
+ * a scorecard question it answers is then "not applicable", not a silent "no". So does a rule scoped to
+ * a speaker on a call whose speakers were not told apart (one track heard as one voice, or `mixed`): it
+ * would count what everyone said for that one speaker.
  */
 import type { Category, Rule, TimeWindow } from '../../schemas/rules.ts';
 import type {
@@ -23,6 +25,7 @@ import { DEFAULT_TEXT_GRAINS, type TextGrain } from '../../schemas/text-grains.t
 import { redactionRecords, type RedactedCall } from './redaction-records.ts';
 import { PhraseMatcher, normalizeForMatch } from './text-match.ts';
 import { roundThousandths } from '../../schemas/units.ts';
+import { MIXED_SPEAKER } from '../media/channels.ts';
 
 /** What rules read of a result (result.json without its insights). */
 export type ScoredCall = Pick<ResultDocument, 'speakers' | 'utterances' | 'talk' | 'sentiment'> &
@@ -71,9 +74,19 @@ export function windowRange(window: TimeWindow | undefined, duration: number): [
   return [(duration * window.fromPercent) / 100, (duration * window.toPercent) / 100];
 }
 
-/** One track (mono, mixed): nobody can be told apart, so a rule's speaker is not applied. */
-function speakerFilter(call: ScoredCall, speaker: string | undefined): (s: string) => boolean {
-  if (!speaker || call.speakers.length <= 1) return () => true;
+/** What a speaker-scoped rule lacks on a call whose speakers were not told apart (see the module comment). */
+export const SPEAKERS_UNAVAILABLE = 'speakers told apart';
+
+/**
+ * Whether the call's speakers were told apart: at least two named ones (a track each, or voices of one
+ * track). One named speaker, or only `mixed`, is a call heard as one voice, whatever its people.
+ */
+export function speakersToldApart(call: Pick<ScoredCall, 'speakers'>): boolean {
+  return call.speakers.filter((s) => s !== MIXED_SPEAKER).length >= 2;
+}
+
+function speakerFilter(speaker: string | undefined): (s: string) => boolean {
+  if (!speaker) return () => true;
   return (s) => s === speaker;
 }
 
@@ -102,7 +115,7 @@ function phrase(rule: Extract<Rule, { kind: 'phrase' }>, ctx: EvaluationContext)
     rule,
     call.audio.durationSeconds,
     (u) => u.speaker,
-    speakerFilter(call, rule.speaker),
+    speakerFilter(rule.speaker),
   );
   const matcher = new PhraseMatcher(rule.terms);
   // The cleaned text, when filler removal ran: a filler inside a phrase must not hide it.
@@ -124,7 +137,7 @@ function sentiment(rule: Extract<Rule, { kind: 'sentiment' }>, ctx: EvaluationCo
     rule,
     call.audio.durationSeconds,
     (u) => u.speaker,
-    speakerFilter(call, rule.speaker),
+    speakerFilter(rule.speaker),
   );
   const test = (label: string, value: number) =>
     (rule.label === undefined || rule.label === label) &&
@@ -183,7 +196,7 @@ function lastSpeakerBefore(call: ScoredCall, t: number): string | null {
 function events(rule: Extract<Rule, { kind: 'silence' | 'overlap' | 'hold' }>, ctx: EvaluationContext) {
   const { call } = ctx;
   const duration = call.audio.durationSeconds;
-  const isSpeaker = speakerFilter(call, rule.speaker);
+  const isSpeaker = speakerFilter(rule.speaker);
   if (rule.kind === 'silence') {
     const metrics =
       rule.minSeconds !== undefined ? ctx.metricsWith({ silenceSeconds: rule.minSeconds }) : ctx.metrics;
@@ -212,7 +225,9 @@ export function metricValue(
   windowed = false,
 ): number | null {
   const { call, metrics } = ctx;
-  const who = speaker && call.speakers.length <= 1 ? call.speakers[0] : speaker;
+  // A speaker's figure on a call whose speakers were not told apart would be everyone's.
+  if (speaker && !speakersToldApart(call)) return null;
+  const who = speaker;
   const of = who ? metrics.bySpeaker.find((s) => s.speaker === who) : undefined;
   if (who && !of) return null;
   const talk = metrics.bySpeaker.reduce((n, s) => n + s.talkSeconds, 0);
@@ -282,7 +297,7 @@ function dialogAct(rule: Extract<Rule, { kind: 'dialogAct' }>, ctx: EvaluationCo
     rule,
     call.audio.durationSeconds,
     (u) => u.speaker,
-    speakerFilter(call, rule.speaker),
+    speakerFilter(rule.speaker),
   );
   const hits = utterances.filter((u) => {
     const acts = u.dialogActs ?? [];
@@ -311,12 +326,14 @@ function redaction(rule: Extract<Rule, { kind: 'redaction' }>, ctx: EvaluationCo
     rule,
     call.audio.durationSeconds,
     (u) => u.speaker,
-    speakerFilter(call, rule.speaker),
+    speakerFilter(rule.speaker),
   );
   return counted(scoped.map(pointOf), rule.minCount);
 }
 
 function test(rule: Rule, ctx: EvaluationContext): RuleOutcome {
+  if (rule.kind !== 'category' && rule.speaker !== undefined && !speakersToldApart(ctx.call))
+    return { held: false, points: [], unavailable: SPEAKERS_UNAVAILABLE };
   switch (rule.kind) {
     case 'phrase':
       return phrase(rule, ctx);

@@ -197,16 +197,66 @@ describe('categories and scorecard', () => {
       points: [],
     });
     expect(cat('{ kind: phrase, terms: [こんにちは, さようなら], match: all }').matched).toBe(false);
-    // One track: nobody can be told apart, so the speaker is not applied.
-    const mono = call(
-      c.utterances.map((x) => ({ ...x, speaker: 'mixed' })),
-      120,
-      ['mixed'],
-    );
+  });
+
+  it('a rule scoped to a speaker is not available where the speakers were not told apart', () => {
+    const said = [
+      u('agent', 5, 6, 'こんにちは'),
+      u('customer', 50, 52, 'こんにちは'),
+      u('agent', 110, 112, 'こんにちは'),
+    ];
     const r = rules(
-      'categories: [{ name: x, rules: [{ kind: phrase, terms: [こんにちは], speaker: agent }] }]\n',
+      [
+        'categories:',
+        '  - { name: agent_hello, rules: [{ kind: phrase, terms: [こんにちは], speaker: agent }] }',
+        '  - { name: hello, rules: [{ kind: phrase, terms: [こんにちは] }] }',
+        '  - { name: agent_talk, rules: [{ kind: metric, metric: talkShare, speaker: agent, above: 0.1 }] }',
+        '  - { name: agent_quiet, rules: [{ kind: phrase, terms: [さようなら], speaker: agent, negate: true }] }',
+        'scorecard:',
+        '  name: card',
+        '  questions:',
+        '    - { id: hello, text: hello, weight: 1, answer: { category: agent_hello } }',
+        '    - { id: any, text: any, weight: 1, answer: { category: hello } }',
+        '',
+      ].join('\n'),
     );
-    expect(scoreCall(mono, r).categories[0]!.points).toHaveLength(3);
+    const byName = (c: ScoredCall) => new Map(scoreCall(c, r).categories.map((x) => [x.name, x]));
+    // One track heard as one voice (`mixed`, or the one voice named): what everyone said would count for
+    // the agent, so the agent's rules say so instead of holding or failing, negated ones too.
+    for (const [speakers, name] of [
+      [['mixed'], 'mixed'],
+      [['agent'], 'agent'],
+      [['agent', 'mixed'], 'agent'],
+    ] as const) {
+      const oneVoice = call(
+        said.map((x) => ({ ...x, speaker: name, track: 0 })),
+        120,
+        [...speakers],
+      );
+      const got = byName(oneVoice);
+      for (const scoped of ['agent_hello', 'agent_talk', 'agent_quiet'])
+        expect(got.get(scoped), `${speakers.join('+')}: ${scoped}`).toMatchObject({
+          matched: false,
+          points: [],
+          unavailable: ['speakers told apart'],
+        });
+      expect(got.get('hello')!.points).toHaveLength(3);
+      expect(scoreCall(oneVoice, r).scorecard!.answers.map((a) => [a.id, a.answer, a.reason])).toEqual([
+        ['hello', 'na', 'no speakers told apart'],
+        ['any', 'yes', undefined],
+      ]);
+    }
+    // Two voices of one track, named: the agent's rule counts the agent's utterances only.
+    const twoVoices = call(
+      said.map((x) => ({ ...x, track: 0 })),
+      120,
+      ['agent', 'customer', 'mixed'],
+    );
+    expect(byName(twoVoices).get('agent_hello')).toMatchObject({
+      matched: true,
+      points: [{ start: 5 }, { start: 110 }],
+    });
+    expect(byName(twoVoices).get('agent_hello')!.unavailable).toBeUndefined();
   });
 
   it('sentiment, dialog acts, metrics and events, and what is unavailable', () => {
