@@ -776,13 +776,26 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     levels[i] = -Infinity;
     if (i >= whole) continue;
     const base = i * length;
+    // Two sums each way, so that the additions do not wait on each other; an odd length's last sample after.
     let sum = 0;
     let squares = 0;
-    for (let j = base; j < base + length; j++) {
+    let sumOdd = 0;
+    let squaresOdd = 0;
+    for (let j = base, last = base + length - 1; j < last; j += 2) {
       const v = pool[j]!;
+      const u = pool[j + 1]!;
+      sum += v;
+      squares += v * v;
+      sumOdd += u;
+      squaresOdd += u * u;
+    }
+    if (length % 2 === 1) {
+      const v = pool[base + length - 1]!;
       sum += v;
       squares += v * v;
     }
+    sum += sumOdd;
+    squares += squaresOdd;
     const mean = sum / length;
     const ms = squares / length - mean * mean;
     means[i] = mean;
@@ -790,8 +803,11 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     if (levels[i]! > loudest) loudest = levels[i]!;
   }
   const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - VOICED_RELATIVE_FLOOR_DB);
-  const rows = new Float64Array(positions * VOICED_DIMS);
-  const times = new Float64Array(positions);
+  // Rows for the audible frames only: the voiced ones are among them.
+  let heard = 0;
+  for (let i = 0; i < positions; i++) if (levels[i]! >= floor) heard++;
+  const rows = new Float64Array(heard * VOICED_DIMS);
+  const times = new Float64Array(heard);
   const { frame, power, pitchOut } = a.scratch;
   const { window } = a;
   let count = 0;

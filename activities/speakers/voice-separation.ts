@@ -122,11 +122,19 @@ function statsOf(frames: Float64Array, count: number): Stats {
   return s;
 }
 
-/** A voice: mean, the inverse of its covariance and the log of its determinant. */
+/**
+ * A voice: mean, the inverse of its covariance and the log of its determinant; precision × mean and
+ * meanᵀ × precision × mean (the likelihood from statistics needs them for every utterance), and the
+ * inverse of the covariance's Cholesky factor (a frame's likelihood is then a triangular product).
+ */
 interface Gaussian {
   mean: Float64Array;
   precision: Float64Array;
   logDet: number;
+  precisionMean: Float64Array;
+  meanPrecisionMean: number;
+  /** L⁻¹, lower, row-major: precision = L⁻ᵀ L⁻¹. */
+  inverseFactor: Float64Array;
 }
 
 /** Cholesky factor (lower, row-major) of a symmetric positive definite matrix; undefined if it is not. */
@@ -178,7 +186,15 @@ function fit(s: Stats): Gaussian | undefined {
       precision[i * D + j] = s2;
       precision[j * D + i] = s2;
     }
-  return { mean, precision, logDet };
+  const precisionMean = new Float64Array(D);
+  let meanPrecisionMean = 0;
+  for (let i = 0; i < D; i++) {
+    let s2 = 0;
+    for (let j = 0; j < D; j++) s2 += precision[i * D + j]! * mean[j]!;
+    precisionMean[i] = s2;
+    meanPrecisionMean += mean[i]! * s2;
+  }
+  return { mean, precision, logDet, precisionMean, meanPrecisionMean, inverseFactor: inv };
 }
 
 const LOG_2PI = Math.log(2 * Math.PI);
@@ -186,28 +202,33 @@ const LOG_2PI = Math.log(2 * Math.PI);
 /** Log-likelihood of frames with statistics `s` under `g`, from the statistics alone. */
 function logLikelihood(g: Gaussian, s: Stats): number {
   if (s.n === 0) return 0;
-  // tr(P · Σ (x - μ)(x - μ)ᵀ) = tr(P · (Q - μ sᵀ - s μᵀ + n μ μᵀ))
-  const { mean, precision } = g;
-  let trace = 0;
+  // tr(P · Σ (x - μ)(x - μ)ᵀ) = tr(P · Q) - 2 (P μ) · s + n μᵀ P μ, P and Q symmetric: the upper
+  // triangle of P · Q twice, its diagonal once.
+  const { precision, precisionMean } = g;
+  const { products, sum } = s;
+  let quadratic = 0;
+  let linear = 0;
   for (let i = 0; i < D; i++) {
-    const mi = mean[i]!;
-    const si = s.sum[i]!;
-    for (let j = 0; j < D; j++) {
-      const scatter = s.products[i * D + j]! - mi * s.sum[j]! - si * mean[j]! + s.n * mi * mean[j]!;
-      trace += precision[i * D + j]! * scatter;
-    }
+    const row = i * D;
+    let off = 0;
+    for (let j = i + 1; j < D; j++) off += precision[row + j]! * products[row + j]!;
+    quadratic += precision[row + i]! * products[row + i]! + 2 * off;
+    linear += precisionMean[i]! * sum[i]!;
   }
+  const trace = quadratic - 2 * linear + s.n * g.meanPrecisionMean;
   return -0.5 * (s.n * (D * LOG_2PI + g.logDet) + trace);
 }
 
 /** Log-likelihood of one frame (`x` from `at`) under `g`, without the constant. */
 function frameLogLikelihood(g: Gaussian, x: Float64Array, at: number, d: Float64Array): number {
   for (let i = 0; i < D; i++) d[i] = x[at + i]! - g.mean[i]!;
+  // (x - μ)ᵀ P (x - μ) = |L⁻¹ (x - μ)|², L⁻¹ lower triangular.
+  const inv = g.inverseFactor;
   let q = 0;
   for (let i = 0; i < D; i++) {
     let row = 0;
-    for (let j = 0; j < D; j++) row += g.precision[i * D + j]! * d[j]!;
-    q += d[i]! * row;
+    for (let j = 0; j <= i; j++) row += inv[i * D + j]! * d[j]!;
+    q += row * row;
   }
   return -0.5 * (g.logDet + q);
 }
