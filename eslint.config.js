@@ -27,6 +27,34 @@ const IMPORT_TABLE = {
 // Every Node built-in, with and without the node: scheme, so a new one cannot slip into a workflow.
 const nodeBuiltins = builtinModules.filter((name) => !name.startsWith('_'));
 
+// One home for each retry decision (docs/retries.md): a failure's type and whether it is retried come from
+// the retry table through `failureOf` (activities/failure.ts) or `workflowFailureOf`
+// (workflows/failure-reason.ts); an activity's retry policy from workflows/activity-policies.ts.
+const FAILURE_SITES = ['activities/failure.ts', 'workflows/failure-reason.ts'];
+const POLICY_SITES = ['workflows/activity-policies.ts'];
+const PRODUCT_CODE = ['activities', 'workflows', 'workers', 'service', 'schemas', 'cli', 'emulator'].map(
+  (dir) => `${dir}/**/*.ts`,
+);
+const NO_FAILURE_HERE = [
+  {
+    selector:
+      "MemberExpression[object.name='ApplicationFailure'][property.name=/^(create|retryable|nonRetryable|fromError)$/]",
+    message:
+      'Build failures with failureOf (activities/failure.ts) or workflowFailureOf, from a retry-table type.',
+  },
+  {
+    selector: "NewExpression[callee.name='ApplicationFailure']",
+    message:
+      'Build failures with failureOf (activities/failure.ts) or workflowFailureOf, from a retry-table type.',
+  },
+];
+const NO_POLICY_HERE = [
+  {
+    selector: "Property[key.name='retry'] > ObjectExpression",
+    message: 'Activity retry policies live in workflows/activity-policies.ts: name one of its policies.',
+  },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', '.tools/**', '.callpipe/**', '.test-artifacts/**'] },
   js.configs.recommended,
@@ -75,6 +103,13 @@ export default tseslint.config(
       },
     },
   },
+  {
+    files: PRODUCT_CODE,
+    ignores: [...FAILURE_SITES, ...POLICY_SITES],
+    rules: { 'no-restricted-syntax': ['error', ...NO_FAILURE_HERE, ...NO_POLICY_HERE] },
+  },
+  { files: FAILURE_SITES, rules: { 'no-restricted-syntax': ['error', ...NO_POLICY_HERE] } },
+  { files: POLICY_SITES, rules: { 'no-restricted-syntax': ['error', ...NO_FAILURE_HERE] } },
   {
     // Workflow code is replayed: no Node built-ins, no I/O libraries, only types from activities.
     files: ['workflows/**/*.ts'],

@@ -133,6 +133,22 @@ export const RETRY_TABLE = {
     retryable: false,
     cause: 'a workflow was started with an input it cannot read: a bug in the caller',
   },
+  EventDeliveryFailed: {
+    retryable: true,
+    cause:
+      "an event's receiver failed a delivery attempt (5xx, timeout, refused); its Retry-After is the next " +
+      "wait, else the sink's backoff (the delivery's retry policy)",
+  },
+  EventDeliveryGaveUp: {
+    retryable: false,
+    cause: "an event's next attempt would wait past its delivery time (CALLPIPE_EVENTS_DELIVER_FOR_SECONDS)",
+  },
+  WorkerLost: {
+    retryable: true,
+    cause:
+      'the asr worker running the attempt stopped renewing with the session budget (killed, partitioned): ' +
+      'the attempt is failed at once so another worker takes the session',
+  },
 } as const satisfies Record<string, RetryRule>;
 
 export type FailureType = keyof typeof RETRY_TABLE;

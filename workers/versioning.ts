@@ -175,17 +175,27 @@ export function queuesOf(workers: Worker[]): VersionQueue[] {
   });
 }
 
-/** temporal.api.enums.v1.VersionDrainageStatus DRAINED: no open pinned workflow is left on the version. */
-const DRAINED = 2;
+/** temporal.api.enums.v1.WorkerDeploymentVersionStatus, as the server reports a version. */
+const VERSION_STATUS = { inactive: 1, current: 2, ramping: 3, draining: 4, drained: 5 } as const;
 
-/** Whether `version` was current once and has been replaced, with no pinned workflow left open on it. */
-export async function isDrained(client: Client, version: DeploymentVersion): Promise<boolean> {
+/** The version's status: `drained` once it was replaced and no pinned workflow is left open on it. */
+export async function versionStatus(
+  client: Client,
+  version: DeploymentVersion,
+): Promise<keyof typeof VERSION_STATUS | undefined> {
   const described = await client.workflowService.describeWorkerDeploymentVersion({
     namespace: client.options.namespace,
     deploymentVersion: version,
   });
-  const info = described.workerDeploymentVersionInfo;
-  return Number(info?.drainageInfo?.status) === DRAINED;
+  const status = Number(described.workerDeploymentVersionInfo?.status);
+  return (Object.keys(VERSION_STATUS) as (keyof typeof VERSION_STATUS)[]).find(
+    (k) => VERSION_STATUS[k] === status,
+  );
+}
+
+/** Whether `version` was current once and has been replaced, with no pinned workflow left open on it. */
+export async function isDrained(client: Client, version: DeploymentVersion): Promise<boolean> {
+  return (await versionStatus(client, version)) === 'drained';
 }
 
 export interface VersionLifecycle {
@@ -194,10 +204,11 @@ export interface VersionLifecycle {
 
 /**
  * A worker process's part in its version's life: once its workers poll, it makes its version current
- * when the deployment has none (a first deploy); then, every `everyMs`, it asks whether the version has
- * drained (another version is current and no pinned run is left here: the server's drainage status),
- * and then calls `drained`, which shuts the workers down. A question the server cannot answer is logged
- * and asked again.
+ * when the deployment has none (a first deploy); then, every `everyMs`, it asks the version's status, and
+ * once it has seen the version take work (current, ramping or draining) and then drained (another
+ * version is current and no pinned run is left here), calls `drained`, which shuts the workers down. A
+ * version drained before this process started (workers started again for a rollback) is not a reason
+ * to stop: it may be made current again. A question the server cannot answer is logged and asked again.
  */
 export function followVersion(
   client: Client,
@@ -210,9 +221,12 @@ export function followVersion(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const label = versionLabel(version);
+  let active = false;
   const check = async () => {
     try {
-      if (await isDrained(client, version)) {
+      const status = await versionStatus(client, version);
+      if (status === 'current' || status === 'ramping' || status === 'draining') active = true;
+      if (active && status === 'drained') {
         options.log('version drained: stopping', { version: label });
         options.drained();
         return;

@@ -1,10 +1,13 @@
 /**
- * The recording workflow's activity retry policies, in one table: docs/retries.md's retry budget is
- * computed from it (test/unit/retry-budget.test.ts). A stage takes its proxy with {@link proxyOn}.
+ * Every activity retry policy of the workflows, in one module: the recording workflow's table
+ * ({@link ACTIVITY_POLICIES}, whose retry budget docs/retries.md computes: test/unit/retry-budget.test.ts)
+ * and every other workflow's ({@link RETRY_POLICIES}, {@link eventDeliveryRetry}). Lint refuses a `retry:`
+ * object literal anywhere else (eslint.config.js). A recording stage takes its proxy with {@link proxyOn}.
  */
 import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { CallQueues } from '../schemas/task-queues.ts';
 import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
+import { EVENT_DELIVERY_GAVE_UP, type EmittedEvent } from '../schemas/events.ts';
 
 /** Temporal's backoff for every activity: 1 s doubling to `maxInterval`; never a non-retryable type. */
 function retry(maximumAttempts: number, maximumInterval: string): RetryPolicy {
@@ -84,4 +87,58 @@ export function proxyOn<T>(
 ) {
   const { queue, ...options } = policy;
   return proxyActivities<T>({ ...options, taskQueue: queues[queue] });
+}
+
+/** Every other workflow's activity policies, by the proxy they are for. */
+export const RETRY_POLICIES = {
+  /** The recording's session room before a latency plan: two tries, then the plan goes without it. */
+  sessionRoom: { maximumAttempts: 2, initialInterval: '1 second' },
+  /** stackCheck's write and read back on the media workers. */
+  stackCheck: { maximumAttempts: 5 },
+  /** A batch's listing, report parts and report; a bad manifest is not retried. */
+  backfill: { maximumAttempts: 10, initialInterval: '1 second', nonRetryableErrorTypes: ['ManifestError'] },
+  /** The days a batch wrote, compacted at its end; and its night report. */
+  batchEnd: { maximumAttempts: 5, initialInterval: '1 second', maximumInterval: '1 minute' },
+  /** A watch's receives, listings and admissions: short, so an attempt lost with a worker is soon redone. */
+  watch: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  /** A rescore's pages and report. */
+  rescore: {
+    maximumAttempts: 10,
+    initialInterval: '1 second',
+    maximumInterval: '1 minute',
+    nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES, 'ManifestError'],
+  },
+  /** forget's and retention's deletions and rewrites. */
+  lifecycle: retry(8, '1 minute'),
+  /** forget's verification waits for Temporal's visibility to drop deleted executions: more, slower. */
+  lifecycleVerify: {
+    ...retry(12, '30 seconds'),
+    initialInterval: '2 seconds',
+  },
+  /** The session budget's failing of a lost worker's sessions. */
+  failLostSessions: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 5,
+  },
+  /** An event's line in the NDJSON sink, written by the call's or batch's workflow. */
+  emitEvent: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 8,
+  },
+  /** A delivery given up, recorded beside the events. */
+  recordDeliveryFailure: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 50 },
+} satisfies Record<string, RetryPolicy>;
+
+/** An event's delivery to a sink: the sink's own backoff, carried in the event; a give-up is final. */
+export function eventDeliveryRetry(policy: EmittedEvent['policy']): RetryPolicy {
+  return {
+    initialInterval: `${policy.initialSeconds} seconds`,
+    backoffCoefficient: 2,
+    maximumInterval: `${policy.maxSeconds} seconds`,
+    nonRetryableErrorTypes: [EVENT_DELIVERY_GAVE_UP],
+  };
 }

@@ -29,7 +29,6 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  setWorkflowOptions,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -53,6 +52,8 @@ import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { prepareManifestOnce } from './manifest-pages.ts';
 import { roundThousandths } from '../schemas/units.ts';
 import { emitBatchEvent } from './call-events.ts';
+import { RETRY_POLICIES } from './activity-policies.ts';
+import { declareVersioning } from './versioning-behavior.ts';
 
 export type BackfillPhase =
   'listing' | 'running' | 'paused' | 'draining' | 'reporting' | 'done' | 'cancelled';
@@ -144,7 +145,7 @@ function childSpec(spec: CallSpec, item: BackfillItem): CallSpec {
  * AUTO_UPGRADE: it can live for days (continuing as new), so it moves to the current build at its next
  * workflow task (workers/versioning.ts); a change to it must replay its open runs' histories.
  */
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, backfill);
+declareVersioning('AUTO_UPGRADE', backfill);
 
 export async function backfill(stored: StoredBackfillInput, carry?: BackfillCarry): Promise<BackfillResult> {
   const batch = new Batch(currentBackfillInput(stored), carry);
@@ -225,7 +226,7 @@ class Batch {
     this.activities = proxyActivities<BackfillActivities>({
       taskQueue: input.taskQueue ?? this.info.taskQueue,
       startToCloseTimeout: '10 minutes',
-      retry: { maximumAttempts: 10, initialInterval: '1 second', nonRetryableErrorTypes: ['ManifestError'] },
+      retry: RETRY_POLICIES.backfill,
     });
   }
 
@@ -502,7 +503,7 @@ async function compactBatchDays(
     taskQueue: input.spec.queues.media,
     startToCloseTimeout: '1 hour',
     heartbeatTimeout: '2 minutes',
-    retry: { maximumAttempts: 5, initialInterval: '1 second', maximumInterval: '1 minute' },
+    retry: RETRY_POLICIES.batchEnd,
   });
   const location = input.spec.tables;
   const result: NonNullable<BackfillResult['tables']> = { compacted: [], failed: [] };
@@ -533,7 +534,7 @@ async function writeNightReport(
   const pages = proxyActivities<PageActivities>({
     taskQueue: input.taskQueue ?? workflowInfo().taskQueue,
     startToCloseTimeout: '10 minutes',
-    retry: { maximumAttempts: 5, initialInterval: '1 second', maximumInterval: '1 minute' },
+    retry: RETRY_POLICIES.batchEnd,
   });
   try {
     const written = await pages.writeNightReport.executeWithOptions({ summary: 'write the night report' }, [

@@ -23,17 +23,13 @@ import type { EmittedEvent } from '../schemas/events.ts';
 import { eventDelivery, eventDeliveryWorkflowId } from './event-delivery.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
+import { RETRY_POLICIES } from './activity-policies.ts';
 
 function emitters(taskQueue: string) {
   return proxyActivities<EventActivities>({
     taskQueue,
     startToCloseTimeout: '2 minutes',
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '30 seconds',
-      maximumAttempts: 8,
-    },
+    retry: RETRY_POLICIES.emitEvent,
   });
 }
 

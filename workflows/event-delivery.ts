@@ -23,8 +23,10 @@ import {
 } from '@temporalio/workflow';
 import type { EventActivities } from '../activities/events/events-activities.ts';
 import { EVENT_DELIVERY_GAVE_UP, type EmittedEvent, type SinkName } from '../schemas/events.ts';
-import { reasonOf } from './failure-reason.ts';
+import { reasonOf, workflowFailureOf } from './failure-reason.ts';
+import { FAILURE } from '../schemas/retry-table.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
+import { eventDeliveryRetry, RETRY_POLICIES } from './activity-policies.ts';
 
 /** Redirects followed per request (activities/events/http-post.ts MAX_REDIRECTS), for the attempt's bound. */
 const REQUESTS_PER_ATTEMPT = 4;
@@ -45,17 +47,12 @@ export async function eventDelivery({ event, sinks, policy }: EmittedEvent): Pro
     startToCloseTimeout: `${policy.requestTimeoutSeconds * REQUESTS_PER_ATTEMPT + 30} seconds`,
     // A backstop only: the activity gives up itself at the deadline, with its reason.
     scheduleToCloseTimeout: `${policy.forSeconds + policy.maxSeconds + 3600} seconds`,
-    retry: {
-      initialInterval: `${policy.initialSeconds} seconds`,
-      backoffCoefficient: 2,
-      maximumInterval: `${policy.maxSeconds} seconds`,
-      nonRetryableErrorTypes: [EVENT_DELIVERY_GAVE_UP],
-    },
+    retry: eventDeliveryRetry(policy),
   });
   const record = proxyActivities<EventActivities>({
     taskQueue: workflowInfo().taskQueue,
     startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 50 },
+    retry: RETRY_POLICIES.recordDeliveryFailure,
   });
   const deadline = new Date(Date.now() + policy.forSeconds * 1000).toISOString();
   const result: EventDeliveryResult = { eventId: event.id, delivered: [], failed: [] };
@@ -80,11 +77,10 @@ export async function eventDelivery({ event, sinks, policy }: EmittedEvent): Pro
     { key: SEARCH_ATTRIBUTE_KEYS.outcome, value: result.failed.length ? 'failed' : 'delivered' },
   ]);
   if (result.failed.length)
-    throw ApplicationFailure.create({
-      type: EVENT_DELIVERY_GAVE_UP,
-      message: `event ${event.id} (${event.type}) not delivered to ${result.failed.map((f) => f.sink).join(', ')}: ${result.failed[0]!.reason}`,
-      nonRetryable: true,
-    });
+    throw workflowFailureOf(
+      FAILURE.EventDeliveryGaveUp,
+      `event ${event.id} (${event.type}) not delivered to ${result.failed.map((f) => f.sink).join(', ')}: ${result.failed[0]!.reason}`,
+    );
   return result;
 }
 

@@ -10,7 +10,7 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { LifecycleActivities } from '../activities/lifecycle/forget-activities.ts';
 import type { AuditRecord, ForgetInput, ForgottenCall } from '../schemas/lifecycle.ts';
-import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
+import { RETRY_POLICIES } from './activity-policies.ts';
 
 export type { ForgetInput } from '../schemas/lifecycle.ts';
 
@@ -23,23 +23,17 @@ export interface ForgetResult {
 }
 
 export async function forget(input: ForgetInput): Promise<ForgetResult> {
-  const retry = {
-    maximumAttempts: 8,
-    initialInterval: '1 second',
-    maximumInterval: '1 minute',
-    nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES],
-  };
   const a = proxyActivities<LifecycleActivities>({
     taskQueue: workflowInfo().taskQueue,
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: '2 minutes',
-    retry,
+    retry: RETRY_POLICIES.lifecycle,
   });
   // Verification waits for Temporal's visibility to drop deleted executions: more, slower attempts.
   const verify = proxyActivities<LifecycleActivities>({
     taskQueue: workflowInfo().taskQueue,
     startToCloseTimeout: '10 minutes',
-    retry: { ...retry, maximumAttempts: 12, initialInterval: '2 seconds', maximumInterval: '30 seconds' },
+    retry: RETRY_POLICIES.lifecycleVerify,
   });
   const { callIds, places, recordings, onlyKinds } = input;
   const whole = !onlyKinds;

@@ -5,13 +5,14 @@
  * runs that day's backfill as a child whose id names the day: running a day twice attaches to no
  * second batch, and a re-run after it finished skips every done call.
  */
-import { executeChild, ParentClosePolicy, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import { executeChild, ParentClosePolicy, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { StoredBackfillInput } from '../schemas/backfill.ts';
 import { backfill, type BackfillResult } from './backfill.ts';
 import { dayBefore, fillTemplate, parsePrefixUrl } from './nightly-date.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
+import { declareVersioning } from './versioning-behavior.ts';
 
 /** Set by the server on workflows started by a Schedule: the action's nominal time. */
 const SCHEDULED_START_TIME = defineSearchAttributeKey(
@@ -46,7 +47,7 @@ export interface NightlyResult {
  * AUTO_UPGRADE: it can live for days (continuing as new), so it moves to the current build at its next
  * workflow task (workers/versioning.ts); a change to it must replay its open runs' histories.
  */
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, nightlyBackfill);
+declareVersioning('AUTO_UPGRADE', nightlyBackfill);
 
 export async function nightlyBackfill(input: NightlyInput): Promise<NightlyResult> {
   const info = workflowInfo();

@@ -16,7 +16,7 @@
  * Reading order: the activity proxies, then `processRecording` (one screen), then one function per
  * stage, then the call's state (keys, stage tracker, outcome).
  */
-import { isCancellation, proxyActivities, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { WatchActivities } from '../activities/watch/watch-activities.ts';
 import type { AssignSpeakersOutput } from '../activities/speakers/speakers-stage.ts';
 import type { AudioRedaction } from '../schemas/result.ts';
@@ -28,6 +28,7 @@ import { mediaActivityTimeoutSeconds } from '../schemas/media-time-bounds.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { planPriority, sessionPriority } from './session-priority.ts';
+import { RETRY_POLICIES } from './activity-policies.ts';
 import {
   Call,
   failAs,
@@ -55,11 +56,10 @@ export {
   type ProcessRecordingProgress,
   type ProcessRecordingResult,
 } from './recording-call.ts';
-
-// --- the workflow ------------------------------------------------------------------------------------------
+import { declareVersioning } from './versioning-behavior.ts';
 
 /** PINNED: a call runs to its end on the build it started on (workers/versioning.ts). */
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, processRecording);
+declareVersioning('PINNED', processRecording);
 
 export async function processRecording(input: ProcessRecordingInput): Promise<ProcessRecordingResult> {
   const call = new Call(input);
@@ -146,7 +146,7 @@ async function planOptionsOf(call: Call): Promise<CallSpec['plan'] & { room?: Se
   const { sessionRoom } = proxyActivities<Pick<WatchActivities, 'sessionRoom'>>({
     taskQueue: workflowInfo().taskQueue,
     startToCloseTimeout: '30 seconds',
-    retry: { maximumAttempts: 2, initialInterval: '1 second' },
+    retry: RETRY_POLICIES.sessionRoom,
   });
   try {
     const room = await sessionRoom({ asrQueue: call.spec.queues.asr, workerSessions: call.spec.plan.budget });

@@ -15,7 +15,6 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  setWorkflowOptions,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -24,9 +23,10 @@ import type { RescoreActivities } from '../activities/insights/rescore.ts';
 import type { BackfillCursor } from '../schemas/backfill.ts';
 import type { RescoreCounters, RescoreInput } from '../schemas/rescore.ts';
 import { batchPartsPrefix, batchReportPrefix, locationUrl } from '../schemas/call-keys.ts';
-import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { prepareManifestOnce } from './manifest-pages.ts';
+import { RETRY_POLICIES } from './activity-policies.ts';
+import { declareVersioning } from './versioning-behavior.ts';
 
 export interface RescoreCarry {
   cursor: BackfillCursor;
@@ -54,7 +54,7 @@ export const rescoreProgressQuery = defineQuery<RescoreProgress>('progress');
  * AUTO_UPGRADE: it can live for days (continuing as new), so it moves to the current build at its next
  * workflow task (workers/versioning.ts); a change to it must replay its open runs' histories.
  */
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, rescore);
+declareVersioning('AUTO_UPGRADE', rescore);
 
 export async function rescore(input: RescoreInput, carry?: RescoreCarry): Promise<RescoreResult> {
   const info = workflowInfo();
@@ -66,12 +66,7 @@ export async function rescore(input: RescoreInput, carry?: RescoreCarry): Promis
   };
   const options = {
     taskQueue: input.taskQueue ?? info.taskQueue,
-    retry: {
-      maximumAttempts: 10,
-      initialInterval: '1 second',
-      maximumInterval: '1 minute',
-      nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES, 'ManifestError'],
-    },
+    retry: RETRY_POLICIES.rescore,
   };
   // A page reads, scores and writes up to a thousand results: heartbeats carry its rows.
   const pages = proxyActivities<RescoreActivities>({

@@ -8,8 +8,8 @@ import { ParentClosePolicy, executeChild, proxyActivities, workflowInfo } from '
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { LifecycleActivities } from '../activities/lifecycle/forget-activities.ts';
 import type { CallObjectKind, ForgetInput, RetentionDays, RetentionKind } from '../schemas/lifecycle.ts';
-import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
 import { forget } from './forget.ts';
+import { RETRY_POLICIES } from './activity-policies.ts';
 
 /** The objects a kind's retention erases (the workflow bundle keeps zod out: no schema import here). */
 const OBJECT_KIND: Record<Exclude<RetentionKind, 'results'>, CallObjectKind> = {
@@ -36,12 +36,7 @@ export async function retention(input: RetentionWorkflowInput): Promise<Retentio
   const a = proxyActivities<LifecycleActivities>({
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: '2 minutes',
-    retry: {
-      maximumAttempts: 8,
-      initialInterval: '1 second',
-      maximumInterval: '1 minute',
-      nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES],
-    },
+    retry: RETRY_POLICIES.lifecycle,
   });
   const now = input.now ?? new Date(info.startTime).toISOString();
   const requests = await a.retentionRequests({ places: input.places, days: input.days, now });

@@ -44,11 +44,12 @@ import {
   log,
   proxyActivities,
   setHandler,
-  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { LivenessActivities } from '../activities/asr/fail-lost-sessions.ts';
 import { runningKey, type RunningActivity } from '../schemas/running-activity.ts';
+import { RETRY_POLICIES } from './activity-policies.ts';
+import { declareVersioning } from './versioning-behavior.ts';
 
 export interface SessionLease {
   id: string;
@@ -340,12 +341,7 @@ async function sweepUntilTooLong(state: SessionBudgetState, maxHistoryEvents: nu
 
 const { failLostSessions } = proxyActivities<LivenessActivities>({
   startToCloseTimeout: '1 minute',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 5,
-  },
+  retry: RETRY_POLICIES.failLostSessions,
 });
 
 /**
@@ -375,7 +371,7 @@ async function reapLostWorkers(state: SessionBudgetState, isDraining: () => bool
  * AUTO_UPGRADE: it can live for days (continuing as new), so it moves to the current build at its next
  * workflow task (workers/versioning.ts); a change to it must replay its open runs' histories.
  */
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, sessionBudget);
+declareVersioning('AUTO_UPGRADE', sessionBudget);
 
 export async function sessionBudget(input: SessionBudgetInput): Promise<never> {
   const state = input.state ?? initialState(input);

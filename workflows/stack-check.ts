@@ -2,11 +2,12 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { StorageActivities } from '../activities/storage/storage-activities.ts';
 import { DEFAULT_TASK_QUEUE_PREFIX, taskQueuesOf } from '../schemas/task-queues.ts';
+import { RETRY_POLICIES } from './activity-policies.ts';
 
 const { writeAndReadBack } = proxyActivities<StorageActivities>({
   taskQueue: taskQueuesOf(DEFAULT_TASK_QUEUE_PREFIX).media,
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 5 },
+  retry: RETRY_POLICIES.stackCheck,
 });
 
 export interface StackCheckInput {

@@ -34,7 +34,6 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  setWorkflowOptions,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -60,6 +59,8 @@ import { processRecording, type ProcessRecordingResult } from './process-recordi
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { reasonOf } from './failure-reason.ts';
 import { PendingSet, type PendingEntry } from './watch-settle.ts';
+import { RETRY_POLICIES } from './activity-policies.ts';
+import { declareVersioning } from './versioning-behavior.ts';
 
 /** What one run hands the next (continue-as-new). */
 export interface WatchCarry {
@@ -104,7 +105,7 @@ function emptyCounters(): WatchCounters {
  * AUTO_UPGRADE: it can live for days (continuing as new), so it moves to the current build at its next
  * workflow task (workers/versioning.ts); a change to it must replay its open runs' histories.
  */
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, watch);
+declareVersioning('AUTO_UPGRADE', watch);
 
 export async function watch(input: WatchInput, carry?: WatchCarry): Promise<WatchStatus> {
   const w = new Watch(input, carry);
@@ -148,7 +149,7 @@ class Watch {
       // A receive long-polls for at most 20 s; a listing is one page, an admission a window's HEADs. Short,
       // so an attempt lost with a killed worker is tried again within a minute, not after minutes.
       startToCloseTimeout: '1 minute',
-      retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+      retry: RETRY_POLICIES.watch,
     });
   }
 

@@ -8,7 +8,8 @@
  * (its heartbeat timeout came first), is left alone.
  */
 import { ActivityNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { failureOf } from '../failure.ts';
+import { FAILURE } from '../../schemas/retry-table.ts';
 import protos from '@temporalio/proto';
 import type { RunningActivity } from '../../schemas/running-activity.ts';
 
@@ -66,9 +67,9 @@ export function createLivenessActivities({ temporal }: { temporal?: LivenessTemp
         try {
           await temporal.activity.fail(
             { workflowId, runId, activityId },
-            ApplicationFailure.retryable(
+            failureOf(
+              FAILURE.WorkerLost,
               'the worker running this attempt stopped renewing with the session budget',
-              WORKER_LOST,
             ),
           );
           failed += 1;

@@ -9,14 +9,14 @@
  * - `recordDeliveryFailure` writes a given-up delivery beside the events, for `callpipe events status` and
  *   the night report.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
+import { failureOf } from '../failure.ts';
+import { FAILURE } from '../../schemas/retry-table.ts';
 import { callOutputKeys, locationUrl } from '../../schemas/call-keys.ts';
 import {
   batchEventDataSchema,
   callEventDataSchema,
   deliveryPolicyOf,
-  EVENT_DELIVERY_FAILED,
-  EVENT_DELIVERY_GAVE_UP,
   EVENT_TYPES,
   sinksFor,
   type CallEventData,
@@ -228,18 +228,17 @@ export function createEventActivities({
         const nextMs = Math.max(wait ?? 0, backoffSeconds(input.policy, attempt) * 1000);
         if (now().getTime() + nextMs > Date.parse(input.deadline)) {
           eventMetrics.delivery(input.sink, 'gave-up');
-          throw ApplicationFailure.create({
-            type: EVENT_DELIVERY_GAVE_UP,
-            message: `${input.sink}: given up after ${attempt} attempt(s): ${reason}`,
-            nonRetryable: true,
-            details: [{ attempts: attempt, reason }],
-          });
+          throw failureOf(
+            FAILURE.EventDeliveryGaveUp,
+            `${input.sink}: given up after ${attempt} attempt(s): ${reason}`,
+            {
+              details: [{ attempts: attempt, reason }],
+            },
+          );
         }
         eventMetrics.delivery(input.sink, 'failed-attempt');
-        throw ApplicationFailure.create({
-          type: EVENT_DELIVERY_FAILED,
-          message: `${input.sink}: ${reason}`,
-          ...(wait !== undefined ? { nextRetryDelay: Math.min(wait, input.policy.maxSeconds * 1000) } : {}),
+        throw failureOf(FAILURE.EventDeliveryFailed, `${input.sink}: ${reason}`, {
+          nextRetryDelay: wait !== undefined ? Math.min(wait, input.policy.maxSeconds * 1000) : undefined,
         });
       }
     },
