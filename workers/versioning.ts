@@ -4,8 +4,9 @@
  * its build id, `<package version>+<git commit>` (or `CALLPIPE_BUILD_ID`, as a container image sets it).
  * A recording call and every other workflow that ends within hours is PINNED: it runs to its end on the
  * version it started on, so a change to workflow code ships as a new version and never needs a patch.
- * Workflows that live for days and continue as new (backfill, watch, session budget, nightly) are
- * AUTO_UPGRADE (workflows/long-lived.ts): they move to the current version at their next workflow task.
+ * Workflows that live for days and continue as new (backfill, watch, session budget, nightly, rescore)
+ * are AUTO_UPGRADE: they move to the current version at their next workflow task. Each workflow declares
+ * its behavior beside its definition (workflows/versioning-behavior.ts).
  *
  * New workflows start on the deployment's current version. `callpipe up` makes its build current as it
  * starts its workers; a worker process makes its own version current when the deployment has none (a
