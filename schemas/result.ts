@@ -5,7 +5,7 @@
  * these schemas by `node scripts/on-node.mjs ts schemas/generate-json-schema.ts`; a unit test fails when it is stale.
  *
  * The outputs of the text steps (fillers, sentiment, summary, keywords) are defined here too: each step
- * writes its part to staging storage, and `writeResult` embeds them, so the part a step wrote and the
+ * writes its part to staging storage, and `publishResult` embeds them, so the part a step wrote and the
  * part a reader finds in result.json are the same shape.
  *
  * Glossary: *utterance* — one final recognition result on the recording's clock (seconds from its

@@ -1,8 +1,8 @@
 /**
  * Call insights of one result (docs/design.md, data flow: "insights: metrics, categories, scorecard"): the
  * call metrics, the categories and the scorecard of a rule file, and which rule file it was. One
- * function for every path: the insights stage scores a new call (call-insights.ts; so does `writeResult`
- * of runs from before that stage), `callpipe rescore` scores a stored one again with another rule file,
+ * function for every path: the insights stage scores a new call (call-insights.ts), `callpipe rescore`
+ * scores a stored one again with another rule file,
  * from result.json alone. Pure.
  */
 import type { MetricsSettings, TimeWindow } from '../../schemas/rules.ts';

@@ -2,8 +2,7 @@
  * The outputs of a call (docs/design.md, Output). `publishResult` (the publish stage) reads the staged
  * Timeline, text steps' outputs and the insights stage's document, assembles `result.json`
  * (result-document.ts), writes `transcript.vtt` and the call viewer `call.html` (pages/call-page.ts),
- * then `result.json` LAST, so its presence means the call is done. `writeResult` does the same but scores
- * the call itself: the single write of runs recorded before the insights stage. `writeError` writes
+ * then `result.json` LAST, so its presence means the call is done. `writeError` writes
  * `error.json` instead when a call failed. All are idempotent (a repeat writes the same objects again)
  * and write only the keys schemas/call-keys.ts built for the call. What they throw is typed by the
  * activity boundary (activities/failure-boundary.ts); only a document that fails its schema is typed here.
@@ -32,7 +31,6 @@ import type { ObjectStore } from './object-store.ts';
 import {
   assembleResult,
   buildErrorDocument,
-  buildResult,
   type ErrorParts,
   type ResultFacts,
   type ResultParts,
@@ -45,7 +43,6 @@ import {
 } from './staged-outputs.ts';
 import { toWebVtt } from './webvtt.ts';
 import { unredactedCopy } from './unredacted-copy.ts';
-import { storedRules } from '../insights/rule-file.ts';
 import { matchedCategories } from '../insights/score-call.ts';
 import { renderCallPage } from '../pages/call-page.ts';
 import { shownSource } from '../tables/rows.ts';
@@ -70,12 +67,6 @@ export interface PublishInput extends StagedOutputKeys {
 export interface PublishResultInput extends PublishInput {
   /** The insights stage's document (staging key `insights`, schemas/insights.ts). */
   insightsKey: string;
-}
-
-/** The single write of runs recorded before the insights stage: scored here, by this rule file. */
-export interface WriteResultInput extends PublishInput {
-  /** A rule file the CLI stored (store's bucket, canonical JSON: `uploadKey(…, 'rules', …)`); default the shipped one. */
-  rulesKey?: string | undefined;
 }
 
 export interface WriteResultOutput {
@@ -135,7 +126,7 @@ export interface ResultActivityDeps {
  * day partition). The starter's (the version the call read, looked up or listed when it was started),
  * else the object's now: undefined when it is gone or was replaced by another version meanwhile.
  */
-async function recordingTime(store: ObjectStore, source: WriteResultInput['facts']['source']) {
+async function recordingTime(store: ObjectStore, source: PublishInput['facts']['source']) {
   if (source.lastModified) return source.lastModified;
   const head = await store
     .withBucket(source.bucket)
@@ -250,8 +241,6 @@ export function createResultActivities({ store, personalColumns, digestKey, call
     return { keys, out };
   };
 
-  const rulesOf = storedRules(store);
-
   /** The staged outputs, the unredacted copy's inputs and the recording's time, read at once. */
   const readParts = async (input: PublishInput, keys: CallOutputKeys) => {
     const plain = input.redactionKey ? keys.unredacted : undefined;
@@ -308,17 +297,6 @@ export function createResultActivities({ store, personalColumns, digestKey, call
         readStaged(store, input.insightsKey, (v) => insightsOf(input.callId, v)),
       ]);
       const result = assemble('result.json', () => assembleResult(parts, insights!));
-      return writeOutputs(input, target, result, staged.redaction, copy);
-    },
-
-    /** Scores the call itself (runs from before the insights stage), then writes as publish does. */
-    async writeResult(input: WriteResultInput): Promise<WriteResultOutput> {
-      const target = outputOf(input);
-      const [{ staged, copy, parts }, rules] = await Promise.all([
-        readParts(input, target.keys),
-        rulesOf(input.rulesKey),
-      ]);
-      const result = assemble('result.json', () => buildResult({ ...parts, rules }));
       return writeOutputs(input, target, result, staged.redaction, copy);
     },
 

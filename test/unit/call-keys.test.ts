@@ -100,7 +100,7 @@ describe('call keys', () => {
       await writeError({ callId, output: keys.output, source: SOURCE, stage: 'probe', reason: 'x' });
       const out = store.withBucket(location.bucket);
       expect(out.objects.has(keys.output.error), spelling).toBe(true);
-      await out.put(keys.output.result, '{}'); // what writeResult writes last, at the same key
+      await out.put(keys.output.result, '{}'); // what publishResult writes last, at the same key
 
       // The done-check.
       const { resultExists } = createCallStateActivities({ store });

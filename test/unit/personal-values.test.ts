@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
-import { createResultActivities } from '../../activities/storage/results.ts';
+import { insightsThenPublish } from './result.helpers.ts';
 import type { ResultFacts } from '../../activities/storage/result-document.ts';
 import { encodeTable } from '../../activities/tables/parquet.ts';
 import { callRows } from '../../activities/tables/rows.ts';
@@ -117,16 +117,18 @@ async function processCall(
     bucket: 'restricted',
     prefix: 'unredacted/',
   });
-  const { writeResult } = createResultActivities({ store, digestKey: key });
-  await writeResult({
-    callId,
-    output,
-    timelineKey: 's/timeline.redacted.json',
-    recognizedTimelineKey: 's/timeline.json',
-    redactionKey: 's/redaction.json',
-    stepFailures: [],
-    facts: facts(metadata, sourceKey),
-  });
+  await insightsThenPublish(
+    { store, digestKey: key },
+    {
+      callId,
+      output,
+      timelineKey: 's/timeline.redacted.json',
+      recognizedTimelineKey: 's/timeline.json',
+      redactionKey: 's/redaction.json',
+      stepFailures: [],
+      facts: facts(metadata, sourceKey),
+    },
+  );
   const results = store.withBucket('results');
   const restricted = store.withBucket('restricted');
   return {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
-import { createResultActivities } from '../../activities/storage/results.ts';
+import { insightsThenPublish } from './result.helpers.ts';
 import type { ResultFacts } from '../../activities/storage/result-document.ts';
 import { unmask } from '../../activities/storage/unredacted-copy.ts';
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
@@ -191,20 +191,22 @@ describe('after redaction: the text steps, result.json, transcript.vtt and the u
       bucket: 'restricted',
       prefix: 'unredacted/',
     });
-    const { writeResult } = createResultActivities({ store: env.store });
-    await writeResult({
-      callId: 'call-1',
-      output,
-      timelineKey: KEYS.redacted,
-      recognizedTimelineKey: KEYS.timeline,
-      redactionKey: KEYS.redaction,
-      fillersKey: 's/fillers.json',
-      summaryKey: 's/summary.json',
-      sentimentKey: 's/sentiment.json',
-      keywordsKey: 's/keywords.json',
-      stepFailures: [],
-      facts,
-    });
+    await insightsThenPublish(
+      { store: env.store },
+      {
+        callId: 'call-1',
+        output,
+        timelineKey: KEYS.redacted,
+        recognizedTimelineKey: KEYS.timeline,
+        redactionKey: KEYS.redaction,
+        fillersKey: 's/fillers.json',
+        summaryKey: 's/summary.json',
+        sentimentKey: 's/sentiment.json',
+        keywordsKey: 's/keywords.json',
+        stepFailures: [],
+        facts,
+      },
+    );
     const results = env.store.withBucket('results');
     const restricted = env.store.withBucket('restricted');
     return {

@@ -9,7 +9,8 @@ import type { Stage } from '../../schemas/recording.ts';
 import { errorDocumentSchema, resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { canonicalRules, defaultRules, parseRules } from '../../activities/insights/rule-file.ts';
 import { MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
-import { cost, facts, fillers } from './result.helpers.ts';
+import { cost, facts, fillers, insightsThenPublish } from './result.helpers.ts';
+import { createInsightsActivities } from '../../activities/insights/insights-stage.ts';
 
 describe('talkTimeBySpeaker', () => {
   it('merges a speaker’s own overlaps, and measures silence and cross-talk', () => {
@@ -209,7 +210,7 @@ describe('buildResult', () => {
   });
 });
 
-describe('writeResult and writeError', () => {
+describe('publish (after the insights stage) and writeError', () => {
   function staged() {
     const store = new MemoryStore('staging');
     store.objects.set('s/timeline.json', JSON.stringify(timeline(SAMPLE_UTTERANCES)));
@@ -252,7 +253,7 @@ describe('writeResult and writeError', () => {
 
   it('writes transcript.vtt and call.html, then result.json last, in the output bucket; a repeat writes the same', async () => {
     const store = staged();
-    const { writeResult, writeError } = createResultActivities({ store });
+    const { writeError } = createResultActivities({ store });
     await writeError({
       callId: 'call-1',
       output: input.output,
@@ -260,7 +261,7 @@ describe('writeResult and writeError', () => {
       stage: 'fillers',
       reason: 'earlier run',
     });
-    const out = await writeResult(input);
+    const out = await insightsThenPublish({ store }, input);
     expect(out).toEqual({
       bucket: 'results-bucket',
       resultKey: 'out/call-1/result.json',
@@ -282,26 +283,25 @@ describe('writeResult and writeError', () => {
     expect(doc.processing.requests.keywords).toEqual(cost);
     const vtt = results.objects.get('out/call-1/transcript.vtt')!;
     expect(vtt).toContain('00:00:03.800 --> 00:00:06.000\n<v customer>請求書の件で電話しました</v>');
-    // Scored by the shipped rule file, at the time of the write.
+    // Scored by the shipped rule file, by the insights stage before the write.
     expect(doc.rules).toMatchObject({ name: defaultRules().rules.name, digest: defaultRules().digest });
-    expect(doc.rules!.scoredAt).toBe(doc.writtenAt);
+    expect(Date.parse(doc.rules!.scoredAt)).toBeLessThanOrEqual(Date.parse(doc.writtenAt));
     expect(out.categories).toEqual(doc.categories!.filter((c) => c.matched).map((c) => c.name));
     const timeless = (d: ResultDocument) => ({ ...d, writtenAt: '', rules: { ...d.rules!, scoredAt: '' } });
     const first = timeless(doc);
-    await writeResult(input);
+    await insightsThenPublish({ store }, input);
     expect(timeless(resultDocumentSchema.parse(results.json('out/call-1/result.json')))).toEqual(first);
     expect(store.writes.every((w) => !w.startsWith('staging/out'))).toBe(true);
   });
 
   it('scores the call with the rule file stored at rulesKey, and names the matched categories', async () => {
     const store = staged();
-    const { writeResult } = createResultActivities({ store });
     const rules = parseRules(
       'format: 1\nname: mine\nversion: "7"\ncategories:\n  - name: billing\n    rules: [{ kind: phrase, terms: [請求書] }]\n  - name: never\n    rules: [{ kind: phrase, terms: [存在しない言葉] }]\n',
       'mine.yaml',
     );
     await store.put('in/rules/abc/rules.json', canonicalRules(rules.rules));
-    const out = await writeResult({ ...input, rulesKey: 'in/rules/abc/rules.json' });
+    const out = await insightsThenPublish({ store }, { ...input, rulesKey: 'in/rules/abc/rules.json' });
     expect(out.categories).toEqual(['billing']);
     const doc = resultDocumentSchema.parse(store.withBucket('results-bucket').json('out/call-1/result.json'));
     expect(doc.rules).toMatchObject({ name: 'mine', version: '7', digest: rules.digest });
@@ -316,8 +316,10 @@ describe('writeResult and writeError', () => {
   it('refuses a call id that would leave the prefix, as a non-retryable failure, writing nothing', async () => {
     const store = staged();
     // As workers run them: behind the activity boundary, which types every failure.
-    const { writeResult } = withFailureBoundary(createResultActivities({ store }), () => 1);
-    await expect(writeResult({ ...input, callId: '../escape' })).rejects.toMatchObject({
+    const { publishResult } = withFailureBoundary(createResultActivities({ store }), () => 1);
+    await expect(
+      publishResult({ ...input, callId: '../escape', insightsKey: 's/insights.json' }),
+    ).rejects.toMatchObject({
       type: 'KeyError',
       nonRetryable: true,
     });
@@ -326,16 +328,25 @@ describe('writeResult and writeError', () => {
 
   it('a document that fails its schema is InvalidResultDocument, naming the field; a bad staged part is InvalidStepInput', async () => {
     const store = staged();
-    const { writeResult } = withFailureBoundary(createResultActivities({ store }), () => 1);
+    const { insightsKey } = await createInsightsActivities({ store }).computeInsights({
+      callId: 'call-1',
+      timelineKey: input.timelineKey,
+      durationSeconds: facts.audio.durationSeconds,
+      outputKey: 's/insights.json',
+    });
+    const { publishResult } = withFailureBoundary(createResultActivities({ store }), () => 1);
     await expect(
-      writeResult({ ...input, stepFailures: [{ step: 'translate', reason: 'x' }] }),
+      publishResult({ ...input, insightsKey, stepFailures: [{ step: 'translate', reason: 'x' }] }),
     ).rejects.toMatchObject({
       type: 'InvalidResultDocument',
       nonRetryable: true,
       message: expect.stringMatching(/^result\.json: stepFailures\.0\.step: /),
     });
     store.objects.set('s/keywords.json', JSON.stringify({ step: 'keywords', callId: 'call-1' }));
-    await expect(writeResult(input)).rejects.toMatchObject({ type: 'InvalidStepInput', nonRetryable: true });
+    await expect(publishResult({ ...input, insightsKey })).rejects.toMatchObject({
+      type: 'InvalidStepInput',
+      nonRetryable: true,
+    });
     expect(store.withBucket('results-bucket').writes).toEqual([]);
   });
 

@@ -3,6 +3,13 @@
  * output): shared by the tests of the single write and of the insights stage then publish.
  */
 import type { ResultFacts } from '../../activities/storage/result-document.ts';
+import { createInsightsActivities } from '../../activities/insights/insights-stage.ts';
+import {
+  createResultActivities,
+  type PublishInput,
+  type ResultActivityDeps,
+  type WriteResultOutput,
+} from '../../activities/storage/results.ts';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import { SAMPLE_UTTERANCES } from './nlp.helpers.ts';
 
@@ -89,3 +96,22 @@ export const fillers = {
     fillers: u.index === 1 ? [{ text: 'えーっと、', begin: 0, end: 5 }] : [],
   })),
 };
+
+/**
+ * A call's outputs as the workflow writes them at its end: the insights stage (scored by `rulesKey`,
+ * else the shipped rule file) staged at `s/insights.json`, then publish (storage/results.ts).
+ */
+export async function insightsThenPublish(
+  deps: ResultActivityDeps,
+  input: PublishInput & { rulesKey?: string },
+): Promise<WriteResultOutput> {
+  const { rulesKey, ...publish } = input;
+  const { summaryKey: _s, keywordsKey: _k, ...staged } = publish;
+  const insights = await createInsightsActivities({ store: deps.store }).computeInsights({
+    ...staged,
+    durationSeconds: input.facts.audio.durationSeconds,
+    ...(rulesKey ? { rulesKey } : {}),
+    outputKey: 's/insights.json',
+  });
+  return createResultActivities(deps).publishResult({ ...publish, insightsKey: insights.insightsKey });
+}
