@@ -211,7 +211,9 @@ export type LoopBudget =
   /** Wall time from the first failure. */
   | { ms: number }
   /** Set per call by the workflow (the activity input's `maxRestarts`). */
-  | { restartsFromInput: true };
+  | { restartsFromInput: true }
+  /** As long as the process runs: what it asks or gives back matters until it stops. */
+  | { untilClosed: true };
 
 export interface RetryLoop {
   /**
@@ -272,6 +274,16 @@ export const RETRY_LOOPS = {
     backoff: { kind: 'spreadDoubling', baseMs: 50, maxMs: 2000, doublings: 5 },
     retryAfter: 'none',
     cause: "a call waits for the lease of a day's table partitions another write or compaction holds",
+  },
+  SessionBudgetCall: {
+    on: 'any',
+    budget: { untilClosed: true },
+    backoff: { kind: 'doubling', baseMs: 400, maxMs: 5000 },
+    retryAfter: 'none',
+    cause:
+      "an asr worker asks the account's session budget for leases, or gives them back, again until it " +
+      'stops (workers/session-budget-client.ts): a lease not asked leaves a slot idle, one not given back ' +
+      'stays counted until it expires',
   },
   OutsideTemporal: {
     on: ['ServiceRateLimited', 'ServiceUnavailable'],

@@ -24,6 +24,7 @@ import {
   type sessionBudget,
 } from '../workflows/session-budget.ts';
 import type { RunningActivities } from './running-activities.ts';
+import { loopDelayMs } from '../schemas/retry-table.ts';
 
 /** How long one request waits in the workflow for a grant before the worker asks again. */
 const ACQUIRE_WAIT_MS = 20_000;
@@ -34,9 +35,6 @@ const RENEWALS_PER_TTL = 6;
  * heartbeat: a worker lost just after starting a session still has it failed by the budget.
  */
 const STARTED_TOLD_WITHIN_MS = 1000;
-/** Backoff of a failed call to the budget (Temporal unreachable, the workflow restarting). */
-const RETRY_MIN_MS = 200;
-const RETRY_MAX_MS = 5000;
 
 export interface SessionBudgetOptions {
   client: Client;
@@ -187,7 +185,7 @@ export class SessionBudgetClient {
         else if (!(err instanceof Error && /update was aborted/i.test(err.message)))
           this.warn('could not ask the session budget for leases; asking again', err);
         failures += 1;
-        await sleep(Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(failures, 5)));
+        await sleep(loopDelayMs('SessionBudgetCall', failures));
       }
     }
   }
@@ -205,7 +203,7 @@ export class SessionBudgetClient {
         if (this.closed) break;
         this.warn('could not give a session lease back; trying again', err);
         failures += 1;
-        await sleep(Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(failures, 5)));
+        await sleep(loopDelayMs('SessionBudgetCall', failures));
       }
     }
     this.flushing = undefined;
