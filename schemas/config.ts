@@ -492,6 +492,10 @@ export const PROCESS_ENV_VARS = {
   /** `callpipe emulator`: its phrasebook and fault file, as the stack's. */
   emulatorPhrasebook: 'CALLPIPE_EMULATOR_PHRASEBOOK',
   emulatorFaults: 'CALLPIPE_EMULATOR_FAULTS',
+  /** The build id a worker's Deployment Version carries (workers/versioning.ts); unset: version + commit. */
+  buildId: 'CALLPIPE_BUILD_ID',
+  /** The Worker Deployment a worker joins; unset: named by the task-queue prefix. */
+  deploymentName: 'CALLPIPE_DEPLOYMENT_NAME',
 } as const;
 
 export type ProcessSettings = { -readonly [K in keyof typeof PROCESS_ENV_VARS]?: string };

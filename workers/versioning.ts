@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import type { Worker, WorkerDeploymentOptions } from '@temporalio/worker';
-import { taskQueues, type Config } from '../schemas/config.ts';
+import { PROCESS_ENV_VARS, processSettings, taskQueues, type Config } from '../schemas/config.ts';
 import { connectClient, temporalClient } from './temporal-connection.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -58,17 +58,18 @@ function gitCommit(): string | undefined {
  * worker processes) are the same build even when a commit lands in between.
  */
 export function buildIdOf(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.CALLPIPE_BUILD_ID) return env.CALLPIPE_BUILD_ID;
+  const given = processSettings(env).buildId;
+  if (given) return given;
   const commit = gitCommit();
   const buildId = commit ? `${packageVersion()}+${commit}` : packageVersion();
-  env.CALLPIPE_BUILD_ID = buildId;
+  env[PROCESS_ENV_VARS.buildId] = buildId;
   return buildId;
 }
 
 /** The deployment version the workers of `config` join. */
 export function deploymentVersionOf(config: Config, env: NodeJS.ProcessEnv = process.env): DeploymentVersion {
   return {
-    deploymentName: env.CALLPIPE_DEPLOYMENT_NAME || config.temporal.taskQueuePrefix,
+    deploymentName: processSettings(env).deploymentName ?? config.temporal.taskQueuePrefix,
     buildId: buildIdOf(env),
   };
 }
