@@ -3,6 +3,7 @@
  * (`from`, which must be there once) with `to`, so the drill bundles a recording workflow that differs
  * from the checked-out one by one step, without a second copy of the code.
  */
+/* global module -- webpack loads its loaders as CommonJS. */
 module.exports = function replaceOnce(source) {
   const { from, to } = this.getOptions();
   const at = source.indexOf(from);
