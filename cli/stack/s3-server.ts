@@ -4,11 +4,14 @@
  * identities of their choosing (an identity only an AWS profile provides).
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { httpAnswers, ManagedProcess } from './process.ts';
 import { resolvePorts } from './ports.ts';
 import { createObjectStore } from '../../activities/storage/object-store.ts';
 import type { S3Config } from '../../schemas/config.ts';
+
+/** A Unix socket's path must fit `sun_path` (108 bytes on Linux, with its terminating NUL). */
+const MAX_SOCKET_PATH_BYTES = 107;
 
 /** SeaweedFS binds gRPC at each HTTP port + 10000. */
 export const WEED_GRPC_OFFSET = 10000;
@@ -55,6 +58,12 @@ export async function s3ServerProcess(options: S3ServerOptions): Promise<Managed
   chmodSync(identities, 0o600);
   // `weed mini` re-applies flags it saved in its data dir; remove them so this start's ports win.
   rmSync(join(dir, 'mini.options'), { force: true });
+  // Its local sockets default to /tmp/seaweedfs-<kind>-<port>.sock, which it leaves behind: keep them in the
+  // home with the rest of its state (when the path fits a socket address; else the default).
+  const sockets = (['s3', 'filer'] as const).flatMap((kind) => {
+    const path = resolve(home, `${kind}.sock`);
+    return Buffer.byteLength(path) < MAX_SOCKET_PATH_BYTES ? [`-${kind}.localSocket=${path}`] : [];
+  });
   return new ManagedProcess({
     name: 's3',
     command: options.weed,
@@ -75,6 +84,7 @@ export async function s3ServerProcess(options: S3ServerOptions): Promise<Managed
       '-s3.port.iceberg=0',
       '-s3.port.lance=0',
       `-bucket=${config.bucket}`,
+      ...sockets,
     ],
     // Stray AWS_* variables would change how SeaweedFS authenticates.
     env: Object.fromEntries(Object.entries(options.env).filter(([k]) => !k.startsWith('AWS_'))),
