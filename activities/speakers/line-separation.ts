@@ -734,10 +734,37 @@ function chooseVoices(
 
 const ZERO_CONFIDENCE: VoiceAssignment = { voice: null, confidence: 0, joined: false };
 
+/** No voice for any of `spans`. */
+export const unassigned = (spans: readonly unknown[]): VoiceAssignment[] =>
+  spans.map(() => ({ ...ZERO_CONFIDENCE }));
+
 /** The CPU this process has used, ms. */
 function cpuNowMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
+}
+
+/**
+ * A separator's result with the CPU it took. Separators never throw: an error becomes no voices and its
+ * message as the reason.
+ */
+export function timedSeparation(
+  spans: readonly UtteranceSpan[],
+  run: () => Omit<SeparationResult, 'cpuMs'>,
+): SeparationResult {
+  const t0 = cpuNowMs();
+  let result: Omit<SeparationResult, 'cpuMs'>;
+  try {
+    result = run();
+  } catch (error) {
+    result = {
+      voices: 0,
+      assignments: unassigned(spans),
+      joined: 0,
+      reason: `voices could not be separated: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+  return { ...result, cpuMs: cpuNowMs() - t0 };
 }
 
 /**
@@ -749,19 +776,7 @@ export function separateByLine(
   spans: readonly UtteranceSpan[],
   options: { maxVoices?: number } = {},
 ): SeparationResult {
-  const t0 = cpuNowMs();
-  const done = (r: Omit<SeparationResult, 'cpuMs'>): SeparationResult => ({ ...r, cpuMs: cpuNowMs() - t0 });
-  const unassigned = () => spans.map(() => ({ ...ZERO_CONFIDENCE }));
-  try {
-    return done(separate(audio, spans, options));
-  } catch (error) {
-    return done({
-      voices: 0,
-      assignments: unassigned(),
-      joined: 0,
-      reason: `voices could not be separated: ${error instanceof Error ? error.message : String(error)}`,
-    });
-  }
+  return timedSeparation(spans, () => separate(audio, spans, options));
 }
 
 function separate(
@@ -772,7 +787,7 @@ function separate(
   const maxVoices = Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
   const nothing = (reason: string) => ({
     voices: 0,
-    assignments: spans.map(() => ({ ...ZERO_CONFIDENCE })),
+    assignments: unassigned(spans),
     joined: 0,
     reason,
   });
@@ -826,7 +841,7 @@ function separate(
   );
   const k = chosen.k;
 
-  const assignments: VoiceAssignment[] = spans.map(() => ({ ...ZERO_CONFIDENCE }));
+  const assignments: VoiceAssignment[] = unassigned(spans);
   const voiceOf = new Int32Array(spans.length).fill(-1);
   let unlike = 0;
   let tooShort = 0;

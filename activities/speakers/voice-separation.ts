@@ -24,6 +24,8 @@
 import {
   DEFAULT_MAX_VOICES,
   separateByLine,
+  timedSeparation,
+  unassigned,
   type SeparationResult,
   type VoiceAssignment,
 } from './line-separation.ts';
@@ -436,14 +438,6 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
   return current;
 }
 
-const ZERO_CONFIDENCE: VoiceAssignment = { voice: null, confidence: 0, joined: false };
-
-/** The CPU this process has used, ms. */
-function cpuNowMs(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-}
-
 /**
  * Separates the utterances of one track into voices (see the module comment). Never throws: odd input
  * gives 0 or 1 voices and a reason.
@@ -453,22 +447,13 @@ export function separateVoices(
   spans: readonly UtteranceSpan[],
   options: { maxVoices?: number } = {},
 ): SeparationResult {
-  const t0 = cpuNowMs();
-  const done = (r: Omit<SeparationResult, 'cpuMs'>): SeparationResult => ({ ...r, cpuMs: cpuNowMs() - t0 });
-  try {
+  return timedSeparation(spans, () => {
     const voiced = separate(audio, spans, options);
-    if (voiced) return done(voiced);
-    const byLine = separateByLine(audio, spans, options);
+    if (voiced) return voiced;
+    const { cpuMs: _cpuMs, ...byLine } = separateByLine(audio, spans, options);
     const note = 'no voice to follow (tones or noise only): told apart by the line';
-    return done({ ...byLine, reason: byLine.reason ? `${note}; ${byLine.reason}` : note });
-  } catch (error) {
-    return done({
-      voices: 0,
-      assignments: spans.map(() => ({ ...ZERO_CONFIDENCE })),
-      joined: 0,
-      reason: `voices could not be separated: ${error instanceof Error ? error.message : String(error)}`,
-    });
-  }
+    return { ...byLine, reason: byLine.reason ? `${note}; ${byLine.reason}` : note };
+  });
 }
 
 /** The separation by voice, or undefined when the call holds no voices to follow. */
@@ -480,7 +465,7 @@ function separate(
   const maxVoices = Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
   const nothing = (reason: string) => ({
     voices: 0,
-    assignments: spans.map(() => ({ ...ZERO_CONFIDENCE })),
+    assignments: unassigned(spans),
     joined: 0,
     reason,
   });
@@ -527,7 +512,7 @@ function separate(
   );
   const k = chosen.models.length;
 
-  const assignments: VoiceAssignment[] = spans.map(() => ({ ...ZERO_CONFIDENCE }));
+  const assignments: VoiceAssignment[] = unassigned(spans);
   let unclear = 0;
   let silent = 0;
   for (let u = 0; u < spans.length; u++) {
