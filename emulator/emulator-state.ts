@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { EmulatorFaultsInput } from '../schemas/emulator-faults.ts';
 import { phrasebookSchema } from '../schemas/synthetic-recording.ts';
 import { Account, AccountStore, defaultAccountInput, readAccountsFile } from './accounts.ts';
+import { ClassifierModels } from './nlp/classifier.ts';
 import { FaultInjector, readFaultsFile } from './faults.ts';
 import { bearerToken } from './http.ts';
 import type { EmulatorOptions, EmulatorStats } from './options.ts';
@@ -73,6 +74,7 @@ export class EmulatorState {
   readonly stats = new Stats();
   readonly log: RequestLog;
   readonly sessions: SessionRegistry;
+  readonly classifiers: ClassifierModels;
   faults: FaultInjector;
   readonly #seed: number;
   readonly #startedAt: number;
@@ -94,6 +96,7 @@ export class EmulatorState {
     );
     this.dictionaries = new UserDictionaries(this.wallNow, speed);
     this.log = new RequestLog(options.requestLogPath);
+    this.classifiers = new ClassifierModels(this.wallNow, speed);
     this.sessions = new SessionRegistry({
       timing: streamTimingOf(options, speed, ceiling),
       phrasebook: () => this.phrasebook,

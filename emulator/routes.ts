@@ -15,6 +15,7 @@ import { handleSpeechWords, SPEECH_WORDS_PATH } from './speech-words.ts';
 import type { LogEntry } from './stats.ts';
 import { gatewayErrorBody } from './tokens.ts';
 
+const CLASSIFIER_PATH = /^\/api(?:\/dev)?\/nlp\/([^/]+)\/classifier\/models(?:\/([^/]+?)(\/classify)?)?\/?$/;
 const NLP_PATH = /^\/api(?:\/dev)?\/nlp\/([^/]+)\/(.+?)\/?$/;
 const ASR_PATH = /^\/api(?:\/dev)?\/asr\/([^/]+)\/speech_recognition\/([^/]+)\/?$/;
 export const NOT_FOUND = { result: {}, message: 'Not Found', status: 404 };
@@ -58,6 +59,44 @@ function nlpRefusal(emu: EmulatorState, account: Account, version: string, name:
     return envelopeError(403, code, message);
   }
   return undefined;
+}
+
+/**
+ * Text classification (spec 03): Enterprise accounts only, `v1` only; each call is a use and takes a
+ * rate token like any text call. Which operation by method and path.
+ */
+async function classifierRoute(
+  emu: EmulatorState,
+  req: IncomingMessage,
+  match: RegExpExecArray,
+  method: string,
+): Promise<Answer> {
+  const account = emu.authenticate(req);
+  if (!account) return envelopeError(401, 99998, 'Authentication Error');
+  const who = { account: account.clientId };
+  const [, version, id, classify] = match;
+  if (account.kind === 'Developers')
+    return withLog(
+      envelopeError(403, 403, 'text classification is not available to Developers accounts'),
+      who,
+    );
+  const refusal = nlpRefusal(emu, account, version!, 'classifier');
+  if (refusal) return withLog(refusal, who);
+  const models = emu.classifiers;
+  const body = await readBody(req);
+  let answer: Answer;
+  if (id === undefined && method === 'POST')
+    answer = models.learn(account, req.headers['content-type'], body);
+  else if (id === undefined && method === 'GET') answer = models.list(account);
+  else if (id !== undefined && classify && method === 'POST') {
+    const parsed = tryParseJson(body);
+    answer = parsed.ok
+      ? models.classify(account, id, parsed.value)
+      : envelopeError(400, 6103, 'Invalid JSON format');
+  } else if (id !== undefined && !classify && method === 'GET') answer = models.status(account, id);
+  else if (id !== undefined && !classify && method === 'DELETE') answer = models.delete(account, id);
+  else answer = envelopeError(404, 404, 'specified URL not exist');
+  return withLog(answer, who);
 }
 
 async function nlpRoute(
@@ -211,6 +250,8 @@ export async function routeOf(emu: EmulatorState, req: IncomingMessage, path: st
   const method = req.method ?? 'GET';
   if (path === '/v1/oauth/accesstokens' && method === 'POST')
     return { family: 'token', run: () => tokenRoute(emu, req) };
+  const classifier = CLASSIFIER_PATH.exec(path);
+  if (classifier) return { family: 'nlp', run: () => classifierRoute(emu, req, classifier, method) };
   const nlp = NLP_PATH.exec(path);
   if (nlp && method === 'POST') return { family: 'nlp', run: () => nlpRoute(emu, req, nlp[1]!, nlp[2]!) };
   const words = SPEECH_WORDS_PATH.exec(path);

@@ -37,6 +37,7 @@ import {
   type UserDictionaryOptions,
 } from './user-dictionary.ts';
 import { Credentials, TokenProvider } from './tokens.ts';
+import { classifierClient, type ClassifierClient } from './classifier.ts';
 import { AutoPace, fixedPace, type PaceEvent, type PacePolicy } from './pace.ts';
 
 export interface ServiceClientOptions {
@@ -91,6 +92,8 @@ export interface ServiceClient {
   readonly tokens: TokenProvider;
   readonly nlp: NlpClient;
   readonly userDictionary: UserDictionaryClient;
+  /** Text classification models (spec 03): learn, status, classify, list, delete. */
+  readonly classifier: ClassifierClient;
   /** Starts a stream recognition session; see {@link StreamSession}. */
   recognizeStream(options: StreamRecognitionOptions): StreamSession;
 }
@@ -132,6 +135,7 @@ export function createServiceClient(
       isSet: (opts) => userDictionaryIsSet(ctx, opts),
       download: (opts) => downloadUserDictionary(ctx, opts),
     },
+    classifier: classifierClient(ctx),
     recognizeStream: (opts) => new StreamSession(ctx, opts),
   };
 }

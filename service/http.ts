@@ -65,7 +65,7 @@ function targetOf(url: string, endpoint: string): Target {
 
 export interface HttpRequest {
   url: string;
-  method?: 'POST' | 'GET';
+  method?: 'POST' | 'GET' | 'DELETE';
   headers: Record<string, string>;
   body?: string | Uint8Array | undefined;
   /** Path for errors and logs (never the query string, never a header). */

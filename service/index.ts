@@ -1,4 +1,5 @@
 export { createServiceClient } from './client.ts';
+export type { ClassifierClient } from './classifier.ts';
 export type { NlpClient, ServiceClient, ServiceClientOptions, UserDictionaryClient } from './client.ts';
 export {
   DictionaryFileError,

@@ -43,6 +43,8 @@ export const NLP_ENDPOINTS: Record<string, string[]> = {
   ne: ['v1'],
   sentence_type: ['v1'],
   summary: ['v1', 'beta'],
+  /** Text classification (spec 03): routed by method and path in `classifier.ts`. */
+  classifier: ['v1'],
 };
 /** Endpoints of the spec the emulator does not emulate: HTTP 501. */
 export const NLP_NOT_EMULATED = [

@@ -46,26 +46,49 @@ export function parseNlpResponse<S extends z.ZodType>(
   return (parsed.data as { result: z.infer<S> }).result;
 }
 
-/** Sends `body` to `{baseUrl}{path}` and returns the validated `result`. */
-export async function callNlp<S extends z.ZodType>(
+/** Sends `body` as JSON to `{baseUrl}{path}` and returns the validated `result`. */
+export function callNlp<S extends z.ZodType>(
   ctx: ClientContext,
   path: string,
   body: unknown,
   schema: S,
   options: NlpCallOptions = {},
 ): Promise<NlpResponse<z.infer<S>>> {
+  const request = {
+    method: 'POST',
+    body: JSON.stringify(body),
+    contentType: 'application/json;charset=UTF-8',
+  };
+  return requestNlp(ctx, path, request as NlpRequest, schema, options);
+}
+
+/** An `nlp` request of any method and body: text classification also lists, deletes and uploads files. */
+export interface NlpRequest {
+  method: 'POST' | 'GET' | 'DELETE';
+  body?: string | Uint8Array | undefined;
+  contentType?: string | undefined;
+}
+
+/** Sends one `nlp` request under the token and the family's limiter; the validated `result`. */
+export async function requestNlp<S extends z.ZodType>(
+  ctx: ClientContext,
+  path: string,
+  request: NlpRequest,
+  schema: S,
+  options: NlpCallOptions = {},
+): Promise<NlpResponse<z.infer<S>>> {
   const meter = new CostMeter(options.meter);
-  const payload = JSON.stringify(body);
   try {
     const result = await ctx.limiters.nlp(() =>
       withToken(ctx.tokens, meter, async (token) => {
         const res = await sendRequest({
           url: `${ctx.nlpBaseUrl}${path}`,
+          method: request.method,
           headers: {
-            'Content-Type': 'application/json;charset=UTF-8',
+            ...(request.contentType ? { 'Content-Type': request.contentType } : {}),
             Authorization: `Bearer ${token.value.reveal()}`,
           },
-          body: payload,
+          body: request.body,
           endpoint: path,
           family: 'nlp',
           timeoutMs: options.timeoutMs ?? ctx.nlpTimeoutMs,

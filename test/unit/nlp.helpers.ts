@@ -185,6 +185,7 @@ export class FakeService {
       throw new Error('not in the fake');
     },
     userDictionary: undefined as never,
+    classifier: undefined as never,
     nlp: {
       removeFiller: (text, options) =>
         this.answer({ endpoint: 'removeFiller', input: text, options }, options, () => {

@@ -1,0 +1,125 @@
+/**
+ * A text classifier's training file (spec 03, Training file and Limits): CSV of `class,text` records, a
+ * text with commas, quotes or line breaks quoted with inner quotes doubled; at most 10 MB and 10,000
+ * lines, a class name of at most 128 characters, a text of at most 3,000, at least 2 classes and at
+ * least 6 items of each. One reader for the service's emulator and for `callpipe reasons train`, which
+ * refuses a file before sending it with the line at fault named.
+ */
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+
+export const TRAINING_LIMITS = {
+  bytes: 10 * 1024 * 1024,
+  lines: 10_000,
+  classChars: 128,
+  textChars: 3_000,
+  minClasses: 2,
+  minPerClass: 6,
+} as const;
+
+/** Spec 03, Classifier model: "An account can keep at most 10 models". */
+export const MAX_CLASSIFIER_MODELS = 10;
+
+export interface TrainingRow {
+  /** The line of the file where the record begins, from 1. */
+  line: number;
+  class: string;
+  text: string;
+}
+
+export interface DatasetProblem {
+  /** The line at fault, when one is. */
+  line?: number;
+  /** Spec 03's parameter-text form (`class : must be less than 128 character`), as the service answers. */
+  message: string;
+}
+
+const chars = (s: string) => [...s].length;
+
+/** A record's problem against the per-line limits, or none. */
+function rowProblem(row: TrainingRow, fields: number): DatasetProblem | undefined {
+  const { line } = row;
+  if (fields !== 2)
+    return { line, message: `dataset : invalid format (${fields} fields, expected class,text)` };
+  if (row.class.trim() === '') return { line, message: 'class : must not be blank' };
+  if (chars(row.class) > TRAINING_LIMITS.classChars)
+    return { line, message: `class : must be less than ${TRAINING_LIMITS.classChars} character` };
+  if (row.text.trim() === '') return { line, message: 'text : must not be blank' };
+  if (chars(row.text) > TRAINING_LIMITS.textChars)
+    return { line, message: `text : must be less than ${TRAINING_LIMITS.textChars} character` };
+  return undefined;
+}
+
+/** Problems of the whole file: its number of classes and of items per class (the class's first line named). */
+function classProblems(rows: readonly TrainingRow[]): DatasetProblem[] {
+  const byClass = new Map<string, TrainingRow[]>();
+  for (const row of rows) byClass.set(row.class, [...(byClass.get(row.class) ?? []), row]);
+  const problems: DatasetProblem[] = [];
+  if (byClass.size < TRAINING_LIMITS.minClasses)
+    problems.push({
+      message: `class : size must be between ${TRAINING_LIMITS.minClasses} and ${TRAINING_LIMITS.lines}`,
+    });
+  for (const [name, items] of byClass) {
+    if (items.length < TRAINING_LIMITS.minPerClass) {
+      problems.push({
+        line: items[0]!.line,
+        message: `class : ${name} must be greater than or equal to ${TRAINING_LIMITS.minPerClass} items (has ${items.length})`,
+      });
+    }
+  }
+  return problems;
+}
+
+/**
+ * The records of a training file and every problem found, in file order (the size first). A file with
+ * problems must not be sent; the service refuses it with the first.
+ */
+export function readTrainingCsv(data: Buffer | string): { rows: TrainingRow[]; problems: DatasetProblem[] } {
+  const bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+  if (bytes > TRAINING_LIMITS.bytes)
+    return {
+      rows: [],
+      problems: [{ message: `dataset : size must be between 1 and ${TRAINING_LIMITS.bytes}` }],
+    };
+  let records: { record: string[]; info: { lines: number } }[];
+  try {
+    records = parse(data, {
+      bom: true,
+      info: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+    }) as unknown as typeof records;
+  } catch (err) {
+    const line = (err as { lines?: number }).lines;
+    return {
+      rows: [],
+      problems: [
+        { ...(line ? { line } : {}), message: `dataset : invalid format (${(err as Error).message})` },
+      ],
+    };
+  }
+  if (records.length === 0) return { rows: [], problems: [{ message: 'dataset : must not be empty' }] };
+  const problems: DatasetProblem[] = [];
+  if (records.length > TRAINING_LIMITS.lines) {
+    problems.push({
+      line: records[TRAINING_LIMITS.lines]!.info.lines,
+      message: `dataset : size must be between 1 and ${TRAINING_LIMITS.lines} lines`,
+    });
+  }
+  const rows: TrainingRow[] = [];
+  for (const { record, info } of records) {
+    // csv-parse counts the line a record ends on; a quoted text with line breaks began earlier.
+    const breaks = record.reduce((n, f) => n + (f.match(/\n/g)?.length ?? 0), 0);
+    const row = { line: info.lines - breaks, class: record[0] ?? '', text: record[1] ?? '' };
+    const problem = rowProblem(row, record.length);
+    if (problem) problems.push(problem);
+    else rows.push(row);
+  }
+  if (problems.length === 0) problems.push(...classProblems(rows));
+  return { rows, problems };
+}
+
+/** A training file of `rows`, quoted as spec 03 says where a text needs it. */
+export function trainingCsv(rows: readonly { class: string; text: string }[]): string {
+  return stringify(rows.map((r) => [r.class, r.text]));
+}
