@@ -16,6 +16,7 @@ const COMMANDS = [
   'watch',
   'rescore',
   'dictionary',
+  'reasons',
   'schedule',
   'status',
   'query',

@@ -70,53 +70,76 @@ function classProblems(rows: readonly TrainingRow[]): DatasetProblem[] {
   return problems;
 }
 
+/** A CSV record and the line of the file where it begins (a quoted text may span lines). */
+export interface CsvRecord {
+  line: number;
+  fields: string[];
+}
+
+/** The records of a CSV file of at most 10 MB, or the problem that stops reading it. */
+export function readCsvRecords(
+  data: Buffer | string,
+): { records: CsvRecord[] } | { problem: DatasetProblem } {
+  const bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+  if (bytes > TRAINING_LIMITS.bytes)
+    return { problem: { message: `dataset : size must be between 1 and ${TRAINING_LIMITS.bytes}` } };
+  let parsed: { record: string[]; info: { lines: number } }[];
+  try {
+    parsed = parse(data, {
+      bom: true,
+      info: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+    }) as unknown as typeof parsed;
+  } catch (err) {
+    const line = (err as { lines?: number }).lines;
+    return {
+      problem: { ...(line ? { line } : {}), message: `dataset : invalid format (${(err as Error).message})` },
+    };
+  }
+  if (parsed.length === 0) return { problem: { message: 'dataset : must not be empty' } };
+  // csv-parse counts the line a record ends on; a quoted text with line breaks began earlier.
+  const records = parsed.map(({ record, info }) => ({
+    line: info.lines - record.reduce((n, f) => n + (f.match(/\n/g)?.length ?? 0), 0),
+    fields: record,
+  }));
+  return { records };
+}
+
+/** Every problem of training rows against spec 03's limits, in file order; none: the file may be sent. */
+export function trainingRowsProblems(rows: readonly (TrainingRow & { fields?: number })[]): DatasetProblem[] {
+  const problems: DatasetProblem[] = [];
+  if (rows.length > TRAINING_LIMITS.lines) {
+    problems.push({
+      line: rows[TRAINING_LIMITS.lines]!.line,
+      message: `dataset : size must be between 1 and ${TRAINING_LIMITS.lines} lines`,
+    });
+  }
+  for (const row of rows) {
+    const problem = rowProblem(row, row.fields ?? 2);
+    if (problem) problems.push(problem);
+  }
+  if (problems.length === 0) problems.push(...classProblems(rows));
+  return problems;
+}
+
 /**
  * The records of a training file and every problem found, in file order (the size first). A file with
  * problems must not be sent; the service refuses it with the first.
  */
 export function readTrainingCsv(data: Buffer | string): { rows: TrainingRow[]; problems: DatasetProblem[] } {
-  const bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
-  if (bytes > TRAINING_LIMITS.bytes)
-    return {
-      rows: [],
-      problems: [{ message: `dataset : size must be between 1 and ${TRAINING_LIMITS.bytes}` }],
-    };
-  let records: { record: string[]; info: { lines: number } }[];
-  try {
-    records = parse(data, {
-      bom: true,
-      info: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-    }) as unknown as typeof records;
-  } catch (err) {
-    const line = (err as { lines?: number }).lines;
-    return {
-      rows: [],
-      problems: [
-        { ...(line ? { line } : {}), message: `dataset : invalid format (${(err as Error).message})` },
-      ],
-    };
-  }
-  if (records.length === 0) return { rows: [], problems: [{ message: 'dataset : must not be empty' }] };
-  const problems: DatasetProblem[] = [];
-  if (records.length > TRAINING_LIMITS.lines) {
-    problems.push({
-      line: records[TRAINING_LIMITS.lines]!.info.lines,
-      message: `dataset : size must be between 1 and ${TRAINING_LIMITS.lines} lines`,
-    });
-  }
-  const rows: TrainingRow[] = [];
-  for (const { record, info } of records) {
-    // csv-parse counts the line a record ends on; a quoted text with line breaks began earlier.
-    const breaks = record.reduce((n, f) => n + (f.match(/\n/g)?.length ?? 0), 0);
-    const row = { line: info.lines - breaks, class: record[0] ?? '', text: record[1] ?? '' };
-    const problem = rowProblem(row, record.length);
-    if (problem) problems.push(problem);
-    else rows.push(row);
-  }
-  if (problems.length === 0) problems.push(...classProblems(rows));
-  return { rows, problems };
+  const read = readCsvRecords(data);
+  if ('problem' in read) return { rows: [], problems: [read.problem] };
+  const rows = read.records.map(({ line, fields }) => ({
+    line,
+    class: fields[0] ?? '',
+    text: fields[1] ?? '',
+    fields: fields.length,
+  }));
+  return {
+    rows: rows.map(({ line, class: c, text }) => ({ line, class: c, text })),
+    problems: trainingRowsProblems(rows),
+  };
 }
 
 /** A training file of `rows`, quoted as spec 03 says where a text needs it. */

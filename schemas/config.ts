@@ -37,6 +37,7 @@ import {
   type TablesLocation,
 } from './call-keys.ts';
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrains } from './text-grains.ts';
+import { DEFAULT_REASON_TEXT, REASON_TEXTS } from './reasons.ts';
 import type { RedactionInput } from './recording.ts';
 import { redactionRulesSchema } from './redaction.ts';
 import { retentionDaysSchema } from './lifecycle.ts';
@@ -249,6 +250,13 @@ export const insightsConfigSchema = z.object({
    * utterance sounds, line included (cheaper, for legs that differ by their line); `off`: one `mixed`.
    */
   separateVoices: z.enum(['separate', 'line', 'off']),
+  /**
+   * Call reasons: the text classification model (spec 03) each call is classified with, trained by
+   * `callpipe reasons train`; unset, calls are not classified (the rule file's `reasons.model` otherwise).
+   */
+  reasonsModel: z.string().min(1).optional(),
+  /** What of a call is classified, and what `callId,class` training lines are built from (schemas/reasons.ts). */
+  reasonsText: z.enum(REASON_TEXTS),
 });
 
 /**
@@ -370,6 +378,7 @@ export const DEFAULTS = {
     windowSeconds: DEFAULT_TEXT_GRAINS.windowSeconds,
     speakerRoles: 'evidence',
     separateVoices: 'separate',
+    reasonsText: DEFAULT_REASON_TEXT,
   },
   redaction: { masks: {}, terms: [], patterns: [], audio: false, audioMask: 'tone' },
   stack: {
@@ -435,6 +444,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_TEXT_WINDOW_SECONDS: 'insights.windowSeconds',
   CALLPIPE_SPEAKER_ROLES: 'insights.speakerRoles',
   CALLPIPE_SEPARATE_VOICES: 'insights.separateVoices',
+  CALLPIPE_REASONS_MODEL: 'insights.reasonsModel',
+  CALLPIPE_REASONS_TEXT: 'insights.reasonsText',
   CALLPIPE_REDACTION_RULES: 'redaction.rulesFile',
   CALLPIPE_DIGEST_KEY: 'redaction.digestKey',
   CALLPIPE_DIGEST_KEY_FILE: 'redaction.digestKeyFile',

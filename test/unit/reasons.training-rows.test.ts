@@ -1,0 +1,83 @@
+/**
+ * The two forms of a reasons training file (activities/reasons/training-rows.ts): `class,text` lines
+ * checked against spec 03's limits with the line named; `callId,class` lines built from stored, redacted
+ * results (the customer's words or the summary), a call without a result named by its line.
+ */
+import { describe, expect, it } from 'vitest';
+import { reasonText } from '../../activities/reasons/reason-text.ts';
+import { trainingSet } from '../../activities/reasons/training-rows.ts';
+import { callOutputKeys } from '../../schemas/call-keys.ts';
+import { trainingCsv } from '../../schemas/classifier-dataset.ts';
+import type { ReasonText } from '../../schemas/reasons.ts';
+import { resultFixture } from '../helpers/result-fixture.ts';
+import { MemoryStore } from './nlp.helpers.ts';
+
+const output = { bucket: 'out', prefix: 'results/' };
+const rows = ['billing', 'outage'].flatMap((c) =>
+  Array.from({ length: 6 }, (_, i) => ({ class: c, text: `${c} ${i}` })),
+);
+const noResults = () => {
+  throw new Error('class,text lines read no result');
+};
+
+describe('class,text lines', () => {
+  it('are taken as they are when within the limits', async () => {
+    const set = await trainingSet(trainingCsv(rows), noResults);
+    expect(set.problems).toEqual([]);
+    expect(set.rows).toHaveLength(12);
+    expect(set.rows[7]).toEqual({ line: 8, class: 'outage', text: 'outage 1' });
+  });
+
+  it('name the line of each problem (a quoted text over lines counts from where it begins)', async () => {
+    const csv = `${trainingCsv(rows.slice(0, 3))}billing,"two\nlines"\n${'c'.repeat(129)},text\nbilling,${'あ'.repeat(3001)}\n`;
+    const set = await trainingSet(csv, noResults);
+    expect(set.problems.map((p) => [p.line, p.message])).toEqual([
+      [6, 'class : must be less than 128 character'],
+      [7, 'text : must be less than 3000 character'],
+    ]);
+  });
+
+  it('need two classes of six examples each', async () => {
+    const set = await trainingSet(trainingCsv(rows.slice(0, 11)), noResults);
+    expect(set.problems).toEqual([
+      { line: 7, message: 'class : outage must be greater than or equal to 6 items (has 5)' },
+    ]);
+    const one = await trainingSet(trainingCsv(rows.slice(0, 6)), noResults);
+    expect(one.problems[0]!.message).toMatch(/^class : size must be between 2/);
+  });
+});
+
+describe('callId,class lines', () => {
+  async function storeWith(callIds: string[]) {
+    const store = new MemoryStore('out');
+    for (const callId of callIds) {
+      const doc = resultFixture({ callId });
+      await store.put(callOutputKeys(output, callId).result, JSON.stringify(doc));
+    }
+    return store;
+  }
+
+  it("build each example from the call's stored result: the customer's words or the summary", async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `call-${i}-0000abcd`);
+    const results = await storeWith(ids);
+    const csv = `callId,class\n${ids.map((id, i) => `${id},${i < 6 ? 'billing' : 'outage'}`).join('\n')}\n`;
+    for (const text of ['customer', 'summary'] as ReasonText[]) {
+      const set = await trainingSet(csv, () => ({ results, output, text }));
+      expect(set.problems).toEqual([]);
+      expect(set.text).toBe(text);
+      const doc = resultFixture({ callId: ids[0]! });
+      expect(set.rows[0]).toEqual({ line: 2, class: 'billing', text: reasonText(doc, text) });
+    }
+    const customer = reasonText(resultFixture(), 'customer');
+    expect(customer).toContain('請求書の件で電話しました');
+    expect(customer).not.toContain('カスタマーセンターの佐藤');
+  });
+
+  it('a call without a stored result, or an unsafe id, is named by its line; nothing is sent', async () => {
+    const results = await storeWith(['call-1-0000abcd']);
+    const csv = 'callId,class\ncall-1-0000abcd,billing\ncall-2-0000abcd,billing\n../etc,billing\n';
+    const set = await trainingSet(csv, () => ({ results, output, text: 'customer' }));
+    expect(set.problems.map((p) => p.line)).toEqual([3, 4]);
+    expect(set.problems[0]!.message).toMatch(/no result\.json/);
+  });
+});
