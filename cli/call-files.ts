@@ -92,6 +92,8 @@ export async function storeDictionary(
 export interface CallFileKeys {
   rulesKey?: string;
   wordsKey?: string;
+  /** The rule file's `reasons.model`. */
+  reasonsModel?: string;
 }
 
 export interface CallFileOptions {
@@ -123,7 +125,12 @@ export async function storeCallFiles(
   checkRedactionRules(config);
   const rules = await storeRules(store, config, options.rules);
   const wordsKey = await storeDictionary(store, config, options.dictionary);
-  return { ...(rules ? { rulesKey: rules.key } : {}), ...(wordsKey ? { wordsKey } : {}) };
+  const reasonsModel = rules?.loaded.rules.reasons?.model;
+  return {
+    ...(rules ? { rulesKey: rules.key } : {}),
+    ...(wordsKey ? { wordsKey } : {}),
+    ...(reasonsModel ? { reasonsModel } : {}),
+  };
 }
 
 /** The help lines of the options above, their text starting at `column` as the command's others do. */

@@ -188,6 +188,8 @@ export interface CallStagingKeys {
   sentiment: string;
   keywords: string;
   dialogActs: string;
+  /** The reasons step's output (schemas/result.ts, reasonsOutputSchema). */
+  reasons: string;
   /** The redaction step's records (schemas/result.ts, redactionOutputSchema). */
   redaction: string;
   /** The timeline with personal data masked: what every text step after redaction reads. */
@@ -215,6 +217,7 @@ export function callStagingKeys(stagingPrefix: string, callId: string, workflowI
     sentiment: `${dir}sentiment.json`,
     keywords: `${dir}keywords.json`,
     dialogActs: `${dir}dialog-acts.json`,
+    reasons: `${dir}reasons.json`,
     redaction: `${dir}redaction.json`,
     redactedTimeline: `${dir}timeline.redacted.json`,
     insights: `${dir}insights.json`,

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { channelOptionsSchema, planOptionsSchema } from './plan.ts';
 import { redactionInputSchema } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
+import { REASON_TEXTS } from './reasons.ts';
 import { RECOGNITION_HEARTBEAT_SECONDS, SESSION_MAX_RESTARTS } from './limits.ts';
 import {
   planOptionsOf,
@@ -79,6 +80,8 @@ export const callSpecSchema = z.object({
   }),
   /** Where unredacted copies go and whether to redact the audio; `{}`: neither. */
   redaction: redactionInputSchema,
+  /** Call reasons (schemas/reasons.ts): the model each call is classified with and from what; absent: none. */
+  reasons: z.object({ model: z.string().min(1), text: z.enum(REASON_TEXTS) }).optional(),
 });
 export type CallSpec = z.infer<typeof callSpecSchema>;
 
@@ -86,6 +89,8 @@ export type CallSpec = z.infer<typeof callSpecSchema>;
 export interface CallSpecFiles {
   rulesKey?: string | undefined;
   wordsKey?: string | undefined;
+  /** The rule file's `reasons.model`, used when the configuration names none. */
+  reasonsModel?: string | undefined;
 }
 
 /**
@@ -107,7 +112,14 @@ export function callSpecOf(config: Config, output: OutputLocation, files: CallSp
     tables: tablesOf(config, output),
     text: textGrainsOf(config),
     redaction: redactionInputOf(config, output),
+    ...reasonsOf(config, files),
   } satisfies z.input<typeof callSpecSchema>);
+}
+
+/** The reasons model of the configuration, else of the rule file; none: calls are not classified. */
+function reasonsOf(config: Config, files: CallSpecFiles) {
+  const model = config.insights.reasonsModel ?? files.reasonsModel;
+  return model ? { reasons: { model, text: config.insights.reasonsText } } : {};
 }
 
 /**

@@ -22,6 +22,7 @@ import { amrFramesSchema, inputReaderSchema, lengthCheckSchema } from './media-p
 import { channelFactsSchema, cutKindSchema, silenceSchema } from './plan.ts';
 import { STAGES } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
+import { callReasonsSchema } from './reasons.ts';
 import { REDACTION_SOURCES, redactionRecordSchema, stagedRedactionSchema } from './redaction.ts';
 
 /** 2 (0.2.0): one name per concept (`reStreamedSeconds`, `writtenAt`, a keyword's `text`); see CHANGELOG.md. */
@@ -33,7 +34,15 @@ const count = z.number().int().nonnegative();
 // --- shared pieces -------------------------------------------------------------------------------------
 
 /** The text steps, in the order the workflow runs them. */
-export const NLP_STEPS = ['redaction', 'fillers', 'summary', 'sentiment', 'keywords', 'dialogActs'] as const;
+export const NLP_STEPS = [
+  'redaction',
+  'fillers',
+  'summary',
+  'sentiment',
+  'keywords',
+  'dialogActs',
+  'reasons',
+] as const;
 export const nlpStepSchema = z.enum(NLP_STEPS);
 export type NlpStep = z.infer<typeof nlpStepSchema>;
 /** Steps whose failure leaves the call `partial`: the text steps after redaction, and the redacted audio copy. */
@@ -43,6 +52,7 @@ export const PARTIAL_STEPS = [
   'sentiment',
   'keywords',
   'dialogActs',
+  'reasons',
   'audioRedaction',
 ] as const;
 
@@ -651,6 +661,16 @@ export const redactionSummarySchema = z
   .meta({ id: 'RedactionSummary' });
 export type RedactionSummary = z.infer<typeof redactionSummarySchema>;
 
+/** The reasons step's staged output: the call classified by the configured model (schemas/reasons.ts). */
+export const reasonsOutputSchema = z.object({
+  step: z.literal('reasons'),
+  callId: z.string().min(1),
+  /** null: the call had no text to classify (nothing was sent). */
+  reasons: callReasonsSchema.nullable(),
+  cost: requestCostSchema,
+});
+export type ReasonsOutput = z.infer<typeof reasonsOutputSchema>;
+
 export const resultDocumentSchema = z
   .object({
     schemaVersion: z.literal(RESULT_SCHEMA_VERSION),
@@ -679,6 +699,11 @@ export const resultDocumentSchema = z
       .describe(
         'who each speaker is and why: roles with their evidence, a swapped channel map, voices told apart ' +
           'on a mono call; absent for a run from before the speakers stage',
+      ),
+    reasons: callReasonsSchema
+      .optional()
+      .describe(
+        'why the customer called, by the configured text classification model; absent when none is configured or the step failed',
       ),
     metrics: callMetricsSchema.optional().describe('call metrics; absent in results written before 0.2.0'),
     categories: z

@@ -238,6 +238,18 @@ export const categoryRefRuleSchema = z
   })
   .strict();
 
+export const reasonRuleSchema = z
+  .object({
+    kind: z.literal('reason'),
+    classes: z
+      .array(name)
+      .min(1)
+      .describe("the call's reason (its best class by the configured model) is one of these"),
+    minScore: z.number().min(0).max(1).default(0).describe('and its score is at least this'),
+    negate: ruleBase.negate,
+  })
+  .strict();
+
 export const ruleSchema = z
   .discriminatedUnion('kind', [
     phraseRuleSchema,
@@ -249,6 +261,7 @@ export const ruleSchema = z
     dialogActRuleSchema,
     redactionRuleSchema,
     categoryRefRuleSchema,
+    reasonRuleSchema,
   ])
   .meta({ id: 'Rule' });
 export type Rule = z.output<typeof ruleSchema>;
@@ -359,6 +372,16 @@ export const rulesFileSchema = z
       .describe(
         'cues that tell the agent from the customer (schemas/speakers.ts); absent: the shipped default file’s',
       ),
+    reasons: z
+      .object({
+        model: z
+          .string()
+          .min(1)
+          .describe('the text classification model calls are classified with (CALLPIPE_REASONS_MODEL wins)'),
+      })
+      .strict()
+      .optional()
+      .describe('call reasons (docs/insights.md, "Call reasons")'),
   })
   .strict()
   .superRefine((file, ctx) => {

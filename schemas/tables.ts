@@ -150,6 +150,12 @@ export const CALLS_TABLE = {
     { name: 'customer_sentiment_mean', type: 'double', doc: "the `customer` speaker's mean sentiment" },
     { name: 'summary', type: 'string', doc: 'the call summary; null when summarizing did not run' },
     {
+      name: 'reason',
+      type: 'string',
+      doc: "why the customer called: the reasons model's best class; null when no model classified the call",
+    },
+    { name: 'reason_score', type: 'double', doc: "the reason's score, 0–1 (the model's confidence)" },
+    {
       name: 'categories',
       type: { list: 'string' },
       doc: "the rule file's categories the call matched (null in results written without insights)",

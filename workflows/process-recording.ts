@@ -19,6 +19,7 @@
 import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { WatchActivities } from '../activities/watch/watch-activities.ts';
 import type { AssignSpeakersOutput } from '../activities/speakers/speakers-stage.ts';
+import type { NlpStepOutput } from '../activities/nlp/types.ts';
 import type { AudioRedaction } from '../schemas/result.ts';
 import type { PlanSession, SessionPlan, SessionRoom } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
@@ -360,6 +361,21 @@ async function audioRedactionStage(
   }
 }
 
+/** The call's reason when the call's spec names a model; after the summary, which it may classify. */
+async function reasonsStep(
+  call: Call,
+  base: { callId: string; timelineKey: string },
+  fillersKey: string | undefined,
+  summary: NlpStepOutput,
+): Promise<NlpStepOutput | undefined> {
+  const asked = call.spec.reasons;
+  if (!asked) return undefined;
+  const summaryKey = summary.status === 'ok' ? summary.outputKey : undefined;
+  return call.activities.nlp.classifyReasons.executeWithOptions({ summary: 'classify the call (reasons)' }, [
+    { ...base, fillersKey, summaryKey, outputKey: call.keys.staging.reasons, ...asked },
+  ]);
+}
+
 /** Fillers first (the others read the cleaned text), then summary, sentiment, keywords and dialog acts at once. */
 async function textStage(call: Call, utterances: number, redacted: Redacted): Promise<TextSteps> {
   const staging = call.keys.staging;
@@ -392,7 +408,15 @@ async function textStage(call: Call, utterances: number, redacted: Redacted): Pr
         ])
       : undefined,
   ]);
-  const steps = { fillers, summary, sentiment, keywords, ...(dialogActs ? { dialogActs } : {}) };
+  const reasons = await reasonsStep(call, base, fillersKey, summary);
+  const steps = {
+    fillers,
+    summary,
+    sentiment,
+    keywords,
+    ...(dialogActs ? { dialogActs } : {}),
+    ...(reasons ? { reasons } : {}),
+  };
   const failures = Object.entries(steps)
     .filter(([, out]) => out.status === 'failed')
     .map(([step, out]) => ({ step, reason: out.reason ?? 'failed' }));

@@ -119,6 +119,8 @@ export interface TextSteps {
   keywords: NlpStepOutput;
   /** Absent when off. */
   dialogActs?: NlpStepOutput;
+  /** Absent when no reasons model is configured. */
+  reasons?: NlpStepOutput;
   failures: { step: string; reason: string }[];
 }
 
@@ -147,6 +149,7 @@ export function costOf(sessions: RecognizedSession[], text: TextSteps, redacted:
     text.sentiment,
     text.keywords,
     ...(text.dialogActs ? [text.dialogActs] : []),
+    ...(text.reasons ? [text.reasons] : []),
   ];
   return {
     requests: {
@@ -157,6 +160,7 @@ export function costOf(sessions: RecognizedSession[], text: TextSteps, redacted:
       sentiment: text.sentiment.cost.requests,
       keywords: text.keywords.cost.requests,
       ...(text.dialogActs ? { dialogActs: text.dialogActs.cost.requests } : {}),
+      ...(text.reasons ? { reasons: text.reasons.cost.requests } : {}),
     },
     retries: steps.reduce((n, s) => n + s.cost.retries, 0),
     restarts: sessions.reduce((n, r) => n + r.restarts, 0),

@@ -38,6 +38,7 @@ function publishInputOf(call: Call, { probe, plan, sessions, text, redacted, aud
     summaryKey: stepKey(text.summary),
     keywordsKey: stepKey(text.keywords),
     ...(text.dialogActs && stepKey(text.dialogActs) ? { dialogActsKey: stepKey(text.dialogActs) } : {}),
+    ...(text.reasons && stepKey(text.reasons) ? { reasonsKey: stepKey(text.reasons) } : {}),
     stepFailures: text.failures,
     timeZone: call.spec.tables.timeZone,
     facts: {
@@ -90,6 +91,7 @@ export async function insightsStage(
         fillersKey: stepKey(text.fillers),
         sentimentKey: stepKey(text.sentiment),
         ...(text.dialogActs && stepKey(text.dialogActs) ? { dialogActsKey: stepKey(text.dialogActs) } : {}),
+        ...(text.reasons && stepKey(text.reasons) ? { reasonsKey: stepKey(text.reasons) } : {}),
         durationSeconds: probe.durationSeconds,
         ...(call.spec.rulesKey ? { rulesKey: call.spec.rulesKey } : {}),
         outputKey: staging.insights,

@@ -5,6 +5,7 @@
  * activity that reads the parts and writes the document is insights-stage.ts.
  */
 import type { CallInsightsParts } from '../../schemas/insights.ts';
+import type { ReasonsOutput } from '../../schemas/result.ts';
 import { talkTimeBySpeaker } from '../../schemas/talk-time.ts';
 import {
   callSpeakers,
@@ -21,6 +22,8 @@ import { scoreCall, type ScoreOptions } from './score-call.ts';
 export interface InsightsParts extends CallTextParts {
   /** The probe's length of the call (0 when it had none: the timeline's is used for talk time). */
   durationSeconds: number;
+  /** The reasons step's output, when it ran (a `reason` rule reads it). */
+  reasons?: ReasonsOutput | undefined;
 }
 
 /** What the rules read of the call: result.json's content without its insights. */
@@ -36,6 +39,7 @@ export function scoredCallOf(parts: InsightsParts): ScoredCall {
     // Rules read whether redaction ran and the utterances' records, not the run's copies.
     ...(parts.redaction ? { redaction: { applied: true } } : {}),
     ...(parts.dialogActs ? { dialogActs: dialogActsSummary(parts.dialogActs) } : {}),
+    ...(parts.reasons?.reasons ? { reasons: parts.reasons.reasons } : {}),
   };
 }
 

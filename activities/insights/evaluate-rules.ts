@@ -29,7 +29,7 @@ import { MIXED_SPEAKER } from '../media/channels.ts';
 
 /** What rules read of a result (result.json without its insights). */
 export type ScoredCall = Pick<ResultDocument, 'speakers' | 'utterances' | 'talk' | 'sentiment'> &
-  Partial<Pick<ResultDocument, 'dialogActs'>> &
+  Partial<Pick<ResultDocument, 'dialogActs' | 'reasons'>> &
   Pick<RedactedCall, 'redaction'> & { audio: Pick<ResultDocument['audio'], 'durationSeconds'> };
 
 export interface RuleOutcome {
@@ -331,8 +331,22 @@ function redaction(rule: Extract<Rule, { kind: 'redaction' }>, ctx: EvaluationCo
   return counted(scoped.map(pointOf), rule.minCount);
 }
 
+/** The call's best reason is one of the rule's classes, with at least its score; over the whole call. */
+function reason(rule: Extract<Rule, { kind: 'reason' }>, ctx: EvaluationContext): RuleOutcome {
+  const best = ctx.call.reasons?.top[0];
+  if (!best) return { held: false, points: [], unavailable: 'call reasons' };
+  const held = rule.classes.includes(best.class) && best.score >= rule.minScore;
+  const end = roundThousandths(ctx.call.audio.durationSeconds);
+  return { held, points: held ? [{ start: 0, end, utterance: null }] : [] };
+}
+
 function test(rule: Rule, ctx: EvaluationContext): RuleOutcome {
-  if (rule.kind !== 'category' && rule.speaker !== undefined && !speakersToldApart(ctx.call))
+  if (
+    rule.kind !== 'category' &&
+    rule.kind !== 'reason' &&
+    rule.speaker !== undefined &&
+    !speakersToldApart(ctx.call)
+  )
     return { held: false, points: [], unavailable: SPEAKERS_UNAVAILABLE };
   switch (rule.kind) {
     case 'phrase':
@@ -349,6 +363,8 @@ function test(rule: Rule, ctx: EvaluationContext): RuleOutcome {
       return dialogAct(rule, ctx);
     case 'redaction':
       return redaction(rule, ctx);
+    case 'reason':
+      return reason(rule, ctx);
     case 'category': {
       const c = ctx.categories.get(rule.category);
       if (!c) return { held: false, points: [], unavailable: `category ${rule.category}` };

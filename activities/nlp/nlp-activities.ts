@@ -11,6 +11,7 @@ import { classifyDialogActs } from './dialog-acts.ts';
 import { extractKeywords } from './keywords.ts';
 import { removeFillers } from './fillers.ts';
 import { createPacer } from './pacing.ts';
+import { classifyReasons } from './reasons.ts';
 import { redactText } from './redact.ts';
 import { compileRules } from './redaction/redact-call.ts';
 import { analyzeSentiment } from './sentiment.ts';
@@ -19,6 +20,7 @@ import { summarizeCall } from './summary.ts';
 import type {
   AnalyzeSentimentInput,
   ClassifyDialogActsInput,
+  ClassifyReasonsInput,
   ExtractKeywordsInput,
   NlpStepOutput,
   RedactTextInput,
@@ -48,6 +50,8 @@ export function createNlpActivities(input: NlpActivityDeps) {
     /** Speech acts (`/nlp/v1/sentence_type`) per utterance, turn or window; output: DialogActsOutput. */
     classifyDialogActs: (input: ClassifyDialogActsInput): Promise<NlpStepOutput> =>
       classifyDialogActs(deps, input),
+    /** The call's reason by a text classification model (`/nlp/v1/classifier/models/<id>/classify`); output: ReasonsOutput. */
+    classifyReasons: (input: ClassifyReasonsInput): Promise<NlpStepOutput> => classifyReasons(deps, input),
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { CallCost } from '../../service/index.ts';
 import type { TextGrain } from '../../schemas/text-grains.ts';
+import type { ReasonText } from '../../schemas/reasons.ts';
 
 /** What every text activity takes. */
 export interface NlpStepInput {
@@ -65,6 +66,16 @@ export type ClassifyDialogActsInput = GrainedTextInput;
 export interface ExtractKeywordsInput extends CleanedTextInput {
   /** `max_keyword_num` (spec 01, Rule 4); default {@link DEFAULT_CALL_KEYWORDS}. */
   maxKeywords?: number;
+}
+
+/** The call classified by a reasons model (spec 03 text classification). */
+export interface ClassifyReasonsInput extends CleanedTextInput {
+  /** The text classification model. */
+  model: string;
+  /** What of the call is classified (schemas/reasons.ts). */
+  text: ReasonText;
+  /** The summary step's output: what `summary` classifies. */
+  summaryKey?: string | undefined;
 }
 
 /**

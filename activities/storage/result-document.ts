@@ -6,6 +6,7 @@
  */
 import {
   type DialogActsOutput,
+  type ReasonsOutput,
   errorDocumentSchema,
   RESULT_SCHEMA_VERSION,
   resultDocumentSchema,
@@ -103,6 +104,8 @@ export interface ResultParts {
   summary?: SummaryOutput | undefined;
   keywords?: KeywordsOutput | undefined;
   dialogActs?: DialogActsOutput | undefined;
+  /** The reasons step's output, when a model is configured and the step succeeded. */
+  reasons?: ReasonsOutput | undefined;
   /** Who said what, and why (the speakers stage's document), when the stage ran. */
   speakers?: SpeakerRoles | undefined;
   stepFailures: { step: string; reason: string }[];
@@ -205,7 +208,10 @@ function sessionFacts(sessions: readonly SessionInput[], timeline: Timeline): Se
 function processingFacts(
   processing: ProcessingInput,
   steps: Partial<
-    Record<'redaction' | 'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs', EndpointCost>
+    Record<
+      'redaction' | 'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs' | 'reasons',
+      EndpointCost
+    >
   >,
 ): ProcessingFacts {
   const requests: Record<string, EndpointCost> = {};
@@ -244,7 +250,7 @@ export function assembleResult(
   parts: Omit<ResultParts, 'rules'>,
   insights: CallInsightsParts,
 ): ResultDocument {
-  const { timeline, fillers, sentiment, summary, keywords, dialogActs, facts } = parts;
+  const { timeline, fillers, sentiment, summary, keywords, dialogActs, reasons, facts } = parts;
   const redaction = parts.redaction;
   const content = {
     schemaVersion: RESULT_SCHEMA_VERSION,
@@ -269,6 +275,7 @@ export function assembleResult(
     ...(redaction ? { redaction: redactionSummary(redaction) } : {}),
     ...(dialogActs ? { dialogActs: dialogActsSummary(dialogActs) } : {}),
     ...(parts.speakers ? { speakerRoles: parts.speakers } : {}),
+    ...(reasons?.reasons ? { reasons: reasons.reasons } : {}),
   };
   const document = {
     ...content,
@@ -283,6 +290,7 @@ export function assembleResult(
       ...(sentiment ? { sentiment: sentiment.cost } : {}),
       ...(keywords ? { keywords: keywords.cost } : {}),
       ...(dialogActs ? { dialogActs: dialogActs.cost } : {}),
+      ...(reasons ? { reasons: reasons.cost } : {}),
     }),
     stepFailures: parts.stepFailures.map((f) => ({ step: f.step, reason: redact(f.reason) })),
     writtenAt: parts.writtenAt ?? new Date().toISOString(),

@@ -4,6 +4,7 @@
  */
 import {
   dialogActsOutputSchema,
+  reasonsOutputSchema,
   fillersOutputSchema,
   keywordsOutputSchema,
   redactionOutputSchema,
@@ -34,13 +35,15 @@ export interface StagedOutputKeys {
   summaryKey?: string | undefined;
   keywordsKey?: string | undefined;
   dialogActsKey?: string | undefined;
+  /** The reasons step's output; absent when no model is configured or the step failed. */
+  reasonsKey?: string | undefined;
   /** The speakers stage's document; absent for a run from before it, or when it could not run. */
   speakersKey?: string | undefined;
 }
 
 /** Every staged output the keys name, read at once. */
 export async function readStagedOutputs(store: ObjectStore, keys: StagedOutputKeys) {
-  const [timeline, fillers, sentiment, summary, keywords, dialogActs, redaction, speakers] =
+  const [timeline, fillers, sentiment, summary, keywords, dialogActs, redaction, speakers, reasons] =
     await Promise.all([
       readStaged(store, keys.timelineKey, (v) => timelineSchema.parse(v)),
       readStaged(store, keys.fillersKey, (v) => fillersOutputSchema.parse(v)),
@@ -50,8 +53,19 @@ export async function readStagedOutputs(store: ObjectStore, keys: StagedOutputKe
       readStaged(store, keys.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
       readStaged(store, keys.redactionKey, (v) => redactionOutputSchema.parse(v)),
       readStaged(store, keys.speakersKey, (v) => speakersDocumentSchema.parse(v).roles),
+      readStaged(store, keys.reasonsKey, (v) => reasonsOutputSchema.parse(v)),
     ]);
-  return { timeline: timeline!, fillers, sentiment, summary, keywords, dialogActs, redaction, speakers };
+  return {
+    timeline: timeline!,
+    fillers,
+    sentiment,
+    summary,
+    keywords,
+    dialogActs,
+    redaction,
+    speakers,
+    reasons,
+  };
 }
 
 export type StagedOutputs = Awaited<ReturnType<typeof readStagedOutputs>>;

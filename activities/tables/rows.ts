@@ -120,6 +120,8 @@ export function callRows(
     agent_sentiment_mean: speakerSentiment(result, 'agent')?.meanValue ?? null,
     customer_sentiment_mean: speakerSentiment(result, 'customer')?.meanValue ?? null,
     summary: result.summary?.text ?? null,
+    reason: result.reasons?.top[0]?.class ?? null,
+    reason_score: result.reasons?.top[0]?.score ?? null,
     categories: result.categories ? result.categories.filter((c) => c.matched).map((c) => c.name) : null,
     scorecard: result.scorecard?.name ?? null,
     score: result.scorecard?.score ?? null,

@@ -126,7 +126,15 @@ export const SAMPLE_UTTERANCES: Utterance[] = [
 ];
 
 export interface FakeCall {
-  endpoint: 'removeFiller' | 'summarize' | 'sentiment' | 'keyword' | 'namedEntities' | 'sentenceType';
+  endpoint:
+    | 'removeFiller'
+    | 'summarize'
+    | 'sentiment'
+    | 'keyword'
+    | 'namedEntities'
+    | 'sentenceType'
+    | 'classify'
+    | 'listModels';
   input: unknown;
   options?: unknown;
 }
@@ -185,7 +193,38 @@ export class FakeService {
       throw new Error('not in the fake');
     },
     userDictionary: undefined as never,
-    classifier: undefined as never,
+    // One model, `reasons-1`: billing when the text speaks of a bill, else outage.
+    classifier: {
+      learn: () => {
+        throw new Error('not in the fake');
+      },
+      status: () => {
+        throw new Error('not in the fake');
+      },
+      delete: () => {
+        throw new Error('not in the fake');
+      },
+      list: (options) =>
+        this.answer({ endpoint: 'listModels', input: null, options }, options, () => [
+          {
+            model_id: 'reasons-1',
+            model_status: 'completed' as const,
+            created_at: '2026-11-01T09:00:00+09:00',
+          },
+        ]),
+      classify: (model, text, options) =>
+        this.answer({ endpoint: 'classify', input: { model, text }, options }, options, () =>
+          text.includes('請求')
+            ? [
+                { class: 'billing', score: 0.8 },
+                { class: 'outage', score: 0.2 },
+              ]
+            : [
+                { class: 'outage', score: 0.6 },
+                { class: 'billing', score: 0.4 },
+              ],
+        ),
+    },
     nlp: {
       removeFiller: (text, options) =>
         this.answer({ endpoint: 'removeFiller', input: text, options }, options, () => {
