@@ -206,6 +206,20 @@ function insights(result: ResultDocument): string {
 <section class="card" id="scorecard"><h2>Scorecard${card ? `: ${esc(card.name)}` : ''}</h2>${card ? `<p><b>${card.score} / ${card.max}</b>${card.normalized !== null ? ` (${Math.round(card.normalized * 100)} %)` : ''}</p><table><thead><tr><th>answer</th><th>question</th><th>weight</th><th>where</th></tr></thead><tbody>${answers}</tbody></table>` : '<span class="muted">no scorecard in the rule file</span>'}${result.rules ? `<p class="muted">rules ${esc(result.rules.name)} ${esc(result.rules.version)}</p>` : ''}</section></div>`;
 }
 
+/** Why the customer called, by the reasons model: the best classes with their scores, and the model. */
+function reasonsBlock(result: ResultDocument): string {
+  const r = result.reasons;
+  if (!r) return '';
+  const classes = r.top
+    .map(
+      (c, i) =>
+        `<span class="chip${i === 0 ? ' best' : ''}" title="score ${c.score.toFixed(2)}">${esc(c.class)} ${Math.round(c.score * 100)} %</span>`,
+    )
+    .join('');
+  const trained = r.trainedAt ? `, trained ${esc(r.trainedAt)}` : '';
+  return `<h2 style="margin-top:12px">Reason</h2><div id="reason" data-reason="${esc(r.top[0]?.class ?? '')}">${classes}</div><p class="muted">model ${esc(r.modelId)}${trained}, from the ${r.text === 'summary' ? 'summary' : "customer's words"}</p>`;
+}
+
 function transcript(result: ResultDocument): string {
   const rows = result.utterances
     .map((u, i) => {
@@ -253,6 +267,7 @@ svg#timeline rect[data-start] { cursor:pointer; }
 .grid > section.card { margin-top:0; } .grid + .grid, .grid + section.card, section.card + .grid { margin-top:16px; }
 .badge.inferred, .badge.low-confidence { background:#eef0f5; color:var(--muted); } .badge.swapped { background:#fff1d6; color:#8a5a00; }
 #roles ul.evidence { margin:4px 0 0; padding-left:18px; font-size:13px; } #transcript td.who.inferred { font-style:italic; }
+.chip.best { font-weight:600; }
 tr.unmatched { color:var(--muted); } td.answer-yes { color:var(--pos); font-weight:600; } td.answer-no { color:var(--neg); font-weight:600; } td.answer-na { color:var(--neu); }
 `;
 
@@ -268,6 +283,7 @@ export function renderCallPage(result: ResultDocument, options: CallPageOptions)
       (result.speakerRoles?.inferred ? ' <span class="badge inferred">inferred</span>' : '') +
       (result.speakerRoles?.swapped ? ' <span class="badge swapped">swapped</span>' : ''),
     `<span class="badge ${status}">${status}</span>`,
+    ...(result.reasons?.top[0] ? [`reason <b>${esc(result.reasons.top[0].class)}</b>`] : []),
     ...(meta.agent ? [`agent ${named(meta.agent)}`] : []),
     ...(meta.direction ? [named(meta.direction)] : []),
     ...(result.processing.batchId ? [`batch ${named(result.processing.batchId)}`] : []),
@@ -291,6 +307,7 @@ export function renderCallPage(result: ResultDocument, options: CallPageOptions)
 ${failed}
 <div class="grid">
 <section class="card" id="summary"><h2>Summary</h2><p id="summary-text">${result.summary ? esc(result.summary.text) || '<span class="muted">(no text)</span>' : '<span class="muted">not summarized</span>'}</p>
+${reasonsBlock(result)}
 <h2>Keywords</h2><div id="keywords">${(result.keywords ?? []).map((k) => `<span class="chip" title="${k.score.toFixed(2)}">${esc(k.text)}</span>`).join('') || '<span class="muted">none</span>'}</div>
 <h2 style="margin-top:12px">Overall sentiment</h2><p>${overall?.label ? `<span class="badge ${esc(overall.label)}">${esc(overall.label)}</span> ${overall.meanValue?.toFixed(2) ?? ''} <span class="muted">over ${overall.utterances} utterances (${overall.positive} positive, ${overall.negative} negative)</span>` : '<span class="muted">not analysed</span>'}</p></section>
 <section class="card" id="speakers"><h2>Speakers</h2>${speakerTable(result)}</section>

@@ -19,6 +19,7 @@ import { BASE_STYLE, duration, esc, jsonData, localTime, named } from './html.ts
 import { visibleControls } from '../../schemas/display-text.ts';
 import type { DeliveryFailure } from '../../schemas/events.ts';
 import { costSection } from './night-cost.ts';
+import { reasonsSection } from './night-reasons.ts';
 
 export interface NightReportOptions {
   timeZone: string;
@@ -28,6 +29,8 @@ export interface NightReportOptions {
   pageHref(callId: string): string;
   /** Event deliveries given up (docs/events.md) recorded around the batch: listed with the failures. */
   deliveryFailures?: DeliveryFailure[];
+  /** The calls of the day before the night (the calls table): the reasons' trend compares with them. */
+  previousCalls?: Map<string, TableRow>;
 }
 
 /** Duration buckets of the histogram, upper bounds in seconds (the last is open). */
@@ -271,6 +274,7 @@ ${fact(String(inferred), 'speakers inferred from voices (mono)', 'fact-speakers-
 ${fact(String(lowConfidence), 'roles of low confidence', 'fact-roles-low-confidence')}
 </div>
 ${costSection(report.cost)}
+${reasonsSection(calls.values(), options.previousCalls?.values())}
 <div class="grid">
 <section class="card"><h2>Durations</h2><div class="chart" id="durations-chart"></div></section>
 <section class="card"><h2>Sentiment</h2><div class="chart" id="sentiment-chart"></div></section>

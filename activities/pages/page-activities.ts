@@ -43,7 +43,7 @@ export function createPageActivities({ store }: { store: ObjectStore }) {
   async function callsOf(
     tables: TablesLocation,
     days: string[],
-    wanted: Set<string>,
+    wanted: Set<string> | undefined,
   ): Promise<Map<string, TableRow>> {
     const out = on(tables.bucket);
     const calls = new Map<string, TableRow>();
@@ -55,7 +55,7 @@ export function createPageActivities({ store }: { store: ObjectStore }) {
           for (const row of await decodeTable(CALLS_TABLE, await out.getBuffer(o.key))) {
             const id = String(row.call_id);
             const seen = calls.get(id);
-            if (!wanted.has(id)) continue;
+            if (wanted && !wanted.has(id)) continue;
             if (!seen || (row.processed_at as Date) > (seen.processed_at as Date)) calls.set(id, row);
           }
         }
@@ -65,12 +65,22 @@ export function createPageActivities({ store }: { store: ObjectStore }) {
     return calls;
   }
 
+  /** The calendar day before the earliest of `days` (YYYY-MM-DD), or none. */
+  function dayBefore(days: readonly string[]): string | undefined {
+    const first = [...days].sort()[0];
+    if (!first || !/^\d{4}-\d{2}-\d{2}$/.test(first)) return undefined;
+    return new Date(Date.parse(`${first}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  }
+
   return {
     async writeNightReport(input: WriteNightReportInput): Promise<WriteNightReportOutput> {
       const out = on(input.output.bucket);
       const keys = batchReportKeys(input.reportPrefix);
       const report = JSON.parse(await out.getText(keys.json)) as BatchReport;
       const calls = await callsOf(input.tables, input.days, new Set(report.rows.map((r) => r.callId)));
+      // The day before the night's first: its calls are what the reasons' trend compares with.
+      const before = dayBefore(input.days);
+      const previous = before ? await callsOf(input.tables, [before], undefined) : new Map();
       // Deliveries given up since a day before the batch began (a receiver down overnight shows here).
       const since = new Date(Date.parse(report.startedAt) - DELIVERY_FAILURES_LOOKBACK_MS).toISOString();
       const deliveryFailures = (
@@ -82,6 +92,7 @@ export function createPageActivities({ store }: { store: ObjectStore }) {
         timeZone: input.tables.timeZone,
         pageHref: (callId) => callPageFromReport(input.output, input.batchId, callId),
         deliveryFailures,
+        previousCalls: previous,
       });
       await out.put(keys.html, html, { contentType: 'text/html; charset=utf-8' });
       return { key: keys.html, bytes: Buffer.byteLength(html), calls: calls.size };
