@@ -154,6 +154,7 @@ export function nlpQueueActivities(input: ActivityDeps) {
  */
 export function workflowsQueueActivities(input: ActivityDeps & { temporal?: Client }) {
   const store = input.store ?? workerStore(input.config);
+  let service = input.service;
   return bounded({
     ...createBackfillActivities({
       store,
@@ -170,7 +171,12 @@ export function workflowsQueueActivities(input: ActivityDeps & { temporal?: Clie
         accountLimit: input.config.limits.asrAccountSessions !== undefined,
       },
     }),
-    ...createRescoreActivities({ store, callIds: callIdRuleOf(input.config) }),
+    ...createRescoreActivities({
+      store,
+      callIds: callIdRuleOf(input.config),
+      // Only a rescore with a reasons model talks to the service: the client is made then.
+      service: () => (service ??= deps(input).service),
+    }),
     ...createPageActivities({ store }),
     // A batch's event, and every event's deliveries (network only, each request bounded).
     ...createEventActivities({ store, config: input.config.events }),

@@ -115,6 +115,7 @@ export async function rescore(input: RescoreInput, carry?: RescoreCarry): Promis
       concurrency: input.concurrency,
       partsPrefix,
       ...(input.tables ? { tables: input.tables } : {}),
+      ...(input.reasons ? { reasons: input.reasons } : {}),
     });
     state.cursor = page.cursor;
     for (const [k, v] of Object.entries(page.counters)) state.counters[k as keyof RescoreCounters] += v;

@@ -17,6 +17,7 @@ import type { RescoreCall } from './rescore-pages.ts';
 import type { LoadedRules } from './rule-file.ts';
 import { matchedCategories, scoreCall } from './score-call.ts';
 import { rescoreRoles } from '../speakers/rescore-roles.ts';
+import type { ResultClassifier } from '../reasons/classify-result.ts';
 import { roleSettingsOf } from '../speakers/speakers-stage.ts';
 
 /** What scoring one call needs of its batch. */
@@ -31,6 +32,8 @@ export interface RescoreCallContext {
   writeCallTables: TableActivities['writeCallTables'];
   /** The call id rule (config `callIds`): how the page shows the recording's key; default auto. */
   callIds?: CallIdMode;
+  /** Classifies a stored result with the batch's reasons model (activities/reasons/classify-result.ts). */
+  classify?: ResultClassifier | undefined;
 }
 
 const JSON_TYPE = { contentType: 'application/json; charset=utf-8' };
@@ -91,9 +94,17 @@ export async function rescoreCall(ctx: RescoreCallContext, call: RescoreCall): P
     await refreshOutputs(ctx, call, doc);
     return { ...base, status: 'updated', ...scored(doc) };
   }
-  if (!ctx.force && doc.rules?.digest === rules.digest) return { ...base, status: 'current', ...scored(doc) };
+  const reclassify = ctx.classify && (ctx.force || !ctx.classify.current(doc));
+  if (!ctx.force && !reclassify && doc.rules?.digest === rules.digest)
+    return { ...base, status: 'current', ...scored(doc) };
   // Roles first (text cues need no audio): the rules then read who said what as the new file names it.
   const roled = rescoreRoles(doc, roleSettingsOf(rules), { mode: doc.speakerRoles?.mode ?? 'evidence' }).doc;
+  // The reason next: reason rules read it. A call with no text keeps none.
+  if (reclassify) {
+    const reasons = await ctx.classify!.classify(roled);
+    if (reasons) roled.reasons = reasons;
+    else delete roled.reasons;
+  }
   const insights = scoreCall(roled, rules, { rescoreBatchId: ctx.batchId });
   const next = resultDocumentSchema.parse({ ...roled, ...insights });
   await ctx.results.put(call.key, `${JSON.stringify(next, null, 2)}\n`, JSON_TYPE);

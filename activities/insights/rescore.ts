@@ -20,6 +20,9 @@ import { rescoreCall, type RescoreCallContext } from './rescore-call.ts';
 import { listRescorePage, pageName, type RescorePageRequest } from './rescore-pages.ts';
 import { writeRescoreReport, type WriteRescoreReportInput } from './rescore-report.ts';
 import { storedRules, type LoadedRules } from './rule-file.ts';
+import type { ReasonText } from '../../schemas/reasons.ts';
+import type { ServiceClient } from '../../service/index.ts';
+import { reasonsClassifier } from '../reasons/classify-result.ts';
 
 export type { WriteRescoreReportInput } from './rescore-report.ts';
 
@@ -33,6 +36,8 @@ export interface RescorePageInput extends RescorePageRequest {
   partsPrefix: string;
   /** The analysis tables (prefix, time zone) whose rows of a rescored call are replaced. */
   tables?: { prefix: string; timeZone: string } | undefined;
+  /** Classify the calls with this reasons model (unless they already were with it). */
+  reasons?: { model: string; text: ReasonText } | undefined;
 }
 
 /** What a page's heartbeat carries: the rows so far, so a retried attempt goes on after them. */
@@ -68,10 +73,13 @@ function countersOf(listed: number, rows: readonly RescoreRow[]): RescorePageOut
 export function createRescoreActivities({
   store,
   callIds = { mode: 'auto' },
+  service,
 }: {
   store: ObjectStore;
   /** How call ids are made from file names (config `callIds`). */
   callIds?: CallIdRule;
+  /** The service client a rescore with a reasons model classifies calls with (made when first needed). */
+  service?: (() => ServiceClient) | undefined;
 }) {
   const tables = createTableActivities({ store, callIds: callIds.mode });
   const rulesOf = storedRules(store);
@@ -95,6 +103,7 @@ export function createRescoreActivities({
         results,
         callIds: callIds.mode,
         writeCallTables: (i) => tables.writeCallTables(i),
+        ...(input.reasons && service ? { classify: reasonsClassifier(service(), input.reasons) } : {}),
       };
       const limit = pLimit(input.concurrency);
       const todo = page.calls.filter((c) => !done.has(c.key));

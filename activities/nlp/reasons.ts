@@ -5,7 +5,7 @@
  * sends nothing. A model the service does not know, or one not trained, fails the step alone (the
  * service's `invalid` class): the call is then `partial`, with the reason.
  */
-import { REASONS_KEPT, type CallReasons } from '../../schemas/reasons.ts';
+import { callReasonsOf } from '../reasons/classify-result.ts';
 import { reasonsOutputSchema, summaryOutputSchema } from '../../schemas/result.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { reasonText } from '../reasons/reason-text.ts';
@@ -61,14 +61,8 @@ export async function classifyReasons(
       const text = await textOf(deps, input);
       if (text === '') return { ...base, reasons: null };
       const { result } = await run.request((o) => deps.service.classifier.classify(input.model, text, o));
-      const reasons: CallReasons = {
-        top: result.slice(0, REASONS_KEPT).map((r) => ({ class: r.class, score: r.score })),
-        modelId: input.model,
-        trainedAt: await createdAt(deps.service, run, input.model),
-        text: input.text,
-        characters: [...text].length,
-        classifiedAt: new Date().toISOString(),
-      };
+      const asked = { model: input.model, text: input.text };
+      const reasons = callReasonsOf(result, asked, text, await createdAt(deps.service, run, input.model));
       run.progress(1, 1);
       return { ...base, reasons };
     },

@@ -29,7 +29,9 @@ export const help = `Usage: callpipe rescore <s3://bucket/results-prefix | --man
 Recomputes the categories, scorecard and metrics of every finished call's result.json under a prefix
 (the output prefix the calls were processed to), or of the calls a manifest lists (their results found
 under --out), with a rule file, and records the rules' name, version and digest in each. Nothing is
-recognized or analysed again: it costs no service request. A call already scored with the same rules is
+recognized or analysed again: it costs no service request, except with a reasons model
+(CALLPIPE_REASONS_MODEL or the rule file's reasons.model): then each call not yet classified with it is
+classified from its stored, redacted text, one request a call. A call already scored with the same rules is
 left as it is (\`current\`) unless --force; each call is written at most once per batch, whatever
 retries happen. The same prefix and rules again attach to the batch while it runs.
 
@@ -146,10 +148,13 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const stored = await storeRules(pc.store, pc.config, values.rules);
     const rulesDigest = stored?.loaded.digest ?? defaultRules().digest;
+    const reasonsModel = pc.config.insights.reasonsModel ?? stored?.loaded.rules.reasons?.model;
+    const reasons = reasonsModel ? { model: reasonsModel, text: pc.config.insights.reasonsText } : undefined;
     const { source, output, identity } = await rescoreTarget(pc, values, positionals[0]);
     // The same results and rules are the same workflow (a second start attaches to a running one);
     // each execution is its own batch, so a call written by it is known as such on a retry.
-    const workflowId = `rescore-${batchIdOf(source, output, `${identity}|${rulesDigest}`, pc.config.callIds)}`;
+    const scoredWith = `${rulesDigest}${reasons ? `|${reasons.model}|${reasons.text}` : ''}`;
+    const workflowId = `rescore-${batchIdOf(source, output, `${identity}|${scoredWith}`, pc.config.callIds)}`;
     const batchId = executionBatchId(workflowId);
     const input = rescoreInputSchema.parse({
       batchId,
@@ -160,6 +165,7 @@ export async function run(argv: string[]): Promise<number> {
       force: values.force,
       // The tables of calls processed to `output`, as their spec placed them (schemas/call-spec.ts).
       tables: tablesOf(pc.config, output),
+      ...(reasons ? { reasons } : {}),
       ...Object.fromEntries(Object.entries(sizes).filter(([, v]) => v !== undefined)),
     });
     const handle = await pc.client.workflow.start(rescore, {

@@ -11,7 +11,7 @@ import { canonicalRules, defaultRules, parseRules } from '../../activities/insig
 import { buildResult } from '../../activities/storage/result-document.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { rescoreRowSchema } from '../../schemas/rescore.ts';
-import { MemoryStore, SAMPLE_UTTERANCES, timeline } from './nlp.helpers.ts';
+import { FakeService, MemoryStore, SAMPLE_UTTERANCES, timeline } from './nlp.helpers.ts';
 
 function result(callId: string): ResultDocument {
   return buildResult({
@@ -192,5 +192,37 @@ describe('rescorePage', () => {
     const csv = await store.getText(report.csvKey);
     expect(csv.split('\n')[0]).toBe('callId,status,categories,score,max,reason,resultKey');
     expect(csv).toContain('call-0,updated,billing,,,,res/call-0/result.json');
+  });
+});
+
+describe('rescorePage with a reasons model', () => {
+  it('classifies calls processed before the model, then finds them current; reason rules read the reason', async () => {
+    const { store, input } = setup(3);
+    const rules = parseRules(
+      'format: 1\nname: reasons\nversion: "1"\ncategories:\n  - name: billing_call\n    rules: [{ kind: reason, classes: [billing] }]\n',
+      'reasons.yaml',
+    );
+    void store.put('input/rules/r/rules.json', canonicalRules(rules.rules));
+    const service = new FakeService();
+    const activities = createRescoreActivities({ store, service: () => service.client });
+    const asked = { ...input, rulesKey: 'input/rules/r/rules.json', rulesDigest: rules.digest };
+    const out = await activities.rescorePage({ ...asked, reasons: { model: 'reasons-1', text: 'customer' } });
+    expect(out.counters).toMatchObject({ updated: 3 });
+    const doc = resultDocumentSchema.parse(store.json('res/call-0/result.json'));
+    expect(doc.reasons).toMatchObject({
+      top: [{ class: 'billing', score: 0.8 }, { class: 'outage' }],
+      modelId: 'reasons-1',
+      trainedAt: '2026-11-01T09:00:00+09:00',
+    });
+    expect(doc.categories).toEqual([{ name: 'billing_call', matched: true, points: expect.any(Array) }]);
+    expect(service.count('classify')).toBe(3);
+    // The same rules and model again: current, nothing sent; without the model, the reasons stay.
+    const again = await activities.rescorePage({
+      ...asked,
+      batchId: 'rescore-2',
+      reasons: { model: 'reasons-1', text: 'customer' },
+    });
+    expect(again.counters).toMatchObject({ updated: 0, current: 3 });
+    expect(service.count('classify')).toBe(3);
   });
 });

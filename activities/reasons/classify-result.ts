@@ -1,0 +1,58 @@
+/**
+ * A stored result classified again with a reasons model (`callpipe rescore` with CALLPIPE_REASONS_MODEL):
+ * its redacted text, taken as the pipeline's reasons step takes it (reason-text.ts), sent in one
+ * request. Whether a result is current: it was classified with this model from the same text.
+ */
+import { REASONS_KEPT, type CallReasons, type ReasonText } from '../../schemas/reasons.ts';
+import type { ResultDocument } from '../../schemas/result.ts';
+import type { ServiceClient } from '../../service/index.ts';
+import { reasonText } from './reason-text.ts';
+
+export interface ResultClassifier {
+  /** The result was classified with this model from this text already. */
+  current(doc: Pick<ResultDocument, 'reasons'>): boolean;
+  /** The result's reasons; undefined when it has no text to classify (nothing is sent). */
+  classify(doc: ResultDocument): Promise<CallReasons | undefined>;
+}
+
+/** result.json's `reasons` of a classification: the best classes, the model, what was classified. */
+export function callReasonsOf(
+  classes: readonly { class: string; score: number }[],
+  asked: { model: string; text: ReasonText },
+  text: string,
+  trainedAt: string | null,
+): CallReasons {
+  return {
+    top: classes.slice(0, REASONS_KEPT).map((r) => ({ class: r.class, score: r.score })),
+    modelId: asked.model,
+    trainedAt,
+    text: asked.text,
+    characters: [...text].length,
+    classifiedAt: new Date().toISOString(),
+  };
+}
+
+export function reasonsClassifier(
+  service: ServiceClient,
+  asked: { model: string; text: ReasonText },
+): ResultClassifier {
+  let trainedAt: Promise<string | null> | undefined;
+  // One list request per batch page, not one per call; a failed one is asked again.
+  const createdAt = () =>
+    (trainedAt ??= service.classifier.list().then(
+      ({ result }) => result.find((m) => m.model_id === asked.model)?.created_at ?? null,
+      (err: unknown) => {
+        trainedAt = undefined;
+        throw err;
+      },
+    ));
+  return {
+    current: (doc) => doc.reasons?.modelId === asked.model && doc.reasons.text === asked.text,
+    async classify(doc) {
+      const text = reasonText(doc, asked.text);
+      if (text === '') return undefined;
+      const { result } = await service.classifier.classify(asked.model, text);
+      return callReasonsOf(result, asked, text, await createdAt());
+    },
+  };
+}
