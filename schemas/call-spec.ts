@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { channelOptionsSchema, planOptionsSchema } from './plan.ts';
 import { redactionInputSchema } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
-import { REASON_TEXTS } from './reasons.ts';
+import { reasonsSettingsSchema, type ReasonsSettings } from './reasons.ts';
 import { RECOGNITION_HEARTBEAT_SECONDS, SESSION_MAX_RESTARTS } from './limits.ts';
 import {
   planOptionsOf,
@@ -81,7 +81,7 @@ export const callSpecSchema = z.object({
   /** Where unredacted copies go and whether to redact the audio; `{}`: neither. */
   redaction: redactionInputSchema,
   /** Call reasons (schemas/reasons.ts): the model each call is classified with and from what; absent: none. */
-  reasons: z.object({ model: z.string().min(1), text: z.enum(REASON_TEXTS) }).optional(),
+  reasons: reasonsSettingsSchema.optional(),
 });
 export type CallSpec = z.infer<typeof callSpecSchema>;
 
@@ -116,10 +116,19 @@ export function callSpecOf(config: Config, output: OutputLocation, files: CallSp
   } satisfies z.input<typeof callSpecSchema>);
 }
 
-/** The reasons model of the configuration, else of the rule file; none: calls are not classified. */
+/** The reasons model of the configuration, else of the rule file's, and what it reads; none: no classifying. */
+export function reasonsSettingsOf(
+  config: Pick<Config, 'insights'>,
+  fileModel: string | undefined,
+): ReasonsSettings | undefined {
+  const model = config.insights.reasonsModel ?? fileModel;
+  const { reasonsText: text, reasonsChars: chars } = config.insights;
+  return model ? { model, text, chars } : undefined;
+}
+
 function reasonsOf(config: Config, files: CallSpecFiles) {
-  const model = config.insights.reasonsModel ?? files.reasonsModel;
-  return model ? { reasons: { model, text: config.insights.reasonsText } } : {};
+  const reasons = reasonsSettingsOf(config, files.reasonsModel);
+  return reasons ? { reasons } : {};
 }
 
 /**

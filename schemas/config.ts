@@ -37,7 +37,7 @@ import {
   type TablesLocation,
 } from './call-keys.ts';
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrains } from './text-grains.ts';
-import { DEFAULT_REASON_TEXT, REASON_TEXTS } from './reasons.ts';
+import { DEFAULT_REASON_CHARS, DEFAULT_REASON_TEXT, REASON_TEXTS } from './reasons.ts';
 import type { RedactionInput } from './recording.ts';
 import { redactionRulesSchema } from './redaction.ts';
 import { retentionDaysSchema } from './lifecycle.ts';
@@ -257,6 +257,8 @@ export const insightsConfigSchema = z.object({
   reasonsModel: z.string().min(1).optional(),
   /** What of a call is classified, and what `callId,class` training lines are built from (schemas/reasons.ts). */
   reasonsText: z.enum(REASON_TEXTS),
+  /** Characters of the customer's words read from the start of the call (schemas/reasons.ts). */
+  reasonsChars: z.number().int().min(1).max(3000),
 });
 
 /**
@@ -379,6 +381,7 @@ export const DEFAULTS = {
     speakerRoles: 'evidence',
     separateVoices: 'separate',
     reasonsText: DEFAULT_REASON_TEXT,
+    reasonsChars: DEFAULT_REASON_CHARS,
   },
   redaction: { masks: {}, terms: [], patterns: [], audio: false, audioMask: 'tone' },
   stack: {
@@ -446,6 +449,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_SEPARATE_VOICES: 'insights.separateVoices',
   CALLPIPE_REASONS_MODEL: 'insights.reasonsModel',
   CALLPIPE_REASONS_TEXT: 'insights.reasonsText',
+  CALLPIPE_REASONS_CHARS: 'insights.reasonsChars',
   CALLPIPE_REDACTION_RULES: 'redaction.rulesFile',
   CALLPIPE_DIGEST_KEY: 'redaction.digestKey',
   CALLPIPE_DIGEST_KEY_FILE: 'redaction.digestKeyFile',

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { backfillCursorSchema } from './backfill.ts';
 import { outputLocationSchema } from './recording.ts';
-import { REASON_TEXTS } from './reasons.ts';
+import { reasonsSettingsSchema } from './reasons.ts';
 
 /** Objects listed per page of a prefix (S3 returns at most 1,000), or manifest rows per page. */
 export const DEFAULT_RESCORE_PAGE_SIZE = 1000;
@@ -49,7 +49,7 @@ export const rescoreInputSchema = z.object({
    * Call reasons: the model results are classified with (again, from their stored redacted text) unless
    * they already were with it; absent: reasons are left as they are.
    */
-  reasons: z.object({ model: z.string().min(1), text: z.enum(REASON_TEXTS) }).optional(),
+  reasons: reasonsSettingsSchema.optional(),
 });
 export type RescoreRequest = z.input<typeof rescoreInputSchema>;
 export type RescoreInput = z.output<typeof rescoreInputSchema>;

@@ -20,7 +20,7 @@ import { rescoreCall, type RescoreCallContext } from './rescore-call.ts';
 import { listRescorePage, pageName, type RescorePageRequest } from './rescore-pages.ts';
 import { writeRescoreReport, type WriteRescoreReportInput } from './rescore-report.ts';
 import { storedRules, type LoadedRules } from './rule-file.ts';
-import type { ReasonText } from '../../schemas/reasons.ts';
+import type { ReasonsSettings } from '../../schemas/reasons.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { reasonsClassifier } from '../reasons/classify-result.ts';
 
@@ -37,7 +37,7 @@ export interface RescorePageInput extends RescorePageRequest {
   /** The analysis tables (prefix, time zone) whose rows of a rescored call are replaced. */
   tables?: { prefix: string; timeZone: string } | undefined;
   /** Classify the calls with this reasons model (unless they already were with it). */
-  reasons?: { model: string; text: ReasonText } | undefined;
+  reasons?: ReasonsSettings | undefined;
 }
 
 /** What a page's heartbeat carries: the rows so far, so a retried attempt goes on after them. */

@@ -189,8 +189,22 @@ export const SCRIPT_LINES = {
   bye: 172, // お世話になりました。失礼します。
 } as const;
 
+/**
+ * Why a scripted customer calls (call reasons, docs/insights.md): the line they open with, then two more
+ * on the same topic once their identity is checked (phrasebook lines).
+ */
+export const REASON_LINES = {
+  billing: [102, 112, 113], // 請求書のことで… 先月の請求が二回… 料金が高すぎる…
+  outage: [103, 104, 125], // インターネットがつながらない… 回線が切れたまま… ランプが赤く点滅…
+  cancellation: [116, 117, 157], // 解約したい… 違約金は… 割引があるなら…
+  delivery: [141, 142, 143], // 商品がまだ届かない… 配送は… 届いた商品が壊れていた
+} as const;
+export type ScriptedReason = keyof typeof REASON_LINES;
+
 /** A call with the moments call insights score, at known places; everything else random turns. */
 export interface CallScenario extends CallScriptOptions {
+  /** Why the customer calls (default: the billing opening line alone, as before reasons existed). */
+  reason?: ScriptedReason;
   /** The agent opens with a greeting (default) or straight with a question. */
   greeting?: boolean;
   /** The agent verifies who is calling (default true). */
@@ -250,7 +264,8 @@ export function scriptedCall(scenario: CallScenario): { script: FixtureScript; m
     randomTurns(state, Math.min(end - closingSeconds, scenario.durationSeconds * fraction), false);
 
   say(state, 0, [greeting ? L.greeting : L.noGreeting]);
-  say(state, 1, [L.reason]);
+  const reason = scenario.reason ? REASON_LINES[scenario.reason] : undefined;
+  say(state, 1, [reason ? reason[0] : L.reason]);
   if (identity) {
     for (const [speaker, id] of [
       [0, L.askName],
@@ -261,6 +276,7 @@ export function scriptedCall(scenario: CallScenario): { script: FixtureScript; m
     ] as const)
       say(state, speaker, [id]);
   }
+  if (reason) say(state, 1, reason.slice(1), 0.6);
   if (scenario.personalData) {
     personalDataExchanges(state, end);
     state.speaker = 0;

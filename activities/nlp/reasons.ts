@@ -35,7 +35,7 @@ async function textOf(deps: NlpActivityDeps, input: ClassifyReasonsInput): Promi
     : undefined;
   return reasonText(
     { utterances: call.utterances.map((u) => ({ speaker: u.utterance.speaker, text: u.text })), summary },
-    input.text,
+    input,
   );
 }
 
@@ -49,6 +49,7 @@ export async function classifyReasons(
     input.summaryKey ?? null,
     input.model,
     input.text,
+    input.chars,
   ]);
   return runStep<never, typeof reasonsOutputSchema>(
     deps,
@@ -61,7 +62,7 @@ export async function classifyReasons(
       const text = await textOf(deps, input);
       if (text === '') return { ...base, reasons: null };
       const { result } = await run.request((o) => deps.service.classifier.classify(input.model, text, o));
-      const asked = { model: input.model, text: input.text };
+      const asked = { model: input.model, text: input.text, chars: input.chars };
       const reasons = callReasonsOf(result, asked, text, await createdAt(deps.service, run, input.model));
       run.progress(1, 1);
       return { ...base, reasons };

@@ -4,7 +4,7 @@
  */
 import type { CallCost } from '../../service/index.ts';
 import type { TextGrain } from '../../schemas/text-grains.ts';
-import type { ReasonText } from '../../schemas/reasons.ts';
+import type { ReasonsSettings } from '../../schemas/reasons.ts';
 
 /** What every text activity takes. */
 export interface NlpStepInput {
@@ -69,11 +69,7 @@ export interface ExtractKeywordsInput extends CleanedTextInput {
 }
 
 /** The call classified by a reasons model (spec 03 text classification). */
-export interface ClassifyReasonsInput extends CleanedTextInput {
-  /** The text classification model. */
-  model: string;
-  /** What of the call is classified (schemas/reasons.ts). */
-  text: ReasonText;
+export interface ClassifyReasonsInput extends CleanedTextInput, ReasonsSettings {
   /** The summary step's output: what `summary` classifies. */
   summaryKey?: string | undefined;
 }

@@ -3,7 +3,7 @@
  * its redacted text, taken as the pipeline's reasons step takes it (reason-text.ts), sent in one
  * request. Whether a result is current: it was classified with this model from the same text.
  */
-import { REASONS_KEPT, type CallReasons, type ReasonText } from '../../schemas/reasons.ts';
+import { REASONS_KEPT, type CallReasons, type ReasonsSettings } from '../../schemas/reasons.ts';
 import type { ResultDocument } from '../../schemas/result.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { reasonText } from './reason-text.ts';
@@ -18,7 +18,7 @@ export interface ResultClassifier {
 /** result.json's `reasons` of a classification: the best classes, the model, what was classified. */
 export function callReasonsOf(
   classes: readonly { class: string; score: number }[],
-  asked: { model: string; text: ReasonText },
+  asked: ReasonsSettings,
   text: string,
   trainedAt: string | null,
 ): CallReasons {
@@ -27,15 +27,13 @@ export function callReasonsOf(
     modelId: asked.model,
     trainedAt,
     text: asked.text,
+    chars: asked.chars,
     characters: [...text].length,
     classifiedAt: new Date().toISOString(),
   };
 }
 
-export function reasonsClassifier(
-  service: ServiceClient,
-  asked: { model: string; text: ReasonText },
-): ResultClassifier {
+export function reasonsClassifier(service: ServiceClient, asked: ReasonsSettings): ResultClassifier {
   let trainedAt: Promise<string | null> | undefined;
   // One list request per batch page, not one per call; a failed one is asked again.
   const createdAt = () =>
@@ -47,9 +45,12 @@ export function reasonsClassifier(
       },
     ));
   return {
-    current: (doc) => doc.reasons?.modelId === asked.model && doc.reasons.text === asked.text,
+    current: (doc) =>
+      doc.reasons?.modelId === asked.model &&
+      doc.reasons.text === asked.text &&
+      doc.reasons.chars === asked.chars,
     async classify(doc) {
-      const text = reasonText(doc, asked.text);
+      const text = reasonText(doc, asked);
       if (text === '') return undefined;
       const { result } = await service.classifier.classify(asked.model, text);
       return callReasonsOf(result, asked, text, await createdAt());

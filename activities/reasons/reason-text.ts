@@ -1,11 +1,12 @@
 /**
  * What of a call a reasons model reads (schemas/reasons.ts, `reasonsText`): the customer's words in time
  * order, or the summary; from the redacted result, so no personal value reaches a training file or the
- * classifier. At most the first 3,000 characters (spec 03's longest training text): a customer says why
- * they call near the start, and the same cut serves training and classifying.
+ * classifier. The customer's first `chars` characters (CALLPIPE_REASONS_CHARS, default 600): a customer
+ * says why they call near the start; the same cut serves training and classifying. A summary whole, up
+ * to spec 03's longest text, 3,000.
  */
 import { TRAINING_LIMITS } from '../../schemas/classifier-dataset.ts';
-import type { ReasonText } from '../../schemas/reasons.ts';
+import type { ReasonTextChoice } from '../../schemas/reasons.ts';
 
 /** The parts of result.json the text is taken from. */
 export interface ReasonSource {
@@ -22,11 +23,11 @@ function firstChars(text: string, n: number): string {
 }
 
 /** The text to classify ('' when the call has none). */
-export function reasonText(doc: ReasonSource, text: ReasonText): string {
+export function reasonText(doc: ReasonSource, { text, chars }: ReasonTextChoice): string {
   if (text === 'summary') return firstChars((doc.summary?.text ?? '').trim(), TRAINING_LIMITS.textChars);
   const customer = doc.utterances.filter((u) => u.speaker === 'customer');
   const said = (customer.length > 0 ? customer : doc.utterances)
     .map((u) => (u.cleanedText ?? u.text).replace(UNKNOWN, '').trim())
     .filter((t) => t !== '');
-  return firstChars(said.join(' '), TRAINING_LIMITS.textChars);
+  return firstChars(said.join(' '), Math.min(chars, TRAINING_LIMITS.textChars));
 }

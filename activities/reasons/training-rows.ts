@@ -13,7 +13,7 @@ import {
   type DatasetProblem,
   type TrainingRow,
 } from '../../schemas/classifier-dataset.ts';
-import type { ReasonText } from '../../schemas/reasons.ts';
+import type { ReasonTextChoice } from '../../schemas/reasons.ts';
 import { resultDocumentSchema } from '../../schemas/result.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { reasonText } from './reason-text.ts';
@@ -22,7 +22,7 @@ export interface TrainingSet {
   rows: TrainingRow[];
   problems: DatasetProblem[];
   /** `callId,class` lines: what their texts were built from; null for `class,text` lines. */
-  text: ReasonText | null;
+  text: ReasonTextChoice | null;
 }
 
 /** Where the stored results of `callId,class` lines are, and what of them to take. */
@@ -30,7 +30,7 @@ export interface ResultsSource {
   /** The output bucket's store. */
   results: ObjectStore;
   output: OutputLocation;
-  text: ReasonText;
+  text: ReasonTextChoice;
 }
 
 const isCallIdHeader = (fields: readonly string[]) =>
@@ -60,7 +60,7 @@ async function exampleOf(
   if (text === '')
     return {
       line,
-      message: `callId : the call has no ${source.text === 'summary' ? 'summary' : 'words'} to learn from`,
+      message: `callId : the call has no ${source.text.text === 'summary' ? 'summary' : 'words'} to learn from`,
     };
   return { line, class: cls, text };
 }

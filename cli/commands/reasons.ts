@@ -35,8 +35,8 @@ file is CSV in one of two forms:
   class,text          one example a line (a text with commas, quotes or line breaks in double quotes)
   callId,class        under that header line: each example built from the call's stored, redacted
                       result.json under --out (default the configured output prefix): what the customer
-                      said, or the summary (--text, default CALLPIPE_REASONS_TEXT, else customer), its
-                      first ${TRAINING_LIMITS.textChars} characters
+                      said (its first CALLPIPE_REASONS_CHARS characters, default 600), or the summary
+                      (--text, default CALLPIPE_REASONS_TEXT, else customer)
 Checked before anything is sent: at most 10 MB and ${TRAINING_LIMITS.lines} lines, a class name of at most
 ${TRAINING_LIMITS.classChars} characters, a text of at most ${TRAINING_LIMITS.textChars}, at least ${TRAINING_LIMITS.minClasses} classes and ${TRAINING_LIMITS.minPerClass} examples of each; the
 account keeps at most ${MAX_CLASSIFIER_MODELS} models. train waits for the model (a progress line on stderr), prints its
@@ -155,7 +155,11 @@ async function train(
   if (!(timeoutS > 0)) throw new CliError('reasons train: --timeout must be a positive number of seconds');
   const output = outputLocation(values.out, config);
   const results = createObjectStore(config.s3).withBucket(output.bucket);
-  const set = await trainingSet(await readLabels(config, spelling), () => ({ results, output, text }));
+  const set = await trainingSet(await readLabels(config, spelling), () => ({
+    results,
+    output,
+    text: { text, chars: config.insights.reasonsChars },
+  }));
   checked(spelling, set);
   const models = await client.classifier.list().catch((err: unknown) => fail('train', err));
   if (models.result.length >= MAX_CLASSIFIER_MODELS) throw new CliError(`reasons train: ${FULL_ACCOUNT}`, 1);
@@ -171,7 +175,8 @@ async function train(
     modelId: id,
     status: status.model_status,
     trainedAt: listed?.created_at ?? null,
-    text: set.text,
+    text: set.text?.text ?? null,
+    chars: set.text?.chars ?? null,
     lines: set.rows.length,
     classes,
     report: status.report ?? {},

@@ -13,6 +13,7 @@ import { defaultRules } from '../../activities/insights/rule-file.ts';
 import { locationUrl, outputLocationOf, parseS3Url } from '../../schemas/call-keys.ts';
 import { tablesOf, taskQueues } from '../../schemas/config.ts';
 import { rescoreInputSchema, type RescoreSource } from '../../schemas/rescore.ts';
+import { reasonsSettingsOf } from '../../schemas/call-spec.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import {
   rescore,
@@ -148,12 +149,11 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const stored = await storeRules(pc.store, pc.config, values.rules);
     const rulesDigest = stored?.loaded.digest ?? defaultRules().digest;
-    const reasonsModel = pc.config.insights.reasonsModel ?? stored?.loaded.rules.reasons?.model;
-    const reasons = reasonsModel ? { model: reasonsModel, text: pc.config.insights.reasonsText } : undefined;
+    const reasons = reasonsSettingsOf(pc.config, stored?.loaded.rules.reasons?.model);
     const { source, output, identity } = await rescoreTarget(pc, values, positionals[0]);
     // The same results and rules are the same workflow (a second start attaches to a running one);
     // each execution is its own batch, so a call written by it is known as such on a retry.
-    const scoredWith = `${rulesDigest}${reasons ? `|${reasons.model}|${reasons.text}` : ''}`;
+    const scoredWith = `${rulesDigest}${reasons ? `|${reasons.model}|${reasons.text}|${reasons.chars}` : ''}`;
     const workflowId = `rescore-${batchIdOf(source, output, `${identity}|${scoredWith}`, pc.config.callIds)}`;
     const batchId = executionBatchId(workflowId);
     const input = rescoreInputSchema.parse({

@@ -206,7 +206,10 @@ describe('rescorePage with a reasons model', () => {
     const service = new FakeService();
     const activities = createRescoreActivities({ store, service: () => service.client });
     const asked = { ...input, rulesKey: 'input/rules/r/rules.json', rulesDigest: rules.digest };
-    const out = await activities.rescorePage({ ...asked, reasons: { model: 'reasons-1', text: 'customer' } });
+    const out = await activities.rescorePage({
+      ...asked,
+      reasons: { model: 'reasons-1', text: 'customer', chars: 600 },
+    });
     expect(out.counters).toMatchObject({ updated: 3 });
     const doc = resultDocumentSchema.parse(store.json('res/call-0/result.json'));
     expect(doc.reasons).toMatchObject({
@@ -220,7 +223,7 @@ describe('rescorePage with a reasons model', () => {
     const again = await activities.rescorePage({
       ...asked,
       batchId: 'rescore-2',
-      reasons: { model: 'reasons-1', text: 'customer' },
+      reasons: { model: 'reasons-1', text: 'customer', chars: 600 },
     });
     expect(again.counters).toMatchObject({ updated: 0, current: 3 });
     expect(service.count('classify')).toBe(3);

@@ -9,7 +9,13 @@ import { reasonsOutputSchema } from '../../schemas/result.ts';
 import { reasonRuleSchema } from '../../schemas/rules.ts';
 import { nlpSetup, utterance } from './nlp.helpers.ts';
 
-const base = { callId: 'c1', timelineKey: 'timeline.json', outputKey: 'reasons.json', model: 'reasons-1' };
+const base = {
+  callId: 'c1',
+  timelineKey: 'timeline.json',
+  outputKey: 'reasons.json',
+  model: 'reasons-1',
+  chars: 600,
+};
 
 describe('classifyReasons', () => {
   it("classifies the customer's words: best classes, model, creation time, one list per process", async () => {

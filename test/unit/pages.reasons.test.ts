@@ -25,6 +25,7 @@ describe('call page', () => {
         modelId: 'm1',
         trainedAt: '2026-11-01T00:00:00+00:00',
         text: 'customer' as const,
+        chars: 600,
         characters: 40,
         classifiedAt: '2026-11-28T00:00:00.000Z',
       },

@@ -62,13 +62,14 @@ describe('callId,class lines', () => {
     const results = await storeWith(ids);
     const csv = `callId,class\n${ids.map((id, i) => `${id},${i < 6 ? 'billing' : 'outage'}`).join('\n')}\n`;
     for (const text of ['customer', 'summary'] as ReasonText[]) {
-      const set = await trainingSet(csv, () => ({ results, output, text }));
+      const choice = { text, chars: 600 };
+      const set = await trainingSet(csv, () => ({ results, output, text: choice }));
       expect(set.problems).toEqual([]);
-      expect(set.text).toBe(text);
+      expect(set.text).toEqual(choice);
       const doc = resultFixture({ callId: ids[0]! });
-      expect(set.rows[0]).toEqual({ line: 2, class: 'billing', text: reasonText(doc, text) });
+      expect(set.rows[0]).toEqual({ line: 2, class: 'billing', text: reasonText(doc, choice) });
     }
-    const customer = reasonText(resultFixture(), 'customer');
+    const customer = reasonText(resultFixture(), { text: 'customer', chars: 600 });
     expect(customer).toContain('請求書の件で電話しました');
     expect(customer).not.toContain('カスタマーセンターの佐藤');
   });
@@ -76,7 +77,7 @@ describe('callId,class lines', () => {
   it('a call without a stored result, or an unsafe id, is named by its line; nothing is sent', async () => {
     const results = await storeWith(['call-1-0000abcd']);
     const csv = 'callId,class\ncall-1-0000abcd,billing\ncall-2-0000abcd,billing\n../etc,billing\n';
-    const set = await trainingSet(csv, () => ({ results, output, text: 'customer' }));
+    const set = await trainingSet(csv, () => ({ results, output, text: { text: 'customer', chars: 600 } }));
     expect(set.problems.map((p) => p.line)).toEqual([3, 4]);
     expect(set.problems[0]!.message).toMatch(/no result\.json/);
   });
