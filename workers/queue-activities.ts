@@ -14,7 +14,7 @@ import { createCallStateActivities } from '../activities/storage/call-state.ts';
 import { createResultActivities } from '../activities/storage/results.ts';
 import { createTableActivities } from '../activities/tables/table-activities.ts';
 import { createRecordingMediaActivities } from '../activities/media/recording.ts';
-import { createMergeActivities } from '../activities/asr/merge-timeline.ts';
+import { createMergeActivities } from '../activities/media/merge-activities.ts';
 import { createAsrActivities } from '../activities/asr/recognize-session.ts';
 import { createLivenessActivities } from '../activities/asr/fail-lost-sessions.ts';
 import { createNlpActivities } from '../activities/nlp/nlp-activities.ts';

@@ -12,7 +12,7 @@ import {
 } from '@temporalio/workflow';
 import type { RecordingMediaActivities } from '../activities/media/recording.ts';
 import type { AsrActivities, RecognizeSessionOutput } from '../activities/asr/recognize-session.ts';
-import type { MergeActivities } from '../activities/asr/merge-timeline.ts';
+import type { MergeActivities } from '../activities/media/merge-activities.ts';
 import type { AssignSpeakersOutput, SpeakersActivities } from '../activities/speakers/speakers-stage.ts';
 import type { NlpActivities, NlpStepOutput } from '../activities/nlp/nlp-activities.ts';
 import type { ResultActivities, WriteResultOutput } from '../activities/storage/results.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMergeActivities, mergeSessions } from '../../activities/asr/merge-timeline.ts';
+import { createMergeActivities, mergeSessions } from '../../activities/media/merge-activities.ts';
 import type { SessionResult } from '../../activities/asr/recognize-session.ts';
 import { timelineSchema } from '../../schemas/transcript.ts';
 import { MemoryStore } from './nlp.helpers.ts';
