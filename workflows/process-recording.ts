@@ -18,7 +18,7 @@
  */
 import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { WatchActivities } from '../activities/watch/watch-activities.ts';
-import type { AssignSpeakersOutput } from '../activities/speakers/speakers-stage.ts';
+import type { AssignSpeakersOutput } from '../activities/speakers/speakers-activities.ts';
 import type { AudioRedaction } from '../schemas/result.ts';
 import type { PlanSession, SessionPlan, SessionRoom } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
@@ -244,7 +244,7 @@ async function mergeStage(call: Call, probe: ProbeResult, plan: SessionPlan, ses
 }
 
 /**
- * Who said what (activities/speakers/speakers-stage.ts): a one-track call's voices separated and named,
+ * Who said what (activities/speakers/speakers-activities.ts): a one-track call's voices separated and named,
  * a stereo call's channel map checked against what each side says. Never fatal: when the stage cannot
  * run, the call goes on with the speakers of its tracks, and result.json has no role evidence.
  */

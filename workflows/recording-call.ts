@@ -10,15 +10,15 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { RecordingMediaActivities } from '../activities/media/recording.ts';
-import type { AsrActivities, RecognizeSessionOutput } from '../activities/asr/recognize-session.ts';
+import type { RecordingMediaActivities } from '../activities/media/recording-media-activities.ts';
+import type { AsrActivities, RecognizeSessionOutput } from '../activities/asr/asr-activities.ts';
 import type { MergeActivities } from '../activities/media/merge-activities.ts';
-import type { AssignSpeakersOutput, SpeakersActivities } from '../activities/speakers/speakers-stage.ts';
+import type { AssignSpeakersOutput, SpeakersActivities } from '../activities/speakers/speakers-activities.ts';
 import type { NlpActivities, NlpStepOutput } from '../activities/nlp/nlp-activities.ts';
-import type { ResultActivities, WriteResultOutput } from '../activities/storage/results.ts';
-import type { InsightsActivities } from '../activities/insights/insights-stage.ts';
+import type { ResultActivities, WriteResultOutput } from '../activities/storage/result-activities.ts';
+import type { InsightsActivities } from '../activities/insights/insights-activities.ts';
 import type { AudioRedaction } from '../schemas/result.ts';
-import type { CallStateActivities } from '../activities/storage/call-state.ts';
+import type { CallStateActivities } from '../activities/storage/call-state-activities.ts';
 import type { TableActivities } from '../activities/tables/table-activities.ts';
 import type { SessionPlan } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';

@@ -4,8 +4,8 @@
  * writes error.json. Nothing here computes: each stage hands keys to an activity.
  */
 import { CancellationScope, isCancellation, workflowInfo } from '@temporalio/workflow';
-import type { WriteResultOutput } from '../activities/storage/results.ts';
-import type { ComputeInsightsOutput } from '../activities/insights/insights-stage.ts';
+import type { WriteResultOutput } from '../activities/storage/result-activities.ts';
+import type { ComputeInsightsOutput } from '../activities/insights/insights-activities.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
@@ -71,7 +71,7 @@ function publishInputOf(
 }
 
 /**
- * Talk time, metrics, categories and scorecard of the call (activities/insights/insights-stage.ts), from
+ * Talk time, metrics, categories and scorecard of the call (activities/insights/insights-activities.ts), from
  * the redacted timeline and the text steps' outputs, by the call's rule file: written as one staged
  * document, with only its key and the matched categories back in history.
  */

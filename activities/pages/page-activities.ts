@@ -1,5 +1,5 @@
 /**
- * The night report's activity (the call page is written with result.json, activities/storage/results.ts):
+ * The night report's activity (the call page is written with result.json, activities/storage/result-activities.ts):
  * reads the batch's report.json and its calls' rows from the `calls` table (the days the batch wrote,
  * compacted just before), renders report.html (night-report.ts) and writes it beside report.json.
  * Object storage and a few Parquet files: it runs beside the batch's other activities.
