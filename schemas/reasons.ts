@@ -24,7 +24,7 @@ export const DEFAULT_REASON_TEXT: ReasonText = 'customer';
 export const DEFAULT_REASON_CHARS = 600;
 
 /** What of a call is read: the same for training lines built from results and for classifying calls. */
-export const reasonTextChoiceSchema = z.object({
+const reasonTextChoiceSchema = z.object({
   text: z.enum(REASON_TEXTS),
   chars: z.number().int().min(1).max(TRAINING_LIMITS.textChars),
 });
@@ -37,7 +37,7 @@ export type ReasonsSettings = z.infer<typeof reasonsSettingsSchema>;
 /** Classes kept in result.json, best first. */
 export const REASONS_KEPT = 3;
 
-export const reasonClassSchema = z.object({
+const reasonClassSchema = z.object({
   class: z.string().min(1),
   score: z.number().min(0).max(1),
 });

@@ -4,9 +4,8 @@
  */
 import { z } from 'zod';
 
-export const CLASSIFIER_MODEL_STATUSES = ['processing', 'completed', 'failed'] as const;
-export const classifierModelStatusSchema = z.enum(CLASSIFIER_MODEL_STATUSES);
-export type ClassifierModelStatus = z.infer<typeof classifierModelStatusSchema>;
+const CLASSIFIER_MODEL_STATUSES = ['processing', 'completed', 'failed'] as const;
+const classifierModelStatusSchema = z.enum(CLASSIFIER_MODEL_STATUSES);
 
 export const learnResultSchema = z.looseObject({ model_id: z.string().min(1) });
 
@@ -15,7 +14,7 @@ export const classifyResultSchema = z.array(
 );
 export type ClassifyResult = z.infer<typeof classifyResultSchema>;
 
-export const classifierModelSummarySchema = z.looseObject({
+const classifierModelSummarySchema = z.looseObject({
   model_id: z.string(),
   model_status: classifierModelStatusSchema,
   created_at: z.string(),

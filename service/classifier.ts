@@ -18,7 +18,7 @@ import {
 import type { ClientContext } from './context.ts';
 import { requestNlp, type NlpCallOptions, type NlpResponse } from './nlp/call.ts';
 
-export const CLASSIFIER_MODELS_PATH = '/nlp/v1/classifier/models';
+const CLASSIFIER_MODELS_PATH = '/nlp/v1/classifier/models';
 const modelPath = (id: string) => `${CLASSIFIER_MODELS_PATH}/${encodeURIComponent(id)}`;
 
 export interface ClassifierClient {

@@ -7,7 +7,7 @@ import type { TableRow } from '../../schemas/tables.ts';
 import { esc } from './html.ts';
 
 /** Reasons listed; the others are summed up in one line. */
-export const REASONS_LISTED = 10;
+const REASONS_LISTED = 10;
 
 export interface ReasonCount {
   reason: string;

@@ -18,7 +18,7 @@ import { classify, crossValidatedReport, train, type LabelledText, type NaiveBay
 /** Training time: a base plus a little per line, in emulator seconds (divided by `speed`). */
 const TRAINING_BASE_SECONDS = 3;
 const TRAINING_SECONDS_PER_LINE = 0.01;
-export const CONFLICT_MESSAGE =
+const CONFLICT_MESSAGE =
   'the request could not be completed due to a conflict with the current state of the resource';
 
 interface StoredModel {

@@ -29,7 +29,7 @@ function normalized(text: string): string {
 }
 
 /** Character 1-, 2- and 3-grams of a text (spaces separate, never joined across). */
-export function ngrams(text: string): string[] {
+function ngrams(text: string): string[] {
   const out: string[] = [];
   for (const word of normalized(text).split(' ')) {
     const cs = [...word];
