@@ -10,6 +10,7 @@
  * lacks, is recognized as `〈不明〉` (UNKNOWN_PHRASE_TEXT).
  */
 import { UNKNOWN_PHRASE_TEXT } from '../schemas/synthetic-recording.ts';
+import { MISHEARD, MISHEARD_SCORE } from './misheard.ts';
 import { formatReading, formatSurface } from './asr-text.ts';
 import { AudioDecoder } from './audio.ts';
 import { parsePhrases, type TimedSymbol } from './dtmf-decode.ts';
@@ -153,7 +154,8 @@ export class Recognizer {
         ? { reading: phrases ? phrases.map((t) => formatReading(t, options)).join('') : UNKNOWN_PHRASE_TEXT }
         : {}),
     });
-    const out = [sentence(texts, texts ? KNOWN_SCORE : UNKNOWN_SCORE)];
+    const misheard = ids.some((id) => MISHEARD.has(id));
+    const out = [sentence(texts, !texts ? UNKNOWN_SCORE : misheard ? MISHEARD_SCORE : KNOWN_SCORE)];
     if (!texts || ids.length !== 1) return out;
     // N-best: neighbouring phrases, as a recognizer confuses similar-sounding lines.
     const id = ids[0]!;

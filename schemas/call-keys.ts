@@ -183,6 +183,8 @@ export interface CallStagingKeys {
   dialogActs: string;
   /** The reasons step's output (schemas/result.ts, reasonsOutputSchema). */
   reasons: string;
+  /** The quality step's output (schemas/result.ts, qualityOutputSchema). */
+  quality: string;
   /** The redaction step's records (schemas/result.ts, redactionOutputSchema). */
   redaction: string;
   /** The timeline with personal data masked: what every text step after redaction reads. */
@@ -211,6 +213,7 @@ function callStagingKeys(stagingPrefix: string, callId: string, workflowId: stri
     keywords: `${dir}keywords.json`,
     dialogActs: `${dir}dialog-acts.json`,
     reasons: `${dir}reasons.json`,
+    quality: `${dir}quality.json`,
     redaction: `${dir}redaction.json`,
     redactedTimeline: `${dir}timeline.redacted.json`,
     insights: `${dir}insights.json`,

@@ -14,6 +14,7 @@ import { channelOptionsSchema, planOptionsSchema } from './plan.ts';
 import { redactionInputSchema } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
 import { reasonsSettingsSchema, type ReasonsSettings } from './reasons.ts';
+import { qualitySettingsSchema } from './transcript-quality.ts';
 import { RECOGNITION_HEARTBEAT_SECONDS, SESSION_MAX_RESTARTS } from './limits.ts';
 import {
   planOptionsOf,
@@ -82,6 +83,8 @@ export const callSpecSchema = z.object({
   redaction: redactionInputSchema,
   /** Call reasons (schemas/reasons.ts): the model each call is classified with and from what; absent: none. */
   reasons: reasonsSettingsSchema.optional(),
+  /** Transcript quality (schemas/transcript-quality.ts); absent: a spec from before it, no quality step. */
+  quality: qualitySettingsSchema.optional(),
 });
 export type CallSpec = z.infer<typeof callSpecSchema>;
 
@@ -113,6 +116,10 @@ export function callSpecOf(config: Config, output: OutputLocation, files: CallSp
     text: textGrainsOf(config),
     redaction: redactionInputOf(config, output),
     ...reasonsOf(config, files),
+    quality: {
+      checkBelow: config.insights.misrecognitionBelow,
+      reviewBelow: config.insights.reviewBelow,
+    },
   } satisfies z.input<typeof callSpecSchema>);
 }
 

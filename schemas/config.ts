@@ -38,6 +38,7 @@ import {
 } from './call-keys.ts';
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrains } from './text-grains.ts';
 import { DEFAULT_REASON_CHARS, DEFAULT_REASON_TEXT, REASON_TEXTS } from './reasons.ts';
+import { DEFAULT_CHECK_BELOW, DEFAULT_REVIEW_BELOW } from './transcript-quality.ts';
 import type { RedactionInput } from './recording.ts';
 import { redactionRulesSchema } from './redaction.ts';
 import { retentionDaysSchema } from './lifecycle.ts';
@@ -257,6 +258,10 @@ const insightsConfigSchema = z.object({
   reasonsModel: z.string().min(1).optional(),
   /** What of a call is classified, and what `callId,class` training lines are built from (schemas/reasons.ts). */
   reasonsText: z.enum(REASON_TEXTS),
+  /** Utterances recognized with a confidence below this are checked for misrecognition; 0: none. */
+  misrecognitionBelow: z.number().min(0).max(1),
+  /** A call whose transcript quality score is below this needs review (schemas/transcript-quality.ts). */
+  reviewBelow: z.number().min(0).max(1),
   /** Characters of the customer's words read from the start of the call (schemas/reasons.ts). */
   reasonsChars: z.number().int().min(1).max(3000),
 });
@@ -380,6 +385,8 @@ export const DEFAULTS = {
     separateVoices: 'separate',
     reasonsText: DEFAULT_REASON_TEXT,
     reasonsChars: DEFAULT_REASON_CHARS,
+    misrecognitionBelow: DEFAULT_CHECK_BELOW,
+    reviewBelow: DEFAULT_REVIEW_BELOW,
   },
   redaction: { masks: {}, terms: [], patterns: [], audio: false, audioMask: 'tone' },
   stack: {
@@ -448,6 +455,8 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_REASONS_MODEL: 'insights.reasonsModel',
   CALLPIPE_REASONS_TEXT: 'insights.reasonsText',
   CALLPIPE_REASONS_CHARS: 'insights.reasonsChars',
+  CALLPIPE_MISRECOGNITION_BELOW: 'insights.misrecognitionBelow',
+  CALLPIPE_REVIEW_BELOW: 'insights.reviewBelow',
   CALLPIPE_REDACTION_RULES: 'redaction.rulesFile',
   CALLPIPE_DIGEST_KEY: 'redaction.digestKey',
   CALLPIPE_DIGEST_KEY_FILE: 'redaction.digestKeyFile',

@@ -23,6 +23,11 @@ import { channelFactsSchema, cutKindSchema, silenceSchema } from './plan.ts';
 import { STAGES } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
 import { callReasonsSchema } from './reasons.ts';
+import {
+  misrecognitionSchema,
+  qualitySettingsSchema,
+  transcriptQualitySchema,
+} from './transcript-quality.ts';
 import { REDACTION_SOURCES, redactionRecordSchema, stagedRedactionSchema } from './redaction.ts';
 
 /** 2 (0.2.0): one name per concept (`reStreamedSeconds`, `writtenAt`, a keyword's `text`); see CHANGELOG.md. */
@@ -35,7 +40,7 @@ const count = z.number().int().nonnegative();
 
 /** The text steps, in the order the workflow runs them. */
 export type NlpStep =
-  'redaction' | 'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs' | 'reasons';
+  'redaction' | 'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs' | 'reasons' | 'quality';
 /** Steps whose failure leaves the call `partial`: the text steps after redaction, and the redacted audio copy. */
 const PARTIAL_STEPS = [
   'fillers',
@@ -44,6 +49,7 @@ const PARTIAL_STEPS = [
   'keywords',
   'dialogActs',
   'reasons',
+  'quality',
   'audioRedaction',
 ] as const;
 
@@ -461,6 +467,11 @@ const resultUtteranceSchema = z
       .nullable()
       .optional()
       .describe('speech acts (/nlp/v1/sentence_type) of the utterance or its turn; null when not analysed'),
+    misrecognition: misrecognitionSchema
+      .optional()
+      .describe(
+        'misrecognition detection of an utterance recognized with a low confidence; absent when not checked',
+      ),
   })
   .meta({ id: 'Utterance' });
 export type ResultUtterance = z.infer<typeof resultUtteranceSchema>;
@@ -597,6 +608,10 @@ export const scorecardResultSchema = z
     score: z.number().nonnegative().describe('sum of the weights answered yes'),
     max: z.number().nonnegative().describe('sum of the weights of applicable questions'),
     normalized: z.number().min(0).max(1).nullable().describe('score ÷ max; null when nothing applied'),
+    unreliable: z
+      .boolean()
+      .optional()
+      .describe('the transcript needs review (transcriptQuality): these automated answers are not facts'),
     answers: z.array(scorecardAnswerSchema),
   })
   .meta({ id: 'ScorecardResult' });
@@ -646,6 +661,16 @@ const redactionSummarySchema = z
   .meta({ id: 'RedactionSummary' });
 export type RedactionSummary = z.infer<typeof redactionSummarySchema>;
 
+/** The quality step's staged output: misrecognition detection of the low-confidence utterances. */
+export const qualityOutputSchema = z.object({
+  step: z.literal('quality'),
+  callId: z.string().min(1),
+  settings: qualitySettingsSchema,
+  utterances: z.array(z.object({ index: count, misrecognition: misrecognitionSchema })),
+  cost: requestCostSchema,
+});
+export type QualityOutput = z.infer<typeof qualityOutputSchema>;
+
 /** The reasons step's staged output: the call classified by the configured model (schemas/reasons.ts). */
 export const reasonsOutputSchema = z.object({
   step: z.literal('reasons'),
@@ -685,6 +710,9 @@ export const resultDocumentSchema = z
         'who each speaker is and why: roles with their evidence, a swapped channel map, voices told apart ' +
           'on a mono call; absent for a run from before the speakers stage',
       ),
+    transcriptQuality: transcriptQualitySchema
+      .optional()
+      .describe('how far the transcript can be trusted; absent when the quality step did not run'),
     reasons: callReasonsSchema
       .optional()
       .describe(

@@ -224,3 +224,4 @@ export const misrecognitionResultSchema = z.looseObject({
     }),
   ),
 });
+export type MisrecognitionResult = z.infer<typeof misrecognitionResultSchema>;

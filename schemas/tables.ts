@@ -156,6 +156,17 @@ export const CALLS_TABLE = {
     },
     { name: 'reason_score', type: 'double', doc: "the reason's score, 0–1 (the model's confidence)" },
     {
+      name: 'transcript_quality',
+      type: 'double',
+      doc: 'how far the transcript can be trusted, 0–1 (duration-weighted confidence × (1 − misrecognition))',
+    },
+    { name: 'transcript_level', type: 'string', doc: 'high, medium or low; null before transcript quality' },
+    {
+      name: 'needs_review',
+      type: 'boolean',
+      doc: "the transcript is below CALLPIPE_REVIEW_BELOW: the call's automated answers are not facts",
+    },
+    {
       name: 'categories',
       type: { list: 'string' },
       doc: "the rule file's categories the call matched (null in results written without insights)",

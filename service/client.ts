@@ -12,6 +12,7 @@ import { DEFAULT_SPEED_MAX, type ServiceConfig } from '../schemas/config.ts';
 import type {
   FillerRemovalResult,
   KeywordResult,
+  MisrecognitionResult,
   NamedEntityResult,
   SentenceTypeResult,
   SentimentResult,
@@ -22,6 +23,7 @@ import { keyword, type KeywordOptions } from './nlp/keyword.ts';
 import { namedEntities, type NamedEntityOptions } from './nlp/named-entities.ts';
 import { removeFiller, type RemoveFillerOptions } from './nlp/remove-filler.ts';
 import { sentiment } from './nlp/sentiment.ts';
+import { detectMisrecognition } from './nlp/misrecognition.ts';
 import { sentenceType, type SentenceTypeOptions } from './nlp/sentence-type.ts';
 import { summarize, type SummarizeOptions, type SummaryOutcome } from './nlp/summarize.ts';
 import type { NlpCallOptions, NlpResponse } from './nlp/call.ts';
@@ -72,6 +74,11 @@ interface NlpClient {
   keyword(sentences: string[], options?: KeywordOptions): Promise<NlpResponse<KeywordResult>>;
   /** `/nlp/v1/ne`: named entities of a text, with their positions. */
   namedEntities(sentence: string, options?: NamedEntityOptions): Promise<NlpResponse<NamedEntityResult>>;
+  /** `/nlp/beta/detect_misrecognition`: how misrecognized a sentence is, suspect spans, corrections. */
+  detectMisrecognition(
+    sentence: string,
+    options?: NlpCallOptions,
+  ): Promise<NlpResponse<MisrecognitionResult>>;
   /** `/nlp/v1/sentence_type`: modality and speech acts of a sentence. */
   sentenceType(sentence: string, options?: SentenceTypeOptions): Promise<NlpResponse<SentenceTypeResult>>;
 }
@@ -128,6 +135,7 @@ export function createServiceClient(
       keyword: (sentences, opts) => keyword(ctx, sentences, opts),
       namedEntities: (sentence, opts) => namedEntities(ctx, sentence, opts),
       sentenceType: (sentence, opts) => sentenceType(ctx, sentence, opts),
+      detectMisrecognition: (sentence, opts) => detectMisrecognition(ctx, sentence, opts),
     },
     userDictionary: {
       upload: (entries, opts) => uploadUserDictionary(ctx, entries, opts),

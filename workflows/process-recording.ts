@@ -392,7 +392,7 @@ async function textStepsStage(call: Call, utterances: number, redacted: Redacted
   const grains = call.spec.text;
   const { windowSeconds } = grains;
   const actsGrain = grains.dialogActs !== 'off' ? grains.dialogActs : undefined;
-  const [summary, sentiment, keywords, dialogActs] = await Promise.all([
+  const [summary, sentiment, keywords, dialogActs, quality] = await Promise.all([
     nlp.summarizeCall.executeWithOptions({ summary: 'summarize the call (extract-cc)' }, [
       { ...base, fillersKey, outputKey: staging.summary },
     ]),
@@ -407,6 +407,11 @@ async function textStepsStage(call: Call, utterances: number, redacted: Redacted
           { ...base, fillersKey, outputKey: staging.dialogActs, grain: actsGrain, windowSeconds },
         ])
       : undefined,
+    call.spec.quality
+      ? nlp.checkQuality.executeWithOptions({ summary: 'misrecognition of low-confidence utterances' }, [
+          { ...base, outputKey: staging.quality, ...call.spec.quality },
+        ])
+      : undefined,
   ]);
   const reasons = await reasonsStep(call, base, fillersKey, summary);
   const steps = {
@@ -416,6 +421,7 @@ async function textStepsStage(call: Call, utterances: number, redacted: Redacted
     keywords,
     ...(dialogActs ? { dialogActs } : {}),
     ...(reasons ? { reasons } : {}),
+    ...(quality ? { quality } : {}),
   };
   const failures = Object.entries(steps)
     .filter(([, out]) => out.status === 'failed')

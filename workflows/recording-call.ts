@@ -120,6 +120,8 @@ export interface TextSteps {
   dialogActs?: NlpStepOutput;
   /** Absent when no reasons model is configured. */
   reasons?: NlpStepOutput;
+  /** Absent for a spec from before transcript quality. */
+  quality?: NlpStepOutput;
   failures: { step: string; reason: string }[];
 }
 
@@ -149,6 +151,7 @@ export function costOf(sessions: RecognizedSession[], text: TextSteps, redacted:
     text.keywords,
     ...(text.dialogActs ? [text.dialogActs] : []),
     ...(text.reasons ? [text.reasons] : []),
+    ...(text.quality ? [text.quality] : []),
   ];
   return {
     requests: {
@@ -160,6 +163,7 @@ export function costOf(sessions: RecognizedSession[], text: TextSteps, redacted:
       keywords: text.keywords.cost.requests,
       ...(text.dialogActs ? { dialogActs: text.dialogActs.cost.requests } : {}),
       ...(text.reasons ? { reasons: text.reasons.cost.requests } : {}),
+      ...(text.quality ? { quality: text.quality.cost.requests } : {}),
     },
     retries: steps.reduce((n, s) => n + s.cost.retries, 0),
     restarts: sessions.reduce((n, r) => n + r.restarts, 0),

@@ -42,6 +42,7 @@ function publishInputOf(
     keywordsKey: stepKey(text.keywords),
     ...(text.dialogActs && stepKey(text.dialogActs) ? { dialogActsKey: stepKey(text.dialogActs) } : {}),
     ...(text.reasons && stepKey(text.reasons) ? { reasonsKey: stepKey(text.reasons) } : {}),
+    ...(text.quality && stepKey(text.quality) ? { qualityKey: stepKey(text.quality) } : {}),
     stepFailures: text.failures,
     timeZone: call.spec.tables.timeZone,
     facts: {
@@ -95,6 +96,7 @@ export async function insightsStage(
         sentimentKey: stepKey(text.sentiment),
         ...(text.dialogActs && stepKey(text.dialogActs) ? { dialogActsKey: stepKey(text.dialogActs) } : {}),
         ...(text.reasons && stepKey(text.reasons) ? { reasonsKey: stepKey(text.reasons) } : {}),
+        ...(text.quality && stepKey(text.quality) ? { qualityKey: stepKey(text.quality) } : {}),
         durationSeconds: probe.durationSeconds,
         ...(call.spec.rulesKey ? { rulesKey: call.spec.rulesKey } : {}),
         outputKey: staging.insights,

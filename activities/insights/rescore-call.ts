@@ -18,6 +18,7 @@ import type { LoadedRules } from './rule-file.ts';
 import { matchedCategories, scoreCall } from './score-call.ts';
 import { rescoreRoles } from '../speakers/rescore-roles.ts';
 import type { ResultClassifier } from '../reasons/classify-result.ts';
+import { reviewed } from '../storage/result-document.ts';
 import { roleSettingsOf } from '../speakers/speakers-activities.ts';
 
 /** What scoring one call needs of its batch. */
@@ -106,7 +107,8 @@ export async function rescoreCall(ctx: RescoreCallContext, call: RescoreCall): P
     else delete roled.reasons;
   }
   const insights = scoreCall(roled, rules, { rescoreBatchId: ctx.batchId });
-  const next = resultDocumentSchema.parse({ ...roled, ...insights });
+  const scorecard = reviewed(insights.scorecard, roled.transcriptQuality);
+  const next = resultDocumentSchema.parse({ ...roled, ...insights, scorecard });
   await ctx.results.put(call.key, `${JSON.stringify(next, null, 2)}\n`, JSON_TYPE);
   await refreshOutputs(ctx, call, next);
   return { ...base, status: 'updated', ...scored(next) };

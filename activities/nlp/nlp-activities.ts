@@ -12,6 +12,7 @@ import { extractKeywords } from './keywords.ts';
 import { removeFillers } from './fillers.ts';
 import { createPacer } from './pacing.ts';
 import { classifyReasons } from './reasons.ts';
+import { checkQuality, type CheckQualityInput } from './quality.ts';
 import { redactText } from './redact.ts';
 import { compileRules } from './redaction/redact-call.ts';
 import { analyzeSentiment } from './sentiment.ts';
@@ -52,6 +53,8 @@ export function createNlpActivities(input: NlpActivityDeps) {
       classifyDialogActs(deps, input),
     /** The call's reason by a text classification model (`/nlp/v1/classifier/models/<id>/classify`); output: ReasonsOutput. */
     classifyReasons: (input: ClassifyReasonsInput): Promise<NlpStepOutput> => classifyReasons(deps, input),
+    /** Misrecognition detection of the low-confidence utterances (`/nlp/beta/detect_misrecognition`); output: QualityOutput. */
+    checkQuality: (input: CheckQualityInput): Promise<NlpStepOutput> => checkQuality(deps, input),
   };
 }
 

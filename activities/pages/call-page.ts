@@ -14,6 +14,7 @@ import type { CallIdMode } from '../../schemas/config.ts';
 import { clientScript, uplotScript, uplotStyle } from './assets.ts';
 import { BASE_STYLE, duration, esc, jsonData, localTime, named } from './html.ts';
 import { clock } from '../../schemas/units.ts';
+import { lowQuality, type TranscriptQuality } from '../../schemas/transcript-quality.ts';
 
 /** A silence at least this long, nobody talking, is shown as a long silence (a hold, a search, a transfer). */
 const LONG_SILENCE_SECONDS = 20;
@@ -178,6 +179,12 @@ function roleEvidence(result: ResultDocument): string {
   return `<div id="roles" data-decision="${esc(roles.decision)}"><p>${marks.join(' ')} ${esc(roles.summary)}</p>${separation}<ul class="evidence">${rows}</ul></div>`;
 }
 
+/** The transcript's quality in the header: its level and score, and "needs review" when it does. */
+function qualityFact(q: TranscriptQuality): string {
+  const review = q.needsReview ? ' <span class="badge needs-review">needs review</span>' : '';
+  return `<span id="transcript-quality" data-level="${q.level}" title="${q.lowUtterances} low-quality utterance(s), ${q.checked} checked">transcript ${q.level} ${Math.round(q.score * 100)} %</span>${review}`;
+}
+
 /** Categories matched (and not), and the scorecard's answers, each pointing at where it held. */
 function insights(result: ResultDocument): string {
   if (!result.categories && !result.scorecard) return '';
@@ -203,7 +210,7 @@ function insights(result: ResultDocument): string {
     )
     .join('');
   return `<div class="grid"><section class="card" id="categories"><h2>Categories</h2>${categories ? `<table><tbody>${categories}</tbody></table>` : '<span class="muted">none in the rule file</span>'}</section>
-<section class="card" id="scorecard"><h2>Scorecard${card ? `: ${esc(card.name)}` : ''}</h2>${card ? `<p><b>${card.score} / ${card.max}</b>${card.normalized !== null ? ` (${Math.round(card.normalized * 100)} %)` : ''}</p><table><thead><tr><th>answer</th><th>question</th><th>weight</th><th>where</th></tr></thead><tbody>${answers}</tbody></table>` : '<span class="muted">no scorecard in the rule file</span>'}${result.rules ? `<p class="muted">rules ${esc(result.rules.name)} ${esc(result.rules.version)}</p>` : ''}</section></div>`;
+<section class="card" id="scorecard"><h2>Scorecard${card ? `: ${esc(card.name)}` : ''}</h2>${card?.unreliable ? '<p class="unreliable"><b>Unreliable</b>: the transcript needs review; these answers were computed from it and are not facts.</p>' : ''}${card ? `<p><b>${card.score} / ${card.max}</b>${card.normalized !== null ? ` (${Math.round(card.normalized * 100)} %)` : ''}</p><table><thead><tr><th>answer</th><th>question</th><th>weight</th><th>where</th></tr></thead><tbody>${answers}</tbody></table>` : '<span class="muted">no scorecard in the rule file</span>'}${result.rules ? `<p class="muted">rules ${esc(result.rules.name)} ${esc(result.rules.version)}</p>` : ''}</section></div>`;
 }
 
 /** Why the customer called, by the reasons model: the best classes with their scores, and the model. */
@@ -220,6 +227,20 @@ function reasonsBlock(result: ResultDocument): string {
   return `<h2 style="margin-top:12px">Reason</h2><div id="reason" data-reason="${esc(r.top[0]?.class ?? '')}">${classes}</div><p class="muted">model ${esc(r.modelId)}${trained}, from the ${r.text === 'summary' ? 'summary' : "customer's words"}</p>`;
 }
 
+/**
+ * What misrecognition detection suspects in an utterance, beside its text: each suspect span with the
+ * suggested corrections (never applied to the text), or that nothing better was offered.
+ */
+function corrections(u: ResultUtterance): string {
+  const m = u.misrecognition;
+  if (!m || m.candidates.length === 0) return '';
+  const items = m.candidates.map((c) => {
+    const best = c.corrections[0];
+    return `<span class="correction" title="suspect ${Math.round(c.score * 100)} %">${esc(c.text)} → ${best ? `${esc(best.text)} <span class="muted">${Math.round(best.score * 100)} %</span>` : '<span class="muted">no suggestion</span>'}</span>`;
+  });
+  return `<div class="corrections">${items.join(' ')}</div>`;
+}
+
 function transcript(result: ResultDocument): string {
   const rows = result.utterances
     .map((u, i) => {
@@ -227,7 +248,12 @@ function transcript(result: ResultDocument): string {
       const inferred = result.speakerRoles?.inferred
         ? ` title="inferred from the voice (${Math.round((u.speakerConfidence ?? 0) * 100)} %)${u.joined ? '; two voices in one utterance' : ''}"`
         : '';
-      return `<tr class="utt" id="u${i}" data-start="${u.start}" data-end="${u.end}"><td class="t"><a href="#u${i}" class="seek">${clock(u.start)}</a></td><td class="who${inferred ? ' inferred' : ''}" style="color:${colorOf(u.speaker)}"${inferred}>${esc(u.speaker)}${inferred ? '*' : ''}</td><td class="text">${markedText(u)}</td><td class="feel">${s ? `<span class="label-${esc(s.label)}" title="${esc(s.label)} ${s.value.toFixed(2)}">●</span>` : ''}</td></tr>`;
+      const checkBelow = result.transcriptQuality?.checkBelow;
+      const low = checkBelow !== undefined && lowQuality(u, checkBelow);
+      const quality = low
+        ? ` title="low quality: confidence ${Math.round((u.confidence ?? 1) * 100)} %${u.misrecognition ? `, misrecognition ${Math.round(u.misrecognition.score * 100)} %` : ''}"`
+        : '';
+      return `<tr class="utt${low ? ' low-quality' : ''}" id="u${i}"${quality} data-start="${u.start}" data-end="${u.end}"><td class="t"><a href="#u${i}" class="seek">${clock(u.start)}</a></td><td class="who${inferred ? ' inferred' : ''}" style="color:${colorOf(u.speaker)}"${inferred}>${esc(u.speaker)}${inferred ? '*' : ''}</td><td class="text">${markedText(u)}${corrections(u)}</td><td class="feel">${s ? `<span class="label-${esc(s.label)}" title="${esc(s.label)} ${s.value.toFixed(2)}">●</span>` : ''}</td></tr>`;
     })
     .join('\n');
   return `<table id="transcript"><tbody>\n${rows}\n</tbody></table>`;
@@ -268,6 +294,8 @@ svg#timeline rect[data-start] { cursor:pointer; }
 .badge.inferred, .badge.low-confidence { background:#eef0f5; color:var(--muted); } .badge.swapped { background:#fff1d6; color:#8a5a00; }
 #roles ul.evidence { margin:4px 0 0; padding-left:18px; font-size:13px; } #transcript td.who.inferred { font-style:italic; }
 .chip.best { font-weight:600; }
+#transcript tr.low-quality td.text { background:#fff1f0; } .corrections { font-size:12px; margin-top:2px; } .correction { margin-right:10px; color:#8a5a00; }
+.badge.needs-review { background:#ffe3e0; color:var(--neg); } p.unreliable { color:var(--neg); }
 tr.unmatched { color:var(--muted); } td.answer-yes { color:var(--pos); font-weight:600; } td.answer-no { color:var(--neg); font-weight:600; } td.answer-na { color:var(--neu); }
 `;
 
@@ -284,6 +312,7 @@ export function renderCallPage(result: ResultDocument, options: CallPageOptions)
       (result.speakerRoles?.swapped ? ' <span class="badge swapped">swapped</span>' : ''),
     `<span class="badge ${status}">${status}</span>`,
     ...(result.reasons?.top[0] ? [`reason <b>${esc(result.reasons.top[0].class)}</b>`] : []),
+    ...(result.transcriptQuality ? [qualityFact(result.transcriptQuality)] : []),
     ...(meta.agent ? [`agent ${named(meta.agent)}`] : []),
     ...(meta.direction ? [named(meta.direction)] : []),
     ...(result.processing.batchId ? [`batch ${named(result.processing.batchId)}`] : []),

@@ -20,6 +20,7 @@ import { visibleControls } from '../../schemas/display-text.ts';
 import type { DeliveryFailure } from '../../schemas/events.ts';
 import { costSection } from './night-cost.ts';
 import { reasonsSection } from './night-reasons.ts';
+import { qualitySection } from './night-quality.ts';
 
 export interface NightReportOptions {
   timeZone: string;
@@ -275,6 +276,7 @@ ${fact(String(lowConfidence), 'roles of low confidence', 'fact-roles-low-confide
 </div>
 ${costSection(report.cost)}
 ${reasonsSection(calls.values(), options.previousCalls?.values())}
+${qualitySection(calls.values())}
 <div class="grid">
 <section class="card"><h2>Durations</h2><div class="chart" id="durations-chart"></div></section>
 <section class="card"><h2>Sentiment</h2><div class="chart" id="sentiment-chart"></div></section>

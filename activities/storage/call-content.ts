@@ -7,6 +7,7 @@
 import type {
   DialogActsOutput,
   FillersOutput,
+  QualityOutput,
   RedactionOutput,
   ResultDocument,
   ResultUtterance,
@@ -22,6 +23,8 @@ export interface CallTextParts {
   dialogActs?: DialogActsOutput | undefined;
   /** The redaction step's records, when it ran (the timeline is then the redacted one). */
   redaction?: RedactionOutput | undefined;
+  /** The quality step's misrecognition detection, when it ran. */
+  quality?: QualityOutput | undefined;
 }
 
 /** Speakers of the timeline, then any an utterance names that the timeline's list lacks. */
@@ -36,6 +39,7 @@ export function resultUtterances(parts: CallTextParts): ResultUtterance[] {
   const felt = new Map(sentiment?.utterances.map((u) => [u.index, u.sentiment]));
   const acts = new Map(dialogActs?.utterances.map((u) => [u.index, u.dialogActs]));
   const masked = new Map(redaction?.utterances.map((u) => [u.index, u.redactions]));
+  const checked = new Map(parts.quality?.utterances.map((u) => [u.index, u.misrecognition]));
   const ordered = [...timeline.utterances].sort((a, b) => a.start - b.start || a.index - b.index);
   return ordered.map((u) => {
     const f = cleaned.get(u.index);
@@ -57,6 +61,7 @@ export function resultUtterances(parts: CallTextParts): ResultUtterance[] {
       sentiment: felt.get(u.index) ?? null,
       // Absent when the step did not run (rules on dialog acts are then "unavailable").
       ...(dialogActs ? { dialogActs: acts.get(u.index) ?? null } : {}),
+      ...(checked.has(u.index) ? { misrecognition: checked.get(u.index) } : {}),
       // Kind, where the mask is and who found it: never the value, nor where it was.
       ...(redaction
         ? {

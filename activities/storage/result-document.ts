@@ -4,9 +4,11 @@
  * (its `writeStage` and `failStage` send them, in exactly the shapes below). Pure: the activities that
  * read the parts and write the documents are in result-activities.ts.
  */
+import { transcriptQualityOf, type TranscriptQuality } from '../../schemas/transcript-quality.ts';
 import {
   type DialogActsOutput,
   type ReasonsOutput,
+  type QualityOutput,
   errorDocumentSchema,
   RESULT_SCHEMA_VERSION,
   resultDocumentSchema,
@@ -106,6 +108,8 @@ export interface ResultParts {
   dialogActs?: DialogActsOutput | undefined;
   /** The reasons step's output, when a model is configured and the step succeeded. */
   reasons?: ReasonsOutput | undefined;
+  /** The quality step's output, when it ran. */
+  quality?: QualityOutput | undefined;
   /** Who said what, and why (the speakers stage's document), when the stage ran. */
   speakers?: SpeakerRoles | undefined;
   stepFailures: { step: string; reason: string }[];
@@ -209,7 +213,7 @@ function processingFacts(
   processing: ProcessingInput,
   steps: Partial<
     Record<
-      'redaction' | 'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs' | 'reasons',
+      'redaction' | 'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs' | 'reasons' | 'quality',
       EndpointCost
     >
   >,
@@ -240,6 +244,19 @@ function processingFacts(
   };
 }
 
+/**
+ * The scorecard as reported: marked unreliable when the transcript needs review, so no one reads an
+ * automated answer on a badly recognized call as a fact (docs/results.md, "Transcript quality").
+ */
+export function reviewed<S extends { unreliable?: boolean | undefined } | null>(
+  scorecard: S,
+  quality: TranscriptQuality | undefined,
+): S {
+  if (!scorecard) return scorecard;
+  const { unreliable: _, ...rest } = scorecard;
+  return (quality?.needsReview ? { ...rest, unreliable: true } : rest) as S;
+}
+
 // --- documents -----------------------------------------------------------------------------------------
 
 /**
@@ -250,7 +267,8 @@ export function assembleResult(
   parts: Omit<ResultParts, 'rules'>,
   insights: CallInsightsParts,
 ): ResultDocument {
-  const { timeline, fillers, sentiment, summary, keywords, dialogActs, reasons, facts } = parts;
+  const { timeline, fillers, sentiment, summary, keywords, dialogActs, reasons, quality, facts } = parts;
+  const utterances = resultUtterances({ ...parts, redaction: parts.redaction?.output });
   const redaction = parts.redaction;
   const content = {
     schemaVersion: RESULT_SCHEMA_VERSION,
@@ -259,7 +277,7 @@ export function assembleResult(
     audio: audioFacts(facts.audio, facts.plan),
     speakers: callSpeakers(timeline),
     sessions: sessionFacts(facts.sessions, timeline),
-    utterances: resultUtterances({ ...parts, redaction: redaction?.output }),
+    utterances,
     talk: insights.talk,
     sentiment: sentimentSummary(sentiment),
     summary: summary
@@ -276,12 +294,13 @@ export function assembleResult(
     ...(dialogActs ? { dialogActs: dialogActsSummary(dialogActs) } : {}),
     ...(parts.speakers ? { speakerRoles: parts.speakers } : {}),
     ...(reasons?.reasons ? { reasons: reasons.reasons } : {}),
+    ...(quality ? { transcriptQuality: transcriptQualityOf(utterances, quality.settings) } : {}),
   };
   const document = {
     ...content,
     metrics: insights.metrics,
     categories: insights.categories,
-    scorecard: insights.scorecard,
+    scorecard: reviewed(insights.scorecard, content.transcriptQuality),
     rules: insights.rules,
     processing: processingFacts(facts.processing, {
       ...(redaction ? { redaction: redaction.output.cost } : {}),
@@ -291,6 +310,7 @@ export function assembleResult(
       ...(keywords ? { keywords: keywords.cost } : {}),
       ...(dialogActs ? { dialogActs: dialogActs.cost } : {}),
       ...(reasons ? { reasons: reasons.cost } : {}),
+      ...(quality ? { quality: quality.cost } : {}),
     }),
     stepFailures: parts.stepFailures.map((f) => ({ step: f.step, reason: redact(f.reason) })),
     writtenAt: parts.writtenAt ?? new Date().toISOString(),

@@ -4,6 +4,7 @@
  */
 import {
   dialogActsOutputSchema,
+  qualityOutputSchema,
   reasonsOutputSchema,
   fillersOutputSchema,
   keywordsOutputSchema,
@@ -37,13 +38,15 @@ export interface StagedOutputKeys {
   dialogActsKey?: string | undefined;
   /** The reasons step's output; absent when no model is configured or the step failed. */
   reasonsKey?: string | undefined;
+  /** The quality step's output; absent for a run from before it, or when it failed. */
+  qualityKey?: string | undefined;
   /** The speakers stage's document; absent for a run from before it, or when it could not run. */
   speakersKey?: string | undefined;
 }
 
 /** Every staged output the keys name, read at once. */
 export async function readStagedOutputs(store: ObjectStore, keys: StagedOutputKeys) {
-  const [timeline, fillers, sentiment, summary, keywords, dialogActs, redaction, speakers, reasons] =
+  const [timeline, fillers, sentiment, summary, keywords, dialogActs, redaction, speakers, reasons, quality] =
     await Promise.all([
       readStaged(store, keys.timelineKey, (v) => timelineSchema.parse(v)),
       readStaged(store, keys.fillersKey, (v) => fillersOutputSchema.parse(v)),
@@ -54,6 +57,7 @@ export async function readStagedOutputs(store: ObjectStore, keys: StagedOutputKe
       readStaged(store, keys.redactionKey, (v) => redactionOutputSchema.parse(v)),
       readStaged(store, keys.speakersKey, (v) => speakersDocumentSchema.parse(v).roles),
       readStaged(store, keys.reasonsKey, (v) => reasonsOutputSchema.parse(v)),
+      readStaged(store, keys.qualityKey, (v) => qualityOutputSchema.parse(v)),
     ]);
   return {
     timeline: timeline!,
@@ -65,6 +69,7 @@ export async function readStagedOutputs(store: ObjectStore, keys: StagedOutputKe
     redaction,
     speakers,
     reasons,
+    quality,
   };
 }
 

@@ -12,6 +12,7 @@ import type { Account } from '../accounts.ts';
 import type { Answer } from '../answer.ts';
 import { DEFAULT_MAX_KEYWORDS, extractKeywords } from './keyword.ts';
 import { extractNamedEntities } from './named-entities.ts';
+import { detectMisrecognition } from './misrecognition.ts';
 import { removeFiller } from './remove-filler.ts';
 import { analyzeSentiment } from './sentiment.ts';
 import { classifySentence } from './sentence-type.ts';
@@ -43,6 +44,7 @@ export const NLP_ENDPOINTS: Record<string, string[]> = {
   ne: ['v1'],
   sentence_type: ['v1'],
   summary: ['v1', 'beta'],
+  detect_misrecognition: ['beta'],
   /** Text classification (spec 03): routed by method and path in `classifier.ts`. */
   classifier: ['v1'],
 };
@@ -53,7 +55,6 @@ export const NLP_NOT_EMULATED = [
   'coreference',
   'similarity',
   'user_attribute',
-  'detect_misrecognition',
 ];
 
 export const JSON_UTF8 = 'application/json;charset=utf-8';
@@ -122,6 +123,10 @@ export function handleNlp(name: string, version: string, value: unknown, account
       case 'remove_filler': {
         const text = requireString(body, 'text');
         const result = removeFiller(text, optionalBoolean(body, 'do_segment'));
+        return { status: 200, json: { result, status: 0, message: 'OK' }, log: { code: 0 } };
+      }
+      case 'detect_misrecognition': {
+        const result = detectMisrecognition(requireString(body, 'sentence'));
         return { status: 200, json: { result, status: 0, message: 'OK' }, log: { code: 0 } };
       }
       case 'sentiment': {

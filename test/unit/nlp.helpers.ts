@@ -4,6 +4,7 @@
  * emulator (its filler remover and named-entity extraction are reused) and fail on demand with real
  * ServiceErrors.
  */
+import { detectMisrecognition } from '../../emulator/nlp/misrecognition.ts';
 import { createHash } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Readable } from 'node:stream';
@@ -134,6 +135,7 @@ export interface FakeCall {
     | 'namedEntities'
     | 'sentenceType'
     | 'classify'
+    | 'detectMisrecognition'
     | 'listModels';
   input: unknown;
   options?: unknown;
@@ -264,6 +266,10 @@ export class FakeService {
       namedEntities: (sentence, options) =>
         this.answer({ endpoint: 'namedEntities', input: sentence, options }, options, () =>
           extractNamedEntities(sentence).map((e) => ({ ...e })),
+        ),
+      detectMisrecognition: (sentence, options) =>
+        this.answer({ endpoint: 'detectMisrecognition', input: sentence, options }, options, () =>
+          detectMisrecognition(sentence),
         ),
       sentenceType: (sentence, options) =>
         this.answer({ endpoint: 'sentenceType', input: sentence, options }, options, () => ({
