@@ -193,13 +193,13 @@ const SCRIPT_LINES = {
  * Why a scripted customer calls (call reasons, docs/insights.md): the line they open with, then two more
  * on the same topic once their identity is checked (phrasebook lines).
  */
-const REASON_LINES = {
+export const REASON_LINES = {
   billing: [102, 112, 113], // 請求書のことで… 先月の請求が二回… 料金が高すぎる…
   outage: [103, 104, 125], // インターネットがつながらない… 回線が切れたまま… ランプが赤く点滅…
   cancellation: [116, 117, 157], // 解約したい… 違約金は… 割引があるなら…
   delivery: [141, 142, 143], // 商品がまだ届かない… 配送は… 届いた商品が壊れていた
 } as const;
-type ScriptedReason = keyof typeof REASON_LINES;
+export type ScriptedReason = keyof typeof REASON_LINES;
 
 /** A call with the moments call insights score, at known places; everything else random turns. */
 export interface CallScenario extends CallScriptOptions {
