@@ -25,6 +25,8 @@ import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import type { ResultDocument } from '../../schemas/result.ts';
 import { textTable } from '../text-table.ts';
+import { demoReasonsModel } from '../demo-reasons.ts';
+import { createServiceClient } from '../../service/index.ts';
 
 export const summary = 'starts the local stack, processes three sample calls, prints the results';
 export const help = `Usage: callpipe demo [--keep] [--speed X]
@@ -52,6 +54,7 @@ export const DEMO_CALLS = [
       durationSeconds: 3540,
       stereo: true,
       seed: 101,
+      reason: 'billing',
       complaint: true,
       personalData: true,
       holdSeconds: 45,
@@ -61,12 +64,12 @@ export const DEMO_CALLS = [
   {
     name: 'sample-short-mono.wav',
     sampleRate: 8000,
-    scenario: { durationSeconds: 95, stereo: false, seed: 202, greeting: false },
+    scenario: { durationSeconds: 95, stereo: false, seed: 202, greeting: false, reason: 'outage' },
   },
   {
     name: 'sample-long-mono.wav',
     sampleRate: 8000,
-    scenario: { durationSeconds: 3300, stereo: false, seed: 303, holdSeconds: 150 },
+    scenario: { durationSeconds: 3300, stereo: false, seed: 303, holdSeconds: 150, reason: 'cancellation' },
   },
 ] as const satisfies readonly DemoCall[];
 
@@ -114,6 +117,10 @@ interface ResultDigest {
   speakers: string;
   /** The opening lines with their speakers, on calls whose speakers were inferred from voices. */
   opening: string[];
+  /** Why the customer called, with the score: `billing 0.93`. */
+  reason: string;
+  /** Transcript quality: `high 95 %`, `low 41 % review`. */
+  quality: string;
 }
 
 async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome): Promise<ResultDigest> {
@@ -126,6 +133,8 @@ async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome
     examples: [],
     speakers: '',
     opening: [],
+    reason: '',
+    quality: '',
   };
   if (o.status === 'failed') return { ...none, summary: outcomeDetail(o) };
   try {
@@ -141,6 +150,8 @@ async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome
       | 'utterances'
       | 'speakers'
       | 'speakerRoles'
+      | 'reasons'
+      | 'transcriptQuality'
     >;
     const roles = doc.speakerRoles;
     const text = doc.summary?.text ?? '';
@@ -161,6 +172,10 @@ async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome
         .slice(0, 4)
         .map((u) => `${u.speaker}: ${u.text}`),
       speakers: `${doc.speakers.join('+')}${roles ? ` (${roles.decision})` : ''}`,
+      reason: doc.reasons?.top[0] ? `${doc.reasons.top[0].class} ${doc.reasons.top[0].score.toFixed(2)}` : '',
+      quality: doc.transcriptQuality
+        ? `${doc.transcriptQuality.level} ${Math.round(doc.transcriptQuality.score * 100)} %${doc.transcriptQuality.needsReview ? ' review' : ''}`
+        : '',
       opening: roles?.inferred
         ? doc.utterances.slice(0, 3).map((u) => `${u.speaker.padEnd(8)} ${u.text.slice(0, 40)}`)
         : [],
@@ -204,10 +219,18 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const samples = await ensureDemoCalls(join(resolve(base.stack.home), 'demo'), log);
     const output = outputLocation(undefined, pc.config);
+    const chars = pc.config.insights.reasonsChars;
+    const model = await demoReasonsModel(
+      createServiceClient(pc.config.service),
+      resolve(base.stack.home),
+      chars,
+      log,
+    );
+    const extra = model ? { reasons: { model, text: 'customer' as const, chars } } : undefined;
     const submitted = [];
     for (const path of samples) {
       const source = await resolveSource(path, pc.store, pc.config);
-      submitted.push(await submitRecording(pc, source, { output }));
+      submitted.push(await submitRecording(pc, source, { output, ...(extra ? { extra } : {}) }));
     }
     log(`processing ${submitted.length} calls…`);
     const outcomes = await waitWithProgress(submitted, false);
@@ -223,6 +246,8 @@ export async function run(argv: string[]): Promise<number> {
         'redacted',
         'sentiment',
         'score',
+        'reason',
+        'transcript',
         'categories',
       ],
     ];
@@ -241,6 +266,8 @@ export async function run(argv: string[]): Promise<number> {
         d.redacted,
         d.sentiment,
         d.score,
+        d.reason,
+        d.quality,
         d.categories,
       ]);
       if (d.summary) summaries.push(`  ${o.callId}: ${d.summary}`);
