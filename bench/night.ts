@@ -27,6 +27,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { planOptionsOf } from '../schemas/config.ts';
+import type { PipelineClient } from '../cli/stack-client.ts';
+import { demoReasonsModel } from '../cli/demo-reasons.ts';
+import { createServiceClient } from '../service/index.ts';
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrain, type TextGrains } from '../schemas/text-grains.ts';
 import { DEFAULT_RATE_LIMIT } from '../schemas/emulator-accounts.ts';
 import { resolveSource } from '../cli/submit.ts';
@@ -62,6 +65,9 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --text-rate compressed|real   text-request rate sped up like the clock (default) or not
   --nlp-rps N             the client's text requests per second (default 45 × speed when compressed)
   --strategies a,b        planning passes (default balanced,fixed)
+  --features on|off|compare  call reasons and transcript quality (issue 40): on (the defaults, with a
+                          reasons model trained from scripted examples), off, or each pass both ways,
+                          printing text requests per audio hour with them over without
   --seed N                the night's seed (default 7)
   --keep                  keep the stack's home (logs, the emulator's request log, each pass's activities)
   --stereo                every call stereo (the same lengths, containers and rates)
@@ -289,6 +295,56 @@ async function passCost(input: {
   };
 }
 
+/**
+ * The passes' call specs with issue 40's features off (no reasons, no quality step) and on (the
+ * defaults: quality on; reasons with a model trained from the demo's scripted examples).
+ */
+async function featureSpecs(pc: PipelineClient, home: string, log: (line: string) => void) {
+  const chars = pc.config.insights.reasonsChars;
+  const model = await demoReasonsModel(createServiceClient(pc.config.service), home, chars, log);
+  const quality = {
+    checkBelow: pc.config.insights.misrecognitionBelow,
+    reviewBelow: pc.config.insights.reviewBelow,
+  };
+  return {
+    off: { reasons: undefined, quality: undefined },
+    on: { quality, ...(model ? { reasons: { model, text: 'customer' as const, chars } } : {}) },
+  };
+}
+
+/** Text requests per audio hour of each strategy's pass with the features over without: the +15 % bound. */
+function featuresComparison(
+  strategies: string[],
+  repeat: number,
+  passes: Record<
+    string,
+    { textRequestsPerAudioHour?: { total: number; byEndpoint: Record<string, number> } }
+  >,
+) {
+  return Object.fromEntries(
+    strategies.map((strategy) => {
+      const key = repeat > 1 ? `${strategy}-1` : strategy;
+      const off = passes[`${key}-features-off`]?.textRequestsPerAudioHour;
+      const on = passes[`${key}-features-on`]?.textRequestsPerAudioHour;
+      return [
+        strategy,
+        off && on
+          ? {
+              textRequestsPerAudioHourOff: off.total,
+              textRequestsPerAudioHourOn: on.total,
+              onOverOff: round(on.total / off.total, 3),
+              withinBound: on.total <= 1.15 * off.total,
+              added: {
+                detect_misrecognition: on.byEndpoint.detect_misrecognition ?? 0,
+                classifier: on.byEndpoint.classifier ?? 0,
+              },
+            }
+          : null,
+      ];
+    }),
+  );
+}
+
 async function run(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -303,6 +359,7 @@ async function run(): Promise<void> {
       'text-rate': { type: 'string', default: 'compressed' },
       'nlp-rps': { type: 'string' },
       strategies: { type: 'string', default: 'balanced,fixed' },
+      features: { type: 'string', default: 'on' },
       seed: { type: 'string', default: '7' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -330,6 +387,9 @@ async function run(): Promise<void> {
   const budget = Number(values.budget);
   const speed = Number(values.speed);
   const strategies = values.strategies.split(',').map((s) => s.trim()) as Strategy[];
+  if (!['on', 'off', 'compare'].includes(values.features))
+    throw new Error(`--features must be on, off or compare, not ${values.features}`);
+  const modes = values.features === 'compare' ? ['off', 'on'] : [values.features];
   const repeat = Number(values.repeat);
   if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat must be a whole number ≥ 1`);
   const log = (line: string) => console.error(`[night] ${line}`);
@@ -403,80 +463,83 @@ async function run(): Promise<void> {
     > = {};
     const transcripts: Record<string, string[][]> = {};
     const repeatsDiffering: Record<string, string[]> = {};
+    const features = await featureSpecs(pc, stack.addresses.home, log);
     for (const strategy of strategies)
-      for (let r = 1; r <= repeat; r++) {
-        const key = repeat > 1 ? `${strategy}-${r}` : strategy;
-        // Fresh workers per pass: their peak RSS belongs to this pass alone.
-        const workers = await stack.startWorkers();
-        log(`${key}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
-        const plan = planOptionsOf({
-          ...stack.config,
-          limits: { ...stack.config.limits, planStrategy: strategy },
-        });
-        const text = textGrains;
-        const cpu = startCpuMeter({
-          workers: workers.pid,
-          emulator: stack.processes.emulator?.pid,
-          temporal: stack.processes.temporal.pid,
-          s3: stack.processes.s3.pid,
-        });
-        const logPath = stack.addresses.requestLog;
-        const requestLog = logPath ? { path: logPath, from: requestLogLines(logPath).length } : undefined;
-        const counters = await scrape(stack.addresses.metricsUrl);
-        const threads = threadCpu(workers.pid);
-        const fromMs = Date.now();
-        const result = await runCalls(pc, sources, {
-          prefix: `night/${Date.now()}-${strategy}/`,
-          batchId: `night-${strategy}`,
-          extra: { plan, text },
-        });
-        const cpuUse = cpu.read();
-        const figures = passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog);
-        passes[key] = {
-          ...figures,
-          // Cores kept busy over the pass (workers' children: ffmpeg), and the machine's busy share: near
-          // 1, the pass is CPU-bound and pacing is not what sets its length.
-          cpu: cpuUse,
-          cost: await passCost({
-            client: pc.client,
-            fromMs,
-            audioHours: figures.audioHours,
-            speed,
-            textCompressed: values['text-rate'] === 'compressed',
-            counters: [counters, await scrape(stack.addresses.metricsUrl)],
-            threads: [threads, threadCpu(workers.pid)],
+      for (let r = 1; r <= repeat; r++)
+        for (const mode of modes) {
+          const key = `${repeat > 1 ? `${strategy}-${r}` : strategy}${modes.length > 1 ? `-features-${mode}` : ''}`;
+          // Fresh workers per pass: their peak RSS belongs to this pass alone.
+          const workers = await stack.startWorkers();
+          log(`${key}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
+          const plan = planOptionsOf({
+            ...stack.config,
+            limits: { ...stack.config.limits, planStrategy: strategy },
+          });
+          const text = textGrains;
+          const cpu = startCpuMeter({
+            workers: workers.pid,
+            emulator: stack.processes.emulator?.pid,
+            temporal: stack.processes.temporal.pid,
+            s3: stack.processes.s3.pid,
+          });
+          const logPath = stack.addresses.requestLog;
+          const requestLog = logPath ? { path: logPath, from: requestLogLines(logPath).length } : undefined;
+          const counters = await scrape(stack.addresses.metricsUrl);
+          const threads = threadCpu(workers.pid);
+          const fromMs = Date.now();
+          const result = await runCalls(pc, sources, {
+            prefix: `night/${Date.now()}-${strategy}/`,
+            batchId: `night-${strategy}`,
+            extra: { plan, text, ...features[mode as 'on' | 'off'] },
+          });
+          const cpuUse = cpu.read();
+          const figures = passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog);
+          passes[key] = {
+            ...figures,
+            // Cores kept busy over the pass (workers' children: ffmpeg), and the machine's busy share: near
+            // 1, the pass is CPU-bound and pacing is not what sets its length.
             cpu: cpuUse,
-          }),
-        };
-        const transcript = result.calls.map((c) => transcriptOf(c.doc));
-        // Repeats of one strategy must agree: a difference is the pipeline's, not the plan's.
-        if (r === 1) transcripts[strategy] = transcript;
-        else
-          repeatsDiffering[key] = transcriptDifferences(
-            specs.map((spec) => spec.name),
-            [`${strategy}-1`, transcripts[strategy]!],
-            [key, transcript],
-          ).map((d) => d.call);
-        if (values.keep) {
-          // Every activity's interval, for a closer look at a pass than its figures give.
-          const file = join(stack.addresses.home, `activities-${key}.json`);
-          writeFileSync(
-            file,
-            JSON.stringify(
-              result.calls.map((c) => ({ call: c.name, t0: result.t0, activities: c.activities })),
-            ),
-          );
-          log(`${key}: activities in ${file}`);
+            cost: await passCost({
+              client: pc.client,
+              fromMs,
+              audioHours: figures.audioHours,
+              speed,
+              textCompressed: values['text-rate'] === 'compressed',
+              counters: [counters, await scrape(stack.addresses.metricsUrl)],
+              threads: [threads, threadCpu(workers.pid)],
+              cpu: cpuUse,
+            }),
+          };
+          const transcript = result.calls.map((c) => transcriptOf(c.doc));
+          // Repeats of one strategy must agree: a difference is the pipeline's, not the plan's.
+          if (r === 1 && mode === modes[0]) transcripts[strategy] = transcript;
+          else if (mode === modes[0])
+            repeatsDiffering[key] = transcriptDifferences(
+              specs.map((spec) => spec.name),
+              [`${strategy}-1`, transcripts[strategy]!],
+              [key, transcript],
+            ).map((d) => d.call);
+          if (values.keep) {
+            // Every activity's interval, for a closer look at a pass than its figures give.
+            const file = join(stack.addresses.home, `activities-${key}.json`);
+            writeFileSync(
+              file,
+              JSON.stringify(
+                result.calls.map((c) => ({ call: c.name, t0: result.t0, activities: c.activities })),
+              ),
+            );
+            log(`${key}: activities in ${file}`);
+          }
+          log(`${key}: ${JSON.stringify(passes[key])}`);
         }
-        log(`${key}: ${JSON.stringify(passes[key])}`);
-      }
     // Again after the passes: one ffmpeg run of a few seconds varies with the machine's moment (a
     // shared host), so the pipeline's CPU is also given in units of the mean of both.
     const referenceEnd = referenceTranscode(mediaTools({ ...process.env, ...toolEnv(stack.tools) }).ffmpeg);
     log(`reference transcode after the passes: ${JSON.stringify(referenceEnd)}`);
     const referenceMean = (reference.cpuSeconds + referenceEnd.cpuSeconds) / 2;
     const [a, b] = strategies;
-    const firstKey = (strategy: string | undefined) => (repeat > 1 ? `${strategy}-1` : strategy);
+    const firstKey = (strategy: string | undefined) =>
+      `${repeat > 1 ? `${strategy}-1` : strategy}${modes.length > 1 ? `-features-${modes[0]}` : ''}`;
     const [passA, passB] = [passes[firstKey(a) ?? ''], passes[firstKey(b) ?? '']];
     // The first utterance that differs, per call: what a reader needs to tell a moved cut from noise.
     const differences =
@@ -514,6 +577,7 @@ async function run(): Promise<void> {
       // What the text steps ran with (redaction always runs): the configuration's or the options'.
       textSteps: { redaction: 'on', ...textGrains },
       passes,
+      ...(modes.length > 1 ? { features: featuresComparison(strategies, repeat, passes) } : {}),
       ...(repeat > 1
         ? {
             leastCpuPerAudioHour: leastCpu(strategies, repeat, passes),

@@ -6,8 +6,8 @@
  * The demo goes on without reasons when the service refuses (10 models already, an account without text
  * classification): it says why.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REASON_LINES, scriptedCall, type ScriptedReason } from '../activities/media/call-script.ts';
 import { DEFAULT_PHRASEBOOK_PATH, loadPhrasebook } from '../emulator/phrasebook.ts';
@@ -64,6 +64,7 @@ export async function demoReasonsModel(
       log(`call reasons skipped: model ${id} did not complete`);
       return undefined;
     }
+    mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, `${JSON.stringify({ modelId: id })}\n`);
     return id;
   } catch (err) {
