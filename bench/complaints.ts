@@ -34,7 +34,7 @@ function callOf(lines: string[]): ScoredCall {
       normalizedText: text,
       cleanedText: text,
       fillers: [],
-      sentiment: toUtteranceSentiment(analyzeSentiment(text)),
+      sentiment: toUtteranceSentiment({ ...analyzeSentiment(text) }),
     };
   });
   return {
