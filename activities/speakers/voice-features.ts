@@ -431,7 +431,7 @@ function analyseFrame(
   out: Float64Array,
   offset: number,
 ): void {
-  const { frame, power, mel: melEnergy } = a.scratch;
+  const { frame, power } = a.scratch;
   const { window } = a;
   const n = Math.min(length, a.frameLength);
   for (let i = 0; i < n; i++) frame[i] = (pool[base + i]! - mean) * window[i]!;
@@ -441,31 +441,7 @@ function analyseFrame(
 
   powerSpectrum(a.fft, frame, power);
 
-  const { melFirst, melLength, melWeights } = a;
-  for (let m = 0, w = 0; m < MEL_BANDS; m++) {
-    const first = melFirst[m]!;
-    const bands = melLength[m]!;
-    let e = TINY;
-    for (let j = 0; j < bands; j++, w++) e += melWeights[w]! * power[first + j]!;
-    melEnergy[m] = Math.log(e);
-  }
-  // Three cepstra at a time, so that their sums do not wait on each other (CEPSTRA is a multiple of 3).
-  const { dct } = a;
-  for (let c = 0; c < CEPSTRA; c += 3) {
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    const r0 = c * MEL_BANDS;
-    for (let m = 0; m < MEL_BANDS; m++) {
-      const e = melEnergy[m]!;
-      s0 += dct[r0 + m]! * e;
-      s1 += dct[r0 + MEL_BANDS + m]! * e;
-      s2 += dct[r0 + 2 * MEL_BANDS + m]! * e;
-    }
-    out[offset + MFCC + c] = s0;
-    out[offset + MFCC + c + 1] = s1;
-    out[offset + MFCC + c + 2] = s2;
-  }
+  cepstraOf(a, out, offset + MFCC);
 
   const { coreLo, coreHi, lowEdge, highEdge, top } = a.bins;
   let core = TINY;

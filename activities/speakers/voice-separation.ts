@@ -23,6 +23,7 @@
  */
 import {
   DEFAULT_MAX_VOICES,
+  interleaving,
   separateByLine,
   timedSeparation,
   unassigned,
@@ -57,7 +58,9 @@ const SPLIT_GAIN = 0.13;
 const SMALL_VOICE_GAIN = 1.3;
 /**
  * A third voice and beyond: a voice that takes over from another (a transfer: the two never heard in turn,
- * at most TAKEOVER_INTERLEAVING of their utterances' pairs out of order) pays as a second voice does; one
+ * at most TAKEOVER_INTERLEAVING of their utterances' pairs out of order) pays as a second voice does, once
+ * per call; the voice it takes over from may be any voice, not only the one it was split from (split from
+ * the customer's, it takes over from the first agent's); one
  * heard throughout the call (a conference) pays CONFERENCE_GAIN, as one voice split by its words into halves
  * that alternate through the call gains up to about 0.85 on the development split.
  */
@@ -360,26 +363,6 @@ function twoMeans(points: Float64Array[], weights: number[], initial: Int32Array
  * The voices of the call: split while a split gains at least SPLIT_GAIN nats per frame of the voice split
  * and leaves each voice enough utterances and frames (see the module comment).
  */
-/** How much the utterances of voices a and b alternate: the share of their pairs out of order, 0 to ½. */
-function interleaving(labels: Int32Array, times: Float64Array, a: number, b: number): number {
-  const ta: number[] = [];
-  const tb: number[] = [];
-  labels.forEach((label, i) => {
-    if (label === a) ta.push(times[i]!);
-    else if (label === b) tb.push(times[i]!);
-  });
-  if (ta.length === 0 || tb.length === 0) return 0.5;
-  ta.sort((x, y) => x - y);
-  tb.sort((x, y) => x - y);
-  let after = 0;
-  for (let i = 0, j = 0; i < ta.length; i++) {
-    while (j < tb.length && tb[j]! < ta[i]!) j++;
-    after += j;
-  }
-  const share = after / (ta.length * tb.length);
-  return Math.min(share, 1 - share);
-}
-
 function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): Partition {
   const all = emptyStats();
   for (const u of units) addStats(all, u);
@@ -391,6 +374,8 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
     logLikelihood: one ? logLikelihood(one, all) : 0,
   };
   if (!one) return current;
+  // One transfer per call at a second voice's price: once a voice has taken over, more pay in full.
+  let takenOver = false;
   while (current.k < maxVoices) {
     const k = current.k + 1;
     const share = k > 2 ? MIN_EXTRA_VOICE_SHARE : MIN_VOICE_SHARE;
@@ -422,8 +407,11 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
         const gain = (candidate.logLikelihood - current.logLikelihood) / parentFrames;
         if (counts.some((n) => n < MIN_VOICE_UTTERANCES) || frames.some((n) => n < minFrames)) continue;
         const smaller = Math.min(counts[c]!, counts[current.k]!);
-        const takeover =
-          k > 2 && interleaving(candidate.labels, times, c, current.k) <= TAKEOVER_INTERLEAVING;
+        // The new voice takes over from any voice (a transfer: the customer's voice may hold the agents').
+        let least = 0.5;
+        for (let v = 0; v < current.k; v++)
+          least = Math.min(least, interleaving(candidate.labels, times, v, current.k));
+        const takeover = k > 2 && !takenOver && least <= TAKEOVER_INTERLEAVING;
         const price = k > 2 && !takeover ? CONFERENCE_GAIN : SPLIT_GAIN;
         if (gain < price + SMALL_VOICE_GAIN / smaller) continue;
         if (gain > bestGain) {
@@ -433,6 +421,7 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
       }
     }
     if (!best) break;
+    if (best.k > 2) takenOver = true;
     current = best;
   }
   return current;
