@@ -726,8 +726,11 @@ function nearAny(hz: number, list: readonly number[], binHz: number): boolean {
   return false;
 }
 
-/** The voiced frames of one utterance (see VOICED_DIMS). */
-export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyzer): VoicedFrames {
+/**
+ * The voiced frames of one utterance (see VOICED_DIMS): every frame, or with `step` > 1 every step-th of
+ * them (a long call, which has voice to spare: see voice-separation.ts), each then read on its own.
+ */
+export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyzer, step = 1): VoicedFrames {
   const empty: VoicedFrames = {
     count: 0,
     features: new Float64Array(0),
@@ -740,13 +743,23 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
   if (!(end - start >= a.frameLength / a.sampleRate)) return empty;
   const length = a.frameLength;
   const frameSeconds = length / a.sampleRate;
-  const positions = Math.floor((end - start - frameSeconds) / VOICED_HOP_SECONDS) + 1;
+  const every = Math.max(1, Math.floor(step));
+  const hop = every * VOICED_HOP_SECONDS;
+  const positions = Math.floor((end - start - frameSeconds) / hop) + 1;
   if (positions <= 0) return empty;
-  // The frames are back to back: the whole span is read once (one decode of each sample, no view or
-  // call per frame), then cut into frames.
   const { pool, levels, means } = scratchFor(a, positions);
-  const got = readSpanInto(audio, start, start + positions * frameSeconds, pool, positions * length);
-  const whole = Math.min(positions, Math.floor(got / length));
+  // Back-to-back frames: the whole span is read once (one decode of each sample, no view or call per
+  // frame), then cut into frames. Frames apart: each is read on its own, the samples between them never.
+  let whole = 0;
+  if (every === 1) {
+    const got = readSpanInto(audio, start, start + positions * frameSeconds, pool, positions * length);
+    whole = Math.min(positions, Math.floor(got / length));
+  } else
+    while (
+      whole < positions &&
+      readFrameInto(audio, start + whole * hop, frameSeconds, pool, whole * length, length) === length
+    )
+      whole++;
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
     levels[i] = -Infinity;
@@ -808,7 +821,7 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     }
     cepstraOf(a, rows, count * VOICED_DIMS + V_MFCC);
     rows[count * VOICED_DIMS + V_PITCH] = pitch;
-    times[count] = start + i * VOICED_HOP_SECONDS + frameSeconds / 2;
+    times[count] = start + i * hop + frameSeconds / 2;
     count++;
   }
   return {

@@ -92,6 +92,12 @@ const MIN_SPREAD_CEPSTRUM = 0.3;
 /** An utterance's frames count as at most this many independent ones in its confidence. */
 const CONFIDENT_FRAMES = 8;
 const MIN_CONFIDENCE = 0.6;
+/**
+ * A call with more utterance time than this has voice to spare: every step-th frame is analysed, the
+ * step chosen so that about this much is analysed, each analysed frame standing for `step` in the
+ * statistics. The separation's CPU is then bounded per call, however long (bench/README.md, cost).
+ */
+const ANALYSED_SECONDS = 300;
 /** Joined utterances: frames in a window, and the mean log-likelihood ratio per frame that counts as clear. */
 const JOIN_WINDOW_FRAMES = framesIn(0.5);
 const JOIN_MIN_LLR = 2;
@@ -111,9 +117,10 @@ function addStats(into: Stats, s: Stats): void {
   for (let i = 0; i < D * D; i++) into.products[i] = into.products[i]! + s.products[i]!;
 }
 
-function statsOf(frames: Float64Array, count: number): Stats {
+/** `weight`: the frames each analysed frame stands for (see ANALYSED_SECONDS). */
+function statsOf(frames: Float64Array, count: number, weight: number): Stats {
   const s = emptyStats();
-  s.n = count;
+  s.n = count * weight;
   const { sum, products } = s;
   for (let f = 0; f < count; f++) {
     const o = f * D;
@@ -122,6 +129,10 @@ function statsOf(frames: Float64Array, count: number): Stats {
       sum[i] = sum[i]! + x;
       for (let j = i; j < D; j++) products[i * D + j] = products[i * D + j]! + x * frames[o + j]!;
     }
+  }
+  for (let i = 0; i < D; i++) {
+    sum[i] = sum[i]! * weight;
+    for (let j = i; j < D; j++) products[i * D + j] = products[i * D + j]! * weight;
   }
   for (let i = 0; i < D; i++) for (let j = 0; j < i; j++) products[i * D + j] = products[j * D + i]!;
   return s;
@@ -463,10 +474,16 @@ function separate(
   if (!Number.isFinite(rate) || rate < 4000)
     return nothing(`the audio's sample rate (${rate}) is not usable`);
   const analyzer = analyzerFor(Math.round(rate));
-  const frames: VoicedFrames[] = spans.map((span) => voicedFrames(audio, span, analyzer));
+  let utteranceSeconds = 0;
+  for (const span of spans) {
+    const seconds = span.end - span.start;
+    if (Number.isFinite(seconds) && seconds > 0) utteranceSeconds += seconds;
+  }
+  const step = Math.max(1, Math.ceil(utteranceSeconds / ANALYSED_SECONDS));
+  const frames: VoicedFrames[] = spans.map((span) => voicedFrames(audio, span, analyzer, step));
   const audible = frames.filter((f) => f.audible > 0).length;
   if (audible === 0) return undefined;
-  const voicedUtterances = frames.filter((f) => f.count >= VOICED_UTTERANCE_FRAMES).length;
+  const voicedUtterances = frames.filter((f) => f.count * step >= VOICED_UTTERANCE_FRAMES).length;
   if (voicedUtterances < VOICED_CALL_SHARE * audible || voicedUtterances < 2) return undefined;
 
   // The call's mean and spread per dimension over every voiced frame; frames centred and scaled by them.
@@ -492,8 +509,8 @@ function separate(
       for (let d = 0; d < D; d++) x[o + d] = (x[o + d]! - mean[d]!) / scale[d]!;
   }
 
-  const stats = frames.map((f) => statsOf(f.features, f.count));
-  const basis = stats.map((_, i) => i).filter((i) => frames[i]!.count >= BASIS_FRAMES);
+  const stats = frames.map((f) => statsOf(f.features, f.count, step));
+  const basis = stats.map((_, i) => i).filter((i) => stats[i]!.n >= BASIS_FRAMES);
   const chosen = chooseVoices(
     basis.map((i) => stats[i]!),
     Float64Array.from(basis, (i) => spans[i]!.start),
@@ -523,7 +540,7 @@ function separate(
   }
 
   let joined = 0;
-  if (k > 1) joined = markJoined(frames, chosen.models, assignments);
+  if (k > 1) joined = markJoined(frames, chosen.models, assignments, step);
 
   // Voice 0 is the voice heard first.
   const firstHeard = Array.from({ length: k }, () => Infinity);
@@ -552,13 +569,19 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
  * Marks the utterances in which a run of frames clearly belongs to another voice than the utterance's;
  * the voice holding most frames becomes its voice. Returns how many were marked.
  */
-function markJoined(frames: VoicedFrames[], models: Gaussian[], assignments: VoiceAssignment[]): number {
+function markJoined(
+  frames: VoicedFrames[],
+  models: Gaussian[],
+  assignments: VoiceAssignment[],
+  step: number,
+): number {
   const k = models.length;
+  const windowFrames = Math.max(2, Math.ceil(JOIN_WINDOW_FRAMES / step));
   const scratch = new Float64Array(D);
   let joined = 0;
   frames.forEach((f, u) => {
     const own = assignments[u]!.voice;
-    if (own === null || f.count < 2 * JOIN_WINDOW_FRAMES) return;
+    if (own === null || f.count < 2 * windowFrames) return;
     const ll = new Float64Array(f.count * k);
     const votes = new Int32Array(k);
     for (let i = 0; i < f.count; i++) {
@@ -575,9 +598,8 @@ function markJoined(frames: VoicedFrames[], models: Gaussian[], assignments: Voi
       let window = 0;
       for (let i = 0; i < f.count; i++) {
         window += ll[i * k + v]! - ll[i * k + own]!;
-        if (i >= JOIN_WINDOW_FRAMES)
-          window -= ll[(i - JOIN_WINDOW_FRAMES) * k + v]! - ll[(i - JOIN_WINDOW_FRAMES) * k + own]!;
-        if (i >= JOIN_WINDOW_FRAMES - 1 && window / JOIN_WINDOW_FRAMES >= JOIN_MIN_LLR) {
+        if (i >= windowFrames) window -= ll[(i - windowFrames) * k + v]! - ll[(i - windowFrames) * k + own]!;
+        if (i >= windowFrames - 1 && window / windowFrames >= JOIN_MIN_LLR) {
           other = v;
           break;
         }
