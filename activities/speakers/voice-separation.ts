@@ -438,6 +438,16 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
   return current;
 }
 
+/** Every how many voiced frames of the call's utterances one is analysed (see ANALYSED_SECONDS). */
+export function analysisStep(spans: readonly UtteranceSpan[]): number {
+  let utteranceSeconds = 0;
+  for (const span of spans) {
+    const seconds = span.end - span.start;
+    if (Number.isFinite(seconds) && seconds > 0) utteranceSeconds += seconds;
+  }
+  return Math.max(1, Math.ceil(utteranceSeconds / ANALYSED_SECONDS));
+}
+
 /**
  * Separates the utterances of one track into voices (see the module comment). Never throws: odd input
  * gives 0 or 1 voices and a reason.
@@ -474,12 +484,7 @@ function separate(
   if (!Number.isFinite(rate) || rate < 4000)
     return nothing(`the audio's sample rate (${rate}) is not usable`);
   const analyzer = analyzerFor(Math.round(rate));
-  let utteranceSeconds = 0;
-  for (const span of spans) {
-    const seconds = span.end - span.start;
-    if (Number.isFinite(seconds) && seconds > 0) utteranceSeconds += seconds;
-  }
-  const step = Math.max(1, Math.ceil(utteranceSeconds / ANALYSED_SECONDS));
+  const step = analysisStep(spans);
   const frames: VoicedFrames[] = spans.map((span) => voicedFrames(audio, span, analyzer, step));
   const audible = frames.filter((f) => f.audible > 0).length;
   if (audible === 0) return undefined;
