@@ -36,7 +36,7 @@ import { transcodeArgs } from '../activities/media/transcode.ts';
 import { stagedAudioReader } from '../activities/speakers/speakers-stage.ts';
 import { analyzerFor, voicedFrames } from '../activities/speakers/voice-features.ts';
 import {
-  analysisStep,
+  analysisSteps,
   separateVoices,
   type SeparationResult,
 } from '../activities/speakers/voice-separation.ts';
@@ -128,8 +128,8 @@ interface Scored {
 /** The voiced frames separateVoices models for this call, counted apart (outside its measured CPU). */
 function framesOf(reader: ReturnType<typeof stagedAudioReader>, call: CorpusCall): number {
   const analyzer = analyzerFor(reader.sampleRate);
-  const step = analysisStep(call.spans);
-  return call.spans.reduce((n, s) => n + voicedFrames(reader, s, analyzer, step).count, 0);
+  const steps = analysisSteps(call.spans);
+  return call.spans.reduce((n, s, u) => n + voicedFrames(reader, s, analyzer, steps[u]).count, 0);
 }
 
 function score(call: CorpusCall, result: SeparationResult, mediaMs: number, frames: number): Scored {

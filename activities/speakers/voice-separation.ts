@@ -94,8 +94,9 @@ const CONFIDENT_FRAMES = 8;
 const MIN_CONFIDENCE = 0.6;
 /**
  * A call with more utterance time than this has voice to spare: every step-th frame is analysed, the
- * step chosen so that about this much is analysed, each analysed frame standing for `step` in the
- * statistics. The separation's CPU is then bounded per call, however long (bench/README.md, cost).
+ * step chosen so that about this much is analysed (short utterances excepted: analysisSteps), each
+ * analysed frame standing for `step` in the statistics. The separation's CPU is then bounded per call,
+ * however long (bench/README.md, cost).
  */
 const ANALYSED_SECONDS = 300;
 /** Joined utterances: frames in a window, and the mean log-likelihood ratio per frame that counts as clear. */
@@ -438,14 +439,22 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
   return current;
 }
 
-/** Every how many voiced frames of the call's utterances one is analysed (see ANALYSED_SECONDS). */
-export function analysisStep(spans: readonly UtteranceSpan[]): number {
+/**
+ * Every how many voiced frames of each utterance one is analysed (see ANALYSED_SECONDS): the call's step,
+ * but never so large that an utterance keeps fewer than BASIS_FRAMES of its frames (a short answer or a
+ * backchannel would otherwise lose all of them and be given no voice).
+ */
+export function analysisSteps(spans: readonly UtteranceSpan[]): number[] {
   let utteranceSeconds = 0;
   for (const span of spans) {
     const seconds = span.end - span.start;
     if (Number.isFinite(seconds) && seconds > 0) utteranceSeconds += seconds;
   }
-  return Math.max(1, Math.ceil(utteranceSeconds / ANALYSED_SECONDS));
+  const step = Math.max(1, Math.ceil(utteranceSeconds / ANALYSED_SECONDS));
+  return spans.map((span) => {
+    const frames = (span.end - span.start) / VOICED_HOP_SECONDS;
+    return Number.isFinite(frames) ? Math.max(1, Math.min(step, Math.floor(frames / BASIS_FRAMES))) : 1;
+  });
 }
 
 /**
@@ -484,11 +493,11 @@ function separate(
   if (!Number.isFinite(rate) || rate < 4000)
     return nothing(`the audio's sample rate (${rate}) is not usable`);
   const analyzer = analyzerFor(Math.round(rate));
-  const step = analysisStep(spans);
-  const frames: VoicedFrames[] = spans.map((span) => voicedFrames(audio, span, analyzer, step));
+  const steps = analysisSteps(spans);
+  const frames: VoicedFrames[] = spans.map((span, u) => voicedFrames(audio, span, analyzer, steps[u]));
   const audible = frames.filter((f) => f.audible > 0).length;
   if (audible === 0) return undefined;
-  const voicedUtterances = frames.filter((f) => f.count * step >= VOICED_UTTERANCE_FRAMES).length;
+  const voicedUtterances = frames.filter((f, u) => f.count * steps[u]! >= VOICED_UTTERANCE_FRAMES).length;
   if (voicedUtterances < VOICED_CALL_SHARE * audible || voicedUtterances < 2) return undefined;
 
   // The call's mean and spread per dimension over every voiced frame; frames centred and scaled by them.
@@ -514,7 +523,7 @@ function separate(
       for (let d = 0; d < D; d++) x[o + d] = (x[o + d]! - mean[d]!) / scale[d]!;
   }
 
-  const stats = frames.map((f) => statsOf(f.features, f.count, step));
+  const stats = frames.map((f, u) => statsOf(f.features, f.count, steps[u]!));
   const basis = stats.map((_, i) => i).filter((i) => stats[i]!.n >= BASIS_FRAMES);
   const chosen = chooseVoices(
     basis.map((i) => stats[i]!),
@@ -545,7 +554,7 @@ function separate(
   }
 
   let joined = 0;
-  if (k > 1) joined = markJoined(frames, chosen.models, assignments, step);
+  if (k > 1) joined = markJoined(frames, chosen.models, assignments, steps);
 
   // Voice 0 is the voice heard first.
   const firstHeard = Array.from({ length: k }, () => Infinity);
@@ -578,14 +587,15 @@ function markJoined(
   frames: VoicedFrames[],
   models: Gaussian[],
   assignments: VoiceAssignment[],
-  step: number,
+  steps: readonly number[],
 ): number {
   const k = models.length;
-  const windowFrames = Math.max(2, Math.ceil(JOIN_WINDOW_FRAMES / step));
+
   const scratch = new Float64Array(D);
   let joined = 0;
   frames.forEach((f, u) => {
     const own = assignments[u]!.voice;
+    const windowFrames = Math.max(2, Math.ceil(JOIN_WINDOW_FRAMES / steps[u]!));
     if (own === null || f.count < 2 * windowFrames) return;
     const ll = new Float64Array(f.count * k);
     const votes = new Int32Array(k);
