@@ -19,7 +19,7 @@ import { withVocabulary, type VocabularyEntry } from './vocabulary.ts';
 import { newUniqueId } from './stream-session.ts';
 
 /** Spec 02, Limits: file recognition audio length. */
-export const MAX_FILE_SECONDS = 60;
+const MAX_FILE_SECONDS = 60;
 
 export function recognizeFile(
   account: Account,

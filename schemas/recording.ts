@@ -5,18 +5,17 @@
 import { z } from 'zod';
 
 /** An input recording in object storage. `etag`/`size` make its identity: a changed file is a new call. */
-export const recordingSourceSchema = z.object({
-  bucket: z.string().min(1),
-  key: z.string().min(1),
-  etag: z.string().optional(),
-  size: z.number().int().nonnegative().optional(),
+export interface RecordingSource {
+  bucket: string;
+  key: string;
+  etag?: string;
+  size?: number;
   /**
-   * The object's last-modified time as its starter looked it up or listed it: the call's time without a
-   * manifest (result.json, the tables' day), so publish need not look the object up again.
+   * The object's last-modified time (ISO 8601) as its starter looked it up or listed it: the call's time
+   * without a manifest (result.json, the tables' day), so publish need not look the object up again.
    */
-  lastModified: z.iso.datetime({ offset: true }).optional(),
-});
-export type RecordingSource = z.infer<typeof recordingSourceSchema>;
+  lastModified?: string;
+}
 
 /** Where results go: a bucket and a key prefix (`results/`), normalized by schemas/call-keys.ts. */
 export const outputLocationSchema = z.object({
@@ -42,6 +41,11 @@ export type RedactionInput = z.infer<typeof redactionInputSchema>;
  * result.json's `processing.wallSeconds`. `insights` (metrics, categories, scorecard) and `publish`
  * (result.json, transcript.vtt, call page) replaced `write`, which did both and stays for runs recorded
  * before them (their histories replay as `write`, their error.json can name it).
+ *
+ * A stage's name is data (error.json's `stage`, the keys of `processing.wallSeconds`, the `CallpipeStage`
+ * search attribute), so it keeps its value when the code is renamed: `analyze` is the text steps after
+ * fillers (summary, sentiment, keywords, dialog acts: TEXT_STEPS_STAGE, `textStepsStage` in
+ * workflows/process-recording.ts), nothing more.
  */
 export const STAGES = [
   'queued',
@@ -61,6 +65,9 @@ export const STAGES = [
   'failed',
 ] as const;
 export type Stage = (typeof STAGES)[number];
+
+/** The stage of the text steps after fillers; its stored name is `analyze` (see STAGES). */
+export const TEXT_STEPS_STAGE = 'analyze' satisfies Stage;
 
 /**
  * How a call ended, in one vocabulary for the workflow's status, the `CallpipeOutcome` search attribute,

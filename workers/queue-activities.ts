@@ -10,23 +10,23 @@ import { metrics } from '../activities/metrics.ts';
 import { createObjectStore, createS3Client, type ObjectStore } from '../activities/storage/object-store.ts';
 import { createStorageActivities } from '../activities/storage/storage-activities.ts';
 import { S3StagingStore } from '../activities/storage/staging-s3.ts';
-import { createCallStateActivities } from '../activities/storage/call-state.ts';
-import { createResultActivities } from '../activities/storage/results.ts';
+import { createCallStateActivities } from '../activities/storage/call-state-activities.ts';
+import { createResultActivities } from '../activities/storage/result-activities.ts';
 import { createTableActivities } from '../activities/tables/table-activities.ts';
-import { createRecordingMediaActivities } from '../activities/media/recording.ts';
-import { createMergeActivities } from '../activities/asr/merge-timeline.ts';
-import { createAsrActivities } from '../activities/asr/recognize-session.ts';
-import { createLivenessActivities } from '../activities/asr/fail-lost-sessions.ts';
+import { createRecordingMediaActivities } from '../activities/media/recording-media-activities.ts';
+import { createMergeActivities } from '../activities/media/merge-activities.ts';
+import { createAsrActivities } from '../activities/asr/asr-activities.ts';
+import { createLivenessActivities } from '../activities/asr/liveness-activities.ts';
 import { createNlpActivities } from '../activities/nlp/nlp-activities.ts';
 import { loadRedactionRules } from '../activities/nlp/redaction/redaction-rules.ts';
 import { createBackfillActivities } from '../activities/backfill/backfill-activities.ts';
 import { createWatchActivities } from '../activities/watch/watch-activities.ts';
-import { createRescoreActivities } from '../activities/insights/rescore.ts';
-import { createInsightsActivities } from '../activities/insights/insights-stage.ts';
-import { createSpeakersActivities } from '../activities/speakers/speakers-stage.ts';
+import { createRescoreActivities } from '../activities/insights/rescore-activities.ts';
+import { createInsightsActivities } from '../activities/insights/insights-activities.ts';
+import { createSpeakersActivities } from '../activities/speakers/speakers-activities.ts';
 import { createPageActivities } from '../activities/pages/page-activities.ts';
-import { createEventActivities } from '../activities/events/events-activities.ts';
-import { createLifecycleActivities } from '../activities/lifecycle/forget-activities.ts';
+import { createEventActivities } from '../activities/events/event-activities.ts';
+import { createLifecycleActivities } from '../activities/lifecycle/lifecycle-activities.ts';
 import type { Client } from '@temporalio/client';
 import { withFailureBoundary } from '../activities/failure-boundary.ts';
 import { withLivenessHeartbeat } from '../activities/liveness-heartbeat.ts';
@@ -40,7 +40,7 @@ import { sessionBudgetAddress } from './session-budget-client.ts';
  * Inside workers the S3 client sends each request once: Temporal's attempts are the one retry loop for
  * object storage (schemas/retry-table.ts), so a dead store costs attempts, not attempts × 5.
  */
-export const S3_ATTEMPTS_IN_WORKERS = 1;
+const S3_ATTEMPTS_IN_WORKERS = 1;
 
 /** The worker's store: its S3 pool sized from the limits, so no configured session waits for a socket. */
 function workerStore(config: Config): ObjectStore {

@@ -18,7 +18,7 @@
  *   `leaseTtlMs` is dropped, so a SIGKILLed worker's slots come back by themselves.
  * - Recognition liveness: a renew also says which activities the worker started and ended since its
  *   last one (workers/running-activities.ts). The activities of a worker not heard of for `leaseTtlMs`
- *   are failed by id (`failLostSessions`, activities/asr/fail-lost-sessions.ts) and Temporal retries
+ *   are failed by id (`failLostSessions`, activities/asr/liveness-activities.ts) and Temporal retries
  *   them elsewhere at once, so a session's heartbeat timeout can be long (few billed heartbeats) and is
  *   only the fallback. A live worker cut off from the budget that long has its attempts failed too: each
  *   learns of it at its next heartbeat and stops, so a session is streamed twice for at most one
@@ -46,19 +46,19 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { LivenessActivities } from '../activities/asr/fail-lost-sessions.ts';
+import type { LivenessActivities } from '../activities/asr/liveness-activities.ts';
 import { runningKey, type RunningActivity } from '../schemas/running-activity.ts';
 import { RETRY_POLICIES } from './activity-policies.ts';
 import { declareVersioning } from './versioning-behavior.ts';
 
-export interface SessionLease {
+interface SessionLease {
   id: string;
   holder: string;
   /** Workflow time (epoch ms) of the grant. */
   grantedAt: number;
 }
 
-export interface SessionRequest {
+interface SessionRequest {
   id: string;
   holder: string;
   /** Workflow time (epoch ms) the request joined the line. */
@@ -66,7 +66,7 @@ export interface SessionRequest {
 }
 
 /** What one run hands the next (continue-as-new). */
-export interface SessionBudgetState {
+interface SessionBudgetState {
   limit: number;
   leaseTtlMs: number;
   leases: SessionLease[];
@@ -152,7 +152,7 @@ export const renewSessionsSignal = defineSignal<[RenewRequest]>('renewSessions')
 export const sessionBudgetQuery = defineQuery<SessionBudgetView>('sessionBudget');
 
 /** A run's history bound: well under Temporal's 51,200 events, and cheap to replay. */
-export const MAX_HISTORY_EVENTS = 5000;
+const MAX_HISTORY_EVENTS = 5000;
 
 type Owned = { id: string; holder: string };
 

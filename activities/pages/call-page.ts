@@ -5,7 +5,7 @@
  * over the call per speaker (a uPlot chart, inlined), and the transcript by speaker with times and
  * redactions marked; an audio player follows the transcript when the recording is reachable.
  *
- * Pure: a result document in, the page's text out (activities/storage/results.ts writes it).
+ * Pure: a result document in, the page's text out (activities/storage/result-activities.ts writes it).
  */
 import type { ResultDocument, ResultUtterance } from '../../schemas/result.ts';
 import type { RedactionRecord } from '../../schemas/redaction.ts';
@@ -16,7 +16,7 @@ import { BASE_STYLE, duration, esc, jsonData, localTime, named } from './html.ts
 import { clock } from '../../schemas/units.ts';
 
 /** A silence at least this long, nobody talking, is shown as a long silence (a hold, a search, a transfer). */
-export const LONG_SILENCE_SECONDS = 20;
+const LONG_SILENCE_SECONDS = 20;
 
 export interface CallPageOptions {
   /** Time zone the call's times are shown in (`CALLPIPE_TIME_ZONE`). */

@@ -7,7 +7,7 @@
  */
 import { timelineSchema, type Timeline, type Utterance } from '../../schemas/transcript.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { sessionResultSchema, type SessionResult } from './recognize-session.ts';
+import { sessionResultSchema, type SessionResult } from '../asr/asr-activities.ts';
 
 export interface MergeSessionRef {
   session: number;

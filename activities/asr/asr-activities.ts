@@ -24,17 +24,13 @@ import { endRun, startRun, type SessionRun } from './session-run.ts';
 import type { AsrActivityDeps, RecognizeSessionInput, RecognizeSessionOutput } from './session-types.ts';
 import { streamFromResumePoint } from './stream-from-resume.ts';
 
-export { recognitionOptionsFor, unbracketFillers } from './recognition-options.ts';
 export { RESULT_WRITE_BUDGET_MS } from './session-result.ts';
 export {
   sessionResultSchema,
-  sessionUtteranceSchema,
   type AsrActivityDeps,
-  type RecognizeHeartbeat,
   type RecognizeSessionInput,
   type RecognizeSessionOutput,
   type SessionResult,
-  type SessionUtterance,
 } from './session-types.ts';
 
 export function createAsrActivities(activityDeps: AsrActivityDeps) {
