@@ -698,6 +698,11 @@ function isTone(a: Analyzer): boolean {
   }
   const one = lobeEnergy(power, first, lo, top);
   if (one >= SINE_SHARE * total) return true;
+  // A DTMF pair's stronger peak is one of its two tones: a voice's strongest harmonic seldom is, and then
+  // the second peak need not be looked for.
+  const binHz = a.sampleRate / a.fftSize;
+  if (!nearAny(first * binHz, DTMF_LOW_HZ, binHz) && !nearAny(first * binHz, DTMF_HIGH_HZ, binHz))
+    return false;
   // The second peak, outside the first one's lobes: below them, then above.
   let second = -1;
   const exclude = 2 * TONE_PEAK_BINS;
@@ -706,7 +711,6 @@ function isTone(a: Analyzer): boolean {
   for (let k = Math.max(lo, first + exclude + 1); k <= top; k++)
     if (second < 0 || power[k]! > power[second]!) second = k;
   if (second < 0 || one + lobeEnergy(power, second, lo, top) < TONE_SHARE * total) return false;
-  const binHz = a.sampleRate / a.fftSize;
   const low = first < second ? first : second;
   const high = first < second ? second : first;
   return nearAny(low * binHz, DTMF_LOW_HZ, binHz) && nearAny(high * binHz, DTMF_HIGH_HZ, binHz);
