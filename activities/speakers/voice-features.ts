@@ -731,6 +731,35 @@ function nearAny(hz: number, list: readonly number[], binHz: number): boolean {
 }
 
 /**
+ * `positions` frames from `start`, `every` frames apart, into `pool`; how many were read whole. Back-to-back
+ * frames: the whole span is read once (one decode of each sample, no view or call per frame), then cut into
+ * frames. Frames apart: each is read on its own, the samples between them never.
+ */
+function readFrames(
+  audio: AudioReader,
+  a: Analyzer,
+  start: number,
+  positions: number,
+  every: number,
+  pool: Float32Array,
+): number {
+  const length = a.frameLength;
+  const frameSeconds = length / a.sampleRate;
+  if (every === 1) {
+    const got = readSpanInto(audio, start, start + positions * frameSeconds, pool, positions * length);
+    return Math.min(positions, Math.floor(got / length));
+  }
+  const hop = every * VOICED_HOP_SECONDS;
+  let whole = 0;
+  while (
+    whole < positions &&
+    readFrameInto(audio, start + whole * hop, frameSeconds, pool, whole * length, length) === length
+  )
+    whole++;
+  return whole;
+}
+
+/**
  * The voiced frames of one utterance (see VOICED_DIMS): every frame, or with `step` > 1 every step-th of
  * them (a long call, which has voice to spare: see voice-separation.ts), each then read on its own.
  */
@@ -752,18 +781,7 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
   const positions = Math.floor((end - start - frameSeconds) / hop) + 1;
   if (positions <= 0) return empty;
   const { pool, levels, means } = scratchFor(a, positions);
-  // Back-to-back frames: the whole span is read once (one decode of each sample, no view or call per
-  // frame), then cut into frames. Frames apart: each is read on its own, the samples between them never.
-  let whole = 0;
-  if (every === 1) {
-    const got = readSpanInto(audio, start, start + positions * frameSeconds, pool, positions * length);
-    whole = Math.min(positions, Math.floor(got / length));
-  } else
-    while (
-      whole < positions &&
-      readFrameInto(audio, start + whole * hop, frameSeconds, pool, whole * length, length) === length
-    )
-      whole++;
+  const whole = readFrames(audio, a, start, positions, every, pool);
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
     levels[i] = -Infinity;

@@ -58,9 +58,9 @@ const SMALL_VOICE_GAIN = 1.3;
  * A third voice and beyond: a voice that takes over from another (a transfer: the two never heard in turn,
  * at most TAKEOVER_INTERLEAVING of their utterances' pairs out of order) pays as a second voice does, once
  * per call; the voice it takes over from may be any voice, not only the one it was split from (split from
- * the customer's, it takes over from the first agent's); one
- * heard throughout the call (a conference) pays CONFERENCE_GAIN, as one voice split by its words into halves
- * that alternate through the call gains up to about 0.85 on the development split.
+ * the customer's, it takes over from the first agent's); one heard throughout the call (a conference) pays
+ * CONFERENCE_GAIN, as one voice split by its words into halves that alternate through the call gains up to
+ * about 0.85 on the development split.
  */
 const TAKEOVER_INTERLEAVING = 0.05;
 const CONFERENCE_GAIN = 1.0;
