@@ -25,6 +25,7 @@
  *    is its voice.
  */
 import { seededRandom } from '../../schemas/seeded-random.ts';
+import { lowerInverse } from './triangular.ts';
 import {
   analyzerFor,
   FRAME_DIMS,
@@ -37,6 +38,7 @@ import {
   PEAK,
   PITCH,
   utteranceFrames,
+  type Analyzer,
   type AudioReader,
   type UtteranceFrames,
   type UtteranceSpan,
@@ -66,7 +68,7 @@ export interface SeparationResult {
   cpuMs: number;
 }
 
-export const DEFAULT_MAX_VOICES = 4;
+const DEFAULT_MAX_VOICES = 4;
 
 /** Utterance vector layout: level, cepstra, pitch, voiced share, autocorrelation peak, band edges. */
 const U_LEVEL = 0;
@@ -510,15 +512,7 @@ function fitVoice(s: FrameStats): VoiceGaussian {
       } else l[i * D + j] = v / l[j * D + j]!;
     }
   }
-  const inverse = new Float64Array(D * D);
-  for (let i = 0; i < D; i++) {
-    inverse[i * D + i] = 1 / l[i * D + i]!;
-    for (let j = 0; j < i; j++) {
-      let v = 0;
-      for (let k = j; k < i; k++) v -= l[i * D + k]! * inverse[k * D + j]!;
-      inverse[i * D + j] = v / l[i * D + i]!;
-    }
-  }
+  const inverse = lowerInverse(l, D);
   const precision = new Float64Array(D * D);
   const packedPrecision = new Float64Array(T);
   for (let i = 0, t = 0; i < D; i++) {
@@ -738,6 +732,48 @@ const ZERO_CONFIDENCE: VoiceAssignment = { voice: null, confidence: 0, joined: f
 export const unassigned = (spans: readonly unknown[]): VoiceAssignment[] =>
   spans.map(() => ({ ...ZERO_CONFIDENCE }));
 
+/**
+ * What both separators need before any frame: the voices allowed and the sample rate's tables, or, for
+ * input with nothing to separate (no utterances, an unusable sample rate), the result that says so.
+ */
+export function separationInputs(
+  audio: AudioReader,
+  spans: readonly UtteranceSpan[],
+  options: { maxVoices?: number },
+): { maxVoices: number; analyzer: Analyzer } | Omit<SeparationResult, 'cpuMs'> {
+  const nothing = (reason: string) => ({ voices: 0, assignments: unassigned(spans), joined: 0, reason });
+  if (spans.length === 0) return nothing('no utterances to separate');
+  const rate = audio.sampleRate;
+  if (!Number.isFinite(rate) || rate < 4000)
+    return nothing(`the audio's sample rate (${rate}) is not usable`);
+  return {
+    maxVoices: Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES)),
+    analyzer: analyzerFor(Math.round(rate)),
+  };
+}
+
+/**
+ * Numbers the voices of `assignments` (one per span, `k` voices) in the order they are first heard, voice 0
+ * first; returns how many are heard.
+ */
+export function numberVoicesAsHeard(
+  assignments: VoiceAssignment[],
+  spans: readonly UtteranceSpan[],
+  k: number,
+): number {
+  const firstHeard = Array.from({ length: k }, () => Infinity);
+  assignments.forEach((a, u) => {
+    if (a.voice !== null) firstHeard[a.voice] = Math.min(firstHeard[a.voice]!, spans[u]!.start);
+  });
+  const order = firstHeard
+    .map((t, v) => ({ t, v }))
+    .filter((e) => Number.isFinite(e.t))
+    .sort((a, b) => a.t - b.t || a.v - b.v);
+  const renumber = new Map(order.map((e, i) => [e.v, i]));
+  for (const a of assignments) if (a.voice !== null) a.voice = renumber.get(a.voice)!;
+  return order.length;
+}
+
 /** The CPU this process has used, ms. */
 function cpuNowMs(): number {
   const u = process.cpuUsage();
@@ -784,18 +820,9 @@ function separate(
   spans: readonly UtteranceSpan[],
   options: { maxVoices?: number },
 ): Omit<SeparationResult, 'cpuMs'> {
-  const maxVoices = Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
-  const nothing = (reason: string) => ({
-    voices: 0,
-    assignments: unassigned(spans),
-    joined: 0,
-    reason,
-  });
-  if (spans.length === 0) return nothing('no utterances to separate');
-  const rate = audio.sampleRate;
-  if (!Number.isFinite(rate) || rate < 4000)
-    return nothing(`the audio's sample rate (${rate}) is not usable`);
-  const analyzer = analyzerFor(Math.round(rate));
+  const inputs = separationInputs(audio, spans, options);
+  if ('voices' in inputs) return inputs;
+  const { maxVoices, analyzer } = inputs;
 
   const newStats = statsPool(spans.length);
   const measured: Measured[] = spans.map((span, index) => {
@@ -815,7 +842,13 @@ function separate(
     };
   });
   const usable = measured.filter((m) => m.vector);
-  if (usable.length === 0) return nothing('no utterance holds audible speech (silence or the line only)');
+  if (usable.length === 0)
+    return {
+      voices: 0,
+      assignments: unassigned(spans),
+      joined: 0,
+      reason: 'no utterance holds audible speech (silence or the line only)',
+    };
   // Cluster the well-measured utterances; when there are too few, every usable one.
   let basis = measured.filter((m) => m.reliable);
   if (basis.length < 2 * MIN_VOICE_UTTERANCES) basis = usable;
@@ -872,19 +905,7 @@ function separate(
   let joined = 0;
   if (k > 1) joined = markJoined(measured, assignments, voiceOf, k);
 
-  // Voice 0 is the voice heard first.
-  const firstHeard = Array.from({ length: k }, () => Infinity);
-  for (const m of measured) {
-    const v = assignments[m.index]!.voice;
-    if (v !== null) firstHeard[v] = Math.min(firstHeard[v]!, m.span.start);
-  }
-  const order = firstHeard
-    .map((t, v) => ({ t, v }))
-    .filter((e) => Number.isFinite(e.t))
-    .sort((a, b) => a.t - b.t || a.v - b.v);
-  const renumber = new Map(order.map((e, i) => [e.v, i]));
-  for (const a of assignments) if (a.voice !== null) a.voice = renumber.get(a.voice)!;
-  const voices = order.length;
+  const voices = numberVoicesAsHeard(assignments, spans, k);
 
   const notes: string[] = [];
   if (voices === 1)

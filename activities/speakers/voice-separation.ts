@@ -22,16 +22,17 @@
  * recordings) is separated by how each utterance sounds, line included (line-separation.ts), and says so.
  */
 import {
-  DEFAULT_MAX_VOICES,
   interleaving,
+  numberVoicesAsHeard,
   separateByLine,
+  separationInputs,
   timedSeparation,
   unassigned,
   type SeparationResult,
   type VoiceAssignment,
 } from './line-separation.ts';
+import { lowerInverse } from './triangular.ts';
 import {
-  analyzerFor,
   voicedFrames,
   V_PITCH,
   VOICED_DIMS,
@@ -184,15 +185,7 @@ function fit(s: Stats): Gaussian | undefined {
   let logDet = 0;
   for (let i = 0; i < D; i++) logDet += 2 * Math.log(l[i * D + i]!);
   // The inverse of L, then precision = L⁻ᵀ L⁻¹.
-  const inv = new Float64Array(D * D);
-  for (let i = 0; i < D; i++) {
-    inv[i * D + i] = 1 / l[i * D + i]!;
-    for (let j = 0; j < i; j++) {
-      let s2 = 0;
-      for (let k = j; k < i; k++) s2 -= l[i * D + k]! * inv[k * D + j]!;
-      inv[i * D + j] = s2 / l[i * D + i]!;
-    }
-  }
+  const inv = lowerInverse(l, D);
   const precision = new Float64Array(D * D);
   for (let i = 0; i < D; i++)
     for (let j = i; j < D; j++) {
@@ -479,18 +472,9 @@ function separate(
   spans: readonly UtteranceSpan[],
   options: { maxVoices?: number },
 ): Omit<SeparationResult, 'cpuMs'> | undefined {
-  const maxVoices = Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
-  const nothing = (reason: string) => ({
-    voices: 0,
-    assignments: unassigned(spans),
-    joined: 0,
-    reason,
-  });
-  if (spans.length === 0) return nothing('no utterances to separate');
-  const rate = audio.sampleRate;
-  if (!Number.isFinite(rate) || rate < 4000)
-    return nothing(`the audio's sample rate (${rate}) is not usable`);
-  const analyzer = analyzerFor(Math.round(rate));
+  const inputs = separationInputs(audio, spans, options);
+  if ('voices' in inputs) return inputs;
+  const { maxVoices, analyzer } = inputs;
   const steps = analysisSteps(spans);
   const frames: VoicedFrames[] = spans.map((span, u) => voicedFrames(audio, span, analyzer, steps[u]));
   const audible = frames.filter((f) => f.audible > 0).length;
@@ -554,18 +538,7 @@ function separate(
   let joined = 0;
   if (k > 1) joined = markJoined(frames, chosen.models, assignments, steps);
 
-  // Voice 0 is the voice heard first.
-  const firstHeard = Array.from({ length: k }, () => Infinity);
-  assignments.forEach((a, u) => {
-    if (a.voice !== null) firstHeard[a.voice] = Math.min(firstHeard[a.voice]!, spans[u]!.start);
-  });
-  const order = firstHeard
-    .map((t, v) => ({ t, v }))
-    .filter((e) => Number.isFinite(e.t))
-    .sort((a, b) => a.t - b.t || a.v - b.v);
-  const renumber = new Map(order.map((e, i) => [e.v, i]));
-  for (const a of assignments) if (a.voice !== null) a.voice = renumber.get(a.voice)!;
-  const voices = order.length;
+  const voices = numberVoicesAsHeard(assignments, spans, k);
 
   const notes: string[] = [];
   if (voices === 1) notes.push('one voice: the utterances do not fall into distinct voices');
