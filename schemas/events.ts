@@ -125,7 +125,7 @@ export const EVENTS_DEFAULTS = {
   deliverForSeconds: 86_400,
 };
 
-/** Environment variable → config path (merged into schemas/config.ts ENV_VARS). */
+/** Environment variable → config path (merged into ENV_VARS, schemas/config-variables.ts). */
 export const EVENTS_ENV_VARS = {
   CALLPIPE_EVENTS_WEBHOOK_URL: 'events.webhookUrls',
   CALLPIPE_EVENTS_WEBHOOK_SECRET: 'events.webhookSecret',

@@ -16,7 +16,8 @@ import {
   type LogEntry,
   type WorkerOptions,
 } from '@temporalio/worker';
-import { processSettings, type Config } from '../schemas/config.ts';
+import { processSettings } from '../schemas/process-settings.ts';
+import { type Config } from '../schemas/config.ts';
 import { connectWorkers } from './temporal-connection.ts';
 import { FAILURE_CONVERTER_PATH } from './payload-codec.ts';
 import { registry } from '../activities/metrics.ts';
