@@ -64,7 +64,7 @@ const bundlerLogger = {
 };
 
 /**
- * The workflow bundle's code (about 2 s on 2 cores: build it once and share it), with the failure
+ * The workflow bundle's code (seconds of CPU: build it once and share it), with the failure
  * converter the workers' data converter names (workers/payload-codec.ts), whatever the keys.
  */
 export async function bundleWorkflows(): Promise<string> {
