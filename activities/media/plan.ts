@@ -525,6 +525,35 @@ export async function planRecording(
   }
 }
 
+/** The options a plan was made with, as the plan records them (its strategy's own settings only). */
+function optionsRecordOf(planned: PlannedSessions) {
+  const o = planned.options;
+  return {
+    strategy: planned.strategy,
+    ...(o.strategy === 'latency'
+      ? { requestedStrategy: 'latency' as const, ...(o.room ? { room: o.room } : {}) }
+      : {}),
+    maxSessionSeconds: o.maxSessionSeconds,
+    searchWindowSeconds: o.searchWindowSeconds,
+    silenceNoiseDb: o.silenceNoiseDb,
+    silenceMinSeconds: o.silenceMinSeconds,
+    skipSilenceSeconds: o.skipSilenceSeconds,
+    ...(planned.strategy === 'balanced'
+      ? {
+          budget: o.budget,
+          minSessionSeconds: o.minSessionSeconds,
+          targetSessionSeconds: planned.targetSessionSeconds,
+        }
+      : {}),
+    ...(planned.strategy === 'latency'
+      ? {
+          minSessionSeconds: o.latencyMinSessionSeconds,
+          targetSessionSeconds: planned.targetSessionSeconds,
+        }
+      : {}),
+  };
+}
+
 async function planAndStage(
   probe: ProbeResult,
   resolved: ResolvedPlanOptions,
@@ -583,7 +612,6 @@ async function planAndStage(
           run.staging,
         )
       : undefined;
-  const o = planned.options;
   return sessionPlanSchema.parse({
     version: 1,
     source: {
@@ -595,30 +623,7 @@ async function planAndStage(
       decodedSeconds: roundSecondsToMs(decodedSeconds),
       streamIndex: probe.streamIndex,
     },
-    options: {
-      strategy: planned.strategy,
-      ...(o.strategy === 'latency'
-        ? { requestedStrategy: 'latency' as const, ...(o.room ? { room: o.room } : {}) }
-        : {}),
-      maxSessionSeconds: o.maxSessionSeconds,
-      searchWindowSeconds: o.searchWindowSeconds,
-      silenceNoiseDb: o.silenceNoiseDb,
-      silenceMinSeconds: o.silenceMinSeconds,
-      skipSilenceSeconds: o.skipSilenceSeconds,
-      ...(planned.strategy === 'balanced'
-        ? {
-            budget: o.budget,
-            minSessionSeconds: o.minSessionSeconds,
-            targetSessionSeconds: planned.targetSessionSeconds,
-          }
-        : {}),
-      ...(planned.strategy === 'latency'
-        ? {
-            minSessionSeconds: o.latencyMinSessionSeconds,
-            targetSessionSeconds: planned.targetSessionSeconds,
-          }
-        : {}),
-    },
+    options: optionsRecordOf(planned),
     tracks,
     sessions: planned.sessions,
     channels: analysis.channels,

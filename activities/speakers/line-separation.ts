@@ -872,7 +872,14 @@ function separate(
   let joined = 0;
   if (k > 1) joined = markJoined(measured, assignments, voiceOf, k);
 
-  // Voice 0 is the voice heard first.
+  const voices = numberByFirstHeard(measured, assignments, k);
+
+  const notes = separationNotes(voices, measured.length, usable.length, { tooShort, unclear, unlike });
+  return { voices, assignments, joined, ...(notes.length ? { reason: notes.join('; ') } : {}) };
+}
+
+/** Renumbers the voices so that voice 0 is the one heard first; returns how many voices were heard. */
+function numberByFirstHeard(measured: Measured[], assignments: VoiceAssignment[], k: number): number {
   const firstHeard = Array.from({ length: k }, () => Infinity);
   for (const m of measured) {
     const v = assignments[m.index]!.voice;
@@ -884,44 +891,40 @@ function separate(
     .sort((a, b) => a.t - b.t || a.v - b.v);
   const renumber = new Map(order.map((e, i) => [e.v, i]));
   for (const a of assignments) if (a.voice !== null) a.voice = renumber.get(a.voice)!;
-  const voices = order.length;
+  return order.length;
+}
 
+/** Why a separation found what it found, in words for result.json. */
+function separationNotes(
+  voices: number,
+  utterances: number,
+  usable: number,
+  left: { tooShort: number; unclear: number; unlike: number },
+): string[] {
+  const { tooShort, unclear, unlike } = left;
   const notes: string[] = [];
   if (voices === 1)
     notes.push(
-      usable.length < 2
+      usable < 2
         ? 'one voice: only one utterance could be measured'
         : 'one voice: the utterances do not fall into distinct voices',
     );
   if (voices > 2) notes.push(`${voices} voices: more than two people speak (a transfer or a conference)`);
-  const missing = measured.length - usable.length;
+  const missing = utterances - usable;
   if (missing > 0) notes.push(`${missing} utterance${missing > 1 ? 's hold' : ' holds'} no audible speech`);
   if (tooShort > 0) notes.push(`${tooShort} too short to tell`);
   if (unclear > 0) notes.push(`${unclear} between voices`);
   if (unlike > 0) notes.push(`${unlike} unlike any voice of the call`);
-  return { voices, assignments, joined, ...(notes.length ? { reason: notes.join('; ') } : {}) };
+  return notes;
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /**
- * Marks the utterances in which a run of frames clearly belongs to another voice; the voice holding most
- * frames becomes the utterance's voice. Returns how many were marked.
+ * Per-voice diagonal Gaussians over the training frames, each dimension scaled by its spread over all
+ * of them (floored); a missing pitch stays missing.
  */
-function markJoined(
-  measured: Measured[],
-  assignments: VoiceAssignment[],
-  voiceOf: Int32Array,
-  k: number,
-): number {
-  const training = measured.filter(
-    (m) => m.reliable && voiceOf[m.index]! >= 0 && assignments[m.index]!.confidence >= 0.9,
-  );
-  let frames = 0;
-  for (const m of training) frames += m.frames.count;
-  if (frames < 10 * k) return 0;
-  // Per-voice diagonal Gaussians over the training frames, each dimension scaled by its spread over all
-  // of them (floored); a missing pitch stays missing.
+function frameVoiceModels(training: Measured[], voiceOf: Int32Array, k: number) {
   const count = new Float64Array(FRAME_DIMS);
   const sum = new Float64Array(FRAME_DIMS);
   const voiceCount = new Float64Array(k * FRAME_DIMS);
@@ -977,6 +980,26 @@ function markJoined(
     variance[j] = n > 1 ? Math.max(JOIN_MIN_VARIANCE, voiceSquares[j]! / n - mean[j]! * mean[j]!) : 1;
     logVariance[j] = Math.log(variance[j]!);
   }
+  return { centre, scale, mean, variance, logVariance };
+}
+
+/**
+ * Marks the utterances in which a run of frames clearly belongs to another voice; the voice holding most
+ * frames becomes the utterance's voice. Returns how many were marked.
+ */
+function markJoined(
+  measured: Measured[],
+  assignments: VoiceAssignment[],
+  voiceOf: Int32Array,
+  k: number,
+): number {
+  const training = measured.filter(
+    (m) => m.reliable && voiceOf[m.index]! >= 0 && assignments[m.index]!.confidence >= 0.9,
+  );
+  let frames = 0;
+  for (const m of training) frames += m.frames.count;
+  if (frames < 10 * k) return 0;
+  const { centre, scale, mean, variance, logVariance } = frameVoiceModels(training, voiceOf, k);
   const z = new Float64Array(FRAME_DIMS);
   const ll = new Float64Array(MAX_FRAMES * k);
   const votes = new Int32Array(k);
