@@ -11,11 +11,12 @@
  */
 import { Context } from '@temporalio/activity';
 import { failureOf } from '../failure.ts';
-import { FAILURE } from '../../schemas/retry-table.ts';
+import { backoffMs, FAILURE } from '../../schemas/retry-table.ts';
 import { callOutputKeys, locationUrl } from '../../schemas/call-keys.ts';
 import {
   batchEventDataSchema,
   callEventDataSchema,
+  deliveryBackoff,
   deliveryPolicyOf,
   EVENT_TYPES,
   sinksFor,
@@ -100,11 +101,6 @@ export interface EventActivityDeps {
   config: EventsConfig;
   fetch?: typeof fetch;
   now?: () => Date;
-}
-
-/** The delay Temporal's policy waits after attempt `attempt` (1-based). */
-function backoffSeconds(policy: DeliveryPolicy, attempt: number): number {
-  return Math.min(policy.maxSeconds, policy.initialSeconds * 2 ** (attempt - 1));
 }
 
 export function createEventActivities({
@@ -225,7 +221,8 @@ export function createEventActivities({
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
         const wait = err instanceof DeliveryAttemptError ? err.retryAfterMs : undefined;
-        const nextMs = Math.max(wait ?? 0, backoffSeconds(input.policy, attempt) * 1000);
+        // The wait Temporal's policy takes after this attempt (the same backoff: schemas/events.ts).
+        const nextMs = Math.max(wait ?? 0, backoffMs(deliveryBackoff(input.policy), attempt, Math.random));
         if (now().getTime() + nextMs > Date.parse(input.deadline)) {
           eventMetrics.delivery(input.sink, 'gave-up');
           throw failureOf(

@@ -83,8 +83,8 @@ export function balancedTargetSeconds(
 ): number {
   const even = (durationSeconds * trackCount) / options.budget;
   // A call too long for one round of the budget at the session limit runs in k rounds: sessions of
-  // even ÷ k fill every round, where sessions at the limit left the last round part empty (a 10-hour
-  // stereo call, budget 16: 32 sessions of 2,250 s in 45 s of speed 100, not 26 of 2,770 s in 55 s).
+  // even ÷ k fill every round, where sessions at the limit left the last round part empty (an example
+  // in bench/README.md, "Figures behind the code").
   const rounds = Math.ceil(even / options.maxSessionSeconds - 1e-9);
   return Math.min(options.maxSessionSeconds, Math.max(options.minSessionSeconds, even / Math.max(1, rounds)));
 }

@@ -6,7 +6,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseCommandArgs } from '../command.ts';
-import { loadConfig, type Config } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
+import { type Config } from '../../schemas/config.ts';
 import { startStack, type RunningStack } from '../stack/stack.ts';
 import { readStackFile } from '../stack/stack-record.ts';
 import { connectPipeline, pipelineConfig } from '../stack-client.ts';
