@@ -635,7 +635,7 @@ function standardizedMeans(units: FrameStats[], all: FrameStats): Float64Array[]
  * (a transfer: another agent takes the call), about a half when they alternate (a conversation, or one
  * voice split by what it says).
  */
-function interleaving(labels: Int32Array, times: readonly number[], a: number, b: number): number {
+export function interleaving(labels: Int32Array, times: ArrayLike<number>, a: number, b: number): number {
   const ta: number[] = [];
   const tb: number[] = [];
   labels.forEach((label, i) => {
