@@ -66,7 +66,7 @@ export interface SeparationResult {
   cpuMs: number;
 }
 
-export const DEFAULT_MAX_VOICES = 4;
+const DEFAULT_MAX_VOICES = 4;
 
 /** Utterance vector layout: level, cepstra, pitch, voiced share, autocorrelation peak, band edges. */
 const U_LEVEL = 0;
@@ -738,6 +738,24 @@ const ZERO_CONFIDENCE: VoiceAssignment = { voice: null, confidence: 0, joined: f
 export const unassigned = (spans: readonly unknown[]): VoiceAssignment[] =>
   spans.map(() => ({ ...ZERO_CONFIDENCE }));
 
+/** No voice found, and why: every utterance unassigned. */
+export function noVoices(spans: readonly UtteranceSpan[], reason: string): Omit<SeparationResult, 'cpuMs'> {
+  return { voices: 0, assignments: unassigned(spans), joined: 0, reason };
+}
+
+/** Why a separator cannot look at `spans` of `audio` at all (none, an unusable rate); undefined: it can. */
+export function unseparable(audio: AudioReader, spans: readonly UtteranceSpan[]): string | undefined {
+  if (spans.length === 0) return 'no utterances to separate';
+  const rate = audio.sampleRate;
+  if (!Number.isFinite(rate) || rate < 4000) return `the audio's sample rate (${rate}) is not usable`;
+  return undefined;
+}
+
+/** The most voices a separator looks for (DEFAULT_MAX_VOICES unless asked, at least one). */
+export function maxVoicesOf(options: { maxVoices?: number }): number {
+  return Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
+}
+
 /** The CPU this process has used, ms. */
 function cpuNowMs(): number {
   const u = process.cpuUsage();
@@ -784,18 +802,11 @@ function separate(
   spans: readonly UtteranceSpan[],
   options: { maxVoices?: number },
 ): Omit<SeparationResult, 'cpuMs'> {
-  const maxVoices = Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
-  const nothing = (reason: string) => ({
-    voices: 0,
-    assignments: unassigned(spans),
-    joined: 0,
-    reason,
-  });
-  if (spans.length === 0) return nothing('no utterances to separate');
-  const rate = audio.sampleRate;
-  if (!Number.isFinite(rate) || rate < 4000)
-    return nothing(`the audio's sample rate (${rate}) is not usable`);
-  const analyzer = analyzerFor(Math.round(rate));
+  const maxVoices = maxVoicesOf(options);
+  const nothing = (reason: string) => noVoices(spans, reason);
+  const unusable = unseparable(audio, spans);
+  if (unusable) return nothing(unusable);
+  const analyzer = analyzerFor(Math.round(audio.sampleRate));
 
   const newStats = statsPool(spans.length);
   const measured: Measured[] = spans.map((span, index) => {

@@ -22,11 +22,13 @@
  * recordings) is separated by how each utterance sounds, line included (line-separation.ts), and says so.
  */
 import {
-  DEFAULT_MAX_VOICES,
   interleaving,
+  maxVoicesOf,
+  noVoices,
   separateByLine,
   timedSeparation,
   unassigned,
+  unseparable,
   type SeparationResult,
   type VoiceAssignment,
 } from './line-separation.ts';
@@ -479,18 +481,11 @@ function separate(
   spans: readonly UtteranceSpan[],
   options: { maxVoices?: number },
 ): Omit<SeparationResult, 'cpuMs'> | undefined {
-  const maxVoices = Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
-  const nothing = (reason: string) => ({
-    voices: 0,
-    assignments: unassigned(spans),
-    joined: 0,
-    reason,
-  });
-  if (spans.length === 0) return nothing('no utterances to separate');
-  const rate = audio.sampleRate;
-  if (!Number.isFinite(rate) || rate < 4000)
-    return nothing(`the audio's sample rate (${rate}) is not usable`);
-  const analyzer = analyzerFor(Math.round(rate));
+  const maxVoices = maxVoicesOf(options);
+  const nothing = (reason: string) => noVoices(spans, reason);
+  const unusable = unseparable(audio, spans);
+  if (unusable) return nothing(unusable);
+  const analyzer = analyzerFor(Math.round(audio.sampleRate));
   const steps = analysisSteps(spans);
   const frames: VoicedFrames[] = spans.map((span, u) => voicedFrames(audio, span, analyzer, steps[u]));
   const audible = frames.filter((f) => f.audible > 0).length;
