@@ -23,16 +23,19 @@
  */
 import {
   interleaving,
+  maxVoicesOf,
+  noVoices,
   numberVoicesAsHeard,
   separateByLine,
-  separationInputs,
   timedSeparation,
   unassigned,
+  unseparable,
   type SeparationResult,
   type VoiceAssignment,
 } from './line-separation.ts';
 import { lowerInverse } from './triangular.ts';
 import {
+  analyzerFor,
   voicedFrames,
   V_PITCH,
   VOICED_DIMS,
@@ -472,9 +475,11 @@ function separate(
   spans: readonly UtteranceSpan[],
   options: { maxVoices?: number },
 ): Omit<SeparationResult, 'cpuMs'> | undefined {
-  const inputs = separationInputs(audio, spans, options);
-  if ('voices' in inputs) return inputs;
-  const { maxVoices, analyzer } = inputs;
+  const maxVoices = maxVoicesOf(options);
+  const nothing = (reason: string) => noVoices(spans, reason);
+  const unusable = unseparable(audio, spans);
+  if (unusable) return nothing(unusable);
+  const analyzer = analyzerFor(Math.round(audio.sampleRate));
   const steps = analysisSteps(spans);
   const frames: VoicedFrames[] = spans.map((span, u) => voicedFrames(audio, span, analyzer, steps[u]));
   const audible = frames.filter((f) => f.audible > 0).length;
