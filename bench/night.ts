@@ -26,7 +26,7 @@ import { join, resolve } from 'node:path';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { planOptionsOf } from '../schemas/config.ts';
+import { planOptionsOf } from '../schemas/call-spec.ts';
 import type { PipelineClient } from '../cli/stack-client.ts';
 import { demoReasonsModel } from '../cli/demo-reasons.ts';
 import { createServiceClient } from '../service/index.ts';
@@ -47,7 +47,7 @@ import {
   referenceTranscode,
   scrape,
 } from './lib/cost-meter.ts';
-import { mediaTools } from '../schemas/config.ts';
+import { mediaTools } from '../schemas/process-settings.ts';
 import { toolEnv } from '../cli/tools/provision.ts';
 import { peakRssMb } from './lib/proc-memory.ts';
 import { unionMs } from './lib/activity-intervals.ts';

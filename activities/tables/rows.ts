@@ -66,6 +66,19 @@ export function shownSource(
   };
 }
 
+/** The call's reason and transcript quality columns (null when the call has neither). */
+function reasonAndQuality(result: ResultDocument) {
+  const best = result.reasons?.top[0];
+  const quality = result.transcriptQuality;
+  return {
+    reason: best?.class ?? null,
+    reason_score: best?.score ?? null,
+    transcript_quality: quality?.score ?? null,
+    transcript_level: quality?.level ?? null,
+    needs_review: quality?.needsReview ?? null,
+  };
+}
+
 /** The call's row in `calls` and its rows in `utterances`. */
 export function callRows(
   result: ResultDocument,
@@ -74,8 +87,7 @@ export function callRows(
   callIds: CallIdMode = 'auto',
 ): CallRows {
   const start = callStart(result, timeZone);
-  const processedAt = new Date(result.writtenAt);
-  const common = { processed_at: processedAt, schema_version: TABLES_SCHEMA_VERSION };
+  const common = { processed_at: new Date(result.writtenAt), schema_version: TABLES_SCHEMA_VERSION };
   const talk = new Map(result.talk.bySpeaker.map((t) => [t.speaker, t]));
   const metadata = result.source.metadata ?? {};
   const requests = result.processing.totalRequests;
@@ -114,11 +126,7 @@ export function callRows(
     agent_sentiment_mean: speakerSentiment(result, 'agent')?.meanValue ?? null,
     customer_sentiment_mean: speakerSentiment(result, 'customer')?.meanValue ?? null,
     summary: result.summary?.text ?? null,
-    reason: result.reasons?.top[0]?.class ?? null,
-    reason_score: result.reasons?.top[0]?.score ?? null,
-    transcript_quality: result.transcriptQuality?.score ?? null,
-    transcript_level: result.transcriptQuality?.level ?? null,
-    needs_review: result.transcriptQuality?.needsReview ?? null,
+    ...reasonAndQuality(result),
     categories: result.categories ? result.categories.filter((c) => c.matched).map((c) => c.name) : null,
     scorecard: result.scorecard?.name ?? null,
     score: result.scorecard?.score ?? null,
@@ -168,7 +176,7 @@ export function callRows(
   }));
   return {
     start,
-    processedAt,
+    processedAt: common.processed_at,
     rows: { calls: [call], utterances, personal_values: personalValueRows(result, common) },
   };
 }
