@@ -130,7 +130,15 @@ export function trainingRowsProblems(rows: readonly (TrainingRow & { fields?: nu
 export function readTrainingCsv(data: Buffer | string): { rows: TrainingRow[]; problems: DatasetProblem[] } {
   const read = readCsvRecords(data);
   if ('problem' in read) return { rows: [], problems: [read.problem] };
-  const rows = read.records.map(({ line, fields }) => ({
+  return classTextRows(read.records);
+}
+
+/** `class,text` records as training rows, with every problem of them. */
+export function classTextRows(records: readonly CsvRecord[]): {
+  rows: TrainingRow[];
+  problems: DatasetProblem[];
+} {
+  const rows = records.map(({ line, fields }) => ({
     line,
     class: fields[0] ?? '',
     text: fields[1] ?? '',

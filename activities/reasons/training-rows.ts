@@ -8,6 +8,7 @@
  */
 import { callOutputKeys, KeyError, type OutputLocation } from '../../schemas/call-keys.ts';
 import {
+  classTextRows,
   readCsvRecords,
   trainingRowsProblems,
   type DatasetProblem,
@@ -71,17 +72,7 @@ export async function trainingSet(data: Buffer | string, source: () => ResultsSo
   if ('problem' in read) return { rows: [], problems: [read.problem], text: null };
   const [first, ...rest] = read.records;
   if (!isCallIdHeader(first!.fields)) {
-    const rows = read.records.map(({ line, fields }) => ({
-      line,
-      class: fields[0] ?? '',
-      text: fields[1] ?? '',
-      fields: fields.length,
-    }));
-    return {
-      rows: rows.map(({ fields: _, ...row }) => row),
-      problems: trainingRowsProblems(rows),
-      text: null,
-    };
+    return { ...classTextRows(read.records), text: null };
   }
   const results = source();
   const problems: DatasetProblem[] = [];

@@ -10,7 +10,7 @@ import { readTrainingCsv, trainingCsv } from '../../schemas/classifier-dataset.t
 import { reportRowSchema } from '../../schemas/service-classifier.ts';
 import { createServiceClient, type ServiceClient } from '../../service/client.ts';
 import { isServiceError } from '../../service/errors.ts';
-import { post, token } from './emulator.client.ts';
+import { post, serviceConfigOf, TEXT_TEST_ACCOUNTS, token } from './emulator.client.ts';
 
 const clock = new ManualClock();
 let emu: RunningEmulator;
@@ -55,25 +55,9 @@ beforeAll(async () => {
     port: 0,
     speed: 1,
     clock: clock.now,
-    accounts: [
-      {
-        clientId: 'callpipe-local',
-        clientSecret: 'callpipe-local-secret',
-        kind: 'Enterprise',
-        rateLimit: null,
-      },
-      { clientId: 'dev', clientSecret: 'dev-secret', kind: 'Developers', rateLimit: null },
-    ],
+    accounts: TEXT_TEST_ACCOUNTS,
   });
-  client = createServiceClient({
-    baseUrl: emu.baseUrl,
-    authUrl: emu.authUrl,
-    clientId: emu.clientId,
-    clientSecret: emu.clientSecret,
-    model: 'ja-gen_tf-08',
-    domainId: emu.domainId,
-    speed: 1,
-  });
+  client = createServiceClient(serviceConfigOf(emu));
 });
 afterAll(async () => {
   await emu.close();

@@ -227,3 +227,27 @@ export function finals(messages: Msg[]) {
     .filter((m) => m.msg.msgname === 'recognized' && m.result?.type === 1)
     .map((m) => m.result!.sentence[0]!);
 }
+
+/** The test accounts of text-analysis contract tests: the local Enterprise account and a Developers one. */
+export const TEXT_TEST_ACCOUNTS = [
+  {
+    clientId: 'callpipe-local',
+    clientSecret: 'callpipe-local-secret',
+    kind: 'Enterprise' as const,
+    rateLimit: null,
+  },
+  { clientId: 'dev', clientSecret: 'dev-secret', kind: 'Developers' as const, rateLimit: null },
+];
+
+/** A service client configuration for a running emulator (its account, the 8-kHz model, speed 1). */
+export function serviceConfigOf(emu: RunningEmulator) {
+  return {
+    baseUrl: emu.baseUrl,
+    authUrl: emu.authUrl,
+    clientId: emu.clientId,
+    clientSecret: emu.clientSecret,
+    model: 'ja-gen_tf-08',
+    domainId: emu.domainId,
+    speed: 1,
+  };
+}

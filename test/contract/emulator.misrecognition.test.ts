@@ -7,22 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
 import { createServiceClient, type ServiceClient } from '../../service/client.ts';
 import { isServiceError } from '../../service/errors.ts';
-import { post, token } from './emulator.client.ts';
+import { post, serviceConfigOf, token } from './emulator.client.ts';
 
 let emu: RunningEmulator;
 let client: ServiceClient;
 
 beforeAll(async () => {
   emu = await startEmulator({ port: 0 });
-  client = createServiceClient({
-    baseUrl: emu.baseUrl,
-    authUrl: emu.authUrl,
-    clientId: emu.clientId,
-    clientSecret: emu.clientSecret,
-    model: 'ja-gen_tf-08',
-    domainId: emu.domainId,
-    speed: 1,
-  });
+  client = createServiceClient(serviceConfigOf(emu));
 });
 afterAll(async () => {
   await emu.close();

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../emulator/clock.ts';
 import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
-import { nlp, post, token } from './emulator.client.ts';
+import { nlp, post, TEXT_TEST_ACCOUNTS, token } from './emulator.client.ts';
 
 interface Golden {
   name: string;
@@ -30,15 +30,7 @@ let access: string;
 beforeAll(async () => {
   emu = await startEmulator({
     port: 0,
-    accounts: [
-      {
-        clientId: 'callpipe-local',
-        clientSecret: 'callpipe-local-secret',
-        kind: 'Enterprise',
-        rateLimit: null,
-      },
-      { clientId: 'dev', clientSecret: 'dev-secret', kind: 'Developers', rateLimit: null },
-    ],
+    accounts: TEXT_TEST_ACCOUNTS,
   });
   access = await token(emu);
 });
