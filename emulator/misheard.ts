@@ -16,7 +16,7 @@ interface Misheard {
 export const MISHEARD_SCORE = 0.45;
 
 /** Phrase id → the span recognized wrongly in its phrasebook text and what was said. */
-export const MISHEARD: ReadonlyMap<number, Misheard> = new Map([
+export const MISHEARD: ReadonlyMap<number, Misheard> = new Map<number, Misheard>([
   [401, { heard: '声急所', meant: '請求書' }],
   [402, { heard: '津中らない', meant: 'つながらない' }],
   [403, { heard: '同すれば', meant: 'どうすれば' }],

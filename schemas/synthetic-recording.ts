@@ -66,6 +66,8 @@ export const PERSONAL_DATA_PHRASE_IDS = { from: 201, to: 222 } as const;
  * (emulator/vocabulary.ts). Outside the generator's ranges: scripts place them on purpose.
  */
 export const VOCABULARY_PHRASE_IDS = { from: 301, to: 305 } as const;
+/** Lines the emulator mishears, recognized with a low confidence (emulator/misheard.ts). */
+export const MISHEARD_PHRASE_IDS = { from: 401, to: 406 } as const;
 export const PERSONAL_DATA_EXCHANGES: readonly { ask: number; answer: readonly number[]; reply?: number }[] =
   [
     { ask: 201, answer: [211], reply: 222 },

@@ -8,6 +8,7 @@ import {
   PERSONAL_DATA_EXCHANGES,
   PERSONAL_DATA_PHRASE_IDS,
   VOCABULARY_PHRASE_IDS,
+  MISHEARD_PHRASE_IDS,
 } from '../../schemas/synthetic-recording.ts';
 
 describe('the shipped phrasebook', () => {
@@ -20,10 +21,16 @@ describe('the shipped phrasebook', () => {
     }
   });
 
-  it('has at least 150 phrases, agents in 1–89, customers in 101–175, personal data in 201–222, vocabulary in 301–305', () => {
+  it('has at least 150 phrases, agents in 1–89, customers in 101–175, personal data in 201–222, vocabulary in 301–305, misheard in 401–406', () => {
     expect(book.size).toBeGreaterThanOrEqual(150);
     const inRange = (id: number, r: { from: number; to: number }) => id >= r.from && id <= r.to;
-    const ranges = [AGENT_PHRASE_IDS, CUSTOMER_PHRASE_IDS, PERSONAL_DATA_PHRASE_IDS, VOCABULARY_PHRASE_IDS];
+    const ranges = [
+      AGENT_PHRASE_IDS,
+      CUSTOMER_PHRASE_IDS,
+      PERSONAL_DATA_PHRASE_IDS,
+      VOCABULARY_PHRASE_IDS,
+      MISHEARD_PHRASE_IDS,
+    ];
     // Dictionary words are marked 《表記|ヨミ》 in the vocabulary lines, and only there.
     for (const [id, text] of book)
       expect(/《[^|》]+\|[^》]+》/.test(text), `phrase ${id}`).toBe(inRange(id, VOCABULARY_PHRASE_IDS));
