@@ -3,6 +3,8 @@ import type { EmulatorAccountInput } from '../schemas/emulator-accounts.ts';
 import type { EmulatorFaultsInput } from '../schemas/emulator-faults.ts';
 import type { Phrasebook } from '../schemas/synthetic-recording.ts';
 import type { Clock } from './clock.ts';
+/** See `fileRtf`. */
+export { DEFAULT_FILE_RTF } from '../schemas/recognition.ts';
 import type { Stats } from './stats.ts';
 import type { PacingSnapshot } from './stream-session.ts';
 
@@ -23,6 +25,11 @@ export interface EmulatorOptions {
   ceiling?: number;
   /** Seconds of audio the recognizer buffers ahead of its real-time clock. Default 2. */
   bufferSeconds?: number;
+  /**
+   * A file request is answered after this × its audio seconds (÷ `speed`): the service's processing time.
+   * Default {@link DEFAULT_FILE_RTF}.
+   */
+  fileRtf?: number;
   /** Refuse audio requests that are not 240 ms (413); otherwise they are accepted and counted. */
   strictChunks?: boolean;
   /** Wall-clock tolerance of the 1-s deadlines and the idle timeout, in ms. Default 250; 0 for exact. */

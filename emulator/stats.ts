@@ -36,6 +36,8 @@ export class Stats {
   nonStandardChunks = 0;
   audioSeconds = 0;
   fileRecognitions = 0;
+  /** Audio of the file requests answered, seconds. */
+  fileAudioSeconds = 0;
   private cpuBase = process.cpuUsage();
   private timeBase = performance.now();
 
@@ -65,6 +67,7 @@ export class Stats {
       nonStandardChunks: this.nonStandardChunks,
       audioSeconds: roundSecondsToMs(this.audioSeconds),
       fileRecognitions: this.fileRecognitions,
+      fileAudioSeconds: roundSecondsToMs(this.fileAudioSeconds),
       cpu: {
         userMs: cpu.user / 1000,
         systemMs: cpu.system / 1000,

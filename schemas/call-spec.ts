@@ -24,6 +24,7 @@ import {
   type Config,
 } from './config.ts';
 import type { OutputLocation } from './call-keys.ts';
+import { recognitionModeSchema, type RecognitionMode } from './recognition.ts';
 
 const plan = planOptionsSchema.shape;
 
@@ -59,6 +60,11 @@ export const callSpecSchema = z.object({
   /** Delete the staged audio and intermediates after success (config: not `s3.keepStaging`). */
   cleanupStaging: z.boolean(),
   plan: callPlanSchema,
+  /**
+   * How speech is recognized (schemas/recognition.ts): `stream`, `file` or `auto`. Absent in specs made
+   * before file recognition: `stream`.
+   */
+  recognition: recognitionModeSchema.optional(),
   /** The slowest pace recognition may stream at, × real time (1 against the real service): sizes its timeouts. */
   pacingSpeed: z.number().positive(),
   /** New recognition sessions allowed per planned session after errors. */
@@ -88,6 +94,11 @@ export interface CallSpecFiles {
   wordsKey?: string | undefined;
 }
 
+/** The recognition mode of a spec: `stream` for one made before the modes. */
+export function recognitionOf(spec: Pick<CallSpec, 'recognition'>): RecognitionMode {
+  return spec.recognition ?? 'stream';
+}
+
 /**
  * The spec of calls whose results go to `output`, from configuration: the one place a call's settings
  * are decided. Throws a KeyError when the configured unredacted prefix is `output` itself or inside it.
@@ -99,6 +110,7 @@ export function callSpecOf(config: Config, output: OutputLocation, files: CallSp
     stagingPrefix: config.s3.stagingPrefix,
     cleanupStaging: !config.s3.keepStaging,
     plan: planOptionsOf(config),
+    recognition: config.service.recognition ?? 'stream',
     pacingSpeed: slowestPace(config.service.speed),
     maxRestarts: SESSION_MAX_RESTARTS,
     heartbeatTimeoutSeconds: RECOGNITION_HEARTBEAT_SECONDS,

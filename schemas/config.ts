@@ -42,6 +42,7 @@ import { redactionRulesSchema } from './redaction.ts';
 import { retentionDaysSchema } from './lifecycle.ts';
 import { DEFAULT_TASK_QUEUE_PREFIX, taskQueuesOf } from './task-queues.ts';
 import { pricesInputSchema } from './cost.ts';
+import { DEFAULT_FILE_RTF, RECOGNITION_MODES } from './recognition.ts';
 import { EVENTS_DEFAULTS, EVENTS_ENV_VARS, eventsConfigSchema } from './events.ts';
 
 // 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
@@ -74,6 +75,12 @@ export const serviceConfigSchema = z.object({
   speed: z.union([z.literal('auto'), positive]),
   /** The fastest pace `auto` tries, × real time; default {@link DEFAULT_SPEED_MAX}. */
   speedMax: positive.min(1).optional(),
+  /**
+   * How speech is recognized (schemas/recognition.ts): `stream` (default: paced sessions), `file`
+   * (pieces of at most 58 s cut in silence, one request each, unpaced) or `auto` (file while the
+   * service answers file requests faster than real time).
+   */
+  recognition: z.enum(RECOGNITION_MODES).optional(),
 });
 
 export const DEFAULT_SPEED_MAX = 32;
@@ -219,6 +226,8 @@ export const stackConfigSchema = z.object({
   /** `fixed`: refuse taken ports; `auto`: take free ones. */
   ports: z.enum(['fixed', 'auto']),
   emulatorSpeed: positive,
+  /** The stack's emulator answers a file request after this × its audio seconds (÷ speed). */
+  emulatorFileRtf: z.number().nonnegative(),
   emulatorPhrasebook: z.string().optional(),
   emulatorFaults: z.string().optional(),
   /** Accounts file of the emulator (credentials, rate limit, sessions); default: one local account. */
@@ -351,6 +360,7 @@ export const DEFAULTS = {
     domainId: LOCAL_DOMAIN_ID,
     speed: 1,
     speedMax: DEFAULT_SPEED_MAX,
+    recognition: 'stream',
   },
   // S3 as AWS's tools default: AWS's endpoint, the SDK's region and credentials. The local stack sets its
   // own endpoint and keys.
@@ -382,6 +392,7 @@ export const DEFAULTS = {
     metricsHost: '127.0.0.1',
     ports: 'fixed',
     emulatorSpeed: 1,
+    emulatorFileRtf: DEFAULT_FILE_RTF,
   },
   timeZone: 'UTC',
   callIds: 'auto',
@@ -400,6 +411,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_DOMAIN_ID: 'service.domainId',
   CALLPIPE_SERVICE_SPEED: 'service.speed',
   CALLPIPE_SERVICE_SPEED_MAX: 'service.speedMax',
+  CALLPIPE_RECOGNITION: 'service.recognition',
   CALLPIPE_S3_ENDPOINT: 's3.endpoint',
   CALLPIPE_S3_REGION: 's3.region',
   CALLPIPE_S3_BUCKET: 's3.bucket',
@@ -450,6 +462,7 @@ export const ENV_VARS: Record<string, string> = {
   CALLPIPE_METRICS_HOST: 'stack.metricsHost',
   CALLPIPE_PORTS: 'stack.ports',
   CALLPIPE_EMULATOR_SPEED: 'stack.emulatorSpeed',
+  CALLPIPE_EMULATOR_FILE_RTF: 'stack.emulatorFileRtf',
   CALLPIPE_EMULATOR_PHRASEBOOK: 'stack.emulatorPhrasebook',
   CALLPIPE_EMULATOR_FAULTS: 'stack.emulatorFaults',
   CALLPIPE_EMULATOR_ACCOUNTS: 'stack.emulatorAccounts',
@@ -485,6 +498,8 @@ export const PROCESS_ENV_VARS = {
   stopWithParent: 'CALLPIPE_STOP_WITH_PARENT',
   /** `callpipe emulator`: its time scale, as the stack's (`stack.emulatorSpeed`). */
   emulatorSpeed: 'CALLPIPE_EMULATOR_SPEED',
+  /** `callpipe emulator`: a file request's processing time × its audio seconds, as the stack's. */
+  emulatorFileRtf: 'CALLPIPE_EMULATOR_FILE_RTF',
   /** `callpipe emulator`: the fastest pace it accepts, × real time. */
   emulatorCeiling: 'CALLPIPE_EMULATOR_CEILING',
   /** `callpipe emulator`: slack on the spec's deadlines between requests, ms. */

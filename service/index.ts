@@ -60,3 +60,8 @@ export type { RemoveFillerOptions } from './nlp/remove-filler.ts';
 export type { SummarizeOptions, SummaryOutcome } from './nlp/summarize.ts';
 export type { KeywordOptions } from './nlp/keyword.ts';
 export type { NamedEntityOptions } from './nlp/named-entities.ts';
+export {
+  DEFAULT_FILE_REQUEST_TIMEOUT_MS,
+  type FileRecognitionOptions,
+  type FileRecognitionResult,
+} from './file-recognition.ts';

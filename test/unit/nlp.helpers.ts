@@ -184,6 +184,9 @@ export class FakeService {
     recognizeStream: () => {
       throw new Error('not in the fake');
     },
+    recognizeFile: () => {
+      throw new Error('not in the fake');
+    },
     userDictionary: undefined as never,
     nlp: {
       removeFiller: (text, options) =>
