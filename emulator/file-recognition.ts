@@ -53,7 +53,12 @@ export interface FileRequest {
 const JSON_UTF8 = 'application/json; charset=UTF-8';
 
 function errorAnswer(uniqueId: string, e: AsrError): Answer {
-  return { status: e.code, json: errorBody(uniqueId, e), contentType: JSON_UTF8, log: { code: e.code } };
+  return {
+    status: e.code,
+    json: errorBody(uniqueId, e),
+    contentType: JSON_UTF8,
+    log: { code: e.code, file: true },
+  };
 }
 
 /** The three parts in the spec's order, or undefined. */
@@ -130,6 +135,7 @@ export async function recognizeFile(req: FileRequest): Promise<Answer> {
       contentType: JSON_UTF8,
       log: {
         session: uniqueId,
+        file: true,
         audioSeconds: checked.seconds,
         bytes: checked.audio.length,
         messages: messages.map((m) => m.msg.msgname),

@@ -13,6 +13,8 @@ export interface LogEntry {
   endpoint: string;
   session?: string;
   chunk?: number;
+  /** A file recognition request (its audio is `audioSeconds`, answered or refused). */
+  file?: boolean;
   audioSeconds?: number;
   bytes?: number;
   status: number;

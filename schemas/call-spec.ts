@@ -24,7 +24,7 @@ import {
   type Config,
 } from './config.ts';
 import type { OutputLocation } from './call-keys.ts';
-import { recognitionModeSchema, type RecognitionMode } from './recognition.ts';
+import { recognitionModeSchema } from './recognition.ts';
 
 const plan = planOptionsSchema.shape;
 
@@ -92,11 +92,6 @@ export type CallSpec = z.infer<typeof callSpecSchema>;
 export interface CallSpecFiles {
   rulesKey?: string | undefined;
   wordsKey?: string | undefined;
-}
-
-/** The recognition mode of a spec: `stream` for one made before the modes. */
-export function recognitionOf(spec: Pick<CallSpec, 'recognition'>): RecognitionMode {
-  return spec.recognition ?? 'stream';
 }
 
 /**

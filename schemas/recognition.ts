@@ -15,6 +15,11 @@ export const RECOGNITION_MODES = ['stream', 'file', 'auto'] as const;
 export type RecognitionMode = (typeof RECOGNITION_MODES)[number];
 export const recognitionModeSchema = z.enum(RECOGNITION_MODES);
 
+/** The recognition mode of a call's spec: `stream` for one made before the modes. */
+export function recognitionOf(spec: { recognition?: RecognitionMode | undefined }): RecognitionMode {
+  return spec.recognition ?? 'stream';
+}
+
 /** How one planned session is recognized. */
 export const SESSION_RECOGNITIONS = ['stream', 'file'] as const;
 export type SessionRecognition = (typeof SESSION_RECOGNITIONS)[number];

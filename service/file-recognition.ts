@@ -20,7 +20,7 @@ import { SERVICE_MAX_FILE_SECONDS } from '../schemas/recognition.ts';
 import { bytesPerSecond } from './audio.ts';
 import type { ClientContext } from './context.ts';
 import { CostMeter, type CallCost } from './cost.ts';
-import { errorFromResponse, errorFromSchema, invalidInput } from './errors.ts';
+import { errorFromResponse, errorFromSchema, invalidInput, isServiceError } from './errors.ts';
 import { parseJson, sendRequest } from './http.ts';
 import { buildStartMessage, ASR_MODELS, type AudioCodec, type RecognitionOptions } from './start-message.ts';
 import { controlMessage, JSON_CONTENT_TYPE, AUDIO_CONTENT_TYPE } from './stream-requests.ts';
@@ -109,30 +109,36 @@ export async function recognizeFile(
   const meter = new CostMeter(opts.meter);
   const url = `${ctx.asrBaseUrl}${endpoint}`;
   const started = performance.now();
-  const answer = await ctx.limiters.asrSessions(() =>
-    withToken(ctx.tokens, meter, async (token) => {
-      const res = await sendRequest({
-        url,
-        headers: { 'Content-Type': contentType, Authorization: `Bearer ${token.value.reveal()}` },
-        body,
-        endpoint,
-        family: 'asr',
-        timeoutMs: opts.timeoutMs ?? DEFAULT_FILE_REQUEST_TIMEOUT_MS,
-        signal: opts.signal,
-        meter,
-      });
-      const parsed = parseJson(res.text);
-      if (res.status !== 200)
-        throw errorFromResponse({
-          family: 'asr',
+  const answer = await ctx.limiters
+    .asrSessions(() =>
+      withToken(ctx.tokens, meter, async (token) => {
+        const res = await sendRequest({
+          url,
+          headers: { 'Content-Type': contentType, Authorization: `Bearer ${token.value.reveal()}` },
+          body,
           endpoint,
-          httpStatus: res.status,
-          body: parsed,
-          retryAfter: res.headers.get('retry-after'),
+          family: 'asr',
+          timeoutMs: opts.timeoutMs ?? DEFAULT_FILE_REQUEST_TIMEOUT_MS,
+          signal: opts.signal,
+          meter,
         });
-      return finalsOf(parsed, endpoint, opts.startOffsetSeconds ?? 0, res.status);
-    }),
-  );
+        const parsed = parseJson(res.text);
+        if (res.status !== 200)
+          throw errorFromResponse({
+            family: 'asr',
+            endpoint,
+            httpStatus: res.status,
+            body: parsed,
+            retryAfter: res.headers.get('retry-after'),
+          });
+        return finalsOf(parsed, endpoint, opts.startOffsetSeconds ?? 0, res.status);
+      }),
+    )
+    .catch((err: unknown) => {
+      // What the failed request cost (the token's included), as a stream's errors carry it.
+      if (isServiceError(err)) err.cost = meter.snapshot();
+      throw err;
+    });
   return {
     ...answer,
     audioSeconds,

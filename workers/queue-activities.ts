@@ -16,6 +16,7 @@ import { createTableActivities } from '../activities/tables/table-activities.ts'
 import { createRecordingMediaActivities } from '../activities/media/recording.ts';
 import { createMergeActivities } from '../activities/asr/merge-timeline.ts';
 import { createAsrActivities } from '../activities/asr/recognize-session.ts';
+import type { PieceLeases } from '../activities/asr/recognize-pieces.ts';
 import { createLivenessActivities } from '../activities/asr/fail-lost-sessions.ts';
 import { createNlpActivities } from '../activities/nlp/nlp-activities.ts';
 import { loadRedactionRules } from '../activities/nlp/redaction/redaction-rules.ts';
@@ -117,8 +118,12 @@ export function mediaQueueActivities(input: ActivityDeps) {
   );
 }
 
-/** `callpipe-asr`: one long, heartbeating activity per recognition session. */
-export function asrQueueActivities(input: ActivityDeps) {
+/**
+ * `callpipe-asr`: one long, heartbeating activity per recognition session, or per group of pieces
+ * recognized by file requests, which take leases on the account's sessions (`pieceLeases`: the process's
+ * session budget) for the requests beyond their own slot.
+ */
+export function asrQueueActivities(input: ActivityDeps & { pieceLeases?: PieceLeases }) {
   const { store, service } = deps(input);
   return bounded(
     createAsrActivities({
@@ -126,6 +131,7 @@ export function asrQueueActivities(input: ActivityDeps) {
       store,
       slowestPace: slowestPace(input.config.service.speed),
       model: input.config.service.model,
+      pieceLeases: input.pieceLeases,
     }),
   );
 }

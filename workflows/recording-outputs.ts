@@ -22,7 +22,10 @@ import {
 } from './recording-call.ts';
 
 /** The run's facts result.json keeps, and the staged outputs' keys: what publish reads. */
-function publishInputOf(call: Call, { probe, plan, sessions, text, redacted, audio, speakers }: Analyzed) {
+function publishInputOf(
+  call: Call,
+  { probe, plan, sessions, text, redacted, audio, speakers, recognition }: Analyzed,
+) {
   const { workflowId, runId } = workflowInfo();
   const cost = costOf(sessions, text, redacted);
   return {
@@ -44,6 +47,7 @@ function publishInputOf(call: Call, { probe, plan, sessions, text, redacted, aud
       source: { ...call.input.source, metadata: call.input.metadata ?? {} },
       audio: probe,
       plan,
+      recognition,
       sessions: plan.sessions.map((s, i) => ({
         ...s,
         restarts: sessions[i]!.restarts,

@@ -4,6 +4,7 @@
  * (its `writeStage` and `failStage` send them, in exactly the shapes below). Pure: the activities that
  * read the parts and write the documents are in results.ts.
  */
+import type { RecognitionFacts } from '../../schemas/recognition.ts';
 import {
   type DialogActsOutput,
   errorDocumentSchema,
@@ -93,6 +94,8 @@ export interface ResultFacts {
   plan: Pick<SessionPlan, 'tracks' | 'channels' | 'decisions'>;
   sessions: SessionInput[];
   processing: ProcessingInput;
+  /** How the call was recognized (absent from runs started before the recognition modes). */
+  recognition?: RecognitionFacts | undefined;
 }
 
 export interface ResultParts {
@@ -195,6 +198,7 @@ function sessionFacts(sessions: readonly SessionInput[], timeline: Timeline): Se
     silence: s.silence,
     restarts: s.restarts,
     reStreamedSeconds: s.reStreamedSeconds,
+    ...(s.recognition ? { recognition: s.recognition } : {}),
     restartReasons: (reasons.get(s.index) ?? []).map(redact),
     audioSecondsSent: s.audioSecondsSent,
     reused: s.reused,
@@ -253,6 +257,7 @@ export function assembleResult(
     audio: audioFacts(facts.audio, facts.plan),
     speakers: callSpeakers(timeline),
     sessions: sessionFacts(facts.sessions, timeline),
+    ...(facts.recognition ? { recognition: facts.recognition } : {}),
     utterances: resultUtterances({ ...parts, redaction: redaction?.output }),
     talk: insights.talk,
     sentiment: sentimentSummary(sentiment),
