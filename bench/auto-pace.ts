@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { cpus, loadavg } from 'node:os';
 import pLimit from 'p-limit';
 import { createObjectStore } from '../activities/storage/object-store.ts';
-import { createAsrActivities, sessionResultSchema } from '../activities/asr/recognize-session.ts';
+import { createAsrActivities, sessionResultSchema } from '../activities/asr/asr-activities.ts';
 import { generateCallScript } from '../activities/media/call-script.ts';
 import { renderPcm } from '../activities/media/fixture.ts';
 import { createServiceClient } from '../service/client.ts';

@@ -50,8 +50,8 @@ const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** di
 
 /** Build B's one change: a step before publish that build A does not have. */
 const EXTRA_STEP = {
-  from: 'const written = await publishStage(call, analyzed, insights);',
-  to: "await isDone(call); // build B's extra step\n    const written = await publishStage(call, analyzed, insights);",
+  from: 'const written = await publishStage(call, findings, insights);',
+  to: "await isDone(call); // build B's extra step\n    const written = await publishStage(call, findings, insights);",
 };
 
 async function bundleBuildB(dir: string): Promise<string> {

@@ -27,7 +27,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_ROOT } from '../cli/tools/provision.ts';
 import { createObjectStore } from '../activities/storage/object-store.ts';
-import { createAsrActivities } from '../activities/asr/recognize-session.ts';
+import { createAsrActivities } from '../activities/asr/asr-activities.ts';
 import { createServiceClient } from '../service/client.ts';
 import type { S3Config } from '../schemas/config.ts';
 import { emulatorServiceConfig, startStreamStack } from './lib/stream-stack.ts';

@@ -33,7 +33,7 @@ import { spawnFfmpeg } from '../activities/media/ffmpeg.ts';
 import { analyzeChannels } from '../activities/media/channel-analysis.ts';
 import { plainInput } from '../activities/media/media-input.ts';
 import { transcodeArgs } from '../activities/media/transcode.ts';
-import { stagedAudioReader } from '../activities/speakers/speakers-stage.ts';
+import { stagedAudioReader } from '../activities/speakers/speakers-activities.ts';
 import { analyzerFor, voicedFrames } from '../activities/speakers/voice-features.ts';
 import { separateVoices, type SeparationResult } from '../activities/speakers/voice-separation.ts';
 import { processCpu } from './lib/cpu-meter.ts';

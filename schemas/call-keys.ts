@@ -248,7 +248,7 @@ export function sessionResultKey(staging: Pick<CallStagingKeys, 'sessions'>, ses
   return `${staging.sessions}${String(session).padStart(4, '0')}.json`;
 }
 
-/** The results of one group of pieces recognized by file requests (activities/asr/recognize-pieces.ts). */
+/** The results of one group of pieces recognized by file requests (activities/asr/pieces-activities.ts). */
 export function pieceGroupResultKey(staging: Pick<CallStagingKeys, 'sessions'>, group: number): string {
   return `${staging.sessions}pieces-${String(group).padStart(4, '0')}.json`;
 }

@@ -27,7 +27,7 @@ export const callInsightsDocumentSchema = z.object({
   scorecard: scorecardResultSchema.nullable(),
   rules: rulesFactsSchema,
   // Role evidence (which speaker is the agent, and why) comes next: a `speakers` field here, filled by
-  // its own step of the insights activity (activities/insights/insights-stage.ts), and copied by publish.
+  // its own step of the insights activity (activities/insights/insights-activities.ts), and copied by publish.
 });
 export type CallInsightsDocument = z.infer<typeof callInsightsDocumentSchema>;
 

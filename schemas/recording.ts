@@ -42,6 +42,11 @@ export type RedactionInput = z.infer<typeof redactionInputSchema>;
  * result.json's `processing.wallSeconds`. `insights` (metrics, categories, scorecard) and `publish`
  * (result.json, transcript.vtt, call page) replaced `write`, which did both and stays for runs recorded
  * before them (their histories replay as `write`, their error.json can name it).
+ *
+ * A stage's name is data (error.json's `stage`, the keys of `processing.wallSeconds`, the `CallpipeStage`
+ * search attribute), so it keeps its value when the code is renamed: `analyze` is the text steps after
+ * fillers (summary, sentiment, keywords, dialog acts: TEXT_STEPS_STAGE, `textStepsStage` in
+ * workflows/process-recording.ts), nothing more.
  */
 export const STAGES = [
   'queued',
@@ -61,6 +66,9 @@ export const STAGES = [
   'failed',
 ] as const;
 export type Stage = (typeof STAGES)[number];
+
+/** The stage of the text steps after fillers; its stored name is `analyze` (see STAGES). */
+export const TEXT_STEPS_STAGE = 'analyze' satisfies Stage;
 
 /**
  * How a call ended, in one vocabulary for the workflow's status, the `CallpipeOutcome` search attribute,

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// `npm test` after the bootstrap: lint beside the type check, then the unit, contract and workflow projects,
-// then the integration projects beside the second Node line's `node-line` project, stopping at the first
-// stage that fails. Prints how long each part took at the end.
+// `npm test` after the bootstrap, in two lanes that run at once: lint beside tsc, then the unit, contract and
+// workflow projects, then the second Node line's `node-line` project; and, from the start, the integration
+// projects (their stack mostly waits on pacing and servers, so the first lane fills the cores it leaves).
+// The first part that fails stops the run: the others are killed and nothing more starts. Integration prints
+// as it goes; every other part's output is held and printed whole when it ends. Prints how long each part took.
 //
 // Every temporary file of the run (the tests', the servers', the product's scratch) goes into one per-run
 // folder: TMPDIR points there for every process the run starts, and the folder is removed at the end,
@@ -13,43 +15,40 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const VITEST = 'node_modules/vitest/vitest.mjs';
-/** Each stage: parts run at once; the first prints as it goes, the others are held and printed after. */
-const STAGES = [
-  [
-    { name: 'lint', cmd: ['npm', 'run', '--silent', 'lint'] },
-    { name: 'typecheck', cmd: ['npm', 'run', '--silent', 'typecheck'] },
-  ],
-  [
-    {
-      name: 'unit, contract, workflow',
-      cmd: [
-        'node',
-        'scripts/on-node.mjs',
-        'ts',
-        VITEST,
-        'run',
-        '--project',
-        'unit',
-        '--project',
-        'contract',
-        '--project',
-        'workflow',
-      ],
-    },
-  ],
-  [
-    {
-      name: 'integration',
-      cmd: ['node', 'scripts/on-node.mjs', 'ts', VITEST, 'run', '--project', 'integration*'],
-      env: { CALLPIPE_TEST_STACK_FILES: '2' },
-    },
-    {
-      // The second Node line: only what can differ between lines (vitest.config.ts, `node-line`).
-      name: 'node-line (second Node line)',
-      cmd: ['node', 'scripts/on-node.mjs', 'other', VITEST, 'run', '--project', 'node-line'],
-      env: { CALLPIPE_TEST_WORKERS: '1' },
-    },
-  ],
+/** Each part: its command, the parts it waits for, and whether it prints as it goes. */
+const PARTS = [
+  { name: 'lint', cmd: ['npm', 'run', '--silent', 'lint'] },
+  { name: 'typecheck', cmd: ['npm', 'run', '--silent', 'typecheck'] },
+  {
+    name: 'unit, contract, workflow',
+    after: ['lint', 'typecheck'],
+    cmd: [
+      'node',
+      'scripts/on-node.mjs',
+      'ts',
+      VITEST,
+      'run',
+      '--project',
+      'unit',
+      '--project',
+      'contract',
+      '--project',
+      'workflow',
+    ],
+  },
+  {
+    // The second Node line: only what can differ between lines (vitest.config.ts, `node-line`).
+    name: 'node-line (second Node line)',
+    after: ['unit, contract, workflow'],
+    cmd: ['node', 'scripts/on-node.mjs', 'other', VITEST, 'run', '--project', 'node-line'],
+    env: { CALLPIPE_TEST_WORKERS: '1' },
+  },
+  {
+    name: 'integration',
+    live: true,
+    cmd: ['node', 'scripts/on-node.mjs', 'ts', VITEST, 'run', '--project', 'integration*'],
+    env: { CALLPIPE_TEST_STACK_FILES: '2' },
+  },
 ];
 
 const runDir = mkdtempSync(join(tmpdir(), 'callpipe-test-run-'));
@@ -94,24 +93,30 @@ function runPart(part, held) {
 const timings = [];
 const suiteStarted = Date.now();
 let failed;
-for (const stage of STAGES) {
-  const results = await Promise.all(
-    stage.map(async (part, i) => {
-      const held = i === 0 ? null : [];
-      const started = Date.now();
-      const code = await runPart(part, held);
-      const seconds = (Date.now() - started) / 1000;
-      timings.push({ name: part.name, seconds, code });
-      return { part, held, code, seconds };
-    }),
-  );
-  for (const { part, held, seconds } of results.slice(1)) {
-    process.stdout.write(`\n── ${part.name} (beside ${stage[0].name}; ${seconds.toFixed(0)} s) ──\n`);
+
+/** Runs one part once the parts it waits for have passed; prints its held output when it ends. */
+async function runWhenReady(part, waitFor) {
+  for (const name of part.after ?? []) if ((await waitFor.get(name)) !== 0) return -1;
+  if (failed) return -1;
+  const held = part.live ? null : [];
+  const started = Date.now();
+  const code = await runPart(part, held);
+  const seconds = (Date.now() - started) / 1000;
+  timings.push({ name: part.name, seconds, code: failed && code !== 0 ? 'stopped' : code });
+  if (held) {
+    process.stdout.write(`\n── ${part.name} (${seconds.toFixed(0)} s) ──\n`);
     process.stdout.write(Buffer.concat(held));
   }
-  failed = results.find((r) => r.code !== 0);
-  if (failed) break;
+  if (code !== 0 && !failed) {
+    failed = { part, code };
+    for (const child of children) child.kill('SIGTERM');
+  }
+  return code;
 }
+
+const waitFor = new Map();
+for (const part of PARTS) waitFor.set(part.name, runWhenReady(part, waitFor));
+await Promise.all(waitFor.values());
 
 removeRunDir();
 const leftBehind = existsSync(runDir);
@@ -119,7 +124,7 @@ const total = (Date.now() - suiteStarted) / 1000;
 console.log('\nnpm test, seconds per part:');
 for (const t of timings)
   console.log(
-    `  ${t.seconds.toFixed(0).padStart(5)}  ${t.name}${t.code === 0 ? '' : ` (failed, exit ${t.code})`}`,
+    `  ${t.seconds.toFixed(0).padStart(5)}  ${t.name}${t.code === 0 ? '' : t.code === 'stopped' ? ' (stopped)' : ` (failed, exit ${t.code})`}`,
   );
 console.log(`  ${total.toFixed(0).padStart(5)}  in all, wall clock`);
 if (leftBehind) console.error(`npm test: the run's temporary folder ${runDir} could not be removed`);

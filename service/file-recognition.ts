@@ -7,7 +7,7 @@
  *
  * One request holds one of the process's recognition slots (as a stream session does) while in flight.
  * Errors are ServiceErrors as streams' are (`550` No Resource, `652` too long, `413` invalid data…): the
- * caller decides what to retry (activities/asr/recognize-pieces.ts, through the retry table).
+ * caller decides what to retry (activities/asr/pieces-activities.ts, through the retry table).
  */
 import {
   completedMessageSchema,

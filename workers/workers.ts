@@ -84,7 +84,7 @@ export async function createQueueWorker(
         running,
       });
       await budget.start();
-      // File requests beyond an activity's own slot hold leases of the same budget (recognize-pieces.ts).
+      // File requests beyond an activity's own slot hold leases of the same budget (pieces-activities.ts).
       const activities = asrQueueActivities({ config, pieceLeases: budget });
       const asrBase = {
         ...base,

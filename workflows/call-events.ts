@@ -18,7 +18,7 @@ import type {
   EmitBatchEventInput,
   EmitCallEventInput,
   EventActivities,
-} from '../activities/events/events-activities.ts';
+} from '../activities/events/event-activities.ts';
 import type { EmittedEvent } from '../schemas/events.ts';
 import { eventDelivery, eventDeliveryWorkflowId } from './event-delivery.ts';
 import { reasonOf } from './failure-reason.ts';

@@ -21,7 +21,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { EventActivities } from '../activities/events/events-activities.ts';
+import type { EventActivities } from '../activities/events/event-activities.ts';
 import { EVENT_DELIVERY_GAVE_UP, type EmittedEvent, type SinkName } from '../schemas/events.ts';
 import { reasonOf, workflowFailureOf } from './failure-reason.ts';
 import { FAILURE } from '../schemas/retry-table.ts';

@@ -1,5 +1,5 @@
 /**
- * forget: erases calls everywhere callpipe wrote them (activities/lifecycle/forget-activities.ts, in
+ * forget: erases calls everywhere callpipe wrote them (activities/lifecycle/lifecycle-activities.ts, in
  * that order): their objects, their table rows, their report lines, their workflow executions; then
  * verifies by listing and reading back, and writes the audit record. The workflow id is the request's
  * id (derived from the calls and options by the CLI or by retention), so the same request twice is one
@@ -8,7 +8,7 @@
  * Retention runs the same workflow, for whole calls or for one kind of their objects (`onlyKinds`).
  */
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { LifecycleActivities } from '../activities/lifecycle/forget-activities.ts';
+import type { LifecycleActivities } from '../activities/lifecycle/lifecycle-activities.ts';
 import type { AuditRecord, ForgetInput, ForgottenCall } from '../schemas/lifecycle.ts';
 import { RETRY_POLICIES } from './activity-policies.ts';
 

@@ -13,16 +13,17 @@
  * No patches: a run is PINNED to the build it started on (workers/versioning.ts), so a change here
  * ships as a new build, never as a branch beside the old code (docs/architecture.md).
  *
- * Reading order: the activity proxies, then `processRecording` (one screen), then one function per
- * stage, then the call's state (keys, stage tracker, outcome).
+ * Reading order: `processRecording`, then one function per stage to the text steps; the call's state
+ * (activity proxies, keys, stage tracker, outcome) is in recording-call.ts, insights on in recording-outputs.ts.
  */
 import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { WatchActivities } from '../activities/watch/watch-activities.ts';
-import type { AssignSpeakersOutput } from '../activities/speakers/speakers-stage.ts';
+import type { AssignSpeakersOutput } from '../activities/speakers/speakers-activities.ts';
 import type { AudioRedaction } from '../schemas/result.ts';
 import type { SessionPlan, SessionRoom } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
 import type { CallSpec } from '../schemas/call-spec.ts';
+import { TEXT_STEPS_STAGE } from '../schemas/recording.ts';
 import { mediaActivityTimeoutSeconds } from '../schemas/media-time-bounds.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
@@ -34,10 +35,11 @@ import {
   type RecognitionChoice,
 } from './recognize-stage.ts';
 import { RETRY_POLICIES } from './activity-policies.ts';
+import { declareVersioning } from './versioning-behavior.ts';
 import {
   Call,
   StageFailure,
-  type Analyzed,
+  type CallFindings,
   type ProcessRecordingInput,
   type ProcessRecordingResult,
   type RecognizedSession,
@@ -60,7 +62,6 @@ export {
   type ProcessRecordingProgress,
   type ProcessRecordingResult,
 } from './recording-call.ts';
-import { declareVersioning } from './versioning-behavior.ts';
 
 /** PINNED: a call runs to its end on the build it started on (workers/versioning.ts). */
 declareVersioning('PINNED', processRecording);
@@ -78,13 +79,13 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
     const speakers = await speakersStage(call, plan, sessions);
     const redacted = await redactStage(call, merged.utterances);
     const [text, audio] = await Promise.all([
-      textStage(call, merged.utterances, redacted),
+      textStepsStage(call, merged.utterances, redacted),
       audioRedactionStage(call, decoded, redacted),
     ]);
     // A redacted copy asked for and not made leaves the call partial, as a failed text step does.
     if (audio?.status === 'failed') text.failures.push({ step: 'audioRedaction', reason: audio.reason });
     const recognition = recognitionFacts(call, choice, plan);
-    const analyzed: Analyzed = {
+    const findings: CallFindings = {
       probe: decoded,
       plan,
       sessions,
@@ -96,11 +97,11 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
     };
     const insights = await insightsStage(call, decoded, text, redacted);
     await alertStage(call, decoded, text, insights);
-    const written = await publishStage(call, analyzed, insights);
+    const written = await publishStage(call, findings, insights);
     const tables = await tablesStage(call, written);
     await cleanUpStaging(call);
     await callEvent(call, { type: 'callpipe.call.completed', rulesKey: call.spec.rulesKey });
-    return call.finished(written, analyzed, merged.utterances, tables);
+    return call.finished(written, findings, merged.utterances, tables);
   } catch (err) {
     if (isCancellation(err)) throw err;
     return await failStage(call, err);
@@ -110,7 +111,7 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
 // --- stages ------------------------------------------------------------------------------------------------
 
 async function isDone(call: Call): Promise<boolean> {
-  return call.activities.results.resultExists.executeWithOptions(call.onMedia('is the call done?'), [
+  return call.activities.results.resultExists.executeWithOptions({ summary: 'is the call done?' }, [
     { bucket: call.keys.output.bucket, key: call.keys.output.result },
   ]);
 }
@@ -198,7 +199,7 @@ function withDecodedLength(call: Call, probe: ProbeResult, plan: SessionPlan): P
 async function mergeStage(call: Call, probe: ProbeResult, plan: SessionPlan, sessions: RecognizedSession[]) {
   call.stages.enter('merge');
   return call.activities.media.mergeTimeline.executeWithOptions(
-    call.onMedia('merge sessions into one timeline'),
+    { summary: 'merge sessions into one timeline' },
     [
       {
         callId: call.input.callId,
@@ -216,7 +217,7 @@ async function mergeStage(call: Call, probe: ProbeResult, plan: SessionPlan, ses
 }
 
 /**
- * Who said what (activities/speakers/speakers-stage.ts): a one-track call's voices separated and named,
+ * Who said what (activities/speakers/speakers-activities.ts): a one-track call's voices separated and named,
  * a stereo call's channel map checked against what each side says. Never fatal: when the stage cannot
  * run, the call goes on with the speakers of its tracks, and result.json has no role evidence.
  */
@@ -231,7 +232,7 @@ async function speakersStage(
   const direction = call.input.metadata?.direction;
   try {
     const out = await call.activities.speakers.assignSpeakers.executeWithOptions(
-      call.onMedia(plan.tracks.length === 1 ? 'separate and name the voices' : 'name the speakers'),
+      { summary: plan.tracks.length === 1 ? 'separate and name the voices' : 'name the speakers' },
       [
         {
           callId: call.input.callId,
@@ -308,7 +309,7 @@ async function audioRedactionStage(
   try {
     return await call.activities.media.redactAudio.executeWithOptions(
       {
-        ...call.onMedia(`redact the audio (${asked.mask})`),
+        summary: `redact the audio (${asked.mask})`,
         startToCloseTimeout: `${mediaTimeoutOf(probe)} seconds`,
       },
       [
@@ -334,33 +335,32 @@ async function audioRedactionStage(
 }
 
 /** Fillers first (the others read the cleaned text), then summary, sentiment, keywords and dialog acts at once. */
-async function textStage(call: Call, utterances: number, redacted: Redacted): Promise<TextSteps> {
+async function textStepsStage(call: Call, utterances: number, redacted: Redacted): Promise<TextSteps> {
   const staging = call.keys.staging;
   const base = { callId: call.input.callId, timelineKey: redacted.timelineKey };
   const nlp = call.activities.nlp;
-  const on = (summary: string) => ({ summary });
   call.stages.enter('fillers');
   const fillers = await nlp.removeFillers.executeWithOptions(
-    on(`remove fillers from ${utterances} utterances`),
+    { summary: `remove fillers from ${utterances} utterances` },
     [{ ...base, outputKey: staging.fillers }],
   );
   const fillersKey = fillers.status === 'ok' ? fillers.outputKey : undefined;
-  call.stages.enter('analyze');
+  call.stages.enter(TEXT_STEPS_STAGE);
   const grains = call.spec.text;
   const { windowSeconds } = grains;
   const actsGrain = grains.dialogActs !== 'off' ? grains.dialogActs : undefined;
   const [summary, sentiment, keywords, dialogActs] = await Promise.all([
-    nlp.summarizeCall.executeWithOptions(on('summarize the call (extract-cc)'), [
+    nlp.summarizeCall.executeWithOptions({ summary: 'summarize the call (extract-cc)' }, [
       { ...base, fillersKey, outputKey: staging.summary },
     ]),
-    nlp.analyzeSentiment.executeWithOptions(on(`sentiment per ${grains.sentiment}`), [
+    nlp.analyzeSentiment.executeWithOptions({ summary: `sentiment per ${grains.sentiment}` }, [
       { ...base, fillersKey, outputKey: staging.sentiment, grain: grains.sentiment, windowSeconds },
     ]),
-    nlp.extractKeywords.executeWithOptions(on('keywords of the call'), [
+    nlp.extractKeywords.executeWithOptions({ summary: 'keywords of the call' }, [
       { ...base, fillersKey, outputKey: staging.keywords },
     ]),
     actsGrain
-      ? nlp.classifyDialogActs.executeWithOptions(on(`dialog acts per ${actsGrain}`), [
+      ? nlp.classifyDialogActs.executeWithOptions({ summary: `dialog acts per ${actsGrain}` }, [
           { ...base, fillersKey, outputKey: staging.dialogActs, grain: actsGrain, windowSeconds },
         ])
       : undefined,

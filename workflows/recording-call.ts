@@ -9,17 +9,16 @@ import {
   setCurrentDetails,
   setHandler,
   workflowInfo,
-  type ActivityOptions,
 } from '@temporalio/workflow';
-import type { RecordingMediaActivities } from '../activities/media/recording.ts';
-import type { AsrActivities, RecognizeSessionOutput } from '../activities/asr/recognize-session.ts';
-import type { MergeActivities } from '../activities/asr/merge-timeline.ts';
-import type { AssignSpeakersOutput, SpeakersActivities } from '../activities/speakers/speakers-stage.ts';
+import type { RecordingMediaActivities } from '../activities/media/recording-media-activities.ts';
+import type { AsrActivities, RecognizeSessionOutput } from '../activities/asr/asr-activities.ts';
+import type { MergeActivities } from '../activities/media/merge-activities.ts';
+import type { AssignSpeakersOutput, SpeakersActivities } from '../activities/speakers/speakers-activities.ts';
 import type { NlpActivities, NlpStepOutput } from '../activities/nlp/nlp-activities.ts';
-import type { ResultActivities, WriteResultOutput } from '../activities/storage/results.ts';
-import type { InsightsActivities } from '../activities/insights/insights-stage.ts';
+import type { ResultActivities, WriteResultOutput } from '../activities/storage/result-activities.ts';
+import type { InsightsActivities } from '../activities/insights/insights-activities.ts';
 import type { AudioRedaction } from '../schemas/result.ts';
-import type { CallStateActivities } from '../activities/storage/call-state.ts';
+import type { CallStateActivities } from '../activities/storage/call-state-activities.ts';
 import type { TableActivities } from '../activities/tables/table-activities.ts';
 import type { SessionPlan } from '../schemas/plan.ts';
 import type { RecognitionFacts } from '../schemas/recognition.ts';
@@ -123,8 +122,8 @@ export interface TextSteps {
   failures: { step: string; reason: string }[];
 }
 
-/** What the stages before insights made: what insights and publish read. */
-export interface Analyzed {
+/** What the stages before insights found out about the call: what insights and publish read. */
+export interface CallFindings {
   probe: ProbeResult;
   plan: SessionPlan;
   sessions: RecognizedSession[];
@@ -252,11 +251,6 @@ export class Call {
     this.attributes.start(input.callId, input.batchId);
   }
 
-  /** Options of an activity of the media queue's proxies (media and storage work share its workers). */
-  onMedia(summary: string): ActivityOptions {
-    return { summary };
-  }
-
   skipped(): ProcessRecordingResult {
     this.progress.stage = 'done';
     this.attributes.set([
@@ -270,7 +264,7 @@ export class Call {
 
   finished(
     written: WriteResultOutput,
-    { probe, plan, sessions, text, redacted }: Analyzed,
+    { probe, plan, sessions, text, redacted }: CallFindings,
     utterances: number,
     tables?: ProcessRecordingResult['tables'],
   ): ProcessRecordingResult {

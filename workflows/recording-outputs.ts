@@ -4,8 +4,8 @@
  * writes error.json. Nothing here computes: each stage hands keys to an activity.
  */
 import { CancellationScope, isCancellation, workflowInfo } from '@temporalio/workflow';
-import type { WriteResultOutput } from '../activities/storage/results.ts';
-import type { ComputeInsightsOutput } from '../activities/insights/insights-stage.ts';
+import type { WriteResultOutput } from '../activities/storage/result-activities.ts';
+import type { ComputeInsightsOutput } from '../activities/insights/insights-activities.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
@@ -14,7 +14,7 @@ import {
   costOf,
   stepKey,
   StageFailure,
-  type Analyzed,
+  type CallFindings,
   type Call,
   type ProcessRecordingResult,
   type Redacted,
@@ -24,7 +24,7 @@ import {
 /** The run's facts result.json keeps, and the staged outputs' keys: what publish reads. */
 function publishInputOf(
   call: Call,
-  { probe, plan, sessions, text, redacted, audio, speakers, recognition }: Analyzed,
+  { probe, plan, sessions, text, redacted, audio, speakers, recognition }: CallFindings,
 ) {
   const { workflowId, runId } = workflowInfo();
   const cost = costOf(sessions, text, redacted);
@@ -72,7 +72,7 @@ function publishInputOf(
 }
 
 /**
- * Talk time, metrics, categories and scorecard of the call (activities/insights/insights-stage.ts), from
+ * Talk time, metrics, categories and scorecard of the call (activities/insights/insights-activities.ts), from
  * the redacted timeline and the text steps' outputs, by the call's rule file: written as one staged
  * document, with only its key and the matched categories back in history.
  */
@@ -85,7 +85,7 @@ export async function insightsStage(
   call.stages.enter('insights');
   const staging = call.keys.staging;
   return call.activities.insights.computeInsights.executeWithOptions(
-    call.onMedia('score the call (insights)'),
+    { summary: 'score the call (insights)' },
     [
       {
         callId: call.input.callId,
@@ -136,15 +136,15 @@ export function callEvent(call: Call, event: CallEventFields): Promise<void> {
  */
 export async function publishStage(
   call: Call,
-  analyzed: Analyzed,
+  findings: CallFindings,
   insights: ComputeInsightsOutput,
 ): Promise<WriteResultOutput> {
   call.stages.enter('publish');
   const written = await call.activities.results.publishResult.executeWithOptions(
-    call.onMedia(`publish ${call.keys.output.result}`),
+    { summary: `publish ${call.keys.output.result}` },
     [
       {
-        ...publishInputOf(call, analyzed),
+        ...publishInputOf(call, findings),
         insightsKey: insights.insightsKey,
       },
     ],
@@ -166,7 +166,7 @@ export async function tablesStage(
 ): Promise<ProcessRecordingResult['tables']> {
   try {
     const out = await call.activities.tables.writeCallTables.executeWithOptions(
-      call.onMedia('write the call to the analysis tables'),
+      { summary: 'write the call to the analysis tables' },
       [
         {
           callId: call.input.callId,
@@ -185,7 +185,7 @@ export async function tablesStage(
 export async function cleanUpStaging(call: Call): Promise<void> {
   if (!call.spec.cleanupStaging) return;
   await call.activities.results.deleteStaging
-    .executeWithOptions(call.onMedia('clean up staging'), [{ prefixes: [call.keys.staging.dir] }])
+    .executeWithOptions({ summary: 'clean up staging' }, [{ prefixes: [call.keys.staging.dir] }])
     .catch(() => undefined); // leftovers cost storage, not correctness
 }
 
@@ -195,7 +195,7 @@ export async function failStage(call: Call, err: unknown): Promise<ProcessRecord
   const reason = err instanceof StageFailure ? err.reason : reasonOf(err);
   const { workflowId, runId } = workflowInfo();
   const written = await CancellationScope.nonCancellable(() =>
-    call.activities.results.writeError.executeWithOptions(call.onMedia(`write ${call.keys.output.error}`), [
+    call.activities.results.writeError.executeWithOptions({ summary: `write ${call.keys.output.error}` }, [
       {
         callId: call.input.callId,
         output: call.keys.output,

@@ -3,7 +3,7 @@
  * metrics, categories, scorecard and `rules` recomputed from each result.json, nothing recognized or
  * analysed again (the cloud suites' categories "cannot be applied retroactively"; ours can).
  *
- * Batched like backfill: one activity per page of results (activities/insights/rescore.ts, which makes
+ * Batched like backfill: one activity per page of results (activities/insights/rescore-activities.ts, which makes
  * each call's write exactly once), continue-as-new after `pagesPerRun` pages or when the server suggests
  * it, carrying a cursor and counters only; the pages' rows go to S3 and are merged into one report at
  * the end. Query: `progress`.
@@ -19,7 +19,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BackfillActivities } from '../activities/backfill/backfill-activities.ts';
-import type { RescoreActivities } from '../activities/insights/rescore.ts';
+import type { RescoreActivities } from '../activities/insights/rescore-activities.ts';
 import type { BackfillCursor } from '../schemas/backfill.ts';
 import type { RescoreCounters, RescoreInput } from '../schemas/rescore.ts';
 import { batchPartsPrefix, batchReportPrefix, locationUrl } from '../schemas/call-keys.ts';

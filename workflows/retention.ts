@@ -6,7 +6,7 @@
  */
 import { ParentClosePolicy, executeChild, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { LifecycleActivities } from '../activities/lifecycle/forget-activities.ts';
+import type { LifecycleActivities } from '../activities/lifecycle/lifecycle-activities.ts';
 import type { CallObjectKind, ForgetInput, RetentionDays, RetentionKind } from '../schemas/lifecycle.ts';
 import { forget } from './forget.ts';
 import { RETRY_POLICIES } from './activity-policies.ts';

@@ -18,7 +18,7 @@
  *   `leaseTtlMs` is dropped, so a SIGKILLed worker's slots come back by themselves.
  * - Recognition liveness: a renew also says which activities the worker started and ended since its
  *   last one (workers/running-activities.ts). The activities of a worker not heard of for `leaseTtlMs`
- *   are failed by id (`failLostSessions`, activities/asr/fail-lost-sessions.ts) and Temporal retries
+ *   are failed by id (`failLostSessions`, activities/asr/liveness-activities.ts) and Temporal retries
  *   them elsewhere at once, so a session's heartbeat timeout can be long (few billed heartbeats) and is
  *   only the fallback. A live worker cut off from the budget that long has its attempts failed too: each
  *   learns of it at its next heartbeat and stops, so a session is streamed twice for at most one
@@ -46,7 +46,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { LivenessActivities } from '../activities/asr/fail-lost-sessions.ts';
+import type { LivenessActivities } from '../activities/asr/liveness-activities.ts';
 import { runningKey, type RunningActivity } from '../schemas/running-activity.ts';
 import { RETRY_POLICIES } from './activity-policies.ts';
 import { declareVersioning } from './versioning-behavior.ts';

@@ -1,5 +1,5 @@
 /**
- * The shapes of file recognition (activities/asr/recognize-pieces.ts): a group of pieces' activity input
+ * The shapes of file recognition (activities/asr/pieces-activities.ts): a group of pieces' activity input
  * and output, and the one object it leaves in object storage, each piece's result in the shape of a
  * session's (session-types.ts), so the merge reads both alike.
  */

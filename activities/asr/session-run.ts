@@ -17,7 +17,7 @@ import {
 } from './session-types.ts';
 import { heartbeatIntervalMs } from './heartbeat-interval.ts';
 
-/** One attempt's state, shared by its steps (recognize-session.ts). */
+/** One attempt's state, shared by its steps (asr-activities.ts). */
 export interface SessionRun {
   readonly input: RecognizeSessionInput;
   readonly deps: AsrActivityDeps;

@@ -15,7 +15,7 @@
 import { normalizePrefix } from '../../schemas/call-keys.ts';
 import { deliveryFailureSchema, type DeliveryFailure, type SinkName } from '../../schemas/events.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { listObjectsUnder, type ObjectStore } from '../storage/object-store.ts';
 
 export const EVENTS_FOLDER = 'events/';
 const FAILED_FOLDER = 'failed/';
@@ -74,15 +74,11 @@ export function eventStore(store: ObjectStore) {
       const out = on(output.bucket);
       const found: DeliveryFailure[] = [];
       for (const d of days) {
-        let next: string | undefined;
-        do {
-          const page = await out.listPage(`${failuresPrefix(output)}${d}/`, next);
-          for (const o of page.objects.filter((x) => x.key.endsWith('.json'))) {
-            const parsed = deliveryFailureSchema.safeParse(JSON.parse(await out.getText(o.key)));
-            if (parsed.success) found.push(parsed.data);
-          }
-          next = page.next;
-        } while (next);
+        const objects = await listObjectsUnder(out, `${failuresPrefix(output)}${d}/`);
+        for (const o of objects.filter((x) => x.key.endsWith('.json'))) {
+          const parsed = deliveryFailureSchema.safeParse(JSON.parse(await out.getText(o.key)));
+          if (parsed.success) found.push(parsed.data);
+        }
       }
       return found;
     },

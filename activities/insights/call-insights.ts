@@ -2,7 +2,7 @@
  * A call's insights from its staged outputs (docs/design.md, data flow: "insights: metrics, categories,
  * scorecard"): talk time, then the rule file's metrics, categories and scorecard over the call as
  * result.json will hold it (storage/call-content.ts builds it, for both this and publish). Pure: the
- * activity that reads the parts and writes the document is insights-stage.ts.
+ * activity that reads the parts and writes the document is insights-activities.ts.
  */
 import type { CallInsightsParts } from '../../schemas/insights.ts';
 import { talkTimeBySpeaker } from '../../schemas/talk-time.ts';

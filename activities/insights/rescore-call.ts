@@ -11,13 +11,13 @@ import type { OutputLocation } from '../../schemas/recording.ts';
 import type { RescoreRow } from '../../schemas/rescore.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { writeCallPage } from '../storage/results.ts';
+import { writeCallPage } from '../storage/result-activities.ts';
 import type { TableActivities } from '../tables/table-activities.ts';
 import type { RescoreCall } from './rescore-pages.ts';
 import type { LoadedRules } from './rule-file.ts';
 import { matchedCategories, scoreCall } from './score-call.ts';
 import { rescoreRoles } from '../speakers/rescore-roles.ts';
-import { roleSettingsOf } from '../speakers/speakers-stage.ts';
+import { roleSettingsOf } from '../speakers/speakers-activities.ts';
 
 /** What scoring one call needs of its batch. */
 export interface RescoreCallContext {

@@ -10,7 +10,7 @@ import type { RescoreSource } from '../../schemas/rescore.ts';
 import { callIdOf, type CallIdRule } from '../storage/call-id.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 
-/** What listing a page reads of the page's input (rescore.ts, RescorePageInput). */
+/** What listing a page reads of the page's input (rescore-activities.ts, RescorePageInput). */
 export interface RescorePageRequest {
   source: RescoreSource;
   output: OutputLocation;

@@ -1,7 +1,7 @@
 /** A rescore's report: the pages' rows merged into `report.json` and `report.csv` beside them. */
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { rescoreRowSchema, type RescoreCounters, type RescoreRow } from '../../schemas/rescore.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { listObjectsUnder, type ObjectStore } from '../storage/object-store.ts';
 import { toCsv } from '../csv-output.ts';
 
 export interface WriteRescoreReportInput {
@@ -17,15 +17,10 @@ const CSV_COLUMNS = ['callId', 'status', 'categories', 'score', 'max', 'reason',
 /** Every page part's rows (`<partsPrefix>page-<n>.json`, nothing deeper), by call id. */
 async function readParts(bucket: ObjectStore, partsPrefix: string): Promise<RescoreRow[]> {
   const rows: RescoreRow[] = [];
-  let next: string | undefined;
-  do {
-    const page = await bucket.listPage(partsPrefix, next);
-    for (const o of page.objects) {
-      if (!/\/page-\d+\.json$/.test(o.key) || o.key.slice(partsPrefix.length).includes('/')) continue;
-      rows.push(...rescoreRowSchema.array().parse(JSON.parse(await bucket.getText(o.key))));
-    }
-    next = page.next;
-  } while (next);
+  for (const o of await listObjectsUnder(bucket, partsPrefix)) {
+    if (!/\/page-\d+\.json$/.test(o.key) || o.key.slice(partsPrefix.length).includes('/')) continue;
+    rows.push(...rescoreRowSchema.array().parse(JSON.parse(await bucket.getText(o.key))));
+  }
   return rows.sort((a, b) => a.callId.localeCompare(b.callId));
 }
 

@@ -7,7 +7,7 @@ import { dialogActsOutputSchema } from '../../schemas/result.ts';
 import { DEFAULT_TEXT_GRAINS } from '../../schemas/text-grains.ts';
 import { readCallText } from './call-text.ts';
 import { runStep, type NlpActivityDeps } from './step.ts';
-import { byUtterance, eachUnit } from './text-units.ts';
+import { byUtterance, eachUnit } from './unit-requests.ts';
 import { textUnits } from '../../schemas/text-units.ts';
 import { DEFAULT_SENTIMENT_CONCURRENCY, type ClassifyDialogActsInput, type NlpStepOutput } from './types.ts';
 

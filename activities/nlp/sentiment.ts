@@ -17,7 +17,7 @@ import type { Utterance } from '../../schemas/transcript.ts';
 import { labelOfMean } from '../../schemas/sentiment-label.ts';
 import { readCallText } from './call-text.ts';
 import { runStep, type NlpActivityDeps, type StepRun } from './step.ts';
-import { byUtterance, eachUnit } from './text-units.ts';
+import { byUtterance, eachUnit } from './unit-requests.ts';
 import { textUnits } from '../../schemas/text-units.ts';
 import { DEFAULT_SENTIMENT_CONCURRENCY, type AnalyzeSentimentInput, type NlpStepOutput } from './types.ts';
 import { DEFAULT_TEXT_GRAINS } from '../../schemas/text-grains.ts';

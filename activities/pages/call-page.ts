@@ -5,7 +5,7 @@
  * over the call per speaker (a uPlot chart, inlined), and the transcript by speaker with times and
  * redactions marked; an audio player follows the transcript when the recording is reachable.
  *
- * Pure: a result document in, the page's text out (activities/storage/results.ts writes it).
+ * Pure: a result document in, the page's text out (activities/storage/result-activities.ts writes it).
  */
 import type { ResultDocument, ResultUtterance } from '../../schemas/result.ts';
 import type { RedactionRecord } from '../../schemas/redaction.ts';

@@ -1,5 +1,5 @@
 /**
- * The night report's activity (the call page is written with result.json, activities/storage/results.ts):
+ * The night report's activity (the call page is written with result.json, activities/storage/result-activities.ts):
  * reads the batch's report.json and its calls' rows from the `calls` table (the days the batch wrote,
  * compacted just before), renders report.html (night-report.ts) and writes it beside report.json.
  * Object storage and a few Parquet files: it runs beside the batch's other activities.
@@ -13,7 +13,7 @@ import {
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { CALLS_TABLE, type TableRow } from '../../schemas/tables.ts';
 import type { BatchReport } from '../backfill/report.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { listObjectsUnder, type ObjectStore } from '../storage/object-store.ts';
 import { decodeTable } from '../tables/parquet.ts';
 import { renderNightReport } from './night-report.ts';
 import { daysBetween, eventStore } from '../events/event-store.ts';
@@ -48,19 +48,15 @@ export function createPageActivities({ store }: { store: ObjectStore }) {
     const out = on(tables.bucket);
     const calls = new Map<string, TableRow>();
     for (const dt of days) {
-      let next: string | undefined;
-      do {
-        const page = await out.listPage(tablePartitionPrefix(tables, CALLS_TABLE.name, dt), next);
-        for (const o of page.objects.filter((x) => x.key.endsWith('.parquet'))) {
-          for (const row of await decodeTable(CALLS_TABLE, await out.getBuffer(o.key))) {
-            const id = String(row.call_id);
-            const seen = calls.get(id);
-            if (!wanted.has(id)) continue;
-            if (!seen || (row.processed_at as Date) > (seen.processed_at as Date)) calls.set(id, row);
-          }
+      const objects = await listObjectsUnder(out, tablePartitionPrefix(tables, CALLS_TABLE.name, dt));
+      for (const o of objects.filter((x) => x.key.endsWith('.parquet'))) {
+        for (const row of await decodeTable(CALLS_TABLE, await out.getBuffer(o.key))) {
+          const id = String(row.call_id);
+          const seen = calls.get(id);
+          if (!wanted.has(id)) continue;
+          if (!seen || (row.processed_at as Date) > (seen.processed_at as Date)) calls.set(id, row);
         }
-        next = page.next;
-      } while (next);
+      }
     }
     return calls;
   }

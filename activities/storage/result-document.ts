@@ -2,7 +2,7 @@
  * result.json and error.json from their parts (docs/design.md, Output), validated against
  * schemas/result.ts: the staged Timeline and text steps' outputs, and the facts the workflow gathered
  * (its `writeStage` and `failStage` send them, in exactly the shapes below). Pure: the activities that
- * read the parts and write the documents are in results.ts.
+ * read the parts and write the documents are in result-activities.ts.
  */
 import type { RecognitionFacts } from '../../schemas/recognition.ts';
 import {

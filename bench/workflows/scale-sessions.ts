@@ -4,10 +4,7 @@
  * (the same timeouts and heartbeat), and waits for them all. Bench-only: it is not in workflows/index.ts.
  */
 import { proxyActivities, sleep } from '@temporalio/workflow';
-import type {
-  RecognizeSessionInput,
-  RecognizeSessionOutput,
-} from '../../activities/asr/recognize-session.ts';
+import type { RecognizeSessionInput, RecognizeSessionOutput } from '../../activities/asr/asr-activities.ts';
 
 /** The shortest timer worth asking a Temporal server for. */
 const TIMER_RESOLUTION_MS = 1000;

@@ -19,7 +19,7 @@ import {
   type CallHoldings,
   type CallPlaces,
 } from '../../activities/lifecycle/call-objects.ts';
-import { namedKey } from '../../activities/lifecycle/forget-activities.ts';
+import { namedKey } from '../../activities/lifecycle/lifecycle-activities.ts';
 import { assertSafeCallId, KeyError } from '../../schemas/call-keys.ts';
 import { taskQueues } from '../../schemas/config.ts';
 import { maskedValue } from '../../schemas/personal-digest.ts';

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
-import type { ObjectStore } from '../../activities/storage/object-store.ts';
+import { listObjectsUnder, type ObjectStore } from '../../activities/storage/object-store.ts';
 import { normalizePrefix } from '../../schemas/call-keys.ts';
 import { TABLE_NAMES } from '../../schemas/tables.ts';
 
@@ -47,16 +47,10 @@ export async function mirrorTables(store: ObjectStore, prefix: string, dir: stri
     : {};
   const remote = new Map<string, { etag: string; size: number }>();
   for (const table of TABLE_NAMES) {
-    let next: string | undefined;
-    do {
-      const page = await store.listPage(`${root}${table}/`, next);
-      for (const o of page.objects) {
-        if (o.key.endsWith('.parquet')) {
-          remote.set(o.key.slice(root.length), { etag: o.etag ?? `${o.size}`, size: o.size });
-        }
-      }
-      next = page.next;
-    } while (next);
+    for (const o of await listObjectsUnder(store, `${root}${table}/`)) {
+      if (o.key.endsWith('.parquet'))
+        remote.set(o.key.slice(root.length), { etag: o.etag ?? `${o.size}`, size: o.size });
+    }
   }
   const limit = pLimit(DOWNLOADS_AT_ONCE);
   let downloaded = 0;

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
-import { createAsrActivities } from '../../activities/asr/recognize-session.ts';
+import { createAsrActivities } from '../../activities/asr/asr-activities.ts';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { S3Client } from '@aws-sdk/client-s3';

@@ -29,7 +29,7 @@ import { runId } from '../helpers/run-id.ts';
 import { callIdOf } from '../../activities/storage/call-id.ts';
 import { createObjectStore, createS3Client } from '../../activities/storage/object-store.ts';
 import { createTableActivities } from '../../activities/tables/table-activities.ts';
-import { createLifecycleActivities, namedKey } from '../../activities/lifecycle/forget-activities.ts';
+import { createLifecycleActivities, namedKey } from '../../activities/lifecycle/lifecycle-activities.ts';
 import { taskQueues } from '../../schemas/config.ts';
 import { dayIn } from '../../schemas/tables.ts';
 import type { AuditRecord, ForgetInput } from '../../schemas/lifecycle.ts';

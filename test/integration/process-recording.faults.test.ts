@@ -29,7 +29,7 @@ import { TEST_DEADLINE_SLACK_MS } from './global-setup.ts';
 import { muLawSecondsSent, readRequestLog } from '../helpers/request-log.ts';
 import { progressQuery, type ProcessRecordingResult } from '../../workflows/process-recording.ts';
 import { RECOGNITION_HEARTBEAT_SECONDS } from '../../schemas/limits.ts';
-import { WORKER_LOST } from '../../activities/asr/fail-lost-sessions.ts';
+import { WORKER_LOST } from '../../activities/asr/liveness-activities.ts';
 
 const SPEED = 100;
 

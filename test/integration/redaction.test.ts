@@ -22,7 +22,7 @@ import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.
 import { stackConfig } from '../helpers/stack.ts';
 import { decryptPayloads, recordHistory } from '../helpers/histories.ts';
 import { writeFileSync } from 'node:fs';
-import { createRecordingMediaActivities } from '../../activities/media/recording.ts';
+import { createRecordingMediaActivities } from '../../activities/media/recording-media-activities.ts';
 import { S3StagingStore } from '../../activities/storage/staging-s3.ts';
 import { REDACTED_AUDIO_PAD_SECONDS, REDACTED_AUDIO_TONE_HZ } from '../../schemas/limits.ts';
 import type { RedactionOutput } from '../../schemas/result.ts';

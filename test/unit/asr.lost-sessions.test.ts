@@ -1,7 +1,7 @@
 /**
  * Recognition liveness through the session budget, the parts outside the workflow: what a worker tells
  * the budget on each renew (workers/running-activities.ts), and how the lost worker's attempts are failed
- * by id, only the attempt it ran (activities/asr/fail-lost-sessions.ts, with a fake Temporal client).
+ * by id, only the attempt it ran (activities/asr/liveness-activities.ts, with a fake Temporal client).
  */
 import { describe, expect, it } from 'vitest';
 import { ActivityNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
@@ -11,7 +11,7 @@ import {
   createLivenessActivities,
   WORKER_LOST,
   type LivenessTemporal,
-} from '../../activities/asr/fail-lost-sessions.ts';
+} from '../../activities/asr/liveness-activities.ts';
 import type { RunningActivity } from '../../schemas/running-activity.ts';
 
 const a: RunningActivity = ['call-a', 'run-a', '5', 1];

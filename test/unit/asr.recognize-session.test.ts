@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { createAsrActivities } from '../../activities/asr/recognize-session.ts';
+import { createAsrActivities } from '../../activities/asr/asr-activities.ts';
 import { createCheckpointBook } from '../../activities/asr/checkpoint-book.ts';
 import { heartbeatIntervalMs } from '../../activities/asr/heartbeat-interval.ts';
 import type { ServiceClient } from '../../service/index.ts';

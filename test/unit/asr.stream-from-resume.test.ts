@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createAsrActivities } from '../../activities/asr/recognize-session.ts';
+import { createAsrActivities } from '../../activities/asr/asr-activities.ts';
 import { sessionBytes } from '../../activities/asr/stream-from-resume.ts';
 import { ServiceError, type ServiceClient } from '../../service/index.ts';
 import { MemoryStore } from './nlp.helpers.ts';

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { DeliveryAttemptError, MAX_ANSWER_BYTES, postEvent } from '../../activities/events/http-post.ts';
-import { createEventActivities, type DeliverEventInput } from '../../activities/events/events-activities.ts';
+import { createEventActivities, type DeliverEventInput } from '../../activities/events/event-activities.ts';
 import { structuredJson } from '../../activities/events/cloud-event.ts';
 import { eventId } from '../../activities/events/event-id.ts';
 import { eventKey } from '../../activities/events/event-store.ts';

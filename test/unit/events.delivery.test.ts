@@ -13,7 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { DeliveryAttemptError, postEvent } from '../../activities/events/http-post.ts';
-import { createEventActivities, type DeliverEventInput } from '../../activities/events/events-activities.ts';
+import { createEventActivities, type DeliverEventInput } from '../../activities/events/event-activities.ts';
 import { structuredJson, parseStructured } from '../../activities/events/cloud-event.ts';
 import { eventId } from '../../activities/events/event-id.ts';
 import { eventKey } from '../../activities/events/event-store.ts';

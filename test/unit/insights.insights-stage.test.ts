@@ -1,11 +1,11 @@
 /**
- * The insights stage and publish (activities/insights/insights-stage.ts, storage/results.ts
+ * The insights stage and publish (activities/insights/insights-activities.ts, storage/results.ts
  * publishResult): the call scored into a staged document, which publish embeds in result.json.
  */
 import { describe, expect, it } from 'vitest';
-import { createInsightsActivities } from '../../activities/insights/insights-stage.ts';
+import { createInsightsActivities } from '../../activities/insights/insights-activities.ts';
 import { canonicalRules, parseRules } from '../../activities/insights/rule-file.ts';
-import { createResultActivities } from '../../activities/storage/results.ts';
+import { createResultActivities } from '../../activities/storage/result-activities.ts';
 import { callOutputKeys, outputLocationOf } from '../../schemas/call-keys.ts';
 import { callInsightsDocumentSchema } from '../../schemas/insights.ts';
 import { MemoryStore, SAMPLE_UTTERANCES, timeline } from './nlp.helpers.ts';

@@ -1,12 +1,15 @@
 /**
- * Rescoring stored results (activities/insights/rescore.ts): a page of result.json files scored again
+ * Rescoring stored results (activities/insights/rescore-activities.ts): a page of result.json files scored again
  * with another rule file, each written once; what is current, missing or broken is reported, not written;
  * a retried attempt goes on from its heartbeat, and a call written before that heartbeat is not written
  * twice.
  */
 import { describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createRescoreActivities, type RescorePageInput } from '../../activities/insights/rescore.ts';
+import {
+  createRescoreActivities,
+  type RescorePageInput,
+} from '../../activities/insights/rescore-activities.ts';
 import { canonicalRules, defaultRules, parseRules } from '../../activities/insights/rule-file.ts';
 import { buildResult } from '../../activities/storage/result-document.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';

@@ -10,7 +10,7 @@ import {
   createLifecycleActivities,
   mentions,
   namedKey,
-} from '../../activities/lifecycle/forget-activities.ts';
+} from '../../activities/lifecycle/lifecycle-activities.ts';
 import { callHoldings } from '../../activities/lifecycle/call-objects.ts';
 import { eventKey, failureKey } from '../../activities/events/event-store.ts';
 import { forgetRequestId } from '../../cli/commands/forget.ts';

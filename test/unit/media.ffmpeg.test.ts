@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createMediaActivities } from '../../activities/media/local-media.ts';
+import { createMediaActivities } from '../../activities/media/media-activities.ts';
 import { toActivityFailure, withFailureBoundary } from '../../activities/failure-boundary.ts';
 import {
   FfmpegError,

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { callRows } from '../../activities/tables/rows.ts';
 import { renderCallPage } from '../../activities/pages/call-page.ts';
-import { writeCallPage } from '../../activities/storage/results.ts';
+import { writeCallPage } from '../../activities/storage/result-activities.ts';
 import { batchIdOf } from '../../cli/commands/backfill.ts';
 import type { ResultDocument } from '../../schemas/result.ts';
 import { resultFixture } from '../helpers/result-fixture.ts';

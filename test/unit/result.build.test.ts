@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createResultActivities } from '../../activities/storage/results.ts';
+import { createResultActivities } from '../../activities/storage/result-activities.ts';
 import { buildErrorDocument, buildResult, redact } from '../../activities/storage/result-document.ts';
 import { talkTimeBySpeaker } from '../../schemas/talk-time.ts';
 import { withFailureBoundary } from '../../activities/failure-boundary.ts';
@@ -10,7 +10,7 @@ import { errorDocumentSchema, resultDocumentSchema, type ResultDocument } from '
 import { canonicalRules, defaultRules, parseRules } from '../../activities/insights/rule-file.ts';
 import { MemoryStore, SAMPLE_UTTERANCES, timeline, utterance } from './nlp.helpers.ts';
 import { cost, facts, fillers, insightsThenPublish } from './result.helpers.ts';
-import { createInsightsActivities } from '../../activities/insights/insights-stage.ts';
+import { createInsightsActivities } from '../../activities/insights/insights-activities.ts';
 
 describe('talkTimeBySpeaker', () => {
   it('merges a speaker’s own overlaps, and measures silence and cross-talk', () => {

@@ -3,13 +3,13 @@
  * output): shared by the tests of the single write and of the insights stage then publish.
  */
 import type { ResultFacts } from '../../activities/storage/result-document.ts';
-import { createInsightsActivities } from '../../activities/insights/insights-stage.ts';
+import { createInsightsActivities } from '../../activities/insights/insights-activities.ts';
 import {
   createResultActivities,
   type PublishInput,
   type ResultActivityDeps,
   type WriteResultOutput,
-} from '../../activities/storage/results.ts';
+} from '../../activities/storage/result-activities.ts';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import { SAMPLE_UTTERANCES } from './nlp.helpers.ts';
 

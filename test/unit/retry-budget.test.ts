@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ACTIVITY_POLICIES } from '../../workflows/activity-policies.ts';
 import { RETRY_TABLE } from '../../schemas/retry-table.ts';
 import { RATE_LIMIT_RETRY_ALLOWANCE } from '../../activities/nlp/step.ts';
-import { RESULT_WRITE_BUDGET_MS } from '../../activities/asr/recognize-session.ts';
+import { RESULT_WRITE_BUDGET_MS } from '../../activities/asr/asr-activities.ts';
 
 const RETRIES_DOC = readFileSync(new URL('../../docs/retries.md', import.meta.url), 'utf8');
 

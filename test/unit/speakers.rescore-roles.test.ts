@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rescoreRoles } from '../../activities/speakers/rescore-roles.ts';
-import { roleSettingsOf } from '../../activities/speakers/speakers-stage.ts';
+import { roleSettingsOf } from '../../activities/speakers/speakers-activities.ts';
 import { defaultRules } from '../../activities/insights/rule-file.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { resultFixture } from '../helpers/result-fixture.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideRoles, type RoleCandidate } from '../../activities/speakers/role-model.ts';
-import { assignTrackRoles, roleSettingsOf } from '../../activities/speakers/speakers-stage.ts';
+import { assignTrackRoles, roleSettingsOf } from '../../activities/speakers/speakers-activities.ts';
 import { defaultRules, parseRules } from '../../activities/insights/rule-file.ts';
 import type { Timeline } from '../../schemas/transcript.ts';
 import type { Track } from '../../schemas/plan.ts';

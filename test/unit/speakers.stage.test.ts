@@ -5,7 +5,7 @@ import {
   readStagedAudio,
   roleSettingsOf,
   stagedAudioReader,
-} from '../../activities/speakers/speakers-stage.ts';
+} from '../../activities/speakers/speakers-activities.ts';
 import { defaultRules } from '../../activities/insights/rule-file.ts';
 import type { Timeline } from '../../schemas/transcript.ts';
 

@@ -7,7 +7,7 @@ import { phraseDurationSeconds } from '../../schemas/synthetic-recording.ts';
 import { generateCallScript, scriptedCall } from '../../activities/media/call-script.ts';
 import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
 import { renderFixture, renderPcm } from '../../activities/media/fixture.ts';
-import { stagedAudioReader } from '../../activities/speakers/speakers-stage.ts';
+import { stagedAudioReader } from '../../activities/speakers/speakers-activities.ts';
 import {
   separateVoices,
   type AudioReader,

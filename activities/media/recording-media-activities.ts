@@ -13,7 +13,7 @@ import { redactionOutputSchema, type AudioRedaction } from '../../schemas/result
 import type { ObjectStore } from '../storage/object-store.ts';
 import { isPermanentS3Error, s3StatusOf } from '../storage/s3-errors.ts';
 import { localCopy } from '../storage/source-cache.ts';
-import { createMediaActivities, type MediaActivities } from './local-media.ts';
+import { createMediaActivities, type MediaActivities } from './media-activities.ts';
 import type { StagingStore } from './staging.ts';
 import { activityContext } from '../activity-context.ts';
 import { failureOf } from '../failure.ts';

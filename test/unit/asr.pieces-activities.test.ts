@@ -1,5 +1,5 @@
 /**
- * recognizePieces (activities/asr/recognize-pieces.ts) with a fake service and store: pieces sent in
+ * recognizePieces (activities/asr/pieces-activities.ts) with a fake service and store: pieces sent in
  * parallel on the activity's slot and the leases it is granted (given back), longest first; a 550 or a
  * 600 sends the piece again; a 652 fails the activity non-retryably with that reason; a retried attempt
  * sends only the pieces its predecessor did not keep.
@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { createPiecesActivities, type PieceLeases } from '../../activities/asr/recognize-pieces.ts';
+import { createPiecesActivities, type PieceLeases } from '../../activities/asr/pieces-activities.ts';
 import type { RecognizePiecesInput } from '../../activities/asr/piece-types.ts';
 import { partialResultKey } from '../../schemas/call-keys.ts';
 import type { ServiceClient } from '../../service/index.ts';

@@ -7,8 +7,8 @@
  */
 import { timelineSchema, type Timeline, type Utterance } from '../../schemas/transcript.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { sessionResultSchema, type SessionResult } from './recognize-session.ts';
-import { piecesResultSchema } from './piece-types.ts';
+import { sessionResultSchema, type SessionResult } from '../asr/asr-activities.ts';
+import { piecesResultSchema } from '../asr/piece-types.ts';
 
 export interface MergeSessionRef {
   session: number;

@@ -32,7 +32,7 @@ import {
   type CallObjectKind,
   type ForgetInput,
 } from '../../schemas/lifecycle.ts';
-import { DeleteRefusedError, type ObjectStore } from '../storage/object-store.ts';
+import { DeleteRefusedError, listObjectsUnder, type ObjectStore } from '../storage/object-store.ts';
 import { reportedSource } from '../storage/call-id.ts';
 import { activityContext } from '../activity-context.ts';
 import { withLeases, type LeaseOptions } from '../tables/partition-lease.ts';
@@ -211,20 +211,15 @@ export function createLifecycleActivities({ store, temporal, lease }: LifecycleA
     const out = on(places.output.bucket);
     let changed = 0;
     // The run parts: arrays of report rows.
-    let next: string | undefined;
-    do {
-      const page = await out.listPage(`${folder}parts/`, next);
-      for (const o of page.objects.filter((x) => x.key.endsWith('.json'))) {
-        const text = await out.getText(o.key);
-        if (![...callIds].some((id) => mentions(text, id))) continue;
-        const parsed = reportRowSchema.array().safeParse(JSON.parse(text));
-        if (!parsed.success) continue; // not a part of rows: verification reports it if it holds an id
-        const kept = parsed.data.filter((r) => !callIds.has(r.callId));
-        await out.put(o.key, JSON.stringify(kept), { contentType: 'application/json' });
-        changed++;
-      }
-      next = page.next;
-    } while (next);
+    for (const o of (await listObjectsUnder(out, `${folder}parts/`)).filter((x) => x.key.endsWith('.json'))) {
+      const text = await out.getText(o.key);
+      if (![...callIds].some((id) => mentions(text, id))) continue;
+      const parsed = reportRowSchema.array().safeParse(JSON.parse(text));
+      if (!parsed.success) continue; // not a part of rows: verification reports it if it holds an id
+      const kept = parsed.data.filter((r) => !callIds.has(r.callId));
+      await out.put(o.key, JSON.stringify(kept), { contentType: 'application/json' });
+      changed++;
+    }
     const keys = batchReportKeys(folder);
     const found = await out.read(keys.json);
     if (!found) return changed;

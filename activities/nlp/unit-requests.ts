@@ -3,15 +3,12 @@
  * unit, resumable from the step's progress, and each utterance's value from its unit's.
  */
 import type { NlpCallOptions } from '../../service/index.ts';
-import type { TextUnit as CutUnit, UnitUtterance } from '../../schemas/text-units.ts';
+import type { TextUnit } from '../../schemas/text-units.ts';
 import type { CallUtterance } from './call-text.ts';
 import type { StepRun } from './step.ts';
 
-/** A unit of a step's call text (its utterances carry their cleaned text). */
-export type TextUnit<U extends UnitUtterance = CallUtterance> = CutUnit<U>;
-
 /** A unit's key in the step's progress: its first utterance's index. */
-const keyOf = (unit: TextUnit) => unit.utterances[0]!.utterance.index;
+const keyOf = (unit: TextUnit<CallUtterance>) => unit.utterances[0]!.utterance.index;
 
 /** Runs `task` over `indices` with at most `concurrency` at once; stops starting new ones after a failure. */
 async function pool(
@@ -41,9 +38,9 @@ async function pool(
  */
 export async function eachUnit<T>(
   run: StepRun<T>,
-  units: readonly TextUnit[],
+  units: readonly TextUnit<CallUtterance>[],
   concurrency: number,
-  request: (unit: TextUnit, options: NlpCallOptions) => Promise<T>,
+  request: (unit: TextUnit<CallUtterance>, options: NlpCallOptions) => Promise<T>,
 ): Promise<void> {
   const byKey = new Map(units.map((u) => [keyOf(u), u]));
   const todo = [...byKey.keys()].filter((k) => !run.done.has(k));
@@ -55,7 +52,10 @@ export async function eachUnit<T>(
 }
 
 /** Each utterance's value: its unit's. */
-export function byUtterance<T>(units: readonly TextUnit[], done: ReadonlyMap<number, T>): Map<number, T> {
+export function byUtterance<T>(
+  units: readonly TextUnit<CallUtterance>[],
+  done: ReadonlyMap<number, T>,
+): Map<number, T> {
   const out = new Map<number, T>();
   for (const unit of units) {
     const value = done.get(keyOf(unit));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMergeActivities, mergeSessions } from '../../activities/asr/merge-timeline.ts';
-import type { SessionResult } from '../../activities/asr/recognize-session.ts';
+import { createMergeActivities, mergeSessions } from '../../activities/media/merge-activities.ts';
+import type { SessionResult } from '../../activities/asr/asr-activities.ts';
 import { timelineSchema } from '../../schemas/transcript.ts';
 import { MemoryStore } from './nlp.helpers.ts';
 

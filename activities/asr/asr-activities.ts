@@ -23,7 +23,7 @@ import { createCheckpointBook } from './checkpoint-book.ts';
 import { endRun, startRun, type SessionRun } from './session-run.ts';
 import type { AsrActivityDeps, RecognizeSessionInput, RecognizeSessionOutput } from './session-types.ts';
 import { streamFromResumePoint } from './stream-from-resume.ts';
-import { createPiecesActivities } from './recognize-pieces.ts';
+import { createPiecesActivities } from './pieces-activities.ts';
 import { fileRate } from './file-rate.ts';
 
 export { recognitionOptionsFor, unbracketFillers } from './recognition-options.ts';
