@@ -144,6 +144,7 @@ export function callRows(
     requests,
     retries: result.processing.retries,
     restarts: result.processing.restarts,
+    recognition: result.recognition?.used ?? null,
     wall_seconds: result.processing.wallSeconds.total ?? 0,
     result_key: resultKey,
     result_schema_version: result.schemaVersion,
