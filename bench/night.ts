@@ -34,7 +34,8 @@ import type { ResultDocument } from '../schemas/result.ts';
 import { startBenchStack } from './lib/bench-stack.ts';
 import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
-import { makespanBound, slotSeconds, requestsPerAudioHour } from './lib/makespan.ts';
+import { fileMakespanBound, makespanBound, slotSeconds, requestsPerAudioHour } from './lib/makespan.ts';
+import { RECOGNITION_MODES, type RecognitionMode } from '../schemas/recognition.ts';
 import { startCpuMeter, threadCpu, type CpuUse } from './lib/cpu-meter.ts';
 import {
   deltaBy,
@@ -52,6 +53,34 @@ import { requestLogLines, textRequestsPerAudioHour } from './lib/text-requests.t
 
 type Strategy = 'balanced' | 'fixed';
 
+/** One pass of the night: a planning strategy and a recognition mode, under its key in the output. */
+interface Variant {
+  key: string;
+  strategy: Strategy;
+  recognition: RecognitionMode;
+}
+
+/** The activities that recognize: a stream session, or a group of pieces by file requests. */
+const RECOGNITION_ACTIVITIES = new Set(['recognizeSession', 'recognizePieces']);
+
+/**
+ * The longest call's time outside recognition: from its first activity to its first recognition, and
+ * from its last recognition to its last activity (probe, plan; merge, speakers, text steps, publish).
+ */
+function outsideRecognitionSeconds(run: CallsRun): number {
+  const longest = [...run.calls].sort(
+    (a, b) => (b.doc?.audio.durationSeconds ?? 0) - (a.doc?.audio.durationSeconds ?? 0),
+  )[0];
+  const acts = longest?.activities ?? [];
+  const rec = acts.filter((a) => RECOGNITION_ACTIVITIES.has(a.type));
+  if (acts.length === 0 || rec.length === 0) return 0;
+  const first = Math.min(...acts.map((a) => a.scheduledMs));
+  const last = Math.max(...acts.map((a) => a.endMs));
+  return (
+    (Math.min(...rec.map((a) => a.startMs)) - first + last - Math.max(...rec.map((a) => a.endMs))) / 1000
+  );
+}
+
 const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --quick                 8 calls of 1–12 minutes (default: 40 calls of 3–130 minutes)
   --calls N               the first N calls of the night (seeded: a prefix of the full night)
@@ -62,6 +91,9 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --text-rate compressed|real   text-request rate sped up like the clock (default) or not
   --nlp-rps N             the client's text requests per second (default 45 × speed when compressed)
   --strategies a,b        planning passes (default balanced,fixed)
+  --recognition a,b       recognition passes instead, each planned by the first strategy: stream, file,
+                          auto (e.g. stream,file: file mode's wall over stream mode's, in one run)
+  --file-rtf R            the emulator answers a file request after R × its audio (default 0.25)
   --seed N                the night's seed (default 7)
   --keep                  keep the stack's home (logs, the emulator's request log, each pass's activities)
   --stereo                every call stereo (the same lengths, containers and rates)
@@ -160,14 +192,15 @@ function passFigures(
   speed: number,
   rssMb: number | undefined,
   requestLog: { path: string; from: number } | undefined,
+  fileRtf: number,
 ) {
   const docs = run.calls.flatMap((c) => (c.doc ? [c.doc] : []));
   const audioSeconds = docs.reduce((s, d) => s + d.audio.durationSeconds, 0);
   const bound = makespanBound(docs, budget, speed);
   const activities = run.calls.flatMap((c) => c.activities);
   const transcodeMs = unionMs(activities.filter((a) => a.type === 'transcodeSource'));
-  const recognizeMs = unionMs(activities.filter((a) => a.type === 'recognizeSession'));
-  const recognitions = activities.filter((a) => a.type === 'recognizeSession');
+  const recognizeMs = unionMs(activities.filter((a) => RECOGNITION_ACTIVITIES.has(a.type)));
+  const recognitions = activities.filter((a) => RECOGNITION_ACTIVITIES.has(a.type));
   const firstRecognition = Math.min(...recognitions.map((a) => a.startMs));
   // Recognition's own makespan: what the planner and the session budget decide. The rest of the wall
   // time is the text analysis of the last calls to finish recognition.
@@ -193,6 +226,7 @@ function passFigures(
     wallSeconds: round(run.wallSeconds),
     idealSeconds: round(bound.idealSeconds),
     ratio: round(run.wallSeconds / bound.idealSeconds, 3),
+    ...fileFigures(run, docs, budget, speed, fileRtf),
     requestsPerAudioHour: requestsPerAudioHour(docs),
     // What the emulator received during the pass, by endpoint: the text-request budget (issues 15, 16).
     ...(requestLog
@@ -219,6 +253,44 @@ function passFigures(
     firstRecognitionAfterSeconds: round((firstRecognition - run.t0) / 1000),
     // queued/started/ended, seconds from the start
     startup,
+  };
+}
+
+/**
+ * File recognition's figures of a pass with pieces (issue 38): its ideal (fileMakespanBound) and the
+ * pass's wall over it.
+ */
+function fileFigures(run: CallsRun, docs: ResultDocument[], budget: number, speed: number, rtf: number) {
+  const outside = outsideRecognitionSeconds(run);
+  const file = fileMakespanBound(docs, budget, speed, rtf, outside);
+  if (file.pieces === 0) return {};
+  return {
+    file: {
+      pieces: file.pieces,
+      pieceAudioSeconds: Math.round(file.pieceAudioSeconds),
+      streamedSeconds: Math.round(file.streamedSeconds),
+      longestCallOutsideRecognitionSeconds: round(outside),
+      idealSeconds: round(file.idealSeconds),
+      ratio: round(run.wallSeconds / file.idealSeconds, 3),
+    },
+  };
+}
+
+/** Per audio hour, pass b's text requests, Temporal actions, S3 requests and history events over a's. */
+function costRatios(a: string, b: string, ca: CostFigures, cb: CostFigures) {
+  const text = (c: CostFigures) =>
+    Object.entries(c.perAudioHour.serviceRequests)
+      .filter(([k]) => k.startsWith('nlp/'))
+      .reduce((n, [, v]) => n + v, 0);
+  const ratio = (x: number, y: number) => (y > 0 ? round(x / y, 3) : null);
+  return {
+    [`${b}Over${a}PerAudioHour`]: {
+      textRequests: ratio(text(cb), text(ca)),
+      temporalActions: ratio(cb.perAudioHour.actions.total, ca.perAudioHour.actions.total),
+      s3Requests: ratio(cb.perAudioHour.s3Requests.total, ca.perAudioHour.s3Requests.total),
+      historyEventsPerCall: ratio(cb.historyEventsPerCall.mean, ca.historyEventsPerCall.mean),
+      fileAudioSeconds: round(cb.perAudioHour.fileAudioSeconds),
+    },
   };
 }
 
@@ -257,6 +329,7 @@ async function passCost(input: {
     0,
   );
   const streamed = deltaBy(c0, c1, 'callpipe_asr_audio_seconds_streamed_total').total ?? 0;
+  const filed = deltaBy(c0, c1, 'callpipe_asr_file_audio_seconds_total').total ?? 0;
   return {
     audioHours: hours,
     workflows: history.workflows,
@@ -276,6 +349,8 @@ async function passCost(input: {
       s3RequestsByActivity: perHour(deltaBy(c0, c1, 'callpipe_s3_requests_total', 'activity_type'), hours),
       serviceRequests: perHour(deltaBy(c0, c1, 'callpipe_service_requests_total', 'endpoint'), hours),
       audioSecondsStreamed: round(streamed / hours),
+      // Audio sent in file requests (pieces), retried ones included: what the service bills of file mode.
+      fileAudioSeconds: round(filed / hours),
       cpuSeconds: {
         pipeline: round(pipeline / hours),
         byProcess: perHour(byProcess, hours),
@@ -303,6 +378,8 @@ async function run(): Promise<void> {
       'text-rate': { type: 'string', default: 'compressed' },
       'nlp-rps': { type: 'string' },
       strategies: { type: 'string', default: 'balanced,fixed' },
+      recognition: { type: 'string' },
+      'file-rtf': { type: 'string', default: '0.25' },
       seed: { type: 'string', default: '7' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -330,6 +407,15 @@ async function run(): Promise<void> {
   const budget = Number(values.budget);
   const speed = Number(values.speed);
   const strategies = values.strategies.split(',').map((s) => s.trim()) as Strategy[];
+  const fileRtf = Number(values['file-rtf']);
+  const variants: Variant[] = values.recognition
+    ? values.recognition.split(',').map((m) => {
+        const recognition = m.trim() as RecognitionMode;
+        if (!(RECOGNITION_MODES as readonly string[]).includes(recognition))
+          throw new Error(`--recognition takes ${RECOGNITION_MODES.join(', ')}, not ${m}`);
+        return { key: recognition, strategy: strategies[0]!, recognition };
+      })
+    : strategies.map((strategy) => ({ key: strategy, strategy, recognition: 'stream' as const }));
   const repeat = Number(values.repeat);
   if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat must be a whole number ≥ 1`);
   const log = (line: string) => console.error(`[night] ${line}`);
@@ -367,6 +453,7 @@ async function run(): Promise<void> {
     budget,
     nlpRps,
     textRateLimit,
+    fileRtf,
     keep: values.keep,
     log,
     // A profile is written when the workers exit, as they do at the end of each pass.
@@ -403,9 +490,9 @@ async function run(): Promise<void> {
     > = {};
     const transcripts: Record<string, string[][]> = {};
     const repeatsDiffering: Record<string, string[]> = {};
-    for (const strategy of strategies)
+    for (const { key: name, strategy, recognition } of variants)
       for (let r = 1; r <= repeat; r++) {
-        const key = repeat > 1 ? `${strategy}-${r}` : strategy;
+        const key = repeat > 1 ? `${name}-${r}` : name;
         // Fresh workers per pass: their peak RSS belongs to this pass alone.
         const workers = await stack.startWorkers();
         log(`${key}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
@@ -426,12 +513,12 @@ async function run(): Promise<void> {
         const threads = threadCpu(workers.pid);
         const fromMs = Date.now();
         const result = await runCalls(pc, sources, {
-          prefix: `night/${Date.now()}-${strategy}/`,
-          batchId: `night-${strategy}`,
-          extra: { plan, text },
+          prefix: `night/${Date.now()}-${name}/`,
+          batchId: `night-${name}`,
+          extra: { plan, text, recognition },
         });
         const cpuUse = cpu.read();
-        const figures = passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog);
+        const figures = passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog, fileRtf);
         passes[key] = {
           ...figures,
           // Cores kept busy over the pass (workers' children: ffmpeg), and the machine's busy share: near
@@ -450,11 +537,11 @@ async function run(): Promise<void> {
         };
         const transcript = result.calls.map((c) => transcriptOf(c.doc));
         // Repeats of one strategy must agree: a difference is the pipeline's, not the plan's.
-        if (r === 1) transcripts[strategy] = transcript;
+        if (r === 1) transcripts[name] = transcript;
         else
           repeatsDiffering[key] = transcriptDifferences(
             specs.map((spec) => spec.name),
-            [`${strategy}-1`, transcripts[strategy]!],
+            [`${name}-1`, transcripts[name]!],
             [key, transcript],
           ).map((d) => d.call);
         if (values.keep) {
@@ -475,7 +562,7 @@ async function run(): Promise<void> {
     const referenceEnd = referenceTranscode(mediaTools({ ...process.env, ...toolEnv(stack.tools) }).ffmpeg);
     log(`reference transcode after the passes: ${JSON.stringify(referenceEnd)}`);
     const referenceMean = (reference.cpuSeconds + referenceEnd.cpuSeconds) / 2;
-    const [a, b] = strategies;
+    const [a, b] = variants.map((v) => v.key);
     const firstKey = (strategy: string | undefined) => (repeat > 1 ? `${strategy}-1` : strategy);
     const [passA, passB] = [passes[firstKey(a) ?? ''], passes[firstKey(b) ?? '']];
     // The first utterance that differs, per call: what a reader needs to tell a moved cut from noise.
@@ -498,6 +585,7 @@ async function run(): Promise<void> {
       },
       budget,
       speed,
+      fileRtf,
       machine: {
         reference,
         referenceEnd,
@@ -516,7 +604,11 @@ async function run(): Promise<void> {
       passes,
       ...(repeat > 1
         ? {
-            leastCpuPerAudioHour: leastCpu(strategies, repeat, passes),
+            leastCpuPerAudioHour: leastCpu(
+              variants.map((v) => v.key),
+              repeat,
+              passes,
+            ),
             repeatsWithDifferentTranscripts: repeatsDiffering,
           }
         : {}),
@@ -534,6 +626,7 @@ async function run(): Promise<void> {
             comparison: {
               [`${b}WallOver${a}Wall`]: round(passB.wallSeconds / passA.wallSeconds, 3),
               [`${b}IdealOver${a}Ideal`]: round(passB.idealSeconds / passA.idealSeconds, 3),
+              ...costRatios(a, b, passA.cost, passB.cost),
               callsWithDifferentTranscripts: differences.length,
               differences,
             },
