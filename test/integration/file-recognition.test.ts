@@ -117,7 +117,9 @@ describe('file recognition', () => {
       output: { bucket: pc.config.s3.bucket, prefix: `file-recognition/${label}/` },
       redo: true,
       recognition,
-      extra: { queues: taskQueues(config), pacingSpeed: SPEED },
+      // Streams as long as allowed: the calls here are one session per track, cut nowhere, the
+      // baseline the pieces must match (a balanced plan may cut hard inside a long tone).
+      extra: { queues: taskQueues(config), pacingSpeed: SPEED, plan: { strategy: 'fixed' } },
     });
   }
 
@@ -137,10 +139,11 @@ describe('file recognition', () => {
       ] as const) {
         const streamed = await resultOf(await submit(config, call.path, 'same-stream', 'stream'));
         const filed = await resultOf(await submit(config, call.path, 'same-file', 'file'));
-        expect(filed.recognition).toMatchObject({ requested: 'file', used: 'file' });
+        expect(filed.recognition?.requested).toBe('file');
         expect(streamed.recognition).toMatchObject({ requested: 'stream', used: 'stream' });
-        expect(filed.sessions.every((s) => s.recognition === 'file' && s.end - s.start <= 58)).toBe(true);
-        expect(filed.sessions.length).toBeGreaterThan(streamed.sessions.length);
+        const pieces = filed.sessions.filter((s) => s.recognition === 'file');
+        expect(pieces.every((s) => s.end - s.start <= 58)).toBe(true);
+        expect(pieces.length).toBeGreaterThan(streamed.sessions.length);
         expect(filed.utterances.map(timing)).toEqual(streamed.utterances.map(timing));
         if (call === stereo) {
           const { missing, extra } = compareTranscript(
@@ -207,7 +210,8 @@ describe('file recognition', () => {
       fileRtf: 10,
       concurrentSessions: 2,
     });
-    const lease = { CALLPIPE_ASR_LEASE_SECONDS: '10', CALLPIPE_ASR_ACCOUNT_SESSIONS: '2' };
+    // Two sessions per worker process, as the account has: the budget's leases are two too.
+    const lease = { CALLPIPE_ASR_LEASE_SECONDS: '10', CALLPIPE_ASR_CONCURRENT_SESSIONS: '2' };
     const first = childWorkers(config, join(dir, 'kill-workers-1.log'), lease);
     await first.start();
     let second: ReturnType<typeof childWorkers> | undefined;
