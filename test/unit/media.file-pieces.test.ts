@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { planSessions } from '../../activities/media/plan.ts';
-import { phraseDurationSeconds } from '../../schemas/synthetic-recording.ts';
+import { speechAndSilences } from '../helpers/script-silences.ts';
 import type { Silence, Track } from '../../schemas/plan.ts';
 import { FILE_CUT_SILENCE_SECONDS, FILE_PIECE_MAX_SECONDS } from '../../schemas/recognition.ts';
 
@@ -19,22 +19,7 @@ const MONO: Track[] = [{ track: 0, channel: 0, sourceChannels: [0], speaker: 'mi
 function call(minutes: number, stereo: boolean, seed: number) {
   const durationSeconds = minutes * 60;
   const script = generateCallScript({ durationSeconds, stereo, seed });
-  const speech = script.channels.map((ch) =>
-    ch.phrases
-      .map((p) => ({ start: p.start, end: p.start + phraseDurationSeconds(p.id) }))
-      .sort((a, b) => a.start - b.start),
-  );
-  const silences = speech.map((list) => {
-    const out: Silence[] = [];
-    let at = 0;
-    for (const s of list) {
-      if (s.start - at >= 0.3) out.push({ start: at, end: s.start });
-      at = Math.max(at, s.end);
-    }
-    if (durationSeconds - at >= 0.3) out.push({ start: at, end: durationSeconds });
-    return out;
-  });
-  return { durationSeconds, speech, silences };
+  return { durationSeconds, ...speechAndSilences(script, durationSeconds) };
 }
 
 describe('file plan', () => {
