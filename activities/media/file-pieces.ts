@@ -93,7 +93,8 @@ export function fileSpanPieces(
       out.push({ ...base, start, end: span.end, recognition: 'file', ...last });
       break;
     }
-    const found = lastCutBefore(ranges, start, start + max);
+    // On the millisecond grid, so that no piece is longer than `max` by a float's error.
+    const found = lastCutBefore(ranges, start, floorGrid(start + max));
     if (found) {
       out.push({
         ...base,

@@ -142,7 +142,9 @@ describe('file recognition', () => {
         expect(filed.recognition?.requested).toBe('file');
         expect(streamed.recognition).toMatchObject({ requested: 'stream', used: 'stream' });
         const pieces = filed.sessions.filter((s) => s.recognition === 'file');
-        expect(pieces.every((s) => s.end - s.start <= 58)).toBe(true);
+        expect(Math.max(...pieces.map((s) => Math.round((s.end - s.start) * 1000)))).toBeLessThanOrEqual(
+          58_000,
+        );
         expect(pieces.length).toBeGreaterThan(streamed.sessions.length);
         expect(filed.utterances.map(timing)).toEqual(streamed.utterances.map(timing));
         if (call === stereo) {
