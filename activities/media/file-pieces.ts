@@ -2,7 +2,8 @@
  * The file plan of one streamed span of a track (schemas/recognition.ts, `file`): pieces of at most
  * {@link FILE_PIECE_MAX_SECONDS}, each cut only in a silence of at least {@link FILE_CUT_SILENCE_SECONDS}
  * and at least half of it from speech on either side (the latency plan's gaps), in the middle of the
- * silence where the piece's limit allows, else as late in it as the limit allows. A stretch with no such
+ * silence where the piece's limit allows, else as late in it as the limit allows, always on the span's
+ * 240-ms request grid (see {@link REQUEST_MS}). A stretch with no such
  * silence within a piece's length (music on hold, continuous speech) is never cut blindly: it becomes one
  * stream session up to the next silence it can be cut in (split at the stream limit like any session).
  *
@@ -43,11 +44,30 @@ export interface FileSpanLimits {
 }
 
 /**
- * The last cut at or before `limit` after `start`: the middle of the last usable silence when it fits,
- * else that silence's latest point under the limit.
+ * Cuts go on the span's request grid: whole multiples of {@link REQUEST_SECONDS} from its start. A stream
+ * session of the span starts there too and the service frames audio from a request's start, so a piece
+ * hears its audio framed exactly as the stream would: the same utterances at the same times (a resumed
+ * stream keeps that grid for the same reason: activities/asr/stream-from-resume.ts).
+ */
+const REQUEST_MS = 240;
+
+/** The grid point of [lo, hi] nearest `want` (all seconds, grid from `base`), or undefined when none. */
+function gridPointIn(base: number, lo: number, hi: number, want: number): number | undefined {
+  const b = Math.round(base * GRID);
+  const first = Math.ceil((Math.round(lo * GRID) - b) / REQUEST_MS);
+  const last = Math.floor((Math.round(hi * GRID) - b) / REQUEST_MS);
+  if (first > last) return undefined;
+  const k = Math.min(last, Math.max(first, Math.round((Math.round(want * GRID) - b) / REQUEST_MS)));
+  return (b + k * REQUEST_MS) / GRID;
+}
+
+/**
+ * The last cut at or before `limit` after `start`: the grid point nearest the middle of the last usable
+ * silence that holds one, else its latest under the limit.
  */
 function lastCutBefore(
   ranges: CutRange[],
+  base: number,
   start: number,
   limit: number,
 ): { cut: number; range: CutRange } | undefined {
@@ -55,21 +75,24 @@ function lastCutBefore(
     const r = ranges[i]!;
     if (r.from > limit) continue;
     if (r.to <= start) return undefined;
-    const lo = Math.max(r.from, start + 1 / GRID);
-    const hi = Math.min(r.to, limit);
-    if (lo > hi) continue;
-    const mid = toGrid((r.silence.start + r.silence.end) / 2);
-    return { cut: Math.min(hi, Math.max(lo, mid)), range: r };
+    const mid = (r.silence.start + r.silence.end) / 2;
+    const cut = gridPointIn(base, Math.max(r.from, start + 1 / GRID), Math.min(r.to, limit), mid);
+    if (cut !== undefined) return { cut, range: r };
   }
   return undefined;
 }
 
-/** The first cut after `after` (a stream stretch ends there): the middle of the next usable silence. */
-function firstCutAfter(ranges: CutRange[], after: number): { cut: number; range: CutRange } | undefined {
+/** The first cut after `after` (a stream stretch ends there): in the next usable silence holding a grid point. */
+function firstCutAfter(
+  ranges: CutRange[],
+  base: number,
+  after: number,
+): { cut: number; range: CutRange } | undefined {
   for (const r of ranges) {
     if (r.to <= after) continue;
-    const mid = toGrid((r.silence.start + r.silence.end) / 2);
-    return { cut: Math.min(r.to, Math.max(r.from, mid, after + 1 / GRID)), range: r };
+    const mid = (r.silence.start + r.silence.end) / 2;
+    const cut = gridPointIn(base, Math.max(r.from, after + 1 / GRID), r.to, mid);
+    if (cut !== undefined) return { cut, range: r };
   }
   return undefined;
 }
@@ -94,7 +117,7 @@ export function fileSpanPieces(
       break;
     }
     // On the millisecond grid, so that no piece is longer than `max` by a float's error.
-    const found = lastCutBefore(ranges, start, floorGrid(start + max));
+    const found = lastCutBefore(ranges, span.start, start, floorGrid(start + max));
     if (found) {
       out.push({
         ...base,
@@ -108,7 +131,7 @@ export function fileSpanPieces(
       continue;
     }
     // No silence to cut in within a piece: stream up to the next one (or the span's end).
-    const next = firstCutAfter(ranges, start + max);
+    const next = firstCutAfter(ranges, span.start, start + max);
     const end = next && next.cut < span.end ? next.cut : span.end;
     for (let at = start; at < end;) {
       const to = Math.min(end, toGrid(at + limits.maxSessionSeconds));

@@ -50,6 +50,16 @@ describe('file plan', () => {
           expect(inside, `${minutes} min: piece ${s.index} boundary at ${t} s`).toBeUndefined();
         }
       }
+      // Every cut on the request grid of a stream from its span's start (a span starts after a skipped silence).
+      for (const track of tracks) {
+        let base = 0;
+        let prevEnd: number | undefined;
+        for (const s of planned.sessions.filter((x) => x.track === track.track)) {
+          if (s.start !== prevEnd) base = s.start;
+          expect(Math.round((s.start - base) * 1000) % 240, `piece ${s.index}`).toBe(0);
+          prevEnd = s.end;
+        }
+      }
       // No gap, no overlap within a track's streamed spans: each piece starts where the one before ended,
       // or after a skipped silence.
       for (const track of tracks) {
@@ -102,8 +112,9 @@ describe('file plan', () => {
     });
     // Nothing to cut in before 58 s: the stretch up to the silence at 70 s is streamed.
     expect(planned.sessions.map((s) => [s.recognition, s.start, s.end])).toEqual([
-      ['stream', 0, 70.5],
-      ['file', 70.5, 100],
+      // 70.56: the 240-ms request grid's point nearest the silence's middle.
+      ['stream', 0, 70.56],
+      ['file', 70.56, 100],
     ]);
   });
 
