@@ -27,9 +27,8 @@ const INTEGRATION_ALONE = [
 
 /**
  * How many integration files run at once on the shared stack (`CALLPIPE_TEST_STACK_FILES`, default 1:
- * one project, every file in turn). `npm test` runs two: the project `integration` then holds the files
- * that share the stack, two at a time, and `integration-alone` the files of INTEGRATION_ALONE, one after
- * another once the others are done. One stack serves both (test/integration/global-setup.ts).
+ * one project, every file in turn). `npm test` runs two: `integration-alone` first, the files of
+ * INTEGRATION_ALONE one after another, then `integration`, the files that share the stack, two at a time. One stack serves both (test/integration/global-setup.ts).
  */
 const stackFiles = Math.max(1, Number(process.env.CALLPIPE_TEST_STACK_FILES ?? 1) || 1);
 
@@ -51,13 +50,24 @@ const integrationProjects: TestProjectInlineConfiguration[] =
   stackFiles === 1
     ? [{ test: { name: 'integration', ...integration, fileParallelism: false } }]
     : [
-        { test: { name: 'integration', ...integration, exclude: INTEGRATION_ALONE, maxWorkers: stackFiles } },
+        // The files that need the stack alone run first, one at a time: that leaves a core to `npm test`'s
+        // other lane (lint, types, unit, contract, workflow), which runs at the same time.
         {
           test: {
             name: 'integration-alone',
             ...integration,
             include: INTEGRATION_ALONE,
             fileParallelism: false,
+            sequence: { groupOrder: 0 },
+          },
+        },
+        {
+          test: {
+            name: 'integration',
+            ...integration,
+            exclude: INTEGRATION_ALONE,
+            maxWorkers: stackFiles,
+            sequence: { groupOrder: 1 },
           },
         },
       ];

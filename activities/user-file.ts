@@ -21,7 +21,7 @@ export function sizeText(bytes: number): string {
 }
 
 /** The refusal of a text longer than `maxBytes`, or undefined. */
-export function oversize(name: string, bytes: number, maxBytes: number): UserFileError | undefined {
+function oversize(name: string, bytes: number, maxBytes: number): UserFileError | undefined {
   return bytes > maxBytes
     ? new UserFileError(
         `${name}: the file is ${sizeText(bytes)}, more than the ${sizeText(maxBytes)} callpipe reads (docs/input-limits.md)`,

@@ -74,7 +74,7 @@ export function readDictionaryFile(path: string, maxEntries?: number) {
 }
 
 /** Checks and stores the custom vocabulary of `path` or the configuration as the workers read it (JSON words). */
-export async function storeDictionary(
+async function storeDictionary(
   store: ObjectStore,
   config: Config,
   path: string | undefined,

@@ -10,13 +10,7 @@
 import { DTMF_FREQUENCIES, DTMF_HIGH_HZ, DTMF_LOW_HZ } from '../schemas/synthetic-recording.ts';
 
 /** Power of one frequency in a window, normalized so a full-scale sine gives about 0.25. */
-export function goertzelPower(
-  samples: Float32Array,
-  from: number,
-  to: number,
-  rate: number,
-  hz: number,
-): number {
+function goertzelPower(samples: Float32Array, from: number, to: number, rate: number, hz: number): number {
   const coeff = 2 * Math.cos((2 * Math.PI * hz) / rate);
   let s1 = 0;
   let s2 = 0;

@@ -30,7 +30,7 @@ import { newUniqueId } from './stream-session.ts';
 import { SERVICE_MAX_FILE_SECONDS } from '../schemas/recognition.ts';
 
 /** Spec 02, Limits: file recognition audio length. */
-export const MAX_FILE_SECONDS = SERVICE_MAX_FILE_SECONDS;
+const MAX_FILE_SECONDS = SERVICE_MAX_FILE_SECONDS;
 
 /** How long a file request takes: `rtf × audio seconds`, divided by the emulator's speed. */
 export interface FileTiming {

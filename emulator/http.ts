@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Largest request body accepted (a 60 s file recognition at 96 kHz PCM is about 11.5 MB). */
-export const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
@@ -46,14 +46,6 @@ export function parseCookies(header: string | undefined): Record<string, string>
     out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
   }
   return out;
-}
-
-/**
- * A Set-Cookie value. Never `Secure`: the emulator speaks plain HTTP and HTTP clients drop Secure cookies
- * there, which would break every session.
- */
-export function cookie(name: string, value: string): string {
-  return `${name}=${value}; Path=/; HttpOnly`;
 }
 
 export function bearerToken(req: IncomingMessage): string | undefined {

@@ -10,6 +10,7 @@
  * ends only, a Content-Disposition `form-data` with a quoted or token `name` on every part, and no
  * content after a part's end but the next delimiter.
  */
+import { mediaType, mediaTypeParam } from './http.ts';
 
 export interface FormPart {
   name: string;
@@ -24,19 +25,11 @@ export class FormError extends Error {}
 const CRLF = Buffer.from('\r\n');
 const HEADER_END = Buffer.from('\r\n\r\n');
 
-/** The `boundary` parameter of a Content-Type (RFC 2046: 1 to 70 characters, maybe quoted). */
+/** The `boundary` parameter of a multipart/form-data Content-Type (RFC 2046: 1 to 70 characters). */
 export function formBoundary(contentType: string | undefined): string | undefined {
-  if (!contentType) return undefined;
-  const [type, ...params] = contentType.split(';');
-  if (type!.trim().toLowerCase() !== 'multipart/form-data') return undefined;
-  for (const param of params) {
-    const eq = param.indexOf('=');
-    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'boundary') continue;
-    let value = param.slice(eq + 1).trim();
-    if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
-    return value.length >= 1 && value.length <= 70 ? value : undefined;
-  }
-  return undefined;
+  if (mediaType(contentType) !== 'multipart/form-data') return undefined;
+  const boundary = mediaTypeParam(contentType, 'boundary');
+  return boundary && boundary.length <= 70 ? boundary : undefined;
 }
 
 /** `name` of a `Content-Disposition: form-data; name="…"` header value. */

@@ -3,8 +3,6 @@ import type { EmulatorAccountInput } from '../schemas/emulator-accounts.ts';
 import type { EmulatorFaultsInput } from '../schemas/emulator-faults.ts';
 import type { Phrasebook } from '../schemas/synthetic-recording.ts';
 import type { Clock } from './clock.ts';
-/** See `fileRtf`. */
-export { DEFAULT_FILE_RTF } from '../schemas/recognition.ts';
 import type { Stats } from './stats.ts';
 import type { PacingSnapshot } from './stream-session.ts';
 
@@ -27,7 +25,7 @@ export interface EmulatorOptions {
   bufferSeconds?: number;
   /**
    * A file request is answered after this × its audio seconds (÷ `speed`): the service's processing time.
-   * Default {@link DEFAULT_FILE_RTF}.
+   * Default 0.25 (schemas/recognition.ts).
    */
   fileRtf?: number;
   /** Refuse audio requests that are not 240 ms (413); otherwise they are accepted and counted. */

@@ -17,7 +17,7 @@ import { gatewayErrorBody } from './tokens.ts';
 
 const NLP_PATH = /^\/api(?:\/dev)?\/nlp\/([^/]+)\/(.+?)\/?$/;
 const ASR_PATH = /^\/api(?:\/dev)?\/asr\/([^/]+)\/speech_recognition\/([^/]+)\/?$/;
-export const NOT_FOUND = { result: {}, message: 'Not Found', status: 404 };
+const NOT_FOUND = { result: {}, message: 'Not Found', status: 404 };
 
 /** A request's handler, and the family its faults and counters belong to (`admin`: neither). */
 export interface Route {

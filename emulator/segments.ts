@@ -13,11 +13,11 @@
  */
 import { decodeSymbol, type TimedSymbol } from './dtmf-decode.ts';
 
-export const FRAME_SECONDS = 0.01;
+const FRAME_SECONDS = 0.01;
 /** Mean square of a loud frame: -35 dBFS. */
-export const SOUND_THRESHOLD = 10 ** (-35 / 10);
+const SOUND_THRESHOLD = 10 ** (-35 / 10);
 /** Quiet time that ends a segment. Longer than the 40 ms symbol gap, shorter than a pause between lines. */
-export const DEFAULT_HANGOVER_SECONDS = 0.2;
+const DEFAULT_HANGOVER_SECONDS = 0.2;
 /** A tone longer than this is cut: bounded memory whatever is sent. */
 const MAX_RUN_SECONDS = 0.5;
 

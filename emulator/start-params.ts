@@ -13,10 +13,10 @@ import { asrErrors, type AsrError } from './asr-errors.ts';
 import { MODELS, type ModelInfo } from './models.ts';
 
 /** Spec 02, Limits. */
-export const MAX_RESULTS_RANGE = { min: 1, max: 30 } as const;
-export const MAX_TEMPORARY_WORDS = 1000;
-export const MAX_WORD_BYTES = 251;
-export const WORD_PROB_RANGE = { min: 1, max: 100 } as const;
+const MAX_RESULTS_RANGE = { min: 1, max: 30 } as const;
+const MAX_TEMPORARY_WORDS = 1000;
+const MAX_WORD_BYTES = 251;
+const WORD_PROB_RANGE = { min: 1, max: 100 } as const;
 
 export interface StartParams {
   model: string;

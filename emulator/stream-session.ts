@@ -36,8 +36,8 @@ import { withVocabulary, type VocabularyEntry } from './vocabulary.ts';
 import type { Stats } from './stats.ts';
 
 /** Spec 02, Limits. */
-export const CHUNK_SECONDS = 0.24;
-export const DEADLINE_SECONDS = 1;
+const CHUNK_SECONDS = 0.24;
+const DEADLINE_SECONDS = 1;
 /** Not in the spec: a session that hears nothing for this long (÷ speed) ends with 651. */
 export const DEFAULT_IDLE_SECONDS = 10;
 export const DEFAULT_BUFFER_SECONDS = 2;

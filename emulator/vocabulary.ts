@@ -34,7 +34,7 @@ export function forEachMark(text: string, replace: (surface: string, reading: st
  * marked, as `《printed|reading》`: printed is the entry's surface, or the reading (as heard) without one;
  * the reading is the entry's. Recognition prints the mark as one word (`asr-text.ts`).
  */
-export function markVocabulary(text: string, entries: readonly VocabularyEntry[]): string {
+function markVocabulary(text: string, entries: readonly VocabularyEntry[]): string {
   return forEachMark(text, (surface, reading) => {
     let best: VocabularyEntry | undefined;
     for (const e of entries) {

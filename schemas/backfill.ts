@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { RECORDING_EXTENSIONS } from './media-formats.ts';
 import { callSpecSchema, type CallSpec } from './call-spec.ts';
-import { OUTCOMES, outputLocationSchema, recordingSourceSchema } from './recording.ts';
+import { OUTCOMES, outputLocationSchema, type RecordingSource } from './recording.ts';
 
 /**
  * Extensions taken by default without reading the object (containers and headerless telephony formats,
@@ -18,7 +18,7 @@ import { OUTCOMES, outputLocationSchema, recordingSourceSchema } from './recordi
 export const DEFAULT_EXTENSIONS = RECORDING_EXTENSIONS;
 
 /** Recordings per listed page (S3 ListObjectsV2 returns at most 1,000). */
-export const DEFAULT_PAGE_SIZE = 200;
+const DEFAULT_PAGE_SIZE = 200;
 /** Children running at once (`callpipe backfill --concurrency`). */
 export const DEFAULT_CONCURRENCY = 20;
 /**
@@ -46,7 +46,7 @@ export const backfillFiltersSchema = z.object({
 });
 export type BackfillFilters = z.infer<typeof backfillFiltersSchema>;
 
-export const backfillSourceSchema = z.discriminatedUnion('kind', [
+const backfillSourceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('prefix'), bucket: z.string().min(1), prefix: z.string() }),
   /** A CSV manifest in object storage (the CLI uploads local ones first). */
   z.object({ kind: z.literal('manifest'), bucket: z.string().min(1), key: z.string().min(1) }),
@@ -101,23 +101,21 @@ export type StoredBackfillInput = Omit<BackfillInput, 'concurrency' | 'spec'> & 
 };
 
 /** One recording the batch will start a child for. */
-export const backfillItemSchema = z.object({
-  callId: z.string(),
-  workflowId: z.string(),
-  source: recordingSourceSchema,
-  metadata: z.record(z.string(), z.string()).optional(),
+export interface BackfillItem {
+  callId: string;
+  workflowId: string;
+  source: RecordingSource;
+  metadata?: Record<string, string>;
   /** Channel → speaker mapping from the manifest, e.g. ['customer', 'agent']. */
-  speakers: z.array(z.string().min(1)).optional(),
-});
-export type BackfillItem = z.infer<typeof backfillItemSchema>;
+  speakers?: string[];
+}
 
 /** Where listing stands: an S3 continuation token, or the next manifest page. */
-export const backfillCursorSchema = z.object({
-  page: z.number().int().nonnegative(),
-  token: z.string().optional(),
-  finished: z.boolean(),
-});
-export type BackfillCursor = z.infer<typeof backfillCursorSchema>;
+export interface BackfillCursor {
+  page: number;
+  token?: string;
+  finished: boolean;
+}
 
 export interface BackfillPage {
   items: BackfillItem[];
@@ -132,8 +130,7 @@ export interface BackfillPage {
 }
 
 /** A call's outcome (schemas/recording.ts), or what the batch alone can say of a row. */
-export const REPORT_STATUSES = [...OUTCOMES, 'missing', 'cancelled'] as const;
-export type ReportStatus = (typeof REPORT_STATUSES)[number];
+const REPORT_STATUSES = [...OUTCOMES, 'missing', 'cancelled'] as const;
 
 export const reportRowSchema = z.object({
   callId: z.string(),

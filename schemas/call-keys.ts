@@ -19,19 +19,12 @@ export class KeyError extends Error {
 }
 
 export const RESULT_FILE = 'result.json';
-export const TRANSCRIPT_FILE = 'transcript.vtt';
+const TRANSCRIPT_FILE = 'transcript.vtt';
 export const ERROR_FILE = 'error.json';
 /** The call viewer: a self-contained HTML page beside result.json. */
 export const CALL_PAGE_FILE = 'call.html';
 /** The recording with every redacted span masked (opt-in), FLAC: lossless, and no 4-GB limit as WAV has. */
 export const REDACTED_AUDIO_FILE = 'audio.redacted.flac';
-export const OUTPUT_FILES = [
-  RESULT_FILE,
-  TRANSCRIPT_FILE,
-  ERROR_FILE,
-  CALL_PAGE_FILE,
-  REDACTED_AUDIO_FILE,
-] as const;
 
 /** Where results go: a bucket and a normalized key prefix (`''` or ending in exactly one `/`). */
 export interface OutputLocation {
@@ -201,7 +194,7 @@ function keySafe(id: string): string {
   return id.replace(/[^A-Za-z0-9._@-]/g, '_');
 }
 
-export function callStagingKeys(stagingPrefix: string, callId: string, workflowId: string): CallStagingKeys {
+function callStagingKeys(stagingPrefix: string, callId: string, workflowId: string): CallStagingKeys {
   const dir = `${normalizePrefix(stagingPrefix)}calls/${assertSafeCallId(callId)}/${keySafe(workflowId)}/`;
   return {
     dir,
@@ -327,7 +320,7 @@ export function uploadKey(
 // --- analysis tables (schemas/tables.ts) -------------------------------------------------------------
 
 /** Default tables prefix, at the root of the output bucket (`CALLPIPE_S3_TABLES_PREFIX`). */
-export const DEFAULT_TABLES_PREFIX = 'tables/';
+const DEFAULT_TABLES_PREFIX = 'tables/';
 
 /** Where the tables live, and the time zone that decides a call's day (its partition). */
 export interface TablesLocation {

@@ -32,7 +32,7 @@ const plan = planOptionsSchema.shape;
  * Session planning of a call (schemas/plan.ts): strategy and sizes always given; the finer settings only
  * when a caller chose them (the planner's own defaults otherwise), and the channels' speakers per call.
  */
-export const callPlanSchema = z.object({
+const callPlanSchema = z.object({
   strategy: plan.strategy.unwrap(),
   /** latency: the plan when the account is busy; the configured strategy (see {@link latencyFirst}). */
   throughputStrategy: plan.throughputStrategy.unwrap().optional(),
@@ -45,7 +45,7 @@ export const callPlanSchema = z.object({
   silenceMinSeconds: plan.silenceMinSeconds.unwrap().optional(),
   channels: channelOptionsSchema.optional(),
 });
-export type CallPlan = z.infer<typeof callPlanSchema>;
+type CallPlan = z.infer<typeof callPlanSchema>;
 
 export const callSpecSchema = z.object({
   /** Task queues of the call's activities (schemas/task-queues.ts): probes apart from the rest of media. */

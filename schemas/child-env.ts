@@ -47,7 +47,7 @@ export const SECRET_VARIABLES = [
 ] as const;
 
 /** Groups of variables a kind of child needs beyond the base, each named by what it is for. */
-export const CHILD_VARIABLE_GROUPS = {
+const CHILD_VARIABLE_GROUPS = {
   /** A Node program of ours: its options, trusted CAs and proxies (the service may sit behind one). */
   node: {
     names: [
@@ -105,7 +105,7 @@ export const CHILD_VARIABLE_GROUPS = {
   },
 } as const;
 
-export type ChildVariableGroup = keyof typeof CHILD_VARIABLE_GROUPS;
+type ChildVariableGroup = keyof typeof CHILD_VARIABLE_GROUPS;
 
 export interface ChildEnvOptions {
   /** Groups beyond the base (default none: a tool such as ffmpeg needs only the base). */

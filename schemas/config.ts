@@ -54,7 +54,7 @@ const bool = z.union([
   z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
 ]);
 
-export const serviceConfigSchema = z.object({
+const serviceConfigSchema = z.object({
   /** Base URL of the text-analysis family; the client appends `/nlp/v1/...` (spec 01, Versioning). */
   baseUrl: z.url(),
   /** Base URL of the speech-recognition family (`/asr/v1/...`); defaults to `baseUrl`. */
@@ -90,7 +90,7 @@ export function slowestPace(speed: number | 'auto'): number {
   return speed === 'auto' ? 1 : speed;
 }
 
-export const s3ConfigSchema = z
+const s3ConfigSchema = z
   .object({
     /**
      * S3 endpoint URL (an S3-compatible server); none: AWS's endpoint for the region, or the profile's
@@ -137,7 +137,7 @@ const dataSource = z.union([
   z.strictObject({ data: z.union([z.string().min(1), z.instanceof(Uint8Array)]) }),
 ]);
 
-export const temporalConfigSchema = z.object({
+const temporalConfigSchema = z.object({
   /** Frontend `host:port`. */
   address: z.string().min(1),
   namespace: z.string().min(1),
@@ -171,7 +171,7 @@ export const temporalConfigSchema = z.object({
   payloadKeysFile: z.string().min(1).optional(),
 });
 
-export const limitsConfigSchema = z.object({
+const limitsConfigSchema = z.object({
   /**
    * Recognition sessions one asr worker process opens at once (its activity slots); the balanced plan's
    * budget too. With one asr worker, the account's limit (spec 02: 550 No Resource beyond it).
@@ -209,7 +209,7 @@ export const limitsConfigSchema = z.object({
   minSessionSeconds: positive,
 });
 
-export const stackConfigSchema = z.object({
+const stackConfigSchema = z.object({
   /** State folder of the local stack: databases, S3 data, logs. */
   home: z.string().min(1),
   temporalPort: port,
@@ -234,7 +234,7 @@ export const stackConfigSchema = z.object({
   emulatorAccounts: z.string().optional(),
 });
 
-export const insightsConfigSchema = z.object({
+const insightsConfigSchema = z.object({
   /** Rule file of call insights (YAML or JSON, schemas/rules.ts); default the shipped Japanese one. */
   rules: z.string().min(1).optional(),
   /**
@@ -267,7 +267,7 @@ export const insightsConfigSchema = z.object({
  * `schemas/redaction.ts` redactionRulesSchema), which then replaces the inline `masks`, `terms` and
  * `patterns`: a list of customers' names is better kept apart from the rest of the configuration.
  */
-export const redactionConfigSchema = redactionRulesSchema.extend({
+const redactionConfigSchema = redactionRulesSchema.extend({
   rulesFile: z.string().min(1).optional(),
   /**
    * Secret of the keyed digests `callpipe find` matches personal values by (schemas/personal-digest.ts):
@@ -298,9 +298,9 @@ export const redactionConfigSchema = redactionRulesSchema.extend({
 });
 
 /** Call ids from file names: see {@link configSchema} `callIds`. */
-export const CALL_ID_MODES = ['auto', 'slug', 'hash'] as const;
+const CALL_ID_MODES = ['auto', 'slug', 'hash'] as const;
 
-export const configSchema = z.object({
+const configSchema = z.object({
   service: serviceConfigSchema,
   s3: s3ConfigSchema,
   temporal: temporalConfigSchema,
@@ -336,9 +336,7 @@ export type CallIdMode = (typeof CALL_ID_MODES)[number];
 export type ServiceConfig = z.infer<typeof serviceConfigSchema>;
 export type S3Config = z.infer<typeof s3ConfigSchema>;
 export type TemporalConfig = z.infer<typeof temporalConfigSchema>;
-export type LimitsConfig = z.infer<typeof limitsConfigSchema>;
-export type StackConfig = z.infer<typeof stackConfigSchema>;
-export type InsightsConfig = z.infer<typeof insightsConfigSchema>;
+
 export type RedactionConfig = z.infer<typeof redactionConfigSchema>;
 
 /** Credentials of the local emulator's default account; only ever used against the local stack. */

@@ -13,27 +13,25 @@
  */
 import { z } from 'zod';
 
-export const ACTION_KINDS = [
-  'workflowStarted',
-  'activityStarted',
-  'activityRetried',
-  'activityHeartbeat',
-  'timerStarted',
-  'signal',
-  'update',
-  'searchAttributesUpsert',
-  'memoUpsert',
-  'marker',
-  'workflowReset',
-] as const;
-export type ActionKind = (typeof ACTION_KINDS)[number];
+export type ActionKind =
+  | 'workflowStarted'
+  | 'activityStarted'
+  | 'activityRetried'
+  | 'activityHeartbeat'
+  | 'timerStarted'
+  | 'signal'
+  | 'update'
+  | 'searchAttributesUpsert'
+  | 'memoUpsert'
+  | 'marker'
+  | 'workflowReset';
 export type ActionCounts = Partial<Record<ActionKind, number>>;
 
 /**
  * S3 operations by the request class they are priced in: PUT, COPY, POST and LIST requests in the
  * first, GET and the others in the second; DELETE is free.
  */
-export const S3_PUT_CLASS = [
+const S3_PUT_CLASS = [
   'PutObject',
   'CopyObject',
   'CreateMultipartUpload',
@@ -42,7 +40,7 @@ export const S3_PUT_CLASS = [
   'ListObjectsV2',
   'CreateBucket',
 ];
-export const S3_FREE = ['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload'];
+const S3_FREE = ['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload'];
 export type S3Class = 'put' | 'get' | 'free';
 export function s3ClassOf(operation: string): S3Class {
   if (S3_PUT_CLASS.includes(operation)) return 'put';
@@ -56,7 +54,7 @@ const price = z.number().finite().nonnegative();
  * `CALLPIPE_PRICES` or the config file's `prices`, for example
  * `{"currency":"USD","temporalActionPer1M":50,"s3PutPer1k":0.005,"s3GetPer1k":0.0004,"serviceAudioHour":1,"cpuCoreHour":0.04}`.
  */
-export const pricesSchema = z
+const pricesSchema = z
   .object({
     /** ISO 4217 code the amounts are in. */
     currency: z.string().regex(/^[A-Z]{3}$/, 'currency must be a three-letter ISO 4217 code such as USD'),
@@ -88,25 +86,24 @@ export const pricesInputSchema = z.preprocess((value) => {
 }, pricesSchema);
 
 /** What a batch used: every figure optional, since each comes from its own source. */
-export const costFiguresSchema = z.object({
+export interface CostFigures {
   /** Audio hours of the calls processed (done or partial). */
-  audioHours: z.number().nonnegative(),
-  calls: z.number().int().nonnegative(),
+  audioHours: number;
+  calls: number;
   /** Temporal actions by kind (heartbeats estimated where the workers' count is not at hand). */
-  actions: z.record(z.string(), z.number().nonnegative()),
+  actions: Record<string, number>;
   /** Calls whose histories were read for `actions` (all of them or an even sample, scaled up). */
-  historiesRead: z.number().int().nonnegative(),
+  historiesRead: number;
   /** History events per call's workflow: mean and largest. */
-  historyEventsPerCall: z.object({ mean: z.number(), max: z.number() }).optional(),
+  historyEventsPerCall?: { mean: number; max: number };
   /** Heartbeats: `counted` by the workers, or `estimated` from each activity's run time and throttle. */
-  heartbeats: z.enum(['counted', 'estimated']).optional(),
+  heartbeats?: 'counted' | 'estimated';
   /** Object-store requests by operation. */
-  s3Requests: z.record(z.string(), z.number().nonnegative()).optional(),
+  s3Requests?: Record<string, number>;
   /** Service requests by endpoint (asr, nlp/<step>…). */
-  serviceRequests: z.record(z.string(), z.number().nonnegative()).optional(),
+  serviceRequests?: Record<string, number>;
   /** Audio seconds streamed to recognition, restarts included. */
-  audioSecondsStreamed: z.number().nonnegative().optional(),
+  audioSecondsStreamed?: number;
   /** CPU seconds of the workers (their children included). */
-  cpuSeconds: z.number().nonnegative().optional(),
-});
-export type CostFigures = z.infer<typeof costFiguresSchema>;
+  cpuSeconds?: number;
+}

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 
-export const ACCOUNT_KINDS = ['Developers', 'Enterprise'] as const;
+const ACCOUNT_KINDS = ['Developers', 'Enterprise'] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 
 /** Default number of concurrent recognition sessions of an emulated account. */
@@ -40,7 +40,6 @@ export const emulatorAccountSchema = z.object({
   concurrentSessions: z.number().int().positive().optional(),
 });
 export type EmulatorAccountInput = z.input<typeof emulatorAccountSchema>;
-export type EmulatorAccountConfig = z.infer<typeof emulatorAccountSchema>;
 
 /** The file: either `{ "accounts": [...] }` or a bare array. */
 export const emulatorAccountsFileSchema = z.union([
@@ -50,4 +49,3 @@ export const emulatorAccountsFileSchema = z.union([
     .min(1)
     .transform((accounts) => ({ accounts })),
 ]);
-export type EmulatorAccountsFile = z.infer<typeof emulatorAccountsFileSchema>;

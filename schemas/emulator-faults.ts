@@ -13,7 +13,7 @@ const families = z.array(z.enum(['token', 'nlp', 'asr'])).min(1);
 const window = z.object({ fromSeconds: z.number().nonnegative(), toSeconds: z.number().positive() });
 
 /** Stream recognition errors the emulator can inject mid-stream (spec 02, Errors). */
-export const INJECTABLE_STREAM_ERRORS = [550, 552, 600, 651] as const;
+const INJECTABLE_STREAM_ERRORS = [550, 552, 600, 651] as const;
 
 export const emulatorFaultsSchema = z.object({
   seed: z.number().int().optional(),

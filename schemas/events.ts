@@ -26,8 +26,6 @@ export type EventType = (typeof EVENT_TYPES)[keyof typeof EVENT_TYPES];
 
 /** Failure type of a delivery given up: not retried, recorded as failed. */
 export const EVENT_DELIVERY_GAVE_UP = 'EventDeliveryGaveUp';
-/** Failure type of one failed attempt: retried by the delivery's policy. */
-export const EVENT_DELIVERY_FAILED = 'EventDeliveryFailed';
 
 /** CloudEvents' `dataschema` of callpipe's events: one version for every type. */
 export const EVENT_DATA_VERSION = 1;
@@ -39,9 +37,9 @@ export const EVENT_DATA_VERSION = 1;
  * key; shorter keys are refused rather than weakly signed.
  */
 const WHSEC = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
-export const WEBHOOK_SECRET_BYTES = { min: 24, max: 64 } as const;
+const WEBHOOK_SECRET_BYTES = { min: 24, max: 64 } as const;
 
-export function webhookSecretProblem(secret: string): string | undefined {
+function webhookSecretProblem(secret: string): string | undefined {
   const m = WHSEC.exec(secret);
   if (!m) return 'must be a Standard Webhooks secret: whsec_ followed by the key in base64';
   const bytes = Buffer.from(m[1]!, 'base64').length;
@@ -55,7 +53,7 @@ export function webhookSecretProblem(secret: string): string | undefined {
  * Standard Webhooks signature authenticates instead). Messages never echo a URL: a webhook URL can hold
  * a token (Slack's do).
  */
-export function webhookUrlProblem(value: string): string | undefined {
+function webhookUrlProblem(value: string): string | undefined {
   let url: URL;
   try {
     url = new URL(value.trim());
@@ -247,7 +245,6 @@ export const batchEventDataSchema = z.object({
   workflowId: z.string(),
   runId: z.string(),
 });
-export type BatchEventData = z.infer<typeof batchEventDataSchema>;
 
 /** A delivery that was given up: what `events status` and the night report show. */
 export const deliveryFailureSchema = z.object({

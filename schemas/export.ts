@@ -8,7 +8,7 @@
 import { z } from 'zod';
 
 /** What an exported file is. */
-export const EXPORTED_KINDS = [
+const EXPORTED_KINDS = [
   'results',
   'redacted-audio',
   'table-rows',
@@ -18,7 +18,7 @@ export const EXPORTED_KINDS = [
 ] as const;
 export type ExportedKind = (typeof EXPORTED_KINDS)[number];
 
-export const exportedFileSchema = z.object({
+const exportedFileSchema = z.object({
   /** Path inside the export, `/`-separated: `<callId>/result.json`. */
   path: z.string(),
   kind: z.enum(EXPORTED_KINDS),
@@ -29,7 +29,7 @@ export const exportedFileSchema = z.object({
 });
 export type ExportedFile = z.infer<typeof exportedFileSchema>;
 
-export const exportedCallSchema = z.object({
+const exportedCallSchema = z.object({
   callId: z.string(),
   files: z.array(exportedFileSchema),
   /** Held but not exported, by kind, with why (staging, bookkeeping, what was not asked for). */

@@ -13,7 +13,7 @@ import { z } from 'zod';
  * `table-file` (the call's own Parquet files), `index` (its tables locator), `recording` (the source,
  * only when asked for).
  */
-export const CALL_OBJECT_KINDS = [
+const CALL_OBJECT_KINDS = [
   'results',
   'redacted-audio',
   'unredacted',
@@ -38,7 +38,7 @@ export const RETENTION_KINDS = ['results', 'unredacted', 'redacted-audio', 'stag
 export type RetentionKind = (typeof RETENTION_KINDS)[number];
 export type RetentionDays = Partial<Record<RetentionKind, number>>;
 
-export const RETENTION_SYNTAX =
+const RETENTION_SYNTAX =
   'a number of days for results, unredacted copies, redacted audio and staging (e.g. 365), or kind=days ' +
   `pairs separated by commas (e.g. results=365,unredacted=30,staging=7); kinds: ${RETENTION_KINDS.join(', ')} ` +
   '(recordings only when named)';
@@ -103,7 +103,7 @@ export function retentionCutoff(now: Date, days: number): string {
 // --- requests and audit ------------------------------------------------------------------------------
 
 /** Where a deployment's calls are (every place `forget` looks), as the workflow is given it. */
-export const callPlacesSchema = z.object({
+const callPlacesSchema = z.object({
   output: z.object({ bucket: z.string().min(1), prefix: z.string() }),
   stagingPrefix: z.string(),
   unredacted: z.object({ bucket: z.string().min(1), prefix: z.string() }).optional(),
@@ -126,36 +126,34 @@ export const forgetInputSchema = z.object({
 export type ForgetInput = z.infer<typeof forgetInputSchema>;
 
 /** What was removed of one call: counts by kind, never a value (keys are call-id based). */
-export const forgottenCallSchema = z.object({
-  callId: z.string(),
-  objects: z.partialRecord(z.enum(CALL_OBJECT_KINDS), z.number().int().min(0)),
-  tableRows: z.record(z.string(), z.number().int().min(0)),
-  reportsRewritten: z.number().int().min(0),
-  workflowExecutions: z.number().int().min(0),
-});
-export type ForgottenCall = z.infer<typeof forgottenCallSchema>;
+export interface ForgottenCall {
+  callId: string;
+  objects: Partial<Record<CallObjectKind, number>>;
+  tableRows: Record<string, number>;
+  reportsRewritten: number;
+  workflowExecutions: number;
+}
 
-export const auditRecordSchema = z.object({
-  requestId: z.string(),
-  reason: z.enum(['forget', 'retention']),
-  at: z.string(),
-  recordings: z.boolean(),
-  onlyKinds: z.array(z.enum(CALL_OBJECT_KINDS)).optional(),
-  calls: z.array(forgottenCallSchema),
-  totals: z.object({
-    calls: z.number().int(),
-    objects: z.number().int(),
-    tableRows: z.number().int(),
-    reportsRewritten: z.number().int(),
-    workflowExecutions: z.number().int(),
-  }),
+export interface AuditRecord {
+  requestId: string;
+  reason: 'forget' | 'retention';
+  at: string;
+  recordings: boolean;
+  onlyKinds?: CallObjectKind[];
+  calls: ForgottenCall[];
+  totals: {
+    calls: number;
+    objects: number;
+    tableRows: number;
+    reportsRewritten: number;
+    workflowExecutions: number;
+  };
   /** Verified by listing and reading back: nothing of the calls remains. */
-  verified: z.boolean(),
-});
-export type AuditRecord = z.infer<typeof auditRecordSchema>;
+  verified: boolean;
+}
 
 /** Where audit records go: `audit/<reason>/<requestId>.json` at the root of the output bucket. */
-export const AUDIT_PREFIX = 'audit/';
+const AUDIT_PREFIX = 'audit/';
 
 export function auditKey(reason: 'forget' | 'retention' | 'export', requestId: string): string {
   return `${AUDIT_PREFIX}${reason}/${requestId}.json`;

@@ -63,9 +63,9 @@ export function s3SocketsFor(limits: ProcessLimits): number {
 }
 
 /** File descriptors of a worker process before any work: Node, Temporal's core, metrics, logs. */
-export const PROCESS_BASE_FILE_DESCRIPTORS = 256;
+const PROCESS_BASE_FILE_DESCRIPTORS = 256;
 /** File descriptors of one ffmpeg slot: its three pipes, input and output files, a spool, S3 sockets. */
-export const FILE_DESCRIPTORS_PER_FFMPEG = 16;
+const FILE_DESCRIPTORS_PER_FFMPEG = 16;
 
 /**
  * File descriptors a worker process may need at its configured limits: the base, the S3 pool, one socket

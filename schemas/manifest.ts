@@ -16,8 +16,6 @@
  */
 import { z } from 'zod';
 
-export const MANIFEST_KEY_COLUMNS = ['uri', 'key'] as const;
-
 /**
  * How large a manifest may be, checked before a batch starts (by the command on a local file, and by the
  * batch's first step on an object), and while it is read, so a file is never read whole into memory
@@ -54,7 +52,6 @@ export const manifestRowSchema = z
   })
   .catchall(z.string())
   .refine((row) => row.uri !== undefined || row.key !== undefined, 'needs a uri or a key column value');
-export type ManifestRow = z.infer<typeof manifestRowSchema>;
 
 /** A manifest row, resolved: where the recording is, and what travels with it. */
 export const manifestEntrySchema = z.object({

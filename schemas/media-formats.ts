@@ -72,7 +72,7 @@ export function rawFormatOf(name: string): RawFormat | undefined {
 }
 
 /** Containers ffmpeg reads by their content, by the extensions recorders and phones give them. */
-export const CONTAINER_EXTENSIONS = [
+const CONTAINER_EXTENSIONS = [
   'wav',
   'mp3',
   'm4a',

@@ -22,7 +22,7 @@ export interface MediaTimeBounds {
  * Defaults far above what a healthy run takes on a busy worker (a decode of an hour reads at hundreds
  * of times real time): the bound is there to end a run that waits for nothing, not to judge speed.
  */
-export const DEFAULT_MEDIA_TIME_BOUNDS: Readonly<MediaTimeBounds> = Object.freeze({
+const DEFAULT_MEDIA_TIME_BOUNDS: Readonly<MediaTimeBounds> = Object.freeze({
   floorSeconds: 300,
   secondsPerAudioHour: 120,
   secondsPerMebibyte: 2,
@@ -49,7 +49,7 @@ export const MEDIA_ACTIVITY_TIMEOUT_SECONDS = 15 * 60;
  * What an activity spends besides its bounded run: the worker's local copy of the recording (fetched
  * from object storage on first use) and the upload of what it made.
  */
-export const MEDIA_ACTIVITY_MARGIN_SECONDS = 5 * 60;
+const MEDIA_ACTIVITY_MARGIN_SECONDS = 5 * 60;
 
 /**
  * The longest bound of a probe's run, whatever the recording: under the probe's start-to-close with

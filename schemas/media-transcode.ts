@@ -3,28 +3,25 @@
  * `mulaw`: 8 kHz 8-bit mu-law for the 8 kHz models; `pcm16k`: 16 kHz 16-bit little-endian PCM for the
  * 16 kHz models.
  */
-import { z } from 'zod';
 
-export const sessionAudioFormatSchema = z.enum(['mulaw', 'pcm16k']);
-export type SessionAudioFormat = z.infer<typeof sessionAudioFormatSchema>;
+export type SessionAudioFormat = 'mulaw' | 'pcm16k';
 
 /** Bytes per second of each format: a session of N s is exactly N × this many bytes. */
-export const SESSION_AUDIO_BYTES_PER_SECOND: Record<SessionAudioFormat, number> = {
+const SESSION_AUDIO_BYTES_PER_SECOND: Record<SessionAudioFormat, number> = {
   mulaw: 8000,
   pcm16k: 32000,
 };
 
 /** What a staged session is: where it is and how long it must be. */
-export const stagedSessionSchema = z.object({
-  key: z.string(),
-  format: sessionAudioFormatSchema,
-  bytes: z.number().int().positive(),
-  start: z.number().nonnegative(),
-  end: z.number().positive(),
+export interface StagedSession {
+  key: string;
+  format: SessionAudioFormat;
+  bytes: number;
+  start: number;
+  end: number;
   /** True when the session was already staged for this fingerprint and was not transcoded again. */
-  reused: z.boolean(),
-});
-export type StagedSession = z.infer<typeof stagedSessionSchema>;
+  reused: boolean;
+}
 
 /**
  * The bytes [start, end) of a session's 8-kHz mu-law audio within the staged object that holds it:

@@ -9,7 +9,7 @@ import { DEFAULT_MASK_LABELS, type BuiltInKind } from './redaction.ts';
 import { personalDigest } from './personal-digest.ts';
 
 /** Column (lower case) → kind, for the names commonly used; the configuration adds to them. */
-export const DEFAULT_PERSONAL_COLUMNS: Readonly<Record<string, string>> = {
+const DEFAULT_PERSONAL_COLUMNS: Readonly<Record<string, string>> = {
   caller_number: 'phone',
   caller_id: 'phone',
   calling_number: 'phone',
@@ -45,7 +45,7 @@ export interface PersonalValue {
 }
 
 /** What a personal column's value becomes in stored outputs: its kind's mask, as in redacted text. */
-export function columnMask(kind: string): string {
+function columnMask(kind: string): string {
   return DEFAULT_MASK_LABELS[kind as BuiltInKind] ?? `[${kind}]`;
 }
 

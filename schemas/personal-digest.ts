@@ -27,7 +27,7 @@ export const DIGEST_DIGIT_KINDS: ReadonlySet<string> = new Set([
 ]);
 
 /** Fewer bytes of key material than this is refused: a short key can be guessed like the values it hides. */
-export const DIGEST_KEY_MIN_BYTES = 16;
+const DIGEST_KEY_MIN_BYTES = 16;
 
 /** A digest key that cannot be used: names its source, never its material. */
 export class DigestKeyError extends Error {

@@ -20,7 +20,7 @@ import { SESSION_RECOGNITIONS } from './recognition.ts';
  */
 export const PLAN_STRATEGIES = ['fixed', 'balanced', 'latency'] as const;
 /** The strategies a latency plan falls back to when the account is busy. */
-export const THROUGHPUT_STRATEGIES = ['fixed', 'balanced'] as const;
+const THROUGHPUT_STRATEGIES = ['fixed', 'balanced'] as const;
 
 /**
  * latency: the shortest piece. Each session costs a start and a stop request and two activities, and the
@@ -32,7 +32,7 @@ export const LATENCY_MIN_SESSION_SECONDS = 45;
  * The room the account's recognition sessions have when a latency plan is cut (activities/watch/
  * session-room.ts), as the plan records it.
  */
-export const sessionRoomSchema = z.object({
+const sessionRoomSchema = z.object({
   /** Sessions that could open now: the limit less the sessions held. */
   free: z.number().int().nonnegative(),
   /** Recognition sessions of other calls waiting for a slot (the asr task queue's backlog). */
@@ -48,15 +48,14 @@ export type SessionRoom = z.infer<typeof sessionRoomSchema>;
 
 /** How a session's end was chosen: in a silence, at the limit for want of one, or at the recording's end. */
 export const cutKindSchema = z.enum(['silence', 'hard', 'end']);
-export type CutKind = z.infer<typeof cutKindSchema>;
 
 export const silenceSchema = z.object({ start: z.number().nonnegative(), end: z.number().nonnegative() });
 export type Silence = z.infer<typeof silenceSchema>;
 
 /** A source channel index, or `mix` for a track that mixes several channels. */
-export const trackChannelSchema = z.union([z.number().int().nonnegative(), z.literal('mix')]);
+const trackChannelSchema = z.union([z.number().int().nonnegative(), z.literal('mix')]);
 
-export const trackSchema = z.object({
+const trackSchema = z.object({
   track: z.number().int().nonnegative(),
   channel: trackChannelSchema,
   /** Source channels heard by this track: one, or several mixed down at equal gain. */
@@ -65,7 +64,7 @@ export const trackSchema = z.object({
 });
 export type Track = z.infer<typeof trackSchema>;
 
-export const planSessionSchema = z.object({
+const planSessionSchema = z.object({
   /** Position in the plan (track by track, in time order). */
   index: z.number().int().nonnegative(),
   track: z.number().int().nonnegative(),
@@ -185,7 +184,7 @@ export type ResolvedPlanOptions = z.output<typeof planOptionsSchema>;
  * A track staged by the plan (activities/media/staged-tracks.ts): the whole recording's length of the
  * track as 8-kHz mu-law, so that a session is the byte range [start × 8,000, end × 8,000) of it.
  */
-export const stagedTrackSchema = z.object({
+const stagedTrackSchema = z.object({
   track: z.number().int().nonnegative(),
   /** Staging key, under the call's audio prefix (deleted with the call's staging). */
   key: z.string().min(1),

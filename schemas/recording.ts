@@ -5,18 +5,17 @@
 import { z } from 'zod';
 
 /** An input recording in object storage. `etag`/`size` make its identity: a changed file is a new call. */
-export const recordingSourceSchema = z.object({
-  bucket: z.string().min(1),
-  key: z.string().min(1),
-  etag: z.string().optional(),
-  size: z.number().int().nonnegative().optional(),
+export interface RecordingSource {
+  bucket: string;
+  key: string;
+  etag?: string;
+  size?: number;
   /**
-   * The object's last-modified time as its starter looked it up or listed it: the call's time without a
-   * manifest (result.json, the tables' day), so publish need not look the object up again.
+   * The object's last-modified time (ISO 8601) as its starter looked it up or listed it: the call's time
+   * without a manifest (result.json, the tables' day), so publish need not look the object up again.
    */
-  lastModified: z.iso.datetime({ offset: true }).optional(),
-});
-export type RecordingSource = z.infer<typeof recordingSourceSchema>;
+  lastModified?: string;
+}
 
 /** Where results go: a bucket and a key prefix (`results/`), normalized by schemas/call-keys.ts. */
 export const outputLocationSchema = z.object({

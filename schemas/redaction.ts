@@ -27,7 +27,7 @@ export const REDACTION_KINDS = [
 export type BuiltInKind = (typeof REDACTION_KINDS)[number];
 
 /** A kind of the deployment's own (its extra terms and patterns): a short identifier. */
-export const CUSTOM_KIND = /^[a-z][A-Za-z0-9]{0,31}$/;
+const CUSTOM_KIND = /^[a-z][A-Za-z0-9]{0,31}$/;
 const customKindSchema = z
   .string()
   .regex(CUSTOM_KIND, 'a kind is a short identifier: a lower-case letter, then letters and digits')
@@ -49,7 +49,7 @@ export const DEFAULT_MASK_LABELS: Readonly<Record<BuiltInKind, string>> = {
 };
 
 /** Kinds whose values are digits: only these can keep their last digits visible. */
-export const DIGIT_KINDS: readonly BuiltInKind[] = [
+const DIGIT_KINDS: readonly BuiltInKind[] = [
   'cardNumber',
   'myNumber',
   'phone',
@@ -62,7 +62,7 @@ export const DIGIT_KINDS: readonly BuiltInKind[] = [
  * How one kind is masked: its label (`[電話番号]`); the label and the value's last digits
  * (`[電話番号 ***5678]`, digit kinds only, as card receipts do); or `off`: not redacted at all.
  */
-export const maskSchema = z.discriminatedUnion('style', [
+const maskSchema = z.discriminatedUnion('style', [
   z.object({ style: z.literal('label'), label: z.string().min(1).max(40).optional() }),
   z.object({
     style: z.literal('keepLast'),
@@ -85,14 +85,14 @@ export const REDACTION_RULE_LIMITS = {
 } as const;
 
 /** A term of the deployment's own, matched literally (NFKC, case-insensitive), e.g. a VIP list. */
-export const redactionTermSchema = z.object({
+const redactionTermSchema = z.object({
   kind: customKindSchema,
   text: z.string().min(1).max(REDACTION_RULE_LIMITS.termLength),
   label: z.string().min(1).max(40).optional(),
 });
 
 /** A pattern of the deployment's own, e.g. a contract number format; matched on the NFKC text with digits spelled out. */
-export const redactionPatternSchema = z.object({
+const redactionPatternSchema = z.object({
   kind: customKindSchema,
   regex: z
     .string()

@@ -7,17 +7,17 @@
  * (continue-as-new); each run scores *pages* of results, one activity a page.
  */
 import { z } from 'zod';
-import { backfillCursorSchema } from './backfill.ts';
+import type { BackfillCursor } from './backfill.ts';
 import { outputLocationSchema } from './recording.ts';
 
 /** Objects listed per page of a prefix (S3 returns at most 1,000), or manifest rows per page. */
-export const DEFAULT_RESCORE_PAGE_SIZE = 1000;
+const DEFAULT_RESCORE_PAGE_SIZE = 1000;
 /** Pages per run before continue-as-new: a page costs a handful of events, so a run stays small. */
-export const DEFAULT_RESCORE_PAGES_PER_RUN = 50;
+const DEFAULT_RESCORE_PAGES_PER_RUN = 50;
 /** Results read, scored and written at once within a page. */
-export const DEFAULT_RESCORE_CONCURRENCY = 8;
+const DEFAULT_RESCORE_CONCURRENCY = 8;
 
-export const rescoreSourceSchema = z.discriminatedUnion('kind', [
+const rescoreSourceSchema = z.discriminatedUnion('kind', [
   /** Every `<prefix><callId>/result.json` (the output location the calls were processed to). */
   z.object({ kind: z.literal('prefix'), bucket: z.string().min(1), prefix: z.string() }),
   /** The calls of a CSV manifest (as `callpipe backfill --manifest` takes it), found in `output`. */
@@ -45,12 +45,12 @@ export const rescoreInputSchema = z.object({
   /** The analysis tables the rescored calls' rows are replaced in (prefix, time zone); default `tables/`, UTC. */
   tables: z.object({ prefix: z.string(), timeZone: z.string() }).optional(),
 });
-export type RescoreRequest = z.input<typeof rescoreInputSchema>;
+
 export type RescoreInput = z.output<typeof rescoreInputSchema>;
 
 /** What happened to one call: written (`updated`), already scored with these rules (`current`), … */
-export const RESCORE_STATUSES = ['updated', 'current', 'missing', 'failed'] as const;
-export type RescoreStatus = (typeof RESCORE_STATUSES)[number];
+const RESCORE_STATUSES = ['updated', 'current', 'missing', 'failed'] as const;
+type RescoreStatus = (typeof RESCORE_STATUSES)[number];
 
 export const rescoreRowSchema = z.object({
   callId: z.string(),
@@ -66,14 +66,7 @@ export type RescoreRow = z.infer<typeof rescoreRowSchema>;
 
 export type RescoreCounters = Record<RescoreStatus, number> & { listed: number };
 
-export const rescorePageOutputSchema = z.object({
-  cursor: backfillCursorSchema,
-  counters: z.object({
-    listed: z.number().int(),
-    updated: z.number().int(),
-    current: z.number().int(),
-    missing: z.number().int(),
-    failed: z.number().int(),
-  }),
-});
-export type RescorePageOutput = z.infer<typeof rescorePageOutputSchema>;
+export interface RescorePageOutput {
+  cursor: BackfillCursor;
+  counters: { listed: number; updated: number; current: number; missing: number; failed: number };
+}

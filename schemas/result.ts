@@ -34,11 +34,9 @@ const count = z.number().int().nonnegative();
 // --- shared pieces -------------------------------------------------------------------------------------
 
 /** The text steps, in the order the workflow runs them. */
-export const NLP_STEPS = ['redaction', 'fillers', 'summary', 'sentiment', 'keywords', 'dialogActs'] as const;
-export const nlpStepSchema = z.enum(NLP_STEPS);
-export type NlpStep = z.infer<typeof nlpStepSchema>;
+export type NlpStep = 'redaction' | 'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs';
 /** Steps whose failure leaves the call `partial`: the text steps after redaction, and the redacted audio copy. */
-export const PARTIAL_STEPS = [
+const PARTIAL_STEPS = [
   'fillers',
   'summary',
   'sentiment',
@@ -58,21 +56,19 @@ export const requestCostSchema = z
     bytesReceived: count,
   })
   .meta({ id: 'RequestCost' });
-export type RequestCost = z.infer<typeof requestCostSchema>;
 
 /** A text step that did not produce its part: the call is still done, without that part. */
-export const stepFailureSchema = z
+const stepFailureSchema = z
   .object({
     step: z.enum(PARTIAL_STEPS),
     reason: z.string().min(1).describe('why, in words a user can act on'),
   })
   .meta({ id: 'StepFailure' });
-export type StepFailure = z.infer<typeof stepFailureSchema>;
 
 // --- step outputs (staging) ----------------------------------------------------------------------------
 
 /** A filler the service removed; offsets are into the utterance's `normalizedText` (spec 01: positions within `normalized_sentence`). */
-export const fillerSchema = z
+const fillerSchema = z
   .object({
     text: z.string().describe('the filler as the service reported it (its `form`), e.g. `えーっと、`'),
     begin: count.describe('zero-based start, in UTF-16 code units of normalizedText'),
@@ -81,7 +77,7 @@ export const fillerSchema = z
   .meta({ id: 'Filler' });
 export type Filler = z.infer<typeof fillerSchema>;
 
-export const utteranceFillersSchema = z.object({
+const utteranceFillersSchema = z.object({
   index: count,
   /** The text after the service normalized lengthened or disrupted expressions (`normalized_sentence`s joined). */
   normalizedText: z.string(),
@@ -102,9 +98,8 @@ export const fillersOutputSchema = z.object({
 });
 export type FillersOutput = z.infer<typeof fillersOutputSchema>;
 
-export const SENTIMENT_LABELS = ['Positive', 'Negative', 'Neutral'] as const;
-export const sentimentLabelSchema = z.enum(SENTIMENT_LABELS);
-export type SentimentLabel = z.infer<typeof sentimentLabelSchema>;
+const SENTIMENT_LABELS = ['Positive', 'Negative', 'Neutral'] as const;
+const sentimentLabelSchema = z.enum(SENTIMENT_LABELS);
 
 /**
  * How `value` is defined (spec 01 gives a label and a float `score` per sentence, 0–1 in the samples):
@@ -119,7 +114,7 @@ export const SENTIMENT_SCORING =
   'Negative if meanValue < -0.1, else Neutral';
 export const SENTIMENT_NEUTRAL_BAND = 0.1;
 
-export const utteranceSentimentSchema = z
+const utteranceSentimentSchema = z
   .object({
     label: sentimentLabelSchema,
     score: z.number().describe("the service's score of the label"),
@@ -131,7 +126,7 @@ export const utteranceSentimentSchema = z
   .meta({ id: 'UtteranceSentiment' });
 export type UtteranceSentiment = z.infer<typeof utteranceSentimentSchema>;
 
-export const sentimentAggregateSchema = z
+const sentimentAggregateSchema = z
   .object({
     utterances: count.describe('utterances analysed'),
     positive: count,
@@ -143,7 +138,7 @@ export const sentimentAggregateSchema = z
   .meta({ id: 'SentimentAggregate' });
 export type SentimentAggregate = z.infer<typeof sentimentAggregateSchema>;
 
-export const sentimentQuarterSchema = z.object({
+const sentimentQuarterSchema = z.object({
   quarter: z.number().int().min(1).max(4),
   /** The quarter's time span (seconds); an utterance belongs to the quarter holding its midpoint. */
   start: seconds,
@@ -154,7 +149,7 @@ export const sentimentQuarterSchema = z.object({
 export type SentimentQuarter = z.infer<typeof sentimentQuarterSchema>;
 
 /** The call-level part of sentiment (result.json's `sentiment`). */
-export const sentimentSummarySchema = z.object({
+const sentimentSummarySchema = z.object({
   scoring: z.string(),
   grain: z
     .enum(TEXT_GRAINS)
@@ -183,7 +178,7 @@ export const sentimentOutputSchema = sentimentSummarySchema.extend({
 export type SentimentOutput = z.infer<typeof sentimentOutputSchema>;
 
 /** The call-level part of dialog acts (result.json's `dialogActs`): what one request classified. */
-export const dialogActsSummarySchema = z
+const dialogActsSummarySchema = z
   .object({
     grain: z
       .enum(TEXT_GRAINS)
@@ -206,7 +201,7 @@ export const dialogActsOutputSchema = dialogActsSummarySchema.extend({
 });
 export type DialogActsOutput = z.infer<typeof dialogActsOutputSchema>;
 
-export const summarySchema = z
+const summarySchema = z
   .object({
     text: z.string().describe('the summary; empty when the call had no text'),
     mode: z.enum(['extract', 'extract-cc']),
@@ -215,7 +210,6 @@ export const summarySchema = z
     documentChars: count.describe('characters of the dialog summarized'),
   })
   .meta({ id: 'Summary' });
-export type Summary = z.infer<typeof summarySchema>;
 
 export const summaryOutputSchema = summarySchema.extend({
   step: z.literal('summary'),
@@ -224,13 +218,12 @@ export const summaryOutputSchema = summarySchema.extend({
 });
 export type SummaryOutput = z.infer<typeof summaryOutputSchema>;
 
-export const keywordSchema = z
+const keywordSchema = z
   .object({
     text: z.string().describe('the keyword as the service reported it (its `form`)'),
     score: z.number().describe("the service's importance score; keywords come highest first"),
   })
   .meta({ id: 'Keyword' });
-export type Keyword = z.infer<typeof keywordSchema>;
 
 export const keywordsOutputSchema = z.object({
   step: z.literal('keywords'),
@@ -271,7 +264,7 @@ export type RedactionOutput = z.infer<typeof redactionOutputSchema>;
 
 // --- facts the workflow gathers --------------------------------------------------------------------
 
-export const sourceFactsSchema = z
+const sourceFactsSchema = z
   .object({
     uri: z.string().min(1).describe('where the recording was read: s3://bucket/key'),
     bucket: z.string().min(1),
@@ -317,7 +310,7 @@ export const sourceFactsSchema = z
   .meta({ id: 'SourceFacts' });
 export type SourceFacts = z.infer<typeof sourceFactsSchema>;
 
-export const audioFactsSchema = z
+const audioFactsSchema = z
   .object({
     durationSeconds: seconds.describe('decoded length of the recording'),
     container: z.string().describe("ffprobe's container name, e.g. wav, mp3, ogg"),
@@ -363,7 +356,7 @@ export const audioFactsSchema = z
   .meta({ id: 'AudioFacts' });
 export type AudioFacts = z.infer<typeof audioFactsSchema>;
 
-export const sessionFactsSchema = z
+const sessionFactsSchema = z
   .object({
     index: count,
     track: count,
@@ -391,7 +384,7 @@ export const sessionFactsSchema = z
 export type SessionFacts = z.infer<typeof sessionFactsSchema>;
 
 /** Requests of one endpoint as the result reports them; bytes when they were measured. */
-export const endpointCostSchema = z
+const endpointCostSchema = z
   .object({
     requests: count,
     retries: count,
@@ -401,7 +394,7 @@ export const endpointCostSchema = z
   .meta({ id: 'EndpointCost' });
 export type EndpointCost = z.infer<typeof endpointCostSchema>;
 
-export const processingFactsSchema = z
+const processingFactsSchema = z
   .object({
     workflowId: z.string().min(1),
     runId: z.string().min(1),
@@ -429,7 +422,7 @@ export type ProcessingFacts = z.infer<typeof processingFactsSchema>;
 
 // --- result.json -------------------------------------------------------------------------------------
 
-export const resultUtteranceSchema = z
+const resultUtteranceSchema = z
   .object({
     index: count,
     speaker: z.string().min(1),
@@ -476,7 +469,7 @@ export const resultUtteranceSchema = z
   .meta({ id: 'Utterance' });
 export type ResultUtterance = z.infer<typeof resultUtteranceSchema>;
 
-export const speakerTalkSchema = z
+const speakerTalkSchema = z
   .object({
     speaker: z.string().min(1),
     utterances: count,
@@ -498,7 +491,7 @@ export type Talk = z.infer<typeof talkSchema>;
 
 const nullableNumber = z.number().nullable();
 
-export const silenceEventSchema = z
+const silenceEventSchema = z
   .object({
     start: seconds,
     end: seconds,
@@ -507,7 +500,7 @@ export const silenceEventSchema = z
   })
   .meta({ id: 'SilenceEvent' });
 
-export const overlapEventSchema = z
+const overlapEventSchema = z
   .object({
     start: seconds,
     end: seconds,
@@ -517,7 +510,7 @@ export const overlapEventSchema = z
   })
   .meta({ id: 'OverlapEvent' });
 
-export const holdEventSchema = z
+const holdEventSchema = z
   .object({
     start: seconds.describe('end of the utterance that put the call on hold'),
     end: seconds.describe('start of the utterance that came back'),
@@ -528,7 +521,7 @@ export const holdEventSchema = z
   })
   .meta({ id: 'HoldEvent' });
 
-export const speakerMetricsSchema = z
+const speakerMetricsSchema = z
   .object({
     speaker: z.string().min(1),
     talkSeconds: seconds,
@@ -573,7 +566,7 @@ export const callMetricsSchema = z
 export type CallMetrics = z.infer<typeof callMetricsSchema>;
 
 /** Where a rule held: an utterance (its index), or an event (silence, overlap, hold) with `utterance` null. */
-export const insightPointSchema = z
+const insightPointSchema = z
   .object({ start: seconds, end: seconds, utterance: count.nullable() })
   .meta({ id: 'InsightPoint' });
 export type InsightPoint = z.infer<typeof insightPointSchema>;
@@ -591,7 +584,7 @@ export const categoryResultSchema = z
   .meta({ id: 'CategoryResult' });
 export type CategoryResult = z.infer<typeof categoryResultSchema>;
 
-export const scorecardAnswerSchema = z
+const scorecardAnswerSchema = z
   .object({
     id: z.string().min(1),
     text: z.string(),
@@ -623,10 +616,9 @@ export const rulesFactsSchema = z
     rescoreBatchId: z.string().optional().describe('the rescore batch that wrote these insights, if any'),
   })
   .meta({ id: 'RulesFacts' });
-export type RulesFacts = z.infer<typeof rulesFactsSchema>;
 
 /** The redacted copy of the recording's audio (opt-in), or why there is none. */
-export const audioRedactionSchema = z
+const audioRedactionSchema = z
   .discriminatedUnion('status', [
     z.object({ status: z.literal('off').describe('not asked for (CALLPIPE_REDACT_AUDIO)') }),
     z.object({
@@ -644,7 +636,7 @@ export const audioRedactionSchema = z
   .meta({ id: 'AudioRedaction' });
 export type AudioRedaction = z.infer<typeof audioRedactionSchema>;
 
-export const redactionSummarySchema = z
+const redactionSummarySchema = z
   .object({
     applied: z
       .boolean()

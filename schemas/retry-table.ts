@@ -203,7 +203,7 @@ export type Backoff =
   | { kind: 'linear'; stepMs: number };
 
 /** What a loop that tries again inside one activity attempt (or outside Temporal) may spend. */
-export type LoopBudget =
+type LoopBudget =
   /** Retries beyond one per request that was answered, over every attempt of the step. */
   | { retriesBeyondAnswered: number }
   /** Tries in all, the first included. */

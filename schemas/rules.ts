@@ -49,7 +49,7 @@ const name = z
 
 // --- metrics -------------------------------------------------------------------------------------------
 
-export const holdSettingsSchema = z
+const holdSettingsSchema = z
   .object({
     startPhrases: z
       .array(term)
@@ -64,7 +64,7 @@ export const holdSettingsSchema = z
   })
   .meta({ id: 'HoldSettings' });
 
-export const metricsSettingsSchema = z
+const metricsSettingsSchema = z
   .object({
     silenceSeconds: z
       .number()
@@ -84,7 +84,7 @@ export type MetricsSettings = z.output<typeof metricsSettingsSchema>;
 // --- rules ---------------------------------------------------------------------------------------------
 
 /** Part of the call a rule looks at; events and utterances count when they start inside it. */
-export const timeWindowSchema = z
+const timeWindowSchema = z
   .union([
     z.object({ first: z.number().positive().describe('the first N seconds of the call') }).strict(),
     z.object({ last: z.number().positive().describe('the last N seconds of the call') }).strict(),
@@ -112,7 +112,7 @@ const ruleBase = {
   minCount: z.number().int().positive().default(1).describe('points needed for the test to hold'),
 };
 
-export const phraseRuleSchema = z
+const phraseRuleSchema = z
   .object({
     kind: z.literal('phrase'),
     terms: z.array(term).min(1),
@@ -124,7 +124,7 @@ export const phraseRuleSchema = z
   })
   .strict();
 
-export const sentimentRuleSchema = z
+const sentimentRuleSchema = z
   .object({
     kind: z.literal('sentiment'),
     label: z.enum(['Positive', 'Negative', 'Neutral']).optional(),
@@ -147,7 +147,7 @@ export const sentimentRuleSchema = z
     'a sentiment rule needs label, below or above',
   );
 
-export const silenceRuleSchema = z
+const silenceRuleSchema = z
   .object({
     kind: z.literal('silence'),
     minSeconds: z.number().positive().optional().describe('default: metrics.silenceSeconds'),
@@ -157,7 +157,7 @@ export const silenceRuleSchema = z
   .strict()
   .describe('speaker: the one who talked last before the silence (the one left waiting)');
 
-export const overlapRuleSchema = z
+const overlapRuleSchema = z
   .object({
     kind: z.literal('overlap'),
     minSeconds: z.number().positive().optional().describe('default: metrics.overlapSeconds'),
@@ -166,7 +166,7 @@ export const overlapRuleSchema = z
   .strict()
   .describe('speaker: the one who started talking over the other');
 
-export const holdRuleSchema = z
+const holdRuleSchema = z
   .object({
     kind: z.literal('hold'),
     minSeconds: seconds.optional(),
@@ -175,7 +175,7 @@ export const holdRuleSchema = z
   })
   .strict();
 
-export const CALL_METRICS = [
+const CALL_METRICS = [
   'durationSeconds',
   'talkShare',
   'talkToListen',
@@ -188,7 +188,7 @@ export const CALL_METRICS = [
   'holdSeconds',
 ] as const;
 
-export const metricRuleSchema = z
+const metricRuleSchema = z
   .object({
     kind: z.literal('metric'),
     metric: z
@@ -210,7 +210,7 @@ export const metricRuleSchema = z
   .describe('one value per call (or speaker, or window): no minCount')
   .refine((r) => r.above !== undefined || r.below !== undefined, 'a metric rule needs above or below');
 
-export const dialogActRuleSchema = z
+const dialogActRuleSchema = z
   .object({
     kind: z.literal('dialogAct'),
     acts: z.array(z.enum(DIALOG_ACTS)).min(1),
@@ -219,7 +219,7 @@ export const dialogActRuleSchema = z
   })
   .strict();
 
-export const redactionRuleSchema = z
+const redactionRuleSchema = z
   .object({
     kind: z.literal('redaction'),
     types: z
@@ -230,7 +230,7 @@ export const redactionRuleSchema = z
   })
   .strict();
 
-export const categoryRefRuleSchema = z
+const categoryRefRuleSchema = z
   .object({
     kind: z.literal('category'),
     category: name.describe('a category defined earlier in the file'),
@@ -238,7 +238,7 @@ export const categoryRefRuleSchema = z
   })
   .strict();
 
-export const ruleSchema = z
+const ruleSchema = z
   .discriminatedUnion('kind', [
     phraseRuleSchema,
     sentimentRuleSchema,
@@ -252,21 +252,18 @@ export const ruleSchema = z
   ])
   .meta({ id: 'Rule' });
 export type Rule = z.output<typeof ruleSchema>;
-export type RuleKind = Rule['kind'];
 
 /** How urgent an alert is: the order receivers and Slack messages rank alerts by. */
 export const ALERT_SEVERITIES = ['info', 'warning', 'critical'] as const;
-export type AlertSeverity = (typeof ALERT_SEVERITIES)[number];
 
-export const alertSchema = z
+const alertSchema = z
   .object({
     severity: z.enum(ALERT_SEVERITIES).describe('info, warning or critical'),
   })
   .strict()
   .meta({ id: 'Alert' });
-export type Alert = z.output<typeof alertSchema>;
 
-export const categorySchema = z
+const categorySchema = z
   .object({
     name,
     description: z.string().optional(),
@@ -290,7 +287,7 @@ const answerSchema = z.union([
   z.object({ rule: ruleSchema }).strict(),
 ]);
 
-export const questionSchema = z
+const questionSchema = z
   .object({
     id: name,
     text: z.string().min(1).describe('the question as a supervisor reads it'),
@@ -304,7 +301,7 @@ export const questionSchema = z
   .meta({ id: 'Question' });
 export type Question = z.output<typeof questionSchema>;
 
-export const scorecardSchema = z
+const scorecardSchema = z
   .object({
     name: z.string().min(1),
     questions: z.array(questionSchema).min(1).max(RULE_FILE_LIMITS.questions),

@@ -38,7 +38,7 @@ export const startMessageSchema = z.object({
 export type StartMessage = z.infer<typeof startMessageSchema>;
 
 /** One candidate sentence of a `recognized` message (spec 02, Server message). */
-export const recognizedSentenceSchema = z.looseObject({
+const recognizedSentenceSchema = z.looseObject({
   surface: z.string(),
   score: z.number().optional(),
   /** Seconds from the start of the audio sent in this session. */
@@ -51,7 +51,7 @@ export type RecognizedSentence = z.infer<typeof recognizedSentenceSchema>;
 const msgHeader = (name: string) =>
   z.looseObject({ msgname: z.literal(name), uniqueId: z.string().optional() });
 
-export const startedMessageSchema = z.looseObject({ msg: msgHeader('started') });
+const startedMessageSchema = z.looseObject({ msg: msgHeader('started') });
 export const speechStartDetectedSchema = z.looseObject({
   msg: msgHeader('speechStartDetected'),
   timeinfo: z.looseObject({ startDetectTime: z.number() }),
@@ -78,7 +78,7 @@ export const completedMessageSchema = z.looseObject({
 });
 
 /** Any server message of a stream response array. */
-export const serverMessageSchema = z.union([
+const serverMessageSchema = z.union([
   startedMessageSchema,
   speechStartDetectedSchema,
   speechEndDetectedSchema,

@@ -9,14 +9,6 @@ import { z } from 'zod';
 /** `"86399"` or `86399`; must be a finite non-negative number once coerced. */
 const numeric = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/)]).transform((v) => Number(v));
 
-/** Body of the client-credentials request (spec 01, Authentication, step 1). */
-export const tokenRequestSchema = z.object({
-  grantType: z.literal('client_credentials'),
-  clientId: z.string().min(1),
-  clientSecret: z.string().min(1),
-});
-export type TokenRequest = z.infer<typeof tokenRequestSchema>;
-
 /** Successful token response (spec 01, Authentication, step 2). */
 export const tokenResponseSchema = z.object({
   access_token: z.string().min(1),

@@ -21,7 +21,6 @@ export const errorInfoSchema = z.object({
   level: z.union([z.string(), z.number()]).optional(),
   detail: z.string().optional(),
 });
-export type ErrorInfo = z.infer<typeof errorInfoSchema>;
 
 /** An element carrying `errorinfo` (the last element of an error array, or a `completed` message). */
 export const errorInfoCarrierSchema = z.looseObject({ errorinfo: errorInfoSchema });

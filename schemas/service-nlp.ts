@@ -18,13 +18,12 @@ export const removeFillerRequestSchema = z.object({
   text: z.string().min(1, 'text must not be empty'),
   do_segment: z.boolean().optional(),
 });
-export type RemoveFillerRequest = z.infer<typeof removeFillerRequestSchema>;
 
 /** Summarization limits (spec 03, Summarization and Limits). */
 export const SUMMARY_DOCUMENT_MIN_CHARS = 10;
 export const SUMMARY_DOCUMENT_MAX_CHARS = 5000;
-export const SUMMARY_SENT_LEN = { min: 1, max: 100 } as const;
-export const SUMMARY_CHAR_LEN = { min: 10, max: 2500 } as const;
+const SUMMARY_SENT_LEN = { min: 1, max: 100 } as const;
+const SUMMARY_CHAR_LEN = { min: 10, max: 2500 } as const;
 
 /** `/nlp/v1/summary` request (spec 03, Summarization). Exactly one of `sent_len` and `char_len`. */
 export const summaryRequestSchema = z
@@ -43,11 +42,9 @@ export const summaryRequestSchema = z
     message: 'lang is required for mode extract',
     path: ['lang'],
   });
-export type SummaryRequest = z.infer<typeof summaryRequestSchema>;
 
 /** `/nlp/v1/sentiment` request. */
 export const sentimentRequestSchema = z.object({ sentence: z.string().min(1, 'sentence must not be empty') });
-export type SentimentRequest = z.infer<typeof sentimentRequestSchema>;
 
 /** `/nlp/v1/ne` request (spec 01, Endpoints: `sentence` required; `type`; `dic_type`). */
 export const namedEntityRequestSchema = z.object({
@@ -55,13 +52,12 @@ export const namedEntityRequestSchema = z.object({
   type: z.enum(['default', 'kuzure']).optional(),
   dic_type: z.array(z.string()).optional(),
 });
-export type NamedEntityRequest = z.infer<typeof namedEntityRequestSchema>;
+
 /** `/nlp/v1/sentence_type` request (spec 01, Endpoints): one sentence; `type` as the sample sent it. */
 export const sentenceTypeRequestSchema = z.object({
   sentence: z.string().min(1, 'sentence must not be empty'),
   type: z.enum(['default', 'kuzure']).nullable(),
 });
-export type SentenceTypeRequest = z.infer<typeof sentenceTypeRequestSchema>;
 
 /** `/nlp/v1/keyword` request; the document as an array of sentences (spec 01, Rules 2 and 4). */
 export const keywordRequestSchema = z.object({
@@ -71,7 +67,6 @@ export const keywordRequestSchema = z.object({
   max_keyword_num: z.number().int().positive().optional(),
   dic_type: z.array(z.string()).optional(),
 });
-export type KeywordRequest = z.infer<typeof keywordRequestSchema>;
 
 // --- results ---------------------------------------------------------------------------------------
 
@@ -125,7 +120,6 @@ export const parseResultSchema = z.array(
     ),
   }),
 );
-export type ParseResult = z.infer<typeof parseResultSchema>;
 
 export const namedEntityResultSchema = z.array(
   z.looseObject({

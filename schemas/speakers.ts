@@ -9,18 +9,18 @@
  */
 import { z } from 'zod';
 
-export const ROLES = ['agent', 'customer'] as const;
-export const roleSchema = z.enum(ROLES);
+const ROLES = ['agent', 'customer'] as const;
+const roleSchema = z.enum(ROLES);
 export type Role = z.infer<typeof roleSchema>;
 
 /** Bounds of a rule file's role cues: a user's file cannot make the model slow. */
-export const ROLE_CUE_LIMITS = { cues: 100, termsPerCue: 200, termLength: 200, companyNames: 50 } as const;
+const ROLE_CUE_LIMITS = { cues: 100, termsPerCue: 200, termLength: 200, companyNames: 50 } as const;
 
 const cueName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, _ . - (shown in result.json)');
 
-export const roleCueSchema = z
+const roleCueSchema = z
   .object({
     name: cueName,
     role: roleSchema.describe('the role a speaker who says these shows'),
@@ -45,7 +45,6 @@ export const roleCueSchema = z
   })
   .strict()
   .meta({ id: 'RoleCue' });
-export type RoleCue = z.output<typeof roleCueSchema>;
 
 export const roleSettingsSchema = z
   .object({
@@ -89,7 +88,7 @@ export const roleSettingsSchema = z
 export type RoleSettings = z.output<typeof roleSettingsSchema>;
 
 /** One cue as found in one speaker's utterances. */
-export const roleEvidenceSchema = z
+const roleEvidenceSchema = z
   .object({
     cue: z
       .string()
@@ -104,7 +103,7 @@ export const roleEvidenceSchema = z
   .meta({ id: 'RoleEvidence' });
 export type RoleEvidence = z.infer<typeof roleEvidenceSchema>;
 
-export const speakerRoleSchema = z
+const speakerRoleSchema = z
   .object({
     speaker: z.string().min(1).describe("the speaker's name in utterances[].speaker"),
     role: roleSchema.nullable().describe('null when nothing tells the role'),
@@ -123,7 +122,7 @@ export const speakerRoleSchema = z
 export type SpeakerRole = z.infer<typeof speakerRoleSchema>;
 
 /** How the roles were decided, as the night report and the `CallpipeRoles` search attribute count it. */
-export const ROLE_DECISIONS = [
+const ROLE_DECISIONS = [
   /** the configured channel map, confirmed by the evidence */
   'configured',
   /** the configured channel map contradicted with high confidence: the roles were swapped */
@@ -137,11 +136,11 @@ export const ROLE_DECISIONS = [
   /** nothing could be told: one `mixed` speaker, or speakers named as configured with no cue at all */
   'unknown',
 ] as const;
-export const roleDecisionSchema = z.enum(ROLE_DECISIONS);
+const roleDecisionSchema = z.enum(ROLE_DECISIONS);
 export type RoleDecision = z.infer<typeof roleDecisionSchema>;
 
 /** The voice separation of a one-track call. */
-export const separationFactsSchema = z
+const separationFactsSchema = z
   .object({
     voices: z.number().int().nonnegative().describe('voices found (0 when nothing could be told)'),
     /** Utterances in which the recognizer joined two voices, left to the one holding most of each. */
@@ -184,4 +183,3 @@ export const speakersDocumentSchema = z.object({
   callId: z.string().min(1),
   roles: speakerRolesSchema,
 });
-export type SpeakersDocument = z.infer<typeof speakersDocumentSchema>;

@@ -68,7 +68,7 @@ export const TABLE_NAMES = ['calls', 'utterances', 'personal_values'] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 
 /** Per-speaker facts of a call (`calls.speaker_stats`). */
-export const SPEAKER_STATS_FIELDS = [
+const SPEAKER_STATS_FIELDS = [
   { name: 'speaker', type: 'string', required: true },
   { name: 'utterances', type: 'int32', required: true },
   { name: 'talk_seconds', type: 'double', required: true },
@@ -321,13 +321,6 @@ export const TABLES: Record<TableName, TableDef> = {
 
 /** A row of a table: column name → value (Date for timestamps, arrays for lists, objects for maps). */
 export type TableRow = Record<string, unknown>;
-
-/** The partition value of a day: `YYYY-MM-DD`. */
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
-export function isPartitionDay(value: string): boolean {
-  return DAY.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`));
-}
 
 /** The calendar day (`YYYY-MM-DD`) an instant falls on in `timeZone` (IANA name). */
 export function dayIn(at: Date, timeZone: string): string {

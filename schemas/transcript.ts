@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 
-export const utteranceSchema = z.object({
+const utteranceSchema = z.object({
   /** Position in the merged timeline (0-based, time order). */
   index: z.number().int().nonnegative(),
   /** Speaker of the track (e.g. `agent`, `customer`, `mixed`). */
@@ -37,13 +37,12 @@ export const utteranceSchema = z.object({
 export type Utterance = z.infer<typeof utteranceSchema>;
 
 /** What recognition recorded about one session besides its utterances. */
-export const timelineSessionSchema = z.object({
+const timelineSessionSchema = z.object({
   /** Session index in the plan. */
   session: z.number().int().nonnegative(),
   /** Why each restart of the session happened, in order (the error that ended the stream before it). */
   restartReasons: z.array(z.string()),
 });
-export type TimelineSession = z.infer<typeof timelineSessionSchema>;
 
 export const timelineSchema = z.object({
   callId: z.string().min(1),

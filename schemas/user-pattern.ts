@@ -24,14 +24,14 @@ export const USER_PATTERN_LIMITS = { length: 500, programSize: 1000 } as const;
  * checked between patterns, below the text activities' 30-s heartbeat timeout. Beyond it the step fails
  * with the reason and the call stores no text.
  */
-export const USER_RULES_SECONDS_PER_CALL = 20;
+const USER_RULES_SECONDS_PER_CALL = 20;
 
-export class UserPatternError extends Error {
+class UserPatternError extends Error {
   override name = 'UserPatternError';
 }
 
 /** One match: where it starts in the text and its length, UTF-16 units (as String indices). */
-export interface PatternMatch {
+interface PatternMatch {
   index: number;
   length: number;
 }

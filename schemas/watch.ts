@@ -23,7 +23,7 @@ import {
 
 export * from './watch-bounds.ts';
 
-export const watchSourceSchema = z.object({ bucket: z.string().min(1), prefix: z.string() });
+const watchSourceSchema = z.object({ bucket: z.string().min(1), prefix: z.string() });
 export type WatchSource = z.infer<typeof watchSourceSchema>;
 
 export const watchInputSchema = z.object({
@@ -55,7 +55,7 @@ export const watchInputSchema = z.object({
   /** Task queue of the children and of the watch's activities; default: the watch's. */
   taskQueue: z.string().optional(),
 });
-export type WatchRequest = z.input<typeof watchInputSchema>;
+
 export type WatchInput = z.output<typeof watchInputSchema>;
 
 /** A listed (or notified) object: what settling compares. */

@@ -65,7 +65,7 @@ function paceOf(config: ServiceConfig, onEvent?: (event: PaceEvent) => void): Pa
   return new AutoPace({ max: config.speedMax ?? DEFAULT_SPEED_MAX, ...(onEvent ? { onEvent } : {}) });
 }
 
-export interface NlpClient {
+interface NlpClient {
   /** `/nlp/beta/remove_filler`: fillers, normalized and fixed sentence. */
   removeFiller(text: string, options?: RemoveFillerOptions): Promise<NlpResponse<FillerRemovalResult>>;
   /** `/nlp/v1/summary`, hierarchical beyond 5,000 characters; `extract-cc` by default. */
@@ -81,7 +81,7 @@ export interface NlpClient {
 }
 
 /** The user dictionary of a model (spec 02): reflected on the hour after an upload or a clear. */
-export interface UserDictionaryClient {
+interface UserDictionaryClient {
   upload(
     entries: readonly DictionaryEntry[],
     options?: UserDictionaryOptions,

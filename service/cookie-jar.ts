@@ -34,7 +34,7 @@ function isLoopback(host: string): boolean {
 }
 
 /** Secure transport in the RFC 6265bis sense: HTTPS, or a loopback host. */
-export function isTrustworthy(url: URL): boolean {
+function isTrustworthy(url: URL): boolean {
   return url.protocol === 'https:' || isLoopback(url.hostname);
 }
 

@@ -52,10 +52,6 @@ export class CostMeter {
   }
 }
 
-export function emptyCost(): CallCost {
-  return { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0 };
-}
-
 export function addCosts(a: CallCost, b: CallCost): CallCost {
   return {
     requests: a.requests + b.requests,

@@ -12,12 +12,12 @@ import type { TemporaryWord } from '../schemas/service-asr.ts';
 
 /** Temporary dictionary limits (spec 02, Temporary dictionary entry and Limits). */
 export const MAX_TEMPORARY_WORDS = 1000;
-export const WORD_PROB_RANGE = { min: 1, max: 100 } as const;
-export const MAX_WORD_BYTES = 251;
+const WORD_PROB_RANGE = { min: 1, max: 100 } as const;
+const MAX_WORD_BYTES = 251;
 /** Characters a surface must not contain: | / : ; [ ] tab " (spec 02). */
-export const FORBIDDEN_SURFACE_CHARS = /[|/:;[\]\t"]/;
+const FORBIDDEN_SURFACE_CHARS = /[|/:;[\]\t"]/;
 /** Full-width katakana, with the prolonged sound mark, middle dot and iteration marks. */
-export const KATAKANA_READING = /^[\u30A1-\u30FA\u30FC-\u30FE\u31F0-\u31FF]+$/u;
+const KATAKANA_READING = /^[\u30A1-\u30FA\u30FC-\u30FE\u31F0-\u31FF]+$/u;
 
 /** Spec 02, Dictionary operation errors: `Invalid Parameter -> List Exceed 5000 lines`. */
 export const MAX_USER_DICTIONARY_LINES = 5000;
@@ -26,8 +26,6 @@ export const MAX_USER_DICTIONARY_LINES = 5000;
  * dictionary, 5,000 lines of at most 251 bytes, is about 1.3 MB.
  */
 export const MAX_DICTIONARY_FILE_BYTES = 2 * 1024 * 1024;
-/** Spec 02: a word's weight when none is given. */
-export const DEFAULT_WORD_PROB = 30;
 
 export interface DictionaryEntry extends TemporaryWord {
   /** 1-based line of the file it came from. */

@@ -40,7 +40,7 @@ export const SERVICE_ERROR_KINDS: readonly ServiceErrorKind[] = [
 export const RETRYABLE_KINDS: readonly ServiceErrorKind[] = ['rateLimited', 'transient'];
 
 /** Shared `nlp` codes (spec 01, Errors) and summarization's (spec 03, Errors). */
-export const NLP_CODE_KINDS: Readonly<Record<number, ServiceErrorKind>> = {
+const NLP_CODE_KINDS: Readonly<Record<number, ServiceErrorKind>> = {
   99993: 'invalid', // invalid version in the path
   99995: 'quota', // preset usage limit (Enterprise)
   99996: 'quota', // 24-hour usage limit (Developers)
@@ -51,7 +51,7 @@ export const NLP_CODE_KINDS: Readonly<Record<number, ServiceErrorKind>> = {
 };
 
 /** Recognition request codes (spec 02, Errors, Request errors). */
-export const ASR_REQUEST_CODE_KINDS: Readonly<Record<number, ServiceErrorKind>> = {
+const ASR_REQUEST_CODE_KINDS: Readonly<Record<number, ServiceErrorKind>> = {
   410: 'invalid', // Invalid Parameter (also every temporary-dictionary error)
   411: 'session', // Invalid State: Invalid Unique ID
   412: 'session', // Interval Too Brief

@@ -28,7 +28,7 @@ import { toTimeline, type RecognizedUtterance } from './stream-session.ts';
 import { withToken } from './tokens.ts';
 
 /** Time limit of one file request: it waits for the whole recognition of up to 60 s of audio. */
-export const DEFAULT_FILE_REQUEST_TIMEOUT_MS = 120_000;
+const DEFAULT_FILE_REQUEST_TIMEOUT_MS = 120_000;
 
 export interface FileRecognitionOptions {
   /** Raw audio (no header) in `codec` at `sampleRate`: at most 60 s. */

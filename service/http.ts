@@ -77,7 +77,7 @@ export interface HttpRequest {
 }
 
 /** The response headers callers read (names case-insensitive). */
-export interface ResponseHeaders {
+interface ResponseHeaders {
   get(name: string): string | null;
   /** Every `Set-Cookie` header, one string each. */
   getSetCookie(): string[];

@@ -7,8 +7,8 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { LIMIT_DEFAULTS } from '../schemas/limits.ts';
 
 /** The configuration's defaults (schemas/limits.ts), for a client built without one. */
-export const DEFAULT_NLP_CONCURRENCY = LIMIT_DEFAULTS.nlpConcurrency;
-export const DEFAULT_ASR_SESSIONS = LIMIT_DEFAULTS.asrConcurrentSessions;
+const DEFAULT_NLP_CONCURRENCY = LIMIT_DEFAULTS.nlpConcurrency;
+const DEFAULT_ASR_SESSIONS = LIMIT_DEFAULTS.asrConcurrentSessions;
 
 export interface ConcurrencyOptions {
   /** Text-analysis requests in flight per process; default {@link DEFAULT_NLP_CONCURRENCY}. */

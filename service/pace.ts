@@ -58,7 +58,7 @@ export function fixedPace(rate: number): PacePolicy {
   return { session: () => session, current: () => rate };
 }
 
-export const DEFAULT_PROBE_AUDIO_SECONDS = 120;
+const DEFAULT_PROBE_AUDIO_SECONDS = 120;
 /** Probing stops when the lowest refused pace is within 10 % of the known good one. */
 export const SETTLED_RATIO = 1.1;
 /** A probe that held is known good less this margin (see above). */

@@ -20,9 +20,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Default bound of the catch-up after a stall: about a second of audio at 240 ms per request. */
-export const DEFAULT_MAX_CATCH_UP_CHUNKS = 4;
+const DEFAULT_MAX_CATCH_UP_CHUNKS = 4;
 /** Default floor of that bound in wall time: a stall shorter than this is always caught up. */
-export const DEFAULT_MIN_CATCH_UP_MS = 250;
+const DEFAULT_MIN_CATCH_UP_MS = 250;
 
 export class Pacer {
   readonly #chunkMs: number;

@@ -16,11 +16,11 @@ import { isServiceError, RETRYABLE_KINDS, type ServiceErrorKind } from './errors
 
 /** The retry table's row of this loop: its budget and backoff. */
 const LOOP = RETRY_LOOPS.OutsideTemporal;
-export const DEFAULT_RETRY_ATTEMPTS = LOOP.budget.tries;
-export const DEFAULT_RETRY_BASE_MS = LOOP.backoff.baseMs;
-export const DEFAULT_RETRY_MAX_MS = LOOP.backoff.maxMs;
+const DEFAULT_RETRY_ATTEMPTS = LOOP.budget.tries;
+const DEFAULT_RETRY_BASE_MS = LOOP.backoff.baseMs;
+const DEFAULT_RETRY_MAX_MS = LOOP.backoff.maxMs;
 /** Kinds retried by default: the request may succeed as sent. Quota needs hours, auth needs people. */
-export const DEFAULT_RETRY_KINDS: readonly ServiceErrorKind[] = RETRYABLE_KINDS;
+const DEFAULT_RETRY_KINDS: readonly ServiceErrorKind[] = RETRYABLE_KINDS;
 
 export interface RetryOptions {
   /** Attempts in all, the first included; default {@link DEFAULT_RETRY_ATTEMPTS}. */

@@ -16,7 +16,6 @@ export const ASR_MODELS = {
   'ja-mdl2_nrw-08': 8000,
   'en_en-gen_sf-16': 16000,
 } as const;
-export type AsrModelId = keyof typeof ASR_MODELS;
 
 /** Models each option is valid for (spec 02, Behavior of the options 1–3). */
 const FILLER_MODELS: readonly string[] = [
@@ -37,21 +36,14 @@ const READING_MODELS: readonly string[] = FILLER_MODELS;
 const MULAW_MODELS: readonly string[] = ['ja-gen_tf-08', 'ja-mdl1_nrw-08', 'ja-mdl2_nrw-08'];
 
 /** Sample rates with guaranteed correct operation (spec 02, Audio formats). */
-export const SUPPORTED_SAMPLE_RATES: readonly number[] = [
+const SUPPORTED_SAMPLE_RATES: readonly number[] = [
   8000, 11025, 16000, 22050, 32000, 44100, 48000, 88200, 96000,
 ];
-export const MULAW_SAMPLE_RATE = 8000;
+const MULAW_SAMPLE_RATE = 8000;
 /** N-best range (spec 02, Limits). */
-export const MAX_RESULTS_RANGE = { min: 1, max: 30 } as const;
-export {
-  FORBIDDEN_SURFACE_CHARS,
-  KATAKANA_READING,
-  MAX_TEMPORARY_WORDS,
-  MAX_WORD_BYTES,
-  WORD_PROB_RANGE,
-} from './dictionary.ts';
+const MAX_RESULTS_RANGE = { min: 1, max: 30 } as const;
 /** Domain id: 8 alphanumeric characters (spec 02, Recognition models). */
-export const DOMAIN_ID_PATTERN = /^[A-Za-z0-9]{8}$/;
+const DOMAIN_ID_PATTERN = /^[A-Za-z0-9]{8}$/;
 
 export type AudioCodec = 'pcm' | 'mulaw';
 

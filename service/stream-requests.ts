@@ -12,7 +12,7 @@ import { parseJson, sendRequest } from './http.ts';
 import { withToken, type AccessToken } from './tokens.ts';
 
 /** Time limit of a cancel request sent while aborting (best effort). */
-export const CANCEL_TIMEOUT_MS = 2_000;
+const CANCEL_TIMEOUT_MS = 2_000;
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=UTF-8';
 export const AUDIO_CONTENT_TYPE = 'application/octet-stream';

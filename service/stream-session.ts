@@ -41,19 +41,15 @@ import { Pacer } from './pacer.ts';
 import { buildStartMessage, ASR_MODELS, type AudioCodec, type RecognitionOptions } from './start-message.ts';
 import { AUDIO_CONTENT_TYPE, controlMessage, JSON_CONTENT_TYPE, StreamRequests } from './stream-requests.ts';
 
-export { CANCEL_TIMEOUT_MS } from './stream-requests.ts';
-
-/** First audio request within 1 s of the start response; stop/cancel within 1 s of the last audio response (spec 02, Limits). */
-export const SESSION_DEADLINE_MS = 1000;
 /** Time limit of the start and of each audio request: answers normally come in tens of ms. */
-export const DEFAULT_AUDIO_REQUEST_TIMEOUT_MS = 10_000;
+const DEFAULT_AUDIO_REQUEST_TIMEOUT_MS = 10_000;
 /** Time limit of the stop request: its 200 comes "after all recognition is complete" (spec 02). */
-export const DEFAULT_STOP_TIMEOUT_MS = 120_000;
+const DEFAULT_STOP_TIMEOUT_MS = 120_000;
 /** Spec 02: audio sent faster than the service accepts. */
 const INTERVAL_TOO_BRIEF = 412;
 
 /** A candidate sentence with times on the original timeline (seconds). */
-export interface TimedSentence {
+interface TimedSentence {
   text: string;
   startSeconds: number;
   endSeconds: number;
@@ -87,7 +83,7 @@ export interface StreamProgress {
   cost: CallCost;
 }
 
-export interface StreamCallbacks {
+interface StreamCallbacks {
   /** Every server event, times absolute. */
   onEvent?: (event: StreamEvent) => void;
   onSpeechStartDetected?: (atSeconds: number) => void;

@@ -11,16 +11,16 @@ import { parseJson, sendRequest } from './http.ts';
 import { Secret, REDACTED } from './secret.ts';
 
 /** Token validity when the response does not say (spec 01, Limits: 24 hours). */
-export const TOKEN_VALIDITY_MS = 24 * 3_600_000;
+const TOKEN_VALIDITY_MS = 24 * 3_600_000;
 /**
  * Refresh this long before expiry: a stream session (at most 3,000 s, spec 02 Limits) that starts with a
  * token must be able to finish with it, so one hour is kept in hand.
  */
-export const TOKEN_REFRESH_MARGIN_MS = 3_600_000;
+const TOKEN_REFRESH_MARGIN_MS = 3_600_000;
 /** For short-lived tokens (tests, emulators) the margin is at most this share of the validity. */
-export const TOKEN_REFRESH_MAX_SHARE = 0.5;
+const TOKEN_REFRESH_MAX_SHARE = 0.5;
 /** The token endpoint path used in errors (the auth URL itself may carry a tenant path). */
-export const TOKEN_ENDPOINT = 'token';
+const TOKEN_ENDPOINT = 'token';
 
 /** The client credentials; `toJSON` and `inspect` redact the secret. */
 export class Credentials {
@@ -189,7 +189,7 @@ export function parseTokenResponse(httpStatus: number, body: unknown): TokenResp
 }
 
 /** Whether an error means "the access token was rejected": 99998 or HTTP 401 (spec 01, Errors). */
-export function isTokenRejection(err: unknown): err is ServiceError {
+function isTokenRejection(err: unknown): err is ServiceError {
   return isServiceError(err) && err.kind === 'auth' && (err.code === 99998 || err.httpStatus === 401);
 }
 

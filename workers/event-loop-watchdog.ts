@@ -90,7 +90,7 @@ export interface EventLoopWatchdog {
   stop(): Promise<void>;
 }
 
-export function activityReport(info: Info, startedAt?: Date): ActivityReport {
+function activityReport(info: Info, startedAt?: Date): ActivityReport {
   return {
     activityType: info.activityType,
     activityId: info.activityId,

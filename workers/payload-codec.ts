@@ -37,7 +37,7 @@ const KEY_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** A key of the codec: its id (in every payload it encrypts) and its 32 bytes. */
-export interface PayloadKey {
+interface PayloadKey {
   id: string;
   key: Buffer;
 }
@@ -105,7 +105,7 @@ export function payloadKeysOf(
 }
 
 /** A new key entry, `<id>:<base64>`, for a keys file (the local stack's). */
-export function newPayloadKeyEntry(id: string): string {
+function newPayloadKeyEntry(id: string): string {
   return `${id}:${randomBytes(KEY_BYTES).toString('base64')}`;
 }
 

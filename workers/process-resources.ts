@@ -9,7 +9,7 @@ import { fileDescriptorsFor, type ProcessLimits } from '../schemas/limits.ts';
 import type { QueueName } from './workers.ts';
 
 /** The limits of the queues this process serves: a queue it does not run needs nothing. */
-export function limitsOfQueues(limits: ProcessLimits, queues: readonly QueueName[]): ProcessLimits {
+function limitsOfQueues(limits: ProcessLimits, queues: readonly QueueName[]): ProcessLimits {
   return {
     asrConcurrentSessions: queues.includes('asr') ? limits.asrConcurrentSessions : 0,
     nlpConcurrency: queues.includes('nlp') ? limits.nlpConcurrency : 0,

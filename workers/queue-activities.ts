@@ -41,7 +41,7 @@ import { sessionBudgetAddress } from './session-budget-client.ts';
  * Inside workers the S3 client sends each request once: Temporal's attempts are the one retry loop for
  * object storage (schemas/retry-table.ts), so a dead store costs attempts, not attempts × 5.
  */
-export const S3_ATTEMPTS_IN_WORKERS = 1;
+const S3_ATTEMPTS_IN_WORKERS = 1;
 
 /** The worker's store: its S3 pool sized from the limits, so no configured session waits for a socket. */
 function workerStore(config: Config): ObjectStore {

@@ -11,7 +11,7 @@ import { sweepScratch } from '../activities/scratch.ts';
 import { temporalClient } from './temporal-connection.ts';
 import { deploymentVersionOf, followVersion, versionLabel } from './versioning.ts';
 
-export async function runWorkers(queues: QueueName[]): Promise<void> {
+async function runWorkers(queues: QueueName[]): Promise<void> {
   const config = loadConfig();
   // Before anything opens: a limit the process cannot hold is an error at start, not EMFILE at midnight.
   const resources = checkProcessResources(config.limits, queues);

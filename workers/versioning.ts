@@ -181,7 +181,7 @@ export function queuesOf(workers: Worker[]): VersionQueue[] {
 const VERSION_STATUS = { inactive: 1, current: 2, ramping: 3, draining: 4, drained: 5 } as const;
 
 /** The version's status: `drained` once it was replaced and no pinned workflow is left open on it. */
-export async function versionStatus(
+async function versionStatus(
   client: Client,
   version: DeploymentVersion,
 ): Promise<keyof typeof VERSION_STATUS | undefined> {

@@ -55,8 +55,7 @@ import { emitBatchEvent } from './call-events.ts';
 import { RETRY_POLICIES } from './activity-policies.ts';
 import { declareVersioning } from './versioning-behavior.ts';
 
-export type BackfillPhase =
-  'listing' | 'running' | 'paused' | 'draining' | 'reporting' | 'done' | 'cancelled';
+type BackfillPhase = 'listing' | 'running' | 'paused' | 'draining' | 'reporting' | 'done' | 'cancelled';
 
 /** What one run hands the next (continue-as-new): a cursor and counters, never rows or items. */
 export interface BackfillCarry {

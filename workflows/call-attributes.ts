@@ -17,7 +17,7 @@ import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
  * once its audio is all staged; it stays through the text steps (the long part of a call is
  * its recognition). Before it a call has no stage there.
  */
-export const MILESTONE_STAGES: ReadonlySet<Stage> = new Set<Stage>(['recognize']);
+const MILESTONE_STAGES: ReadonlySet<Stage> = new Set<Stage>(['recognize']);
 
 export class CallAttributes {
   /** Facts and the stage not yet upserted, by attribute name (a later value replaces an earlier one). */

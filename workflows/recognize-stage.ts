@@ -116,7 +116,7 @@ export async function recognizeStage(call: Call, plan: SessionPlan): Promise<Rec
  * A track's pieces in groups of at most {@link PIECES_PER_ACTIVITY}, each a run of consecutive pieces
  * of one track, the groups of a track about equal.
  */
-export function pieceGroups(pieces: PlanSession[]): PlanSession[][] {
+function pieceGroups(pieces: PlanSession[]): PlanSession[][] {
   const byTrack = new Map<number, PlanSession[]>();
   for (const p of pieces) byTrack.set(p.track, [...(byTrack.get(p.track) ?? []), p]);
   return [...byTrack.values()].flatMap((own) => {

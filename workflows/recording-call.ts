@@ -84,7 +84,7 @@ export interface ProcessRecordingProgress {
 export const progressQuery = defineQuery<ProcessRecordingProgress>('progress');
 
 /** The call's activity proxies, made once per run: every activity call gets its queue and policy here. */
-export function activitiesFor(queues: CallQueues) {
+function activitiesFor(queues: CallQueues) {
   return {
     probe: proxyOn<RecordingMediaActivities>(ACTIVITY_POLICIES.probe, queues),
     media: proxyOn<RecordingMediaActivities & MergeActivities>(ACTIVITY_POLICIES.media, queues),

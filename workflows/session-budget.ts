@@ -51,14 +51,14 @@ import { runningKey, type RunningActivity } from '../schemas/running-activity.ts
 import { RETRY_POLICIES } from './activity-policies.ts';
 import { declareVersioning } from './versioning-behavior.ts';
 
-export interface SessionLease {
+interface SessionLease {
   id: string;
   holder: string;
   /** Workflow time (epoch ms) of the grant. */
   grantedAt: number;
 }
 
-export interface SessionRequest {
+interface SessionRequest {
   id: string;
   holder: string;
   /** Workflow time (epoch ms) the request joined the line. */
@@ -66,7 +66,7 @@ export interface SessionRequest {
 }
 
 /** What one run hands the next (continue-as-new). */
-export interface SessionBudgetState {
+interface SessionBudgetState {
   limit: number;
   leaseTtlMs: number;
   leases: SessionLease[];
@@ -152,7 +152,7 @@ export const renewSessionsSignal = defineSignal<[RenewRequest]>('renewSessions')
 export const sessionBudgetQuery = defineQuery<SessionBudgetView>('sessionBudget');
 
 /** A run's history bound: well under Temporal's 51,200 events, and cheap to replay. */
-export const MAX_HISTORY_EVENTS = 5000;
+const MAX_HISTORY_EVENTS = 5000;
 
 type Owned = { id: string; holder: string };
 

@@ -10,7 +10,7 @@ const { writeAndReadBack } = proxyActivities<StorageActivities>({
   retry: RETRY_POLICIES.stackCheck,
 });
 
-export interface StackCheckInput {
+interface StackCheckInput {
   key: string;
   text: string;
 }

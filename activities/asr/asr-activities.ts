@@ -26,17 +26,13 @@ import { streamFromResumePoint } from './stream-from-resume.ts';
 import { createPiecesActivities } from './pieces-activities.ts';
 import { fileRate } from './file-rate.ts';
 
-export { recognitionOptionsFor, unbracketFillers } from './recognition-options.ts';
 export { RESULT_WRITE_BUDGET_MS } from './session-result.ts';
 export {
   sessionResultSchema,
-  sessionUtteranceSchema,
   type AsrActivityDeps,
-  type RecognizeHeartbeat,
   type RecognizeSessionInput,
   type RecognizeSessionOutput,
   type SessionResult,
-  type SessionUtterance,
 } from './session-types.ts';
 
 export function createAsrActivities(activityDeps: AsrActivityDeps) {

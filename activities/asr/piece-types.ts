@@ -28,7 +28,7 @@ export interface RecognizePiecesInput {
   wordsKey?: string;
 }
 
-export interface PieceOutput {
+interface PieceOutput {
   session: number;
   utterances: number;
   requests: number;

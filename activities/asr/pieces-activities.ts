@@ -117,8 +117,6 @@ export function createPiecesActivities(
   return { recognizePieces };
 }
 
-export type PiecesActivities = ReturnType<typeof createPiecesActivities>;
-
 async function readResult(store: ObjectStore, key: string): Promise<PiecesResult | undefined> {
   const found = await store.read(key);
   if (!found) return undefined;

@@ -8,13 +8,12 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import type { CheckpointBook } from './checkpoint-book.ts';
 import type { PieceLeases } from './pieces-activities.ts';
 
-export const sessionUtteranceSchema = z.object({
+const sessionUtteranceSchema = z.object({
   start: z.number(),
   end: z.number(),
   text: z.string(),
   score: z.number().optional(),
 });
-export type SessionUtterance = z.infer<typeof sessionUtteranceSchema>;
 
 /** What recognizing a session has cost so far, and what it kept. */
 const sessionProgressSchema = z.object({

@@ -32,7 +32,7 @@ function manifestFailure(err: unknown): unknown {
  * number, a customer's name) and the pages stay with the batch's other objects: the values reach the
  * calls' (encrypted) inputs and the unredacted copy, never an object of the batch.
  */
-export function storedPage(entries: ManifestEntry[], span: PageSpan): ManifestEntry[] {
+function storedPage(entries: ManifestEntry[], span: PageSpan): ManifestEntry[] {
   if (!entries.some((e) => Object.keys(e.metadata).length > 0)) return entries;
   return entries.map((e) => ({ ...e, metadata: {}, span }));
 }

@@ -80,7 +80,7 @@ function leave(type: string): void {
  * Counts the heartbeats of `ctx`'s activity that its worker sends to the server; returns the count of
  * the attempt so far, settled at `now`.
  */
-export function meterHeartbeats(ctx: Context, clock: () => number = Date.now): () => number {
+function meterHeartbeats(ctx: Context, clock: () => number = Date.now): () => number {
   const throttle = new HeartbeatThrottle(heartbeatThrottleMs(ctx.info.heartbeatTimeoutMs));
   const inner = ctx.heartbeat;
   // `heartbeat` is an instance property: every caller (Context.current().heartbeat, heartbeat()) goes here.

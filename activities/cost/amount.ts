@@ -7,9 +7,9 @@ import { s3ClassOf, type CostFigures, type Prices } from '../../schemas/cost.ts'
 import { total } from './history-actions.ts';
 
 /** Days of the month the default forecast counts: the batch's audio each day. */
-export const FORECAST_DAYS = 30;
+const FORECAST_DAYS = 30;
 
-export interface CostLine {
+interface CostLine {
   item: 'temporalActions' | 's3Put' | 's3Get' | 'serviceAudio' | 'cpu';
   quantity: number;
   unit: string;
@@ -27,7 +27,7 @@ export interface CostAmount {
   unpriced: CostLine['item'][];
 }
 
-export function s3ByClass(requests: Record<string, number> | undefined): { put: number; get: number } {
+function s3ByClass(requests: Record<string, number> | undefined): { put: number; get: number } {
   const out = { put: 0, get: 0 };
   for (const [op, n] of Object.entries(requests ?? {})) {
     const cls = s3ClassOf(op);

@@ -15,7 +15,7 @@ import { addCounts, historyActions, total } from './history-actions.ts';
 import { costAmount, type CostAmount } from './amount.ts';
 
 /** Calls whose history and result are read: every call of a batch this small, an even sample beyond. */
-export const COST_SAMPLE_CALLS = 200;
+const COST_SAMPLE_CALLS = 200;
 const READ_CONCURRENCY = 8;
 
 export interface BatchCost {

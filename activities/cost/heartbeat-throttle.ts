@@ -8,8 +8,8 @@
  */
 
 /** The SDK's defaults (WorkerOptions); callpipe's workers keep them. */
-export const MAX_HEARTBEAT_THROTTLE_MS = 60_000;
-export const DEFAULT_HEARTBEAT_THROTTLE_MS = 30_000;
+const MAX_HEARTBEAT_THROTTLE_MS = 60_000;
+const DEFAULT_HEARTBEAT_THROTTLE_MS = 30_000;
 
 export function heartbeatThrottleMs(heartbeatTimeoutMs: number | undefined): number {
   return heartbeatTimeoutMs

@@ -103,7 +103,7 @@ export interface EventActivityDeps {
 }
 
 /** The delay Temporal's policy waits after attempt `attempt` (1-based). */
-export function backoffSeconds(policy: DeliveryPolicy, attempt: number): number {
+function backoffSeconds(policy: DeliveryPolicy, attempt: number): number {
   return Math.min(policy.maxSeconds, policy.initialSeconds * 2 ** (attempt - 1));
 }
 
@@ -261,7 +261,7 @@ export function createEventActivities({
 }
 
 /** The request of one sink: the signed CloudEvent for a webhook, the alert's message for Slack. */
-export function requestFor(
+function requestFor(
   config: EventsConfig,
   sink: SinkName,
   id: string,

@@ -28,7 +28,7 @@ function aggregate(a: SentimentAggregate) {
   return { label: a.label, meanValue: a.meanValue, utterances: a.utterances };
 }
 
-export function sentimentOf(s: SentimentSummary | null | undefined): CallEventData['sentiment'] {
+function sentimentOf(s: SentimentSummary | null | undefined): CallEventData['sentiment'] {
   if (!s) return null;
   return {
     overall: aggregate(s.overall),
@@ -36,7 +36,7 @@ export function sentimentOf(s: SentimentSummary | null | undefined): CallEventDa
   };
 }
 
-export function scorecardOf(s: ScorecardResult | null | undefined): CallEventData['scorecard'] {
+function scorecardOf(s: ScorecardResult | null | undefined): CallEventData['scorecard'] {
   return s ? { name: s.name, score: s.score, max: s.max, normalized: s.normalized } : null;
 }
 

@@ -17,7 +17,7 @@ import { deliveryFailureSchema, type DeliveryFailure, type SinkName } from '../.
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { listObjectsUnder, type ObjectStore } from '../storage/object-store.ts';
 
-export const EVENTS_FOLDER = 'events/';
+const EVENTS_FOLDER = 'events/';
 const FAILED_FOLDER = 'failed/';
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -84,7 +84,6 @@ export function eventStore(store: ObjectStore) {
     },
   };
 }
-export type EventStore = ReturnType<typeof eventStore>;
 
 /** The days from `from` to `to` (ISO times), as yyyy-mm-dd, at most `max` of them (the latest). */
 export function daysBetween(from: string, to: string, max = 7): string[] {

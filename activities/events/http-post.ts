@@ -10,7 +10,7 @@
  * hold a token); a 429 or 503 with `Retry-After` says how long to wait.
  */
 
-export const MAX_REDIRECTS = 3;
+const MAX_REDIRECTS = 3;
 /** The most of an answer's body read (docs/input-limits.md); receivers answer `ok` or a short JSON. */
 export const MAX_ANSWER_BYTES = 16 * 1024;
 /** The longest Retry-After honoured; a later one waits the retry policy's longest delay instead. */

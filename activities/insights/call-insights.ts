@@ -24,7 +24,7 @@ export interface InsightsParts extends CallTextParts {
 }
 
 /** What the rules read of the call: result.json's content without its insights. */
-export function scoredCallOf(parts: InsightsParts): ScoredCall {
+function scoredCallOf(parts: InsightsParts): ScoredCall {
   const speakers = callSpeakers(parts.timeline);
   const duration = talkDuration(parts.durationSeconds, parts.timeline);
   return {

@@ -16,7 +16,7 @@ import { roundSecondsToMs, roundThousandths } from '../../schemas/units.ts';
 import { PhraseMatcher, spokenCharacters } from './text-match.ts';
 
 /** The speaker label of the agent's track (channel 0 of a stereo call unless a manifest maps it). */
-export const AGENT_SPEAKER: string = DEFAULT_SPEAKERS[0];
+const AGENT_SPEAKER: string = DEFAULT_SPEAKERS[0];
 /**
  * Between a hold phrase and the return phrase, the holding speaker's side may carry music or line
  * noise, which recognition turns into low-confidence text: such utterances do not end a hold.

@@ -75,13 +75,13 @@ export function windowRange(window: TimeWindow | undefined, duration: number): [
 }
 
 /** What a speaker-scoped rule lacks on a call whose speakers were not told apart (see the module comment). */
-export const SPEAKERS_UNAVAILABLE = 'speakers told apart';
+const SPEAKERS_UNAVAILABLE = 'speakers told apart';
 
 /**
  * Whether the call's speakers were told apart: at least two named ones (a track each, or voices of one
  * track). One named speaker, or only `mixed`, is a call heard as one voice, whatever its people.
  */
-export function speakersToldApart(call: Pick<ScoredCall, 'speakers'>): boolean {
+function speakersToldApart(call: Pick<ScoredCall, 'speakers'>): boolean {
   return call.speakers.filter((s) => s !== MIXED_SPEAKER).length >= 2;
 }
 
@@ -218,7 +218,7 @@ function events(rule: Extract<Rule, { kind: 'silence' | 'overlap' | 'hold' }>, c
 }
 
 /** The value of a metric for the call, or for one speaker; null when the call cannot give it. */
-export function metricValue(
+function metricValue(
   metric: Extract<Rule, { kind: 'metric' }>['metric'],
   speaker: string | undefined,
   ctx: Pick<EvaluationContext, 'call' | 'metrics'>,

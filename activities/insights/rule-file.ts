@@ -15,7 +15,7 @@ import { parseUserFile, readUserFile, UserFileError } from '../user-file.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 
-export const DEFAULT_RULES_PATH = fileURLToPath(new URL('./default-rules.ja.yaml', import.meta.url));
+const DEFAULT_RULES_PATH = fileURLToPath(new URL('./default-rules.ja.yaml', import.meta.url));
 
 export interface LoadedRules {
   rules: RulesFile;

@@ -10,7 +10,6 @@ import {
   ERROR_FILE,
   REDACTED_AUDIO_FILE,
   RESULT_FILE,
-  batchReportKeys,
   callLocatorKey,
   normalizePrefix,
   type OutputLocation,
@@ -21,8 +20,6 @@ import type { CallObjectKind } from '../../schemas/lifecycle.ts';
 import { listObjectsUnder, type ObjectInfo, type ObjectStore } from '../storage/object-store.ts';
 import { readLocator } from '../tables/call-locator.ts';
 import { eventsPrefix, failuresPrefix } from '../events/event-store.ts';
-
-export type { CallObjectKind } from '../../schemas/lifecycle.ts';
 
 /** Where a deployment keeps what it writes for calls (schemas/config.ts gives each). */
 export interface CallPlaces {
@@ -72,17 +69,17 @@ export async function listAllUnder(
 }
 
 /** The call's output folder: `<output><callId>/`. */
-export function outputDirOf(places: CallPlaces, callId: string): string {
+function outputDirOf(places: CallPlaces, callId: string): string {
   return `${normalizePrefix(places.output.prefix)}${callId}/`;
 }
 
 /** The call's staging folder, every run of it: `<staging>calls/<callId>/`. */
-export function stagingDirOf(places: CallPlaces, callId: string): string {
+function stagingDirOf(places: CallPlaces, callId: string): string {
   return `${normalizePrefix(places.stagingPrefix)}calls/${callId}/`;
 }
 
 /** Where the batches' reports are: `<output>batches/`. */
-export function batchesPrefixOf(places: CallPlaces): string {
+function batchesPrefixOf(places: CallPlaces): string {
   return `${normalizePrefix(places.output.prefix)}batches/`;
 }
 
@@ -171,8 +168,6 @@ export async function reportsHolding(
 }
 
 /** The report files of a batch folder (for callers that rewrite a report). */
-export { batchReportKeys };
-
 /** Calls looked up at once: each is a few listings and reads, one after another. */
 export const LOOKUPS_AT_ONCE = 8;
 

@@ -79,7 +79,7 @@ const NOT_EXPORTED: Record<string, string> = {
 };
 
 /** A request id of letters only (ids with long digit runs read as numbers to the personal-data rules). */
-export function newRequestId(): string {
+function newRequestId(): string {
   const letters = [...randomBytes(12)].map((b) => String.fromCharCode(97 + (b % 26))).join('');
   return `export-${letters}`;
 }

@@ -62,7 +62,7 @@ export interface LifecycleActivityDeps {
 }
 
 /** Something of the calls is still there after the erasure: the step is retried, then fails. */
-export class ForgetIncompleteError extends Error {
+class ForgetIncompleteError extends Error {
   override name = 'ForgetIncomplete';
 }
 

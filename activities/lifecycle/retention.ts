@@ -34,10 +34,10 @@ export interface RetentionRequest {
 }
 
 /** Calls per request: an erasure's history stays small. */
-export const RETENTION_CALLS_PER_REQUEST = 200;
+const RETENTION_CALLS_PER_REQUEST = 200;
 
 /** The request id of retention's erasure of `callIds` for `kind`: the same calls are the same request. */
-export function retentionRequestId(kind: RetentionKind, callIds: readonly string[]): string {
+function retentionRequestId(kind: RetentionKind, callIds: readonly string[]): string {
   const hash = createHash('sha256')
     .update(kind)
     .update('\u0000')

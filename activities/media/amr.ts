@@ -18,10 +18,10 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { AmrFrames } from '../../schemas/media-probe.ts';
 import { roundSecondsToMs } from '../../schemas/units.ts';
 
-export const AMR_NB_MAGIC = '#!AMR\n';
-export const AMR_WB_MAGIC = '#!AMR-WB\n';
+const AMR_NB_MAGIC = '#!AMR\n';
+const AMR_WB_MAGIC = '#!AMR-WB\n';
 /** Every AMR frame is 20 ms (160 samples at 8 kHz, 320 at 16 kHz). */
-export const AMR_FRAME_SECONDS = 0.02;
+const AMR_FRAME_SECONDS = 0.02;
 
 interface Variant {
   magic: string;
@@ -58,7 +58,7 @@ const VARIANTS: Record<'nb' | 'wb', Variant> = {
 };
 
 /** The AMR variant of a file starting with `head`, or undefined when it is not single-channel AMR. */
-export function amrVariantOf(head: Buffer): 'nb' | 'wb' | undefined {
+function amrVariantOf(head: Buffer): 'nb' | 'wb' | undefined {
   const text = head.toString('latin1', 0, 9);
   if (text.startsWith(AMR_WB_MAGIC)) return 'wb';
   if (text.startsWith(AMR_NB_MAGIC)) return 'nb';

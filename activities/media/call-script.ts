@@ -167,7 +167,7 @@ export function generateCallScript(options: CallScriptOptions): FixtureScript {
 // --- scripted calls: what call insights look for, at known times ----------------------------------------
 
 /** Lines of the default phrasebook (emulator/phrasebook.ja.json) that scripted calls use. */
-export const SCRIPT_LINES = {
+const SCRIPT_LINES = {
   greeting: 1, // お電話ありがとうございます。カスタマーセンターの佐藤でございます。
   noGreeting: 4, // 本日はどのようなご用件でしょうか。
   reason: 102, // えーっと、請求書のことで電話したんですが。

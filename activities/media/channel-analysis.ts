@@ -43,20 +43,20 @@ const ANALYSIS_RATE = 8000;
  */
 const FRAME_SAMPLES = 4000;
 /** Window of the level detector: 10 ms. */
-export const WINDOW_SECONDS = 0.01;
+const WINDOW_SECONDS = 0.01;
 const WINDOW_SAMPLES = ANALYSIS_RATE * WINDOW_SECONDS;
 /** The noise floor is the level that 10 % of a channel's windows stay under (its quietest stretches). */
 const NOISE_FLOOR_PERCENTILE = 0.1;
 /** Silence is within this much of the noise floor: a stationary noise's 10-ms peaks spread over about 5 dB. */
-export const NOISE_MARGIN_DB = 10;
+const NOISE_MARGIN_DB = 10;
 /** A threshold never goes below this: the noise of 8-bit G.711 and of lossy codecs sits under it. */
 export const MIN_THRESHOLD_DB = -70;
 /** The level of a channel: what its loudest 0.1 % of windows reach. */
 const LEVEL_PERCENTILE = 0.999;
 /** A channel with less than this above its threshold carries nothing (a click is not a call). */
-export const SILENT_CHANNEL_MAX_ACTIVE_SECONDS = 0.2;
+const SILENT_CHANNEL_MAX_ACTIVE_SECONDS = 0.2;
 /** Two channels this correlated carry the same signal (a real call's two sides correlate under 0.3). */
-export const DUPLICATE_MIN_CORRELATION = 0.9;
+const DUPLICATE_MIN_CORRELATION = 0.9;
 
 export interface ChannelAnalysisOptions {
   /** Channels of the stream (ProbeResult.channels). */
@@ -228,7 +228,7 @@ function silencesOf(
  * ffmpeg's arguments: the decoded stream at the analysis rate to stdout as 16-bit PCM, and with
  * `tracks`, the stream split once more per track, each written to its file.
  */
-export function analysisArgs(input: MediaInput, tracks: readonly TrackOutput[]): string[] {
+function analysisArgs(input: MediaInput, tracks: readonly TrackOutput[]): string[] {
   const analysisOutput = ['-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'];
   // One filter thread: a worker runs about one ffmpeg per core already.
   const head = ['-v', 'error', '-filter_threads', '1'];

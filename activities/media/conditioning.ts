@@ -10,7 +10,7 @@
  */
 
 /** The high-pass corner, Hz: below the telephony band (300 Hz and up), above mains hum and its first harmonics. */
-export const CONDITIONING_HIGHPASS_HZ = 200;
+const CONDITIONING_HIGHPASS_HZ = 200;
 
 /** Butterworth quality factor of each section (ffmpeg's highpass default, width 0.707 as Q). */
 const SECTION_Q = 0.707;

@@ -16,7 +16,7 @@ import { meterChildProcess } from '../cost/activity-meter.ts';
 export function ffmpegBinary(): string {
   return mediaTools().ffmpeg;
 }
-export function ffprobeBinary(): string {
+function ffprobeBinary(): string {
   return mediaTools().ffprobe;
 }
 

@@ -80,7 +80,7 @@ export function containerOf(path: string): FixtureContainer | undefined {
 }
 
 /** End of the last phrase of a script, in seconds. */
-export function scriptEndSeconds(script: FixtureScript): number {
+function scriptEndSeconds(script: FixtureScript): number {
   let end = 0;
   for (const channel of script.channels) {
     for (const p of channel.phrases) {

@@ -23,7 +23,7 @@ import { ffmpegBinary } from './ffmpeg.ts';
  * Demuxers that open files or addresses their input names (or run code): never used on a recording.
  * Capture devices (listed by ffmpeg among demuxers) read the host's hardware and are left out too.
  */
-export const REFERENCING_DEMUXERS: ReadonlySet<string> = new Set([
+const REFERENCING_DEMUXERS: ReadonlySet<string> = new Set([
   'hls',
   'dash',
   'concat',

@@ -23,7 +23,7 @@ import { roundSecondsToMs } from '../../schemas/units.ts';
  * none of that shifts the timeline. A gap any longer would move later phrases by close to the 0.3 s
  * that a transcript's times are held to.
  */
-export const LENGTH_TOLERANCE_SECONDS = 0.25;
+const LENGTH_TOLERANCE_SECONDS = 0.25;
 
 /**
  * Reads `input`'s audio stream through ffmpeg's framecrc muxer (one line per packet or decoded frame:

@@ -56,7 +56,7 @@ async function repairedPath(path: string, streamIndex: number): Promise<string> 
  * Copies the AMR frames of stream `streamIndex` out of their container (`-c copy -f amr`, a no-op for a
  * `.amr` file), repairs them (amr.ts) into `out`, and returns what the frames were.
  */
-export async function repairAmr(source: MediaInput, out: string, signal?: AbortSignal): Promise<AmrFrames> {
+async function repairAmr(source: MediaInput, out: string, signal?: AbortSignal): Promise<AmrFrames> {
   const proc = spawnFfmpeg(
     [
       '-v',

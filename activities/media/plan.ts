@@ -62,7 +62,7 @@ const MAX_WINDOW_FRACTION = 0.5;
 /** balanced: the window spans at most this fraction of the target on each side of the ideal cut. */
 const BALANCED_WINDOW_FRACTION = 0.1;
 /** Of a skipped silence, this much is streamed on each side: a quiet onset or tail under the threshold. */
-export const SKIP_MARGIN_SECONDS = 1;
+const SKIP_MARGIN_SECONDS = 1;
 /**
  * latency: the shortest silence a cut goes in, the cut at least half of it from speech on either side
  * (the recognizer ends an utterance after 0.2 s of quiet; a phrase's own tone gaps are 40 ms).
@@ -71,7 +71,7 @@ export const LATENCY_CUT_SILENCE_SECONDS = 0.5;
 /** latency: the window spans this fraction of the target on each side of the ideal cut. */
 const LATENCY_WINDOW_FRACTION = 0.25;
 /** latency: never more pieces than this per call, whatever the room (each is two activities in history). */
-export const LATENCY_MAX_SESSIONS = 128;
+const LATENCY_MAX_SESSIONS = 128;
 
 /** Where to look for the next cut, or `end` when the rest of the track is the last session. */
 type Window = { lo: number; hi: number; ideal: number } | 'end';
@@ -175,11 +175,7 @@ export interface StreamedSpan {
 }
 
 /** The spans of a track to stream, given its silences (sorted by start) and the skip threshold. */
-export function streamedSpans(
-  durationSeconds: number,
-  sorted: Silence[],
-  skipSeconds: number,
-): StreamedSpan[] {
+function streamedSpans(durationSeconds: number, sorted: Silence[], skipSeconds: number): StreamedSpan[] {
   const spans: StreamedSpan[] = [];
   let start = 0;
   for (const s of sorted) {

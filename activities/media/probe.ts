@@ -29,7 +29,7 @@ import { PROBE_MAX_BOUND_MS } from '../../schemas/media-time-bounds.ts';
 import { timeBoundMs, withinTimeBound, type MediaTimeBounds } from './time-bound.ts';
 
 /** Lowest input rate we accept: the 8 kHz models need at least 8 kHz (spec 02, Audio formats). */
-export const MIN_INPUT_SAMPLE_RATE = 8000;
+const MIN_INPUT_SAMPLE_RATE = 8000;
 /**
  * How much audio the probe decodes: enough that a file whose codec ffmpeg cannot decode is refused at
  * probe, little enough that the probe's work does not depend on the recording's length.
@@ -84,7 +84,7 @@ function refusedReference(err: FfmpegError, path: string): MediaError | undefine
 }
 
 /** SHA-256 of the file's content, streamed. */
-export async function fileFingerprint(path: string, signal?: AbortSignal): Promise<string> {
+async function fileFingerprint(path: string, signal?: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(path), hash, { signal });
   return `sha256:${hash.digest('hex')}`;

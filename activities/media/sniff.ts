@@ -24,7 +24,7 @@ export async function readHead(path: string): Promise<Buffer> {
   }
 }
 
-export type SniffKind = 'audio' | 'video' | 'document' | 'image' | 'archive' | 'text';
+type SniffKind = 'audio' | 'video' | 'document' | 'image' | 'archive' | 'text';
 
 export interface Sniffed {
   kind: SniffKind;

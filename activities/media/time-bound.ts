@@ -10,11 +10,7 @@ import { MediaCancelledError, MediaError } from './errors.ts';
 
 // The bounds' numbers have their home in schemas/, where the workflow reads them for the activities'
 // timeouts.
-export {
-  DEFAULT_MEDIA_TIME_BOUNDS,
-  timeBoundMs,
-  type MediaTimeBounds,
-} from '../../schemas/media-time-bounds.ts';
+export { timeBoundMs, type MediaTimeBounds } from '../../schemas/media-time-bounds.ts';
 
 /**
  * Runs `work` with a signal that also fires after `ms`: the tools it starts are then killed (ffmpeg.ts

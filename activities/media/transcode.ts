@@ -52,7 +52,7 @@ export interface TranscodeRange {
  * Shared by a session's transcode and a track transcoded whole (staged-tracks.ts), so both give the
  * recognizer the same audio.
  */
-export function trackFilters(sourceChannels: number[], sampleRate = 8000, conditioning = true): string[] {
+function trackFilters(sourceChannels: number[], sampleRate = 8000, conditioning = true): string[] {
   return [
     panFilter({ sourceChannels }),
     `aresample=${sampleRate}`,

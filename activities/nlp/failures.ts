@@ -31,10 +31,10 @@ export const NLP_FAILURE_TYPES = {
 } as const;
 
 /** Long pause when the account's usage limit is used up (spec 01, Limits): the limit resets in hours. */
-export const DEFAULT_QUOTA_DELAY_MS = RETRY_TABLE.ServiceQuotaExhausted.delay.fixedMs;
+const DEFAULT_QUOTA_DELAY_MS = RETRY_TABLE.ServiceQuotaExhausted.delay.fixedMs;
 /** Backoff of Temporal attempts after a 99997 that reached Temporal, before jitter. */
-export const DEFAULT_RATE_LIMIT_BASE_MS = RETRY_TABLE.ServiceRateLimited.delay.baseMs;
-export const DEFAULT_RATE_LIMIT_MAX_MS = RETRY_TABLE.ServiceRateLimited.delay.maxMs;
+const DEFAULT_RATE_LIMIT_BASE_MS = RETRY_TABLE.ServiceRateLimited.delay.baseMs;
+const DEFAULT_RATE_LIMIT_MAX_MS = RETRY_TABLE.ServiceRateLimited.delay.maxMs;
 
 export interface FailurePolicy {
   /** Delay before the next attempt after a quota error; default {@link DEFAULT_QUOTA_DELAY_MS}. */

@@ -17,7 +17,7 @@ const MASK = /\[[^[\]\n]{1,60}\]/gu;
  * Keywords without those the extraction took from masks: `[氏名]` said twenty times makes `氏名` look
  * important, and says nothing about the call. A keyword also said outside the masks stays.
  */
-export function withoutMaskWords<K extends { form: string }>(
+function withoutMaskWords<K extends { form: string }>(
   keywords: readonly K[],
   sentences: readonly string[],
 ): K[] {

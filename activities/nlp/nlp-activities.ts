@@ -52,5 +52,5 @@ export function createNlpActivities(input: NlpActivityDeps) {
 }
 
 export type NlpActivities = ReturnType<typeof createNlpActivities>;
-export type { NlpActivityDeps, NlpActivityOptions } from './step.ts';
+export type { NlpActivityDeps } from './step.ts';
 export type * from './types.ts';

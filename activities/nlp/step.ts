@@ -39,8 +39,8 @@ const BLOCKED = RETRY_LOOPS.TextRequestBlocked;
 /** Retries of blocked requests a step may make beyond one per request that succeeded. */
 export const RATE_LIMIT_RETRY_ALLOWANCE = BLOCKED.budget.retriesBeyondAnswered;
 /** Backoff of a blocked request: full jitter, at least the Retry-After (the retry table's row). */
-export const DEFAULT_REQUEST_BASE_DELAY_MS = BLOCKED.backoff.baseMs;
-export const DEFAULT_REQUEST_MAX_DELAY_MS = BLOCKED.backoff.maxMs;
+const DEFAULT_REQUEST_BASE_DELAY_MS = BLOCKED.backoff.baseMs;
+const DEFAULT_REQUEST_MAX_DELAY_MS = BLOCKED.backoff.maxMs;
 
 export interface NlpActivityOptions extends FailurePolicy {
   /** Retries of blocked requests beyond one per success; default {@link RATE_LIMIT_RETRY_ALLOWANCE}. */

@@ -15,7 +15,7 @@ export interface NlpStepInput {
 }
 
 /** Steps after filler removal read the cleaned text when the fillers step succeeded. */
-export interface CleanedTextInput extends NlpStepInput {
+interface CleanedTextInput extends NlpStepInput {
   /** Key of the fillers step's output; without it the raw recognized text is used. */
   fillersKey?: string | undefined;
 }
@@ -48,7 +48,7 @@ export interface SummarizeCallInput extends CleanedTextInput {
 }
 
 /** Steps that send one unit of text a request (schemas/text-grains.ts). */
-export interface GrainedTextInput extends CleanedTextInput {
+interface GrainedTextInput extends CleanedTextInput {
   /** Default `utterance` (what callers before grains asked for). */
   grain?: TextGrain;
   /** Length of a window, and the longest turn, seconds; default 30. */

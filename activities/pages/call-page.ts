@@ -16,7 +16,7 @@ import { BASE_STYLE, duration, esc, jsonData, localTime, named } from './html.ts
 import { clock } from '../../schemas/units.ts';
 
 /** A silence at least this long, nobody talking, is shown as a long silence (a hold, a search, a transfer). */
-export const LONG_SILENCE_SECONDS = 20;
+const LONG_SILENCE_SECONDS = 20;
 
 export interface CallPageOptions {
   /** Time zone the call's times are shown in (`CALLPIPE_TIME_ZONE`). */

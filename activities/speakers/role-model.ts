@@ -20,7 +20,7 @@ import type {
 import { PhraseMatcher } from '../insights/text-match.ts';
 import { clock } from '../../schemas/units.ts';
 
-export interface RoleUtterance {
+interface RoleUtterance {
   start: number;
   text: string;
 }

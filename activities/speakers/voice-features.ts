@@ -58,7 +58,7 @@ export const MAX_FRAMES = 20;
 /** A frame this far below the utterance's loudest one is a pause inside it, not speech. */
 const RELATIVE_FLOOR_DB = 25;
 /** Below this a frame is line noise whatever the utterance's level. */
-export const ABSOLUTE_FLOOR_DBFS = -60;
+const ABSOLUTE_FLOOR_DBFS = -60;
 const MEL_BANDS = 24;
 const MEL_LOW_HZ = 150;
 const MEL_HIGH_HZ = 3700;
@@ -671,7 +671,7 @@ function scratchFor(
  */
 /** Layout of one voiced frame: log2(F0 / 100 Hz), then cepstra c1..c12. */
 export const V_PITCH = 0;
-export const V_MFCC = 1;
+const V_MFCC = 1;
 export const VOICED_DIMS = V_MFCC + CEPSTRA;
 /**
  * Voiced frames are back to back: every sample of a voiced stretch is analysed once. Every other frame

@@ -41,9 +41,7 @@ import {
 } from './voice-features.ts';
 
 export type { AudioReader, UtteranceSpan } from './voice-features.ts';
-export type { SeparationResult, VoiceAssignment } from './line-separation.ts';
-export { DEFAULT_MAX_VOICES } from './line-separation.ts';
-
+export type { SeparationResult } from './line-separation.ts';
 const D = VOICED_DIMS;
 /**
  * The least gain per frame (nats) for which a voice is split in two: SPLIT_GAIN, plus SMALL_VOICE_GAIN

@@ -25,7 +25,7 @@ import { digestKeyOf } from '../../schemas/personal-digest.ts';
 
 const MAX_SLUG = 48;
 /** The shortest run of digits taken for personal data (a phone, customer or card number). */
-export const PERSONAL_DIGITS = 7;
+const PERSONAL_DIGITS = 7;
 
 /** The first `length` hex digits of the SHA-256 of `text`: short, stable names for ids. */
 export function shortHash(text: string, length = 8): string {

@@ -35,7 +35,7 @@ export interface ObjectInfo {
   metadata?: Record<string, string>;
 }
 
-export interface ListPage {
+interface ListPage {
   objects: ObjectInfo[];
   /** Opaque token for the next page; undefined on the last page. */
   next?: string;

@@ -40,13 +40,13 @@ import { callSpeakers, dialogActsSummary, resultUtterances, sentimentSummary } f
 // --- parts ---------------------------------------------------------------------------------------------
 
 /** The recording, the manifest's columns given with it, and the object's time when known. */
-export type SourceInput = RecordingSource & {
+type SourceInput = RecordingSource & {
   metadata?: Record<string, string> | undefined;
   lastModified?: string | undefined;
 };
 
 /** The probe's facts result.json keeps (the workflow passes its ProbeResult; the local path stays out). */
-export type AudioInput = Pick<
+type AudioInput = Pick<
   ProbeResult,
   | 'durationSeconds'
   | 'sampleRate'
@@ -62,14 +62,14 @@ export type AudioInput = Pick<
 >;
 
 /** A planned session and what recognizing it took in this run (RecognizeSessionOutput's counters). */
-export interface SessionInput extends PlanSession {
+interface SessionInput extends PlanSession {
   restarts: number;
   reStreamedSeconds: number;
   audioSecondsSent: number;
   reused: boolean;
 }
 
-export interface ProcessingInput {
+interface ProcessingInput {
   workflowId: string;
   runId: string;
   batchId?: string | undefined;
@@ -118,7 +118,7 @@ export interface ResultParts {
   writtenAt?: string | undefined;
 }
 
-export interface ResultRedaction {
+interface ResultRedaction {
   output: RedactionOutput;
   /** An unredacted copy is written beside this document's run, under its own prefix. */
   unredactedCopy: boolean;

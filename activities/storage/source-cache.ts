@@ -26,7 +26,7 @@ import { stackHomeOf } from '../../schemas/config.ts';
 import type { ObjectStore } from './object-store.ts';
 
 /** Bound of the cache: a few hours of the largest inputs (48 kHz stereo WAV is about 1.2 GB an hour). */
-export const SOURCE_CACHE_MAX_BYTES = 8 * 1024 ** 3;
+const SOURCE_CACHE_MAX_BYTES = 8 * 1024 ** 3;
 const inFlight = new Map<string, Promise<string>>();
 /** Copies this process checked, by path: the file's identity then (a change of bytes or a new file differs). */
 const checked = new Map<string, string>();

@@ -29,7 +29,7 @@ export interface CompactTablesInput {
   days: string[];
 }
 
-export interface CompactedTable {
+interface CompactedTable {
   filesBefore: number;
   filesAfter: number;
   rows: number;

@@ -95,7 +95,7 @@ function fromReader(c: ColumnDef, value: unknown): unknown {
   return value;
 }
 
-export class TableRowError extends Error {
+class TableRowError extends Error {
   override name = 'InvalidResultDocument';
 }
 

@@ -14,12 +14,12 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { loopDelayMs, RETRY_LOOPS } from '../../schemas/retry-table.ts';
 
 /** The tables' partition is busy longer than a caller waits: retried later (schemas/retry-table.ts). */
-export class TablesBusyError extends Error {
+class TablesBusyError extends Error {
   override name = 'TablesBusy';
 }
 
 /** This holder's lease was taken over (it was held past its expiry): stop and let Temporal retry. */
-export class LeaseLostError extends Error {
+class LeaseLostError extends Error {
   override name = 'TablesBusy';
 }
 
@@ -43,7 +43,7 @@ export interface LeaseOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-export interface Lease {
+interface Lease {
   readonly key: string;
   /** Renews the lease when half of its time is up; throws {@link LeaseLostError} if it was taken. */
   keep(): Promise<void>;
@@ -61,11 +61,7 @@ function parse(body: Buffer): LeaseBody {
   }
 }
 
-export async function acquireLease(
-  store: ObjectStore,
-  key: string,
-  options: LeaseOptions = {},
-): Promise<Lease> {
+async function acquireLease(store: ObjectStore, key: string, options: LeaseOptions = {}): Promise<Lease> {
   const ttl = options.ttlMs ?? 120_000;
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));

@@ -3,13 +3,7 @@
  * a rebuild from stored results and a test all get the same rows from the same document.
  */
 import type { ResultDocument, SentimentAggregate } from '../../schemas/result.ts';
-import {
-  CALLS_TABLE,
-  dayIn,
-  TABLES_SCHEMA_VERSION,
-  type TableName,
-  type TableRow,
-} from '../../schemas/tables.ts';
+import { dayIn, TABLES_SCHEMA_VERSION, type TableName, type TableRow } from '../../schemas/tables.ts';
 import { roundSecondsToMs } from '../../schemas/units.ts';
 import type { CallIdMode } from '../../schemas/config.ts';
 import { reportedSource } from '../storage/call-id.ts';
@@ -213,6 +207,3 @@ function personalValueRows(result: ResultDocument, common: TableRow): TableRow[]
   }
   return rows;
 }
-
-/** Column names of `calls`, for readers that project (the night report). */
-export const CALL_COLUMNS = CALLS_TABLE.columns.map((c) => c.name);

@@ -21,9 +21,8 @@ import type { LeaseOptions } from './partition-lease.ts';
 import { writeCallTables, type WriteCallTablesInput } from './write-call-tables.ts';
 import { compactTables, type CompactTablesInput } from './compact-tables.ts';
 
-export type { CallLocator } from './call-locator.ts';
-export type { WriteCallTablesInput, WriteCallTablesOutput } from './write-call-tables.ts';
-export type { CompactTablesInput, CompactTablesOutput, CompactedTable } from './compact-tables.ts';
+export type { WriteCallTablesInput } from './write-call-tables.ts';
+export type { CompactTablesInput } from './compact-tables.ts';
 
 export interface TableActivityDeps {
   store: ObjectStore;

@@ -28,7 +28,7 @@ export interface ListWatchedInput {
 }
 
 /** What the name, size and date filters take of a listed object (content is judged at admission). */
-export function listedObject(info: ObjectInfo, filters: BackfillFilters): WatchObject | undefined {
+function listedObject(info: ObjectInfo, filters: BackfillFilters): WatchObject | undefined {
   const date = info.lastModified;
   if (filterReason({ key: info.key, size: info.size, ...(date ? { date } : {}) }, filters)) return undefined;
   return { key: info.key, etag: info.etag, size: info.size, modifiedMs: date?.getTime() };

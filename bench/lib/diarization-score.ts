@@ -55,7 +55,7 @@ function mappings(from: number, to: number): number[][] {
 }
 
 /** The map of labels `a` → `b` that maximizes the summed `score[a][b]`. */
-export function bestMapping(score: number[][], bLabels: number): number[] {
+function bestMapping(score: number[][], bLabels: number): number[] {
   let best: number[] = [];
   let bestScore = -Infinity;
   for (const m of mappings(score.length, bLabels)) {

@@ -54,7 +54,7 @@ export function nightSpecs(shape: NightShape): CallSpec[] {
   });
 }
 
-export function scriptOf(spec: CallSpec): FixtureScript {
+function scriptOf(spec: CallSpec): FixtureScript {
   return generateCallScript({ durationSeconds: spec.durationSeconds, stereo: spec.stereo, seed: spec.seed });
 }
 

@@ -11,7 +11,7 @@ import type { CallSpecOverrides } from '../../schemas/call-spec.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 import { activityIntervals, type Interval } from './activity-intervals.ts';
 
-export interface CallRun {
+interface CallRun {
   name: string;
   submitted: Submitted;
   result: ProcessRecordingResult;

@@ -41,23 +41,23 @@ const GENERATOR_VERSION = 5;
 
 export type Split = 'dev' | 'test';
 export type CallKind = 'two-voice' | 'one-voice' | 'three-voice' | 'dtmf';
-export type Engine = 'openjtalk' | 'espeak';
+type Engine = 'openjtalk' | 'espeak';
 /** Who the two voices of a call are. */
-export type Pairing = 'woman-man' | 'two-men' | 'two-women' | 'close' | 'espeak';
+type Pairing = 'woman-man' | 'two-men' | 'two-women' | 'close' | 'espeak';
 /** Each utterance pure speech, or a DTMF code then speech. */
-export type Style = 'pure' | 'dtmf+speech';
+type Style = 'pure' | 'dtmf+speech';
 /** Both legs through one line (a PBX's mix), or each through its own. */
-export type Line = 'shared' | 'separate';
+type Line = 'shared' | 'separate';
 
 /** One speaker's stretch of speech, as the script placed it (trimmed to the audible sound). */
-export interface Segment {
+interface Segment {
   speaker: number;
   start: number;
   end: number;
 }
 
 /** What a recognizer reports: overlapping segments merged, the truth being who holds most of the span. */
-export interface TruthSpan {
+interface TruthSpan {
   start: number;
   end: number;
   speaker: number;
@@ -753,7 +753,7 @@ async function dtmfCall(
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Segments as a recognizer reports them: overlapping ones (of any speakers) merged into one span. */
-export function mergeSpans(segments: readonly Segment[]): TruthSpan[] {
+function mergeSpans(segments: readonly Segment[]): TruthSpan[] {
   const sorted = [...segments].sort((a, b) => a.start - b.start);
   const groups: Segment[][] = [];
   let groupEnd = -Infinity;

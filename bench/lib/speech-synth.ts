@@ -15,7 +15,7 @@ import { createInterface, type Interface } from 'node:readline';
 export const SPEECH_RATE = 16000;
 
 /** Open JTalk's voice moved as one person differs from another: semitones, formant factor, rate. */
-export interface JTalkVoice {
+interface JTalkVoice {
   engine: 'openjtalk';
   halfTone: number;
   formant: number;
@@ -23,7 +23,7 @@ export interface JTalkVoice {
 }
 
 /** An espeak-ng variant of its Japanese voice: pitch 0–99, words per minute. */
-export interface EspeakVoice {
+interface EspeakVoice {
   engine: 'espeak';
   variant: string;
   pitch: number;

@@ -9,9 +9,9 @@ import type { LogEntry } from '../../emulator/stats.ts';
 import { roundThousandths } from '../../schemas/units.ts';
 
 /** Text requests per audio hour of sentiment alone, per utterance, before dialog acts and redaction. */
-export const SENTIMENT_ALONE_PER_AUDIO_HOUR = 1324;
+const SENTIMENT_ALONE_PER_AUDIO_HOUR = 1324;
 /** The budget: text requests per audio hour with every text step on. */
-export const TEXT_BUDGET_PER_AUDIO_HOUR = 1360;
+const TEXT_BUDGET_PER_AUDIO_HOUR = 1360;
 
 /** Entries of the log from line `from` on (a pass's own, when `from` is the count before it). */
 export function requestLogLines(path: string, from = 0): LogEntry[] {

@@ -25,7 +25,7 @@ const PREFIX = 'benchscale';
 /** temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED (a worker runs it). */
 const PENDING_ACTIVITY_STATE_STARTED = 2;
 
-export interface WholeWorkerMeasure {
+interface WholeWorkerMeasure {
   streams: number;
   /** Sessions streaming when the hold began (all of them, unless the worker could not start them in a minute). */
   open: number;

@@ -1,7 +1,7 @@
 /** Port checks for the local stack: refuse a taken port clearly, or find free ones with `--ports auto`. */
 import { createServer } from 'node:net';
 
-export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once('error', () => resolve(false));

@@ -88,7 +88,7 @@ export function recordProcess(name: string, pid: number): RecordedProcess {
   return startTicks === undefined ? { name, pid } : { name, pid, startTicks };
 }
 
-export function readStackRecord(home: string): StackRecord | undefined {
+function readStackRecord(home: string): StackRecord | undefined {
   const file = stackFile(home);
   if (!existsSync(file)) return undefined;
   try {

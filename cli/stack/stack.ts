@@ -139,7 +139,7 @@ export function workersProcess(env: NodeJS.ProcessEnv, logFile: string): Managed
 }
 
 /** The Temporal config file of a stack: its dev server as the default profile (see startStack). */
-export function stackTemporalProfile(home: string): string {
+function stackTemporalProfile(home: string): string {
   return join(home, 'temporal.toml');
 }
 
@@ -505,7 +505,7 @@ const CODEC_SERVER_VARIABLES = [
  * else of the stack's (no service secret, no S3 key, no digest key): it answers a browser, and holds only
  * what decoding needs.
  */
-export function codecServerEnv(env: Record<string, string>): Record<string, string> {
+function codecServerEnv(env: Record<string, string>): Record<string, string> {
   const own = Object.fromEntries(
     CODEC_SERVER_VARIABLES.flatMap((name) => {
       const value = env[name] ?? process.env[name];
@@ -516,7 +516,7 @@ export function codecServerEnv(env: Record<string, string>): Record<string, stri
 }
 
 /** `env` without the variables that hold secrets. */
-export function withoutSecrets(env: Record<string, string>): Record<string, string> {
+function withoutSecrets(env: Record<string, string>): Record<string, string> {
   const secrets: ReadonlySet<string> = new Set(SECRET_VARIABLES);
   return Object.fromEntries(Object.entries(env).filter(([name]) => !secrets.has(name)));
 }

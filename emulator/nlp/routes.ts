@@ -18,7 +18,7 @@ import { classifySentence } from './sentence-type.ts';
 import { summarize } from './summary.ts';
 
 /** Spec 01, Shared request parameters. */
-export const DIC_TYPES = [
+const DIC_TYPES = [
   'IT',
   'automobile',
   'chemistry',
@@ -33,7 +33,7 @@ export const DIC_TYPES = [
 ] as const;
 
 /** Spec 03, Limits. */
-export const SUMMARY_LIMITS = { document: [10, 5000], sentLen: [1, 100], charLen: [10, 2500] } as const;
+const SUMMARY_LIMITS = { document: [10, 5000], sentLen: [1, 100], charLen: [10, 2500] } as const;
 
 /** Endpoint name → the versions it is served under (spec 01 Endpoints; summary also as recorded). */
 export const NLP_ENDPOINTS: Record<string, string[]> = {

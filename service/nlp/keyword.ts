@@ -6,7 +6,7 @@ import { NLP_ENDPOINTS } from './endpoints.ts';
 import { validateRequest } from './validate.ts';
 
 /** Service default of `max_keyword_num` (spec 01, Endpoints). */
-export const DEFAULT_MAX_KEYWORDS = 5;
+const DEFAULT_MAX_KEYWORDS = 5;
 
 export interface KeywordOptions extends NlpCallOptions {
   /** At most this many keywords (spec 01, Rule 4); default 5. */

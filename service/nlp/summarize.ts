@@ -10,7 +10,7 @@ import {
   summaryRequestSchema,
 } from '../../schemas/service-nlp.ts';
 import type { ClientContext } from '../context.ts';
-import { CostMeter, type CallCost } from '../cost.ts';
+import { CostMeter } from '../cost.ts';
 import { invalidInput, isServiceError } from '../errors.ts';
 import { callNlp, type NlpCallOptions, type NlpResponse } from './call.ts';
 import { NLP_ENDPOINTS } from './endpoints.ts';
@@ -18,9 +18,9 @@ import { codePointLength, windowsOf } from './sentences.ts';
 import { validateRequest } from './validate.ts';
 
 /** Levels of summaries of summaries before giving up; 5,000⁴ characters is far beyond any call. */
-export const MAX_SUMMARY_LEVELS = 4;
+const MAX_SUMMARY_LEVELS = 4;
 /** Summary length when the caller gives neither `sentLen` nor `charLen`. */
-export const DEFAULT_SUMMARY_SENTENCES = 3;
+const DEFAULT_SUMMARY_SENTENCES = 3;
 
 export interface SummarizeOptions extends NlpCallOptions {
   /** `extract-cc` for call-center dialogs (speaker labels removed, sentences in time order); default `extract-cc`. */
@@ -113,5 +113,3 @@ export async function summarize(
     throw err;
   }
 }
-
-export type { CallCost };

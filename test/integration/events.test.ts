@@ -9,7 +9,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
+import { freePort } from '../../cli/stack/ports.ts';
 import { startBackfill } from '../../cli/commands/backfill.ts';
 import { scriptedCall } from '../../activities/media/call-script.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
@@ -33,15 +33,6 @@ interface Received {
   id: string;
   type: string;
   data: Record<string, unknown>;
-}
-
-/** A port nothing listens on now (the receiver comes up on it later). */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
 }
 
 describe('call events', () => {

@@ -9,7 +9,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -19,6 +18,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
+import { freePort } from '../../cli/stack/ports.ts';
 import { outputLocation } from '../../cli/submit.ts';
 import { watchIdOf } from '../../cli/commands/watch.ts';
 import { callIdOf, callIdRuleOf } from '../../activities/storage/call-id.ts';
@@ -41,17 +41,6 @@ import { stackConfig } from '../helpers/stack.ts';
 import { runId } from '../helpers/run-id.ts';
 import { recordHistory } from '../helpers/histories.ts';
 import { until } from '../helpers/until.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 describe('callpipe watch', () => {
   const run8 = runId();

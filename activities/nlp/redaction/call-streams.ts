@@ -34,10 +34,10 @@ export interface Span {
 }
 
 /** Utterances of one speaker further apart than this are separate numbers, not one said in two goes. */
-export const JOIN_GAP_SECONDS = 10;
+const JOIN_GAP_SECONDS = 10;
 /** Context: at most this many utterances before, all within this many seconds. */
-export const CONTEXT_UTTERANCES = 3;
-export const CONTEXT_SECONDS = 30;
+const CONTEXT_UTTERANCES = 3;
+const CONTEXT_SECONDS = 30;
 
 const JOINER = '\n';
 

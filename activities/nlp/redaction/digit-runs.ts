@@ -30,7 +30,7 @@ const SEPARATOR =
 /** A gap longer than this between two groups is a pause in the conversation, not in the number. */
 const MAX_SEPARATOR_CHARS = 12;
 
-export function separates(text: string): boolean {
+function separates(text: string): boolean {
   return text.length <= MAX_SEPARATOR_CHARS && SEPARATOR.test(text);
 }
 

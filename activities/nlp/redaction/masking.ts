@@ -80,7 +80,7 @@ export function finishSpans(
 }
 
 /** One utterance's spans, overlapping ones (and same-kind ones only spaces apart) merged. */
-export function mergeSpans(text: string, spans: readonly Span[]): Span[] {
+function mergeSpans(text: string, spans: readonly Span[]): Span[] {
   const sorted = [...spans].sort((a, b) => a.begin - b.begin || b.end - a.end);
   const out: Span[] = [];
   for (const s of sorted) {
@@ -116,7 +116,7 @@ function labelOf(kind: string, options: MaskOptions): string {
 }
 
 /** The mask of a span: its label, with the value's last digits when the kind is configured so. */
-export function maskOf(span: Span, value: string, options: MaskOptions = {}): string {
+function maskOf(span: Span, value: string, options: MaskOptions = {}): string {
   const label = labelOf(span.kind, options);
   const mask = options.masks?.[span.kind];
   if (mask?.style !== 'keepLast') return label;
@@ -135,7 +135,7 @@ export function maskOf(span: Span, value: string, options: MaskOptions = {}): st
  * The keyed digest of a span's value: a number's digits as the numeral reader reads them (spoken
  * numerals included, so 「ゼロキューゼロ…」 and "090…" are one), other kinds their text.
  */
-export function spanDigest(span: Span, value: string, key: Buffer): string | undefined {
+function spanDigest(span: Span, value: string, key: Buffer): string | undefined {
   const normalized = DIGEST_DIGIT_KINDS.has(span.kind)
     ? (span.digits ??
       numeralTokens(value)

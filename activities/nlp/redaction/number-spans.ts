@@ -21,7 +21,7 @@ import { digitRuns, digitsOf, followedByUnit, type DigitGroup } from './digit-ru
 import { isCardNumber, isMyNumber, isPhoneNumber } from './number-checks.ts';
 
 /** A run of at least this many digits said one by one is an identifier of some kind. */
-export const MIN_IDENTIFIER_DIGITS = 7;
+const MIN_IDENTIFIER_DIGITS = 7;
 /** Longest stretch of groups one number is looked for in. */
 const MAX_GROUPS = 8;
 
@@ -36,7 +36,7 @@ const ASKED_FOR: readonly { words: RegExp; kind: BuiltInKind }[] = [
   },
 ];
 
-export function askedFor(context: string): BuiltInKind | undefined {
+function askedFor(context: string): BuiltInKind | undefined {
   let best: { at: number; kind: BuiltInKind } | undefined;
   for (const { words, kind } of ASKED_FOR) {
     for (const m of context.matchAll(words)) if (!best || m.index >= best.at) best = { at: m.index, kind };
@@ -55,7 +55,7 @@ interface Candidate {
 }
 
 /** A number of a specific kind, or undefined. */
-export function specificKind({ groups, text, asked, whole }: Candidate): BuiltInKind | undefined {
+function specificKind({ groups, text, asked, whole }: Candidate): BuiltInKind | undefined {
   const digits = digitsOf(groups);
   const spelled = groups.every((g) => !g.positional);
   const first = groups[0]!;
