@@ -192,23 +192,25 @@ async function recognizeAll(run: PiecesRun): Promise<void> {
   const runners: Promise<void>[] = [runner(run)];
   const leases = run.deps.leases;
   const max = run.deps.maxInFlight ?? Infinity;
-  const extra = leases
-    ? (async () => {
-        while (run.queue.length > 0 && runners.length < max && !run.stop.signal.aborted) {
-          let lease: string;
-          try {
-            lease = await leases.acquire(run.stop.signal);
-          } catch {
-            return;
-          }
-          if (run.queue.length === 0 || run.stop.signal.aborted) {
-            leases.release(lease);
-            return;
-          }
-          runners.push(runner(run).finally(() => leases.release(lease)));
-        }
-      })()
-    : Promise.resolve();
+  // Every lease wanted is asked at once: the budget client asks for all of them in one request (one
+  // update of the budget workflow), not one request per lease; the ones granted after the queue emptied
+  // go straight back, the ones still waiting are withdrawn when it empties.
+  const wanted = leases ? Math.min(run.queue.length, max - 1) : 0;
+  const extra = Promise.all(
+    Array.from({ length: wanted }, async () => {
+      let lease: string;
+      try {
+        lease = await leases!.acquire(run.stop.signal);
+      } catch {
+        return;
+      }
+      if (run.queue.length === 0 || run.stop.signal.aborted) {
+        leases!.release(lease);
+        return;
+      }
+      runners.push(runner(run).finally(() => leases!.release(lease)));
+    }),
+  );
   // The own runner ends when the queue is empty (or a piece failed): no lease is wanted after that.
   await runners[0]!.catch(() => undefined);
   run.stop.abort(new Error('no piece left to send'));
