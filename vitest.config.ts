@@ -51,14 +51,15 @@ const integrationProjects: TestProjectInlineConfiguration[] =
     ? [{ test: { name: 'integration', ...integration, fileParallelism: false } }]
     : [
         // The files that need the stack alone run first, one at a time: that leaves a core to `npm test`'s
-        // other lane (lint, types, unit, contract, workflow), which runs at the same time.
+        // other lane (lint, types, unit, contract, workflow), which runs at the same time. (Not group 0:
+        // vitest runs files of a single-worker project in group 0 after every other group.)
         {
           test: {
             name: 'integration-alone',
             ...integration,
             include: INTEGRATION_ALONE,
             fileParallelism: false,
-            sequence: { groupOrder: 0 },
+            sequence: { groupOrder: 1 },
           },
         },
         {
@@ -67,7 +68,7 @@ const integrationProjects: TestProjectInlineConfiguration[] =
             ...integration,
             exclude: INTEGRATION_ALONE,
             maxWorkers: stackFiles,
-            sequence: { groupOrder: 1 },
+            sequence: { groupOrder: 2 },
           },
         },
       ];

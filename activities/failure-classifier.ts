@@ -6,7 +6,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { isServiceError, type ServiceErrorKind } from '../service/index.ts';
 import { FAILURE, isFailureType, type FailureType } from '../schemas/retry-table.ts';
-import { DEFAULTS, stackHomeOf } from '../schemas/config.ts';
+import { DEFAULTS } from '../schemas/config.ts';
+import { stackHomeOf } from '../schemas/process-settings.ts';
 import { statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';

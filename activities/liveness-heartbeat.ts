@@ -2,8 +2,8 @@
  * Liveness heartbeats (the production topology's drill): an activity scheduled with a heartbeat
  * timeout heartbeats while it runs, every third of that timeout, whether or not it reports progress. A
  * worker process that dies mid-activity (SIGKILL, a lost node) then has its activity retried elsewhere
- * after the heartbeat timeout (30 s) instead of after its start-to-close timeout (up to 15 minutes for a
- * transcode): the drill measured the 15 minutes. For the short, non-resuming activities of the media and
+ * after the heartbeat timeout (30 s) instead of after its start-to-close timeout (bench/README.md,
+ * "Figures behind the code"). For the short, non-resuming activities of the media and
  * text queues only: their heartbeats carry no details anyone reads, so these empty ones overwrite nothing.
  * Recognition sessions and the batch's activities heartbeat on their own, with their resume points.
  */

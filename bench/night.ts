@@ -26,7 +26,7 @@ import { join, resolve } from 'node:path';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { planOptionsOf } from '../schemas/config.ts';
+import { planOptionsOf } from '../schemas/call-spec.ts';
 import { DEFAULT_TEXT_GRAINS, TEXT_GRAINS, type TextGrain, type TextGrains } from '../schemas/text-grains.ts';
 import { DEFAULT_RATE_LIMIT } from '../schemas/emulator-accounts.ts';
 import { resolveSource } from '../cli/submit.ts';
@@ -45,7 +45,7 @@ import {
   referenceTranscode,
   scrape,
 } from './lib/cost-meter.ts';
-import { mediaTools } from '../schemas/config.ts';
+import { mediaTools } from '../schemas/process-settings.ts';
 import { toolEnv } from '../cli/tools/provision.ts';
 import { peakRssMb } from './lib/proc-memory.ts';
 import { unionMs } from './lib/activity-intervals.ts';

@@ -17,7 +17,7 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { planOptionsOf } from '../schemas/config.ts';
+import { planOptionsOf } from '../schemas/call-spec.ts';
 import { DEFAULT_RATE_LIMIT } from '../schemas/emulator-accounts.ts';
 import { resolveSource } from '../cli/submit.ts';
 import type { ManagedProcess } from '../cli/stack/process.ts';

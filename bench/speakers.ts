@@ -35,7 +35,11 @@ import { plainInput } from '../activities/media/media-input.ts';
 import { transcodeArgs } from '../activities/media/transcode.ts';
 import { stagedAudioReader } from '../activities/speakers/speakers-activities.ts';
 import { analyzerFor, voicedFrames } from '../activities/speakers/voice-features.ts';
-import { separateVoices, type SeparationResult } from '../activities/speakers/voice-separation.ts';
+import {
+  analysisSteps,
+  separateVoices,
+  type SeparationResult,
+} from '../activities/speakers/voice-separation.ts';
 import { processCpu } from './lib/cpu-meter.ts';
 import { addDer, derOf, diarizationError, utteranceMatches, type DerParts } from './lib/diarization-score.ts';
 import { speakerCorpus, type CallKind, type CorpusCall, type Split } from './lib/speaker-corpus.ts';
@@ -124,7 +128,8 @@ interface Scored {
 /** The voiced frames separateVoices models for this call, counted apart (outside its measured CPU). */
 function framesOf(reader: ReturnType<typeof stagedAudioReader>, call: CorpusCall): number {
   const analyzer = analyzerFor(reader.sampleRate);
-  return call.spans.reduce((n, s) => n + voicedFrames(reader, s, analyzer).count, 0);
+  const steps = analysisSteps(call.spans);
+  return call.spans.reduce((n, s, u) => n + voicedFrames(reader, s, analyzer, steps[u]).count, 0);
 }
 
 function score(call: CorpusCall, result: SeparationResult, mediaMs: number, frames: number): Scored {

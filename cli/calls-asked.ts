@@ -8,7 +8,8 @@ import { outputLocation } from './submit.ts';
 import { callIdsHolding } from './commands/find.ts';
 import type { CallPlaces } from '../activities/lifecycle/call-objects.ts';
 import { parseS3Url, type OutputLocation } from '../schemas/call-keys.ts';
-import { redactionInputOf, tablesOf, type Config } from '../schemas/config.ts';
+import { redactionInputOf, tablesOf } from '../schemas/call-spec.ts';
+import { type Config } from '../schemas/config.ts';
 
 const LOOKUPS = ['phone', 'email', 'customer'] as const;
 

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CliError, type Command } from './command.ts';
-import { processSettings } from '../schemas/config.ts';
+import { processSettings } from '../schemas/process-settings.ts';
 import type { ErrorContext } from './error-message.ts';
 
 const COMMANDS = [

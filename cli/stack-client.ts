@@ -4,7 +4,8 @@
  */
 import type { Client, Connection } from '@temporalio/client';
 import { connectClient, describeConnection, temporalClient } from '../workers/temporal-connection.ts';
-import { loadConfig, type Config } from '../schemas/config.ts';
+import { loadConfig } from '../schemas/config-loader.ts';
+import { type Config } from '../schemas/config.ts';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store.ts';
 import { readStackFile, recordedStackEnv } from './stack/stack-record.ts';
 import { CliError } from './command.ts';

@@ -14,16 +14,16 @@ import { channelOptionsSchema, planOptionsSchema } from './plan.ts';
 import { redactionInputSchema } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
 import { RECOGNITION_HEARTBEAT_SECONDS, SESSION_MAX_RESTARTS } from './limits.ts';
+import { taskQueues, type Config } from './config.ts';
 import {
-  planOptionsOf,
-  redactionInputOf,
-  slowestPace,
-  tablesOf,
-  taskQueues,
-  textGrainsOf,
-  type Config,
-} from './config.ts';
-import type { OutputLocation } from './call-keys.ts';
+  tablesLocationOf,
+  unredactedLocationOf,
+  type OutputLocation,
+  type TablesLocation,
+} from './call-keys.ts';
+import type { PlanOptions } from './plan.ts';
+import type { RedactionInput } from './recording.ts';
+import type { TextGrains } from './text-grains.ts';
 import { recognitionModeSchema } from './recognition.ts';
 
 const plan = planOptionsSchema.shape;
@@ -137,4 +137,62 @@ export type CallSpecOverrides = Partial<Omit<CallSpec, 'plan'>> & { plan?: Parti
 export function withOverrides(spec: CallSpec, overrides: CallSpecOverrides = {}): CallSpec {
   const { plan: planOverrides, ...rest } = overrides;
   return callSpecSchema.parse({ ...spec, ...rest, plan: { ...spec.plan, ...planOverrides } });
+}
+
+// --- from a configuration -------------------------------------------------------------------------------
+
+/** The slowest pace a configured speed may send at: what time limits must allow for. */
+export function slowestPace(speed: number | 'auto'): number {
+  return speed === 'auto' ? 1 : speed;
+}
+
+/**
+ * Session planning from configuration. The budget is the asr worker's concurrent sessions: each call is
+ * cut as if it had the whole budget to itself. Several calls share it in a batch, but that costs the
+ * makespan bound nothing: a call's longest session (its session audio ÷ budget) never exceeds the
+ * batch's total session audio ÷ budget, so `max(longest session, total ÷ budget)` stays at its floor;
+ * the price is a few more sessions (a start and a stop request, an ffmpeg run each) for short calls,
+ * held back by `minSessionSeconds`. Planning for the whole batch would need every call probed first.
+ */
+export function planOptionsOf(config: Pick<Config, 'limits' | 'insights'>): Required<
+  Pick<PlanOptions, 'maxSessionSeconds' | 'budget' | 'minSessionSeconds'>
+> & {
+  strategy: Config['limits']['planStrategy'];
+} & Pick<PlanOptions, 'channels'> {
+  const { speakerRoles: roles, separateVoices: voices } = config.insights;
+  return {
+    strategy: config.limits.planStrategy,
+    maxSessionSeconds: config.limits.maxSessionSeconds,
+    budget: config.limits.asrConcurrentSessions,
+    minSessionSeconds: config.limits.minSessionSeconds,
+    // Only when chosen: a call's spec names the finer settings a deployment changed (schemas/call-spec.ts).
+    ...(roles !== 'evidence' || voices !== 'separate' ? { channels: { roles, voices } } : {}),
+  };
+}
+
+/** Grains of the per-sentence text steps from configuration (every call's `text` input). */
+function textGrainsOf(config: Pick<Config, 'insights'>): TextGrains {
+  return {
+    sentiment: config.insights.sentimentGrain,
+    dialogActs: config.insights.dialogActs,
+    windowSeconds: config.insights.windowSeconds,
+  };
+}
+
+/**
+ * What a call's workflow is told about redaction, for results going to `output`: where unredacted copies
+ * go (checked against `output`: throws a KeyError when it is the same place) and whether to redact the
+ * audio. The rules stay with the workers.
+ */
+export function redactionInputOf(config: Pick<Config, 'redaction'>, output: OutputLocation): RedactionInput {
+  const { unredactedPrefix, audio, audioMask } = config.redaction;
+  return {
+    ...(unredactedPrefix ? { unredacted: unredactedLocationOf(unredactedPrefix, output) } : {}),
+    ...(audio ? { audio: { mask: audioMask } } : {}),
+  };
+}
+
+/** Where the analysis tables of `output` go (its bucket, the configured prefix) and their time zone. */
+export function tablesOf(config: Pick<Config, 's3' | 'timeZone'>, output: OutputLocation): TablesLocation {
+  return tablesLocationOf(output, { prefix: config.s3.tablesPrefix, timeZone: config.timeZone });
 }

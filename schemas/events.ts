@@ -14,6 +14,7 @@
  */
 import { z } from 'zod';
 import { ALERT_SEVERITIES } from './rules.ts';
+import type { Backoff } from './retry-table.ts';
 
 /** The event types, as CloudEvents' `type`. */
 export const EVENT_TYPES = {
@@ -23,9 +24,6 @@ export const EVENT_TYPES = {
   batchCompleted: 'callpipe.batch.completed',
 } as const;
 export type EventType = (typeof EVENT_TYPES)[keyof typeof EVENT_TYPES];
-
-/** Failure type of a delivery given up: not retried, recorded as failed. */
-export const EVENT_DELIVERY_GAVE_UP = 'EventDeliveryGaveUp';
 
 /** CloudEvents' `dataschema` of callpipe's events: one version for every type. */
 export const EVENT_DATA_VERSION = 1;
@@ -125,7 +123,7 @@ export const EVENTS_DEFAULTS = {
   deliverForSeconds: 86_400,
 };
 
-/** Environment variable → config path (merged into schemas/config.ts ENV_VARS). */
+/** Environment variable → config path (merged into ENV_VARS, schemas/config-variables.ts). */
 export const EVENTS_ENV_VARS = {
   CALLPIPE_EVENTS_WEBHOOK_URL: 'events.webhookUrls',
   CALLPIPE_EVENTS_WEBHOOK_SECRET: 'events.webhookSecret',
@@ -163,6 +161,15 @@ export interface DeliveryPolicy {
   forSeconds: number;
   /** One request's bound (the activity's start-to-close timeout is sized from it). */
   requestTimeoutSeconds: number;
+}
+
+/**
+ * A delivery's waits between attempts: Temporal's retry policy of the delivery (workflows/activity-policies.ts
+ * eventDeliveryRetry) and the attempt that judges whether the next wait passes its deadline read both
+ * from here, computed as every backoff is (schemas/retry-table.ts backoffMs).
+ */
+export function deliveryBackoff(policy: DeliveryPolicy): Extract<Backoff, { kind: 'doubling' }> {
+  return { kind: 'doubling', baseMs: policy.initialSeconds * 1000, maxMs: policy.maxSeconds * 1000 };
 }
 
 export function deliveryPolicyOf(config: EventsConfig): DeliveryPolicy {

@@ -19,11 +19,21 @@ const MULAW_TABLE = (() => {
 /** Samples of mu-law bytes, one per byte. */
 export function decodeMulaw(bytes: Uint8Array): Float32Array {
   const out = new Float32Array(bytes.length);
-  decodeMulawInto(bytes, out, 0);
+  decodeMulawInto(bytes, 0, bytes.length, out, 0);
   return out;
 }
 
-/** Decodes `bytes` into `out` from index `at`: no allocation, for readers of many short frames. */
-export function decodeMulawInto(bytes: Uint8Array, out: Float32Array, at: number): void {
-  for (let i = 0; i < bytes.length; i++) out[at + i] = MULAW_TABLE[bytes[i]!]!;
+/**
+ * Decodes `bytes` from index `from` to `to` into `out` from index `at`: no allocation (not even a view of
+ * the bytes), for readers of many short frames.
+ */
+export function decodeMulawInto(
+  bytes: Uint8Array,
+  from: number,
+  to: number,
+  out: Float32Array,
+  at: number,
+): void {
+  const table = MULAW_TABLE;
+  for (let i = from, j = at; i < to; i++, j++) out[j] = table[bytes[i]!]!;
 }

@@ -3,9 +3,9 @@
  * recognition session runs a strict request/response loop every 240 ms, so each reuses a warm socket, and
  * no request waits behind another session's (no cap on sockets per origin).
  *
- * Not the global `fetch`: measured on this machine, undici's fetch spent about 5× the CPU per small
- * request (200–330 µs against 30–70 µs, client and server together), which at 16 sessions × 100×
- * emulator speed (6,700 requests/s) was the whole core of the workers process.
+ * Not the global `fetch`: undici's fetch spent several times the CPU per small request, which at many
+ * sessions against a fast emulator was the whole core of the workers process (bench/README.md, "Figures
+ * behind the code").
  *
  * Network failures and timeouts become `transient` ServiceErrors; an abort by the caller's own signal
  * rejects with the signal's reason so that cancellation stays cancellation. Redirects are not followed.

@@ -5,8 +5,8 @@
  * Request n is due at `anchor + n × interval` and never leaves earlier, so the audio sent never runs ahead
  * of the wall clock since the stream began: what a microphone produces, which a real-time service must
  * accept. Timer lateness (whole milliseconds) and round trips therefore cost nothing on average, where
- * spacing each send from the previous one lost both on every request (about 44× instead of 100× at
- * speed 100, 0.5 % at speed 1).
+ * spacing each send from the previous one lost both on every request (bench/README.md, "Figures behind
+ * the code").
  *
  * A slow response leaves the schedule behind; the next requests then go as soon as their responses allow
  * (the session never sends before the previous answer) until the schedule is met again. That catch-up is
@@ -14,8 +14,8 @@
  * longer, is forgiven by re-anchoring the schedule, so a stall is never followed by more back-to-back
  * requests than that. The wall-time floor matters above real time only: at speed 1, 4 intervals are
  * 960 ms; at speed 20 they are 48 ms, shorter than a garbage-collection pause or a burst of another
- * activity's work on the same event loop, and forgiving every such debt made a night's streams run 1–2 %
- * below their speed (bench/night at speed 20: 153 of 7,230 slot-seconds).
+ * activity's work on the same event loop, and forgiving every such debt made a night's streams run below
+ * their speed (bench/README.md, "Figures behind the code").
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 

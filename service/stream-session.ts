@@ -349,8 +349,8 @@ export class StreamSession implements AsyncIterable<StreamEvent> {
    */
   async #streamAudio(s: SessionSetup, run: RunState, first: IteratorResult<Buffer>): Promise<void> {
     const signal = this.#opts.signal;
-    // One signal for every pacing wait of the session: AbortSignal.any per chunk was 4 % of a
-    // 512-stream worker's JavaScript thread (its listeners, and their removal, on every request).
+    // One signal for every pacing wait of the session: AbortSignal.any per chunk cost a many-stream
+    // worker's JavaScript thread its listeners, and their removal, on every request (bench/README.md).
     const pacingSignal = signal
       ? AbortSignal.any([signal, this.#cancelPacing.signal])
       : this.#cancelPacing.signal;

@@ -6,7 +6,7 @@
  */
 import { fstatSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { PROCESS_ENV_VARS, processSettings } from '../schemas/config.ts';
+import { PROCESS_ENV_VARS, processSettings } from '../schemas/process-settings.ts';
 
 /** Set by the stack on its children: `stdin` means "stop when stdin closes". */
 export const STOP_WITH_PARENT_VARIABLE = PROCESS_ENV_VARS.stopWithParent;

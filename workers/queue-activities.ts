@@ -3,7 +3,8 @@
  * dependencies, so tests pass fakes and workers pass the real things).
  */
 import { Runtime } from '@temporalio/worker';
-import { slowestPace, type Config } from '../schemas/config.ts';
+import { slowestPace } from '../schemas/call-spec.ts';
+import { type Config } from '../schemas/config.ts';
 import { createServiceClient, type ServiceClient } from '../service/index.ts';
 import type { PaceEvent } from '../service/pace.ts';
 import { metrics } from '../activities/metrics.ts';

@@ -1,6 +1,7 @@
 /** Runs the workers of the given queues in this process until SIGINT/SIGTERM, then shuts down gracefully. */
 import type { Worker } from '@temporalio/worker';
-import { loadConfig, type Config } from '../schemas/config.ts';
+import { loadConfig } from '../schemas/config-loader.ts';
+import { type Config } from '../schemas/config.ts';
 import { connect, freeLoopbackPort, installRuntime, serveMetrics } from './runtime.ts';
 import { createQueueWorker, type QueueName, type WorkerDeps } from './workers.ts';
 import { stopWithParent } from './parent-watch.ts';

@@ -16,7 +16,8 @@ import {
   type LogEntry,
   type WorkerOptions,
 } from '@temporalio/worker';
-import { processSettings, type Config } from '../schemas/config.ts';
+import { processSettings } from '../schemas/process-settings.ts';
+import { type Config } from '../schemas/config.ts';
 import { connectWorkers } from './temporal-connection.ts';
 import { FAILURE_CONVERTER_PATH } from './payload-codec.ts';
 import { registry } from '../activities/metrics.ts';
@@ -63,7 +64,7 @@ const bundlerLogger = {
 };
 
 /**
- * The workflow bundle's code (about 2 s on 2 cores: build it once and share it), with the failure
+ * The workflow bundle's code (seconds of CPU: build it once and share it), with the failure
  * converter the workers' data converter names (workers/payload-codec.ts), whatever the keys.
  */
 export async function bundleWorkflows(): Promise<string> {

@@ -18,7 +18,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import type { Worker, WorkerDeploymentOptions } from '@temporalio/worker';
-import { PROCESS_ENV_VARS, processSettings, taskQueues, type Config } from '../schemas/config.ts';
+import { PROCESS_ENV_VARS, processSettings } from '../schemas/process-settings.ts';
+import { taskQueues, type Config } from '../schemas/config.ts';
 import { connectClient, temporalClient } from './temporal-connection.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));

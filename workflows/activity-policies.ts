@@ -6,8 +6,8 @@
  */
 import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { CallQueues } from '../schemas/task-queues.ts';
-import { NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
-import { EVENT_DELIVERY_GAVE_UP, type EmittedEvent } from '../schemas/events.ts';
+import { FAILURE, NON_RETRYABLE_TYPES } from '../schemas/retry-table.ts';
+import { deliveryBackoff, type EmittedEvent } from '../schemas/events.ts';
 
 /** Temporal's backoff for every activity: 1 s doubling to `maxInterval`; never a non-retryable type. */
 function retry(maximumAttempts: number, maximumInterval: string): RetryPolicy {
@@ -135,10 +135,11 @@ export const RETRY_POLICIES = {
 
 /** An event's delivery to a sink: the sink's own backoff, carried in the event; a give-up is final. */
 export function eventDeliveryRetry(policy: EmittedEvent['policy']): RetryPolicy {
+  const { baseMs, maxMs } = deliveryBackoff(policy);
   return {
-    initialInterval: `${policy.initialSeconds} seconds`,
+    initialInterval: baseMs,
     backoffCoefficient: 2,
-    maximumInterval: `${policy.maxSeconds} seconds`,
-    nonRetryableErrorTypes: [EVENT_DELIVERY_GAVE_UP],
+    maximumInterval: maxMs,
+    nonRetryableErrorTypes: [FAILURE.EventDeliveryGaveUp],
   };
 }

@@ -22,7 +22,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { EventActivities } from '../activities/events/event-activities.ts';
-import { EVENT_DELIVERY_GAVE_UP, type EmittedEvent, type SinkName } from '../schemas/events.ts';
+import type { EmittedEvent, SinkName } from '../schemas/events.ts';
 import { reasonOf, workflowFailureOf } from './failure-reason.ts';
 import { FAILURE } from '../schemas/retry-table.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
@@ -87,7 +87,7 @@ export async function eventDelivery({ event, sinks, policy }: EmittedEvent): Pro
 /** Attempts and reason of a delivery given up (the activity's details), or of the backstop's timeout. */
 function gaveUp(err: ActivityFailure): { attempts: number; reason: string } {
   const cause = err.cause;
-  if (cause instanceof ApplicationFailure && cause.type === EVENT_DELIVERY_GAVE_UP) {
+  if (cause instanceof ApplicationFailure && cause.type === FAILURE.EventDeliveryGaveUp) {
     const details = cause.details?.[0] as { attempts?: number; reason?: string } | undefined;
     return { attempts: details?.attempts ?? 1, reason: details?.reason ?? cause.message };
   }

@@ -280,6 +280,46 @@ const startLine = (info: Info, raw: string | undefined) => info.lines - lineBrea
 
 type ParsedRecord = { record: string[]; info: Info; raw?: string };
 
+/** The first problems by line, and how many in all (csv-parse reports its own as it reads ahead). */
+class ProblemList {
+  total = 0;
+  private readonly listed: { line: number; text: string }[] = [];
+  add(text: string): void {
+    this.total += 1;
+    this.listed.push({ line: Number(/^line (\d+)/.exec(text)?.[1] ?? 0), text });
+    this.listed.sort((a, b) => a.line - b.line);
+    this.listed.length = Math.min(this.listed.length, MAX_LISTED_PROBLEMS);
+  }
+  texts(): string[] {
+    return this.listed.map((p) => p.text);
+  }
+}
+
+/** The manifest's CSV reader: records with their position and raw text; a bad record goes to `onSkip`. */
+function csvParser(onSkip: (err: CsvError, raw: string | undefined) => void) {
+  return parse({
+    skip_empty_lines: true,
+    trim: true,
+    bom: true,
+    relax_column_count: false,
+    skip_records_with_error: true,
+    info: true,
+    raw: true,
+    on_skip: (err: CsvError | undefined, raw: string | undefined) => {
+      if (err) onSkip(err, raw);
+    },
+  });
+}
+
+/** A record's cells by column; an empty cell means "not given". */
+function cellsOf(record: string[], columns: string[]): Record<string, string> {
+  const cells: Record<string, string> = {};
+  record.forEach((v, i) => {
+    if (v !== '') cells[columns[i]!] = v;
+  });
+  return cells;
+}
+
 /**
  * Reads and validates a whole manifest, handing its entries page by page; resolves to how many rows and
  * pages it has, or rejects with a {@link ManifestError} naming every problem. `bucket` is the manifest's
@@ -292,31 +332,15 @@ export async function readManifest(
 ): Promise<{ rows: number; pages: number }> {
   const limits = { ...MANIFEST_LIMITS, ...options.limits };
   const pageSize = options.pageSize ?? 1000;
-  // The first problems by line (csv-parse reports its own as it reads ahead of the rows handed here).
-  const problems: { line: number; text: string }[] = [];
-  let total = 0;
-  const problem = (text: string) => {
-    total += 1;
-    problems.push({ line: Number(/^line (\d+)/.exec(text)?.[1] ?? 0), text });
-    problems.sort((a, b) => a.line - b.line);
-    problems.length = Math.min(problems.length, MAX_LISTED_PROBLEMS);
-  };
+  const problems = new ProblemList();
+  const problem = (text: string) => problems.add(text);
   let columns: string[] | undefined;
   let stopped = false;
-  const parser = parse({
-    skip_empty_lines: true,
-    trim: true,
-    bom: true,
-    relax_column_count: false,
-    skip_records_with_error: true,
-    info: true,
-    raw: true,
-    on_skip: (err: CsvError | undefined, raw: string | undefined) => {
-      if (!err || stopped) return;
-      const { problem: p, goOn } = csvProblem(err, raw, columns?.length ?? 0);
-      problem(p);
-      if (!goOn) stopped = true;
-    },
+  const parser = csvParser((err, raw) => {
+    if (stopped) return;
+    const { problem: p, goOn } = csvProblem(err, raw, columns?.length ?? 0);
+    problem(p);
+    if (!goOn) stopped = true;
   });
   const source = Readable.from(boundedChunks(body, limits.maxBytes));
   let readError: unknown;
@@ -364,12 +388,7 @@ export async function readManifest(
         );
         break;
       }
-      // Empty cells mean "not given".
-      const cells: Record<string, string> = {};
-      record.forEach((v, i) => {
-        if (v !== '') cells[columns![i]!] = v;
-      });
-      const entry = entryOf(cells, line, bucket);
+      const entry = entryOf(cellsOf(record, columns), line, bucket);
       if ('problem' in entry) {
         problem(entry.problem);
         continue;
@@ -380,7 +399,7 @@ export async function readManifest(
         continue;
       }
       // A refused file hands no more pages; a check without a reader of pages keeps none.
-      if (total > 0 || !options.onPage) continue;
+      if (problems.total > 0 || !options.onPage) continue;
       if (page.length === 0) pageStart = recordStart;
       pageEnd = recordEnd;
       page.push(entry);
@@ -394,15 +413,11 @@ export async function readManifest(
   }
   if (readError instanceof ManifestError) throw readError;
   if (readError) throw readError;
-  if (!columns && total === 0)
+  if (!columns && problems.total === 0)
     problem('the manifest is empty: it needs a header line (a uri or key column) and a row per recording');
-  else if (columns && rows === 0 && total === 0)
+  else if (columns && rows === 0 && problems.total === 0)
     problem('line 1: a header and no rows: the manifest lists no recording');
-  if (total > 0)
-    throw new ManifestError(
-      problems.map((p) => p.text),
-      total,
-    );
+  if (problems.total > 0) throw new ManifestError(problems.texts(), problems.total);
   await flush();
   return { rows, pages };
 }

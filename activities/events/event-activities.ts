@@ -11,11 +11,12 @@
  */
 import { Context } from '@temporalio/activity';
 import { failureOf } from '../failure.ts';
-import { FAILURE } from '../../schemas/retry-table.ts';
+import { backoffMs, FAILURE } from '../../schemas/retry-table.ts';
 import { callOutputKeys, locationUrl } from '../../schemas/call-keys.ts';
 import {
   batchEventDataSchema,
   callEventDataSchema,
+  deliveryBackoff,
   deliveryPolicyOf,
   EVENT_TYPES,
   sinksFor,
@@ -102,9 +103,62 @@ export interface EventActivityDeps {
   now?: () => Date;
 }
 
-/** The delay Temporal's policy waits after attempt `attempt` (1-based). */
-function backoffSeconds(policy: DeliveryPolicy, attempt: number): number {
-  return Math.min(policy.maxSeconds, policy.initialSeconds * 2 ** (attempt - 1));
+/** A call's event data, from the document its type reads: result.json, the staged insights or error.json. */
+async function callEventData(
+  store: ObjectStore,
+  rulesOf: ReturnType<typeof storedRules>,
+  input: EmitCallEventInput,
+): Promise<CallEventData> {
+  const keys = callOutputKeys(input.output, input.callId);
+  const out = keys.bucket === store.bucket ? store : store.withBucket(keys.bucket);
+  const run = { workflowId: input.workflowId, runId: input.runId, batchId: input.batchId };
+  if (input.type === EVENT_TYPES.callCompleted) {
+    const doc = JSON.parse(await out.getText(keys.result)) as ResultDocument;
+    const { rules } = await rulesOf(input.rulesKey ?? undefined);
+    const where = { bucket: keys.bucket, resultKey: keys.result, pageKey: keys.page };
+    return completedCallData(doc, where, rules, run);
+  }
+  if (input.type === EVENT_TYPES.callAlert) {
+    const [insights, sentiment, { rules }] = await Promise.all([
+      store.getText(input.insightsKey).then((t) => callInsightsDocumentSchema.parse(JSON.parse(t))),
+      readStaged(store, input.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
+      rulesOf(input.rulesKey ?? undefined),
+    ]);
+    const where = { bucket: keys.bucket, resultKey: keys.result, pageKey: keys.page };
+    return alertCallData(insights, sentiment ?? null, input.durationSeconds, where, rules, run);
+  }
+  const doc = JSON.parse(await out.getText(input.errorKey)) as ErrorDocument;
+  return failedCallData(doc, { bucket: keys.bucket, errorKey: input.errorKey }, input.durationSeconds, run);
+}
+
+/**
+ * A failed attempt's failure: retried after the delivery's backoff (or the receiver's Retry-After), or
+ * given up when that wait would pass the delivery's deadline.
+ */
+function failedAttempt(err: unknown, input: DeliverEventInput, attempt: number, now: Date) {
+  const reason = err instanceof Error ? err.message : String(err);
+  const wait = err instanceof DeliveryAttemptError ? err.retryAfterMs : undefined;
+  // The wait Temporal's policy takes after this attempt (the same backoff: schemas/events.ts).
+  const nextMs = Math.max(wait ?? 0, backoffMs(deliveryBackoff(input.policy), attempt, Math.random));
+  if (now.getTime() + nextMs > Date.parse(input.deadline)) {
+    eventMetrics.delivery(input.sink, 'gave-up');
+    return failureOf(
+      FAILURE.EventDeliveryGaveUp,
+      `${input.sink}: given up after ${attempt} attempt(s): ${reason}`,
+      {
+        details: [{ attempts: attempt, reason }],
+      },
+    );
+  }
+  eventMetrics.delivery(input.sink, 'failed-attempt');
+  return failureOf(FAILURE.EventDeliveryFailed, `${input.sink}: ${reason}`, {
+    nextRetryDelay: wait !== undefined ? Math.min(wait, input.policy.maxSeconds * 1000) : undefined,
+  });
+}
+
+/** The call's and batch's ids of an event, those it has. */
+function definedIds(ids: { callId?: string; batchId?: string | undefined }) {
+  return { ...(ids.callId ? { callId: ids.callId } : {}), ...(ids.batchId ? { batchId: ids.batchId } : {}) };
 }
 
 export function createEventActivities({
@@ -115,7 +169,6 @@ export function createEventActivities({
 }: EventActivityDeps) {
   const events = eventStore(store);
   const rulesOf = storedRules(store);
-  const on = (bucket: string) => (bucket === store.bucket ? store : store.withBucket(bucket));
 
   async function emit(
     type: EventType,
@@ -130,14 +183,7 @@ export function createEventActivities({
     const line = structuredJson({ id, type, source: locationUrl(output), subject, time: run.time, data });
     await events.write(output.bucket, key, line);
     eventMetrics.emitted(type);
-    const event: StoredEvent = {
-      id,
-      type,
-      bucket: output.bucket,
-      key,
-      ...(ids.callId ? { callId: ids.callId } : {}),
-      ...(ids.batchId ? { batchId: ids.batchId } : {}),
-    };
+    const event: StoredEvent = { id, type, bucket: output.bucket, key, ...definedIds(ids) };
     return { event, sinks: sinksFor(config, type), policy: deliveryPolicyOf(config) };
   }
 
@@ -148,42 +194,8 @@ export function createEventActivities({
      * emitted (undefined).
      */
     async emitCallEvent(input: EmitCallEventInput): Promise<EmittedEvent | undefined> {
-      const keys = callOutputKeys(input.output, input.callId);
-      const run = { workflowId: input.workflowId, runId: input.runId, batchId: input.batchId };
-      let data: CallEventData;
-      if (input.type === EVENT_TYPES.callCompleted) {
-        const doc = JSON.parse(await on(keys.bucket).getText(keys.result)) as ResultDocument;
-        const { rules } = await rulesOf(input.rulesKey ?? undefined);
-        data = completedCallData(
-          doc,
-          { bucket: keys.bucket, resultKey: keys.result, pageKey: keys.page },
-          rules,
-          run,
-        );
-      } else if (input.type === EVENT_TYPES.callAlert) {
-        const [insights, sentiment, { rules }] = await Promise.all([
-          store.getText(input.insightsKey).then((t) => callInsightsDocumentSchema.parse(JSON.parse(t))),
-          readStaged(store, input.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
-          rulesOf(input.rulesKey ?? undefined),
-        ]);
-        data = alertCallData(
-          insights,
-          sentiment ?? null,
-          input.durationSeconds,
-          { bucket: keys.bucket, resultKey: keys.result, pageKey: keys.page },
-          rules,
-          run,
-        );
-        if (!data.alerts.length) return undefined;
-      } else {
-        const doc = JSON.parse(await on(keys.bucket).getText(input.errorKey)) as ErrorDocument;
-        data = failedCallData(
-          doc,
-          { bucket: keys.bucket, errorKey: input.errorKey },
-          input.durationSeconds,
-          run,
-        );
-      }
+      const data = await callEventData(store, rulesOf, input);
+      if (input.type === EVENT_TYPES.callAlert && !data.alerts.length) return undefined;
       return emit(input.type, input.callId, input.output, input, callEventDataSchema.parse(data), {
         callId: input.callId,
         batchId: input.batchId,
@@ -223,23 +235,7 @@ export function createEventActivities({
         eventMetrics.delivery(input.sink, 'delivered');
         return { status: out.status };
       } catch (err) {
-        const reason = err instanceof Error ? err.message : String(err);
-        const wait = err instanceof DeliveryAttemptError ? err.retryAfterMs : undefined;
-        const nextMs = Math.max(wait ?? 0, backoffSeconds(input.policy, attempt) * 1000);
-        if (now().getTime() + nextMs > Date.parse(input.deadline)) {
-          eventMetrics.delivery(input.sink, 'gave-up');
-          throw failureOf(
-            FAILURE.EventDeliveryGaveUp,
-            `${input.sink}: given up after ${attempt} attempt(s): ${reason}`,
-            {
-              details: [{ attempts: attempt, reason }],
-            },
-          );
-        }
-        eventMetrics.delivery(input.sink, 'failed-attempt');
-        throw failureOf(FAILURE.EventDeliveryFailed, `${input.sink}: ${reason}`, {
-          nextRetryDelay: wait !== undefined ? Math.min(wait, input.policy.maxSeconds * 1000) : undefined,
-        });
+        throw failedAttempt(err, input, attempt, now());
       }
     },
 

@@ -201,93 +201,164 @@ function reportFolderOf(key: string): string | undefined {
   return m?.[1];
 }
 
-export function createLifecycleActivities({ store, temporal, lease }: LifecycleActivityDeps) {
-  const on = (bucket: string) => (bucket === store.bucket ? store : store.withBucket(bucket));
-  const leaseOptions = (what: string): LeaseOptions => ({ ...lease, what, onWait: () => heartbeat() });
-  const pages = createPageActivities({ store });
+/** The store on `bucket`. */
+function onBucket(store: ObjectStore, bucket: string): ObjectStore {
+  return bucket === store.bucket ? store : store.withBucket(bucket);
+}
 
-  /** A report folder's files rewritten without the lines of `callIds`; whether anything changed. */
-  async function rewriteReport(places: CallPlaces, folder: string, callIds: Set<string>): Promise<number> {
-    const out = on(places.output.bucket);
-    let changed = 0;
-    // The run parts: arrays of report rows.
-    for (const o of (await listObjectsUnder(out, `${folder}parts/`)).filter((x) => x.key.endsWith('.json'))) {
-      const text = await out.getText(o.key);
-      if (![...callIds].some((id) => mentions(text, id))) continue;
-      const parsed = reportRowSchema.array().safeParse(JSON.parse(text));
-      if (!parsed.success) continue; // not a part of rows: verification reports it if it holds an id
-      const kept = parsed.data.filter((r) => !callIds.has(r.callId));
-      await out.put(o.key, JSON.stringify(kept), { contentType: 'application/json' });
-      changed++;
-    }
-    const keys = batchReportKeys(folder);
-    const found = await out.read(keys.json);
-    if (!found) return changed;
-    const report = JSON.parse(found.body.toString('utf8')) as BatchReport & {
-      statusCounts?: Record<string, number>;
-    };
-    const rows: ReportRow[] = report.rows.filter((r) => !callIds.has(r.callId));
-    if (rows.length !== report.rows.length) {
-      await out.put(keys.json, JSON.stringify({ ...report, statusCounts: countRows(rows), rows }, null, 2), {
-        contentType: 'application/json',
-      });
-      await out.put(keys.csv, reportCsv(rows), { contentType: 'text/csv; charset=utf-8' });
-      changed += 2;
-    } else {
-      // report.json holds none of them; the CSV may still (an interrupted earlier rewrite).
-      const csv = await out.read(keys.csv);
-      if (csv && [...callIds].some((id) => mentions(csv.body.toString('utf8'), id))) {
-        await out.put(keys.csv, reportCsv(rows), { contentType: 'text/csv; charset=utf-8' });
-        changed++;
-      }
-    }
-    const html = await out.read(keys.html);
-    if (html && [...callIds].some((id) => mentions(html.body.toString('utf8'), id))) {
-      // Drawn again from the report as it now is and the tables (the calls' rows are gone already).
-      await pages.writeNightReport({
-        output: places.output,
-        batchId: report.batchId,
-        reportPrefix: folder,
-        tables: places.tables,
-        days: [...new Set(rows.flatMap((r) => (r.dt ? [r.dt] : [])))].sort(),
-      });
-      changed++;
-    }
-    return changed;
+/** A report folder's files rewritten without the lines of `callIds`; whether anything changed. */
+async function rewriteReport(
+  store: ObjectStore,
+  places: CallPlaces,
+  folder: string,
+  callIds: Set<string>,
+): Promise<number> {
+  const out = onBucket(store, places.output.bucket);
+  const pages = createPageActivities({ store });
+  let changed = 0;
+  // The run parts: arrays of report rows.
+  for (const o of (await listObjectsUnder(out, `${folder}parts/`)).filter((x) => x.key.endsWith('.json'))) {
+    const text = await out.getText(o.key);
+    if (![...callIds].some((id) => mentions(text, id))) continue;
+    const parsed = reportRowSchema.array().safeParse(JSON.parse(text));
+    if (!parsed.success) continue; // not a part of rows: verification reports it if it holds an id
+    const kept = parsed.data.filter((r) => !callIds.has(r.callId));
+    await out.put(o.key, JSON.stringify(kept), { contentType: 'application/json' });
+    changed++;
   }
+  const keys = batchReportKeys(folder);
+  const found = await out.read(keys.json);
+  if (!found) return changed;
+  const report = JSON.parse(found.body.toString('utf8')) as BatchReport & {
+    statusCounts?: Record<string, number>;
+  };
+  const rows: ReportRow[] = report.rows.filter((r) => !callIds.has(r.callId));
+  if (rows.length !== report.rows.length) {
+    await out.put(keys.json, JSON.stringify({ ...report, statusCounts: countRows(rows), rows }, null, 2), {
+      contentType: 'application/json',
+    });
+    await out.put(keys.csv, reportCsv(rows), { contentType: 'text/csv; charset=utf-8' });
+    changed += 2;
+  } else {
+    // report.json holds none of them; the CSV may still (an interrupted earlier rewrite).
+    const csv = await out.read(keys.csv);
+    if (csv && [...callIds].some((id) => mentions(csv.body.toString('utf8'), id))) {
+      await out.put(keys.csv, reportCsv(rows), { contentType: 'text/csv; charset=utf-8' });
+      changed++;
+    }
+  }
+  const html = await out.read(keys.html);
+  if (html && [...callIds].some((id) => mentions(html.body.toString('utf8'), id))) {
+    // Drawn again from the report as it now is and the tables (the calls' rows are gone already).
+    await pages.writeNightReport({
+      output: places.output,
+      batchId: report.batchId,
+      reportPrefix: folder,
+      tables: places.tables,
+      days: [...new Set(rows.flatMap((r) => (r.dt ? [r.dt] : [])))].sort(),
+    });
+    changed++;
+  }
+  return changed;
+}
+
+/** The calls' workflow executions deleted from Temporal (history and visibility); per call, how many. */
+async function deleteExecutions(temporal: Client, callIds: string[]): Promise<Record<string, number>> {
+  const deleted: Record<string, number> = {};
+  for (const callId of callIds) {
+    // Listed whole first: deleting while paging through the same listing could skip some.
+    const found: { workflowId: string; runId: string }[] = [];
+    for await (const wf of temporal.workflow.list({ query: executionsOf(callId) }))
+      found.push({ workflowId: wf.workflowId, runId: wf.runId });
+    let n = 0;
+    for (const wf of found) {
+      heartbeat({ call: callId });
+      await temporal.workflowService
+        .deleteWorkflowExecution({
+          namespace: temporal.options.namespace,
+          workflowExecution: { workflowId: wf.workflowId, runId: wf.runId },
+        })
+        .catch((err: { code?: number }) => {
+          // NOT_FOUND: deleted already (an earlier attempt); visibility catches up.
+          if (err.code !== 5) throw err;
+        });
+      n++;
+    }
+    deleted[callId] = n;
+  }
+  return deleted;
+}
+
+/** What remains of the calls after an erasure, listed and read back: nothing, once it is done. */
+async function leftAfterErasure(
+  store: ObjectStore,
+  temporal: Client | undefined,
+  input: VerifyInput,
+): Promise<string[]> {
+  const left: string[] = [];
+  const whole = !input.onlyKinds;
+  const holdings = await callHoldings(store, input.places, input.callIds, { reports: whole });
+  for (const h of holdings) {
+    const objects = h.objects.filter((o) => !input.onlyKinds || input.onlyKinds.includes(o.kind));
+    if (objects.length) left.push(`${h.callId}: ${objects.length} object(s) (${objects[0]!.kind})`);
+    if (whole && h.shared.length) left.push(`${h.callId}: ${h.shared.length} report or table file(s)`);
+  }
+  if (whole) {
+    const out = onBucket(store, input.places.tables.bucket);
+    left.push(...(await rowsLeft(out, input.places.tables, input.days, new Set(input.callIds))));
+    if (temporal)
+      for (const callId of input.callIds) {
+        const { count } = await temporal.workflow.count(executionsOf(callId));
+        if (count > 0) left.push(`${callId}: ${count} workflow execution(s) in Temporal's visibility`);
+      }
+  }
+  return left;
+}
+
+/** Each call's own objects deleted (see the file's comment); counts by kind per call. */
+async function deleteCallObjects(
+  store: ObjectStore,
+  input: ForgetObjectsInput,
+): Promise<Record<string, ObjectCounts>> {
+  const holdings = await callHoldings(store, input.places, input.callIds, {
+    recordings: input.recordings,
+    reports: false,
+  });
+  const counts: Record<string, ObjectCounts> = {};
+  for (const h of holdings) {
+    heartbeat({ call: h.callId });
+    // Table files and locators go with the rows, under the day's lease.
+    const objects = h.objects
+      .filter((o) => o.kind !== 'table-file' && o.kind !== 'index')
+      .filter((o) => !input.onlyKinds || input.onlyKinds.includes(o.kind));
+    for (const step of [0, 1, 2]) {
+      const now = objects.filter((o) => deleteOrder(o, input.places.output) === step);
+      for (const bucket of new Set(now.map((o) => o.bucket)))
+        await deleteNamed(
+          onBucket(store, bucket),
+          bucket,
+          now.filter((o) => o.bucket === bucket).map((o) => o.key),
+        );
+    }
+    // The recording is found through result.json, gone now: read back here.
+    for (const o of objects.filter((x) => x.kind === 'recording'))
+      if (await onBucket(store, o.bucket).exists(o.key))
+        throw new ForgetIncompleteError(`${namedKey(o.bucket, o.key)} is still there after its delete`);
+    const byKind: ObjectCounts = {};
+    for (const o of objects) byKind[o.kind] = (byKind[o.kind] ?? 0) + 1;
+    counts[h.callId] = byKind;
+  }
+  return counts;
+}
+
+export function createLifecycleActivities({ store, temporal, lease }: LifecycleActivityDeps) {
+  const on = (bucket: string) => onBucket(store, bucket);
+  const leaseOptions = (what: string): LeaseOptions => ({ ...lease, what, onWait: () => heartbeat() });
 
   return {
     /** Each call's own objects deleted (see the file's comment); counts by kind per call. */
     async forgetObjects(input: ForgetObjectsInput): Promise<Record<string, ObjectCounts>> {
-      const holdings = await callHoldings(store, input.places, input.callIds, {
-        recordings: input.recordings,
-        reports: false,
-      });
-      const counts: Record<string, ObjectCounts> = {};
-      for (const h of holdings) {
-        heartbeat({ call: h.callId });
-        // Table files and locators go with the rows, under the day's lease.
-        const objects = h.objects
-          .filter((o) => o.kind !== 'table-file' && o.kind !== 'index')
-          .filter((o) => !input.onlyKinds || input.onlyKinds.includes(o.kind));
-        for (const step of [0, 1, 2]) {
-          const now = objects.filter((o) => deleteOrder(o, input.places.output) === step);
-          for (const bucket of new Set(now.map((o) => o.bucket)))
-            await deleteNamed(
-              on(bucket),
-              bucket,
-              now.filter((o) => o.bucket === bucket).map((o) => o.key),
-            );
-        }
-        // The recording is found through result.json, gone now: read back here.
-        for (const o of objects.filter((x) => x.kind === 'recording'))
-          if (await on(o.bucket).exists(o.key))
-            throw new ForgetIncompleteError(`${namedKey(o.bucket, o.key)} is still there after its delete`);
-        const byKind: ObjectCounts = {};
-        for (const o of objects) byKind[o.kind] = (byKind[o.kind] ?? 0) + 1;
-        counts[h.callId] = byKind;
-      }
-      return counts;
+      return deleteCallObjects(store, input);
     },
 
     /** The calls' rows out of every table of their days, each day under its lease; then their locators. */
@@ -335,58 +406,19 @@ export function createLifecycleActivities({ store, temporal, lease }: LifecycleA
       const ids = new Set(input.callIds);
       for (const folder of [...folders].sort()) {
         heartbeat({ folder });
-        await rewriteReport(input.places, folder, ids);
+        await rewriteReport(store, input.places, folder, ids);
       }
       return perCall;
     },
 
     /** The calls' workflow executions deleted from Temporal (history and visibility); per call, how many. */
     async forgetExecutions(input: { callIds: string[] }): Promise<Record<string, number>> {
-      const deleted: Record<string, number> = {};
-      if (!temporal) return deleted;
-      for (const callId of input.callIds) {
-        // Listed whole first: deleting while paging through the same listing could skip some.
-        const found: { workflowId: string; runId: string }[] = [];
-        for await (const wf of temporal.workflow.list({ query: executionsOf(callId) }))
-          found.push({ workflowId: wf.workflowId, runId: wf.runId });
-        let n = 0;
-        for (const wf of found) {
-          heartbeat({ call: callId });
-          await temporal.workflowService
-            .deleteWorkflowExecution({
-              namespace: temporal.options.namespace,
-              workflowExecution: { workflowId: wf.workflowId, runId: wf.runId },
-            })
-            .catch((err: { code?: number }) => {
-              // NOT_FOUND: deleted already (an earlier attempt); visibility catches up.
-              if (err.code !== 5) throw err;
-            });
-          n++;
-        }
-        deleted[callId] = n;
-      }
-      return deleted;
+      return temporal ? deleteExecutions(temporal, input.callIds) : {};
     },
 
     /** Lists and reads back: nothing of the calls may remain (retried while visibility catches up). */
     async verifyForgotten(input: VerifyInput): Promise<{ verified: true }> {
-      const left: string[] = [];
-      const whole = !input.onlyKinds;
-      const holdings = await callHoldings(store, input.places, input.callIds, { reports: whole });
-      for (const h of holdings) {
-        const objects = h.objects.filter((o) => !input.onlyKinds || input.onlyKinds.includes(o.kind));
-        if (objects.length) left.push(`${h.callId}: ${objects.length} object(s) (${objects[0]!.kind})`);
-        if (whole && h.shared.length) left.push(`${h.callId}: ${h.shared.length} report or table file(s)`);
-      }
-      if (whole) {
-        const out = on(input.places.tables.bucket);
-        left.push(...(await rowsLeft(out, input.places.tables, input.days, new Set(input.callIds))));
-        if (temporal)
-          for (const callId of input.callIds) {
-            const { count } = await temporal.workflow.count(executionsOf(callId));
-            if (count > 0) left.push(`${callId}: ${count} workflow execution(s) in Temporal's visibility`);
-          }
-      }
+      const left = await leftAfterErasure(store, temporal, input);
       if (left.length) throw new ForgetIncompleteError(`still there after the erasure: ${left.join('; ')}`);
       return { verified: true };
     },

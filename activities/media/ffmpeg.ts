@@ -7,12 +7,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
-import { mediaTools } from '../../schemas/config.ts';
+import { mediaTools } from '../../schemas/process-settings.ts';
 import { childEnv } from '../../schemas/child-env.ts';
 import { FfmpegError, MediaCancelledError, MediaToolMissingError } from './errors.ts';
 import { meterChildProcess } from '../cost/activity-meter.ts';
 
-/** Binary paths (schemas/config.ts mediaTools); the tools module sets their variables for the stack. */
+/** Binary paths (schemas/process-settings.ts mediaTools); the tools module sets their variables for the stack. */
 export function ffmpegBinary(): string {
   return mediaTools().ffmpeg;
 }

@@ -85,8 +85,8 @@ export function balancedTargetSeconds(
 ): number {
   const even = (durationSeconds * trackCount) / options.budget;
   // A call too long for one round of the budget at the session limit runs in k rounds: sessions of
-  // even ÷ k fill every round, where sessions at the limit left the last round part empty (a 10-hour
-  // stereo call, budget 16: 32 sessions of 2,250 s in 45 s of speed 100, not 26 of 2,770 s in 55 s).
+  // even ÷ k fill every round, where sessions at the limit left the last round part empty (an example
+  // in bench/README.md, "Figures behind the code").
   const rounds = Math.ceil(even / options.maxSessionSeconds - 1e-9);
   return Math.min(options.maxSessionSeconds, Math.max(options.minSessionSeconds, even / Math.max(1, rounds)));
 }
@@ -561,6 +561,36 @@ export async function planRecording(
   }
 }
 
+/** The options a plan was made with, as the plan records them (its strategy's own settings only). */
+function optionsRecordOf(planned: PlannedSessions) {
+  const o = planned.options;
+  return {
+    strategy: planned.strategy,
+    ...(o.strategy === 'latency'
+      ? { requestedStrategy: 'latency' as const, ...(o.room ? { room: o.room } : {}) }
+      : {}),
+    maxSessionSeconds: o.maxSessionSeconds,
+    searchWindowSeconds: o.searchWindowSeconds,
+    silenceNoiseDb: o.silenceNoiseDb,
+    silenceMinSeconds: o.silenceMinSeconds,
+    skipSilenceSeconds: o.skipSilenceSeconds,
+    ...(planned.strategy === 'balanced'
+      ? {
+          budget: o.budget,
+          minSessionSeconds: o.minSessionSeconds,
+          targetSessionSeconds: planned.targetSessionSeconds,
+        }
+      : {}),
+    ...(planned.strategy === 'latency'
+      ? {
+          minSessionSeconds: o.latencyMinSessionSeconds,
+          targetSessionSeconds: planned.targetSessionSeconds,
+        }
+      : {}),
+    ...(o.recognition === 'file' ? { recognition: 'file' as const } : {}),
+  };
+}
+
 async function planAndStage(
   probe: ProbeResult,
   resolved: ResolvedPlanOptions,
@@ -619,7 +649,6 @@ async function planAndStage(
           run.staging,
         )
       : undefined;
-  const o = planned.options;
   return sessionPlanSchema.parse({
     version: 1,
     source: {
@@ -631,31 +660,7 @@ async function planAndStage(
       decodedSeconds: roundSecondsToMs(decodedSeconds),
       streamIndex: probe.streamIndex,
     },
-    options: {
-      strategy: planned.strategy,
-      ...(o.strategy === 'latency'
-        ? { requestedStrategy: 'latency' as const, ...(o.room ? { room: o.room } : {}) }
-        : {}),
-      maxSessionSeconds: o.maxSessionSeconds,
-      searchWindowSeconds: o.searchWindowSeconds,
-      silenceNoiseDb: o.silenceNoiseDb,
-      silenceMinSeconds: o.silenceMinSeconds,
-      skipSilenceSeconds: o.skipSilenceSeconds,
-      ...(planned.strategy === 'balanced'
-        ? {
-            budget: o.budget,
-            minSessionSeconds: o.minSessionSeconds,
-            targetSessionSeconds: planned.targetSessionSeconds,
-          }
-        : {}),
-      ...(planned.strategy === 'latency'
-        ? {
-            minSessionSeconds: o.latencyMinSessionSeconds,
-            targetSessionSeconds: planned.targetSessionSeconds,
-          }
-        : {}),
-      ...(o.recognition === 'file' ? { recognition: 'file' as const } : {}),
-    },
+    options: optionsRecordOf(planned),
     tracks,
     sessions: planned.sessions,
     channels: analysis.channels,

@@ -1,7 +1,7 @@
 /**
  * Progress of a step kept across its attempts. A step of hundreds of requests (sentiment is one per
- * utterance) would otherwise start over after every rate-limited attempt, and with 30 % of requests
- * blocked it would never finish. On a failure the step saves what it has (and what it cost) beside its
+ * utterance) would otherwise start over after every rate-limited attempt, and with a large share of
+ * its requests blocked it would never finish. On a failure the step saves what it has (and what it cost) beside its
  * output; the next attempt resumes from there and counts the earlier cost, so the result's request and
  * retry counts cover every attempt. The checkpoint is deleted when the step succeeds.
  *

@@ -25,6 +25,7 @@
  *    is its voice.
  */
 import { seededRandom } from '../../schemas/seeded-random.ts';
+import { lowerInverse } from './triangular.ts';
 import {
   analyzerFor,
   FRAME_DIMS,
@@ -66,7 +67,7 @@ export interface SeparationResult {
   cpuMs: number;
 }
 
-export const DEFAULT_MAX_VOICES = 4;
+const DEFAULT_MAX_VOICES = 4;
 
 /** Utterance vector layout: level, cepstra, pitch, voiced share, autocorrelation peak, band edges. */
 const U_LEVEL = 0;
@@ -510,15 +511,7 @@ function fitVoice(s: FrameStats): VoiceGaussian {
       } else l[i * D + j] = v / l[j * D + j]!;
     }
   }
-  const inverse = new Float64Array(D * D);
-  for (let i = 0; i < D; i++) {
-    inverse[i * D + i] = 1 / l[i * D + i]!;
-    for (let j = 0; j < i; j++) {
-      let v = 0;
-      for (let k = j; k < i; k++) v -= l[i * D + k]! * inverse[k * D + j]!;
-      inverse[i * D + j] = v / l[i * D + i]!;
-    }
-  }
+  const inverse = lowerInverse(l, D);
   const precision = new Float64Array(D * D);
   const packedPrecision = new Float64Array(T);
   for (let i = 0, t = 0; i < D; i++) {
@@ -635,7 +628,7 @@ function standardizedMeans(units: FrameStats[], all: FrameStats): Float64Array[]
  * (a transfer: another agent takes the call), about a half when they alternate (a conversation, or one
  * voice split by what it says).
  */
-function interleaving(labels: Int32Array, times: readonly number[], a: number, b: number): number {
+export function interleaving(labels: Int32Array, times: ArrayLike<number>, a: number, b: number): number {
   const ta: number[] = [];
   const tb: number[] = [];
   labels.forEach((label, i) => {
@@ -738,6 +731,24 @@ const ZERO_CONFIDENCE: VoiceAssignment = { voice: null, confidence: 0, joined: f
 export const unassigned = (spans: readonly unknown[]): VoiceAssignment[] =>
   spans.map(() => ({ ...ZERO_CONFIDENCE }));
 
+/** No voice found, and why: every utterance unassigned. */
+export function noVoices(spans: readonly UtteranceSpan[], reason: string): Omit<SeparationResult, 'cpuMs'> {
+  return { voices: 0, assignments: unassigned(spans), joined: 0, reason };
+}
+
+/** Why a separator cannot look at `spans` of `audio` at all (none, an unusable rate); undefined: it can. */
+export function unseparable(audio: AudioReader, spans: readonly UtteranceSpan[]): string | undefined {
+  if (spans.length === 0) return 'no utterances to separate';
+  const rate = audio.sampleRate;
+  if (!Number.isFinite(rate) || rate < 4000) return `the audio's sample rate (${rate}) is not usable`;
+  return undefined;
+}
+
+/** The most voices a separator looks for (DEFAULT_MAX_VOICES unless asked, at least one). */
+export function maxVoicesOf(options: { maxVoices?: number }): number {
+  return Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
+}
+
 /** The CPU this process has used, ms. */
 function cpuNowMs(): number {
   const u = process.cpuUsage();
@@ -784,18 +795,11 @@ function separate(
   spans: readonly UtteranceSpan[],
   options: { maxVoices?: number },
 ): Omit<SeparationResult, 'cpuMs'> {
-  const maxVoices = Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
-  const nothing = (reason: string) => ({
-    voices: 0,
-    assignments: unassigned(spans),
-    joined: 0,
-    reason,
-  });
-  if (spans.length === 0) return nothing('no utterances to separate');
-  const rate = audio.sampleRate;
-  if (!Number.isFinite(rate) || rate < 4000)
-    return nothing(`the audio's sample rate (${rate}) is not usable`);
-  const analyzer = analyzerFor(Math.round(rate));
+  const maxVoices = maxVoicesOf(options);
+  const nothing = (reason: string) => noVoices(spans, reason);
+  const unusable = unseparable(audio, spans);
+  if (unusable) return nothing(unusable);
+  const analyzer = analyzerFor(Math.round(audio.sampleRate));
 
   const newStats = statsPool(spans.length);
   const measured: Measured[] = spans.map((span, index) => {
@@ -872,56 +876,65 @@ function separate(
   let joined = 0;
   if (k > 1) joined = markJoined(measured, assignments, voiceOf, k);
 
-  // Voice 0 is the voice heard first.
+  const voices = numberVoicesAsHeard(assignments, spans, k);
+
+  const notes = separationNotes(voices, measured.length, usable.length, { tooShort, unclear, unlike });
+  return { voices, assignments, joined, ...(notes.length ? { reason: notes.join('; ') } : {}) };
+}
+
+/**
+ * Renumbers the voices of `assignments` (one per span, `k` voices) so that voice 0 is the one heard first;
+ * returns how many voices were heard. Both separators number their voices so.
+ */
+export function numberVoicesAsHeard(
+  assignments: VoiceAssignment[],
+  spans: readonly UtteranceSpan[],
+  k: number,
+): number {
   const firstHeard = Array.from({ length: k }, () => Infinity);
-  for (const m of measured) {
-    const v = assignments[m.index]!.voice;
-    if (v !== null) firstHeard[v] = Math.min(firstHeard[v]!, m.span.start);
-  }
+  assignments.forEach((a, u) => {
+    if (a.voice !== null) firstHeard[a.voice] = Math.min(firstHeard[a.voice]!, spans[u]!.start);
+  });
   const order = firstHeard
     .map((t, v) => ({ t, v }))
     .filter((e) => Number.isFinite(e.t))
     .sort((a, b) => a.t - b.t || a.v - b.v);
   const renumber = new Map(order.map((e, i) => [e.v, i]));
   for (const a of assignments) if (a.voice !== null) a.voice = renumber.get(a.voice)!;
-  const voices = order.length;
+  return order.length;
+}
 
+/** Why a separation found what it found, in words for result.json. */
+function separationNotes(
+  voices: number,
+  utterances: number,
+  usable: number,
+  left: { tooShort: number; unclear: number; unlike: number },
+): string[] {
+  const { tooShort, unclear, unlike } = left;
   const notes: string[] = [];
   if (voices === 1)
     notes.push(
-      usable.length < 2
+      usable < 2
         ? 'one voice: only one utterance could be measured'
         : 'one voice: the utterances do not fall into distinct voices',
     );
   if (voices > 2) notes.push(`${voices} voices: more than two people speak (a transfer or a conference)`);
-  const missing = measured.length - usable.length;
+  const missing = utterances - usable;
   if (missing > 0) notes.push(`${missing} utterance${missing > 1 ? 's hold' : ' holds'} no audible speech`);
   if (tooShort > 0) notes.push(`${tooShort} too short to tell`);
   if (unclear > 0) notes.push(`${unclear} between voices`);
   if (unlike > 0) notes.push(`${unlike} unlike any voice of the call`);
-  return { voices, assignments, joined, ...(notes.length ? { reason: notes.join('; ') } : {}) };
+  return notes;
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /**
- * Marks the utterances in which a run of frames clearly belongs to another voice; the voice holding most
- * frames becomes the utterance's voice. Returns how many were marked.
+ * Per-voice diagonal Gaussians over the training frames, each dimension scaled by its spread over all
+ * of them (floored); a missing pitch stays missing.
  */
-function markJoined(
-  measured: Measured[],
-  assignments: VoiceAssignment[],
-  voiceOf: Int32Array,
-  k: number,
-): number {
-  const training = measured.filter(
-    (m) => m.reliable && voiceOf[m.index]! >= 0 && assignments[m.index]!.confidence >= 0.9,
-  );
-  let frames = 0;
-  for (const m of training) frames += m.frames.count;
-  if (frames < 10 * k) return 0;
-  // Per-voice diagonal Gaussians over the training frames, each dimension scaled by its spread over all
-  // of them (floored); a missing pitch stays missing.
+function frameVoiceModels(training: Measured[], voiceOf: Int32Array, k: number) {
   const count = new Float64Array(FRAME_DIMS);
   const sum = new Float64Array(FRAME_DIMS);
   const voiceCount = new Float64Array(k * FRAME_DIMS);
@@ -977,6 +990,26 @@ function markJoined(
     variance[j] = n > 1 ? Math.max(JOIN_MIN_VARIANCE, voiceSquares[j]! / n - mean[j]! * mean[j]!) : 1;
     logVariance[j] = Math.log(variance[j]!);
   }
+  return { centre, scale, mean, variance, logVariance };
+}
+
+/**
+ * Marks the utterances in which a run of frames clearly belongs to another voice; the voice holding most
+ * frames becomes the utterance's voice. Returns how many were marked.
+ */
+function markJoined(
+  measured: Measured[],
+  assignments: VoiceAssignment[],
+  voiceOf: Int32Array,
+  k: number,
+): number {
+  const training = measured.filter(
+    (m) => m.reliable && voiceOf[m.index]! >= 0 && assignments[m.index]!.confidence >= 0.9,
+  );
+  let frames = 0;
+  for (const m of training) frames += m.frames.count;
+  if (frames < 10 * k) return 0;
+  const { centre, scale, mean, variance, logVariance } = frameVoiceModels(training, voiceOf, k);
   const z = new Float64Array(FRAME_DIMS);
   const ll = new Float64Array(MAX_FRAMES * k);
   const votes = new Int32Array(k);

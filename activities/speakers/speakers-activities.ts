@@ -106,7 +106,7 @@ export function stagedAudioReader(sessions: { start: number; bytes: Uint8Array }
       const b = Math.min(to, s0 + bytes.length);
       if (b <= a) continue;
       if (a > written) out.fill(0, at + written - from, at + a - from);
-      decodeMulawInto(bytes.subarray(a - s0, b - s0), out, at + a - from);
+      decodeMulawInto(bytes, a - s0, b - s0, out, at + a - from);
       written = b;
     }
     if (written < to) out.fill(0, at + written - from, at + to - from);

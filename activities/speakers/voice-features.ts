@@ -431,7 +431,7 @@ function analyseFrame(
   out: Float64Array,
   offset: number,
 ): void {
-  const { frame, power, mel: melEnergy } = a.scratch;
+  const { frame, power } = a.scratch;
   const { window } = a;
   const n = Math.min(length, a.frameLength);
   for (let i = 0; i < n; i++) frame[i] = (pool[base + i]! - mean) * window[i]!;
@@ -441,31 +441,7 @@ function analyseFrame(
 
   powerSpectrum(a.fft, frame, power);
 
-  const { melFirst, melLength, melWeights } = a;
-  for (let m = 0, w = 0; m < MEL_BANDS; m++) {
-    const first = melFirst[m]!;
-    const bands = melLength[m]!;
-    let e = TINY;
-    for (let j = 0; j < bands; j++, w++) e += melWeights[w]! * power[first + j]!;
-    melEnergy[m] = Math.log(e);
-  }
-  // Three cepstra at a time, so that their sums do not wait on each other (CEPSTRA is a multiple of 3).
-  const { dct } = a;
-  for (let c = 0; c < CEPSTRA; c += 3) {
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    const r0 = c * MEL_BANDS;
-    for (let m = 0; m < MEL_BANDS; m++) {
-      const e = melEnergy[m]!;
-      s0 += dct[r0 + m]! * e;
-      s1 += dct[r0 + MEL_BANDS + m]! * e;
-      s2 += dct[r0 + 2 * MEL_BANDS + m]! * e;
-    }
-    out[offset + MFCC + c] = s0;
-    out[offset + MFCC + c + 1] = s1;
-    out[offset + MFCC + c + 2] = s2;
-  }
+  cepstraOf(a, out, offset + MFCC);
 
   const { coreLo, coreHi, lowEdge, highEdge, top } = a.bins;
   let core = TINY;
@@ -722,6 +698,11 @@ function isTone(a: Analyzer): boolean {
   }
   const one = lobeEnergy(power, first, lo, top);
   if (one >= SINE_SHARE * total) return true;
+  // A DTMF pair's stronger peak is one of its two tones: a voice's strongest harmonic seldom is, and then
+  // the second peak need not be looked for.
+  const binHz = a.sampleRate / a.fftSize;
+  if (!nearAny(first * binHz, DTMF_LOW_HZ, binHz) && !nearAny(first * binHz, DTMF_HIGH_HZ, binHz))
+    return false;
   // The second peak, outside the first one's lobes: below them, then above.
   let second = -1;
   const exclude = 2 * TONE_PEAK_BINS;
@@ -730,7 +711,6 @@ function isTone(a: Analyzer): boolean {
   for (let k = Math.max(lo, first + exclude + 1); k <= top; k++)
     if (second < 0 || power[k]! > power[second]!) second = k;
   if (second < 0 || one + lobeEnergy(power, second, lo, top) < TONE_SHARE * total) return false;
-  const binHz = a.sampleRate / a.fftSize;
   const low = first < second ? first : second;
   const high = first < second ? second : first;
   return nearAny(low * binHz, DTMF_LOW_HZ, binHz) && nearAny(high * binHz, DTMF_HIGH_HZ, binHz);
@@ -750,8 +730,40 @@ function nearAny(hz: number, list: readonly number[], binHz: number): boolean {
   return false;
 }
 
-/** The voiced frames of one utterance (see VOICED_DIMS). */
-export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyzer): VoicedFrames {
+/**
+ * `positions` frames from `start`, `every` frames apart, into `pool`; how many were read whole. Back-to-back
+ * frames: the whole span is read once (one decode of each sample, no view or call per frame), then cut into
+ * frames. Frames apart: each is read on its own, the samples between them never.
+ */
+function readFrames(
+  audio: AudioReader,
+  a: Analyzer,
+  start: number,
+  positions: number,
+  every: number,
+  pool: Float32Array,
+): number {
+  const length = a.frameLength;
+  const frameSeconds = length / a.sampleRate;
+  if (every === 1) {
+    const got = readSpanInto(audio, start, start + positions * frameSeconds, pool, positions * length);
+    return Math.min(positions, Math.floor(got / length));
+  }
+  const hop = every * VOICED_HOP_SECONDS;
+  let whole = 0;
+  while (
+    whole < positions &&
+    readFrameInto(audio, start + whole * hop, frameSeconds, pool, whole * length, length) === length
+  )
+    whole++;
+  return whole;
+}
+
+/**
+ * The voiced frames of one utterance (see VOICED_DIMS): every frame, or with `step` > 1 every step-th of
+ * them (a long call, which has voice to spare: see voice-separation.ts), each then read on its own.
+ */
+export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyzer, step = 1): VoicedFrames {
   const empty: VoicedFrames = {
     count: 0,
     features: new Float64Array(0),
@@ -764,13 +776,12 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
   if (!(end - start >= a.frameLength / a.sampleRate)) return empty;
   const length = a.frameLength;
   const frameSeconds = length / a.sampleRate;
-  const positions = Math.floor((end - start - frameSeconds) / VOICED_HOP_SECONDS) + 1;
+  const every = Math.max(1, Math.floor(step));
+  const hop = every * VOICED_HOP_SECONDS;
+  const positions = Math.floor((end - start - frameSeconds) / hop) + 1;
   if (positions <= 0) return empty;
-  // The frames are back to back: the whole span is read once (one decode of each sample, no view or
-  // call per frame), then cut into frames.
   const { pool, levels, means } = scratchFor(a, positions);
-  const got = readSpanInto(audio, start, start + positions * frameSeconds, pool, positions * length);
-  const whole = Math.min(positions, Math.floor(got / length));
+  const whole = readFrames(audio, a, start, positions, every, pool);
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
     levels[i] = -Infinity;
@@ -832,7 +843,7 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     }
     cepstraOf(a, rows, count * VOICED_DIMS + V_MFCC);
     rows[count * VOICED_DIMS + V_PITCH] = pitch;
-    times[count] = start + i * VOICED_HOP_SECONDS + frameSeconds / 2;
+    times[count] = start + i * hop + frameSeconds / 2;
     count++;
   }
   return {

@@ -22,13 +22,18 @@
  * recordings) is separated by how each utterance sounds, line included (line-separation.ts), and says so.
  */
 import {
-  DEFAULT_MAX_VOICES,
+  interleaving,
+  maxVoicesOf,
+  noVoices,
+  numberVoicesAsHeard,
   separateByLine,
   timedSeparation,
   unassigned,
+  unseparable,
   type SeparationResult,
   type VoiceAssignment,
 } from './line-separation.ts';
+import { lowerInverse } from './triangular.ts';
 import {
   analyzerFor,
   voicedFrames,
@@ -55,9 +60,11 @@ const SPLIT_GAIN = 0.13;
 const SMALL_VOICE_GAIN = 1.3;
 /**
  * A third voice and beyond: a voice that takes over from another (a transfer: the two never heard in turn,
- * at most TAKEOVER_INTERLEAVING of their utterances' pairs out of order) pays as a second voice does; one
- * heard throughout the call (a conference) pays CONFERENCE_GAIN, as one voice split by its words into halves
- * that alternate through the call gains up to about 0.85 on the development split.
+ * at most TAKEOVER_INTERLEAVING of their utterances' pairs out of order) pays as a second voice does, once
+ * per call; the voice it takes over from may be any voice, not only the one it was split from (split from
+ * the customer's, it takes over from the first agent's); one heard throughout the call (a conference) pays
+ * CONFERENCE_GAIN, as one voice split by its words into halves that alternate through the call gains up to
+ * about 0.85 on the development split.
  */
 const TAKEOVER_INTERLEAVING = 0.05;
 const CONFERENCE_GAIN = 1.0;
@@ -87,6 +94,13 @@ const MIN_SPREAD_CEPSTRUM = 0.3;
 /** An utterance's frames count as at most this many independent ones in its confidence. */
 const CONFIDENT_FRAMES = 8;
 const MIN_CONFIDENCE = 0.6;
+/**
+ * A call with more utterance time than this has voice to spare: every step-th frame is analysed, the
+ * step chosen so that about this much is analysed (short utterances excepted: analysisSteps), each
+ * analysed frame standing for `step` in the statistics. The separation's CPU is then bounded per call,
+ * however long (bench/README.md, cost).
+ */
+const ANALYSED_SECONDS = 300;
 /** Joined utterances: frames in a window, and the mean log-likelihood ratio per frame that counts as clear. */
 const JOIN_WINDOW_FRAMES = framesIn(0.5);
 const JOIN_MIN_LLR = 2;
@@ -106,9 +120,10 @@ function addStats(into: Stats, s: Stats): void {
   for (let i = 0; i < D * D; i++) into.products[i] = into.products[i]! + s.products[i]!;
 }
 
-function statsOf(frames: Float64Array, count: number): Stats {
+/** `weight`: the frames each analysed frame stands for (see ANALYSED_SECONDS). */
+function statsOf(frames: Float64Array, count: number, weight: number): Stats {
   const s = emptyStats();
-  s.n = count;
+  s.n = count * weight;
   const { sum, products } = s;
   for (let f = 0; f < count; f++) {
     const o = f * D;
@@ -117,6 +132,10 @@ function statsOf(frames: Float64Array, count: number): Stats {
       sum[i] = sum[i]! + x;
       for (let j = i; j < D; j++) products[i * D + j] = products[i * D + j]! + x * frames[o + j]!;
     }
+  }
+  for (let i = 0; i < D; i++) {
+    sum[i] = sum[i]! * weight;
+    for (let j = i; j < D; j++) products[i * D + j] = products[i * D + j]! * weight;
   }
   for (let i = 0; i < D; i++) for (let j = 0; j < i; j++) products[i * D + j] = products[j * D + i]!;
   return s;
@@ -169,15 +188,7 @@ function fit(s: Stats): Gaussian | undefined {
   let logDet = 0;
   for (let i = 0; i < D; i++) logDet += 2 * Math.log(l[i * D + i]!);
   // The inverse of L, then precision = L⁻ᵀ L⁻¹.
-  const inv = new Float64Array(D * D);
-  for (let i = 0; i < D; i++) {
-    inv[i * D + i] = 1 / l[i * D + i]!;
-    for (let j = 0; j < i; j++) {
-      let s2 = 0;
-      for (let k = j; k < i; k++) s2 -= l[i * D + k]! * inv[k * D + j]!;
-      inv[i * D + j] = s2 / l[i * D + i]!;
-    }
-  }
+  const inv = lowerInverse(l, D);
   const precision = new Float64Array(D * D);
   for (let i = 0; i < D; i++)
     for (let j = i; j < D; j++) {
@@ -358,26 +369,6 @@ function twoMeans(points: Float64Array[], weights: number[], initial: Int32Array
  * The voices of the call: split while a split gains at least SPLIT_GAIN nats per frame of the voice split
  * and leaves each voice enough utterances and frames (see the module comment).
  */
-/** How much the utterances of voices a and b alternate: the share of their pairs out of order, 0 to ½. */
-function interleaving(labels: Int32Array, times: Float64Array, a: number, b: number): number {
-  const ta: number[] = [];
-  const tb: number[] = [];
-  labels.forEach((label, i) => {
-    if (label === a) ta.push(times[i]!);
-    else if (label === b) tb.push(times[i]!);
-  });
-  if (ta.length === 0 || tb.length === 0) return 0.5;
-  ta.sort((x, y) => x - y);
-  tb.sort((x, y) => x - y);
-  let after = 0;
-  for (let i = 0, j = 0; i < ta.length; i++) {
-    while (j < tb.length && tb[j]! < ta[i]!) j++;
-    after += j;
-  }
-  const share = after / (ta.length * tb.length);
-  return Math.min(share, 1 - share);
-}
-
 function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): Partition {
   const all = emptyStats();
   for (const u of units) addStats(all, u);
@@ -389,6 +380,8 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
     logLikelihood: one ? logLikelihood(one, all) : 0,
   };
   if (!one) return current;
+  // One transfer per call at a second voice's price: once a voice has taken over, more pay in full.
+  let takenOver = false;
   while (current.k < maxVoices) {
     const k = current.k + 1;
     const share = k > 2 ? MIN_EXTRA_VOICE_SHARE : MIN_VOICE_SHARE;
@@ -420,8 +413,11 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
         const gain = (candidate.logLikelihood - current.logLikelihood) / parentFrames;
         if (counts.some((n) => n < MIN_VOICE_UTTERANCES) || frames.some((n) => n < minFrames)) continue;
         const smaller = Math.min(counts[c]!, counts[current.k]!);
-        const takeover =
-          k > 2 && interleaving(candidate.labels, times, c, current.k) <= TAKEOVER_INTERLEAVING;
+        // The new voice takes over from any voice (a transfer: the customer's voice may hold the agents').
+        let least = 0.5;
+        for (let v = 0; v < current.k; v++)
+          least = Math.min(least, interleaving(candidate.labels, times, v, current.k));
+        const takeover = k > 2 && !takenOver && least <= TAKEOVER_INTERLEAVING;
         const price = k > 2 && !takeover ? CONFERENCE_GAIN : SPLIT_GAIN;
         if (gain < price + SMALL_VOICE_GAIN / smaller) continue;
         if (gain > bestGain) {
@@ -431,9 +427,28 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
       }
     }
     if (!best) break;
+    if (best.k > 2) takenOver = true;
     current = best;
   }
   return current;
+}
+
+/**
+ * Every how many voiced frames of each utterance one is analysed (see ANALYSED_SECONDS): the call's step,
+ * but never so large that an utterance keeps fewer than BASIS_FRAMES of its frames (a short answer or a
+ * backchannel would otherwise lose all of them and be given no voice).
+ */
+export function analysisSteps(spans: readonly UtteranceSpan[]): number[] {
+  let utteranceSeconds = 0;
+  for (const span of spans) {
+    const seconds = span.end - span.start;
+    if (Number.isFinite(seconds) && seconds > 0) utteranceSeconds += seconds;
+  }
+  const step = Math.max(1, Math.ceil(utteranceSeconds / ANALYSED_SECONDS));
+  return spans.map((span) => {
+    const frames = (span.end - span.start) / VOICED_HOP_SECONDS;
+    return Number.isFinite(frames) ? Math.max(1, Math.min(step, Math.floor(frames / BASIS_FRAMES))) : 1;
+  });
 }
 
 /**
@@ -460,22 +475,16 @@ function separate(
   spans: readonly UtteranceSpan[],
   options: { maxVoices?: number },
 ): Omit<SeparationResult, 'cpuMs'> | undefined {
-  const maxVoices = Math.max(1, Math.floor(options.maxVoices ?? DEFAULT_MAX_VOICES));
-  const nothing = (reason: string) => ({
-    voices: 0,
-    assignments: unassigned(spans),
-    joined: 0,
-    reason,
-  });
-  if (spans.length === 0) return nothing('no utterances to separate');
-  const rate = audio.sampleRate;
-  if (!Number.isFinite(rate) || rate < 4000)
-    return nothing(`the audio's sample rate (${rate}) is not usable`);
-  const analyzer = analyzerFor(Math.round(rate));
-  const frames: VoicedFrames[] = spans.map((span) => voicedFrames(audio, span, analyzer));
+  const maxVoices = maxVoicesOf(options);
+  const nothing = (reason: string) => noVoices(spans, reason);
+  const unusable = unseparable(audio, spans);
+  if (unusable) return nothing(unusable);
+  const analyzer = analyzerFor(Math.round(audio.sampleRate));
+  const steps = analysisSteps(spans);
+  const frames: VoicedFrames[] = spans.map((span, u) => voicedFrames(audio, span, analyzer, steps[u]));
   const audible = frames.filter((f) => f.audible > 0).length;
   if (audible === 0) return undefined;
-  const voicedUtterances = frames.filter((f) => f.count >= VOICED_UTTERANCE_FRAMES).length;
+  const voicedUtterances = frames.filter((f, u) => f.count * steps[u]! >= VOICED_UTTERANCE_FRAMES).length;
   if (voicedUtterances < VOICED_CALL_SHARE * audible || voicedUtterances < 2) return undefined;
 
   // The call's mean and spread per dimension over every voiced frame; frames centred and scaled by them.
@@ -501,8 +510,8 @@ function separate(
       for (let d = 0; d < D; d++) x[o + d] = (x[o + d]! - mean[d]!) / scale[d]!;
   }
 
-  const stats = frames.map((f) => statsOf(f.features, f.count));
-  const basis = stats.map((_, i) => i).filter((i) => frames[i]!.count >= BASIS_FRAMES);
+  const stats = frames.map((f, u) => statsOf(f.features, f.count, steps[u]!));
+  const basis = stats.map((_, i) => i).filter((i) => stats[i]!.n >= BASIS_FRAMES);
   const chosen = chooseVoices(
     basis.map((i) => stats[i]!),
     Float64Array.from(basis, (i) => spans[i]!.start),
@@ -532,20 +541,9 @@ function separate(
   }
 
   let joined = 0;
-  if (k > 1) joined = markJoined(frames, chosen.models, assignments);
+  if (k > 1) joined = markJoined(frames, chosen.models, assignments, steps);
 
-  // Voice 0 is the voice heard first.
-  const firstHeard = Array.from({ length: k }, () => Infinity);
-  assignments.forEach((a, u) => {
-    if (a.voice !== null) firstHeard[a.voice] = Math.min(firstHeard[a.voice]!, spans[u]!.start);
-  });
-  const order = firstHeard
-    .map((t, v) => ({ t, v }))
-    .filter((e) => Number.isFinite(e.t))
-    .sort((a, b) => a.t - b.t || a.v - b.v);
-  const renumber = new Map(order.map((e, i) => [e.v, i]));
-  for (const a of assignments) if (a.voice !== null) a.voice = renumber.get(a.voice)!;
-  const voices = order.length;
+  const voices = numberVoicesAsHeard(assignments, spans, k);
 
   const notes: string[] = [];
   if (voices === 1) notes.push('one voice: the utterances do not fall into distinct voices');
@@ -561,13 +559,20 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
  * Marks the utterances in which a run of frames clearly belongs to another voice than the utterance's;
  * the voice holding most frames becomes its voice. Returns how many were marked.
  */
-function markJoined(frames: VoicedFrames[], models: Gaussian[], assignments: VoiceAssignment[]): number {
+function markJoined(
+  frames: VoicedFrames[],
+  models: Gaussian[],
+  assignments: VoiceAssignment[],
+  steps: readonly number[],
+): number {
   const k = models.length;
+
   const scratch = new Float64Array(D);
   let joined = 0;
   frames.forEach((f, u) => {
     const own = assignments[u]!.voice;
-    if (own === null || f.count < 2 * JOIN_WINDOW_FRAMES) return;
+    const windowFrames = Math.max(2, Math.ceil(JOIN_WINDOW_FRAMES / steps[u]!));
+    if (own === null || f.count < 2 * windowFrames) return;
     const ll = new Float64Array(f.count * k);
     const votes = new Int32Array(k);
     for (let i = 0; i < f.count; i++) {
@@ -584,9 +589,8 @@ function markJoined(frames: VoicedFrames[], models: Gaussian[], assignments: Voi
       let window = 0;
       for (let i = 0; i < f.count; i++) {
         window += ll[i * k + v]! - ll[i * k + own]!;
-        if (i >= JOIN_WINDOW_FRAMES)
-          window -= ll[(i - JOIN_WINDOW_FRAMES) * k + v]! - ll[(i - JOIN_WINDOW_FRAMES) * k + own]!;
-        if (i >= JOIN_WINDOW_FRAMES - 1 && window / JOIN_WINDOW_FRAMES >= JOIN_MIN_LLR) {
+        if (i >= windowFrames) window -= ll[(i - windowFrames) * k + v]! - ll[(i - windowFrames) * k + own]!;
+        if (i >= windowFrames - 1 && window / windowFrames >= JOIN_MIN_LLR) {
           other = v;
           break;
         }

@@ -206,6 +206,21 @@ function keyDigests(key: string, digestKey: Buffer | undefined): PersonalValue[]
   return [...digests.values()];
 }
 
+/** The keys are built by schemas/call-keys.ts; a caller-chosen call id is checked again here. */
+function outputTargetOf(store: ObjectStore, input: { callId: string; output: CallOutputKeys }) {
+  assertSafeCallId(input.callId);
+  if (!input.output.dir.endsWith(`${input.callId}/`)) {
+    throw new KeyError(`output keys of ${JSON.stringify(input.output.dir)} are not call ${input.callId}'s`);
+  }
+  const out = input.output.bucket !== store.bucket ? store.withBucket(input.output.bucket) : store;
+  // Keys built before the call page existed (a call in flight across the upgrade) have no `page`.
+  const keys: CallOutputKeys = {
+    ...input.output,
+    page: input.output.page ?? `${input.output.dir}${CALL_PAGE_FILE}`,
+  };
+  return { keys, out };
+}
+
 export function createResultActivities({ store, personalColumns, digestKey, callIds }: ResultActivityDeps) {
   const columns = personalColumnsOf(personalColumns);
   /** A document as stored: personal manifest columns masked, their values kept as digests alone. */
@@ -226,20 +241,7 @@ export function createResultActivities({ store, personalColumns, digestKey, call
       },
     };
   };
-  /** The keys are built by schemas/call-keys.ts; a caller-chosen call id is checked again here. */
-  const outputOf = (input: { callId: string; output: CallOutputKeys }) => {
-    assertSafeCallId(input.callId);
-    if (!input.output.dir.endsWith(`${input.callId}/`)) {
-      throw new KeyError(`output keys of ${JSON.stringify(input.output.dir)} are not call ${input.callId}'s`);
-    }
-    const out = input.output.bucket !== store.bucket ? store.withBucket(input.output.bucket) : store;
-    // Keys built before the call page existed (a call in flight across the upgrade) have no `page`.
-    const keys: CallOutputKeys = {
-      ...input.output,
-      page: input.output.page ?? `${input.output.dir}${CALL_PAGE_FILE}`,
-    };
-    return { keys, out };
-  };
+  const outputOf = (input: { callId: string; output: CallOutputKeys }) => outputTargetOf(store, input);
 
   /** The staged outputs, the unredacted copy's inputs and the recording's time, read at once. */
   const readParts = async (input: PublishInput, keys: CallOutputKeys) => {

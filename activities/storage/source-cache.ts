@@ -22,7 +22,7 @@ import { chmod, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { RecordingSource } from '../../schemas/recording.ts';
-import { stackHomeOf } from '../../schemas/config.ts';
+import { stackHomeOf } from '../../schemas/process-settings.ts';
 import type { ObjectStore } from './object-store.ts';
 
 /** Bound of the cache: a few hours of the largest inputs (48 kHz stereo WAV is about 1.2 GB an hour). */

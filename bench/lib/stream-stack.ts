@@ -11,8 +11,8 @@ import { resolvePorts } from '../../cli/stack/ports.ts';
 import type { ManagedProcess } from '../../cli/stack/process.ts';
 import { devServerProcess, emulatorProcess } from '../../cli/stack/stack.ts';
 import { s3ServerProcess, WEED_GRPC_OFFSET } from '../../cli/stack/s3-server.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 import {
-  loadConfig,
   LOCAL_CLIENT_ID,
   LOCAL_CLIENT_SECRET,
   LOCAL_DOMAIN_ID,

@@ -6,7 +6,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseCommandArgs } from '../command.ts';
-import { loadConfig, type Config } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
+import { type Config } from '../../schemas/config.ts';
 import { startStack, type RunningStack } from '../stack/stack.ts';
 import { readStackFile } from '../stack/stack-record.ts';
 import { connectPipeline, pipelineConfig } from '../stack-client.ts';
@@ -170,6 +171,68 @@ async function digest(store: ObjectStore, output: OutputLocation, o: CallOutcome
   }
 }
 
+/** The calls' table, then what the demo shows of them: mono calls' speakers, redactions, partial steps. */
+async function printOutcomes(
+  store: ObjectStore,
+  output: OutputLocation,
+  outcomes: CallOutcome[],
+  log: (line: string) => void,
+): Promise<void> {
+  const rows = [
+    [
+      'call',
+      'status',
+      'duration',
+      'sessions',
+      'utterances',
+      'speakers',
+      'redacted',
+      'sentiment',
+      'score',
+      'categories',
+    ],
+  ];
+  const openings: string[] = [];
+  const summaries: string[] = [];
+  let examples: string[] = [];
+  for (const o of outcomes) {
+    const d = await digest(store, output, o);
+    rows.push([
+      o.callId,
+      o.status,
+      o.durationSeconds !== undefined ? `${(o.durationSeconds / 60).toFixed(1)} min` : '',
+      o.sessions !== undefined ? String(o.sessions) : '',
+      o.utterances !== undefined ? String(o.utterances) : '',
+      d.speakers,
+      d.redacted,
+      d.sentiment,
+      d.score,
+      d.categories,
+    ]);
+    if (d.summary) summaries.push(`  ${o.callId}: ${d.summary}`);
+    if (d.examples.length > examples.length) examples = d.examples;
+    if (d.opening.length) openings.push(`  ${o.callId}:`, ...d.opening.map((l) => `    ${l}`));
+  }
+  log('');
+  log(textTable(rows));
+  // Mono calls: who said what was told apart by voice and named by what each says.
+  if (openings.length > 0) {
+    log('');
+    log('speakers of mono calls, told apart by voice and named by what they say:');
+    for (const line of openings) log(line);
+  }
+  // Personal data never reaches result.json: show what stands in its place.
+  if (examples.length > 0) {
+    log('');
+    log('personal data is redacted in every stored text, e.g.:');
+    for (const line of examples) log(`  ${line}`);
+  }
+  log(outcomeTally(outcomes));
+  // A partial call's results are written, but a text step failed: say which, and why.
+  for (const o of outcomes.filter((c) => c.status === 'partial'))
+    for (const f of o.stepFailures ?? []) log(`  ${o.callId}: ${f.step} failed: ${f.reason}`);
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(
     'demo',
@@ -212,59 +275,7 @@ export async function run(argv: string[]): Promise<number> {
     log(`processing ${submitted.length} calls…`);
     const outcomes = await waitWithProgress(submitted, false);
 
-    const rows = [
-      [
-        'call',
-        'status',
-        'duration',
-        'sessions',
-        'utterances',
-        'speakers',
-        'redacted',
-        'sentiment',
-        'score',
-        'categories',
-      ],
-    ];
-    const openings: string[] = [];
-    const summaries: string[] = [];
-    let examples: string[] = [];
-    for (const o of outcomes) {
-      const d = await digest(pc.store, output, o);
-      rows.push([
-        o.callId,
-        o.status,
-        o.durationSeconds !== undefined ? `${(o.durationSeconds / 60).toFixed(1)} min` : '',
-        o.sessions !== undefined ? String(o.sessions) : '',
-        o.utterances !== undefined ? String(o.utterances) : '',
-        d.speakers,
-        d.redacted,
-        d.sentiment,
-        d.score,
-        d.categories,
-      ]);
-      if (d.summary) summaries.push(`  ${o.callId}: ${d.summary}`);
-      if (d.examples.length > examples.length) examples = d.examples;
-      if (d.opening.length) openings.push(`  ${o.callId}:`, ...d.opening.map((l) => `    ${l}`));
-    }
-    log('');
-    log(textTable(rows));
-    // Mono calls: who said what was told apart by voice and named by what each says.
-    if (openings.length > 0) {
-      log('');
-      log('speakers of mono calls, told apart by voice and named by what they say:');
-      for (const line of openings) log(line);
-    }
-    // Personal data never reaches result.json: show what stands in its place.
-    if (examples.length > 0) {
-      log('');
-      log('personal data is redacted in every stored text, e.g.:');
-      for (const line of examples) log(`  ${line}`);
-    }
-    log(outcomeTally(outcomes));
-    // A partial call's results are written, but a text step failed: say which, and why.
-    for (const o of outcomes.filter((c) => c.status === 'partial'))
-      for (const f of o.stepFailures ?? []) log(`  ${o.callId}: ${f.step} failed: ${f.reason}`);
+    await printOutcomes(pc.store, output, outcomes, log);
     log('');
     log(
       `results:  ${locationUrl(output)}<call>/result.json and transcript.vtt (S3 endpoint ${pc.config.s3.endpoint})`,

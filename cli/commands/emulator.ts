@@ -3,7 +3,8 @@
  * JSON line with the addresses and credentials once listening, and stops on SIGINT/SIGTERM.
  */
 import { CliError, parseCommandArgs } from '../command.ts';
-import { DEFAULTS, processSettings } from '../../schemas/config.ts';
+import { DEFAULTS } from '../../schemas/config.ts';
+import { processSettings } from '../../schemas/process-settings.ts';
 import { startEmulator, type EmulatorOptions } from '../../emulator/server.ts';
 import { defaultAccountInput } from '../../emulator/accounts.ts';
 import { stopWithParent } from '../../workers/parent-watch.ts';

@@ -157,6 +157,23 @@ async function confirmed(question: string): Promise<boolean> {
   }
 }
 
+/** What a dry run would erase, as `--json` prints it: object names, never values. */
+function dryRunJson(
+  holdings: Awaited<ReturnType<typeof lookUp>>['holdings'],
+  executions: Map<string, number>,
+): string {
+  return JSON.stringify(
+    holdings.map((h) => ({
+      callId: h.callId,
+      objects: h.objects.map((o) => ({ kind: o.kind, object: namedKey(o.bucket, o.key) })),
+      shared: h.shared.map((s) => ({ kind: s.kind, object: namedKey(s.bucket, s.key) })),
+      workflowExecutions: executions.get(h.callId) ?? 0,
+    })),
+    null,
+    2,
+  );
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('forget', argv, {
     recordings: { type: 'boolean', default: false },
@@ -202,19 +219,7 @@ export async function run(argv: string[]): Promise<number> {
         (h, count) => streamed && printer.call(h, count),
       );
       if (dryRun) {
-        if (values.json)
-          console.log(
-            JSON.stringify(
-              holdings.map((h) => ({
-                callId: h.callId,
-                objects: h.objects.map((o) => ({ kind: o.kind, object: namedKey(o.bucket, o.key) })),
-                shared: h.shared.map((s) => ({ kind: s.kind, object: namedKey(s.bucket, s.key) })),
-                workflowExecutions: executions.get(h.callId) ?? 0,
-              })),
-              null,
-              2,
-            ),
-          );
+        if (values.json) console.log(dryRunJson(holdings, executions));
         return 0;
       }
       if (!(await confirmed(`Erase ${n} call${n === 1 ? '' : 's'}?`))) {

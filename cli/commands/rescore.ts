@@ -11,7 +11,8 @@ import { outputLocation } from '../submit.ts';
 import { storeRules } from '../call-files.ts';
 import { defaultRules } from '../../activities/insights/rule-file.ts';
 import { locationUrl, outputLocationOf, parseS3Url } from '../../schemas/call-keys.ts';
-import { tablesOf, taskQueues } from '../../schemas/config.ts';
+import { tablesOf } from '../../schemas/call-spec.ts';
+import { taskQueues } from '../../schemas/config.ts';
 import { rescoreInputSchema, type RescoreSource } from '../../schemas/rescore.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import {

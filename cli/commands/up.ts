@@ -1,6 +1,6 @@
 /** `callpipe up`: the local stack in the foreground until Ctrl-C or SIGTERM. */
 import { parseCommandArgs, CliError } from '../command.ts';
-import { loadConfig } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 import { startStack, StackRunningError } from '../stack/stack.ts';
 import { PortTakenError } from '../stack/ports.ts';
 import { MAX_RESTARTS, RESTART_WINDOW_MS, superviseStack } from '../stack/supervisor.ts';

@@ -18,9 +18,9 @@ import {
   DEFAULT_SPEED_MAX,
   LOCAL_S3_ACCESS_KEY,
   LOCAL_S3_SECRET_KEY,
-  loadConfig,
   type Config,
 } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 import { S3_FALLBACK_REGION } from '../../activities/storage/object-store.ts';
 import { writeTemporalProfile } from '../../workers/temporal-connection.ts';
 import { buildIdOf, deploymentVersionOf, makeCurrent, versionLabel } from '../../workers/versioning.ts';

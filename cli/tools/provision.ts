@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, symlinkSync, rmSync
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureNode as ensureNodeRuntime, PINNED_NODE } from '../../scripts/node-runtime.mjs';
-import { mediaTools, processSettings } from '../../schemas/config.ts';
+import { mediaTools, processSettings } from '../../schemas/process-settings.ts';
 import { childEnv } from '../../schemas/child-env.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { ensureDebianTool, TOOLS_DIR, ToolsError } from './provision.ts';
-import { processSettings } from '../../schemas/config.ts';
+import { processSettings } from '../../schemas/process-settings.ts';
 import { childEnv } from '../../schemas/child-env.ts';
 
 /**

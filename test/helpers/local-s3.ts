@@ -2,7 +2,8 @@
  * The S3 settings of a store at a local test server (one that stands in for S3: silent, or answering
  * as S3 does in a case the real server cannot be made to show), with dummy credentials.
  */
-import { loadConfig, type S3Config } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
+import { type S3Config } from '../../schemas/config.ts';
 
 export function localS3Config(port: number): S3Config {
   return {

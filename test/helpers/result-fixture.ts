@@ -39,13 +39,46 @@ export interface ResultFixtureOptions {
   customerValue?: number;
 }
 
-export function resultFixture(options: ResultFixtureOptions = {}): ResultDocument {
-  const callId = options.callId ?? 'call-a-1234abcd';
-  const n = options.utterances ?? 6;
-  const slot = options.slot ?? 5;
-  const duration = Math.max(10, n * slot + 2);
-  const customerValue = options.customerValue ?? -0.7;
-  const utterances = Array.from({ length: n }, (_, i) => {
+/** The fixture's summary, keywords and categories: the same for every call. */
+const SCORED_PARTS = {
+  summary: {
+    text: '請求金額の誤りについての問い合わせ。返金手続きを案内した。',
+    mode: 'extract-cc',
+    levels: 1,
+    windows: 1,
+    documentChars: 200,
+  },
+  keywords: [
+    { text: '請求書', score: 0.9 },
+    { text: '返金', score: 0.7 },
+  ],
+  categories: [
+    { name: '請求の問い合わせ', matched: true, points: [{ start: 6, end: 10, utterance: 1 }] },
+    { name: '解約', matched: false, points: [] },
+  ],
+};
+
+/** The fixture's scorecard: one of two questions answered yes. */
+const SCORECARD = {
+  name: '基本応対',
+  score: 3,
+  max: 4,
+  normalized: 0.75,
+  answers: [
+    {
+      id: 'greet',
+      text: '名乗った',
+      weight: 3,
+      answer: 'yes',
+      points: [{ start: 1, end: 5, utterance: 0 }],
+    },
+    { id: 'close', text: '締めの挨拶', weight: 1, answer: 'no', points: [] },
+  ],
+};
+
+/** `n` utterances, agent and customer in turn, each `slot` seconds apart, with their fillers and sentiment. */
+function fixtureUtterances(n: number, slot: number, customerValue: number) {
+  return Array.from({ length: n }, (_, i) => {
     const speaker = i % 2 === 0 ? 'agent' : 'customer';
     const value = speaker === 'agent' ? 0.6 : customerValue;
     const label = value > 0 ? 'Positive' : value < 0 ? 'Negative' : 'Neutral';
@@ -71,6 +104,15 @@ export function resultFixture(options: ResultFixtureOptions = {}): ResultDocumen
       },
     };
   });
+}
+
+export function resultFixture(options: ResultFixtureOptions = {}): ResultDocument {
+  const callId = options.callId ?? 'call-a-1234abcd';
+  const n = options.utterances ?? 6;
+  const slot = options.slot ?? 5;
+  const duration = Math.max(10, n * slot + 2);
+  const customerValue = options.customerValue ?? -0.7;
+  const utterances = fixtureUtterances(n, slot, customerValue);
   const values = (speaker?: string) =>
     utterances.filter((u) => !speaker || u.speaker === speaker).map((u) => u.sentiment.value);
   const talkOf = (speaker: string) => {
@@ -130,37 +172,8 @@ export function resultFixture(options: ResultFixtureOptions = {}): ResultDocumen
         bySpeaker: {},
       })),
     },
-    summary: {
-      text: '請求金額の誤りについての問い合わせ。返金手続きを案内した。',
-      mode: 'extract-cc',
-      levels: 1,
-      windows: 1,
-      documentChars: 200,
-    },
-    keywords: [
-      { text: '請求書', score: 0.9 },
-      { text: '返金', score: 0.7 },
-    ],
-    categories: [
-      { name: '請求の問い合わせ', matched: true, points: [{ start: 6, end: 10, utterance: 1 }] },
-      { name: '解約', matched: false, points: [] },
-    ],
-    scorecard: {
-      name: '基本応対',
-      score: 3,
-      max: 4,
-      normalized: 0.75,
-      answers: [
-        {
-          id: 'greet',
-          text: '名乗った',
-          weight: 3,
-          answer: 'yes',
-          points: [{ start: 1, end: 5, utterance: 0 }],
-        },
-        { id: 'close', text: '締めの挨拶', weight: 1, answer: 'no', points: [] },
-      ],
-    },
+    ...SCORED_PARTS,
+    scorecard: SCORECARD,
     processing: {
       workflowId: `wf-${callId}`,
       runId: 'run-1',

@@ -2,7 +2,8 @@
 import { inject } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { connectClient, temporalClient as clientOn } from '../../workers/temporal-connection.ts';
-import { loadConfig, type Config } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
+import { type Config } from '../../schemas/config.ts';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store.ts';
 
 export function stackConfig(): Config {

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
-import { loadConfig } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 import { mainOf, runWorkerProcess } from '../../workers/run.ts';
 
 const taskQueue = process.env.STUCK_WORKER_TASK_QUEUE;

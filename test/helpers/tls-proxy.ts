@@ -31,6 +31,19 @@ export interface TlsProxy {
   close(): Promise<void>;
 }
 
+/** A gRPC UNAUTHENTICATED answer (trailers-only), as a server refusing the API key gives. */
+function refuseUnauthenticated(stream: ServerHttp2Stream): void {
+  stream.respond(
+    {
+      ':status': 200,
+      'content-type': 'application/grpc',
+      'grpc-status': String(16), // UNAUTHENTICATED
+      'grpc-message': 'missing or wrong API key',
+    },
+    { endStream: true },
+  );
+}
+
 export async function startTlsProxy(options: {
   target: string;
   pki: Pki;
@@ -86,15 +99,7 @@ export async function startTlsProxy(options: {
     if (apiKey !== undefined) {
       if (headers.authorization !== `Bearer ${apiKey}`) {
         proxy.refused += 1;
-        stream.respond(
-          {
-            ':status': 200,
-            'content-type': 'application/grpc',
-            'grpc-status': String(16), // UNAUTHENTICATED
-            'grpc-message': 'missing or wrong API key',
-          },
-          { endStream: true },
-        );
+        refuseUnauthenticated(stream);
         return;
       }
       proxy.withApiKey += 1;

@@ -20,7 +20,8 @@ import { s3ServerProcess, WEED_GRPC_OFFSET, type S3Identity } from '../../cli/st
 import { workersProcess } from '../../cli/stack/stack.ts';
 import { toolPaths } from '../../cli/tools/provision.ts';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store.ts';
-import { LOCAL_S3_ACCESS_KEY, LOCAL_S3_SECRET_KEY, loadConfig } from '../../schemas/config.ts';
+import { LOCAL_S3_ACCESS_KEY, LOCAL_S3_SECRET_KEY } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 import { callpipe } from '../helpers/cli.ts';
 import { makeCall, uniquePrefix } from '../helpers/pipeline.ts';
 import { makePki, type Pki } from '../helpers/throwaway-pki.ts';

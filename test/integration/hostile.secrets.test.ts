@@ -28,7 +28,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { resolveSource, submitRecording } from '../../cli/submit.ts';
-import { mediaTools, slowestPace, taskQueues } from '../../schemas/config.ts';
+import { mediaTools } from '../../schemas/process-settings.ts';
+import { slowestPace } from '../../schemas/call-spec.ts';
+import { taskQueues } from '../../schemas/config.ts';
 import { sourceCacheKey } from '../../activities/storage/source-cache.ts';
 import {
   ANY_SPEAKER,

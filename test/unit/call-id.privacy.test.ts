@@ -14,7 +14,8 @@ import {
   type CallIdRule,
 } from '../../activities/storage/call-id.ts';
 import { assertSafeCallId } from '../../schemas/call-keys.ts';
-import { loadConfig, type CallIdMode } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
+import { type CallIdMode } from '../../schemas/config.ts';
 import { ManifestError, parseManifest } from '../../activities/backfill/manifest.ts';
 import { createBackfillActivities } from '../../activities/backfill/backfill-activities.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';

@@ -11,7 +11,7 @@ import { progressLine } from '../../cli/commands/backfill.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 import { callpipe as run } from '../helpers/cli.ts';
 import { callSpecOf } from '../../schemas/call-spec.ts';
-import { loadConfig } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 
 const callpipe = (...args: string[]) => run(args);
 

@@ -1,7 +1,8 @@
 /** No Docker engine runs here, so the compose file's shape is what we can check: services, env, ports. */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { ENV_VARS, loadConfig } from '../../schemas/config.ts';
+import { ENV_VARS } from '../../schemas/config-variables.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 import { composeFile, containerEnv, dockerfileEnv, publishedPorts } from '../helpers/compose.ts';
 import { TOPOLOGY } from '../../bench/lib/topology.ts';
 

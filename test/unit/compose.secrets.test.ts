@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { loadConfig } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 import { composeFile, containerEnv } from '../helpers/compose.ts';
 
 const raw = parse(readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8'), {

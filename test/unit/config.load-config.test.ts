@@ -2,14 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  ConfigError,
-  DEFAULTS,
-  ENV_VARS,
-  loadConfig,
-  slowestPace,
-  taskQueues,
-} from '../../schemas/config.ts';
+import { ConfigError, loadConfig } from '../../schemas/config-loader.ts';
+import { DEFAULTS, taskQueues } from '../../schemas/config.ts';
+import { ENV_VARS } from '../../schemas/config-variables.ts';
+import { slowestPace } from '../../schemas/call-spec.ts';
 
 function configFile(content: unknown): string {
   const file = join(mkdtempSync(join(tmpdir(), 'callpipe-config-')), 'callpipe.config.json');

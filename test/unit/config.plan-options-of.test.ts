@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, planOptionsOf } from '../../schemas/config.ts';
+import { ConfigError, loadConfig } from '../../schemas/config-loader.ts';
+import { planOptionsOf } from '../../schemas/call-spec.ts';
 import { planSessions } from '../../activities/media/plan.ts';
 
 describe('planOptionsOf', () => {

@@ -1,12 +1,14 @@
 /**
- * Every CALLPIPE_* variable is read in schemas/config.ts: the deployment's through loadConfig, a process's
- * own (tool paths, debugging, the stack's hand-over, the emulator command's) through processSettings.
+ * Every CALLPIPE_* variable is read in one of two places: the deployment's through loadConfig
+ * (schemas/config-loader.ts), a process's own (tool paths, debugging, the stack's hand-over, the emulator
+ * command's) through processSettings (schemas/process-settings.ts).
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ENV_VARS, PROCESS_ENV_VARS, mediaTools, processSettings } from '../../schemas/config.ts';
+import { ENV_VARS } from '../../schemas/config-variables.ts';
+import { PROCESS_ENV_VARS, mediaTools, processSettings } from '../../schemas/process-settings.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SOURCES = ['activities', 'cli', 'emulator', 'schemas', 'service', 'workers', 'workflows'];
@@ -48,10 +50,10 @@ describe('mediaTools', () => {
 });
 
 describe('CALLPIPE_* variables', () => {
-  it('are read nowhere but schemas/config.ts', () => {
+  it('are read nowhere but the configuration loader and the process settings', () => {
     const readers = SOURCES.flatMap((dir) => files(join(ROOT, dir)))
       .filter((path) => /env(\.|\[['"`])CALLPIPE_/.test(readFileSync(path, 'utf8')))
       .map((path) => relative(ROOT, path));
-    expect(readers).toEqual(['schemas/config.ts']);
+    expect(readers.sort()).toEqual(['schemas/config-loader.ts', 'schemas/process-settings.ts']);
   });
 });

@@ -7,7 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, redactionInputOf } from '../../schemas/config.ts';
+import { ConfigError, loadConfig } from '../../schemas/config-loader.ts';
+import { redactionInputOf } from '../../schemas/call-spec.ts';
 import { callOutputKeys, KeyError, unredactedLocationOf } from '../../schemas/call-keys.ts';
 import { loadRedactionRules, RedactionRulesError } from '../../activities/nlp/redaction/redaction-rules.ts';
 

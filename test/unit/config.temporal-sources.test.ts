@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../schemas/config.ts';
+import { ConfigError, loadConfig } from '../../schemas/config-loader.ts';
 import { describeConnection, temporalConnectionOptions } from '../../workers/temporal-connection.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'callpipe-temporal-'));

@@ -10,7 +10,7 @@ import {
 import { historyActions } from '../../activities/cost/history-actions.ts';
 import { costAmount } from '../../activities/cost/amount.ts';
 import { pricesInputSchema, s3ClassOf } from '../../schemas/cost.ts';
-import { loadConfig } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 
 const history = (file: string) =>
   historyFromJSON(

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, loadConfig } from '../../schemas/config.ts';
+import { ConfigError, loadConfig } from '../../schemas/config-loader.ts';
 import { sinksFor } from '../../schemas/events.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;

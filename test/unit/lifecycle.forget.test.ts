@@ -15,7 +15,7 @@ import { callHoldings } from '../../activities/lifecycle/call-objects.ts';
 import { eventKey, failureKey } from '../../activities/events/event-store.ts';
 import { forgetRequestId } from '../../cli/commands/forget.ts';
 import { parseRetentionDays, retentionCutoff, type ForgetInput } from '../../schemas/lifecycle.ts';
-import { loadConfig } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 
 const places: ForgetInput['places'] = {
   output: { bucket: 'out', prefix: 'results/' },

@@ -33,7 +33,7 @@ import { RULE_FILE_LIMITS } from '../../schemas/rules.ts';
 import { MAX_DICTIONARY_FILE_BYTES, parseDictionary } from '../../service/dictionary.ts';
 import { checkRedactionRules, readDictionaryFile } from '../../cli/call-files.ts';
 import { CliError } from '../../cli/command.ts';
-import { CONFIG_FILE_MAX_BYTES, ConfigError, loadConfig } from '../../schemas/config.ts';
+import { CONFIG_FILE_MAX_BYTES, ConfigError, loadConfig } from '../../schemas/config-loader.ts';
 
 const RUN = 'a'.repeat(10_000);
 const dir = mkdtempSync(join(tmpdir(), 'callpipe-user-patterns-'));

@@ -8,6 +8,7 @@ import { generateCallScript, scriptedCall } from '../../activities/media/call-sc
 import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
 import { renderFixture, renderPcm } from '../../activities/media/fixture.ts';
 import { stagedAudioReader } from '../../activities/speakers/speakers-activities.ts';
+import { analyzerFor, voicedFrames, VOICED_DIMS } from '../../activities/speakers/voice-features.ts';
 import {
   separateVoices,
   type AudioReader,
@@ -143,6 +144,17 @@ describe('separateVoices', () => {
     expect(kept.assignments.every((a) => a.voice === 0)).toBe(true);
     const order = Array.from({ length: 100 }, (_, i) => ((i * 7919) >> 3) & 1);
     const two = conversation(order, [LOW, HIGH], 7);
+    const split = separateVoices(readerOf(two.samples), two.spans);
+    expect(split.voices).toBe(2);
+    expect(agreement(split, two.truth)).toBeGreaterThanOrEqual(0.98);
+  });
+
+  it('analyses every step-th frame of a call with more utterance time than it analyses in full, and still tells its voices apart', () => {
+    // About 380 s of utterances: every other frame is analysed, each standing for two.
+    const order = Array.from({ length: 180 }, (_, i) => ((i * 7919) >> 3) & 1);
+    const two = conversation(order, [LOW, HIGH], 9);
+    const utteranceSeconds = two.spans.reduce((s, u) => s + u.end - u.start, 0);
+    expect(utteranceSeconds).toBeGreaterThan(300);
     const split = separateVoices(readerOf(two.samples), two.spans);
     expect(split.voices).toBe(2);
     expect(agreement(split, two.truth)).toBeGreaterThanOrEqual(0.98);
@@ -311,5 +323,25 @@ describe('separateVoices', () => {
         phrases.map((p) => p.leg),
       ),
     ).toBeGreaterThanOrEqual(0.95);
+  });
+});
+
+describe('voicedFrames with a step', () => {
+  it('analyses every step-th frame of the back-to-back ones, the same features at the same times', () => {
+    const { samples, spans } = conversation([0, 1, 0, 1], [LOW, HIGH], 3);
+    const analyzer = analyzerFor(RATE);
+    for (const span of spans) {
+      const all = voicedFrames(readerOf(samples), span, analyzer);
+      const third = voicedFrames(readerOf(samples), span, analyzer, 3);
+      expect(third.count).toBeGreaterThan(0);
+      expect(third.count).toBeLessThanOrEqual(Math.ceil(all.count / 3) + 1);
+      for (let f = 0; f < third.count; f++) {
+        const at = Array.from(all.times).findIndex((t) => Math.abs(t - third.times[f]!) < 1e-9);
+        expect(at).toBeGreaterThanOrEqual(0);
+        const row = (x: Float64Array, i: number) =>
+          Array.from(x.subarray(i * VOICED_DIMS, (i + 1) * VOICED_DIMS));
+        expect(row(third.features, f)).toEqual(row(all.features, at));
+      }
+    }
   });
 });

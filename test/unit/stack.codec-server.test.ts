@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { devServerProcess } from '../../cli/stack/stack.ts';
-import { loadConfig } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 
 describe('the local stack and its codec server', () => {
   const config = loadConfig({ env: {} });

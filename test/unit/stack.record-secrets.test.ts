@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stackFile, writeStackRecord, recordProcess } from '../../cli/stack/stack-record.ts';
 import { stackRecordOf, privateHome, isolatedStackConfig, stackEnv } from '../../cli/stack/stack.ts';
 import { pipelineConfig } from '../../cli/stack-client.ts';
-import { LOCAL_S3_ACCESS_KEY, LOCAL_S3_SECRET_KEY, loadConfig } from '../../schemas/config.ts';
+import { LOCAL_S3_ACCESS_KEY, LOCAL_S3_SECRET_KEY } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

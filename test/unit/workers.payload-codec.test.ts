@@ -27,7 +27,7 @@ import {
   payloadDataConverter,
   payloadKeysOf,
 } from '../../workers/payload-codec.ts';
-import { loadConfig } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 import { isolatedStackConfig, stackEnv, stackRecordOf } from '../../cli/stack/stack.ts';
 
 const dirs: string[] = [];

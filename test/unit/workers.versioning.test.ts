@@ -1,7 +1,7 @@
 /** A worker's Deployment Version (workers/versioning.ts): its name and build id, and what overrides them. */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { loadConfig } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 import {
   buildIdOf,
   deploymentVersionOf,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planPriority, sessionPriority, transcodePriority } from '../../workflows/session-priority.ts';
+import { planPriority, sessionPriority } from '../../workflows/session-priority.ts';
 
 describe('sessionPriority', () => {
   it('orders longer sessions first, within Temporal keys 1–5', () => {
@@ -12,13 +12,9 @@ describe('sessionPriority', () => {
 });
 
 describe('media queue priorities', () => {
-  it('puts every transcode before every plan, longest first within each', () => {
-    const transcodes = [3000, 600, 599, 1].map((s) => transcodePriority(s).priorityKey);
+  it("puts every plan after the call's other media work (default key 3), longest call first", () => {
     const plans = [7800, 1200, 1199, 60].map((s) => planPriority(s).priorityKey);
-    expect(transcodes).toEqual([1, 1, 2, 2]);
     expect(plans).toEqual([4, 4, 5, 5]);
-    // The default key (3), which the call's other media work has, lies between them.
-    expect(Math.max(...transcodes)).toBeLessThan(3);
     expect(Math.min(...plans)).toBeGreaterThan(3);
   });
 });
