@@ -25,6 +25,7 @@
  *    is its voice.
  */
 import { seededRandom } from '../../schemas/seeded-random.ts';
+import { lowerInverse } from './triangular.ts';
 import {
   analyzerFor,
   FRAME_DIMS,
@@ -510,15 +511,7 @@ function fitVoice(s: FrameStats): VoiceGaussian {
       } else l[i * D + j] = v / l[j * D + j]!;
     }
   }
-  const inverse = new Float64Array(D * D);
-  for (let i = 0; i < D; i++) {
-    inverse[i * D + i] = 1 / l[i * D + i]!;
-    for (let j = 0; j < i; j++) {
-      let v = 0;
-      for (let k = j; k < i; k++) v -= l[i * D + k]! * inverse[k * D + j]!;
-      inverse[i * D + j] = v / l[i * D + i]!;
-    }
-  }
+  const inverse = lowerInverse(l, D);
   const precision = new Float64Array(D * D);
   const packedPrecision = new Float64Array(T);
   for (let i = 0, t = 0; i < D; i++) {
@@ -883,19 +876,25 @@ function separate(
   let joined = 0;
   if (k > 1) joined = markJoined(measured, assignments, voiceOf, k);
 
-  const voices = numberByFirstHeard(measured, assignments, k);
+  const voices = numberVoicesAsHeard(assignments, spans, k);
 
   const notes = separationNotes(voices, measured.length, usable.length, { tooShort, unclear, unlike });
   return { voices, assignments, joined, ...(notes.length ? { reason: notes.join('; ') } : {}) };
 }
 
-/** Renumbers the voices so that voice 0 is the one heard first; returns how many voices were heard. */
-function numberByFirstHeard(measured: Measured[], assignments: VoiceAssignment[], k: number): number {
+/**
+ * Renumbers the voices of `assignments` (one per span, `k` voices) so that voice 0 is the one heard first;
+ * returns how many voices were heard. Both separators number their voices so.
+ */
+export function numberVoicesAsHeard(
+  assignments: VoiceAssignment[],
+  spans: readonly UtteranceSpan[],
+  k: number,
+): number {
   const firstHeard = Array.from({ length: k }, () => Infinity);
-  for (const m of measured) {
-    const v = assignments[m.index]!.voice;
-    if (v !== null) firstHeard[v] = Math.min(firstHeard[v]!, m.span.start);
-  }
+  assignments.forEach((a, u) => {
+    if (a.voice !== null) firstHeard[a.voice] = Math.min(firstHeard[a.voice]!, spans[u]!.start);
+  });
   const order = firstHeard
     .map((t, v) => ({ t, v }))
     .filter((e) => Number.isFinite(e.t))

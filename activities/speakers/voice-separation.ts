@@ -25,6 +25,7 @@ import {
   interleaving,
   maxVoicesOf,
   noVoices,
+  numberVoicesAsHeard,
   separateByLine,
   timedSeparation,
   unassigned,
@@ -32,6 +33,7 @@ import {
   type SeparationResult,
   type VoiceAssignment,
 } from './line-separation.ts';
+import { lowerInverse } from './triangular.ts';
 import {
   analyzerFor,
   voicedFrames,
@@ -186,15 +188,7 @@ function fit(s: Stats): Gaussian | undefined {
   let logDet = 0;
   for (let i = 0; i < D; i++) logDet += 2 * Math.log(l[i * D + i]!);
   // The inverse of L, then precision = L⁻ᵀ L⁻¹.
-  const inv = new Float64Array(D * D);
-  for (let i = 0; i < D; i++) {
-    inv[i * D + i] = 1 / l[i * D + i]!;
-    for (let j = 0; j < i; j++) {
-      let s2 = 0;
-      for (let k = j; k < i; k++) s2 -= l[i * D + k]! * inv[k * D + j]!;
-      inv[i * D + j] = s2 / l[i * D + i]!;
-    }
-  }
+  const inv = lowerInverse(l, D);
   const precision = new Float64Array(D * D);
   for (let i = 0; i < D; i++)
     for (let j = i; j < D; j++) {
@@ -549,18 +543,7 @@ function separate(
   let joined = 0;
   if (k > 1) joined = markJoined(frames, chosen.models, assignments, steps);
 
-  // Voice 0 is the voice heard first.
-  const firstHeard = Array.from({ length: k }, () => Infinity);
-  assignments.forEach((a, u) => {
-    if (a.voice !== null) firstHeard[a.voice] = Math.min(firstHeard[a.voice]!, spans[u]!.start);
-  });
-  const order = firstHeard
-    .map((t, v) => ({ t, v }))
-    .filter((e) => Number.isFinite(e.t))
-    .sort((a, b) => a.t - b.t || a.v - b.v);
-  const renumber = new Map(order.map((e, i) => [e.v, i]));
-  for (const a of assignments) if (a.voice !== null) a.voice = renumber.get(a.voice)!;
-  const voices = order.length;
+  const voices = numberVoicesAsHeard(assignments, spans, k);
 
   const notes: string[] = [];
   if (voices === 1) notes.push('one voice: the utterances do not fall into distinct voices');
