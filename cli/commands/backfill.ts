@@ -237,25 +237,28 @@ export async function followBackfill(
   return result;
 }
 
+/** `callpipe backfill`'s options (parseArgs). */
+const BACKFILL_OPTIONS = {
+  manifest: { type: 'string' },
+  out: { type: 'string' },
+  concurrency: { type: 'string' },
+  ext: { type: 'string' },
+  'min-bytes': { type: 'string' },
+  'max-bytes': { type: 'string' },
+  from: { type: 'string' },
+  until: { type: 'string' },
+  'page-size': { type: 'string' },
+  'children-per-run': { type: 'string' },
+  redo: { type: 'boolean', default: false },
+  detach: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+  rules: { type: 'string' },
+  dictionary: { type: 'string' },
+  ...RECOGNITION_OPTION,
+} as const;
+
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('backfill', argv, {
-    manifest: { type: 'string' },
-    out: { type: 'string' },
-    concurrency: { type: 'string' },
-    ext: { type: 'string' },
-    'min-bytes': { type: 'string' },
-    'max-bytes': { type: 'string' },
-    from: { type: 'string' },
-    until: { type: 'string' },
-    'page-size': { type: 'string' },
-    'children-per-run': { type: 'string' },
-    redo: { type: 'boolean', default: false },
-    detach: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    rules: { type: 'string' },
-    dictionary: { type: 'string' },
-    ...RECOGNITION_OPTION,
-  });
+  const { values, positionals } = parseCommandArgs('backfill', argv, BACKFILL_OPTIONS);
   const recognition = recognitionFlag('backfill', values.recognition);
   if (positionals.length > 1) throw new CliError('backfill: give one s3://bucket/prefix (or --manifest)');
   const hasPrefix = positionals.length === 1;
