@@ -80,6 +80,16 @@ new Gauge({
     this.set({ part: 'children' }, cpu.children);
   },
 });
+const fileAudio = counter(
+  'callpipe_asr_file_audio_seconds_total',
+  'Seconds of audio recognized by file requests (pieces of at most 58 s), retried ones included',
+);
+const fileRtf = new Gauge({
+  name: 'callpipe_asr_file_rtf',
+  help: "The running real-time factor of this process's file recognition requests (request seconds ÷ audio seconds), by model: what recognition auto decides by",
+  labelNames: ['model'],
+  registers: [registry],
+});
 const speakerRoles = counter(
   'callpipe_speaker_roles_total',
   'Calls by how their speakers were named (configured, swapped, fixed, inferred, low-confidence, unknown) and source (channels, voices)',
@@ -145,6 +155,13 @@ export const metrics = {
   },
   noResourceWait(): void {
     noResourceWaits.inc();
+  },
+  /** Audio of one file request, answered or not. */
+  fileAudio(seconds: number): void {
+    if (seconds > 0) fileAudio.inc(seconds);
+  },
+  fileRtf(model: string, rtf: number): void {
+    fileRtf.set({ model }, rtf);
   },
   pace(rate: number): void {
     pace.set(rate);

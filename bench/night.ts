@@ -37,7 +37,8 @@ import type { ResultDocument } from '../schemas/result.ts';
 import { startBenchStack } from './lib/bench-stack.ts';
 import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
-import { makespanBound, slotSeconds, requestsPerAudioHour } from './lib/makespan.ts';
+import { fileMakespanBound, makespanBound, slotSeconds, requestsPerAudioHour } from './lib/makespan.ts';
+import { RECOGNITION_MODES, type RecognitionMode } from '../schemas/recognition.ts';
 import { startCpuMeter, threadCpu, type CpuUse } from './lib/cpu-meter.ts';
 import {
   deltaBy,
@@ -55,6 +56,36 @@ import { requestLogLines, textRequestsPerAudioHour } from './lib/text-requests.t
 
 type Strategy = 'balanced' | 'fixed';
 
+/** One pass of the night: a planning strategy and a recognition mode, under its key in the output. */
+interface Variant {
+  key: string;
+  strategy: Strategy;
+  recognition: RecognitionMode;
+  /** Issue 40's features (`--features compare`): off or on; absent, the defaults. */
+  features?: 'off' | 'on';
+}
+
+/** The activities that recognize: a stream session, or a group of pieces by file requests. */
+const RECOGNITION_ACTIVITIES = new Set(['recognizeSession', 'recognizePieces']);
+
+/**
+ * The longest call's time outside recognition: from its first activity to its first recognition, and
+ * from its last recognition to its last activity (probe, plan; merge, speakers, text steps, publish).
+ */
+function outsideRecognitionSeconds(run: CallsRun): number {
+  const longest = [...run.calls].sort(
+    (a, b) => (b.doc?.audio.durationSeconds ?? 0) - (a.doc?.audio.durationSeconds ?? 0),
+  )[0];
+  const acts = longest?.activities ?? [];
+  const rec = acts.filter((a) => RECOGNITION_ACTIVITIES.has(a.type));
+  if (acts.length === 0 || rec.length === 0) return 0;
+  const first = Math.min(...acts.map((a) => a.scheduledMs));
+  const last = Math.max(...acts.map((a) => a.endMs));
+  return (
+    (Math.min(...rec.map((a) => a.startMs)) - first + last - Math.max(...rec.map((a) => a.endMs))) / 1000
+  );
+}
+
 const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --quick                 8 calls of 1–12 minutes (default: 40 calls of 3–130 minutes)
   --calls N               the first N calls of the night (seeded: a prefix of the full night)
@@ -65,9 +96,12 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --text-rate compressed|real   text-request rate sped up like the clock (default) or not
   --nlp-rps N             the client's text requests per second (default 45 × speed when compressed)
   --strategies a,b        planning passes (default balanced,fixed)
-  --features on|off|compare  call reasons and transcript quality (issue 40): on (the defaults, with a
-                          reasons model trained from scripted examples), off, or each pass both ways,
-                          printing text requests per audio hour with them over without
+  --recognition a,b       recognition passes instead, each planned by the first strategy: stream, file,
+                          auto (e.g. stream,file: file mode's wall over stream mode's, in one run)
+  --file-rtf R            the emulator answers a file request after R × its audio (default 0.25)
+  --features compare      each strategy's pass with call reasons and transcript quality off, then on
+                          (reasons with a model trained from the demo's scripted examples): text
+                          requests per audio hour on over off (issue 40's 1.15 bound)
   --seed N                the night's seed (default 7)
   --keep                  keep the stack's home (logs, the emulator's request log, each pass's activities)
   --stereo                every call stereo (the same lengths, containers and rates)
@@ -166,14 +200,15 @@ function passFigures(
   speed: number,
   rssMb: number | undefined,
   requestLog: { path: string; from: number } | undefined,
+  fileRtf: number,
 ) {
   const docs = run.calls.flatMap((c) => (c.doc ? [c.doc] : []));
   const audioSeconds = docs.reduce((s, d) => s + d.audio.durationSeconds, 0);
   const bound = makespanBound(docs, budget, speed);
   const activities = run.calls.flatMap((c) => c.activities);
   const transcodeMs = unionMs(activities.filter((a) => a.type === 'transcodeSource'));
-  const recognizeMs = unionMs(activities.filter((a) => a.type === 'recognizeSession'));
-  const recognitions = activities.filter((a) => a.type === 'recognizeSession');
+  const recognizeMs = unionMs(activities.filter((a) => RECOGNITION_ACTIVITIES.has(a.type)));
+  const recognitions = activities.filter((a) => RECOGNITION_ACTIVITIES.has(a.type));
   const firstRecognition = Math.min(...recognitions.map((a) => a.startMs));
   // Recognition's own makespan: what the planner and the session budget decide. The rest of the wall
   // time is the text analysis of the last calls to finish recognition.
@@ -199,6 +234,7 @@ function passFigures(
     wallSeconds: round(run.wallSeconds),
     idealSeconds: round(bound.idealSeconds),
     ratio: round(run.wallSeconds / bound.idealSeconds, 3),
+    ...fileFigures(run, docs, budget, speed, fileRtf),
     requestsPerAudioHour: requestsPerAudioHour(docs),
     // What the emulator received during the pass, by endpoint: the text-request budget (issues 15, 16).
     ...(requestLog
@@ -225,6 +261,44 @@ function passFigures(
     firstRecognitionAfterSeconds: round((firstRecognition - run.t0) / 1000),
     // queued/started/ended, seconds from the start
     startup,
+  };
+}
+
+/**
+ * File recognition's figures of a pass with pieces (issue 38): its ideal (fileMakespanBound) and the
+ * pass's wall over it.
+ */
+function fileFigures(run: CallsRun, docs: ResultDocument[], budget: number, speed: number, rtf: number) {
+  const outside = outsideRecognitionSeconds(run);
+  const file = fileMakespanBound(docs, budget, speed, rtf, outside);
+  if (file.pieces === 0) return {};
+  return {
+    file: {
+      pieces: file.pieces,
+      pieceAudioSeconds: Math.round(file.pieceAudioSeconds),
+      streamedSeconds: Math.round(file.streamedSeconds),
+      longestCallOutsideRecognitionSeconds: round(outside),
+      idealSeconds: round(file.idealSeconds),
+      ratio: round(run.wallSeconds / file.idealSeconds, 3),
+    },
+  };
+}
+
+/** Per audio hour, pass b's text requests, Temporal actions, S3 requests and history events over a's. */
+function costRatios(a: string, b: string, ca: CostFigures, cb: CostFigures) {
+  const text = (c: CostFigures) =>
+    Object.entries(c.perAudioHour.serviceRequests)
+      .filter(([k]) => k.startsWith('nlp/'))
+      .reduce((n, [, v]) => n + v, 0);
+  const ratio = (x: number, y: number) => (y > 0 ? round(x / y, 3) : null);
+  return {
+    [`${b}Over${a}PerAudioHour`]: {
+      textRequests: ratio(text(cb), text(ca)),
+      temporalActions: ratio(cb.perAudioHour.actions.total, ca.perAudioHour.actions.total),
+      s3Requests: ratio(cb.perAudioHour.s3Requests.total, ca.perAudioHour.s3Requests.total),
+      historyEventsPerCall: ratio(cb.historyEventsPerCall.mean, ca.historyEventsPerCall.mean),
+      fileAudioSeconds: round(cb.perAudioHour.fileAudioSeconds),
+    },
   };
 }
 
@@ -263,6 +337,7 @@ async function passCost(input: {
     0,
   );
   const streamed = deltaBy(c0, c1, 'callpipe_asr_audio_seconds_streamed_total').total ?? 0;
+  const filed = deltaBy(c0, c1, 'callpipe_asr_file_audio_seconds_total').total ?? 0;
   return {
     audioHours: hours,
     workflows: history.workflows,
@@ -282,6 +357,8 @@ async function passCost(input: {
       s3RequestsByActivity: perHour(deltaBy(c0, c1, 'callpipe_s3_requests_total', 'activity_type'), hours),
       serviceRequests: perHour(deltaBy(c0, c1, 'callpipe_service_requests_total', 'endpoint'), hours),
       audioSecondsStreamed: round(streamed / hours),
+      // Audio sent in file requests (pieces), retried ones included: what the service bills of file mode.
+      fileAudioSeconds: round(filed / hours),
       cpuSeconds: {
         pipeline: round(pipeline / hours),
         byProcess: perHour(byProcess, hours),
@@ -323,9 +400,9 @@ function featuresComparison(
 ) {
   return Object.fromEntries(
     strategies.map((strategy) => {
-      const key = repeat > 1 ? `${strategy}-1` : strategy;
-      const off = passes[`${key}-features-off`]?.textRequestsPerAudioHour;
-      const on = passes[`${key}-features-on`]?.textRequestsPerAudioHour;
+      const pass = (mode: string) => passes[`${strategy}-features-${mode}${repeat > 1 ? '-1' : ''}`];
+      const off = pass('off')?.textRequestsPerAudioHour;
+      const on = pass('on')?.textRequestsPerAudioHour;
       return [
         strategy,
         off && on
@@ -359,7 +436,9 @@ async function run(): Promise<void> {
       'text-rate': { type: 'string', default: 'compressed' },
       'nlp-rps': { type: 'string' },
       strategies: { type: 'string', default: 'balanced,fixed' },
-      features: { type: 'string', default: 'on' },
+      recognition: { type: 'string' },
+      'file-rtf': { type: 'string', default: '0.25' },
+      features: { type: 'string' },
       seed: { type: 'string', default: '7' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -387,9 +466,26 @@ async function run(): Promise<void> {
   const budget = Number(values.budget);
   const speed = Number(values.speed);
   const strategies = values.strategies.split(',').map((s) => s.trim()) as Strategy[];
-  if (!['on', 'off', 'compare'].includes(values.features))
-    throw new Error(`--features must be on, off or compare, not ${values.features}`);
-  const modes = values.features === 'compare' ? ['off', 'on'] : [values.features];
+  const fileRtf = Number(values['file-rtf']);
+  const variants: Variant[] = values.recognition
+    ? values.recognition.split(',').map((m) => {
+        const recognition = m.trim() as RecognitionMode;
+        if (!(RECOGNITION_MODES as readonly string[]).includes(recognition))
+          throw new Error(`--recognition takes ${RECOGNITION_MODES.join(', ')}, not ${m}`);
+        return { key: recognition, strategy: strategies[0]!, recognition };
+      })
+    : values.features === 'compare'
+      ? strategies.flatMap((strategy) =>
+          (['off', 'on'] as const).map((features) => ({
+            key: `${strategy}-features-${features}`,
+            strategy,
+            recognition: 'stream' as const,
+            features,
+          })),
+        )
+      : strategies.map((strategy) => ({ key: strategy, strategy, recognition: 'stream' as const }));
+  if (values.features !== undefined && values.features !== 'compare')
+    throw new Error(`--features takes compare, not ${values.features}`);
   const repeat = Number(values.repeat);
   if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat must be a whole number ≥ 1`);
   const log = (line: string) => console.error(`[night] ${line}`);
@@ -427,6 +523,7 @@ async function run(): Promise<void> {
     budget,
     nlpRps,
     textRateLimit,
+    fileRtf,
     keep: values.keep,
     log,
     // A profile is written when the workers exit, as they do at the end of each pass.
@@ -463,83 +560,81 @@ async function run(): Promise<void> {
     > = {};
     const transcripts: Record<string, string[][]> = {};
     const repeatsDiffering: Record<string, string[]> = {};
-    const features = await featureSpecs(pc, stack.addresses.home, log);
-    for (const strategy of strategies)
-      for (let r = 1; r <= repeat; r++)
-        for (const mode of modes) {
-          const key = `${repeat > 1 ? `${strategy}-${r}` : strategy}${modes.length > 1 ? `-features-${mode}` : ''}`;
-          // Fresh workers per pass: their peak RSS belongs to this pass alone.
-          const workers = await stack.startWorkers();
-          log(`${key}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
-          const plan = planOptionsOf({
-            ...stack.config,
-            limits: { ...stack.config.limits, planStrategy: strategy },
-          });
-          const text = textGrains;
-          const cpu = startCpuMeter({
-            workers: workers.pid,
-            emulator: stack.processes.emulator?.pid,
-            temporal: stack.processes.temporal.pid,
-            s3: stack.processes.s3.pid,
-          });
-          const logPath = stack.addresses.requestLog;
-          const requestLog = logPath ? { path: logPath, from: requestLogLines(logPath).length } : undefined;
-          const counters = await scrape(stack.addresses.metricsUrl);
-          const threads = threadCpu(workers.pid);
-          const fromMs = Date.now();
-          const result = await runCalls(pc, sources, {
-            prefix: `night/${Date.now()}-${strategy}/`,
-            batchId: `night-${strategy}`,
-            extra: { plan, text, ...features[mode as 'on' | 'off'] },
-          });
-          const cpuUse = cpu.read();
-          const figures = passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog);
-          passes[key] = {
-            ...figures,
-            // Cores kept busy over the pass (workers' children: ffmpeg), and the machine's busy share: near
-            // 1, the pass is CPU-bound and pacing is not what sets its length.
+    const features = values.features ? await featureSpecs(pc, stack.addresses.home, log) : undefined;
+    for (const { key: name, strategy, recognition, features: mode } of variants)
+      for (let r = 1; r <= repeat; r++) {
+        const key = repeat > 1 ? `${name}-${r}` : name;
+        // Fresh workers per pass: their peak RSS belongs to this pass alone.
+        const workers = await stack.startWorkers();
+        log(`${key}: ${specs.length} calls, ${round(recordingSeconds / 3600, 2)} h of recordings…`);
+        const plan = planOptionsOf({
+          ...stack.config,
+          limits: { ...stack.config.limits, planStrategy: strategy },
+        });
+        const text = textGrains;
+        const cpu = startCpuMeter({
+          workers: workers.pid,
+          emulator: stack.processes.emulator?.pid,
+          temporal: stack.processes.temporal.pid,
+          s3: stack.processes.s3.pid,
+        });
+        const logPath = stack.addresses.requestLog;
+        const requestLog = logPath ? { path: logPath, from: requestLogLines(logPath).length } : undefined;
+        const counters = await scrape(stack.addresses.metricsUrl);
+        const threads = threadCpu(workers.pid);
+        const fromMs = Date.now();
+        const result = await runCalls(pc, sources, {
+          prefix: `night/${Date.now()}-${name}/`,
+          batchId: `night-${name}`,
+          extra: { plan, text, recognition, ...(features && mode ? features[mode] : {}) },
+        });
+        const cpuUse = cpu.read();
+        const figures = passFigures(result, budget, speed, peakRssMb(workers.pid), requestLog, fileRtf);
+        passes[key] = {
+          ...figures,
+          // Cores kept busy over the pass (workers' children: ffmpeg), and the machine's busy share: near
+          // 1, the pass is CPU-bound and pacing is not what sets its length.
+          cpu: cpuUse,
+          cost: await passCost({
+            client: pc.client,
+            fromMs,
+            audioHours: figures.audioHours,
+            speed,
+            textCompressed: values['text-rate'] === 'compressed',
+            counters: [counters, await scrape(stack.addresses.metricsUrl)],
+            threads: [threads, threadCpu(workers.pid)],
             cpu: cpuUse,
-            cost: await passCost({
-              client: pc.client,
-              fromMs,
-              audioHours: figures.audioHours,
-              speed,
-              textCompressed: values['text-rate'] === 'compressed',
-              counters: [counters, await scrape(stack.addresses.metricsUrl)],
-              threads: [threads, threadCpu(workers.pid)],
-              cpu: cpuUse,
-            }),
-          };
-          const transcript = result.calls.map((c) => transcriptOf(c.doc));
-          // Repeats of one strategy must agree: a difference is the pipeline's, not the plan's.
-          if (r === 1 && mode === modes[0]) transcripts[strategy] = transcript;
-          else if (mode === modes[0])
-            repeatsDiffering[key] = transcriptDifferences(
-              specs.map((spec) => spec.name),
-              [`${strategy}-1`, transcripts[strategy]!],
-              [key, transcript],
-            ).map((d) => d.call);
-          if (values.keep) {
-            // Every activity's interval, for a closer look at a pass than its figures give.
-            const file = join(stack.addresses.home, `activities-${key}.json`);
-            writeFileSync(
-              file,
-              JSON.stringify(
-                result.calls.map((c) => ({ call: c.name, t0: result.t0, activities: c.activities })),
-              ),
-            );
-            log(`${key}: activities in ${file}`);
-          }
-          log(`${key}: ${JSON.stringify(passes[key])}`);
+          }),
+        };
+        const transcript = result.calls.map((c) => transcriptOf(c.doc));
+        // Repeats of one strategy must agree: a difference is the pipeline's, not the plan's.
+        if (r === 1) transcripts[name] = transcript;
+        else
+          repeatsDiffering[key] = transcriptDifferences(
+            specs.map((spec) => spec.name),
+            [`${name}-1`, transcripts[name]!],
+            [key, transcript],
+          ).map((d) => d.call);
+        if (values.keep) {
+          // Every activity's interval, for a closer look at a pass than its figures give.
+          const file = join(stack.addresses.home, `activities-${key}.json`);
+          writeFileSync(
+            file,
+            JSON.stringify(
+              result.calls.map((c) => ({ call: c.name, t0: result.t0, activities: c.activities })),
+            ),
+          );
+          log(`${key}: activities in ${file}`);
         }
+        log(`${key}: ${JSON.stringify(passes[key])}`);
+      }
     // Again after the passes: one ffmpeg run of a few seconds varies with the machine's moment (a
     // shared host), so the pipeline's CPU is also given in units of the mean of both.
     const referenceEnd = referenceTranscode(mediaTools({ ...process.env, ...toolEnv(stack.tools) }).ffmpeg);
     log(`reference transcode after the passes: ${JSON.stringify(referenceEnd)}`);
     const referenceMean = (reference.cpuSeconds + referenceEnd.cpuSeconds) / 2;
-    const [a, b] = strategies;
-    const firstKey = (strategy: string | undefined) =>
-      `${repeat > 1 ? `${strategy}-1` : strategy}${modes.length > 1 ? `-features-${modes[0]}` : ''}`;
+    const [a, b] = variants.map((v) => v.key);
+    const firstKey = (strategy: string | undefined) => (repeat > 1 ? `${strategy}-1` : strategy);
     const [passA, passB] = [passes[firstKey(a) ?? ''], passes[firstKey(b) ?? '']];
     // The first utterance that differs, per call: what a reader needs to tell a moved cut from noise.
     const differences =
@@ -561,6 +656,7 @@ async function run(): Promise<void> {
       },
       budget,
       speed,
+      fileRtf,
       machine: {
         reference,
         referenceEnd,
@@ -577,10 +673,14 @@ async function run(): Promise<void> {
       // What the text steps ran with (redaction always runs): the configuration's or the options'.
       textSteps: { redaction: 'on', ...textGrains },
       passes,
-      ...(modes.length > 1 ? { features: featuresComparison(strategies, repeat, passes) } : {}),
+      ...(features ? { features: featuresComparison(strategies, repeat, passes) } : {}),
       ...(repeat > 1
         ? {
-            leastCpuPerAudioHour: leastCpu(strategies, repeat, passes),
+            leastCpuPerAudioHour: leastCpu(
+              variants.map((v) => v.key),
+              repeat,
+              passes,
+            ),
             repeatsWithDifferentTranscripts: repeatsDiffering,
           }
         : {}),
@@ -598,6 +698,7 @@ async function run(): Promise<void> {
             comparison: {
               [`${b}WallOver${a}Wall`]: round(passB.wallSeconds / passA.wallSeconds, 3),
               [`${b}IdealOver${a}Ideal`]: round(passB.idealSeconds / passA.idealSeconds, 3),
+              ...costRatios(a, b, passA.cost, passB.cost),
               callsWithDifferentTranscripts: differences.length,
               differences,
             },

@@ -30,6 +30,7 @@ import { outputLocationOf, parseS3Url, uploadKey } from '../schemas/call-keys.ts
 import { callIdOf, callIdRuleOf, workflowIdOf } from '../activities/storage/call-id.ts';
 import type { PipelineClient } from './stack-client.ts';
 import { CliError } from './command.ts';
+import type { RecognitionMode } from '../schemas/recognition.ts';
 import { notARecording, readHead } from '../activities/media/sniff.ts';
 import { extensionOf, RECORDING_EXTENSIONS } from '../schemas/media-formats.ts';
 import { processRecording, type ProcessRecordingInput } from '../workflows/process-recording.ts';
@@ -205,9 +206,15 @@ export function outputLocation(out: string | undefined, config: Config): OutputL
  * The settings of calls whose results go to `output` (schemas/call-spec.ts), as every command that starts
  * calls makes them; a bad unredacted prefix is one clear line.
  */
-export function callSpec(config: Config, output: OutputLocation, files?: CallSpecFiles): CallSpec {
+export function callSpec(
+  config: Config,
+  output: OutputLocation,
+  files?: CallSpecFiles,
+  recognition?: RecognitionMode,
+): CallSpec {
   try {
-    return callSpecOf(config, output, files);
+    const spec = callSpecOf(config, output, files);
+    return recognition ? { ...spec, recognition } : spec;
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
@@ -222,6 +229,8 @@ export interface SubmitOptions {
   files?: CallSpecFiles;
   /** Settings changed for these calls only (tests, benchmarks). */
   extra?: CallSpecOverrides;
+  /** `--recognition`: the calls' mode over the configuration's. */
+  recognition?: RecognitionMode | undefined;
 }
 
 export interface Submitted {
@@ -247,7 +256,7 @@ export async function submitRecording(
     redo: options.redo,
     batchId: options.batchId,
     metadata: options.metadata,
-    spec: withOverrides(callSpec(config, options.output, options.files), options.extra),
+    spec: withOverrides(callSpec(config, options.output, options.files, options.recognition), options.extra),
   };
   const handle = await client.workflow.start(processRecording, {
     taskQueue: taskQueues(config).workflows,

@@ -9,6 +9,8 @@ import { phrasebookSchema } from '../schemas/synthetic-recording.ts';
 import { Account, AccountStore, defaultAccountInput, readAccountsFile } from './accounts.ts';
 import { ClassifierModels } from './nlp/classifier.ts';
 import { FaultInjector, readFaultsFile } from './faults.ts';
+import type { FileTiming } from './file-recognition.ts';
+import { DEFAULT_FILE_RTF } from '../schemas/recognition.ts';
 import { bearerToken } from './http.ts';
 import type { EmulatorOptions, EmulatorStats } from './options.ts';
 import { DEFAULT_PHRASEBOOK_PATH, loadPhrasebook, phrasebookMap } from './phrasebook.ts';
@@ -75,6 +77,8 @@ export class EmulatorState {
   readonly log: RequestLog;
   readonly sessions: SessionRegistry;
   readonly classifiers: ClassifierModels;
+  /** How long a file request takes (file-recognition.ts). */
+  readonly fileTiming: FileTiming;
   faults: FaultInjector;
   readonly #seed: number;
   readonly #startedAt: number;
@@ -95,6 +99,9 @@ export class EmulatorState {
       this.faults.earlyTokenExpirySeconds,
     );
     this.dictionaries = new UserDictionaries(this.wallNow, speed);
+    const rtf = options.fileRtf ?? DEFAULT_FILE_RTF;
+    if (!(rtf >= 0) || !Number.isFinite(rtf)) throw new Error(`file rtf must be 0 or more, got ${rtf}`);
+    this.fileTiming = { rtf, speed };
     this.log = new RequestLog(options.requestLogPath);
     this.classifiers = new ClassifierModels(this.wallNow, speed);
     this.sessions = new SessionRegistry({

@@ -23,6 +23,11 @@ export interface EmulatorOptions {
   ceiling?: number;
   /** Seconds of audio the recognizer buffers ahead of its real-time clock. Default 2. */
   bufferSeconds?: number;
+  /**
+   * A file request is answered after this × its audio seconds (÷ `speed`): the service's processing time.
+   * Default 0.25 (schemas/recognition.ts).
+   */
+  fileRtf?: number;
   /** Refuse audio requests that are not 240 ms (413); otherwise they are accepted and counted. */
   strictChunks?: boolean;
   /** Wall-clock tolerance of the 1-s deadlines and the idle timeout, in ms. Default 250; 0 for exact. */

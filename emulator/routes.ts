@@ -184,9 +184,17 @@ async function asrRoute(
   if (type === 'multipart/form-data') {
     emu.stats.fileRecognitions++;
     return withLog(
-      recognizeFile(account, model, contentType, body, emu.phrasebook, (domainId) =>
-        emu.userWords(account, model, domainId),
-      ),
+      await recognizeFile({
+        account,
+        model,
+        contentType,
+        body,
+        phrasebook: emu.phrasebook,
+        userWords: (domainId) => emu.userWords(account, model, domainId),
+        timing: emu.fileTiming,
+        faults: emu.faults,
+        stats: emu.stats,
+      }),
       who,
     );
   }

@@ -13,6 +13,8 @@ export interface LogEntry {
   endpoint: string;
   session?: string;
   chunk?: number;
+  /** A file recognition request (its audio is `audioSeconds`, answered or refused). */
+  file?: boolean;
   audioSeconds?: number;
   bytes?: number;
   status: number;
@@ -36,6 +38,8 @@ export class Stats {
   nonStandardChunks = 0;
   audioSeconds = 0;
   fileRecognitions = 0;
+  /** Audio of the file requests answered, seconds. */
+  fileAudioSeconds = 0;
   private cpuBase = process.cpuUsage();
   private timeBase = performance.now();
 
@@ -65,6 +69,7 @@ export class Stats {
       nonStandardChunks: this.nonStandardChunks,
       audioSeconds: roundSecondsToMs(this.audioSeconds),
       fileRecognitions: this.fileRecognitions,
+      fileAudioSeconds: roundSecondsToMs(this.fileAudioSeconds),
       cpu: {
         userMs: cpu.user / 1000,
         systemMs: cpu.system / 1000,

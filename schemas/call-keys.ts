@@ -22,7 +22,7 @@ export const RESULT_FILE = 'result.json';
 const TRANSCRIPT_FILE = 'transcript.vtt';
 export const ERROR_FILE = 'error.json';
 /** The call viewer: a self-contained HTML page beside result.json. */
-export const CALL_PAGE_FILE = 'call.html';
+const CALL_PAGE_FILE = 'call.html';
 /** The recording with every redacted span masked (opt-in), FLAC: lossless, and no 4-GB limit as WAV has. */
 export const REDACTED_AUDIO_FILE = 'audio.redacted.flac';
 
@@ -245,6 +245,11 @@ export function callKeys(input: {
 /** A recognized session's result: `<staging>sessions/0003.json`. */
 export function sessionResultKey(staging: Pick<CallStagingKeys, 'sessions'>, session: number): string {
   return `${staging.sessions}${String(session).padStart(4, '0')}.json`;
+}
+
+/** The results of one group of pieces recognized by file requests (activities/asr/pieces-activities.ts). */
+export function pieceGroupResultKey(staging: Pick<CallStagingKeys, 'sessions'>, group: number): string {
+  return `${staging.sessions}pieces-${String(group).padStart(4, '0')}.json`;
 }
 
 /** The partial results of a session still being recognized, beside its result. */

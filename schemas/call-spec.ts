@@ -26,6 +26,7 @@ import {
 import type { PlanOptions } from './plan.ts';
 import type { RedactionInput } from './recording.ts';
 import type { TextGrains } from './text-grains.ts';
+import { recognitionModeSchema } from './recognition.ts';
 
 const plan = planOptionsSchema.shape;
 
@@ -61,6 +62,11 @@ export const callSpecSchema = z.object({
   /** Delete the staged audio and intermediates after success (config: not `s3.keepStaging`). */
   cleanupStaging: z.boolean(),
   plan: callPlanSchema,
+  /**
+   * How speech is recognized (schemas/recognition.ts): `stream`, `file` or `auto`. Absent in specs made
+   * before file recognition: `stream`.
+   */
+  recognition: recognitionModeSchema.optional(),
   /** The slowest pace recognition may stream at, × real time (1 against the real service): sizes its timeouts. */
   pacingSpeed: z.number().positive(),
   /** New recognition sessions allowed per planned session after errors. */
@@ -107,6 +113,7 @@ export function callSpecOf(config: Config, output: OutputLocation, files: CallSp
     stagingPrefix: config.s3.stagingPrefix,
     cleanupStaging: !config.s3.keepStaging,
     plan: planOptionsOf(config),
+    recognition: config.service.recognition ?? 'stream',
     pacingSpeed: slowestPace(config.service.speed),
     maxRestarts: SESSION_MAX_RESTARTS,
     heartbeatTimeoutSeconds: RECOGNITION_HEARTBEAT_SECONDS,

@@ -15,6 +15,7 @@ import { redactionRulesSchema } from './redaction.ts';
 import { retentionDaysSchema } from './lifecycle.ts';
 import { DEFAULT_TASK_QUEUE_PREFIX, taskQueuesOf } from './task-queues.ts';
 import { pricesInputSchema } from './cost.ts';
+import { DEFAULT_FILE_RTF, RECOGNITION_MODES } from './recognition.ts';
 import { EVENTS_DEFAULTS, eventsConfigSchema } from './events.ts';
 
 // 0 means "any free port" (the test harness uses it so it never takes the dev stack's ports).
@@ -47,6 +48,12 @@ const serviceConfigSchema = z.object({
   speed: z.union([z.literal('auto'), positive]),
   /** The fastest pace `auto` tries, × real time; default {@link DEFAULT_SPEED_MAX}. */
   speedMax: positive.min(1).optional(),
+  /**
+   * How speech is recognized (schemas/recognition.ts): `stream` (default: paced sessions), `file`
+   * (pieces of at most 58 s cut in silence, one request each, unpaced) or `auto` (file while the
+   * service answers file requests faster than real time).
+   */
+  recognition: z.enum(RECOGNITION_MODES).optional(),
 });
 
 export const DEFAULT_SPEED_MAX = 32;
@@ -187,6 +194,8 @@ const stackConfigSchema = z.object({
   /** `fixed`: refuse taken ports; `auto`: take free ones. */
   ports: z.enum(['fixed', 'auto']),
   emulatorSpeed: positive,
+  /** The stack's emulator answers a file request after this × its audio seconds (÷ speed). */
+  emulatorFileRtf: z.number().nonnegative(),
   emulatorPhrasebook: z.string().optional(),
   emulatorFaults: z.string().optional(),
   /** Accounts file of the emulator (credentials, rate limit, sessions); default: one local account. */
@@ -330,6 +339,7 @@ export const DEFAULTS = {
     domainId: LOCAL_DOMAIN_ID,
     speed: 1,
     speedMax: DEFAULT_SPEED_MAX,
+    recognition: 'stream',
   },
   // S3 as AWS's tools default: AWS's endpoint, the SDK's region and credentials. The local stack sets its
   // own endpoint and keys.
@@ -365,6 +375,7 @@ export const DEFAULTS = {
     metricsHost: '127.0.0.1',
     ports: 'fixed',
     emulatorSpeed: 1,
+    emulatorFileRtf: DEFAULT_FILE_RTF,
   },
   timeZone: 'UTC',
   callIds: 'auto',

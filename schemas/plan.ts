@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { LIMIT_DEFAULTS, SERVICE_MAX_SESSION_SECONDS } from './limits.ts';
 import { lengthCheckSchema } from './media-probe.ts';
+import { SESSION_RECOGNITIONS } from './recognition.ts';
 
 /**
  * How sessions are cut: `fixed` (as long as allowed), `balanced` (lengths from a concurrent-session
@@ -75,6 +76,11 @@ const planSessionSchema = z.object({
   cut: cutKindSchema,
   /** The silence the cut was placed in (`cut: 'silence'`), else null. */
   silence: silenceSchema.nullable(),
+  /**
+   * `file`: a piece of at most 58 s recognized by one file request; `stream` (or absent, as in plans made
+   * before file recognition): a stream session (schemas/recognition.ts).
+   */
+  recognition: z.enum(SESSION_RECOGNITIONS).optional(),
 });
 export type PlanSession = z.infer<typeof planSessionSchema>;
 
@@ -165,6 +171,11 @@ export const planOptionsSchema = z.object({
   /** balanced: no session shorter than this (each session costs a start and a stop), unless the track is. */
   minSessionSeconds: z.number().positive().default(LIMIT_DEFAULTS.minSessionSeconds),
   channels: channelOptionsSchema.default({}),
+  /**
+   * `file`: each track cut into pieces of at most 58 s in silences, each recognized by one file request
+   * (activities/media/file-pieces.ts), stretches with no such silence streamed; `stream`: sessions only.
+   */
+  recognition: z.enum(SESSION_RECOGNITIONS).default('stream'),
 });
 export type PlanOptions = z.input<typeof planOptionsSchema>;
 export type ResolvedPlanOptions = z.output<typeof planOptionsSchema>;
@@ -217,6 +228,8 @@ export const sessionPlanSchema = z.object({
     minSessionSeconds: z.number().positive().optional(),
     /** balanced and latency: the session length aimed at. */
     targetSessionSeconds: z.number().positive().optional(),
+    /** `file`: the tracks were cut into pieces for file requests (absent: sessions only). */
+    recognition: z.enum(SESSION_RECOGNITIONS).optional(),
   }),
   tracks: z.array(trackSchema).min(1),
   /** Empty when the recording holds no speech: nothing to recognize. */

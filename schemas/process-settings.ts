@@ -27,6 +27,8 @@ export const PROCESS_ENV_VARS = {
   stopWithParent: 'CALLPIPE_STOP_WITH_PARENT',
   /** `callpipe emulator`: its time scale, as the stack's (`stack.emulatorSpeed`). */
   emulatorSpeed: 'CALLPIPE_EMULATOR_SPEED',
+  /** `callpipe emulator`: a file request's processing time × its audio seconds, as the stack's. */
+  emulatorFileRtf: 'CALLPIPE_EMULATOR_FILE_RTF',
   /** `callpipe emulator`: the fastest pace it accepts, × real time. */
   emulatorCeiling: 'CALLPIPE_EMULATOR_CEILING',
   /** `callpipe emulator`: slack on the spec's deadlines between requests, ms. */

@@ -17,6 +17,7 @@
  * retyped); new optional fields keep it.
  */
 import { z } from 'zod';
+import { recognitionFactsSchema, SESSION_RECOGNITIONS } from './recognition.ts';
 import { speakerRolesSchema } from './speakers.ts';
 import { amrFramesSchema, inputReaderSchema, lengthCheckSchema } from './media-probe.ts';
 import { channelFactsSchema, cutKindSchema, silenceSchema } from './plan.ts';
@@ -381,6 +382,12 @@ const sessionFactsSchema = z
     audioSecondsSent: seconds.describe('audio sent by this run, restarts included (0 when reused)'),
     reused: z.boolean().describe('its result was found staged by an earlier attempt and reused'),
     utterances: count.describe("the session's utterances in the timeline"),
+    recognition: z
+      .enum(SESSION_RECOGNITIONS)
+      .optional()
+      .describe(
+        'file: a piece of at most 58 s recognized by one file request; stream (or absent): a stream session',
+      ),
   })
   .meta({ id: 'SessionFacts' });
 export type SessionFacts = z.infer<typeof sessionFactsSchema>;
@@ -689,6 +696,11 @@ export const resultDocumentSchema = z
     audio: audioFactsSchema,
     speakers: z.array(z.string().min(1)),
     sessions: z.array(sessionFactsSchema),
+    recognition: recognitionFactsSchema
+      .optional()
+      .describe(
+        'how speech was recognized: the mode asked for (stream, file, auto), what the plan used and why; absent for runs from before the modes',
+      ),
     utterances: z.array(resultUtteranceSchema),
     talk: talkSchema,
     sentiment: sentimentSummarySchema.nullable().describe('null when sentiment analysis did not run'),

@@ -259,6 +259,16 @@ export const RETRY_LOOPS = {
       'a recognition stream ended by an error starts a new session from a start request, resuming after ' +
       'the last final result (spec 02, Errors: "after any error restart from the start request")',
   },
+  FilePieceRetry: {
+    // 550 waits the ServiceNoResource row's delay; 413/652 (ServiceInvalidRequest) never loop.
+    on: { except: ['ServiceAuthFailed', 'ServiceInvalidRequest', 'ServiceQuotaExhausted'] },
+    budget: { restartsFromInput: true },
+    backoff: { kind: 'linear', stepMs: 200 },
+    retryAfter: 'replaces',
+    cause:
+      'a file recognition request that failed (550, 552, 600, 651, 5xx, a timeout) sends its piece again, ' +
+      'within the piece retry budget of each attempt; the pieces already recognized are kept',
+  },
   SessionResultWrite: {
     on: 'any',
     budget: { ms: 5 * 60_000 },

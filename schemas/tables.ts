@@ -221,6 +221,11 @@ export const CALLS_TABLE = {
     { name: 'requests', type: 'int32', required: true, doc: 'service requests made for the call' },
     { name: 'retries', type: 'int32', required: true, doc: 'requests that repeated an earlier one' },
     { name: 'restarts', type: 'int32', required: true, doc: 'recognition restarts' },
+    {
+      name: 'recognition',
+      type: 'string',
+      doc: 'how speech was recognized: stream, file (pieces of at most 58 s), mixed or none; null before file recognition',
+    },
     { name: 'wall_seconds', type: 'double', required: true, doc: 'wall time from start to the write' },
     { name: 'result_key', type: 'string', required: true, doc: "key of the call's result.json" },
     { name: 'result_schema_version', type: 'int32', required: true, doc: "result.json's schemaVersion" },

@@ -29,6 +29,11 @@ import { summarize, type SummarizeOptions, type SummaryOutcome } from './nlp/sum
 import type { NlpCallOptions, NlpResponse } from './nlp/call.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http.ts';
 import { StreamSession, type StreamRecognitionOptions } from './stream-session.ts';
+import {
+  recognizeFile,
+  type FileRecognitionOptions,
+  type FileRecognitionResult,
+} from './file-recognition.ts';
 import type { DictionaryEntry } from './dictionary.ts';
 import {
   clearUserDictionary,
@@ -103,6 +108,8 @@ export interface ServiceClient {
   readonly classifier: ClassifierClient;
   /** Starts a stream recognition session; see {@link StreamSession}. */
   recognizeStream(options: StreamRecognitionOptions): StreamSession;
+  /** One file recognition request (at most 60 s of audio); see service/file-recognition.ts. */
+  recognizeFile(options: FileRecognitionOptions): Promise<FileRecognitionResult>;
 }
 
 /** Builds a client for one account. The config's secret is kept only inside a redacting holder. */
@@ -145,5 +152,6 @@ export function createServiceClient(
     },
     classifier: classifierClient(ctx),
     recognizeStream: (opts) => new StreamSession(ctx, opts),
+    recognizeFile: (opts) => recognizeFile(ctx, opts),
   };
 }

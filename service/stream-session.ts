@@ -155,7 +155,7 @@ function roundSeconds(value: number): number {
 }
 
 /** Maps a session-relative sentence to the original timeline. */
-function toTimeline(sentence: RecognizedSentence, offsetSeconds: number): TimedSentence {
+export function toTimeline(sentence: RecognizedSentence, offsetSeconds: number): TimedSentence {
   return {
     text: sentence.surface,
     startSeconds: roundSeconds(offsetSeconds + sentence.startTime),

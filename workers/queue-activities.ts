@@ -18,6 +18,7 @@ import { createRecordingMediaActivities } from '../activities/media/recording-me
 import { createMergeActivities } from '../activities/media/merge-activities.ts';
 import { createAsrActivities } from '../activities/asr/asr-activities.ts';
 import { createLivenessActivities } from '../activities/asr/liveness-activities.ts';
+import type { PieceLeases } from '../activities/asr/pieces-activities.ts';
 import { createNlpActivities } from '../activities/nlp/nlp-activities.ts';
 import { loadRedactionRules } from '../activities/nlp/redaction/redaction-rules.ts';
 import { createBackfillActivities } from '../activities/backfill/backfill-activities.ts';
@@ -118,8 +119,12 @@ export function mediaQueueActivities(input: ActivityDeps) {
   );
 }
 
-/** `callpipe-asr`: one long, heartbeating activity per recognition session. */
-export function asrQueueActivities(input: ActivityDeps) {
+/**
+ * `callpipe-asr`: one long, heartbeating activity per recognition session, or per group of pieces
+ * recognized by file requests, which take leases on the account's sessions (`pieceLeases`: the process's
+ * session budget) for the requests beyond their own slot.
+ */
+export function asrQueueActivities(input: ActivityDeps & { pieceLeases?: PieceLeases }) {
   const { store, service } = deps(input);
   return bounded(
     createAsrActivities({
@@ -127,6 +132,7 @@ export function asrQueueActivities(input: ActivityDeps) {
       store,
       slowestPace: slowestPace(input.config.service.speed),
       model: input.config.service.model,
+      pieceLeases: input.pieceLeases,
     }),
   );
 }

@@ -72,7 +72,6 @@ export async function createQueueWorker(
         maxConcurrentActivityTaskExecutions: config.limits.probeConcurrency,
       });
     case 'asr': {
-      const activities = asrQueueActivities({ config });
       // The account's budget knows every asr worker and the sessions it runs, and fails them when the
       // worker is lost (workflows/session-budget.ts), whether or not it also shares the account's limit.
       const running = new RunningActivities();
@@ -85,6 +84,8 @@ export async function createQueueWorker(
         running,
       });
       await budget.start();
+      // File requests beyond an activity's own slot hold leases of the same budget (pieces-activities.ts).
+      const activities = asrQueueActivities({ config, pieceLeases: budget });
       const asrBase = {
         ...base,
         activities,

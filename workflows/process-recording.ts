@@ -21,20 +21,24 @@ import type { WatchActivities } from '../activities/watch/watch-activities.ts';
 import type { AssignSpeakersOutput } from '../activities/speakers/speakers-activities.ts';
 import type { NlpStepOutput } from '../activities/nlp/types.ts';
 import type { AudioRedaction } from '../schemas/result.ts';
-import type { PlanSession, SessionPlan, SessionRoom } from '../schemas/plan.ts';
+import type { SessionPlan, SessionRoom } from '../schemas/plan.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
 import type { CallSpec } from '../schemas/call-spec.ts';
-import { sessionResultKey } from '../schemas/call-keys.ts';
 import { TEXT_STEPS_STAGE } from '../schemas/recording.ts';
 import { mediaActivityTimeoutSeconds } from '../schemas/media-time-bounds.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
-import { planPriority, sessionPriority } from './session-priority.ts';
+import { planPriority } from './session-priority.ts';
+import {
+  recognitionChoice,
+  recognitionFacts,
+  recognizeStage,
+  type RecognitionChoice,
+} from './recognize-stage.ts';
 import { RETRY_POLICIES } from './activity-policies.ts';
 import { declareVersioning } from './versioning-behavior.ts';
 import {
   Call,
-  failAs,
   StageFailure,
   type CallFindings,
   type ProcessRecordingInput,
@@ -68,7 +72,8 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
   if (!input.redo && (await isDone(call))) return call.skipped();
   try {
     const probe = await probeStage(call);
-    const plan = await planStage(call, probe);
+    const choice = await recognitionChoice(call);
+    const plan = await planStage(call, probe, choice);
     const decoded = withDecodedLength(call, probe, plan);
     const sessions = await recognizeStage(call, plan);
     const merged = await mergeStage(call, decoded, plan, sessions);
@@ -80,7 +85,17 @@ export async function processRecording(input: ProcessRecordingInput): Promise<Pr
     ]);
     // A redacted copy asked for and not made leaves the call partial, as a failed text step does.
     if (audio?.status === 'failed') text.failures.push({ step: 'audioRedaction', reason: audio.reason });
-    const findings: CallFindings = { probe: decoded, plan, sessions, text, redacted, audio, speakers };
+    const recognition = recognitionFacts(call, choice, plan);
+    const findings: CallFindings = {
+      probe: decoded,
+      plan,
+      sessions,
+      text,
+      redacted,
+      audio,
+      speakers,
+      recognition,
+    };
     const insights = await insightsStage(call, decoded, text, redacted);
     await alertStage(call, decoded, text, insights);
     const written = await publishStage(call, findings, insights);
@@ -113,7 +128,7 @@ async function probeStage(call: Call): Promise<ProbeResult> {
   return probe;
 }
 
-async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
+async function planStage(call: Call, probe: ProbeResult, choice: RecognitionChoice): Promise<SessionPlan> {
   call.stages.enter('plan');
   const plan = await call.activities.media.planSource.executeWithOptions(
     {
@@ -127,7 +142,7 @@ async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
       {
         source: call.input.source,
         probe,
-        options: await planOptionsOf(call),
+        options: await planOptionsOf(call, choice),
         stageTracksUnder: call.keys.staging.audio,
       },
     ],
@@ -143,7 +158,12 @@ async function planStage(call: Call, probe: ProbeResult): Promise<SessionPlan> {
  * room is asked beside the workflows (their queue's activities); when it cannot be judged, the plan has
  * no room and is the throughput plan.
  */
-async function planOptionsOf(call: Call): Promise<CallSpec['plan'] & { room?: SessionRoom }> {
+async function planOptionsOf(
+  call: Call,
+  choice: RecognitionChoice,
+): Promise<CallSpec['plan'] & { room?: SessionRoom; recognition?: 'file' }> {
+  // File pieces need no room: their requests take the account's sessions as they go.
+  if (choice.plan === 'file') return { ...call.spec.plan, recognition: 'file' };
   if (call.spec.plan.strategy !== 'latency') return call.spec.plan;
   const { sessionRoom } = proxyActivities<Pick<WatchActivities, 'sessionRoom'>>({
     taskQueue: workflowInfo().taskQueue,
@@ -175,53 +195,6 @@ function withDecodedLength(call: Call, probe: ProbeResult, plan: SessionPlan): P
   if (durationSeconds !== probe.durationSeconds)
     call.attributes.set([{ key: SEARCH_ATTRIBUTE_KEYS.audioSeconds, value: durationSeconds }]);
   return { ...probe, durationSeconds, ...(lengthCheck ? { lengthCheck } : {}) };
-}
-
-/**
- * Recognize every session: the plan staged each track that has sessions, so every session streams its
- * byte range of its track at once (the asr workers' slots bound how many at a time).
- */
-async function recognizeStage(call: Call, plan: SessionPlan): Promise<RecognizedSession[]> {
-  // A recording with no speech has no session (activities/media/plan.ts): nothing to stream.
-  if (plan.sessions.length === 0) return [];
-  const tracks = new Map((plan.stagedTracks ?? []).map((t) => [t.track, t.key]));
-  call.stages.enter('recognize', `${plan.sessions.length} sessions`);
-  return Promise.all(
-    plan.sessions.map(async (session) => {
-      const audioKey = tracks.get(session.track);
-      if (!audioKey) throw new StageFailure('plan', `the plan staged no audio for track ${session.track}`);
-      const out = await recognizeSession(call, session, audioKey).catch(failAs('recognize'));
-      call.progress.sessionsRecognized += 1;
-      call.progress.audioSecondsRecognized += session.end - session.start;
-      return { ...out, audioKey, audioStart: 0 };
-    }),
-  );
-}
-
-function recognizeSession(call: Call, s: PlanSession, audioKey: string) {
-  const seconds = s.end - s.start;
-  return call.activities.asr.recognizeSession.executeWithOptions(
-    {
-      // Streaming is paced in real time ÷ speed; leave room for restarts.
-      startToCloseTimeout: `${Math.ceil((seconds / call.spec.pacingSpeed) * 2 + 300)} seconds`,
-      heartbeatTimeout: `${call.spec.heartbeatTimeoutSeconds} seconds`,
-      summary: `recognize session ${s.index}: ${s.speaker}, ${s.start}–${s.end} s`,
-      priority: sessionPriority(seconds),
-    },
-    [
-      {
-        callId: call.input.callId,
-        session: s.index,
-        audioKey,
-        audioStart: 0,
-        start: s.start,
-        end: s.end,
-        resultKey: sessionResultKey(call.keys.staging, s.index),
-        maxRestarts: call.spec.maxRestarts,
-        ...(call.spec.wordsKey ? { wordsKey: call.spec.wordsKey } : {}),
-      },
-    ],
-  );
 }
 
 async function mergeStage(call: Call, probe: ProbeResult, plan: SessionPlan, sessions: RecognizedSession[]) {

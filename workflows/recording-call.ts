@@ -21,6 +21,7 @@ import type { AudioRedaction } from '../schemas/result.ts';
 import type { CallStateActivities } from '../activities/storage/call-state-activities.ts';
 import type { TableActivities } from '../activities/tables/table-activities.ts';
 import type { SessionPlan } from '../schemas/plan.ts';
+import type { RecognitionFacts } from '../schemas/recognition.ts';
 import type { ProbeResult } from '../schemas/media-probe.ts';
 import type { OutputLocation, Outcome, RecordingSource, Stage } from '../schemas/recording.ts';
 import type { CallSpec } from '../schemas/call-spec.ts';
@@ -135,6 +136,8 @@ export interface CallFindings {
   audio: AudioRedaction | undefined;
   /** Absent when the stage could not run. */
   speakers: AssignSpeakersOutput | undefined;
+  /** How the call was recognized, and why (result.json `recognition`). */
+  recognition: RecognitionFacts;
 }
 
 /** A text step's staged output, when it succeeded. */

@@ -24,7 +24,7 @@ import {
 /** The run's facts result.json keeps, and the staged outputs' keys: what publish reads. */
 function publishInputOf(
   call: Call,
-  { probe, plan, sessions, text, redacted, audio, speakers }: CallFindings,
+  { probe, plan, sessions, text, redacted, audio, speakers, recognition }: CallFindings,
 ) {
   const { workflowId, runId } = workflowInfo();
   const cost = costOf(sessions, text, redacted);
@@ -49,6 +49,7 @@ function publishInputOf(
       source: { ...call.input.source, metadata: call.input.metadata ?? {} },
       audio: probe,
       plan,
+      recognition,
       sessions: plan.sessions.map((s, i) => ({
         ...s,
         restarts: sessions[i]!.restarts,

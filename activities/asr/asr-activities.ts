@@ -23,6 +23,8 @@ import { createCheckpointBook } from './checkpoint-book.ts';
 import { endRun, startRun, type SessionRun } from './session-run.ts';
 import type { AsrActivityDeps, RecognizeSessionInput, RecognizeSessionOutput } from './session-types.ts';
 import { streamFromResumePoint } from './stream-from-resume.ts';
+import { createPiecesActivities } from './pieces-activities.ts';
+import { fileRate } from './file-rate.ts';
 
 export { RESULT_WRITE_BUDGET_MS } from './session-result.ts';
 export {
@@ -58,7 +60,16 @@ export function createAsrActivities(activityDeps: AsrActivityDeps) {
     }
   }
 
-  return { recognizeSession };
+  const pieces = createPiecesActivities({ ...deps, leases: deps.pieceLeases }, wordsOf);
+
+  /** `recognition: auto`'s question: this process's running real-time factor of file requests. */
+  async function fileRecognitionRate(input: {
+    model?: string;
+  }): Promise<{ rtf: number; requests: number } | null> {
+    return fileRate(input.model ?? deps.model) ?? null;
+  }
+
+  return { recognizeSession, fileRecognitionRate, ...pieces };
 }
 
 /** Streams from the resume point until a stream ends well; each failed one waits, restarts or throws. */

@@ -65,27 +65,53 @@ export async function finishedResult(run: SessionRun): Promise<SessionResult> {
  */
 export async function writeSessionResult(run: SessionRun, result: SessionResult): Promise<void> {
   const { input, ctx } = run;
-  const body = JSON.stringify(result);
-  const writeUntil = Date.now() + (run.deps.resultWriteBudgetMs ?? RESULT_WRITE_BUDGET_MS);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await run.deps.store.put(input.resultKey, body, { contentType: 'application/json' });
-      return;
-    } catch (err) {
-      if (ctx?.cancellationSignal.aborted) throw err;
-      if (Date.now() >= writeUntil) {
-        throw failureOf(
-          FAILURE.SessionResultUnwritten,
-          `session ${input.session}: its result could not be written to object storage after ${attempt} tries: ${describeError(err)}`,
-        );
-      }
+  await writeWithinBudget(run.deps.store, input.resultKey, JSON.stringify(result), {
+    budgetMs: run.deps.resultWriteBudgetMs ?? RESULT_WRITE_BUDGET_MS,
+    what: `session ${input.session}`,
+    signal: ctx?.cancellationSignal,
+    warn: (attempt, reason) =>
       ctx?.log.warn('could not write the session result; trying again', {
         session: input.session,
         attempt,
-        reason: describeError(err),
-      });
-      // Heartbeat while waiting, so the activity is not taken for dead meanwhile.
-      heartbeatThrottled(run, input.end);
+        reason,
+      }),
+    // Heartbeat while waiting, so the activity is not taken for dead meanwhile.
+    onWait: () => heartbeatThrottled(run, input.end),
+  });
+}
+
+/**
+ * Writes a result that exists only in memory (a session's, a group of pieces'), riding out an object
+ * store that restarts for up to `budgetMs` (the retry table's `SessionResultWrite` loop); past it, fails
+ * non-retryably (`SessionResultUnwritten`).
+ */
+export async function writeWithinBudget(
+  store: ObjectStore,
+  key: string,
+  body: string,
+  options: {
+    budgetMs: number;
+    what: string;
+    signal?: AbortSignal | undefined;
+    warn?: (attempt: number, reason: string) => void;
+    onWait?: () => void;
+  },
+): Promise<void> {
+  const writeUntil = Date.now() + options.budgetMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await store.put(key, body, { contentType: 'application/json' });
+      return;
+    } catch (err) {
+      if (options.signal?.aborted) throw err;
+      if (Date.now() >= writeUntil) {
+        throw failureOf(
+          FAILURE.SessionResultUnwritten,
+          `${options.what}: its result could not be written to object storage after ${attempt} tries: ${describeError(err)}`,
+        );
+      }
+      options.warn?.(attempt, describeError(err));
+      options.onWait?.();
       await sleep(loopDelayMs('SessionResultWrite', attempt));
     }
   }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { ServiceClient } from '../../service/index.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { CheckpointBook } from './checkpoint-book.ts';
+import type { PieceLeases } from './pieces-activities.ts';
 
 const sessionUtteranceSchema = z.object({
   start: z.number(),
@@ -101,6 +102,8 @@ export interface AsrActivityDeps {
   random?: () => number;
   /** Bytes per GET of the staged audio; default `STAGED_AUDIO_RANGE_BYTES` (tests cross range edges sooner). */
   stagedAudioRangeBytes?: number;
+  /** Leases on the account's sessions for file requests beyond an activity's own (pieces-activities.ts). */
+  pieceLeases?: PieceLeases | undefined;
   /** This process's recognition checkpoints (checkpoint-book.ts); `createAsrActivities` makes one. */
   checkpoints?: CheckpointBook;
 }

@@ -43,11 +43,13 @@ import { analyzeChannels } from './channel-analysis.ts';
 import { applyChannelAnalysis, planTracks } from './channels.ts';
 import { MediaError } from './errors.ts';
 import { checkLength } from './length-check.ts';
+import { cutRanges, fileSpanPieces } from './file-pieces.ts';
 import { openInput } from './media-input.ts';
 import { stageTracks, trackFiles, type TrackFiles, type TrackStaging } from './staged-tracks.ts';
 import { intersectSilences } from './silence.ts';
 import { timeBoundMs, withinTimeBound, type MediaTimeBounds } from './time-bound.ts';
 import { roundSecondsToMs, roundThousandths } from '../../schemas/units.ts';
+import { FILE_CUT_SILENCE_SECONDS, FILE_PIECE_MAX_SECONDS } from '../../schemas/recognition.ts';
 
 /** Plan times live on a millisecond grid: 8 bytes of 8 kHz mu-law, 16 samples at 16 kHz. */
 const GRID = 1000;
@@ -166,7 +168,7 @@ function longestSilenceIn(
  * What of a track is streamed: [0, duration] without its skipped silences (each less a margin on both
  * sides). `after` is the skipped silence a span ends in, absent for the span that ends the recording.
  */
-interface StreamedSpan {
+export interface StreamedSpan {
   start: number;
   end: number;
   after?: Silence;
@@ -402,6 +404,22 @@ export function planSessions(input: PlanSessionsInput): PlannedSessions {
   const latency = options.strategy === 'latency' ? latencyChoice(streamed, options) : undefined;
   const strategy = !latency ? options.strategy : latency.use ? 'latency' : options.throughputStrategy;
   const skipped = spans.map((own) => gapsBetween(own, durationSeconds));
+  if (options.recognition === 'file') {
+    const minSilence = Math.max(FILE_CUT_SILENCE_SECONDS, options.silenceMinSeconds);
+    const sessions = input.tracks.flatMap((track, i) => {
+      const ranges = cutRanges(sorted[i]!, minSilence);
+      return spans[i]!.flatMap((span) =>
+        fileSpanPieces(track, span, ranges, { maxSessionSeconds: options.maxSessionSeconds }),
+      );
+    });
+    return {
+      sessions: sessions.map((s, index) => ({ index, ...s })),
+      options,
+      strategy: options.strategy === 'latency' ? options.throughputStrategy : options.strategy,
+      durationSeconds,
+      skipped,
+    };
+  }
   if (latency?.use) {
     const cut = latencySessions(input.tracks, spans, sorted, options, latency.pieces, streamed);
     return {
@@ -445,6 +463,7 @@ function gapsBetween(spans: StreamedSpan[], durationSeconds: number): Silence[] 
 
 /** A latency plan asked for, in words: the pieces it cut, or why the throughput plan was cut instead. */
 function latencyDecisions(planned: PlannedSessions): string[] {
+  if (planned.options.recognition === 'file') return fileDecisions(planned);
   const { latency } = planned;
   if (!latency) return [];
   if (!latency.use)
@@ -455,6 +474,23 @@ function latencyDecisions(planned: PlannedSessions): string[] {
     `cut for latency: ${n} session${n === 1 ? '' : 's'} of about ${roundThousandths(planned.targetSessionSeconds ?? 0)} s ` +
       `(${room.free} of ${room.limit} sessions free, none waiting), each cut in a silence of at least ` +
       `${LATENCY_CUT_SILENCE_SECONDS} s`,
+  ];
+}
+
+/** A file plan, in words: its pieces, and the stretches streamed for want of a silence to cut in. */
+function fileDecisions(planned: PlannedSessions): string[] {
+  const pieces = planned.sessions.filter((s) => s.recognition === 'file');
+  const streamed = planned.sessions.filter((s) => s.recognition !== 'file');
+  const seconds = roundThousandths(streamed.reduce((sum, s) => sum + (s.end - s.start), 0));
+  return [
+    `cut for file recognition: ${pieces.length} piece${pieces.length === 1 ? '' : 's'} of at most ` +
+      `${FILE_PIECE_MAX_SECONDS} s, each cut in a silence of at least ${FILE_CUT_SILENCE_SECONDS} s`,
+    ...(streamed.length > 0
+      ? [
+          `${streamed.length} stretch${streamed.length === 1 ? '' : 'es'} (${seconds} s) with no such silence ` +
+            `within ${FILE_PIECE_MAX_SECONDS} s: recognized by stream sessions`,
+        ]
+      : []),
   ];
 }
 
@@ -551,6 +587,7 @@ function optionsRecordOf(planned: PlannedSessions) {
           targetSessionSeconds: planned.targetSessionSeconds,
         }
       : {}),
+    ...(o.recognition === 'file' ? { recognition: 'file' as const } : {}),
   };
 }
 

@@ -299,6 +299,17 @@ svg#timeline rect[data-start] { cursor:pointer; }
 tr.unmatched { color:var(--muted); } td.answer-yes { color:var(--pos); font-weight:600; } td.answer-no { color:var(--neg); font-weight:600; } td.answer-na { color:var(--neu); }
 `;
 
+/** How speech was recognized (streams, file pieces, both) and why, when the result says. */
+function recognitionNote(result: ResultDocument): string {
+  const r = result.recognition;
+  if (!r) return '';
+  const pieces = result.sessions.filter((s) => s.recognition === 'file').length;
+  const how = { stream: 'streams', file: 'file pieces', mixed: 'file pieces and streams', none: 'nothing' }[
+    r.used
+  ];
+  return ` · <span id="recognition" title="${esc(r.reason)}">recognized by ${how}${pieces ? ` (${pieces} pieces)` : ''}, ${esc(r.requested)} asked</span>`;
+}
+
 export function renderCallPage(result: ResultDocument, options: CallPageOptions): string {
   const start = callStart(result, options.timeZone);
   const meta = result.source.metadata ?? {};
@@ -347,7 +358,7 @@ ${insights(result)}
 <p class="muted">Each point is an utterance: +1 positive, −1 negative (${esc(result.sentiment?.scoring ?? 'not analysed')}).</p></section>
 <section class="card"><h2>Transcript</h2>${transcript(result)}</section>
 <section class="card muted" id="processing"><h2>Processing</h2>
-<p>Written ${esc(localTime(result.writtenAt, options.timeZone))} · ${result.processing.totalRequests} requests · ${result.processing.retries} retries · ${result.processing.restarts} restarts · wall ${duration(result.processing.wallSeconds.total ?? 0)} · ${esc(result.audio.codec)} ${result.audio.sampleRate} Hz × ${result.audio.channels} · result.json schema ${result.schemaVersion}
+<p>Written ${esc(localTime(result.writtenAt, options.timeZone))} · ${result.processing.totalRequests} requests · ${result.processing.retries} retries · ${result.processing.restarts} restarts${recognitionNote(result)} · wall ${duration(result.processing.wallSeconds.total ?? 0)} · ${esc(result.audio.codec)} ${result.audio.sampleRate} Hz × ${result.audio.channels} · result.json schema ${result.schemaVersion}
 · <a href="result.json">result.json</a> · <a href="transcript.vtt">transcript.vtt</a></p></section>
 </main>
 <script type="application/json" id="chart-data">${jsonData(chartData(result))}</script>

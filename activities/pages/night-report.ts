@@ -245,6 +245,9 @@ export function renderNightReport(
   const swapped = roles.filter((d) => d === 'swapped').length;
   const inferred = [...calls.values()].filter((c) => c.speakers_inferred === true).length;
   const lowConfidence = roles.filter((d) => d === 'low-confidence' || d === 'unknown').length;
+  const recognized = [...calls.values()].map((c) => c.recognition);
+  const byFile = recognized.filter((r) => r === 'file' || r === 'mixed').length;
+  const byStream = recognized.filter((r) => r === 'stream').length;
   const fact = (value: string, label: string, id?: string) =>
     `<div class="fact"${id ? ` id="${id}"` : ''}><b>${value}</b><span>${esc(label)}</span></div>`;
   const statuses = ['done', 'partial', 'failed', 'skipped', 'missing', 'cancelled'].filter(
@@ -273,6 +276,7 @@ ${fact(facts.requestsPerAudioHour !== null ? Math.round(facts.requestsPerAudioHo
 ${fact(String(swapped), 'roles swapped against the channel map', 'fact-roles-swapped')}
 ${fact(String(inferred), 'speakers inferred from voices (mono)', 'fact-speakers-inferred')}
 ${fact(String(lowConfidence), 'roles of low confidence', 'fact-roles-low-confidence')}
+${fact(`${byFile} / ${byStream}`, 'calls recognized by file pieces / by streams', 'fact-recognition')}
 </div>
 ${costSection(report.cost)}
 ${reasonsSection(calls.values(), options.previousCalls?.values())}

@@ -18,13 +18,7 @@ import { personalDigest } from '../../schemas/personal-digest.ts';
 import { personalValuesInKey } from './call-id.ts';
 import { callInsightsDocumentSchema, type CallInsightsDocument } from '../../schemas/insights.ts';
 import { timelineSchema, type Timeline } from '../../schemas/transcript.ts';
-import {
-  assertSafeCallId,
-  CALL_PAGE_FILE,
-  KeyError,
-  relativeHref,
-  type CallOutputKeys,
-} from '../../schemas/call-keys.ts';
+import { assertSafeCallId, KeyError, relativeHref, type CallOutputKeys } from '../../schemas/call-keys.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
 import { failureOf } from '../failure.ts';
 import type { ObjectStore } from './object-store.ts';
@@ -213,12 +207,7 @@ function outputTargetOf(store: ObjectStore, input: { callId: string; output: Cal
     throw new KeyError(`output keys of ${JSON.stringify(input.output.dir)} are not call ${input.callId}'s`);
   }
   const out = input.output.bucket !== store.bucket ? store.withBucket(input.output.bucket) : store;
-  // Keys built before the call page existed (a call in flight across the upgrade) have no `page`.
-  const keys: CallOutputKeys = {
-    ...input.output,
-    page: input.output.page ?? `${input.output.dir}${CALL_PAGE_FILE}`,
-  };
-  return { keys, out };
+  return { keys: input.output, out };
 }
 
 export function createResultActivities({ store, personalColumns, digestKey, callIds }: ResultActivityDeps) {

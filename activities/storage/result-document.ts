@@ -5,6 +5,7 @@
  * read the parts and write the documents are in result-activities.ts.
  */
 import { transcriptQualityOf, type TranscriptQuality } from '../../schemas/transcript-quality.ts';
+import type { RecognitionFacts } from '../../schemas/recognition.ts';
 import {
   type DialogActsOutput,
   type ReasonsOutput,
@@ -96,6 +97,8 @@ export interface ResultFacts {
   plan: Pick<SessionPlan, 'tracks' | 'channels' | 'decisions'>;
   sessions: SessionInput[];
   processing: ProcessingInput;
+  /** How the call was recognized (absent from runs started before the recognition modes). */
+  recognition?: RecognitionFacts | undefined;
 }
 
 export interface ResultParts {
@@ -202,6 +205,7 @@ function sessionFacts(sessions: readonly SessionInput[], timeline: Timeline): Se
     silence: s.silence,
     restarts: s.restarts,
     reStreamedSeconds: s.reStreamedSeconds,
+    ...(s.recognition ? { recognition: s.recognition } : {}),
     restartReasons: (reasons.get(s.index) ?? []).map(redact),
     audioSecondsSent: s.audioSecondsSent,
     reused: s.reused,
@@ -277,6 +281,7 @@ export function assembleResult(
     audio: audioFacts(facts.audio, facts.plan),
     speakers: callSpeakers(timeline),
     sessions: sessionFacts(facts.sessions, timeline),
+    ...(facts.recognition ? { recognition: facts.recognition } : {}),
     utterances,
     talk: insights.talk,
     sentiment: sentimentSummary(sentiment),

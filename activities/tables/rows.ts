@@ -79,6 +79,18 @@ function reasonAndQuality(result: ResultDocument) {
   };
 }
 
+/** The calls row's columns of how the call was processed (result.json `processing`, `recognition`). */
+function processingColumns(result: ResultDocument): TableRow {
+  return {
+    batch_id: result.processing.batchId ?? null,
+    workflow_id: result.processing.workflowId,
+    retries: result.processing.retries,
+    restarts: result.processing.restarts,
+    recognition: result.recognition?.used ?? null,
+    wall_seconds: result.processing.wallSeconds.total ?? 0,
+  };
+}
+
 /** The call's row in `calls` and its rows in `utterances`. */
 export function callRows(
   result: ResultDocument,
@@ -146,12 +158,8 @@ export function callRows(
     audio_codec: result.audio.codec,
     audio_channels: result.audio.channels,
     audio_sample_rate: result.audio.sampleRate,
-    batch_id: result.processing.batchId ?? null,
-    workflow_id: result.processing.workflowId,
+    ...processingColumns(result),
     requests,
-    retries: result.processing.retries,
-    restarts: result.processing.restarts,
-    wall_seconds: result.processing.wallSeconds.total ?? 0,
     result_key: resultKey,
     result_schema_version: result.schemaVersion,
     ...common,

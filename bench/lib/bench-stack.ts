@@ -23,6 +23,8 @@ export interface BenchStackOptions {
   accountSessions?: number;
   /** Emulator fault-injection file. */
   faultsFile?: string;
+  /** The emulator's processing time of a file request × its audio seconds (default the emulator's 0.25). */
+  fileRtf?: number;
   /** Extra worker environment (e.g. short heartbeat timeouts). */
   workerEnv?: Record<string, string>;
   /** Start the stack's workers (default true); drills run their own. */
@@ -64,6 +66,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     },
     stack: {
       ...(options.faultsFile ? { emulatorFaults: options.faultsFile } : {}),
+      ...(options.fileRtf !== undefined ? { emulatorFileRtf: options.fileRtf } : {}),
       ...(emulatorAccounts ? { emulatorAccounts } : {}),
     },
   });

@@ -176,7 +176,11 @@ export function heartbeatsAtRealTime(
   speed: number,
   textCompressed: boolean,
 ): number {
-  const paced = new Set<string>(['recognizeSession', ...(textCompressed ? TEXT_ACTIVITIES : [])]);
+  const paced = new Set<string>([
+    'recognizeSession',
+    'recognizePieces',
+    ...(textCompressed ? TEXT_ACTIVITIES : []),
+  ]);
   return Object.entries(byActivity).reduce(
     (n, [type, count]) => n + count * (paced.has(type) ? speed : 1),
     0,

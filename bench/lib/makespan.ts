@@ -24,6 +24,31 @@ export function makespanBound(docs: ResultDocument[], budget: number, speed: num
   };
 }
 
+/**
+ * File recognition's ideal makespan (issue 38): every piece's processing time (its audio × the service's
+ * real-time factor) and every stream session's audio, spread over the account's sessions, at `speed`,
+ * plus the longest call's stages outside recognition (`outsideSeconds`, measured), which no number of
+ * sessions shortens.
+ */
+export function fileMakespanBound(
+  docs: ResultDocument[],
+  budget: number,
+  speed: number,
+  rtf: number,
+  outsideSeconds: number,
+): { pieces: number; pieceAudioSeconds: number; streamedSeconds: number; idealSeconds: number } {
+  const sessions = docs.flatMap((d) => d.sessions);
+  const pieces = sessions.filter((s) => s.recognition === 'file');
+  const pieceAudio = pieces.reduce((n, s) => n + s.end - s.start, 0);
+  const streamed = sessions.filter((s) => s.recognition !== 'file').reduce((n, s) => n + s.end - s.start, 0);
+  return {
+    pieces: pieces.length,
+    pieceAudioSeconds: pieceAudio,
+    streamedSeconds: streamed,
+    idealSeconds: (pieceAudio * rtf + streamed) / budget / speed + outsideSeconds,
+  };
+}
+
 /** Requests per hour of recorded audio, per endpoint (token requests included where counted). */
 export function requestsPerAudioHour(docs: ResultDocument[]): Record<string, number> {
   const hours = docs.reduce((s, d) => s + d.audio.durationSeconds, 0) / 3600;

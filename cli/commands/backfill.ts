@@ -28,6 +28,7 @@ import {
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
 import { callFileHelp, storeCallFiles } from '../call-files.ts';
+import { RECOGNITION_OPTION, recognitionFlag, recognitionHelp } from '../recognition-flag.ts';
 import {
   backfill,
   backfillProgressQuery,
@@ -55,6 +56,7 @@ starting any work; every other recording gets one processRecording workflow, at 
   --children-per-run <N>    children per workflow run before continue-as-new (default 500)
   --redo                    process calls again even when done
 ${callFileHelp(28)}
+${recognitionHelp(28)}
   --detach                  start or attach, print the ids and return without waiting
   --json                    machine-readable output (one JSON document)
 
@@ -235,24 +237,29 @@ export async function followBackfill(
   return result;
 }
 
+/** `callpipe backfill`'s options (parseArgs). */
+const BACKFILL_OPTIONS = {
+  manifest: { type: 'string' },
+  out: { type: 'string' },
+  concurrency: { type: 'string' },
+  ext: { type: 'string' },
+  'min-bytes': { type: 'string' },
+  'max-bytes': { type: 'string' },
+  from: { type: 'string' },
+  until: { type: 'string' },
+  'page-size': { type: 'string' },
+  'children-per-run': { type: 'string' },
+  redo: { type: 'boolean', default: false },
+  detach: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+  rules: { type: 'string' },
+  dictionary: { type: 'string' },
+  ...RECOGNITION_OPTION,
+} as const;
+
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('backfill', argv, {
-    manifest: { type: 'string' },
-    out: { type: 'string' },
-    concurrency: { type: 'string' },
-    ext: { type: 'string' },
-    'min-bytes': { type: 'string' },
-    'max-bytes': { type: 'string' },
-    from: { type: 'string' },
-    until: { type: 'string' },
-    'page-size': { type: 'string' },
-    'children-per-run': { type: 'string' },
-    redo: { type: 'boolean', default: false },
-    detach: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    rules: { type: 'string' },
-    dictionary: { type: 'string' },
-  });
+  const { values, positionals } = parseCommandArgs('backfill', argv, BACKFILL_OPTIONS);
+  const recognition = recognitionFlag('backfill', values.recognition);
   if (positionals.length > 1) throw new CliError('backfill: give one s3://bucket/prefix (or --manifest)');
   const hasPrefix = positionals.length === 1;
   if (hasPrefix === Boolean(values.manifest))
@@ -292,7 +299,7 @@ export async function run(argv: string[]): Promise<number> {
       pc.config.callIds,
     );
     const started = await startBackfill(pc, {
-      spec: callSpec(pc.config, output, files),
+      spec: callSpec(pc.config, output, files, recognition),
       batchId,
       source,
       output,

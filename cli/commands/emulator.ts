@@ -21,6 +21,8 @@ Options:
   --port N                 port (default ${DEFAULTS.stack.emulatorPort}; 0 = any free port)
   --host ADDR              address to listen on (default 127.0.0.1)
   --speed X                time scale: stream time rules are divided by X (default CALLPIPE_EMULATOR_SPEED or 1)
+  --file-rtf R             a file request is answered after R × its audio seconds, ÷ speed (default
+                           CALLPIPE_EMULATOR_FILE_RTF or 0.25)
   --pacing on|off          refuse audio sent faster than the recognizer works (default on)
   --ceiling X              the recognizer works at X × real time: the fastest pacing accepted (default
                            CALLPIPE_EMULATOR_CEILING or the speed)
@@ -56,6 +58,7 @@ export async function run(argv: string[]): Promise<number> {
       port: { type: 'string' },
       host: { type: 'string' },
       speed: { type: 'string' },
+      'file-rtf': { type: 'string' },
       pacing: { type: 'string' },
       'buffer-seconds': { type: 'string' },
       'strict-chunks': { type: 'boolean' },
@@ -93,6 +96,7 @@ export async function run(argv: string[]): Promise<number> {
     host: values.host,
     speed,
     ceiling,
+    fileRtf: number('file-rtf', values['file-rtf'] ?? env.emulatorFileRtf),
     pacing: values.pacing as 'on' | 'off' | undefined,
     bufferSeconds: number('buffer-seconds', values['buffer-seconds']),
     strictChunks: values['strict-chunks'] ?? false,

@@ -13,6 +13,7 @@ import {
 } from '../submit.ts';
 import { workflowFailureReason } from '../error-message.ts';
 import { callFileHelp, storeCallFiles } from '../call-files.ts';
+import { RECOGNITION_OPTION, recognitionFlag, recognitionHelp } from '../recognition-flag.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { callOutputKeys, locationUrl, parseS3Url } from '../../schemas/call-keys.ts';
 import type { OutputLocation, RecordingSource } from '../../schemas/recording.ts';
@@ -24,7 +25,7 @@ import {
 import { textTable } from '../text-table.ts';
 
 export const summary = 'processes recordings (local files, directories or s3://bucket/key)';
-export const help = `Usage: callpipe process <file | dir | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--rules file] [--dictionary file] [--detach] [--json] [--redo]
+export const help = `Usage: callpipe process <file | dir | s3://bucket/key>… [--out <dir | s3://bucket/prefix>] [--rules file] [--dictionary file] [--detach] [--json] [--redo] [--recognition stream|file|auto]
 
 A directory stands for the recordings in it (recursively): files whose extension names a recording
 format (WAV, MP3, M4A, AMR, 3GP, Opus, FLAC…, and headerless .ulaw, .alaw, .g722, .gsm, .sln…) and any
@@ -46,6 +47,7 @@ uploaded for a call that then failed is removed again (not with --detach).
   --json              machine-readable output (one JSON document)
   --redo              process calls again even when done
 ${callFileHelp(22)}
+${recognitionHelp(22)}
   --wait              deprecated: waiting is the default
 Exit code: 0 when every call is done, partial or skipped (or, with --detach, was started); 1 when any
 failed.`;
@@ -212,7 +214,9 @@ export async function run(argv: string[]): Promise<number> {
     redo: { type: 'boolean', default: false },
     rules: { type: 'string' },
     dictionary: { type: 'string' },
+    ...RECOGNITION_OPTION,
   });
+  const recognition = recognitionFlag('process', values.recognition);
   if (positionals.length === 0) throw new CliError('process: give at least one file or s3://bucket/key');
   if (values.wait && values.detach) throw new CliError('process: --wait and --detach contradict each other');
   if (values.wait) warnDeprecated('process', '--wait', 'waiting is the default (--detach to return at once)');
@@ -249,7 +253,7 @@ export async function run(argv: string[]): Promise<number> {
       if (located.uploaded) uploads.add(located.source.key);
     }
     for (const source of sources)
-      submitted.push(await submitRecording(pc, source, { output, redo: values.redo, files }));
+      submitted.push(await submitRecording(pc, source, { output, redo: values.redo, files, recognition }));
     if (values.detach) {
       if (values.json) {
         console.log(

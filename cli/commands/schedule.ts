@@ -22,6 +22,8 @@ import { backfillInputSchema } from '../../schemas/backfill.ts';
 import { templateProblem } from '../../workflows/nightly-date.ts';
 import { nightlyBackfill, type NightlyInput } from '../../workflows/nightly.ts';
 import { storeCallFiles } from '../call-files.ts';
+import { RECOGNITION_OPTION, recognitionFlag, recognitionHelp } from '../recognition-flag.ts';
+import type { RecognitionMode } from '../../schemas/recognition.ts';
 import { callPlacesOf } from '../calls-asked.ts';
 import { retention, type RetentionWorkflowInput } from '../../workflows/retention.ts';
 
@@ -30,6 +32,7 @@ export const summary =
 export const help = `Usage:
   callpipe schedule nightly --cron "<expr>" --source <template> [--out s3://…] [--time-zone Z] [--id name]
                             [--concurrency N] [--days-back N] [--catchup-window 1d] [--rules file] [--dictionary file]
+                            [--recognition stream|file|auto]
   callpipe schedule retention [--cron "<expr>"] [--time-zone Z] [--id name] [--out s3://…]
   callpipe schedule list [--json]
   callpipe schedule pause <id> [--note text]
@@ -45,6 +48,7 @@ policy: BUFFER_ONE (a night waits for the previous one); catch-up window: --catc
 Schedule id: --id (default callpipe-nightly). --rules <file>: the rule file each night's calls are scored
 with (default CALLPIPE_RULES, else the shipped one), and --dictionary <file> the custom vocabulary every
 session gets (default CALLPIPE_DICTIONARY), both checked and stored when the schedule is written.
+${recognitionHelp(28)}
 
 retention: creates or updates the Schedule that erases, each night (--cron, default "0 3 * * *" in
 --time-zone), the calls older than CALLPIPE_RETENTION_DAYS per kind, as callpipe forget erases them
@@ -111,6 +115,8 @@ export interface NightlyScheduleOptions {
   rules?: string | undefined;
   /** A custom vocabulary (checked and stored now; every night's sessions get it). */
   dictionary?: string | undefined;
+  /** `--recognition`: the nights' calls' mode over the configuration's. */
+  recognition?: RecognitionMode | undefined;
 }
 
 /** Create-or-update: `client.schedule.create` throws `ScheduleAlreadyRunning` when the id exists. */
@@ -134,7 +140,7 @@ export async function upsertNightlySchedule(
     batchId: 'template',
     source: { kind: 'prefix', bucket: 'template', prefix: '' },
     output,
-    spec: callSpec(pc.config, output, files),
+    spec: callSpec(pc.config, output, files, options.recognition),
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
   });
   const args: [NightlyInput] = [
@@ -198,6 +204,7 @@ function parseScheduleArgs(argv: string[]) {
     json: { type: 'boolean', default: false },
     rules: { type: 'string' },
     dictionary: { type: 'string' },
+    ...RECOGNITION_OPTION,
   });
 }
 
@@ -238,6 +245,7 @@ function nightlyOptions(values: ScheduleValues, timeZone: string): NightlySchedu
     catchupWindow: values['catchup-window'],
     rules: values.rules,
     dictionary: values.dictionary,
+    recognition: recognitionFlag('schedule nightly', values.recognition),
   };
 }
 

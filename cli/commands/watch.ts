@@ -30,6 +30,7 @@ import {
 import { DEFAULT_CONCURRENCY } from '../../schemas/backfill.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attribute-keys.ts';
 import { callFileHelp, storeCallFiles } from '../call-files.ts';
+import { RECOGNITION_OPTION, recognitionFlag, recognitionHelp } from '../recognition-flag.ts';
 import { configureWatchUpdate, stopWatchUpdate, watch, watchStatusQuery } from '../../workflows/watch.ts';
 
 export const summary = 'processes recordings as they land under an s3:// prefix, each once, until stopped';
@@ -56,6 +57,7 @@ in parts is invisible until it completes; a file replaced while settling settles
   --ext <wav,mp3,…>         extensions to take (default: the recording formats, others by content)
   --min-bytes <N>, --max-bytes <N>   size filter
 ${callFileHelp(28)}
+${recognitionHelp(28)}
   --wait-timeout <duration> how long to wait for a worker to run the watch (default 60s)
   --json                    machine-readable output (one JSON document)
 
@@ -189,7 +191,9 @@ async function startCommand(argv: string[]): Promise<number> {
     dictionary: { type: 'string' },
     'wait-timeout': { type: 'string' },
     json: { type: 'boolean', default: false },
+    ...RECOGNITION_OPTION,
   });
+  const recognition = recognitionFlag('watch', values.recognition);
   if (positionals.length !== 1) throw new CliError('watch: give one s3://bucket/prefix/ (or status / stop)');
   const source = sourceOf(positionals[0]);
   if (values.out && !parseS3Url(values.out)) throw new CliError('watch: --out must be s3://bucket/prefix');
@@ -230,8 +234,8 @@ async function startCommand(argv: string[]): Promise<number> {
       ...(values.sqs ? { sqs: { queueUrl: values.sqs } } : {}),
       spec:
         plan === 'latency'
-          ? latencyFirst(callSpec(pc.config, output, files))
-          : callSpec(pc.config, output, files),
+          ? latencyFirst(callSpec(pc.config, output, files, recognition))
+          : callSpec(pc.config, output, files, recognition),
     });
     if (!parsed.success)
       throw new CliError(

@@ -186,6 +186,7 @@ export function stackEnv(config: Config): Record<string, string> {
     CALLPIPE_METRICS_PORT: String(config.stack.metricsPort),
     CALLPIPE_METRICS_HOST: config.stack.metricsHost,
     CALLPIPE_EMULATOR_SPEED: String(config.stack.emulatorSpeed),
+    CALLPIPE_RECOGNITION: config.service.recognition ?? 'stream',
     // One build for every process of the stack, a test's own workers too (workers/versioning.ts).
     CALLPIPE_BUILD_ID: buildIdOf(),
   };
@@ -631,7 +632,14 @@ async function startStackEmulator(ctx: StackContext): Promise<ManagedProcess> {
   const { config } = ctx;
   const speed = config.stack.emulatorSpeed;
   ctx.log(`starting service emulator on ${emulatorUrlOf(ctx.ports)} (speed ${speed})…`);
-  const args = ['--speed', String(speed), '--request-log', emulatorRequestLog(ctx.home)];
+  const args = [
+    '--speed',
+    String(speed),
+    '--file-rtf',
+    String(config.stack.emulatorFileRtf),
+    '--request-log',
+    emulatorRequestLog(ctx.home),
+  ];
   if (config.stack.emulatorPhrasebook) args.push('--phrasebook', config.stack.emulatorPhrasebook);
   if (config.stack.emulatorFaults) args.push('--faults', config.stack.emulatorFaults);
   if (config.stack.emulatorAccounts) args.push('--accounts', config.stack.emulatorAccounts);

@@ -13,9 +13,15 @@ export function readRequestLog(path: string): RequestLogEntry[] {
     .map((l) => JSON.parse(l) as RequestLogEntry);
 }
 
-/** Recognition sessions started (answers carrying the `started` message). */
+/** Recognition sessions started (answers carrying the `started` message; a file request's are not). */
 export function streamStarts(entries: RequestLogEntry[]): number {
-  return entries.filter((e) => e.messages?.includes('started')).length;
+  return entries.filter((e) => !e.file && e.messages?.includes('started')).length;
+}
+
+/** File recognition requests answered with a result, and the seconds of audio they held. */
+export function fileRequestsAnswered(entries: RequestLogEntry[]): { requests: number; seconds: number } {
+  const answered = entries.filter((e) => e.file && e.status === 200);
+  return { requests: answered.length, seconds: answered.reduce((s, e) => s + (e.audioSeconds ?? 0), 0) };
 }
 
 /** Seconds of 8 kHz mu-law audio sent in audio requests. */

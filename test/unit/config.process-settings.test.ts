@@ -31,6 +31,7 @@ describe('processSettings', () => {
     const shared = Object.values(PROCESS_ENV_VARS).filter((name) => name in ENV_VARS);
     expect(shared.sort()).toEqual([
       'CALLPIPE_EMULATOR_FAULTS',
+      'CALLPIPE_EMULATOR_FILE_RTF',
       'CALLPIPE_EMULATOR_PHRASEBOOK',
       'CALLPIPE_EMULATOR_SPEED',
     ]);

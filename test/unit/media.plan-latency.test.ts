@@ -11,7 +11,7 @@ import {
   planSessions,
   type PlannedSessions,
 } from '../../activities/media/plan.ts';
-import { phraseDurationSeconds, type FixtureScript } from '../../schemas/synthetic-recording.ts';
+import { speechAndSilences } from '../helpers/script-silences.ts';
 import {
   LATENCY_MIN_SESSION_SECONDS,
   planOptionsSchema,
@@ -33,26 +33,6 @@ const room = (free: number, waiting = 0, limit = 64): SessionRoom => ({
   limit,
   source: 'worker',
 });
-
-/** Each channel's phrases as [start, end] speech, and the silences between them (as the analysis finds them, ≥ 0.3 s). */
-function speechAndSilences(script: FixtureScript, durationSeconds: number) {
-  const speech = script.channels.map((ch) =>
-    ch.phrases
-      .map((p) => ({ start: p.start, end: p.start + phraseDurationSeconds(p.id) }))
-      .sort((a, b) => a.start - b.start),
-  );
-  const silences = speech.map((list) => {
-    const out: Silence[] = [];
-    let at = 0;
-    for (const s of list) {
-      if (s.start - at >= 0.3) out.push({ start: at, end: s.start });
-      at = Math.max(at, s.end);
-    }
-    if (durationSeconds - at >= 0.3) out.push({ start: at, end: durationSeconds });
-    return out;
-  });
-  return { speech, silences };
-}
 
 function scriptCall(minutes: number, stereo: boolean, seed: number) {
   const durationSeconds = minutes * 60;

@@ -194,6 +194,9 @@ export class FakeService {
     recognizeStream: () => {
       throw new Error('not in the fake');
     },
+    recognizeFile: () => {
+      throw new Error('not in the fake');
+    },
     userDictionary: undefined as never,
     // One model, `reasons-1`: billing when the text speaks of a bill, else outage.
     classifier: {

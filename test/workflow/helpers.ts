@@ -201,6 +201,8 @@ export const PROCESS_ACTIVITIES = [
   'probeSource',
   'planSource',
   'recognizeSession',
+  'recognizePieces',
+  'fileRecognitionRate',
   'mergeTimeline',
   'assignSpeakers',
   'redactText',
@@ -269,6 +271,20 @@ function processDefaults(): Record<(typeof PROCESS_ACTIVITIES)[number], Activity
       requests: 4,
       reused: false,
     }),
+    recognizePieces: async (input) => ({
+      resultKey: str(input, 'resultKey') ?? 'staging/sessions/pieces-0000.json',
+      reused: false,
+      pieces: (
+        (pick(input, 'pieces') as { session: number; start: number; end: number }[] | undefined) ?? []
+      ).map((p) => ({
+        session: p.session,
+        utterances: 1,
+        requests: 1,
+        retries: 0,
+        audioSecondsSent: p.end - p.start,
+      })),
+    }),
+    fileRecognitionRate: async () => null,
     mergeTimeline: async (input) => ({
       timelineKey: str(input, 'timelineKey') ?? 'staging/timeline.json',
       utterances: 2 * UTTERANCES_PER_SESSION,

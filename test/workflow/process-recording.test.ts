@@ -519,3 +519,83 @@ describe('processRecording with mocked activities', () => {
     });
   });
 });
+
+describe('processRecording: stream or file recognition', () => {
+  /** A file plan of the mocked call: 40 pieces per track, and one stretch streamed on track 1. */
+  function filePlan(input: unknown) {
+    const probe = (pick(input, 'probe') as ReturnType<typeof probeResult> | undefined) ?? probeResult();
+    const prefix = pick(input, 'stageTracksUnder') as string;
+    const tracks = [
+      { track: 0, channel: 0, sourceChannels: [0], speaker: 'agent' },
+      { track: 1, channel: 1, sourceChannels: [1], speaker: 'customer' },
+    ];
+    const sessions = tracks.flatMap((t) =>
+      Array.from({ length: t.track === 1 ? 41 : 40 }, (_, i) => ({
+        track: t.track,
+        channel: t.track,
+        speaker: t.speaker,
+        start: i * 50,
+        end: (i + 1) * 50,
+        cut: 'silence' as const,
+        silence: { start: (i + 1) * 50 - 1, end: (i + 1) * 50 + 1 },
+        recognition: t.track === 1 && i === 40 ? ('stream' as const) : ('file' as const),
+      })),
+    );
+    return {
+      version: 1,
+      source: { ...probe, path: probe.path, durationSeconds: 2050 },
+      options: {
+        strategy: 'balanced',
+        maxSessionSeconds: 3000,
+        searchWindowSeconds: 60,
+        silenceNoiseDb: -30,
+        silenceMinSeconds: 0.3,
+        recognition: 'file',
+      },
+      tracks,
+      sessions: sessions.map((s, index) => ({ index, ...s })),
+      stagedTracks: tracks.map((t) => ({
+        track: t.track,
+        key: `${prefix}t${t.track}.mulaw`,
+        format: 'mulaw',
+        bytes: 2050 * 8000,
+      })),
+    };
+  }
+
+  it('file: the plan is asked for pieces; a few activities recognize them, one per group of a track; the result says so', async () => {
+    const mocks = mockActivities({ planSource: async (input) => filePlan(input) });
+    const { result } = await runCall('file-mode', mocks, { recognition: 'file' });
+    expect(result.status, result.reason).toBe('done');
+    expect(pick(onlyInput(mocks, 'planSource'), 'options', 'recognition')).toBe('file');
+    // 40 and 40 pieces: one group per track (at most 32 per group: two per track), not 80 activities.
+    const groups = mocks.callsOf('recognizePieces');
+    expect(groups).toHaveLength(4);
+    expect(groups.map((g) => (pick(g.input, 'pieces') as unknown[]).length).sort()).toEqual([20, 20, 20, 20]);
+    expect(mocks.callsOf('recognizeSession')).toHaveLength(1);
+    expect(mocks.callsOf('fileRecognitionRate')).toHaveLength(0);
+    // The merge reads each piece from its group's object.
+    const refs = pick(onlyInput(mocks, 'mergeTimeline'), 'sessions') as {
+      session: number;
+      resultKey: string;
+    }[];
+    expect(refs).toHaveLength(81);
+    expect(new Set(refs.map((r) => r.resultKey)).size).toBe(5);
+    const facts = pick(onlyInput(mocks, 'publishResult'), 'facts', 'recognition');
+    expect(facts).toMatchObject({ requested: 'file', used: 'mixed' });
+  });
+
+  it('auto: streams when the workers measured file requests no faster than real time, and says why', async () => {
+    const mocks = mockActivities({ fileRecognitionRate: async () => ({ rtf: 1.4, requests: 12 }) });
+    const { result } = await runCall('auto-mode', mocks, { recognition: 'auto' });
+    expect(result.status, result.reason).toBe('done');
+    expect(pick(onlyInput(mocks, 'planSource'), 'options', 'recognition')).toBeUndefined();
+    expect(mocks.callsOf('recognizePieces')).toHaveLength(0);
+    const facts = pick(onlyInput(mocks, 'publishResult'), 'facts', 'recognition') as {
+      used: string;
+      reason: string;
+    };
+    expect(facts.used).toBe('stream');
+    expect(facts.reason).toMatch(/1\.4 × real time/);
+  });
+});

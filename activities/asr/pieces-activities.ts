@@ -1,0 +1,352 @@
+/**
+ * Recognition of a group of pieces by file requests (task queue `callpipe-asr`; schemas/recognition.ts):
+ * one multipart request per piece of at most 58 s, unpaced, several at once. A call's pieces go through a
+ * few of these activities (one per group: workflows/recognize-stage.ts), not one per piece, so a call
+ * costs no more Temporal actions and history events than its streams would.
+ *
+ * - Sessions of the account: the activity's own slot (a lease when the account's budget is shared)
+ *   carries one request; each further request in flight holds a lease of its own from the account's
+ *   session budget (workers/session-budget-client.ts), taken while pieces wait and given back at once, so
+ *   in-flight file requests count against the same concurrent sessions as streams (spec 02: `550 No
+ *   Resource` applies to both).
+ * - Errors, through the retry table: 550 waits its row's delay, 552/600/651, 5xx and timeouts retry
+ *   the piece after the restart loop's wait, each within the piece's retry budget
+ *   (`RETRY_LOOPS.FilePieceRetry`); a piece the service refuses as invalid (`413`, `652`: the plan made a
+ *   piece it does not take) fails the activity, and so the call, non-retryably with that reason.
+ * - A retried attempt (a crash, a lost worker) resumes after the pieces already recognized: each
+ *   finished piece's result is kept in the group's progress object as it comes (writes serialized, a
+ *   newer one carrying all), read back only by a retried attempt; heartbeats carry counts only.
+ *
+ * The group's result (every piece's, in the shape of a session's) is written to `resultKey` last; an
+ * existing one is returned as is.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Context } from '@temporalio/activity';
+import { isServiceError } from '../../service/index.ts';
+import type { TemporaryWord } from '../../schemas/service-asr.ts';
+import { partialResultKey } from '../../schemas/call-keys.ts';
+import { sessionByteRange } from '../../schemas/media-transcode.ts';
+import { FAILURE, loopDelayMs, loopRetries, retryDelayMs } from '../../schemas/retry-table.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
+import { activityContext } from '../activity-context.ts';
+import { classifyFailure } from '../failure-classifier.ts';
+import { failureOf } from '../failure.ts';
+import { metrics } from '../metrics.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { recordFileRequest } from './file-rate.ts';
+import { heartbeatIntervalMs } from './heartbeat-interval.ts';
+import { recognitionOptionsFor, unbracketFillers } from './recognition-options.ts';
+import { RESULT_WRITE_BUDGET_MS, writeWithinBudget } from './session-result.ts';
+import { describeError } from './session-run.ts';
+import type { AsrActivityDeps, SessionResult } from './session-types.ts';
+import {
+  piecesResultSchema,
+  type PieceRef,
+  type PiecesHeartbeat,
+  type PiecesResult,
+  type RecognizePiecesInput,
+  type RecognizePiecesOutput,
+} from './piece-types.ts';
+
+/** Leases on the account's sessions (the asr worker's session budget; a fake in tests). */
+export interface PieceLeases {
+  /** One lease; rejects only with the signal's reason. */
+  acquire(signal: AbortSignal): Promise<string>;
+  release(id: string): void;
+}
+
+export interface PiecesDeps extends Pick<AsrActivityDeps, 'service' | 'store' | 'model' | 'random'> {
+  /** Leases for requests beyond the activity's own slot; none: one request at a time. */
+  leases?: PieceLeases | undefined;
+  /** Requests in flight per activity at most (the account's sessions bound them too). */
+  maxInFlight?: number;
+  /** How long the group's result write is retried; default the retry table's. */
+  resultWriteBudgetMs?: number;
+  /** Replaces the retry loop's waits (tests). */
+  retryDelayMs?: number;
+}
+
+/** One attempt's state, shared by its runners. */
+interface PiecesRun {
+  readonly input: RecognizePiecesInput;
+  readonly deps: PiecesDeps;
+  readonly ctx: Context | undefined;
+  readonly words: TemporaryWord[] | undefined;
+  /** Finished pieces by session (earlier attempts' included). */
+  readonly done: Map<number, SessionResult>;
+  /** Pieces still to send, longest first. */
+  readonly queue: PieceRef[];
+  /** Ends every runner and lease wait: a failed piece, or the activity's cancellation. */
+  readonly stop: AbortController;
+  inFlight: number;
+  /** The write of the progress last queued (never rejects), and whether a newer one is due. */
+  lastWrite: Promise<void>;
+  writeQueued: boolean;
+}
+
+export function createPiecesActivities(
+  deps: PiecesDeps,
+  words: (key: string | undefined) => Promise<TemporaryWord[] | undefined>,
+) {
+  async function recognizePieces(input: RecognizePiecesInput): Promise<RecognizePiecesOutput> {
+    const existing = await readResult(deps.store, input.resultKey);
+    if (existing) return outputOf(input, existing, true);
+    const run = await startRun(deps, input, await words(input.wordsKey));
+    const beat = setInterval(() => heartbeat(run), heartbeatIntervalMs(run.ctx?.info.heartbeatTimeoutMs));
+    const cancelled = () => run.stop.abort(run.ctx?.cancellationSignal.reason);
+    run.ctx?.cancellationSignal.addEventListener('abort', cancelled, { once: true });
+    try {
+      await recognizeAll(run);
+    } finally {
+      clearInterval(beat);
+      run.ctx?.cancellationSignal.removeEventListener('abort', cancelled);
+      await run.lastWrite;
+    }
+    const result: PiecesResult = {
+      version: 1,
+      pieces: input.pieces.map((p) => run.done.get(p.session)!),
+    };
+    await writeWithinBudget(deps.store, input.resultKey, JSON.stringify(result), {
+      budgetMs: deps.resultWriteBudgetMs ?? RESULT_WRITE_BUDGET_MS,
+      what: `pieces group ${input.group}`,
+      signal: run.ctx?.cancellationSignal,
+      onWait: () => heartbeat(run),
+    });
+    return outputOf(input, result, false);
+  }
+  return { recognizePieces };
+}
+
+async function readResult(store: ObjectStore, key: string): Promise<PiecesResult | undefined> {
+  const found = await store.read(key);
+  if (!found) return undefined;
+  const parsed = piecesResultSchema.safeParse(JSON.parse(found.body.toString('utf8')));
+  return parsed.success ? parsed.data : undefined;
+}
+
+function outputOf(input: RecognizePiecesInput, result: PiecesResult, reused: boolean): RecognizePiecesOutput {
+  return {
+    resultKey: input.resultKey,
+    reused,
+    pieces: result.pieces.map((p) => ({
+      session: p.session,
+      utterances: p.utterances.length,
+      requests: reused ? 0 : p.requests,
+      retries: p.restarts,
+      audioSecondsSent: reused ? 0 : p.audioSecondsSent,
+    })),
+  };
+}
+
+/** A retried attempt starts after the pieces its predecessors kept; a first one looks nothing up. */
+async function startRun(
+  deps: PiecesDeps,
+  input: RecognizePiecesInput,
+  words: TemporaryWord[] | undefined,
+): Promise<PiecesRun> {
+  const ctx = activityContext();
+  const done = new Map<number, SessionResult>();
+  if ((ctx?.info.attempt ?? 1) > 1) {
+    const kept = await readResult(deps.store, partialResultKey(input.resultKey)).catch(() => undefined);
+    const wanted = new Map(input.pieces.map((p) => [p.session, p]));
+    for (const p of kept?.pieces ?? []) {
+      const piece = wanted.get(p.session);
+      if (piece && piece.start === p.start && piece.end === p.end) done.set(p.session, p);
+    }
+    if (done.size > 0)
+      ctx?.log.info('resuming pieces after a failed attempt', {
+        done: done.size,
+        pieces: input.pieces.length,
+      });
+  }
+  const queue = input.pieces
+    .filter((p) => !done.has(p.session))
+    .sort((a, b) => b.end - b.start - (a.end - a.start) || a.session - b.session);
+  return {
+    input,
+    deps,
+    ctx,
+    words,
+    done,
+    queue,
+    stop: new AbortController(),
+    inFlight: 0,
+    lastWrite: Promise.resolve(),
+    writeQueued: false,
+  };
+}
+
+function heartbeat(run: PiecesRun): void {
+  run.ctx?.heartbeat({
+    done: run.done.size,
+    inFlight: run.inFlight,
+    pieces: run.input.pieces.length,
+  } satisfies PiecesHeartbeat);
+}
+
+/**
+ * Every queued piece, by runners that each take the next longest: one on the activity's own slot, one
+ * more per lease the account's budget grants while pieces wait. The first failure stops them all.
+ */
+async function recognizeAll(run: PiecesRun): Promise<void> {
+  const runners: Promise<void>[] = [runner(run)];
+  const leases = run.deps.leases;
+  const max = run.deps.maxInFlight ?? Infinity;
+  // Every lease wanted is asked at once: the budget client asks for all of them in one request (one
+  // update of the budget workflow), not one request per lease; the ones granted after the queue emptied
+  // go straight back, the ones still waiting are withdrawn when it empties.
+  const wanted = leases ? Math.min(run.queue.length, max - 1) : 0;
+  const extra = Promise.all(
+    Array.from({ length: wanted }, async () => {
+      let lease: string;
+      try {
+        lease = await leases!.acquire(run.stop.signal);
+      } catch {
+        return;
+      }
+      if (run.queue.length === 0 || run.stop.signal.aborted) {
+        leases!.release(lease);
+        return;
+      }
+      runners.push(runner(run).finally(() => leases!.release(lease)));
+    }),
+  );
+  // The own runner ends when the queue is empty (or a piece failed): no lease is wanted after that.
+  await runners[0]!.catch(() => undefined);
+  run.stop.abort(new Error('no piece left to send'));
+  await extra;
+  const outcomes = await Promise.allSettled(runners);
+  const failed = outcomes.find((o) => o.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/** Takes pieces until none is left; a piece that fails for good stops every runner. */
+async function runner(run: PiecesRun): Promise<void> {
+  for (let piece = run.queue.shift(); piece; piece = run.queue.shift()) {
+    run.inFlight += 1;
+    try {
+      run.done.set(piece.session, await recognizePiece(run, piece));
+    } catch (err) {
+      run.queue.length = 0;
+      run.stop.abort(err);
+      throw err;
+    } finally {
+      run.inFlight -= 1;
+    }
+    keepProgress(run);
+  }
+}
+
+/** One piece, retried through the retry table until it is recognized or fails for good. */
+async function recognizePiece(run: PiecesRun, piece: PieceRef): Promise<SessionResult> {
+  const { input, deps } = run;
+  const range = sessionByteRange({ ...piece, audioStart: 0 });
+  const audio = await readRange(deps.store, input.audioKey, range.start, range.end - 1);
+  const model = input.model ?? deps.model;
+  const reasons: string[] = [];
+  let requests = 0;
+  let audioSent = 0;
+  for (let retries = 0; ; retries++) {
+    const began = performance.now();
+    try {
+      const out = await deps.service.recognizeFile({
+        audio,
+        model: input.model,
+        options: recognitionOptionsFor(model),
+        ...(run.words ? { words: run.words } : {}),
+        startOffsetSeconds: piece.start,
+        signal: run.ctx?.cancellationSignal,
+      });
+      requests += out.cost.requests;
+      audioSent += out.audioSeconds;
+      metrics.requestsOk('asr/file');
+      metrics.fileAudio(out.audioSeconds);
+      recordFileRequest(model, out.audioSeconds, performance.now() - began);
+      return {
+        session: piece.session,
+        start: piece.start,
+        end: piece.end,
+        utterances: out.results.map((u) => ({
+          start: u.startSeconds,
+          end: u.endSeconds,
+          text: unbracketFillers(u.text),
+          ...(u.score !== undefined ? { score: u.score } : {}),
+        })),
+        audioSecondsSent: roundSecondsToMs(audioSent),
+        restarts: retries,
+        reStreamedSeconds: 0,
+        requests,
+        restartReasons: reasons,
+      };
+    } catch (err) {
+      metrics.requestFailed('asr/file', err);
+      if (isServiceError(err)) requests += err.cost?.requests ?? 1;
+      audioSent += piece.end - piece.start;
+      metrics.fileAudio(piece.end - piece.start);
+      await afterPieceError(run, piece, err, retries + 1);
+      reasons.push(describeError(err));
+    }
+  }
+}
+
+/** Bytes [start, end] (inclusive) of an object: one ranged GET for a piece of at most 58 s. */
+async function readRange(store: ObjectStore, key: string, start: number, end: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await store.getStream(key, { start, end })) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Returns when the piece should be sent again (after the row's wait); throws when it should not. */
+async function afterPieceError(run: PiecesRun, piece: PieceRef, err: unknown, retry: number): Promise<void> {
+  const what = `piece ${piece.session} (${piece.start}–${piece.end} s)`;
+  if (run.ctx?.cancellationSignal.aborted) throw err;
+  const type = classifyFailure(err);
+  if (!loopRetries('FilePieceRetry', type)) {
+    // 413/652 (the plan made a piece the service refuses), credentials, quota: never loop on it.
+    throw failureOf(type ?? FAILURE.RecognitionFailed, `${what}: ${describeError(err)}`);
+  }
+  if (retry > run.input.maxRetries) {
+    throw failureOf(
+      FAILURE.RecognitionRestartsExhausted,
+      `${what}: gave up after ${retry - 1} retries; last error: ${describeError(err)}`,
+    );
+  }
+  const random = run.deps.random ?? Math.random;
+  const hint = isServiceError(err) ? err.retryAfterMs : undefined;
+  const delay =
+    run.deps.retryDelayMs ??
+    (type === FAILURE.ServiceNoResource
+      ? (retryDelayMs(FAILURE.ServiceNoResource, retry, random, hint) ?? 0)
+      : loopDelayMs('FilePieceRetry', retry, random, hint));
+  if (type === FAILURE.ServiceNoResource) metrics.noResourceWait();
+  else metrics.restarted();
+  run.ctx?.log.warn('a file recognition request failed; sending the piece again', {
+    piece: piece.session,
+    retry,
+    delayMs: delay,
+    reason: describeError(err),
+  });
+  await sleep(delay, undefined, { signal: run.ctx?.cancellationSignal });
+}
+
+/**
+ * Keeps the finished pieces in the group's progress object for a retried attempt: one write at a time,
+ * the next taking every piece finished by then. A failed write costs only pieces recognized again.
+ */
+function keepProgress(run: PiecesRun): void {
+  if (run.writeQueued) return;
+  run.writeQueued = true;
+  run.lastWrite = run.lastWrite.then(async () => {
+    run.writeQueued = false;
+    const body: PiecesResult = { version: 1, pieces: [...run.done.values()] };
+    try {
+      await run.deps.store.put(partialResultKey(run.input.resultKey), JSON.stringify(body), {
+        contentType: 'application/json',
+      });
+    } catch (err) {
+      run.ctx?.log.warn('could not keep the pieces recognized so far; the next write will', {
+        reason: describeError(err),
+      });
+    }
+  });
+}

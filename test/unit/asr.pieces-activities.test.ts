@@ -1,0 +1,187 @@
+/**
+ * recognizePieces (activities/asr/pieces-activities.ts) with a fake service and store: pieces sent in
+ * parallel on the activity's slot and the leases it is granted (given back), longest first; a 550 or a
+ * 600 sends the piece again; a 652 fails the activity non-retryably with that reason; a retried attempt
+ * sends only the pieces its predecessor did not keep.
+ */
+import { Readable } from 'node:stream';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { describe, expect, it } from 'vitest';
+import { createPiecesActivities, type PieceLeases } from '../../activities/asr/pieces-activities.ts';
+import type { RecognizePiecesInput } from '../../activities/asr/piece-types.ts';
+import { partialResultKey } from '../../schemas/call-keys.ts';
+import type { ServiceClient } from '../../service/index.ts';
+import { ServiceError } from '../../service/index.ts';
+import { MemoryStore } from './nlp.helpers.ts';
+
+class AudioStore extends MemoryStore {
+  ranges: { start?: number; end?: number }[] = [];
+  constructor() {
+    super('staging');
+  }
+  override async getStream(...args: unknown[]): Promise<Readable> {
+    const options = (args[1] ?? {}) as { start?: number; end?: number };
+    this.ranges.push(options);
+    return Readable.from([Buffer.alloc((options.end ?? 0) - (options.start ?? 0) + 1)]);
+  }
+}
+
+/** A service answering one utterance per piece, failing the calls listed in `failures` (by call number). */
+function fakeService(failures: Record<number, ServiceError> = {}) {
+  let calls = 0;
+  let inFlight = 0;
+  let peak = 0;
+  const sent: number[] = [];
+  const service = {
+    async recognizeFile(opts: { audio: Uint8Array; startOffsetSeconds?: number }) {
+      const n = ++calls;
+      inFlight += 1;
+      peak = Math.max(peak, inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      inFlight -= 1;
+      const at = opts.startOffsetSeconds ?? 0;
+      sent.push(at);
+      const failure = failures[n];
+      if (failure) throw failure;
+      const seconds = opts.audio.byteLength / 8000;
+      return {
+        uniqueId: `u${n}`,
+        results: [
+          {
+            text: `piece at ${at}`,
+            startSeconds: at + 0.5,
+            endSeconds: at + 1.5,
+            score: 0.9,
+            alternatives: [],
+          },
+        ],
+        audioSeconds: seconds,
+        cost: { requests: 1, retries: 0, bytesSent: 0, bytesReceived: 0 },
+        durationMs: 5,
+      };
+    },
+  } as unknown as ServiceClient;
+  return { service, sent, calls: () => calls, peak: () => peak };
+}
+
+function countingLeases(grants: number): PieceLeases & { held: () => number; granted: () => number } {
+  let held = 0;
+  let granted = 0;
+  return {
+    async acquire(signal) {
+      if (granted >= grants) {
+        await new Promise((_, reject) =>
+          signal.addEventListener('abort', () => reject(signal.reason as Error)),
+        );
+      }
+      granted += 1;
+      held += 1;
+      return `lease-${granted}`;
+    },
+    release() {
+      held -= 1;
+    },
+    held: () => held,
+    granted: () => granted,
+  };
+}
+
+const pieces = [
+  { session: 0, start: 0, end: 50 },
+  { session: 1, start: 50, end: 108 },
+  { session: 2, start: 108, end: 130 },
+  { session: 3, start: 130, end: 180 },
+];
+const input: RecognizePiecesInput = {
+  callId: 'call-1',
+  group: 0,
+  audioKey: 'audio/0.mulaw',
+  pieces,
+  resultKey: 'sessions/pieces-0000.json',
+  maxRetries: 3,
+};
+const noWords = async () => undefined;
+
+describe('recognizePieces', () => {
+  it('sends every piece once, in parallel on its leases (all given back), longest first; one result object', async () => {
+    const fake = fakeService();
+    const store = new AudioStore();
+    const leases = countingLeases(2);
+    const { recognizePieces } = createPiecesActivities(
+      { service: fake.service, store, model: 'x', leases },
+      noWords,
+    );
+    const out = await recognizePieces(input);
+    expect(fake.calls()).toBe(4);
+    expect(fake.peak()).toBe(3); // its own slot and two leases
+    expect(leases.held()).toBe(0);
+    expect(fake.sent[0]).toBe(50); // the 58-s piece first
+    expect(store.ranges.map((r) => r.end! - r.start! + 1).sort((a, b) => a - b)).toEqual([
+      176000, 400000, 400000, 464000,
+    ]);
+    expect(out.pieces.map((p) => [p.session, p.utterances, p.requests])).toEqual([
+      [0, 1, 1],
+      [1, 1, 1],
+      [2, 1, 1],
+      [3, 1, 1],
+    ]);
+    const result = JSON.parse(await store.getText(input.resultKey)) as {
+      pieces: { session: number; utterances: { start: number }[] }[];
+    };
+    expect(result.pieces.map((p) => p.utterances[0]!.start)).toEqual([0.5, 50.5, 108.5, 130.5]);
+    // Run again: the result is reused, nothing is sent.
+    expect((await recognizePieces(input)).reused).toBe(true);
+    expect(fake.calls()).toBe(4);
+  });
+
+  it('550 and 600 send the piece again; its retries and reasons are kept', async () => {
+    const fake = fakeService({
+      1: new ServiceError({ kind: 'noResource', message: '550 No Resource', code: 550 }),
+      2: new ServiceError({ kind: 'session', message: '600 Internal Error', code: 600 }),
+    });
+    const { recognizePieces } = createPiecesActivities(
+      { service: fake.service, store: new AudioStore(), model: 'x', retryDelayMs: 0 },
+      noWords,
+    );
+    const out = await recognizePieces(input);
+    expect(fake.calls()).toBe(6);
+    expect(out.pieces.reduce((n, p) => n + p.retries, 0)).toBe(2);
+  });
+
+  it('652 (a piece the service refuses) fails the activity non-retryably with the reason', async () => {
+    const fake = fakeService({
+      1: new ServiceError({ kind: 'invalid', message: '652 Excess Of Max Voice Length', code: 652 }),
+    });
+    const { recognizePieces } = createPiecesActivities(
+      { service: fake.service, store: new AudioStore(), model: 'x', retryDelayMs: 0 },
+      noWords,
+    );
+    await expect(recognizePieces(input)).rejects.toMatchObject({
+      type: 'ServiceInvalidRequest',
+      nonRetryable: true,
+      message: expect.stringMatching(/piece 1 .*652/),
+    });
+    expect(fake.calls()).toBe(1);
+  });
+
+  it('a retried attempt sends only the pieces its predecessor did not keep', async () => {
+    const store = new AudioStore();
+    const first = fakeService({ 3: new ServiceError({ kind: 'auth', message: 'refused' }) });
+    const activities = (service: ServiceClient) =>
+      createPiecesActivities({ service, store, model: 'x', retryDelayMs: 0 }, noWords);
+    await expect(activities(first.service).recognizePieces(input)).rejects.toThrow();
+    const kept = JSON.parse(await store.getText(partialResultKey(input.resultKey))) as {
+      pieces: { session: number }[];
+    };
+    expect(kept.pieces).toHaveLength(2);
+    const second = fakeService();
+    const env = new MockActivityEnvironment({ attempt: 2 } as never);
+    const out = (await env.run(activities(second.service).recognizePieces, input)) as Awaited<
+      ReturnType<ReturnType<typeof activities>['recognizePieces']>
+    >;
+    expect(second.calls()).toBe(2);
+    expect(out.pieces).toHaveLength(4);
+    const result = JSON.parse(await store.getText(input.resultKey)) as { pieces: { session: number }[] };
+    expect(result.pieces.map((p) => p.session)).toEqual([0, 1, 2, 3]);
+  });
+});
