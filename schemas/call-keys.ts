@@ -22,7 +22,7 @@ export const RESULT_FILE = 'result.json';
 const TRANSCRIPT_FILE = 'transcript.vtt';
 export const ERROR_FILE = 'error.json';
 /** The call viewer: a self-contained HTML page beside result.json. */
-export const CALL_PAGE_FILE = 'call.html';
+const CALL_PAGE_FILE = 'call.html';
 /** The recording with every redacted span masked (opt-in), FLAC: lossless, and no 4-GB limit as WAV has. */
 export const REDACTED_AUDIO_FILE = 'audio.redacted.flac';
 

@@ -20,7 +20,6 @@ import { callInsightsDocumentSchema, type CallInsightsDocument } from '../../sch
 import { timelineSchema, type Timeline } from '../../schemas/transcript.ts';
 import {
   assertSafeCallId,
-  CALL_PAGE_FILE,
   KeyError,
   relativeHref,
   type CallOutputKeys,
@@ -213,12 +212,7 @@ function outputTargetOf(store: ObjectStore, input: { callId: string; output: Cal
     throw new KeyError(`output keys of ${JSON.stringify(input.output.dir)} are not call ${input.callId}'s`);
   }
   const out = input.output.bucket !== store.bucket ? store.withBucket(input.output.bucket) : store;
-  // Keys built before the call page existed (a call in flight across the upgrade) have no `page`.
-  const keys: CallOutputKeys = {
-    ...input.output,
-    page: input.output.page ?? `${input.output.dir}${CALL_PAGE_FILE}`,
-  };
-  return { keys, out };
+  return { keys: input.output, out };
 }
 
 export function createResultActivities({ store, personalColumns, digestKey, callIds }: ResultActivityDeps) {
