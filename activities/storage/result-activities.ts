@@ -18,12 +18,7 @@ import { personalDigest } from '../../schemas/personal-digest.ts';
 import { personalValuesInKey } from './call-id.ts';
 import { callInsightsDocumentSchema, type CallInsightsDocument } from '../../schemas/insights.ts';
 import { timelineSchema, type Timeline } from '../../schemas/transcript.ts';
-import {
-  assertSafeCallId,
-  KeyError,
-  relativeHref,
-  type CallOutputKeys,
-} from '../../schemas/call-keys.ts';
+import { assertSafeCallId, KeyError, relativeHref, type CallOutputKeys } from '../../schemas/call-keys.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
 import { failureOf } from '../failure.ts';
 import type { ObjectStore } from './object-store.ts';
