@@ -12,7 +12,7 @@ import { createServiceClient } from '../../service/client.ts';
 import { isServiceError } from '../../service/errors.ts';
 import type { ServiceConfig } from '../../schemas/config.ts';
 import { phraseToneSeconds, synthesize, toMulaw, type PhraseAt } from '../helpers/dtmf-audio.ts';
-import { getJson } from './emulator.client.ts';
+import { getJson, serviceConfigOf } from './emulator.client.ts';
 
 let emu: RunningEmulator | undefined;
 afterEach(async () => {
@@ -22,15 +22,7 @@ afterEach(async () => {
 
 async function start(options: Parameters<typeof startEmulator>[0]): Promise<ServiceConfig> {
   emu = await startEmulator({ port: 0, ...options });
-  return {
-    baseUrl: emu.baseUrl,
-    authUrl: emu.authUrl,
-    clientId: emu.clientId,
-    clientSecret: emu.clientSecret,
-    model: 'ja-gen_tf-08',
-    domainId: emu.domainId,
-    speed: 1,
-  };
+  return serviceConfigOf(emu);
 }
 
 const script: PhraseAt[] = [

@@ -20,6 +20,8 @@ import { ManagedProcess } from '../../cli/stack/process.ts';
 import { stackEnv, workersProcess } from '../../cli/stack/stack.ts';
 import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import type { Utterance } from '../../schemas/transcript.ts';
+import type { RunningEmulator } from '../../emulator/server.ts';
+import { stackConfig } from './stack.ts';
 
 export interface GeneratedCall {
   path: string;
@@ -59,6 +61,22 @@ export function withPrefix(config: Config, prefix: string, service?: Partial<Con
     temporal: { ...config.temporal, taskQueuePrefix: prefix },
     service: { ...config.service, ...service },
   };
+}
+
+/**
+ * The stack's configuration with task queues of the test's own (`label`) and the service an emulator of
+ * the test's own, paced at `speed`: what a test needs to count that emulator's requests while other files
+ * use the stack's.
+ */
+export function configForEmulator(emulator: RunningEmulator, label: string, speed: number): Config {
+  return withPrefix(stackConfig(), uniquePrefix(label), {
+    baseUrl: emulator.baseUrl,
+    authUrl: emulator.authUrl,
+    clientId: emulator.clientId,
+    clientSecret: emulator.clientSecret,
+    domainId: emulator.domainId,
+    speed,
+  });
 }
 
 /** Every queue's worker (or those of `queues`) in this process, until `stop()`. */

@@ -23,8 +23,7 @@ import {
   expectedUtterances,
   inProcessWorkers,
   makeCall,
-  uniquePrefix,
-  withPrefix,
+  configForEmulator,
   type GeneratedCall,
   ANY_SPEAKER,
 } from '../helpers/pipeline.ts';
@@ -100,14 +99,7 @@ describe('file recognition', () => {
       deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
       ...options,
     });
-    const config = withPrefix(stackConfig(), uniquePrefix(label), {
-      baseUrl: emulator.baseUrl,
-      authUrl: emulator.authUrl,
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      domainId: emulator.domainId,
-      speed: SPEED,
-    });
+    const config = configForEmulator(emulator, label, SPEED);
     return { emulator, config, requestLogPath };
   }
 

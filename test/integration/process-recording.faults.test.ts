@@ -19,8 +19,7 @@ import {
   expectedUtterances,
   inProcessWorkers,
   makeCall,
-  uniquePrefix,
-  withPrefix,
+  configForEmulator,
   type GeneratedCall,
   ANY_SPEAKER,
 } from '../helpers/pipeline.ts';
@@ -75,14 +74,7 @@ describe('processRecording under faults', () => {
   }
 
   function configFor(emulator: RunningEmulator, label: string): Config {
-    return withPrefix(stackConfig(), uniquePrefix(label), {
-      baseUrl: emulator.baseUrl,
-      authUrl: emulator.authUrl,
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      domainId: emulator.domainId,
-      speed: SPEED,
-    });
+    return configForEmulator(emulator, label, SPEED);
   }
 
   async function run(

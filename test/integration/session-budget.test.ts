@@ -21,8 +21,7 @@ import {
   expectedUtterances,
   inProcessWorkers,
   makeCall,
-  uniquePrefix,
-  withPrefix,
+  configForEmulator,
   type GeneratedCall,
 } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
@@ -91,14 +90,7 @@ describe('one session budget across asr worker processes', () => {
       requestLogPath,
       deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
     });
-    const base = withPrefix(stackConfig(), uniquePrefix('budget'), {
-      baseUrl: emulator.baseUrl,
-      authUrl: emulator.authUrl,
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      domainId: emulator.domainId,
-      speed: SPEED,
-    });
+    const base = configForEmulator(emulator, 'budget', SPEED);
     const config: Config = {
       ...base,
       limits: {
