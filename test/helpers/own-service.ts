@@ -5,13 +5,12 @@
  * requests (a dictionary upload) reach this emulator too, and its workflows this file's workers.
  */
 import { join } from 'node:path';
-import { inject } from 'vitest';
 import type { Config } from '../../schemas/config.ts';
 import { loadConfig } from '../../schemas/config-loader.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import { TEST_DEADLINE_SLACK_MS, TEST_EMULATOR_SPEED } from '../integration/global-setup.ts';
 import { callpipe, type CallpipeRun } from './cli.ts';
-import { inProcessWorkers, uniquePrefix } from './pipeline.ts';
+import { envForEmulator, inProcessWorkers } from './pipeline.ts';
 import { readRequestLog, type RequestLogEntry } from './request-log.ts';
 
 export interface OwnService {
@@ -33,16 +32,7 @@ export async function ownService(label: string, dir: string): Promise<OwnService
     requestLogPath,
     deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
   });
-  const env: Record<string, string> = {
-    ...inject('stackEnv'),
-    CALLPIPE_SERVICE_URL: emulator.baseUrl,
-    CALLPIPE_ASR_URL: emulator.baseUrl,
-    CALLPIPE_AUTH_URL: emulator.authUrl,
-    CALLPIPE_CLIENT_ID: emulator.clientId,
-    CALLPIPE_CLIENT_SECRET: emulator.clientSecret,
-    CALLPIPE_DOMAIN_ID: emulator.domainId,
-    CALLPIPE_TASK_QUEUE_PREFIX: uniquePrefix(label),
-  };
+  const env = envForEmulator(emulator, label);
   const config = loadConfig({ env });
   let workers: Awaited<ReturnType<typeof inProcessWorkers>>;
   try {
