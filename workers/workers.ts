@@ -84,8 +84,12 @@ export async function createQueueWorker(
         running,
       });
       await budget.start();
-      // File requests beyond an activity's own slot hold leases of the same budget (pieces-activities.ts).
-      const activities = asrQueueActivities({ config, pieceLeases: budget });
+      // File requests beyond an activity's own slot hold leases of the account's budget when its limit is
+      // shared, as streams' slots do; else the process's session limiter bounds both (pieces-activities.ts).
+      const activities = asrQueueActivities({
+        config,
+        ...(config.limits.asrAccountSessions ? { pieceLeases: budget } : {}),
+      });
       const asrBase = {
         ...base,
         activities,
