@@ -13,6 +13,7 @@ import { workflowSource } from './runtime.ts';
 import { temporalClient, temporalDataConverter } from './temporal-connection.ts';
 import { SessionBudgetClient, sessionBudgetAddress } from './session-budget-client.ts';
 import { sessionSlotSupplier } from './session-slots.ts';
+import { localPieceLeases } from './local-piece-leases.ts';
 import { deploymentVersionOf, workerDeploymentOptions } from './versioning.ts';
 import { RunningActivities } from './running-activities.ts';
 import {
@@ -85,10 +86,12 @@ export async function createQueueWorker(
       });
       await budget.start();
       // File requests beyond an activity's own slot hold leases of the account's budget when its limit is
-      // shared, as streams' slots do; else the process's session limiter bounds both (pieces-activities.ts).
+      // shared, as streams' slots do; else of the process's own count (pieces-activities.ts).
       const activities = asrQueueActivities({
         config,
-        ...(config.limits.asrAccountSessions ? { pieceLeases: budget } : {}),
+        pieceLeases: config.limits.asrAccountSessions
+          ? budget
+          : localPieceLeases(config.limits.asrConcurrentSessions),
       });
       const asrBase = {
         ...base,

@@ -53,13 +53,15 @@ export interface PieceLeases {
   /** Up to `count` leases from the account's free room, answered at once (none when it is full). */
   takeFree(count: number): Promise<string[]>;
   release(id: string): void;
+  /** Asking costs nothing (a count of the process's own): asked after every piece, not 1, 2, 4, 8… */
+  readonly askAfterEachPiece?: boolean;
 }
 
 export interface PiecesDeps extends Pick<AsrActivityDeps, 'service' | 'store' | 'model' | 'random'> {
   /**
-   * The account's session budget, shared by several worker processes: each request beyond the
-   * activity's own slot holds a lease of it. None: the process's own session limiter (the service
-   * client's) is the only bound, as it is for streams.
+   * Leases for the requests beyond the activity's own slot: the account's session budget when its limit
+   * is shared by several worker processes, else a count of the process's own
+   * (workers/local-piece-leases.ts). None: one request at a time.
    */
   leases?: PieceLeases | undefined;
   /** Requests in flight per activity at most (default 1: the activity's own slot). */
@@ -194,17 +196,15 @@ function heartbeat(run: PiecesRun): void {
 
 /**
  * Every queued piece, by runners that each take the next longest: one on the activity's own slot and,
- * up to `maxInFlight`, one per further session. Without a shared budget the further runners start at
- * once and wait in the process's session limiter. With one, each holds a lease of the account's free
- * room, asked for at the start and again after 1, 2, 4, 8… pieces (free room appears as other calls end):
- * a handful of updates per group and never a wait in the budget (no timer), so a call's pieces cost no
- * more Temporal actions than its streams; the leases go back as their runners run out of pieces. The
+ * up to `maxInFlight`, one per lease of free room, asked for at the start and again as pieces finish
+ * (free room appears as other calls end). From the account's budget, after 1, 2, 4, 8… pieces: a
+ * handful of updates per group and never a wait in the budget (no timer), so a call's pieces cost no
+ * more Temporal actions than its streams. The leases go back as their runners run out of pieces. The
  * first failure empties the queue: the runners stop after their piece in flight.
  */
 async function recognizeAll(run: PiecesRun): Promise<void> {
   startRunner(run);
   if (run.deps.leases) askForLeases(run);
-  else while (run.queue.length > 0 && run.running < maxInFlight(run)) startRunner(run);
   await run.runners[0]!.catch(() => undefined);
   // The queue is empty (or a piece failed): no runner starts after the ask under way is answered.
   await run.asking;
@@ -260,7 +260,8 @@ async function runner(run: PiecesRun): Promise<void> {
     }
     keepProgress(run);
     run.sent += 1;
-    if (run.deps.leases && (run.sent & (run.sent - 1)) === 0) askForLeases(run);
+    const leases = run.deps.leases;
+    if (leases && (leases.askAfterEachPiece || (run.sent & (run.sent - 1)) === 0)) askForLeases(run);
   }
 }
 

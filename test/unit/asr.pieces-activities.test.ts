@@ -13,6 +13,7 @@ import { partialResultKey } from '../../schemas/call-keys.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { ServiceError } from '../../service/index.ts';
 import { MemoryStore } from './nlp.helpers.ts';
+import { localPieceLeases } from '../../workers/local-piece-leases.ts';
 
 class AudioStore extends MemoryStore {
   ranges: { start?: number; end?: number }[] = [];
@@ -157,20 +158,21 @@ describe('recognizePieces', () => {
     expect(leases.asks()).toBeLessThanOrEqual(5);
   });
 
-  it('without a shared budget, sends up to maxInFlight at once (the process limiter bounds them); else one', async () => {
+  it("with the process's own count, asks after every piece; without leases, one request at a time", async () => {
     const many = Array.from({ length: 9 }, (_, i) => ({ session: i, start: i * 10, end: i * 10 + 8 }));
-    for (const [maxInFlight, peak] of [
-      [3, 3],
+    for (const [leases, peak] of [
+      [localPieceLeases(2), 3],
       [undefined, 1],
     ] as const) {
       const fake = fakeService();
       const { recognizePieces } = createPiecesActivities(
-        { service: fake.service, store: new AudioStore(), model: 'x', maxInFlight },
+        { service: fake.service, store: new AudioStore(), model: 'x', leases, maxInFlight: 16 },
         noWords,
       );
       await recognizePieces({ ...input, pieces: many });
       expect(fake.calls()).toBe(9);
       expect(fake.peak()).toBe(peak);
+      if (leases) expect(await leases.takeFree(5)).toHaveLength(2); // every lease given back
     }
   });
 
