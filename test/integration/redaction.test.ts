@@ -266,7 +266,6 @@ describe('personal data: redacted by default, everywhere', () => {
     const media = createRecordingMediaActivities({
       store: pc.store,
       staging: new S3StagingStore(pc.store),
-      stagingPrefix: pc.config.s3.stagingPrefix,
     });
     const probe = await media.probeSource({ source });
     const staged = `${pc.config.s3.stagingPrefix}redaction-${run}/redaction.json`;
