@@ -1,5 +1,6 @@
 /**
- * backfill on the shared test stack (its workers, its emulator at speed 100): continue-as-new with every
+ * backfill on the shared test stack's Temporal and S3, with an emulator (speed 100) and workers of this
+ * file's own, whose request log only this file adds to: continue-as-new with every
  * call done exactly once and a second run that starts no recognition; pause, resume and cancel mid-batch;
  * a manifest whose columns reach the results.
  */
@@ -7,14 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation } from '../../cli/submit.ts';
 import { startBackfill } from '../../cli/commands/backfill.ts';
-import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
-import { stackConfig } from '../helpers/stack.ts';
-import { readRequestLog, streamStarts } from '../helpers/request-log.ts';
+import { ownService, type OwnService } from '../helpers/own-service.ts';
+import { streamStarts } from '../helpers/request-log.ts';
 import {
   backfillProgressQuery,
   cancelUpdate,
@@ -29,18 +28,15 @@ import type { OutputLocation } from '../../schemas/recording.ts';
 import { runId } from '../helpers/run-id.ts';
 import { until } from '../helpers/until.ts';
 
-/** Runs the `callpipe` command against the test stack (found through its CALLPIPE_HOME). */
-const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
-
-function startsSoFar(): number {
-  return streamStarts(readRequestLog(inject('stack').requestLog!));
-}
-
 describe('backfill', () => {
   let dir: string;
   let pc: PipelineClient;
   let output: OutputLocation;
+  let service: OwnService;
   const run = runId();
+  /** The `callpipe` command against the stack, with this file's emulator and workers. */
+  const callpipe = (...args: string[]) => service.callpipe(...args);
+  const startsSoFar = () => streamStarts(service.requests());
 
   /** Uploads `count` short generated calls under a fresh prefix; returns the prefix and the keys. */
   async function recordings(
@@ -81,12 +77,14 @@ describe('backfill', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'callpipe-backfill-'));
-    pc = await connectPipeline(stackConfig());
+    service = await ownService('backfill', dir);
+    pc = await connectPipeline(service.config);
     output = outputLocation(undefined, pc.config);
   });
 
   afterAll(async () => {
     await pc?.close();
+    await service?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 

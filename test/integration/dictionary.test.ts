@@ -2,23 +2,20 @@
  * Custom vocabulary on the shared test stack: a dictionary file with a bad entry is refused before any
  * session starts, with its line and spec 02's reason; a good one reaches every start request of the call
  * (the emulator's request log) and changes what is recognized; `callpipe dictionary` manages the model's
- * user dictionary.
+ * user dictionary. The service is an emulator of this file's own, whose request log only this file adds to.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { callpipe as run } from '../helpers/cli.ts';
-import { stackConfig } from '../helpers/stack.ts';
-import { readRequestLog, type RequestLogEntry } from '../helpers/request-log.ts';
+import { ownService, type OwnService } from '../helpers/own-service.ts';
+import type { RequestLogEntry } from '../helpers/request-log.ts';
 import { resultDocumentSchema } from '../../schemas/result.ts';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
 
-const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
-const log = () => readRequestLog(inject('stack').requestLog!);
 const starts = (entries: RequestLogEntry[]) => entries.filter((e) => e.messages?.includes('started'));
 
 const GOOD = '# products\nギガ光プラス\tギガヒカリプラス\t70\nスマホ安心パック\tスマホアンシンパック\n';
@@ -28,11 +25,15 @@ const BAD =
 describe('custom vocabulary', () => {
   let dir: string;
   let pc: PipelineClient;
+  let service: OwnService;
   let recording: string;
+  const callpipe = (...args: string[]) => service.callpipe(...args);
+  const log = () => service.requests();
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'callpipe-dictionary-'));
-    pc = await connectPipeline(stackConfig());
+    service = await ownService('dictionary', dir);
+    pc = await connectPipeline(service.config);
     writeFileSync(join(dir, 'words.tsv'), GOOD);
     writeFileSync(join(dir, 'bad.tsv'), BAD);
     // A stereo call in which both speakers name products known only from the dictionary.
@@ -61,6 +62,7 @@ describe('custom vocabulary', () => {
 
   afterAll(async () => {
     await pc?.close();
+    await service?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -81,7 +83,7 @@ describe('custom vocabulary', () => {
     expect(backfill.code).toBe(2);
     expect(backfill.stderr).toContain(reason);
     const fromEnv = await run(['backfill', source, '--json'], {
-      ...inject('stackEnv'),
+      ...service.env,
       CALLPIPE_DICTIONARY: join(dir, 'bad.tsv'),
     });
     expect(fromEnv.code).toBe(2);

@@ -1,26 +1,21 @@
 /**
  * `callpipe rescore` on the shared test stack: 200 finished calls under a prefix scored again with a
  * changed rule file, over several pages and runs (continue-as-new), every result written exactly once,
- * and not one request to the service (the emulator's request log is the evidence).
+ * and not one request to the service (the request log of an emulator of this file's own is the evidence,
+ * so the file shares the stack with others).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation, resolveSource, submitRecording } from '../../cli/submit.ts';
 import { readRulesFile } from '../../activities/insights/rule-file.ts';
-import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
-import { stackConfig } from '../helpers/stack.ts';
-import { readRequestLog } from '../helpers/request-log.ts';
+import { ownService, type OwnService } from '../helpers/own-service.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { rescoreRowSchema } from '../../schemas/rescore.ts';
 import { runId } from '../helpers/run-id.ts';
-
-const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
-const requestsSoFar = () => readRequestLog(inject('stack').requestLog!).length;
 
 const CALLS = 200;
 const RULES = `format: 1
@@ -44,12 +39,16 @@ const callIds = () => Array.from({ length: CALLS }, (_, i) => `call-${String(i).
 describe('callpipe rescore', () => {
   let dir: string;
   let pc: PipelineClient;
+  let service: OwnService;
+  const callpipe = (...args: string[]) => service.callpipe(...args);
+  const requestsSoFar = () => service.requests().length;
   const prefix = `rescore-${runId()}/`;
   let original: ResultDocument;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'callpipe-rescore-'));
-    pc = await connectPipeline(stackConfig());
+    service = await ownService('rescore', dir);
+    pc = await connectPipeline(service.config);
     // One call through the whole pipeline; its result.json copied to 200 finished calls.
     const call = await makeCall(dir, 'call.wav', {
       durationSeconds: 20,
@@ -76,6 +75,7 @@ describe('callpipe rescore', () => {
 
   afterAll(async () => {
     await pc?.close();
+    await service?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
