@@ -22,50 +22,50 @@ const GOOD = '# products\nギガ光プラス\tギガヒカリプラス\t70\nス�
 const BAD =
   'ギガ光プラス\tギガヒカリプラス\n# a reading must be katakana\nスマホ安心パック\tすまほあんしんぱっく\n';
 
-describe('custom vocabulary', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let service: OwnService;
-  let recording: string;
-  const callpipe = (...args: string[]) => service.callpipe(...args);
-  const log = () => service.requests();
+let dir: string;
+let pc: PipelineClient;
+let service: OwnService;
+let recording: string;
+const callpipe = (...args: string[]) => service.callpipe(...args);
+const log = () => service.requests();
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-dictionary-'));
-    service = await ownService('dictionary', dir);
-    pc = await connectPipeline(service.config);
-    writeFileSync(join(dir, 'words.tsv'), GOOD);
-    writeFileSync(join(dir, 'bad.tsv'), BAD);
-    // A stereo call in which both speakers name products known only from the dictionary.
-    const script: FixtureScript = {
-      durationSeconds: 20,
-      background: 'silence',
-      channels: [
-        {
-          phrases: [
-            { id: 1, start: 0.5 },
-            { id: 301, start: 4 },
-            { id: 303, start: 12 },
-          ],
-        },
-        {
-          phrases: [
-            { id: 302, start: 7 },
-            { id: 304, start: 15 },
-          ],
-        },
-      ],
-    };
-    recording = join(dir, 'products.wav');
-    await renderFixture(script, recording, { sampleRate: 8000 });
-  }, 120_000);
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-dictionary-'));
+  service = await ownService('dictionary', dir);
+  pc = await connectPipeline(service.config);
+  writeFileSync(join(dir, 'words.tsv'), GOOD);
+  writeFileSync(join(dir, 'bad.tsv'), BAD);
+  // A stereo call in which both speakers name products known only from the dictionary.
+  const script: FixtureScript = {
+    durationSeconds: 20,
+    background: 'silence',
+    channels: [
+      {
+        phrases: [
+          { id: 1, start: 0.5 },
+          { id: 301, start: 4 },
+          { id: 303, start: 12 },
+        ],
+      },
+      {
+        phrases: [
+          { id: 302, start: 7 },
+          { id: 304, start: 15 },
+        ],
+      },
+    ],
+  };
+  recording = join(dir, 'products.wav');
+  await renderFixture(script, recording, { sampleRate: 8000 });
+}, 120_000);
 
-  afterAll(async () => {
-    await pc?.close();
-    await service?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+afterAll(async () => {
+  await pc?.close();
+  await service?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
+describe('custom vocabulary: refusals', () => {
   it('a dictionary with a bad entry is refused before any session starts, with the line and the reason', async () => {
     const before = log().length;
     const out = await callpipe('process', recording, '--dictionary', join(dir, 'bad.tsv'), '--json');
@@ -112,7 +112,9 @@ describe('custom vocabulary', () => {
     expect(started).toEqual([]);
     expect(starts(log().slice(before))).toEqual([]);
   });
+});
 
+describe('custom vocabulary: recognition and the command', () => {
   it('a good one reaches every start request and is recognized with its surfaces', async () => {
     const before = log().length;
     const out = await callpipe(

@@ -63,60 +63,60 @@ const oneSidedScript: FixtureScript = {
   ],
 };
 
+let dir: string;
+let pc: PipelineClient;
+let output: OutputLocation;
+let service: OwnService;
+const run = runId();
+const results = new Map<string, ProcessRecordingResult>();
+const keys = new Map<string, string>();
+let logBefore = 0;
+
+const doc = async (name: string) =>
+  JSON.parse(await pc.store.getText(results.get(name)!.resultKey!)) as ResultDoc;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-'));
+  service = await ownService('hostile-recordings', dir);
+  pc = await connectPipeline(service.config);
+  output = { bucket: pc.config.s3.bucket, prefix: `hostile-${run}/results/` };
+
+  // The workers run on this host: the playlist's segment is a FIFO they could open and wait on forever.
+  const fifo = join(dir, 'segment.ts');
+  execFileSync('mkfifo', [fifo]);
+  writeFileSync(
+    join(dir, 'playlist.wav'),
+    `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${fifo}\n#EXT-X-ENDLIST\n`,
+  );
+  await renderFixture(longScript, join(dir, 'long-silence.flac'));
+  const silence = ['-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '60'];
+  await runFfmpeg(['-v', 'error', ...silence, '-y', join(dir, 'silence.wav')]);
+  await renderFixture(oneSidedScript, join(dir, 'one-sided.wav'));
+
+  logBefore = service.requests().length;
+  const batchId = `hostile-${run}`;
+  const submitted = await Promise.all(
+    ['playlist.wav', 'long-silence.flac', 'silence.wav', 'one-sided.wav'].map(async (name) => {
+      const key = `hostile-${run}/${name}`;
+      keys.set(name, key);
+      await pc.store.putFile(key, join(dir, name));
+      const head = (await pc.store.head(key))!;
+      const source: RecordingSource = { bucket: pc.store.bucket, key, etag: head.etag, size: head.size };
+      return { name, submitted: await submitRecording(pc, source, { output, batchId }) };
+    }),
+  );
+  await Promise.all(
+    submitted.map(async ({ name, submitted: s }) => results.set(name, await s.handle.result())),
+  );
+}, 600_000); // renders and decodes three hours of audio: minutes on a loaded 2-core machine
+
+afterAll(async () => {
+  await pc?.close();
+  await service?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
 describe('recordings that would hang a slot or cost what they do not hold', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let output: OutputLocation;
-  let service: OwnService;
-  const run = runId();
-  const results = new Map<string, ProcessRecordingResult>();
-  const keys = new Map<string, string>();
-  let logBefore = 0;
-
-  const doc = async (name: string) =>
-    JSON.parse(await pc.store.getText(results.get(name)!.resultKey!)) as ResultDoc;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-'));
-    service = await ownService('hostile-recordings', dir);
-    pc = await connectPipeline(service.config);
-    output = { bucket: pc.config.s3.bucket, prefix: `hostile-${run}/results/` };
-
-    // The workers run on this host: the playlist's segment is a FIFO they could open and wait on forever.
-    const fifo = join(dir, 'segment.ts');
-    execFileSync('mkfifo', [fifo]);
-    writeFileSync(
-      join(dir, 'playlist.wav'),
-      `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${fifo}\n#EXT-X-ENDLIST\n`,
-    );
-    await renderFixture(longScript, join(dir, 'long-silence.flac'));
-    const silence = ['-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '60'];
-    await runFfmpeg(['-v', 'error', ...silence, '-y', join(dir, 'silence.wav')]);
-    await renderFixture(oneSidedScript, join(dir, 'one-sided.wav'));
-
-    logBefore = service.requests().length;
-    const batchId = `hostile-${run}`;
-    const submitted = await Promise.all(
-      ['playlist.wav', 'long-silence.flac', 'silence.wav', 'one-sided.wav'].map(async (name) => {
-        const key = `hostile-${run}/${name}`;
-        keys.set(name, key);
-        await pc.store.putFile(key, join(dir, name));
-        const head = (await pc.store.head(key))!;
-        const source: RecordingSource = { bucket: pc.store.bucket, key, etag: head.etag, size: head.size };
-        return { name, submitted: await submitRecording(pc, source, { output, batchId }) };
-      }),
-    );
-    await Promise.all(
-      submitted.map(async ({ name, submitted: s }) => results.set(name, await s.handle.result())),
-    );
-  }, 600_000); // renders and decodes three hours of audio: minutes on a loaded 2-core machine
-
-  afterAll(async () => {
-    await pc?.close();
-    await service?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
   it('fails the playlist that points at a FIFO at probe, with its reason, while the batch finishes', async () => {
     const r = results.get('playlist.wav')!;
     expect(r).toMatchObject({ status: 'failed', stage: 'probe' });

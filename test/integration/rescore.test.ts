@@ -36,49 +36,49 @@ scorecard:
 /** The finished calls' ids, in order. */
 const callIds = () => Array.from({ length: CALLS }, (_, i) => `call-${String(i).padStart(3, '0')}-0a1b2c3d`);
 
-describe('callpipe rescore', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let service: OwnService;
-  const callpipe = (...args: string[]) => service.callpipe(...args);
-  const requestsSoFar = () => service.requests().length;
-  const prefix = `rescore-${runId()}/`;
-  let original: ResultDocument;
+let dir: string;
+let pc: PipelineClient;
+let service: OwnService;
+const callpipe = (...args: string[]) => service.callpipe(...args);
+const requestsSoFar = () => service.requests().length;
+const prefix = `rescore-${runId()}/`;
+let original: ResultDocument;
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-rescore-'));
-    service = await ownService('rescore', dir);
-    pc = await connectPipeline(service.config);
-    // One call through the whole pipeline; its result.json copied to 200 finished calls.
-    const call = await makeCall(dir, 'call.wav', {
-      durationSeconds: 20,
-      stereo: true,
-      seed: 5,
-      sampleRate: 8000,
-    });
-    const source = await resolveSource(call.path, pc.store, pc.config);
-    const submitted = await submitRecording(pc, source, { output: outputLocation(undefined, pc.config) });
-    const done = await submitted.handle.result();
-    expect(done.status, done.reason).toBe('done');
-    original = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(done.resultKey!)));
-    // Written at once: the S3 client's pool queues what it cannot send yet.
-    await Promise.all(
-      callIds().map((callId) =>
-        Promise.all([
-          pc.store.put(`${prefix}${callId}/result.json`, JSON.stringify({ ...original, callId })),
-          pc.store.put(`${prefix}${callId}/transcript.vtt`, 'WEBVTT\n'),
-        ]),
-      ),
-    );
-    writeFileSync(join(dir, 'rules.yaml'), RULES);
-  }, 300_000);
-
-  afterAll(async () => {
-    await pc?.close();
-    await service?.stop();
-    rmSync(dir, { recursive: true, force: true });
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-rescore-'));
+  service = await ownService('rescore', dir);
+  pc = await connectPipeline(service.config);
+  // One call through the whole pipeline; its result.json copied to 200 finished calls.
+  const call = await makeCall(dir, 'call.wav', {
+    durationSeconds: 20,
+    stereo: true,
+    seed: 5,
+    sampleRate: 8000,
   });
+  const source = await resolveSource(call.path, pc.store, pc.config);
+  const submitted = await submitRecording(pc, source, { output: outputLocation(undefined, pc.config) });
+  const done = await submitted.handle.result();
+  expect(done.status, done.reason).toBe('done');
+  original = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(done.resultKey!)));
+  // Written at once: the S3 client's pool queues what it cannot send yet.
+  await Promise.all(
+    callIds().map((callId) =>
+      Promise.all([
+        pc.store.put(`${prefix}${callId}/result.json`, JSON.stringify({ ...original, callId })),
+        pc.store.put(`${prefix}${callId}/transcript.vtt`, 'WEBVTT\n'),
+      ]),
+    ),
+  );
+  writeFileSync(join(dir, 'rules.yaml'), RULES);
+}, 300_000);
 
+afterAll(async () => {
+  await pc?.close();
+  await service?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('callpipe rescore', () => {
   it('scores 200 finished calls again with changed rules: every result written once, 0 service requests', async () => {
     const rules = readRulesFile(join(dir, 'rules.yaml'));
     expect(original.rules!.digest).not.toBe(rules.digest);

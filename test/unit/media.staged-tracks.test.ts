@@ -52,20 +52,20 @@ describe('fitToLength', () => {
   });
 });
 
-describe('planRecording with staged tracks', () => {
-  const probes: Record<string, ProbeResult> = {};
+const probes: Record<string, ProbeResult> = {};
 
-  beforeAll(async () => {
-    for (const [name, rate] of [
-      ['call48.wav', 48000],
-      ['call.m4a', 44100],
-    ] as const) {
-      const path = join(tmp.dir, name);
-      await renderFixture(script, path, { sampleRate: rate });
-      probes[name] = await probeRecording(path);
-    }
-  });
+beforeAll(async () => {
+  for (const [name, rate] of [
+    ['call48.wav', 48000],
+    ['call.m4a', 44100],
+  ] as const) {
+    const path = join(tmp.dir, name);
+    await renderFixture(script, path, { sampleRate: rate });
+    probes[name] = await probeRecording(path);
+  }
+});
 
+describe('planRecording with staged tracks: staging', () => {
   it('stages each track whole, exactly the plan’s length; the plan is otherwise the same', async () => {
     const probe = probes['call.m4a']!;
     const store = new LocalStagingStore(join(tmp.dir, 'staged'));
@@ -124,7 +124,9 @@ describe('planRecording with staged tracks', () => {
       expect(error / signal).toBeLessThan(1e-4);
     }
   });
+});
 
+describe('planRecording with staged tracks: mixed and idle tracks', () => {
   it('transcodes whole a mixed track that lost a silent channel', async () => {
     // Three channels, the middle one digital silence: mixed down, the silent one left out of the mix.
     const path = join(tmp.dir, 'three.wav');

@@ -51,40 +51,40 @@ describe('LocalStagingStore', () => {
   });
 });
 
-describe('transcodeStream', () => {
-  const sources: Record<string, { probe: ProbeResult; plan: SessionPlan }> = {};
-  const script = generateCallScript({ durationSeconds: 75, seed: 42 });
+const sources: Record<string, { probe: ProbeResult; plan: SessionPlan }> = {};
+const script = generateCallScript({ durationSeconds: 75, seed: 42 });
 
-  beforeAll(async () => {
-    // Stereo calls at 44.1 and 48 kHz, and compressed ones, cut into sessions of at most 30 s.
-    for (const [name, rate] of [
-      ['call.wav', 44100],
-      ['call48.wav', 48000],
-      ['call.mp3', 48000],
-      ['call.m4a', 44100],
-      ['call.ogg', 48000],
-    ] as const) {
-      const path = join(tmp.dir, name);
-      await renderFixture(script, path, { sampleRate: rate });
-      const probe = await probeRecording(path);
-      sources[name] = {
-        probe,
-        plan: await planRecording(probe, { maxSessionSeconds: 30, searchWindowSeconds: 10 }),
-      };
-    }
-  });
-
-  /** Every session of a source's plan transcoded on its own, in `format`. */
-  async function stageAll(name: string, format: 'mulaw' | 'pcm16k') {
-    const { probe, plan } = sources[name]!;
-    return Promise.all(
-      plan.sessions.map(async (session) => ({
-        session,
-        bytes: await transcodeSessionAudio(probe, plan.tracks, session, format),
-      })),
-    );
+beforeAll(async () => {
+  // Stereo calls at 44.1 and 48 kHz, and compressed ones, cut into sessions of at most 30 s.
+  for (const [name, rate] of [
+    ['call.wav', 44100],
+    ['call48.wav', 48000],
+    ['call.mp3', 48000],
+    ['call.m4a', 44100],
+    ['call.ogg', 48000],
+  ] as const) {
+    const path = join(tmp.dir, name);
+    await renderFixture(script, path, { sampleRate: rate });
+    const probe = await probeRecording(path);
+    sources[name] = {
+      probe,
+      plan: await planRecording(probe, { maxSessionSeconds: 30, searchWindowSeconds: 10 }),
+    };
   }
+});
 
+/** Every session of a source's plan transcoded on its own, in `format`. */
+async function stageAll(name: string, format: 'mulaw' | 'pcm16k') {
+  const { probe, plan } = sources[name]!;
+  return Promise.all(
+    plan.sessions.map(async (session) => ({
+      session,
+      bytes: await transcodeSessionAudio(probe, plan.tracks, session, format),
+    })),
+  );
+}
+
+describe('transcodeStream', () => {
   it.each(['call.wav', 'call.mp3', 'call.m4a', 'call.ogg'])(
     'cuts %s byte-exactly: N s = N × 8,000 bytes',
     async (name) => {
