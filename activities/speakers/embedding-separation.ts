@@ -37,7 +37,7 @@ const BASIS_FRAMES = 80;
 /** A call whose utterances hold voices: at least this share of them has an embedding. */
 const VOICED_CALL_SHARE = 0.5;
 /** Two halves whose mean embeddings are less alike than this (cosine) are two voices. */
-const SPLIT_SIMILARITY = 0.87;
+const SPLIT_SIMILARITY = 0.85;
 /** A voice holds at least this many deciding utterances and this share of the deciding voice. */
 const MIN_VOICE_UTTERANCES = 3;
 const MIN_VOICE_SHARE = 0.04;
