@@ -93,14 +93,12 @@ function deps({ config, store, service }: ActivityDeps) {
  */
 export function mediaQueueActivities(input: ActivityDeps) {
   const { store } = deps(input);
-  const { config } = input;
   return bounded(
     withLivenessHeartbeat({
       ...createStorageActivities({ store }),
       ...createRecordingMediaActivities({
         store,
         staging: new S3StagingStore(store),
-        stagingPrefix: config.s3.stagingPrefix,
       }),
       ...createMergeActivities({ store }),
       ...createSpeakersActivities({ store }),

@@ -106,7 +106,7 @@ const input: RecognizePiecesInput = {
 };
 const noWords = async () => undefined;
 
-describe('recognizePieces', () => {
+describe('recognizePieces: leases and pacing', () => {
   it('sends every piece once, in parallel on its leases (all given back), longest first; one result object', async () => {
     const fake = fakeService();
     const store = new AudioStore();
@@ -175,7 +175,9 @@ describe('recognizePieces', () => {
       if (leases) expect(await leases.takeFree(5)).toHaveLength(2); // every lease given back
     }
   });
+});
 
+describe('recognizePieces: failures and retried attempts', () => {
   it('550 and 600 send the piece again; its retries and reasons are kept', async () => {
     const fake = fakeService({
       1: new ServiceError({ kind: 'noResource', message: '550 No Resource', code: 550 }),

@@ -44,7 +44,7 @@ function expectOnRequestGrid(
   }
 }
 
-describe('file plan', () => {
+describe('stream and file plans: one request grid', () => {
   it("stream plans cut on their span's request grid too, as pieces do (the same framing, the same utterances)", () => {
     // A 10-ms difference between modes came from a balanced plan's cut off this grid.
     const c = call(30, false, 5);
@@ -59,7 +59,9 @@ describe('file plan', () => {
       expectOnRequestGrid(planned.sessions, options.strategy);
     }
   });
+});
 
+describe('file plan: piece lengths', () => {
   it('cuts calls of 2 to 30 minutes into pieces of at most 58 s, only in silence, covering each track', () => {
     for (const [minutes, stereo, seed] of [
       [2, true, 1],
@@ -108,7 +110,9 @@ describe('file plan', () => {
       }
     }
   });
+});
 
+describe('file plan: where it cuts', () => {
   it('a stretch with no silence within 58 s is one stream session, not cut blindly', () => {
     // 20 s of speech with pauses, 90 s of continuous tone, 20 s more speech with pauses.
     const silences: Silence[] = [

@@ -80,7 +80,7 @@ async function askUntilGranted(client: Client, queue: string, holder: string, id
 const view = (client: Client, queue: string) =>
   client.workflow.getHandle(`${queue}-budget`).query(sessionBudgetQuery);
 
-describe('sessionBudget', () => {
+describe('sessionBudget: leases and the line', () => {
   it('three workers asking for 60 leases of a 4-session account: never more than 4 held, all served', async () => {
     await withBudget('budget-limit', 3, 4, async (workers, queue) => {
       const { client } = testEnv();
@@ -169,7 +169,9 @@ describe('sessionBudget', () => {
       await env.client.workflow.getHandle(`${queue}-budget`).terminate('test over');
     });
   });
+});
 
+describe('sessionBudget: lost workers and continue-as-new', () => {
   it('an abandoned request gives its place in line up (a worker shutting down)', async () => {
     await withBudget('budget-abort', 3, 1, async ([a, b, c], queue) => {
       const { client } = testEnv();
