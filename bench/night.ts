@@ -102,6 +102,8 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --features compare      each strategy's pass with call reasons and transcript quality off, then on
                           (reasons with a model trained from the demo's scripted examples): text
                           requests per audio hour on over off (issue 40's 1.15 bound)
+  --garbled S             a night of poorly recognized calls: share S (0–1) of the customer's lines
+                          misheard or unknown (default 0)
   --seed N                the night's seed (default 7)
   --keep                  keep the stack's home (logs, the emulator's request log, each pass's activities)
   --stereo                every call stereo (the same lengths, containers and rates)
@@ -441,6 +443,7 @@ async function run(): Promise<void> {
       recognition: { type: 'string' },
       'file-rtf': { type: 'string', default: '0.25' },
       features: { type: 'string' },
+      garbled: { type: 'string' },
       seed: { type: 'string', default: '7' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -464,7 +467,10 @@ async function run(): Promise<void> {
     maxSeconds: Number(values['max-minutes'] ?? (quick ? 12 : 130)) * 60,
     seed: Number(values.seed),
     allStereo: values.stereo,
+    garbled: Number(values.garbled ?? 0),
   };
+  if (!(shape.garbled >= 0 && shape.garbled <= 1))
+    throw new Error(`--garbled takes a share 0–1, not ${values.garbled}`);
   const budget = Number(values.budget);
   const speed = Number(values.speed);
   const strategies = values.strategies.split(',').map((s) => s.trim()) as Strategy[];
@@ -655,6 +661,7 @@ async function run(): Promise<void> {
         containers: [...new Set(specs.map((s) => s.container))],
         sampleRates: [...new Set(specs.map((s) => s.sampleRate))].sort((x, y) => x - y),
         minutes: [Math.min(...specs.map((s) => s.durationSeconds)) / 60, shape.maxSeconds / 60],
+        garbled: shape.garbled,
       },
       budget,
       speed,

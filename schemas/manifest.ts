@@ -8,6 +8,7 @@
  * | `call_id`         | the call's id (names its output folder); default derived from bucket + key   |
  * | `agent`           | agent id or name                                                              |
  * | `direction`       | `inbound` or `outbound`                                                       |
+ * | `line`            | the phone line, queue or number the call came in on (the night report's quality per line) |
  * | `started_at`      | when the call started (ISO 8601); the date filters use it                     |
  * | `channels`        | channel → speaker mapping, in channel order: `agent,customer` or `customer|agent` |
  *

@@ -8,7 +8,7 @@
  * where the mask is, which detector found it); *unredacted* means the text as recognized.
  */
 import { z } from 'zod';
-import { USER_PATTERN_LIMITS, userPatternProblem } from './user-pattern.ts';
+import { userPatternSchema } from './user-pattern.ts';
 
 /** The kinds callpipe detects itself, most specific first (an overlap takes the earlier kind). */
 export const REDACTION_KINDS = [
@@ -94,15 +94,8 @@ const redactionTermSchema = z.object({
 /** A pattern of the deployment's own, e.g. a contract number format; matched on the NFKC text with digits spelled out. */
 const redactionPatternSchema = z.object({
   kind: customKindSchema,
-  regex: z
-    .string()
-    .min(1)
-    .max(USER_PATTERN_LIMITS.length)
-    .superRefine((source, ctx) => {
-      // Run on RE2, in linear time (schemas/user-pattern.ts): what it cannot run is refused here.
-      const problem = userPatternProblem(source);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    }),
+  // Run on RE2, in linear time (schemas/user-pattern.ts): what it cannot run is refused here.
+  regex: userPatternSchema,
   label: z.string().min(1).max(40).optional(),
 });
 export type RedactionTerm = z.infer<typeof redactionTermSchema>;

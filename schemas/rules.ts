@@ -15,7 +15,8 @@
  * yes, no or not applicable by a rule or a category, and weighs `weight` points.
  */
 import { z } from 'zod';
-import { DIALOG_ACTS } from './service-nlp.ts';
+import { DIALOG_ACTS, SENTIMENT_EMOTIONS } from './service-nlp.ts';
+import { userPatternSchema } from './user-pattern.ts';
 import { roleSettingsSchema } from './speakers.ts';
 
 /** Version of the rule file's shape. */
@@ -33,6 +34,7 @@ export const RULE_FILE_LIMITS = {
   fileBytes: 2 * 1024 * 1024,
   terms: 20_000,
   termLength: 200,
+  patterns: 500,
   rules: 2_000,
   categories: 500,
   rulesPerCategory: 100,
@@ -115,14 +117,24 @@ const ruleBase = {
 const phraseRuleSchema = z
   .object({
     kind: z.literal('phrase'),
-    terms: z.array(term).min(1),
+    terms: z.array(term).default([]),
+    patterns: z
+      .array(userPatternSchema)
+      .default([])
+      .describe(
+        'regular expressions (RE2 syntax, linear time) matched against the normalized text: width and kana folded (katakana in a pattern too), case ignored, no spaces or punctuation',
+      ),
     match: z
       .enum(['any', 'all'])
       .default('any')
-      .describe('an utterance counts when it holds any (or all) of the terms'),
+      .describe('an utterance counts when it holds any (or all) of the terms and patterns'),
     ...ruleBase,
   })
-  .strict();
+  .strict()
+  .refine((r) => r.terms.length + r.patterns.length > 0, {
+    message: 'a phrase rule needs terms or patterns',
+    path: ['terms'],
+  });
 
 const sentimentRuleSchema = z
   .object({
@@ -135,6 +147,13 @@ const sentimentRuleSchema = z
       .optional()
       .describe('signed value (result.json sentiment.scoring) under this'),
     above: z.number().min(-1).max(1).optional(),
+    emotions: z
+      .array(z.enum(SENTIMENT_EMOTIONS))
+      .min(1)
+      .optional()
+      .describe(
+        "an utterance counts when one of its emotional phrases carries one of these labels (spec 01's: 怒る, 嫌, 不安…); utterance scope only",
+      ),
     scope: z
       .enum(['utterance', 'call'])
       .default('utterance')
@@ -143,9 +162,14 @@ const sentimentRuleSchema = z
   })
   .strict()
   .refine(
-    (r) => r.label !== undefined || r.below !== undefined || r.above !== undefined,
-    'a sentiment rule needs label, below or above',
-  );
+    (r) =>
+      r.label !== undefined || r.below !== undefined || r.above !== undefined || r.emotions !== undefined,
+    'a sentiment rule needs label, below, above or emotions',
+  )
+  .refine((r) => r.emotions === undefined || r.scope === 'utterance', {
+    message: 'emotions are per utterance: scope call cannot use them',
+    path: ['emotions'],
+  });
 
 const silenceRuleSchema = z
   .object({
@@ -333,12 +357,13 @@ function sizeOf(file: {
   categories: { rules: Rule[] }[];
   scorecard?: { questions: Question[] } | undefined;
   roles?: { companyNames: string[]; cues: { terms: string[] }[] } | undefined;
-}): { terms: number; rules: number } {
-  const ofRule = (r: Rule) => (r.kind === 'phrase' ? r.terms.length : 0);
+}): { terms: number; rules: number; patterns: number } {
   let terms = (file.metrics.hold?.startPhrases.length ?? 0) + (file.metrics.hold?.returnPhrases.length ?? 0);
   let rules = 0;
+  let patterns = 0;
   const count = (r: Rule) => {
-    terms += ofRule(r);
+    terms += r.kind === 'phrase' ? r.terms.length : 0;
+    patterns += r.kind === 'phrase' ? r.patterns.length : 0;
     rules += 1;
   };
   for (const c of file.categories) c.rules.forEach(count);
@@ -346,7 +371,7 @@ function sizeOf(file: {
     for (const a of [q.answer, q.applicableWhen]) if (a && 'rule' in a) count(a.rule);
   terms += file.roles?.companyNames.length ?? 0;
   for (const cue of file.roles?.cues ?? []) terms += cue.terms.length;
-  return { terms, rules };
+  return { terms, rules, patterns };
 }
 
 export const rulesFileSchema = z
@@ -382,7 +407,13 @@ export const rulesFileSchema = z
   })
   .strict()
   .superRefine((file, ctx) => {
-    const { terms, rules } = sizeOf(file);
+    const { terms, rules, patterns } = sizeOf(file);
+    if (patterns > RULE_FILE_LIMITS.patterns)
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `${patterns} patterns in all, at most ${RULE_FILE_LIMITS.patterns}`,
+      });
     if (terms > RULE_FILE_LIMITS.terms)
       ctx.addIssue({
         code: 'custom',

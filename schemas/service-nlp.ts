@@ -83,6 +83,25 @@ export type FillerRemovalResult = z.infer<typeof fillerRemovalResultSchema>;
 
 export const summaryResultSchema = z.string();
 
+/** Sentiment labels of an emotional phrase (spec 01, "Sentiment labels"): what a sentiment rule's `emotions` name. */
+export const SENTIMENT_EMOTIONS = [
+  '喜ぶ',
+  '怒る',
+  '悲しい',
+  '不安',
+  '恥ずかしい',
+  '好ましい',
+  '嫌',
+  '興奮',
+  '安心',
+  '驚く',
+  '切ない',
+  '願望',
+  'P',
+  'N',
+  'PN',
+] as const;
+
 export const sentimentResultSchema = z.looseObject({
   sentiment: z.enum(['Positive', 'Negative', 'Neutral']),
   score: z.number(),

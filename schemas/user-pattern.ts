@@ -11,6 +11,7 @@
  * they are written and tested here, with no nested repetition over a shared character.
  */
 import { RE2JS, RE2JSException } from 're2js';
+import { z } from 'zod';
 
 /**
  * Bounds of one pattern. `programSize` is RE2's measure of a compiled pattern: matching time per
@@ -40,6 +41,13 @@ export interface UserPattern {
   readonly source: string;
   /** Every match in `text`, left to right, non-overlapping (empty matches included). */
   matches(text: string): Generator<PatternMatch>;
+  /** Whether `text` holds a match. */
+  test(text: string): boolean;
+}
+
+/** How a pattern runs: `caseInsensitive` folds case as RE2's `(?i)` does. */
+interface UserPatternOptions {
+  caseInsensitive?: boolean;
 }
 
 /** `\uXXXX` and `\u{X…}` as RE2 writes them (`\x{…}`); an escaped backslash is left as it is. */
@@ -59,12 +67,12 @@ function refusal(source: string, err: RE2JSException): string {
   return `is not a regular expression callpipe can run (RE2 syntax): ${err.message.replace(/^error parsing regexp: /, '')}`;
 }
 
-function compiled(source: string): RE2JS {
+function compiled(source: string, options: UserPatternOptions = {}): RE2JS {
   if (source.length > USER_PATTERN_LIMITS.length)
     throw new UserPatternError(`is ${source.length} characters long, at most ${USER_PATTERN_LIMITS.length}`);
   let re: RE2JS;
   try {
-    re = RE2JS.compile(fromJavaScriptEscapes(source));
+    re = RE2JS.compile(fromJavaScriptEscapes(source), options.caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (err) {
     if (err instanceof RE2JSException) throw new UserPatternError(refusal(source, err));
     throw err;
@@ -88,15 +96,27 @@ export function userPatternProblem(source: string): string | undefined {
   }
 }
 
+/** A user's pattern in a file callpipe validates (redaction patterns, rule patterns): refused with the reason. */
+export const userPatternSchema = z
+  .string()
+  .min(1)
+  .max(USER_PATTERN_LIMITS.length)
+  .superRefine((source, ctx) => {
+    // Run on RE2, in linear time: what it cannot run is refused when the file is read.
+    const problem = userPatternProblem(source);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
 /** Compiles a user's pattern; a {@link UserPatternError} says why it is refused. */
-export function compileUserPattern(source: string): UserPattern {
-  const re = compiled(source);
+export function compileUserPattern(source: string, options: UserPatternOptions = {}): UserPattern {
+  const re = compiled(source, options);
   return {
     source,
     *matches(text: string) {
       const m = re.matcher(text);
       while (m.find()) yield { index: m.start(), length: m.end() - m.start() };
     },
+    test: (text: string) => re.matcher(text).find(),
   };
 }
 

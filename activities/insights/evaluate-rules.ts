@@ -23,7 +23,7 @@ import { labelOfMean } from '../../schemas/sentiment-label.ts';
 import { textUnits } from '../../schemas/text-units.ts';
 import { DEFAULT_TEXT_GRAINS, type TextGrain } from '../../schemas/text-grains.ts';
 import { redactionRecords, type RedactedCall } from './redaction-records.ts';
-import { PhraseMatcher, normalizeForMatch } from './text-match.ts';
+import { RuleTextMatcher } from './text-match.ts';
 import { roundThousandths } from '../../schemas/units.ts';
 import { MIXED_SPEAKER } from '../media/channels.ts';
 
@@ -117,14 +117,13 @@ function phrase(rule: Extract<Rule, { kind: 'phrase' }>, ctx: EvaluationContext)
     (u) => u.speaker,
     speakerFilter(rule.speaker),
   );
-  const matcher = new PhraseMatcher(rule.terms);
+  const matcher = new RuleTextMatcher(rule.terms, rule.patterns);
   // The cleaned text, when filler removal ran: a filler inside a phrase must not hide it.
   const hits = utterances.filter((u) => matcher.matches(u.cleanedText ?? u.text));
   if (rule.match === 'any') return counted(hits.map(pointOf), rule.minCount);
-  const terms = rule.terms.map(normalizeForMatch);
   const found = new Set(hits.flatMap((u) => matcher.found(u.cleanedText ?? u.text)));
   return {
-    held: terms.every((t) => found.has(t)) && hits.length >= rule.minCount,
+    held: matcher.keys.every((k) => found.has(k)) && hits.length >= rule.minCount,
     points: hits.map(pointOf),
   };
 }
@@ -139,12 +138,17 @@ function sentiment(rule: Extract<Rule, { kind: 'sentiment' }>, ctx: EvaluationCo
     (u) => u.speaker,
     speakerFilter(rule.speaker),
   );
+  const emotions = rule.emotions ? new Set<string>(rule.emotions) : undefined;
   const test = (label: string, value: number) =>
     (rule.label === undefined || rule.label === label) &&
     (rule.below === undefined || value < rule.below) &&
     (rule.above === undefined || value > rule.above);
   if (rule.scope === 'utterance') {
-    const hits = analysed.filter((u) => test(u.sentiment!.label, u.sentiment!.value));
+    const hits = analysed.filter(
+      (u) =>
+        test(u.sentiment!.label, u.sentiment!.value) &&
+        (!emotions || u.sentiment!.emotions.some((e) => e.labels.some((l) => emotions.has(l)))),
+    );
     const unitOf = unitsOf(
       call.utterances.filter((u) => u.sentiment !== null),
       call.sentiment,

@@ -6,6 +6,7 @@
 import {
   AGENT_PHRASE_IDS,
   CUSTOMER_PHRASE_IDS,
+  MISHEARD_PHRASE_IDS,
   PERSONAL_DATA_EXCHANGES,
   phraseDurationSeconds,
   type FixtureScript,
@@ -39,7 +40,16 @@ export interface CallScriptOptions {
    * name, a birth date, phone, card, My Number, address, e-mail, bank account), then talk as usual.
    */
   personalData?: boolean;
+  /**
+   * Share (0–1) of the customer's lines that come out garbled, as on a bad line: half of them misheard
+   * (MISHEARD_PHRASE_IDS, recognized at a low confidence), half an id the phrasebook lacks (the
+   * emulator's unknown placeholder). Default 0: the script is the same as without the option.
+   */
+  garbled?: number;
 }
+
+/** An id no phrasebook line has: decoded, it is the emulator's unknown placeholder. */
+const UNKNOWN_PHRASE_ID = 999;
 
 /** Pause between two phrases of one speaker's turn, seconds. */
 const PHRASE_GAP_SECONDS = { min: 0.6, max: 2.5 } as const;
@@ -65,6 +75,8 @@ interface ScriptState {
   /** Mono with a leg per speaker: each phrase records its speaker as its leg. */
   legs: boolean;
   random: () => number;
+  /** Share of the customer's lines garbled (CallScriptOptions.garbled). */
+  garbled: number;
 }
 
 /** A phrase of `speaker` (0 agent, 1 customer) at `start`: on the speaker's channel, or leg of mono. */
@@ -92,7 +104,13 @@ function randomTurns(state: ScriptState, end: number, holds = true): void {
     let said = 0;
     for (let i = 0; i < turn; i++) {
       const range = state.speaker === 0 ? AGENT_PHRASE_IDS : CUSTOMER_PHRASE_IDS;
-      const id = intBetween(random, range.from, range.to);
+      let id = intBetween(random, range.from, range.to);
+      // Drawn only when asked, so a script without garbling is the one it always was.
+      if (state.speaker === 1 && state.garbled > 0 && random() < state.garbled)
+        id =
+          random() < 0.5
+            ? intBetween(random, MISHEARD_PHRASE_IDS.from, MISHEARD_PHRASE_IDS.to)
+            : UNKNOWN_PHRASE_ID;
       const length = phraseDurationSeconds(id);
       if (state.t + length > end) break;
       place(state, state.speaker, id, state.t);
@@ -122,7 +140,15 @@ function emptyScript(options: CallScriptOptions): { state: ScriptState; end: num
     : [{ phrases: [], ...(legs ? { legs: [...legs] } : {}) }];
   // The agent answers the call.
   return {
-    state: { t: LEAD_IN_SECONDS, speaker: 0, channels, stereo, legs: !!legs, random: seededRandom(seed) },
+    state: {
+      t: LEAD_IN_SECONDS,
+      speaker: 0,
+      channels,
+      stereo,
+      legs: !!legs,
+      random: seededRandom(seed),
+      garbled: options.garbled ?? 0,
+    },
     end: durationSeconds - TAIL_SECONDS,
   };
 }

@@ -20,6 +20,8 @@ export interface CallSpec {
   container: FixtureContainer;
   sampleRate: number;
   seed: number;
+  /** Share of the customer's lines garbled (call-script.ts `garbled`); absent on a clean night. */
+  garbled?: number;
 }
 
 export interface NightShape {
@@ -29,6 +31,8 @@ export interface NightShape {
   seed: number;
   /** Every call stereo (agent and customer each on a channel, as most contact centers record). */
   allStereo?: boolean;
+  /** Share of the customer's lines garbled: a night of poorly recognized calls (`--garbled`). */
+  garbled?: number;
 }
 
 const CONTAINERS: FixtureContainer[] = ['wav', 'm4a', 'mp3'];
@@ -49,13 +53,20 @@ export function nightSpecs(shape: NightShape): CallSpec[] {
     const container = CONTAINERS[i % CONTAINERS.length]!;
     const sampleRate = RATES[Math.floor(random() * RATES.length)]!;
     const seed = shape.seed * 1000 + i;
-    const name = `call-${String(i).padStart(2, '0')}-${durationSeconds}s-${stereo ? 'stereo' : 'mono'}-${sampleRate}.${container}`;
-    return { name, durationSeconds, stereo, container, sampleRate, seed };
+    const garbled = shape.garbled ?? 0;
+    // A garbled night's calls are other recordings: their own names in the cache.
+    const name = `call-${String(i).padStart(2, '0')}-${durationSeconds}s-${stereo ? 'stereo' : 'mono'}-${sampleRate}${garbled > 0 ? `-garbled${garbled}` : ''}.${container}`;
+    return { name, durationSeconds, stereo, container, sampleRate, seed, garbled };
   });
 }
 
 function scriptOf(spec: CallSpec): FixtureScript {
-  return generateCallScript({ durationSeconds: spec.durationSeconds, stereo: spec.stereo, seed: spec.seed });
+  return generateCallScript({
+    durationSeconds: spec.durationSeconds,
+    stereo: spec.stereo,
+    seed: spec.seed,
+    garbled: spec.garbled ?? 0,
+  });
 }
 
 /** Renders what the cache lacks; returns the path of every call. */

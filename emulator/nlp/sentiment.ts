@@ -26,7 +26,20 @@ interface Entry {
 }
 
 const FIRST: Record<Kind, readonly string[]> = {
-  adjective: ['かった', 'くなかった', 'くない', 'くありません', 'くて', 'く', 'い', 'ければ', 'そう', 'さ'],
+  adjective: [
+    'かった',
+    'くなかった',
+    'くない',
+    'くありません',
+    'くて',
+    'く',
+    'い',
+    'ければ',
+    'そう',
+    'さ',
+    'すぎ',
+    'すぎる',
+  ],
   'godan-r': ['りました', 'ります', 'りません', 'る', 'った', 'って', 'らない', 'らなかった', 'れば'],
   'godan-t': ['ちました', 'ちます', 'ちません', 'つ', 'った', 'って', 'たない', 'たなかった'],
   'godan-k': ['きました', 'きます', 'きません', 'き', 'く', 'いた', 'いて', 'かない', 'かなかった'],
@@ -47,6 +60,9 @@ const FIRST: Record<Kind, readonly string[]> = {
     'じゃありません',
     'はありません',
     'はない',
+    'がない',
+    'がありません',
+    'され',
     'しました',
     'します',
     'しません',
@@ -98,6 +114,9 @@ const AUXILIARIES = [
 
 /** A negation in the inflection. */
 const NEGATION = /な(?:い|かった|く)|ません|ず$|はありません|はない/;
+const COMPOUND_NEXT = /[\p{Script=Han}\p{Script=Katakana}ー]/u;
+/** What follows a negation asked back: `か`, `？`. */
+const RHETORICAL = /^(?:か|？|\?)/;
 
 const LEXICON: Entry[] = [
   { stem: '好き', kind: 'noun', emotion: 'P', polarity: 1 },
@@ -135,6 +154,40 @@ const LEXICON: Entry[] = [
   { stem: '不便', kind: 'noun', emotion: '嫌', polarity: -1 },
   { stem: '待たされ', kind: 'ichidan', emotion: '怒る', polarity: -1 },
   { stem: '使いたくな', kind: 'adjective', emotion: '嫌', polarity: -1 },
+  { stem: '解決', kind: 'noun', emotion: '安心', polarity: 1 },
+  { stem: '信用', kind: 'noun', emotion: '安心', polarity: 1 },
+  { stem: '誠意', kind: 'noun', emotion: '好ましい', polarity: 1 },
+  { stem: '納得いかな', kind: 'adjective', emotion: '怒る', polarity: -1 },
+  { stem: '納得がいかな', kind: 'adjective', emotion: '怒る', polarity: -1 },
+  { stem: '許せな', kind: 'adjective', emotion: '怒る', polarity: -1 },
+  { stem: '我慢できな', kind: 'adjective', emotion: '怒る', polarity: -1 },
+  { stem: '我慢できません', kind: 'fixed', emotion: '怒る', polarity: -1 },
+  { stem: '話にならな', kind: 'adjective', emotion: '怒る', polarity: -1 },
+  { stem: '話になりません', kind: 'fixed', emotion: '怒る', polarity: -1 },
+  { stem: 'ひど', kind: 'adjective', emotion: '怒る,嫌', polarity: -1 },
+  { stem: '悪', kind: 'adjective', emotion: '嫌', polarity: -1 },
+  { stem: '最悪', kind: 'noun', emotion: '嫌', polarity: -1 },
+  { stem: '不愉快', kind: 'noun', emotion: '怒る,嫌', polarity: -1 },
+  { stem: '不快', kind: 'noun', emotion: '嫌', polarity: -1 },
+  { stem: '不親切', kind: 'noun', emotion: '嫌', polarity: -1 },
+  { stem: 'うんざり', kind: 'noun', emotion: '嫌', polarity: -1 },
+  { stem: '失望', kind: 'noun', emotion: '悲しい', polarity: -1 },
+  { stem: '限界', kind: 'noun', emotion: '切ない', polarity: -1 },
+  { stem: '詐欺', kind: 'noun', emotion: '怒る', polarity: -1 },
+  { stem: 'だまされ', kind: 'ichidan', emotion: '怒る', polarity: -1 },
+  { stem: '無視', kind: 'noun', emotion: '怒る,嫌', polarity: -1 },
+  { stem: '放置', kind: 'noun', emotion: '怒る,嫌', polarity: -1 },
+  { stem: '無駄', kind: 'noun', emotion: '嫌', polarity: -1 },
+  { stem: 'おかし', kind: 'adjective', emotion: '嫌', polarity: -1 },
+  { stem: 'ふざけ', kind: 'ichidan', emotion: '怒る', polarity: -1 },
+  { stem: '怒', kind: 'godan-r', emotion: '怒る', polarity: -1 },
+  { stem: '遅', kind: 'adjective', emotion: '嫌', polarity: -1 },
+  { stem: '無理', kind: 'predicate', emotion: '嫌', polarity: -1 },
+  { stem: '意味がな', kind: 'adjective', emotion: '嫌', polarity: -1 },
+  { stem: '使い物にならな', kind: 'adjective', emotion: '嫌', polarity: -1 },
+  { stem: '使い物になりません', kind: 'fixed', emotion: '嫌', polarity: -1 },
+  { stem: '支障', kind: 'noun', emotion: '嫌', polarity: -1 },
+  { stem: '損', kind: 'noun', emotion: '嫌', polarity: -1 },
   { stem: '驚', kind: 'godan-k', emotion: '驚く', polarity: 1 },
   { stem: '大変', kind: 'predicate', emotion: '切ない', polarity: -1 },
 ];
@@ -185,8 +238,11 @@ export function analyzeSentiment(sentence: string): SentimentResult {
       const inflection = inflectionAt(sentence, i + entry.stem.length, entry.kind, taken);
       if (inflection === undefined) continue;
       const end = i + entry.stem.length + inflection.length;
+      // A bare noun that a kanji or katakana word follows is part of a compound (迷惑メール, 損害), not said of anything.
+      if (inflection === '' && entry.kind === 'noun' && COMPOUND_NEXT.test(sentence.charAt(end))) continue;
       for (let k = i; k < end; k++) taken[k] = true;
-      const negated = NEGATION.test(inflection);
+      // A negation asked back (おかしくないですか, ひどくないですか) is rhetorical: it keeps the word's polarity.
+      const negated = NEGATION.test(inflection) && !RHETORICAL.test(sentence.slice(end));
       // A negated negative word (不便ではありません) is no emotion at all.
       if (negated && entry.polarity < 0) continue;
       found.push({

@@ -217,6 +217,29 @@ describe('sentiment over past and polite forms (spec 01)', () => {
     expect(got).toEqual(cases);
   });
 
+  it('plainly negative sentences are negative, with anger or disgust where the words carry it', async () => {
+    await start();
+    const cases: [string, string][] = [
+      ['何度も電話しているのに解決しません。', 'Negative'],
+      ['こんな対応ひどすぎます。', 'Negative'],
+      ['最悪です。', 'Negative'],
+      ['納得がいかないです。', 'Negative'],
+      ['もう我慢できません。', 'Negative'],
+      // Asked back, a negation keeps the word's polarity; a noun in a compound is not an emotion.
+      ['おかしくないですか。', 'Negative'],
+      ['迷惑メールの設定をしたいです。', 'Neutral'],
+      ['この前の件、解決しました。', 'Positive'],
+    ];
+    const got = await Promise.all(cases.map(async ([s]) => [s, (await sentiment(s)).sentiment]));
+    expect(got).toEqual(cases);
+    expect((await sentiment('許せないです。')).emotional_phrase).toEqual([
+      { form: '許せないです', emotion: '怒る' },
+    ]);
+    expect((await sentiment('話になりません。')).emotional_phrase).toEqual([
+      { form: '話になりません', emotion: '怒る' },
+    ]);
+  });
+
   it('an emotional phrase is the word with its whole inflection, not cut after six kana', async () => {
     await start();
     expect((await sentiment('ゲームをするのが好きです。')).emotional_phrase).toEqual([

@@ -3,6 +3,8 @@ import { defaultRules, parseRules, RulesFileError } from '../../activities/insig
 import { matchedCategories, scoreCall } from '../../activities/insights/score-call.ts';
 import type { ScoredCall } from '../../activities/insights/evaluate-rules.ts';
 import type { ResultUtterance } from '../../schemas/result.ts';
+import { toUtteranceSentiment } from '../../activities/nlp/sentiment.ts';
+import { analyzeSentiment as emulatorSentiment } from '../../emulator/nlp/sentiment.ts';
 
 let next = 0;
 function u(speaker: string, start: number, end: number, text: string, extra: Partial<ResultUtterance> = {}) {
@@ -416,5 +418,105 @@ describe('categories and scorecard: redaction records', () => {
     const old = scoreCall(base, card);
     expect(old.categories[0]).toMatchObject({ matched: false, unavailable: ['redaction records'] });
     expect(old.scorecard).toMatchObject({ score: 0, max: 0, normalized: null, answers: [{ answer: 'na' }] });
+  });
+});
+
+describe('patterns and emotion labels (issue 40)', () => {
+  const emotional = (labels: string[]) => ({
+    label: 'Negative' as const,
+    score: 0.45,
+    value: -0.45,
+    emotions: [{ form: 'x', labels }],
+  });
+
+  it('a pattern matches the normalized text: katakana as hiragana, case folded, punctuation gone', () => {
+    const file = rules(
+      'categories:\n' +
+        "  - { name: again, rules: [{ kind: phrase, speaker: customer, patterns: ['(ナン|何)(ド|度|回)モ'] }] }\n" +
+        "  - { name: code, rules: [{ kind: phrase, patterns: ['err-?[0-9]{3}'] }] }\n" +
+        "  - { name: both, rules: [{ kind: phrase, match: all, terms: [解約], patterns: ['[0-9]+回目'] }] }\n",
+    );
+    const scored = (text: string) =>
+      matchedCategories(scoreCall(call([u('agent', 0, 1, 'はい。'), u('customer', 1, 2, text)]), file));
+    expect(scored('ナンドモ、電話してるんです')).toEqual(['again']);
+    expect(scored('なんども電話してるんです')).toEqual(['again']);
+    expect(scored('画面に ERR 404 と出ます')).toEqual(['code']);
+    expect(scored('三回目です')).toEqual([]);
+    // `all`: every term and every pattern found over the speaker's utterances.
+    expect(scored('3回目の電話です。解約します')).toEqual(['both']);
+    expect(scored('3回目の電話です')).toEqual([]);
+  });
+
+  it('refuses what RE2 cannot run in linear time, and a phrase rule with neither terms nor patterns', () => {
+    expect(() =>
+      rules("categories: [{ name: x, rules: [{ kind: phrase, patterns: ['(a)\\1'] }] }]\n"),
+    ).toThrow(/line 4: categories\.0\.rules\.0\.patterns\.0: uses a backreference/);
+    expect(() =>
+      rules("categories: [{ name: x, rules: [{ kind: phrase, patterns: ['(?=a)'] }] }]\n"),
+    ).toThrow(/lookahead/);
+    expect(() => rules('categories: [{ name: x, rules: [{ kind: phrase }] }]\n')).toThrow(
+      /categories\.0\.rules\.0\.terms: a phrase rule needs terms or patterns/,
+    );
+    // A pattern that sends a backtracking engine into exponential time is as cheap as any other.
+    const file = rules("categories: [{ name: x, rules: [{ kind: phrase, patterns: ['(a+)+$'] }] }]\n");
+    const long = `${'a'.repeat(50_000)}!`;
+    expect(matchedCategories(scoreCall(call([u('customer', 0, 1, long)]), file))).toEqual(['x']);
+  });
+
+  it('a sentiment rule by the emotion labels of the utterance’s phrases (spec 01: 怒る, 嫌…)', () => {
+    const file = rules(
+      'categories:\n' +
+        '  - { name: angry, rules: [{ kind: sentiment, speaker: customer, emotions: [怒る, 嫌] }] }\n' +
+        '  - { name: twice, rules: [{ kind: sentiment, speaker: customer, emotions: [怒る], minCount: 2 }] }\n',
+    );
+    const of = (...labels: string[][]) =>
+      matchedCategories(
+        scoreCall(
+          call([
+            u('agent', 0, 1, 'はい。', { sentiment: emotional(['怒る']) }),
+            ...labels.map((l, i) => u('customer', 2 + i, 3 + i, `${i}`, { sentiment: emotional(l) })),
+          ]),
+          file,
+        ),
+      );
+    expect(of(['不安'])).toEqual([]);
+    expect(of(['安心', '嫌'])).toEqual(['angry']);
+    expect(of(['怒る'], ['怒る'])).toEqual(['angry', 'twice']);
+    expect(() =>
+      rules('categories: [{ name: x, rules: [{ kind: sentiment, emotions: [怒り] }] }]\n'),
+    ).toThrow(/emotions\.0/);
+    expect(() =>
+      rules('categories: [{ name: x, rules: [{ kind: sentiment, emotions: [怒る], scope: call }] }]\n'),
+    ).toThrow(/emotions are per utterance/);
+  });
+
+  it('the shipped complaint rule catches the call of the issue, scored by the emulator’s sentiment', () => {
+    const said = [
+      ['agent', 'お電話ありがとうございます。'],
+      ['customer', '何度も電話しているのに解決しません。'],
+      ['agent', '申し訳ございません。'],
+      ['customer', '請求額が違うと思うんです。'],
+      ['customer', '何度も電話しているのに解決しません。'],
+      ['customer', 'もう解約したいです。'],
+      ['customer', '何度も電話しているのに解決しません。'],
+    ] as const;
+    const utterances = said.map(([who, text], i) =>
+      u(who, i * 5, i * 5 + 4, text, { sentiment: toUtteranceSentiment({ ...emulatorSentiment(text) }) }),
+    );
+    const matched = matchedCategories(scoreCall(call(utterances, 40), defaultRules()));
+    expect(matched).toEqual(expect.arrayContaining(['complaint', 'cancellation_intent']));
+    expect(matched).not.toContain('customer_harassment');
+    // Patterns read hiragana: カスタマー (かすたまー) is no insult, ちゃんと差して no demand.
+    const calm = [
+      u('agent', 0, 4, 'お電話ありがとうございます。カスタマーセンターでございます。'),
+      u('customer', 5, 9, 'カスタマーセンターの方ですか。ケーブルはちゃんと差してあります。'),
+    ];
+    const calmMatched = matchedCategories(scoreCall(call(calm, 10), defaultRules()));
+    expect(calmMatched).not.toContain('customer_harassment');
+    expect(calmMatched).not.toContain('complaint');
+    // The sentence the issue quotes is negative by itself: 解決しません is a negated positive (N).
+    expect(emulatorSentiment('何度も電話しているのに解決しません。')).toMatchObject({
+      sentiment: 'Negative',
+    });
   });
 });

@@ -12,6 +12,7 @@ import { sessionPlanSchema } from '../../schemas/plan.ts';
 import {
   AGENT_PHRASE_IDS,
   CUSTOMER_PHRASE_IDS,
+  MISHEARD_PHRASE_IDS,
   PERSONAL_DATA_EXCHANGES,
   fixtureScriptSchema,
   phraseDurationSeconds,
@@ -74,6 +75,25 @@ describe('generateCallScript', () => {
     ).toBe(true);
     expect(fixtureScriptSchema.parse(script)).toEqual(script);
     expect(script).not.toEqual(plain);
+  });
+
+  it('garbled makes that share of the customer’s lines misheard or unknown; none of the agent’s', () => {
+    const plain = generateCallScript({ durationSeconds: 900, seed: 5 });
+    expect(generateCallScript({ durationSeconds: 900, seed: 5, garbled: 0 })).toEqual(plain);
+    const script = generateCallScript({ durationSeconds: 900, seed: 5, garbled: 0.3 });
+    const [agent, customer] = script.channels;
+    const ids = customer!.phrases.map((p) => p.id);
+    const misheard = ids.filter((id) => id >= MISHEARD_PHRASE_IDS.from && id <= MISHEARD_PHRASE_IDS.to);
+    const unknown = ids.filter((id) => id === 999);
+    const share = (misheard.length + unknown.length) / ids.length;
+    expect(share).toBeGreaterThan(0.15);
+    expect(share).toBeLessThan(0.45);
+    expect(misheard.length).toBeGreaterThan(0);
+    expect(unknown.length).toBeGreaterThan(0);
+    expect(agent!.phrases.every((p) => p.id >= AGENT_PHRASE_IDS.from && p.id <= AGENT_PHRASE_IDS.to)).toBe(
+      true,
+    );
+    expect(fixtureScriptSchema.parse(script)).toEqual(script);
   });
 
   it('mono puts both speakers on one channel without overlap, within the length', () => {

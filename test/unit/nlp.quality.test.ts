@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderCallPage } from '../../activities/pages/call-page.ts';
-import { nightQuality } from '../../activities/pages/night-quality.ts';
+import { nightQuality, qualitySection } from '../../activities/pages/night-quality.ts';
 import { reviewed } from '../../activities/storage/result-document.ts';
 import { qualityOutputSchema, type ScorecardResult } from '../../schemas/result.ts';
 import type { TableRow } from '../../schemas/tables.ts';
@@ -115,16 +115,30 @@ describe('pages', () => {
     expect(html).toContain('class="unreliable"');
   });
 
-  it('the night report counts low-quality calls and those needing review, per agent', () => {
+  it('the night report counts low-quality calls and those needing review, per agent and per line', () => {
     const rows = [
-      { agent: 'a1', transcript_level: 'low', needs_review: true },
-      { agent: 'a1', transcript_level: 'high', needs_review: false },
-      { agent: 'a2', transcript_level: 'medium', needs_review: false },
-      { agent: 'a2', transcript_level: null, needs_review: null },
+      { agent: 'a1', transcript_level: 'low', needs_review: true, metadata: { line: 'trunk-2' } },
+      { agent: 'a1', transcript_level: 'high', needs_review: false, metadata: { line: 'trunk-1' } },
+      { agent: 'a2', transcript_level: 'low', needs_review: false, metadata: { line: 'trunk-2' } },
+      { agent: 'a2', transcript_level: 'medium', needs_review: false, metadata: {} },
+      { agent: 'a2', transcript_level: null, needs_review: null, metadata: { line: 'trunk-1' } },
     ] as unknown as TableRow[];
-    const { all, byAgent } = nightQuality(rows);
-    expect(all).toEqual({ calls: 3, low: 1, review: 1 });
+    const { all, byAgent, byLine } = nightQuality(rows);
+    expect(all).toEqual({ calls: 4, low: 2, review: 1 });
     expect(byAgent.get('a1')).toEqual({ calls: 2, low: 1, review: 1 });
-    expect(byAgent.get('a2')).toEqual({ calls: 1, low: 0, review: 0 });
+    expect(byAgent.get('a2')).toEqual({ calls: 2, low: 1, review: 0 });
+    expect(byLine.get('trunk-2')).toEqual({ calls: 2, low: 2, review: 1 });
+    expect(byLine.get('trunk-1')).toEqual({ calls: 1, low: 0, review: 0 });
+    expect(byLine.get('')).toEqual({ calls: 1, low: 0, review: 0 });
+    // The card: a table per agent and per line, the worst line first; calls without a line not listed.
+    const html = qualitySection(rows);
+    expect(html).toContain('<b id="low-quality-share">50.0 %</b> of 4 calls');
+    const byLineTable = html.slice(html.indexOf('id="quality-by-line"'));
+    expect(byLineTable.indexOf('data-line="trunk-2"')).toBeLessThan(
+      byLineTable.indexOf('data-line="trunk-1"'),
+    );
+    expect(byLineTable).toContain('<td>trunk-2</td><td class="num">2</td><td class="num">100.0 %</td>');
+    expect(html).not.toContain('data-line=""');
+    expect(html).toContain('id="quality-by-agent"');
   });
 });
