@@ -8,12 +8,9 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
  * task queues, emulators and processes.
  */
 const INTEGRATION_ALONE = [
-  // The shared emulator's request log, counted before and after.
-  'backfill',
-  'dictionary',
-  'hostile.recordings',
+  // The shared emulator's request log, counted before and after (files that count requests and need not
+  // use the stack's own workers have an emulator of their own instead: test/helpers/own-service.ts).
   'process-recording.e2e',
-  'rescore',
   // The stack's worker metrics (open streams back to 0); the cost meter's counters.
   'metrics',
   'cost',

@@ -124,9 +124,11 @@ const TEXT_RPS = 45;
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-/** Speaker, start and text of every utterance, one string each: what must not depend on how the call was cut. */
+/** Speaker, start, end and text of every utterance, one string each: what must not depend on how the call was cut. */
 function transcriptOf(doc: ResultDocument | undefined): string[] {
-  return doc?.utterances.map((u) => JSON.stringify([u.speaker, round(u.start, 2), u.text])) ?? [];
+  return (
+    doc?.utterances.map((u) => JSON.stringify([u.speaker, round(u.start, 2), round(u.end, 2), u.text])) ?? []
+  );
 }
 
 /** Per call whose transcripts differ: the first utterance that does, and both utterance counts. */

@@ -27,6 +27,7 @@
  * (the same call's separation varied by a factor of two from pass to pass), while the least of a few
  * passes is what the work itself needs, and both sides of the ratio are measured the same way.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawnFfmpeg } from '../activities/media/ffmpeg.ts';
@@ -35,11 +36,8 @@ import { plainInput } from '../activities/media/media-input.ts';
 import { transcodeArgs } from '../activities/media/transcode.ts';
 import { stagedAudioReader } from '../activities/speakers/speakers-activities.ts';
 import { analyzerFor, voicedFrames } from '../activities/speakers/voice-features.ts';
-import {
-  analysisSteps,
-  separateVoices,
-  type SeparationResult,
-} from '../activities/speakers/voice-separation.ts';
+import { analysisSteps, type SeparationResult } from '../activities/speakers/voice-separation.ts';
+import { voiceSeparator } from '../activities/speakers/speaker-separator.ts';
 import { processCpu } from './lib/cpu-meter.ts';
 import { addDer, derOf, diarizationError, utteranceMatches, type DerParts } from './lib/diarization-score.ts';
 import { speakerCorpus, type CallKind, type CorpusCall, type Split } from './lib/speaker-corpus.ts';
@@ -63,8 +61,14 @@ const { values } = parseArgs({
     split: { type: 'string' },
     passes: { type: 'string' },
     verbose: { type: 'boolean' },
+    /** A folder: each call's utterance embeddings and truth as JSON (tuning the clustering offline). */
+    dump: { type: 'string' },
   },
 });
+/** The separator the stage would use here (CALLPIPE_SPEAKER_MODEL: the model when installed). */
+const separator = voiceSeparator();
+const separateVoices: typeof separator.separate = (audio, spans, options) =>
+  separator.separate(audio, spans, options);
 const passes = Math.max(1, Math.floor(Number(values.passes ?? DEFAULT_PASSES)) || DEFAULT_PASSES);
 
 /** CPU seconds of this process's reaped children so far. */
@@ -106,6 +110,24 @@ async function mediaWork(call: CorpusCall): Promise<{ bytes: Uint8Array; mediaSe
     bytes: new Uint8Array(Buffer.concat(chunks)),
     mediaSeconds: childCpu() - before + analysisNodeSeconds,
   };
+}
+
+function dumpEmbeddings(
+  call: CorpusCall,
+  embeddings: readonly (Float32Array | undefined)[],
+  frames: readonly number[],
+): void {
+  mkdirSync(values.dump!, { recursive: true });
+  const rows = {
+    id: call.id,
+    kind: call.kind,
+    voices: call.voices,
+    speakers: call.spans.map((s) => s.speaker),
+    starts: call.spans.map((s) => s.start),
+    frames,
+    embeddings: embeddings.map((e) => (e ? Array.from(e, (x) => Math.round(x * 1e5) / 1e5) : null)),
+  };
+  writeFileSync(join(values.dump!, `${call.id}.json`), JSON.stringify(rows));
 }
 
 interface Scored {
@@ -227,7 +249,7 @@ async function runSplit(split: Split, root: string): Promise<SplitFigures> {
   // A worker separates many calls: the JIT's compilation and optimization are not the steady cost.
   if (corpus[0]) {
     const { bytes } = await mediaWork(corpus[0]);
-    for (let i = 0; i < WARM_UP_SEPARATIONS; i++)
+    for (let i = 0; i < (separator.method === 'ge2e' ? 1 : WARM_UP_SEPARATIONS); i++)
       separateVoices(stagedAudioReader([{ start: 0, bytes }]), corpus[0].spans);
   }
   const rows: Scored[] = [];
@@ -243,7 +265,11 @@ async function runSplit(split: Split, root: string): Promise<SplitFigures> {
     }
     const reader = stagedAudioReader([{ start: 0, bytes: media.bytes }]);
     const spans = call.spans.map((s) => ({ start: s.start, end: s.end }));
-    let result = separateVoices(reader, spans);
+    const splits: string[] = [];
+    let result = separateVoices(reader, spans, {
+      onSplit: (similarity, kept) => splits.push(`${similarity.toFixed(3)}${kept ? '+' : '-'}`),
+      ...(values.dump ? { onEmbeddings: (e, f) => dumpEmbeddings(call, e, f) } : {}),
+    });
     for (let p = 1; p < passes; p++) {
       const again = separateVoices(reader, spans);
       if (again.cpuMs < result.cpuMs) result = again;
@@ -253,7 +279,7 @@ async function runSplit(split: Split, root: string): Promise<SplitFigures> {
     console.log(
       `${call.id.padEnd(9)} ${pad((call.durationSeconds / 60).toFixed(1), 5)} ${pad(r.utterances, 5)} ${pad(`${result.voices}/${call.voices}`, 6)} ${pad(pct(r.correct / Math.max(1, r.assigned)), 7)} ${pad(pct(derOf(r.der)), 7)} ${pad(pct(1 - r.assigned / r.utterances), 6)} ${pad(`${r.joinedHit}/${r.joinedFound}/${r.joinedTrue}`, 9)} ${pad((result.cpuMs / (call.durationSeconds / 3600)).toFixed(0), 6)} ${pad(pct(result.cpuMs / Math.max(1e-9, r.mediaMs)), 6)}  ${result.reason ?? ''}`,
     );
-    console.log(`          ${call.description}`);
+    console.log(`          ${call.description}${splits.length ? ` [splits ${splits.join(' ')}]` : ''}`);
   }
   const of = (...kinds: CallKind[]) => rows.filter((r) => kinds.includes(r.call.kind));
   const twoVoice = summary(
@@ -320,6 +346,9 @@ async function runSplit(split: Split, root: string): Promise<SplitFigures> {
 
 async function main(): Promise<void> {
   const root = join(import.meta.dirname, '..', '.callpipe', 'bench-speakers');
+  console.log(
+    `separator: ${separator.method === 'ge2e' ? 'the GE2E speaker-embedding model' : 'the voice-feature method'}${separator.note ? ` (${separator.note})` : ''}`,
+  );
   console.log(
     `cost: the least CPU of ${passes} passes per call, for the separation and for its transcode and channel analysis alike`,
   );

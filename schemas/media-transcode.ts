@@ -12,17 +12,6 @@ const SESSION_AUDIO_BYTES_PER_SECOND: Record<SessionAudioFormat, number> = {
   pcm16k: 32000,
 };
 
-/** What a staged session is: where it is and how long it must be. */
-export interface StagedSession {
-  key: string;
-  format: SessionAudioFormat;
-  bytes: number;
-  start: number;
-  end: number;
-  /** True when the session was already staged for this fingerprint and was not transcoded again. */
-  reused: boolean;
-}
-
 /**
  * The bytes [start, end) of a session's 8-kHz mu-law audio within the staged object that holds it:
  * placed by where the object starts on the recording's clock (`audioStart`: 0 for a whole staged track;

@@ -17,6 +17,11 @@ export const PROCESS_ENV_VARS = {
   chromium: 'CALLPIPE_CHROMIUM',
   /** A sox that writes AMR-NB, for the AMR fixtures (else the one on PATH). */
   sox: 'CALLPIPE_SOX',
+  /**
+   * The speakers stage's voice separator (schemas/speaker-model.ts): `auto`, the speaker-embedding model
+   * when `callpipe tools` installed it; unset or `off`, the voice-feature method; a directory, the model there.
+   */
+  speakerModel: 'CALLPIPE_SPEAKER_MODEL',
   /** The Go toolchain that builds the pinned Temporal server (else the one on PATH or in /usr/local/go). */
   go: 'CALLPIPE_GO',
   /** Any value: the command prints an error's stack under its one line. */

@@ -87,10 +87,6 @@ export const RETRY_TABLE = {
     retryable: true,
     cause: 'ffmpeg crashed or was killed (memory, restart): the machine, not the recording',
   },
-  MediaLengthError: {
-    retryable: true,
-    cause: 'a transcode wrote the wrong number of bytes (a killed process, a truncated upload)',
-  },
   MediaCancelledError: {
     retryable: false,
     cause: 'ffmpeg was stopped because the activity was cancelled (the call was cancelled or timed out)',

@@ -94,14 +94,12 @@ function deps({ config, store, service }: ActivityDeps) {
  */
 export function mediaQueueActivities(input: ActivityDeps) {
   const { store } = deps(input);
-  const { config } = input;
   return bounded(
     withLivenessHeartbeat({
       ...createStorageActivities({ store }),
       ...createRecordingMediaActivities({
         store,
         staging: new S3StagingStore(store),
-        stagingPrefix: config.s3.stagingPrefix,
       }),
       ...createMergeActivities({ store }),
       ...createSpeakersActivities({ store }),
@@ -123,7 +121,7 @@ export function mediaQueueActivities(input: ActivityDeps) {
 /**
  * `callpipe-asr`: one long, heartbeating activity per recognition session, or per group of pieces
  * recognized by file requests, which take leases on the account's sessions (`pieceLeases`: the process's
- * session budget) for the requests beyond their own slot.
+ * session budget, when the account's limit is shared) for the requests beyond their own slot.
  */
 export function asrQueueActivities(input: ActivityDeps & { pieceLeases?: PieceLeases }) {
   const { store, service } = deps(input);
@@ -134,6 +132,8 @@ export function asrQueueActivities(input: ActivityDeps & { pieceLeases?: PieceLe
       slowestPace: slowestPace(input.config.service.speed),
       model: input.config.service.model,
       pieceLeases: input.pieceLeases,
+      // A group sends at most as many requests at once as the process may have sessions open.
+      maxPiecesInFlight: input.config.limits.asrConcurrentSessions,
     }),
   );
 }

@@ -13,6 +13,7 @@ import { workflowSource } from './runtime.ts';
 import { temporalClient, temporalDataConverter } from './temporal-connection.ts';
 import { SessionBudgetClient, sessionBudgetAddress } from './session-budget-client.ts';
 import { sessionSlotSupplier } from './session-slots.ts';
+import { localPieceLeases } from './local-piece-leases.ts';
 import { deploymentVersionOf, workerDeploymentOptions } from './versioning.ts';
 import { RunningActivities } from './running-activities.ts';
 import {
@@ -84,8 +85,14 @@ export async function createQueueWorker(
         running,
       });
       await budget.start();
-      // File requests beyond an activity's own slot hold leases of the same budget (pieces-activities.ts).
-      const activities = asrQueueActivities({ config, pieceLeases: budget });
+      // File requests beyond an activity's own slot hold leases of the account's budget when its limit is
+      // shared, as streams' slots do; else of the process's own count (pieces-activities.ts).
+      const activities = asrQueueActivities({
+        config,
+        pieceLeases: config.limits.asrAccountSessions
+          ? budget
+          : localPieceLeases(config.limits.asrConcurrentSessions),
+      });
       const asrBase = {
         ...base,
         activities,

@@ -13,6 +13,11 @@
  *   nothing: a granted id is answered again). Ids the worker gave up (`cancel`) leave the line, or give
  *   their lease back when granted meanwhile: one ordered stream per worker, so nothing given up is granted
  *   after.
+ * - `acquireSessions` with `ifFree` takes only free room: ids are granted at once while the account is
+ *   under its limit and nobody waits in line, the rest are refused at once; it never joins the line and
+ *   never waits (no timer). A group of file pieces asks so for the requests beyond its own slot
+ *   (activities/asr/pieces-activities.ts): one update per ask, and the activities waiting in line for a
+ *   slot keep their turn.
  * - `release` (signal) gives leases back, or everything a worker holds (`all`: its shutdown).
  * - `renew` (signal) is a worker's heartbeat: every lease and request of a worker not heard of for
  *   `leaseTtlMs` is dropped, so a SIGKILLed worker's slots come back by themselves.
@@ -106,6 +111,8 @@ export interface AcquireRequest {
   limit: number;
   /** Longest the handler waits for a grant before answering with none. */
   waitMs: number;
+  /** Only free room, answered at once: never in line, never waiting (see the file's comment). */
+  ifFree?: boolean;
 }
 
 export interface AcquireResult {
@@ -255,6 +262,10 @@ async function acquireSessions(
   const cancelled = new Set(request.cancel ?? []);
   dropOwned(state, (x) => x.holder === request.holder && cancelled.has(x.id));
   expireSilentHolders(state);
+  if (request.ifFree) {
+    grantWaiting(state);
+    return grantFree(state, request, isDraining());
+  }
   if (!isDraining()) {
     for (const id of request.ids) {
       if (!isLeased(state, id) && !isQueued(state, id))
@@ -270,6 +281,26 @@ async function acquireSessions(
     leased: state.leases.length,
     waiting: state.waiting.length,
   };
+}
+
+/** `ifFree`: what the account has room for now, if nobody waits in line; nothing joins the line. */
+function grantFree(state: SessionBudgetState, request: AcquireRequest, draining: boolean): AcquireResult {
+  const granted: string[] = [];
+  for (const id of request.ids) {
+    if (isLeased(state, id)) granted.push(id);
+    else if (
+      !draining &&
+      !isQueued(state, id) &&
+      state.waiting.length === 0 &&
+      state.leases.length < state.limit
+    ) {
+      state.leases.push({ id, holder: request.holder, grantedAt: Date.now() });
+      state.grants += 1;
+      granted.push(id);
+    }
+  }
+  state.peak = Math.max(state.peak, state.leases.length);
+  return { granted, leased: state.leases.length, waiting: state.waiting.length };
 }
 
 function releaseSessions(state: SessionBudgetState, request: ReleaseRequest): void {

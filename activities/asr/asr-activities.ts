@@ -60,7 +60,10 @@ export function createAsrActivities(activityDeps: AsrActivityDeps) {
     }
   }
 
-  const pieces = createPiecesActivities({ ...deps, leases: deps.pieceLeases }, wordsOf);
+  const pieces = createPiecesActivities(
+    { ...deps, leases: deps.pieceLeases, maxInFlight: deps.maxPiecesInFlight },
+    wordsOf,
+  );
 
   /** `recognition: auto`'s question: this process's running real-time factor of file requests. */
   async function fileRecognitionRate(input: {

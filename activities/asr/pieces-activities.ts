@@ -50,16 +50,22 @@ import {
 
 /** Leases on the account's sessions (the asr worker's session budget; a fake in tests). */
 export interface PieceLeases {
-  /** One lease; rejects only with the signal's reason. */
-  acquire(signal: AbortSignal): Promise<string>;
+  /** Up to `count` leases from the account's free room, answered at once (none when it is full). */
+  takeFree(count: number): Promise<string[]>;
   release(id: string): void;
+  /** Asking costs nothing (a count of the process's own): asked after every piece, not 1, 2, 4, 8… */
+  readonly askAfterEachPiece?: boolean;
 }
 
 export interface PiecesDeps extends Pick<AsrActivityDeps, 'service' | 'store' | 'model' | 'random'> {
-  /** Leases for requests beyond the activity's own slot; none: one request at a time. */
+  /**
+   * Leases for the requests beyond the activity's own slot: the account's session budget when its limit
+   * is shared by several worker processes, else a count of the process's own
+   * (workers/local-piece-leases.ts). None: one request at a time.
+   */
   leases?: PieceLeases | undefined;
-  /** Requests in flight per activity at most (the account's sessions bound them too). */
-  maxInFlight?: number;
+  /** Requests in flight per activity at most (default 1: the activity's own slot). */
+  maxInFlight?: number | undefined;
   /** How long the group's result write is retried; default the retry table's. */
   resultWriteBudgetMs?: number;
   /** Replaces the retry loop's waits (tests). */
@@ -76,8 +82,12 @@ interface PiecesRun {
   readonly done: Map<number, SessionResult>;
   /** Pieces still to send, longest first. */
   readonly queue: PieceRef[];
-  /** Ends every runner and lease wait: a failed piece, or the activity's cancellation. */
-  readonly stop: AbortController;
+  /** The runners (the first on the activity's own slot), those running, and a lease ask under way. */
+  readonly runners: Promise<void>[];
+  running: number;
+  asking: Promise<void> | undefined;
+  /** Pieces recognized by this attempt (asks for more leases go at 1, 2, 4, 8… of them). */
+  sent: number;
   inFlight: number;
   /** The write of the progress last queued (never rejects), and whether a newer one is due. */
   lastWrite: Promise<void>;
@@ -93,13 +103,10 @@ export function createPiecesActivities(
     if (existing) return outputOf(input, existing, true);
     const run = await startRun(deps, input, await words(input.wordsKey));
     const beat = setInterval(() => heartbeat(run), heartbeatIntervalMs(run.ctx?.info.heartbeatTimeoutMs));
-    const cancelled = () => run.stop.abort(run.ctx?.cancellationSignal.reason);
-    run.ctx?.cancellationSignal.addEventListener('abort', cancelled, { once: true });
     try {
       await recognizeAll(run);
     } finally {
       clearInterval(beat);
-      run.ctx?.cancellationSignal.removeEventListener('abort', cancelled);
       await run.lastWrite;
     }
     const result: PiecesResult = {
@@ -169,7 +176,10 @@ async function startRun(
     words,
     done,
     queue,
-    stop: new AbortController(),
+    runners: [],
+    running: 0,
+    asking: undefined,
+    sent: 0,
     inFlight: 0,
     lastWrite: Promise.resolve(),
     writeQueued: false,
@@ -185,42 +195,58 @@ function heartbeat(run: PiecesRun): void {
 }
 
 /**
- * Every queued piece, by runners that each take the next longest: one on the activity's own slot, one
- * more per lease the account's budget grants while pieces wait. The first failure stops them all.
+ * Every queued piece, by runners that each take the next longest: one on the activity's own slot and,
+ * up to `maxInFlight`, one per lease of free room, asked for at the start and again as pieces finish
+ * (free room appears as other calls end). From the account's budget, after 1, 2, 4, 8… pieces: a
+ * handful of updates per group and never a wait in the budget (no timer), so a call's pieces cost no
+ * more Temporal actions than its streams. The leases go back as their runners run out of pieces. The
+ * first failure empties the queue: the runners stop after their piece in flight.
  */
 async function recognizeAll(run: PiecesRun): Promise<void> {
-  const runners: Promise<void>[] = [runner(run)];
-  const leases = run.deps.leases;
-  const max = run.deps.maxInFlight ?? Infinity;
-  // Every lease wanted is asked at once: the budget client asks for all of them in one request (one
-  // update of the budget workflow), not one request per lease; the ones granted after the queue emptied
-  // go straight back, the ones still waiting are withdrawn when it empties.
-  const wanted = leases ? Math.min(run.queue.length, max - 1) : 0;
-  const extra = Promise.all(
-    Array.from({ length: wanted }, async () => {
-      let lease: string;
-      try {
-        lease = await leases!.acquire(run.stop.signal);
-      } catch {
-        return;
-      }
-      if (run.queue.length === 0 || run.stop.signal.aborted) {
-        leases!.release(lease);
-        return;
-      }
-      runners.push(runner(run).finally(() => leases!.release(lease)));
-    }),
-  );
-  // The own runner ends when the queue is empty (or a piece failed): no lease is wanted after that.
-  await runners[0]!.catch(() => undefined);
-  run.stop.abort(new Error('no piece left to send'));
-  await extra;
-  const outcomes = await Promise.allSettled(runners);
+  startRunner(run);
+  if (run.deps.leases) askForLeases(run);
+  await run.runners[0]!.catch(() => undefined);
+  // The queue is empty (or a piece failed): no runner starts after the ask under way is answered.
+  await run.asking;
+  const outcomes = await Promise.allSettled(run.runners);
   const failed = outcomes.find((o) => o.status === 'rejected');
   if (failed) throw failed.reason;
 }
 
-/** Takes pieces until none is left; a piece that fails for good stops every runner. */
+const maxInFlight = (run: PiecesRun) => Math.max(1, run.deps.maxInFlight ?? 1);
+
+function startRunner(run: PiecesRun, lease?: string): void {
+  const leases = run.deps.leases;
+  run.running += 1;
+  const done = runner(run).finally(() => {
+    run.running -= 1;
+    if (lease) leases!.release(lease);
+  });
+  // The first runner's failure is the activity's; the others' are read when all have settled.
+  done.catch(() => undefined);
+  run.runners.push(done);
+}
+
+/** Asks the budget's free room for a runner per waiting piece (one ask at a time); each granted one starts. */
+function askForLeases(run: PiecesRun): void {
+  const leases = run.deps.leases!;
+  const want = Math.min(run.queue.length, maxInFlight(run) - run.running);
+  if (run.asking || want <= 0) return;
+  run.asking = leases
+    .takeFree(want)
+    .then((granted) => {
+      for (const lease of granted) {
+        if (run.queue.length > 0) startRunner(run, lease);
+        else leases.release(lease);
+      }
+    })
+    .catch(() => undefined)
+    .finally(() => {
+      run.asking = undefined;
+    });
+}
+
+/** Takes pieces until none is left; a piece that fails for good empties the queue for every runner. */
 async function runner(run: PiecesRun): Promise<void> {
   for (let piece = run.queue.shift(); piece; piece = run.queue.shift()) {
     run.inFlight += 1;
@@ -228,12 +254,14 @@ async function runner(run: PiecesRun): Promise<void> {
       run.done.set(piece.session, await recognizePiece(run, piece));
     } catch (err) {
       run.queue.length = 0;
-      run.stop.abort(err);
       throw err;
     } finally {
       run.inFlight -= 1;
     }
     keepProgress(run);
+    run.sent += 1;
+    const leases = run.deps.leases;
+    if (leases && (leases.askAfterEachPiece || (run.sent & (run.sent - 1)) === 0)) askForLeases(run);
   }
 }
 

@@ -104,6 +104,8 @@ export interface AsrActivityDeps {
   stagedAudioRangeBytes?: number;
   /** Leases on the account's sessions for file requests beyond an activity's own (pieces-activities.ts). */
   pieceLeases?: PieceLeases | undefined;
+  /** File requests in flight per group of pieces at most (default 1). */
+  maxPiecesInFlight?: number | undefined;
   /** This process's recognition checkpoints (checkpoint-book.ts); `createAsrActivities` makes one. */
   checkpoints?: CheckpointBook;
 }

@@ -32,7 +32,7 @@ import type { OutputLocation } from '../../schemas/recording.ts';
 import type { ErrorDocument, ResultDocument } from '../../schemas/result.ts';
 import { sentimentOutputSchema } from '../../schemas/result.ts';
 import { callInsightsDocumentSchema } from '../../schemas/insights.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { onBucket, type ObjectStore } from '../storage/object-store.ts';
 import { readStaged } from '../storage/staged-outputs.ts';
 import { storedRules } from '../insights/rule-file.ts';
 import { eventMetrics } from './event-metrics.ts';
@@ -110,7 +110,7 @@ async function callEventData(
   input: EmitCallEventInput,
 ): Promise<CallEventData> {
   const keys = callOutputKeys(input.output, input.callId);
-  const out = keys.bucket === store.bucket ? store : store.withBucket(keys.bucket);
+  const out = onBucket(store, keys.bucket);
   const run = { workflowId: input.workflowId, runId: input.runId, batchId: input.batchId };
   if (input.type === EVENT_TYPES.callCompleted) {
     const doc = JSON.parse(await out.getText(keys.result)) as ResultDocument;

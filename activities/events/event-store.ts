@@ -15,7 +15,7 @@
 import { normalizePrefix } from '../../schemas/call-keys.ts';
 import { deliveryFailureSchema, type DeliveryFailure, type SinkName } from '../../schemas/events.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
-import { listObjectsUnder, type ObjectStore } from '../storage/object-store.ts';
+import { listObjectsUnder, onBucket, type ObjectStore } from '../storage/object-store.ts';
 
 const EVENTS_FOLDER = 'events/';
 const FAILED_FOLDER = 'failed/';
@@ -53,7 +53,7 @@ export function failureKey(eventKeyOf: string, gaveUpAt: string, id: string, sin
 }
 
 export function eventStore(store: ObjectStore) {
-  const on = (bucket: string) => (bucket === store.bucket ? store : store.withBucket(bucket));
+  const on = (bucket: string) => onBucket(store, bucket);
   return {
     /** Writes the event's line (the same line again on a retry: the id and time come from history). */
     async write(bucket: string, key: string, line: string): Promise<void> {

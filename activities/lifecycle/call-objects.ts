@@ -17,7 +17,7 @@ import {
 } from '../../schemas/call-keys.ts';
 import pLimit from 'p-limit';
 import type { CallObjectKind } from '../../schemas/lifecycle.ts';
-import { listObjectsUnder, type ObjectInfo, type ObjectStore } from '../storage/object-store.ts';
+import { listObjectsUnder, onBucket, type ObjectInfo, type ObjectStore } from '../storage/object-store.ts';
 import { readLocator } from '../tables/call-locator.ts';
 import { eventsPrefix, failuresPrefix } from '../events/event-store.ts';
 
@@ -56,16 +56,13 @@ export interface CallHoldings {
   dt?: string | undefined;
 }
 
-const on = (store: ObjectStore, bucket: string) =>
-  bucket === store.bucket ? store : store.withBucket(bucket);
-
 /** Every object under `prefix` in `bucket`. */
 export async function listAllUnder(
   store: ObjectStore,
   bucket: string,
   prefix: string,
 ): Promise<ObjectInfo[]> {
-  return listObjectsUnder(on(store, bucket), prefix);
+  return listObjectsUnder(onBucket(store, bucket), prefix);
 }
 
 /** The call's output folder: `<output><callId>/`. */
@@ -106,7 +103,7 @@ const DAY_FOLDER = /^(\d{4}-\d{2}-\d{2})\//;
  * walked by skipping past each day (one short listing a day), not by listing every event there is.
  */
 async function eventDaysUnder(store: ObjectStore, bucket: string, folder: string): Promise<string[]> {
-  const s = on(store, bucket);
+  const s = onBucket(store, bucket);
   const days: string[] = [];
   let after: string | undefined;
   for (;;) {
@@ -130,7 +127,7 @@ async function recordingOf(
   dir: string,
 ): Promise<{ bucket: string; key: string } | undefined> {
   for (const file of [RESULT_FILE, ERROR_FILE]) {
-    const found = await on(store, bucket).read(`${dir}${file}`);
+    const found = await onBucket(store, bucket).read(`${dir}${file}`);
     if (!found) continue;
     try {
       const source = (
@@ -159,7 +156,7 @@ export async function reportsHolding(
   const objects = await listAllUnder(store, bucket, batchesPrefixOf(places));
   for (const o of objects) {
     if (!o.key.endsWith('.json') && !o.key.endsWith('.csv') && !o.key.endsWith('.html')) continue;
-    const text = (await on(store, bucket).read(o.key))?.body.toString('utf8');
+    const text = (await onBucket(store, bucket).read(o.key))?.body.toString('utf8');
     if (!text) continue;
     for (const id of wanted)
       if (text.includes(id)) byCall.get(id)!.push({ kind: 'report', bucket, key: o.key });
@@ -237,7 +234,7 @@ async function holdingOf(
   for (const o of await listAllUnder(store, store.bucket, stagingDirOf(places, callId)))
     objects.push({ kind: 'staging', bucket: store.bucket, key: o.key, size: o.size });
   const tablesBucket = places.tables.bucket;
-  const locator = await readLocator(on(store, tablesBucket), places.tables, callId);
+  const locator = await readLocator(onBucket(store, tablesBucket), places.tables, callId);
   const locatorKey = callLocatorKey(places.tables, callId);
   if (locator) {
     objects.push({ kind: 'index', bucket: tablesBucket, key: locatorKey, size: 0 });
@@ -250,7 +247,7 @@ async function holdingOf(
   }
   const recording = await recordingOf(store, places.output.bucket, dir);
   if (recording && recordings) {
-    const head = await on(store, recording.bucket).head(recording.key);
+    const head = await onBucket(store, recording.bucket).head(recording.key);
     if (head) objects.push({ kind: 'recording', ...recording, size: head.size });
   }
   return { callId, objects, shared, recording, dt: locator?.dt };

@@ -30,7 +30,7 @@ import {
   RESULT_FILE,
 } from '../../schemas/call-keys.ts';
 import { TABLE_NAMES, type TableName, type TableRow } from '../../schemas/tables.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { onBucket, type ObjectStore } from '../storage/object-store.ts';
 import { readRows } from '../tables/table-files.ts';
 import { callHoldings, type CallHoldings, type CallObject, type CallPlaces } from './call-objects.ts';
 import { eventsPrefix } from '../events/event-store.ts';
@@ -83,9 +83,6 @@ function newRequestId(): string {
   const letters = [...randomBytes(12)].map((b) => String.fromCharCode(97 + (b % 26))).join('');
   return `export-${letters}`;
 }
-
-const on = (store: ObjectStore, bucket: string) =>
-  bucket === store.bucket ? store : store.withBucket(bucket);
 
 /** Rows as JSON: dates as ISO text, 64-bit integers as numbers when exact, else as text. */
 function rowsJson(rows: TableRow[]): string {
@@ -158,7 +155,7 @@ async function download(
     },
   });
   await mkdir(dirname(path), { recursive: true });
-  await pipeline(await on(store, object.bucket).getStream(object.key), tap, createWriteStream(path));
+  await pipeline(await onBucket(store, object.bucket).getStream(object.key), tap, createWriteStream(path));
   return { size, sha256: hash.digest('hex') };
 }
 
@@ -197,7 +194,7 @@ async function tableRowsOf(
     ...h.objects.filter((o) => o.kind === 'table-file'),
     ...h.shared.filter((s) => s.kind === 'table-part'),
   ];
-  const tables = on(store, places.tables.bucket);
+  const tables = onBucket(store, places.tables.bucket);
   const out = new Map<TableName, { rows: TableRow[]; from: string[] }>();
   for (const { key } of keys) {
     const table = TABLE_NAMES.find((t) => key.includes(`/${t}/dt=`));
@@ -277,7 +274,7 @@ async function assertEmptyDir(path: string): Promise<void> {
 }
 
 async function assertEmptyPrefix(store: ObjectStore, target: { bucket: string; prefix: string }) {
-  const page = await on(store, target.bucket).listPage(target.prefix, undefined, 1);
+  const page = await onBucket(store, target.bucket).listPage(target.prefix, undefined, 1);
   if (page.objects.length > 0)
     throw new ExportRequestError(
       `--to s3://${target.bucket}/${target.prefix} is not empty: an export goes to a prefix of its own`,
@@ -342,7 +339,7 @@ export async function exportCalls(
     };
     // Beside forget's and retention's records, at the root of the output bucket.
     const audited = auditKey('export', requestId);
-    const auditStore = on(store, places.output.bucket);
+    const auditStore = onBucket(store, places.output.bucket);
     const writeAudit = () =>
       auditStore.put(audited, `${JSON.stringify(audit, null, 2)}\n`, { contentType: 'application/json' });
     if (dirTarget) {
@@ -356,7 +353,7 @@ export async function exportCalls(
 
     /** Files, then the audit record, then the manifest: an export with a manifest is whole and audited. */
     async function uploadAll(s: ObjectStore, from: string, to: { bucket: string; prefix: string }) {
-      const dest = on(s, to.bucket);
+      const dest = onBucket(s, to.bucket);
       const written: string[] = [];
       try {
         for (const path of (await filesUnder(from)).filter((p) => p !== MANIFEST_FILE)) {

@@ -32,7 +32,7 @@ import {
   type CallObjectKind,
   type ForgetInput,
 } from '../../schemas/lifecycle.ts';
-import { DeleteRefusedError, listObjectsUnder, type ObjectStore } from '../storage/object-store.ts';
+import { DeleteRefusedError, listObjectsUnder, onBucket, type ObjectStore } from '../storage/object-store.ts';
 import { reportedSource } from '../storage/call-id.ts';
 import { activityContext } from '../activity-context.ts';
 import { withLeases, type LeaseOptions } from '../tables/partition-lease.ts';
@@ -199,11 +199,6 @@ async function rowsLeft(
 function reportFolderOf(key: string): string | undefined {
   const m = /^(.*?batches\/[^/]+\/)/.exec(key);
   return m?.[1];
-}
-
-/** The store on `bucket`. */
-function onBucket(store: ObjectStore, bucket: string): ObjectStore {
-  return bucket === store.bucket ? store : store.withBucket(bucket);
 }
 
 /** A report folder's files rewritten without the lines of `callIds`; whether anything changed. */

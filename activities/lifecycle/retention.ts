@@ -15,7 +15,7 @@ import {
   type RetentionDays,
   type RetentionKind,
 } from '../../schemas/lifecycle.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { onBucket, type ObjectStore } from '../storage/object-store.ts';
 import { listAllUnder } from './call-objects.ts';
 import { readRows } from '../tables/table-files.ts';
 
@@ -51,7 +51,7 @@ async function callsByDay(
   places: RetentionInput['places'],
   before: string,
 ): Promise<Map<string, string>> {
-  const out = store.bucket === places.tables.bucket ? store : store.withBucket(places.tables.bucket);
+  const out = onBucket(store, places.tables.bucket);
   const days = new Map<string, string>();
   for (const o of await listAllUnder(
     store,

@@ -72,15 +72,3 @@ export class MediaCancelledError extends Error {
     super(`${what} cancelled`);
   }
 }
-
-/** A transcode produced a different number of bytes than the session's length requires. */
-export class MediaLengthError extends Error {
-  override name = 'MediaLengthError';
-  readonly expected: number;
-  readonly actual: number;
-  constructor(expected: number, actual: number, what: string) {
-    super(`${what}: expected ${expected} bytes, got ${actual}`);
-    this.expected = expected;
-    this.actual = actual;
-  }
-}

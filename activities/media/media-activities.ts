@@ -4,21 +4,17 @@
  * storage, never through workflow history. Errors leave as their classes (errors.ts); the worker's
  * activity boundary (activities/failure-boundary.ts) types them from the retry table.
  */
-import type { InputReader, ProbeResult } from '../../schemas/media-probe.ts';
-import type { SessionAudioFormat, StagedSession } from '../../schemas/media-transcode.ts';
+import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { PlanOptions, SessionPlan } from '../../schemas/plan.ts';
 import { activityContext } from '../activity-context.ts';
 import { planRecording as planFromProbe } from './plan.ts';
 import { probeRecording as probeFile } from './probe.ts';
 import type { StagingStore } from './staging.ts';
 import type { MediaTimeBounds } from './time-bound.ts';
-import { transcodeSession as transcodeToStaging } from './transcode.ts';
 
 export interface MediaActivityDeps {
-  /** Where transcoded sessions go (S3 in production, a local directory in tests). */
+  /** Where a plan's tracks are staged (S3 in production, a local directory in tests). */
   store: StagingStore;
-  /** Key prefix in the store (the configured staging prefix). */
-  keyPrefix?: string;
   /** Plan options used when an input gives none (e.g. maxSessionSeconds from config). */
   planDefaults?: PlanOptions;
   /** Cancellation of the current activity; default: the Temporal activity context's signal, when there is one. */
@@ -44,34 +40,9 @@ export interface PlanRecordingInput {
   options?: PlanOptions;
   /**
    * Stage each track whole under this key prefix (the call's audio prefix), for sessions to read by
-   * byte range (staged-tracks.ts); absent (runs started before), sessions are transcoded one by one.
+   * byte range (staged-tracks.ts); absent, the plan stages nothing (tests and benchmarks of the planner).
    */
   stageTracksUnder?: string;
-}
-
-export interface TranscodeSessionActivityInput {
-  path: string;
-  fingerprint: string;
-  streamIndex: number;
-  track: number;
-  /** The track's source channels (SessionPlan.tracks[track].sourceChannels). */
-  sourceChannels: number[];
-  /** How ffmpeg reads the recording (ProbeResult.reader); absent from workflows started before 0.2.0. */
-  reader?: InputReader;
-  start: number;
-  end: number;
-  format: SessionAudioFormat;
-}
-
-/**
- * Whether a session's audio may be staged already: on a retried attempt (a crash after the upload), not
- * on a first one, which saves a HEAD per session. The price: a call run again after a failure
- * transcodes its sessions again rather than finding the failed run's (identical bytes, the same key).
- * Outside an activity (tests, scripts): always looked for.
- */
-function mayHaveStaged(): boolean {
-  const attempt = activityContext()?.info.attempt;
-  return attempt === undefined || attempt > 1;
 }
 
 export function createMediaActivities(deps: MediaActivityDeps) {
@@ -104,16 +75,6 @@ export function createMediaActivities(deps: MediaActivityDeps) {
           ? { store: deps.store, keyPrefix: input.stageTracksUnder }
           : undefined,
       );
-    },
-
-    async transcodeSession(input: TranscodeSessionActivityInput): Promise<StagedSession> {
-      return transcodeToStaging(input, {
-        store: deps.store,
-        keyPrefix: deps.keyPrefix,
-        signal: signal(),
-        timeBounds: deps.timeBounds,
-        mayExist: mayHaveStaged(),
-      });
     },
   };
 }

@@ -27,7 +27,6 @@ import { scratchPath } from '../scratch.ts';
 export interface RecordingMediaDeps {
   store: ObjectStore;
   staging: StagingStore;
-  stagingPrefix: string;
   planDefaults?: PlanOptions;
 }
 
@@ -145,7 +144,6 @@ async function redactAudio(
 export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
   const media = createMediaActivities({
     store: deps.staging,
-    keyPrefix: deps.stagingPrefix,
     planDefaults: deps.planDefaults,
   });
   const local = async (source: RecordingSource): Promise<string> => {

@@ -1,8 +1,8 @@
 /**
- * Staging storage for transcoded sessions and tracks. The interface is what the media activities need and no more;
- * the S3 implementation lives in activities/storage/, the local-directory one here serves tests and
- * offline runs. Keys are deterministic (source fingerprint + session + format), so a retried or
- * re-run transcode finds its own earlier output.
+ * Staging storage for a recording's transcoded tracks. The interface is what the media activities need
+ * and no more; the S3 implementation lives in activities/storage/, the local-directory one here serves
+ * tests and offline runs. Keys are deterministic (source fingerprint + track + format), so a retried
+ * or re-run plan writes over its own earlier output.
  */
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -11,7 +11,6 @@ import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { SessionAudioFormat } from '../../schemas/media-transcode.ts';
-import { secondsToMs } from '../../schemas/units.ts';
 
 /** Object metadata: strings only, as S3 user metadata is. */
 export type StagingMeta = Record<string, string>;
@@ -34,34 +33,22 @@ export interface StagingStore {
   head(key: string): Promise<StagedObjectInfo | undefined>;
 }
 
-/** File name extension of each session format in keys. */
+/** File name extension of each audio format in keys. */
 const FORMAT_EXTENSIONS: Record<SessionAudioFormat, string> = { mulaw: 'mulaw', pcm16k: 's16le-16k' };
 
 export interface StagingKeyInput {
   fingerprint: string;
   track: number;
-  start: number;
-  end: number;
   format: SessionAudioFormat;
   /** Prefix such as the configured staging prefix (`staging/`). */
   prefix?: string;
 }
 
 /**
- * `<prefix><fingerprint>/t<track>/<startMs>-<endMs>.<ext>`: the same source, session range and format
- * always give the same key; a different plan of the same source gives different keys.
- */
-export function stagingKey(input: StagingKeyInput): string {
-  const fp = input.fingerprint.replace(/[^A-Za-z0-9._-]/g, '-');
-  const ms = (s: number) => String(secondsToMs(s)).padStart(9, '0');
-  return `${input.prefix ?? ''}${fp}/t${input.track}/${ms(input.start)}-${ms(input.end)}.${FORMAT_EXTENSIONS[input.format]}`;
-}
-
-/**
  * `<prefix><fingerprint>/t<track>/track.<ext>`: a whole track of the recording (staged-tracks.ts), which
- * sessions read by byte range; beside the per-session keys of {@link stagingKey}, never equal to one.
+ * sessions read by byte range.
  */
-export function trackKey(input: Omit<StagingKeyInput, 'start' | 'end'>): string {
+export function trackKey(input: StagingKeyInput): string {
   const fp = input.fingerprint.replace(/[^A-Za-z0-9._-]/g, '-');
   return `${input.prefix ?? ''}${fp}/t${input.track}/track.${FORMAT_EXTENSIONS[input.format]}`;
 }

@@ -13,7 +13,7 @@ import {
 import type { OutputLocation } from '../../schemas/recording.ts';
 import { CALLS_TABLE, type TableRow } from '../../schemas/tables.ts';
 import type { BatchReport } from '../backfill/report.ts';
-import { listObjectsUnder, type ObjectStore } from '../storage/object-store.ts';
+import { listObjectsUnder, onBucket, type ObjectStore } from '../storage/object-store.ts';
 import { decodeTable } from '../tables/parquet.ts';
 import { renderNightReport } from './night-report.ts';
 import { daysBetween, eventStore } from '../events/event-store.ts';
@@ -37,7 +37,7 @@ export interface WriteNightReportOutput {
 }
 
 export function createPageActivities({ store }: { store: ObjectStore }) {
-  const on = (bucket: string) => (bucket === store.bucket ? store : store.withBucket(bucket));
+  const on = (bucket: string) => onBucket(store, bucket);
 
   /** The rows of `calls` for the given days, the newest version of each call. */
   async function callsOf(

@@ -4,7 +4,8 @@
  * (sentiment by speaker, talk time, rules, tables, pages) reads who said what as established here.
  *
  * On a one-track call (mono, or channels mixed down) it reads the staged 8-kHz mu-law audio, separates
- * the utterances into voices (voice-separation.ts) and names them by the role model (role-model.ts); on a
+ * the utterances into voices (speaker-separator.ts: the speaker-embedding model when installed, else
+ * voice-separation.ts) and names them by the role model (role-model.ts); on a
  * call of a track per speaker it checks the channel map against the evidence and swaps it when the
  * evidence contradicts it with high confidence (never with `plan.channels.roles: fixed`). It writes the
  * timeline with speakers and the speakers document (schemas/speakers.ts) to staging; only small facts go
@@ -28,7 +29,8 @@ import { metrics } from '../metrics.ts';
 import { defaultRules, storedRules, type LoadedRules } from '../insights/rule-file.ts';
 import { decideRoles, UNKNOWN_SPEAKER, type RoleCandidate } from './role-model.ts';
 import { separateByLine } from './line-separation.ts';
-import { separateVoices, type AudioReader, type SeparationResult } from './voice-separation.ts';
+import type { AudioReader, SeparationResult } from './voice-separation.ts';
+import { voiceSeparator } from './speaker-separator.ts';
 
 /** Sample rate of staged recognition audio (8 kHz mu-law, spec 02). */
 const STAGED_SAMPLE_RATE = 8000;
@@ -236,7 +238,11 @@ function separateOrExplain(
 ): SeparationResult {
   const spans = utterances.map((u) => ({ start: u.start, end: u.end }));
   try {
-    return byLine ? separateByLine(audio, spans) : separateVoices(audio, spans);
+    if (byLine) return separateByLine(audio, spans);
+    const separator = voiceSeparator();
+    const result = separator.separate(audio, spans);
+    if (!separator.note) return result;
+    return { ...result, reason: result.reason ? `${separator.note}; ${result.reason}` : separator.note };
   } catch (err) {
     return {
       voices: 0,

@@ -92,6 +92,14 @@ export interface ObjectStore {
   withBucket(bucket: string): ObjectStore;
 }
 
+/** The store on `bucket`: itself when it is on it already, else the same store on the other bucket. */
+export function onBucket<S extends Pick<ObjectStore, 'bucket' | 'withBucket'>>(
+  store: S,
+  bucket: string,
+): S | ObjectStore {
+  return bucket === store.bucket ? store : store.withBucket(bucket);
+}
+
 /** Region of S3 when neither callpipe's sources nor AWS's (AWS_REGION, the profile) name one. */
 /** Every object under `prefix`, page after page, in the store's key order. */
 export async function listObjectsUnder(

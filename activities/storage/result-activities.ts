@@ -21,7 +21,7 @@ import { timelineSchema, type Timeline } from '../../schemas/transcript.ts';
 import { assertSafeCallId, KeyError, relativeHref, type CallOutputKeys } from '../../schemas/call-keys.ts';
 import { FAILURE } from '../../schemas/retry-table.ts';
 import { failureOf } from '../failure.ts';
-import type { ObjectStore } from './object-store.ts';
+import { onBucket, type ObjectStore } from './object-store.ts';
 import {
   assembleResult,
   buildErrorDocument,
@@ -206,7 +206,7 @@ function outputTargetOf(store: ObjectStore, input: { callId: string; output: Cal
   if (!input.output.dir.endsWith(`${input.callId}/`)) {
     throw new KeyError(`output keys of ${JSON.stringify(input.output.dir)} are not call ${input.callId}'s`);
   }
-  const out = input.output.bucket !== store.bucket ? store.withBucket(input.output.bucket) : store;
+  const out = onBucket(store, input.output.bucket);
   return { keys: input.output, out };
 }
 
@@ -261,7 +261,7 @@ export function createResultActivities({ store, personalColumns, digestKey, call
     // The unredacted copy first: once result.json is there the call is done, copy or not.
     if (copy && redaction) {
       const plainResult = unredactedCopy(result, redaction, copy.recognized);
-      const to = copy.plain.bucket !== store.bucket ? store.withBucket(copy.plain.bucket) : store;
+      const to = onBucket(store, copy.plain.bucket);
       await to.put(copy.plain.transcript, toWebVtt(plainResult.utterances), VTT_TYPE);
       await to.put(copy.plain.result, json(plainResult), JSON_TYPE);
     }

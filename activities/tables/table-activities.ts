@@ -14,7 +14,7 @@
  * compaction of the same day never interleave. Both activities are idempotent: a retry after a crash
  * at any step converges to the same rows.
  */
-import type { ObjectStore } from '../storage/object-store.ts';
+import { onBucket, type ObjectStore } from '../storage/object-store.ts';
 import type { CallIdMode } from '../../schemas/config.ts';
 import { activityContext } from '../activity-context.ts';
 import type { LeaseOptions } from './partition-lease.ts';
@@ -37,7 +37,7 @@ function heartbeat(details?: unknown): void {
 }
 
 export function createTableActivities({ store, lease, callIds }: TableActivityDeps) {
-  const on = (bucket: string) => (bucket === store.bucket ? store : store.withBucket(bucket));
+  const on = (bucket: string) => onBucket(store, bucket);
   const leaseOptions = (what: string): LeaseOptions => ({ ...lease, what, onWait: () => heartbeat() });
 
   return {

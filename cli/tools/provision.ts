@@ -5,6 +5,8 @@
  * line, that Node (npm's `node` package, which installs the registry's `node-<os>-<arch>` binary package).
  * Everything goes through the registries this project may use; nothing downloads a binary from anywhere else.
  *
+ * It also installs the speakers stage's speaker-embedding model (cli/tools/speaker-model.ts).
+ *
  * Idempotent and fast when everything is present: one stamp file and a few `stat`s, no subprocess.
  */
 import { spawnSync } from 'node:child_process';
@@ -14,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { ensureNode as ensureNodeRuntime, PINNED_NODE } from '../../scripts/node-runtime.mjs';
 import { mediaTools, processSettings } from '../../schemas/process-settings.ts';
 import { childEnv } from '../../schemas/child-env.ts';
+import { ensureSpeakerModel, SpeakerModelInstallError } from './speaker-model.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const TOOLS_DIR = join(PROJECT_ROOT, '.tools');
@@ -334,7 +337,10 @@ export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
   const browser = options.browser ? { chromium: ensureChromium({ log }) } : {};
   if (options.browser) ensureCjkFonts({ log });
   const test = () => (options.test ? { python: ensureTestPackages({ log }) } : {});
-  if (stampMatches()) return { ...toolPaths(), ...browser, ...test() };
+  if (stampMatches()) {
+    speakerModel(log);
+    return { ...toolPaths(), ...browser, ...test() };
+  }
   mkdirSync(BIN, { recursive: true });
   ensureFfmpeg(log);
   ensureVenv(log);
@@ -347,7 +353,18 @@ export function ensureTools(options: EnsureToolsOptions = {}): ToolPaths {
     if (!existsSync(path)) throw new ToolsError(`${name} is still missing at ${path} after installation`);
   }
   writeFileSync(STAMP, JSON.stringify({ pinned: PINNED, at: new Date().toISOString() }, null, 2));
+  speakerModel(log);
   return { ...paths, ...browser, ...test() };
+}
+
+/** The speakers stage's speaker-embedding model (cli/tools/speaker-model.ts); fast when it is there. */
+function speakerModel(log: (line: string) => void): void {
+  try {
+    ensureSpeakerModel(venvPython(), { log });
+  } catch (err) {
+    if (err instanceof SpeakerModelInstallError) throw new ToolsError(err.message);
+    throw err;
+  }
 }
 
 /**

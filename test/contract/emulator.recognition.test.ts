@@ -144,62 +144,59 @@ describe('streamed at speed 100: phrases and times within ±0.1 s', () => {
   });
 });
 
+const url = () => `${emu.baseUrl}/asr/v1/speech_recognition/ja-gen_tf-08`;
+
+function multipart(parts: { name: string; type?: string; data: Buffer | string }[], boundary = 'XbOuNdArY') {
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    chunks.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`,
+      ),
+    );
+    chunks.push(Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data));
+    chunks.push(Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return Buffer.concat(chunks);
+}
+
+/** Sends the body with chunked transfer encoding, in pieces. */
+function sendChunked(body: Buffer, boundary = 'XbOuNdArY'): Promise<{ status: number; json: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url(),
+      {
+        method: 'POST',
+        headers: {
+          'Content-Type': `multipart/form-data; boundary="${boundary}"`,
+          Authorization: `Bearer ${access}`,
+        },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, json: JSON.parse(Buffer.concat(parts).toString('utf8')) }),
+        );
+      },
+    );
+    req.on('error', reject);
+    for (let i = 0; i < body.length; i += 4096) req.write(body.subarray(i, i + 4096));
+    req.end();
+  });
+}
+
+const param = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ msg: { msgname: 'start' }, param: { ...MULAW_8K, ...PARAM_OPTIONS, ...extra } });
+const stop = JSON.stringify({ msg: { msgname: 'stop' } });
+const script: PhraseAt[] = [
+  { id: 3, start: 0.5 },
+  { id: 120, start: 2.0 },
+];
+const audio = toMulaw(synthesize({ rate: 8000, phrases: script, noiseDbfs: -60 }));
+
 describe('file recognition (multipart, 60 s)', () => {
-  const url = () => `${emu.baseUrl}/asr/v1/speech_recognition/ja-gen_tf-08`;
-
-  function multipart(
-    parts: { name: string; type?: string; data: Buffer | string }[],
-    boundary = 'XbOuNdArY',
-  ) {
-    const chunks: Buffer[] = [];
-    for (const p of parts) {
-      chunks.push(
-        Buffer.from(
-          `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`,
-        ),
-      );
-      chunks.push(Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data));
-      chunks.push(Buffer.from('\r\n'));
-    }
-    chunks.push(Buffer.from(`--${boundary}--\r\n`));
-    return Buffer.concat(chunks);
-  }
-
-  /** Sends the body with chunked transfer encoding, in pieces. */
-  function sendChunked(body: Buffer, boundary = 'XbOuNdArY'): Promise<{ status: number; json: unknown }> {
-    return new Promise((resolve, reject) => {
-      const req = request(
-        url(),
-        {
-          method: 'POST',
-          headers: {
-            'Content-Type': `multipart/form-data; boundary="${boundary}"`,
-            Authorization: `Bearer ${access}`,
-          },
-        },
-        (res) => {
-          const parts: Buffer[] = [];
-          res.on('data', (c: Buffer) => parts.push(c));
-          res.on('end', () =>
-            resolve({ status: res.statusCode!, json: JSON.parse(Buffer.concat(parts).toString('utf8')) }),
-          );
-        },
-      );
-      req.on('error', reject);
-      for (let i = 0; i < body.length; i += 4096) req.write(body.subarray(i, i + 4096));
-      req.end();
-    });
-  }
-
-  const param = (extra: Record<string, unknown> = {}) =>
-    JSON.stringify({ msg: { msgname: 'start' }, param: { ...MULAW_8K, ...PARAM_OPTIONS, ...extra } });
-  const stop = JSON.stringify({ msg: { msgname: 'stop' } });
-  const script: PhraseAt[] = [
-    { id: 3, start: 0.5 },
-    { id: 120, start: 2.0 },
-  ];
-  const audio = toMulaw(synthesize({ rate: 8000, phrases: script, noiseDbfs: -60 }));
-
   it('three parts (chunked body, a part without content type) → the messages in order', async () => {
     const body = multipart([
       { name: 'parameter', type: 'application/json; charset=UTF-8', data: param() },

@@ -66,9 +66,10 @@ function pacing(c: StreamClient) {
   return p;
 }
 
-describe('start: validation (410 Invalid Parameter, spec 02 Errors)', () => {
+/** Start requests the service refuses with 410 (spec 02 Errors): name, the detail, the parameters, more fields. */
+const INVALID_STARTS: [string, string, Record<string, unknown>, Record<string, unknown>?][] = (() => {
   const base = { ...MULAW_8K };
-  const cases: [string, string, Record<string, unknown>, Record<string, unknown>?][] = [
+  return [
     ['unknown model', 'Invalid Model Name', base],
     ['domain id of 7 characters', 'Invalid domainid', { ...base, 'recognizeParameter.domainId': 'cpdomai' }],
     ['domain id with a symbol', 'Invalid domainid', { ...base, 'recognizeParameter.domainId': 'cp-domai' }],
@@ -126,7 +127,10 @@ describe('start: validation (410 Invalid Parameter, spec 02 Errors)', () => {
       { words: Array.from({ length: 1001 }, () => ({ surface: 'a', reading: 'ア' })) },
     ],
   ];
-  for (const [name, detail, param, extra] of cases) {
+})();
+
+describe('start: validation (410 Invalid Parameter, spec 02 Errors)', () => {
+  for (const [name, detail, param, extra] of INVALID_STARTS) {
     it(`${name} → ${detail}`, async () => {
       const c = new StreamClient(emu, access, name === 'unknown model' ? 'ja-nope-08' : 'ja-gen_tf-08');
       expectError(await c.start(param, extra), 410, 'Invalid Parameter', detail);
@@ -227,7 +231,7 @@ describe('started answer', () => {
   });
 });
 
-describe('session rules', () => {
+describe('session rules: requests, cookies and timing', () => {
   it('audio answers 204 when there is nothing to say and rotates the token cookie', async () => {
     const c = await started();
     const before = c.jar.get('token');
@@ -299,7 +303,9 @@ describe('session rules', () => {
     expect(res.json).toEqual([{ msg: { msgname: 'completed', uniqueId: c.uniqueId, cause: 'CANCEL' } }]);
     expectError(await c.audio(silence(0.24)), 411, 'Invalid State', 'Invalid Unique ID');
   });
+});
 
+describe('session rules: buffer and pacing', () => {
   it('audio further ahead than the 2 s buffer → 412 Interval Too Brief', async () => {
     // The clock stands still: the recognizer stays where the first audio arrived, so every chunk adds
     // its whole length to the buffer, however long the requests take.
@@ -391,7 +397,9 @@ describe('session rules', () => {
       await fast.close();
     }
   });
+});
 
+describe('session rules: session ends', () => {
   it('a request while the previous is unanswered (stop waiting for recognition) → 412', async () => {
     const c = await started();
     for (let i = 0; i < 8; i++) expect((await c.audio(silence(0.24))).status).toBe(204);

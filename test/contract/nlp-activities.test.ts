@@ -85,7 +85,7 @@ function nlpRequests(fragment: string): number {
 
 const base = { callId: 'call-1', timelineKey: 'c/timeline.json' };
 
-describe('text activities against the emulator', () => {
+describe('text activities against the emulator: cleaning and summaries', () => {
   it('filler removal: a few requests for a whole call, each utterance cleaned as if sent alone', async () => {
     const config = await start();
     const utterances = call(120);
@@ -156,7 +156,9 @@ describe('text activities against the emulator', () => {
     expect(k.keywords.length).toBeGreaterThan(0);
     expect(k.keywords.length).toBeLessThanOrEqual(7);
   });
+});
 
+describe('text activities against the emulator: blocked and refused', () => {
   it('30 % of requests blocked (99997): one attempt rides them out, every retry counted; a service that blocks everything fails the step alone within its budget', async () => {
     const config = await start({ faults: { seed: 7, rateLimitBursts: { probability: 0.3 } } });
     const utterances = call(40);

@@ -128,27 +128,27 @@ describe('99997 bursts', () => {
   });
 });
 
-describe('stream recognition against the emulator', () => {
-  const phrases: PhraseAt[] = [
-    { id: 1, start: 1 },
-    { id: 101, start: 6 },
-    { id: 4, start: 11 },
-    { id: 102, start: 16 },
-    { id: 6, start: 21 },
-  ];
-  const DURATION = 26;
+const phrases: PhraseAt[] = [
+  { id: 1, start: 1 },
+  { id: 101, start: 6 },
+  { id: 4, start: 11 },
+  { id: 102, start: 16 },
+  { id: 6, start: 21 },
+];
+const DURATION = 26;
 
-  async function recognize(
-    config: ServiceConfig,
-    audio: Buffer,
-    startOffsetSeconds = 0,
-    opts: ServiceClientOptions = {},
-  ) {
-    const client = createServiceClient(config, opts);
-    const session = client.recognizeStream({ audio: Readable.from([audio]), startOffsetSeconds });
-    return { session, summary: await session.done };
-  }
+async function recognize(
+  config: ServiceConfig,
+  audio: Buffer,
+  startOffsetSeconds = 0,
+  opts: ServiceClientOptions = {},
+) {
+  const client = createServiceClient(config, opts);
+  const session = client.recognizeStream({ audio: Readable.from([audio]), startOffsetSeconds });
+  return { session, summary: await session.done };
+}
 
+describe('stream recognition against the emulator: recognition and resume', () => {
   it('recognizes a synthetic call with times where the phrases are', async () => {
     const config = await start({}, 100);
     const { summary } = await recognize(config, mulawRecording(phrases, DURATION));
@@ -197,7 +197,9 @@ describe('stream recognition against the emulator', () => {
     expect(before).toEqual(rest.results);
     expect(rest.endOffsetSeconds).toBeCloseTo(audio.byteLength / 8000, 3);
   });
+});
 
+describe('stream recognition against the emulator: pacing', () => {
   it('sending faster than the service recognizes is 412, a session error', async () => {
     const config = await start({}, 10);
     const client = createServiceClient({ ...config, speed: 1000 });
@@ -239,7 +241,9 @@ describe('stream recognition against the emulator', () => {
     expect(heard.accepted).toBeCloseTo(session.progress().audioSecondsSent, 6);
     expect(heard.accepted).toBeGreaterThan(2);
   });
+});
 
+describe('stream recognition against the emulator: cookies and long sessions', () => {
   it('a stale token cookie is 450, a session error', async () => {
     const config = await start({}, 100);
     const client = createServiceClient(config);

@@ -138,16 +138,12 @@ function sparseScript(seconds: number, count: number, seed: number): FixtureScri
   return { durationSeconds: seconds, background: 'silence', channels: [{ phrases }] };
 }
 
-/**
- * Writes every case's input under `dir` and returns the cases. Idempotent: the same dir gets the same
- * bytes (seeded), except the random-bytes file, which is random by nature and seeded too.
- */
-export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
-  mkdirSync(dir, { recursive: true });
-  const at = (name: string) => join(dir, name);
-  const cases: CorpusCase[] = [];
+/** Where a case's files go: `name` in the corpus directory. */
+type At = (name: string) => string;
 
-  // --- unreadable inputs: each fails at probe with a reason, and the batch goes on -------------------
+/** Unreadable inputs: each fails at probe with a reason, and the batch goes on. */
+async function unreadableCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   writeFileSync(at('empty.wav'), Buffer.alloc(0));
   cases.push({
     name: 'empty',
@@ -210,8 +206,12 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       note: 'probe: not readable',
     },
   });
+  return cases;
+}
 
-  // --- video ------------------------------------------------------------------------------------------
+/** Video files: the audio stream of one is used; one with no audio fails at probe. */
+async function videoCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   const videoAudio = at('video-audio.wav');
   const videoScript = await renderCall(
     videoAudio,
@@ -244,8 +244,12 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       note: 'probe: video with no audio track',
     },
   });
+  return cases;
+}
 
-  // --- lengths ----------------------------------------------------------------------------------------
+/** Lengths: a second, an hour of silence, and the long silent call (planned only). */
+async function lengthCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   const oneSecond: FixtureScript = {
     durationSeconds: 1,
     background: 'silence',
@@ -299,8 +303,12 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       note: 'silence not planned: one short session around each phrase; transcode length exact',
     },
   });
+  return cases;
+}
 
-  // --- formats ----------------------------------------------------------------------------------------
+/** Formats that strain the probe: six channels at 96 kHz, A-law, headers that lie about the length. */
+async function mislabelledFormatCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   const sixChannels = await renderCall(
     at('hires-6ch.wav'),
     generateCallScript({ durationSeconds: SHORT_CALL_SECONDS, stereo: true, seed: 31 }),
@@ -368,8 +376,15 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       note: 'duration is the decoded ~12 s; the header’s claim is ignored',
     },
   });
+  return cases;
+}
 
-  // --- what PBXs, call recorders and phones write (issue 13) ---------------------------------------------
+/**
+ * What PBXs and call recorders write (issue 13): headerless telephony formats, named by their
+ * extension alone, and files whose name does not say what the content is.
+ */
+async function telephonyCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   // Headerless telephony formats: nothing in the file says what it is, only the extension.
   const telephonyCall = generateCallScript({ durationSeconds: SHORT_CALL_SECONDS, stereo: false, seed: 71 });
   const telephonyWav16k = at('telephony-16k.wav');
@@ -415,8 +430,12 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     '-f',
     'g726le',
   ]);
+  return cases;
+}
 
-  // Formats with a header, as recorders, softphones and browsers write them: each read by its content.
+/** Formats with a header, as recorders, softphones and browsers write them: each read by its content. */
+async function recorderFormatCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   const formats: { name: string; what: string; codec: string; stereo: boolean; encode: string[] }[] = [
     {
       name: 'recorder.mp3',
@@ -487,8 +506,12 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       },
     });
   }
+  return cases;
+}
 
-  // A long hold: both sides quiet over line noise for 20 minutes between the opening and the close.
+/** A long hold: both sides quiet over line noise for 20 minutes between the opening and the close. */
+async function longHoldCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   const opening = generateCallScript({ durationSeconds: HOLD_EDGE_SECONDS, stereo: true, seed: 87 });
   const close = generateCallScript({ durationSeconds: HOLD_EDGE_SECONDS, stereo: true, seed: 88 });
   const resumeAt = HOLD_EDGE_SECONDS + HOLD_SECONDS;
@@ -516,7 +539,15 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       note: 'the phrases after the hold at their times; the hold is silence on both channels',
     },
   });
+  return cases;
+}
 
+/**
+ * Recordings damaged on the way, refused with the damage named (the packet gap re-encodes the WebM
+ * source {@link recorderFormatCases} writes).
+ */
+async function damagedCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   // A browser recording that lost 5 s of packets at 6 s (a network drop): its timestamps jump, its audio
   // does not. Decoded, every phrase after the drop would come 5 s early; refused, with the gap named.
   await writeEncoded(at('browser.webm-source.wav'), at('packet-gap.webm'), [
@@ -562,7 +593,12 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       note: 'plan: the decoded length checked against the packets the probe read',
     },
   });
+  return cases;
+}
 
+/** What phones record (issue 13): AMR-NB with DTX, alone and in 3GP. */
+async function phoneCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   // AMR-NB with DTX, as phones record it: 75 s whose silences (over line noise) are comfort-noise and
   // NO_DATA frames, which ffmpeg's decoder drops (to about 22 s) while exiting 0. One leg: the encoder's own
   // voice detection would take a quiet far leg's phrase for silence, and this case checks the decoding.
@@ -594,7 +630,12 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     script: amrCall,
     expected: { status: 'done', speakers: ['mixed'], note: `${AMR_CALL_SECONDS} s counted from its frames` },
   });
+  return cases;
+}
 
+/** What lines do to a call: hum and DC, mono up-mixed to stereo, a dead leg. */
+async function lineCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   // Line hum and DC offset under three minutes of leading silence (a call answered, then held): DC at
   // -26 dBFS, 50 Hz hum at -35 dBFS RMS and its 100 Hz harmonic at -45 dBFS on every sample.
   const humScript: FixtureScript = {
@@ -673,8 +714,12 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
     script: oneSidedStereo,
     expected: { status: 'done', speakers: ['agent', 'customer'], note: 'channel 1 silent: not recognized' },
   });
+  return cases;
+}
 
-  // --- keys -------------------------------------------------------------------------------------------
+/** Object keys that are hard to carry: spaces, non-ASCII, a leading slash, `../`. */
+async function keyCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   const keyCall = async (name: string, key: string, seed: number, what: string) => {
     const script = await renderCall(
       at(`${name}.wav`),
@@ -718,8 +763,12 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       note: 'error.json under the output prefix, with a safe call id',
     },
   });
+  return cases;
+}
 
-  // --- manifests --------------------------------------------------------------------------------------
+/** Backfill manifests: rows good, missing, refused and repeated; a broken CSV quote. */
+async function manifestCases(at: At): Promise<CorpusCase[]> {
+  const cases: CorpusCase[] = [];
   // Keys are relative to the run's prefix; the test rewrites `{prefix}` before uploading.
   writeFileSync(
     at('manifest.csv'),
@@ -765,7 +814,34 @@ export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
       note: 'the batch fails at once with the CSV error and its line; no call starts',
     },
   });
+  return cases;
+}
 
+/**
+ * Writes every case's input under `dir` and returns the cases. Idempotent: the same dir gets the same
+ * bytes (seeded), except the random-bytes file, which is random by nature and seeded too.
+ */
+export async function generateCorpus(dir: string): Promise<CorpusCase[]> {
+  mkdirSync(dir, { recursive: true });
+  const at = (name: string) => join(dir, name);
+  const cases: CorpusCase[] = [];
+  // In this order: the packet gap reuses a source the recorder formats write.
+  for (const section of [
+    unreadableCases,
+    videoCases,
+    lengthCases,
+    mislabelledFormatCases,
+    telephonyCases,
+    recorderFormatCases,
+    longHoldCases,
+    damagedCases,
+    phoneCases,
+    lineCases,
+    keyCases,
+    manifestCases,
+  ]) {
+    cases.push(...(await section(at)));
+  }
   return cases;
 }
 

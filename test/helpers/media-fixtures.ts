@@ -2,7 +2,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
+import { plainInput } from '../../activities/media/media-input.ts';
+import { transcodeStream } from '../../activities/media/transcode.ts';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import type { SessionAudioFormat } from '../../schemas/media-transcode.ts';
 import type { PlanSession, Silence, Track } from '../../schemas/plan.ts';
@@ -138,21 +141,31 @@ export function periodicSilences(durationSeconds: number, period: number, talk: 
   return silences.filter((s) => s.end > s.start);
 }
 
-/** What transcodes one planned session of a probed recording (transcode.ts `transcodeSession`'s input). */
-export function sessionTranscodeInput(
-  probe: Pick<ProbeResult, 'path' | 'fingerprint' | 'streamIndex'>,
+/** One planned session of a probed recording transcoded on its own (transcode.ts `transcodeStream`). */
+export async function transcodeSessionAudio(
+  probe: Pick<ProbeResult, 'path' | 'reader' | 'streamIndex'>,
   tracks: readonly Pick<Track, 'sourceChannels'>[],
   s: Pick<PlanSession, 'track' | 'start' | 'end'>,
   format: SessionAudioFormat = 'mulaw',
-) {
-  return {
-    path: probe.path,
-    fingerprint: probe.fingerprint,
-    streamIndex: probe.streamIndex,
-    track: s.track,
-    sourceChannels: tracks[s.track]!.sourceChannels,
-    start: s.start,
-    end: s.end,
-    format,
-  };
+  signal?: AbortSignal,
+): Promise<Buffer> {
+  const proc = transcodeStream(
+    {
+      input: plainInput(probe.path, probe.reader, probe.streamIndex),
+      sourceChannels: tracks[s.track]!.sourceChannels,
+      start: s.start,
+      end: s.end,
+      format,
+    },
+    signal,
+  );
+  const [bytes] = await Promise.all([streamBytes(proc.stdout), proc.done]);
+  return bytes;
+}
+
+/** Everything a stream gives, as one buffer. */
+export async function streamBytes(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }

@@ -9,6 +9,7 @@ import { inject } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
 import type { Config } from '../../schemas/config.ts';
+import { loadConfig } from '../../schemas/config-loader.ts';
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture, type FixtureOptions } from '../../activities/media/fixture.ts';
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
@@ -21,7 +22,6 @@ import { stackEnv, workersProcess } from '../../cli/stack/stack.ts';
 import { typeScriptNode } from '../../scripts/node-runtime.mjs';
 import type { Utterance } from '../../schemas/transcript.ts';
 import type { RunningEmulator } from '../../emulator/server.ts';
-import { stackConfig } from './stack.ts';
 
 export interface GeneratedCall {
   path: string;
@@ -64,19 +64,31 @@ export function withPrefix(config: Config, prefix: string, service?: Partial<Con
 }
 
 /**
- * The stack's configuration with task queues of the test's own (`label`) and the service an emulator of
- * the test's own, paced at `speed`: what a test needs to count that emulator's requests while other files
- * use the stack's.
+ * The stack's variables with task queues of the test's own (`label`) and the service an emulator of the
+ * test's own, paced at `speed`: what a test needs to count that emulator's requests while other files use
+ * the stack's. The `callpipe` command run with them reaches the same emulator and task queues.
  */
+export function envForEmulator(
+  emulator: RunningEmulator,
+  label: string,
+  speed?: number,
+): Record<string, string> {
+  return {
+    ...inject('stackEnv'),
+    CALLPIPE_SERVICE_URL: emulator.baseUrl,
+    CALLPIPE_ASR_URL: emulator.baseUrl,
+    CALLPIPE_AUTH_URL: emulator.authUrl,
+    CALLPIPE_CLIENT_ID: emulator.clientId,
+    CALLPIPE_CLIENT_SECRET: emulator.clientSecret,
+    CALLPIPE_DOMAIN_ID: emulator.domainId,
+    CALLPIPE_TASK_QUEUE_PREFIX: uniquePrefix(label),
+    ...(speed === undefined ? {} : { CALLPIPE_SERVICE_SPEED: String(speed) }),
+  };
+}
+
+/** The configuration of `envForEmulator`. */
 export function configForEmulator(emulator: RunningEmulator, label: string, speed: number): Config {
-  return withPrefix(stackConfig(), uniquePrefix(label), {
-    baseUrl: emulator.baseUrl,
-    authUrl: emulator.authUrl,
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    domainId: emulator.domainId,
-    speed,
-  });
+  return loadConfig({ env: envForEmulator(emulator, label, speed) });
 }
 
 /** Every queue's worker (or those of `queues`) in this process, until `stop()`. */

@@ -27,39 +27,39 @@ const MODEL = 'ja-gen_tf-08';
 /** Ranges smaller than the deployed ones, so a 40-s session crosses two of their edges. */
 const RANGE_BYTES = 128 * 1024;
 
-describe('recognition sessions beyond the S3 pool', () => {
-  let emulator: RunningEmulator;
-  const config = stackConfig();
-  const prefix = uniquePrefix('pool');
-  // The SDK's default pool, fewer sockets than sessions, in an agent of our own so the test can watch its
-  // queue of requests waiting for a socket (`http.Agent#requests`).
-  const agent = new http.Agent({ keepAlive: true, maxSockets: S3_DEFAULT_MAX_SOCKETS });
-  const client = new S3Client({
-    region: config.s3.region,
-    endpoint: config.s3.endpoint,
-    forcePathStyle: true,
-    credentials: { accessKeyId: config.s3.accessKeyId!, secretAccessKey: config.s3.secretAccessKey! },
-    requestHandler: { httpAgent: agent },
-  });
-  const store = createObjectStore(config.s3, client);
-  const queued = () => Object.values(agent.requests).reduce((n, q) => n + (q?.length ?? 0), 0);
+let emulator: RunningEmulator;
+const config = stackConfig();
+const prefix = uniquePrefix('pool');
+// The SDK's default pool, fewer sockets than sessions, in an agent of our own so the test can watch its
+// queue of requests waiting for a socket (`http.Agent#requests`).
+const agent = new http.Agent({ keepAlive: true, maxSockets: S3_DEFAULT_MAX_SOCKETS });
+const client = new S3Client({
+  region: config.s3.region,
+  endpoint: config.s3.endpoint,
+  forcePathStyle: true,
+  credentials: { accessKeyId: config.s3.accessKeyId!, secretAccessKey: config.s3.secretAccessKey! },
+  requestHandler: { httpAgent: agent },
+});
+const store = createObjectStore(config.s3, client);
+const queued = () => Object.values(agent.requests).reduce((n, q) => n + (q?.length ?? 0), 0);
 
-  beforeAll(async () => {
-    emulator = await startEmulator({
-      port: 0,
-      speed: 1,
-      concurrentSessions: 2 * SESSIONS,
-      // 64 streams in this one process on a loaded 2-core machine stall now and then: this test is about
-      // how many are open, not the 1-s deadlines (tested exactly in the contract tests).
-      deadlineSlackMs: 5000,
-    });
+beforeAll(async () => {
+  emulator = await startEmulator({
+    port: 0,
+    speed: 1,
+    concurrentSessions: 2 * SESSIONS,
+    // 64 streams in this one process on a loaded 2-core machine stall now and then: this test is about
+    // how many are open, not the 1-s deadlines (tested exactly in the contract tests).
+    deadlineSlackMs: 5000,
   });
+});
 
-  afterAll(async () => {
-    await emulator?.close();
-    await store.deletePrefix(`${prefix}/`);
-  });
+afterAll(async () => {
+  await emulator?.close();
+  await store.deletePrefix(`${prefix}/`);
+});
 
+describe('recognition sessions beyond the S3 pool: ranged reads', () => {
   it('a ranged read yields exactly the bytes asked for, whatever the range size', async () => {
     const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7) % 256));
     await store.put(`${prefix}/bytes`, bytes);
@@ -78,7 +78,9 @@ describe('recognition sessions beyond the S3 pool', () => {
     expect(await read(`${prefix}/bytes`, { start: 1000, rangeBytes: 64 })).toEqual(Buffer.alloc(0));
     expect(await read(`${prefix}/empty`, { rangeBytes: 64 })).toEqual(Buffer.alloc(0));
   });
+});
 
+describe('recognition sessions beyond the S3 pool: many sessions at once', () => {
   it(`${SESSIONS} sessions stream at once with a pool of ${S3_DEFAULT_MAX_SOCKETS} sockets`, async () => {
     expect(SESSIONS).toBeGreaterThan(S3_DEFAULT_MAX_SOCKETS);
     // Phrases before, across and after the first range boundaries (128 KiB = 16.4 s of audio).

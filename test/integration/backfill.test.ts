@@ -1,5 +1,6 @@
 /**
- * backfill on the shared test stack (its workers, its emulator at speed 100): continue-as-new with every
+ * backfill on the shared test stack's Temporal and S3, with an emulator (speed 100) and workers of this
+ * file's own, whose request log only this file adds to: continue-as-new with every
  * call done exactly once and a second run that starts no recognition; pause, resume and cancel mid-batch;
  * a manifest whose columns reach the results.
  */
@@ -7,14 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation } from '../../cli/submit.ts';
 import { startBackfill } from '../../cli/commands/backfill.ts';
-import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
-import { stackConfig } from '../helpers/stack.ts';
-import { readRequestLog, streamStarts } from '../helpers/request-log.ts';
+import { ownService, type OwnService } from '../helpers/own-service.ts';
+import { streamStarts } from '../helpers/request-log.ts';
 import {
   backfillProgressQuery,
   cancelUpdate,
@@ -29,67 +28,66 @@ import type { OutputLocation } from '../../schemas/recording.ts';
 import { runId } from '../helpers/run-id.ts';
 import { until } from '../helpers/until.ts';
 
-/** Runs the `callpipe` command against the test stack (found through its CALLPIPE_HOME). */
-const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
+let dir: string;
+let pc: PipelineClient;
+let output: OutputLocation;
+let service: OwnService;
+const run = runId();
+/** The `callpipe` command against the stack, with this file's emulator and workers. */
+const callpipe = (...args: string[]) => service.callpipe(...args);
+const startsSoFar = () => streamStarts(service.requests());
 
-function startsSoFar(): number {
-  return streamStarts(readRequestLog(inject('stack').requestLog!));
+/** Uploads `count` short generated calls under a fresh prefix; returns the prefix and the keys. */
+async function recordings(
+  label: string,
+  count: number,
+  seconds = 4,
+): Promise<{ prefix: string; keys: string[] }> {
+  const prefix = `recordings/${label}-${run}/`;
+  const keys: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const call = await makeCall(dir, `${label}-${i}.wav`, {
+      durationSeconds: seconds,
+      seed: 100 + i,
+      sampleRate: 8000,
+    });
+    const key = `${prefix}call-${i}.wav`;
+    await pc.store.putFile(key, call.path);
+    keys.push(key);
+  }
+  // Not a recording: left out by the default extension filter.
+  await pc.store.put(`${prefix}notes.txt`, 'not audio');
+  return { prefix, keys };
 }
 
-describe('backfill', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let output: OutputLocation;
-  const run = runId();
+async function report(result: BackfillResult): Promise<{ rows: ReportRow[]; csv: string }> {
+  const json = JSON.parse(await pc.store.getText(result.reportJsonKey)) as { rows: ReportRow[] };
+  return { rows: json.rows, csv: await pc.store.getText(result.reportCsvKey) };
+}
 
-  /** Uploads `count` short generated calls under a fresh prefix; returns the prefix and the keys. */
-  async function recordings(
-    label: string,
-    count: number,
-    seconds = 4,
-  ): Promise<{ prefix: string; keys: string[] }> {
-    const prefix = `recordings/${label}-${run}/`;
-    const keys: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const call = await makeCall(dir, `${label}-${i}.wav`, {
-        durationSeconds: seconds,
-        seed: 100 + i,
-        sampleRate: 8000,
-      });
-      const key = `${prefix}call-${i}.wav`;
-      await pc.store.putFile(key, call.path);
-      keys.push(key);
-    }
-    // Not a recording: left out by the default extension filter.
-    await pc.store.put(`${prefix}notes.txt`, 'not audio');
-    return { prefix, keys };
-  }
+async function callWorkflows(batchId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const w of pc.client.workflow.list({
+    query: `WorkflowType = '${processRecording.name}' AND CallpipeBatchId = "${batchId}"`,
+  }))
+    ids.push(w.workflowId);
+  return ids;
+}
 
-  async function report(result: BackfillResult): Promise<{ rows: ReportRow[]; csv: string }> {
-    const json = JSON.parse(await pc.store.getText(result.reportJsonKey)) as { rows: ReportRow[] };
-    return { rows: json.rows, csv: await pc.store.getText(result.reportCsvKey) };
-  }
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-backfill-'));
+  service = await ownService('backfill', dir);
+  pc = await connectPipeline(service.config);
+  output = outputLocation(undefined, pc.config);
+});
 
-  async function callWorkflows(batchId: string): Promise<string[]> {
-    const ids: string[] = [];
-    for await (const w of pc.client.workflow.list({
-      query: `WorkflowType = '${processRecording.name}' AND CallpipeBatchId = "${batchId}"`,
-    }))
-      ids.push(w.workflowId);
-    return ids;
-  }
+afterAll(async () => {
+  await pc?.close();
+  await service?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-backfill-'));
-    pc = await connectPipeline(stackConfig());
-    output = outputLocation(undefined, pc.config);
-  });
-
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
+describe('backfill: continue-as-new', () => {
   it('continues as new with every call done exactly once; a second run skips all without recognizing', async () => {
     const { prefix, keys } = await recordings('can', 5);
     const batchId = `test-can-${run}`;
@@ -145,7 +143,9 @@ describe('backfill', () => {
     expect((await report(second)).rows.map((r) => r.status)).toEqual(Array(5).fill('skipped'));
     expect((await callWorkflows(batchId)).length).toBe(5);
   });
+});
 
+describe('backfill: pause, resume and cancel', () => {
   it('pauses, resumes and cancels mid-batch', async () => {
     const { prefix } = await recordings('ctl', 5, 6);
     const started = await startBackfill(pc, {
@@ -196,7 +196,9 @@ describe('backfill', () => {
     expect(rows).toHaveLength(5);
     expect(rows.filter((r) => r.status === 'cancelled').length).toBe(result.cancelled);
   });
+});
 
+describe('backfill: manifests and the command', () => {
   it('reads a manifest and carries its columns into the results; missing objects are reported', async () => {
     const { keys } = await recordings('man', 2);
     const csv =

@@ -59,56 +59,56 @@ interface ResultDoc {
 
 const SAFE_CALL_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-describe('bad-input corpus', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let cases: CorpusCase[];
-  let output: OutputLocation;
-  const run = runId();
-  /** Every input of this run lives under its own prefix. */
-  const prefix = `corpus-${run}/`;
-  const results = new Map<string, ProcessRecordingResult>();
+let dir: string;
+let pc: PipelineClient;
+let cases: CorpusCase[];
+let output: OutputLocation;
+const run = runId();
+/** Every input of this run lives under its own prefix. */
+const prefix = `corpus-${run}/`;
+const results = new Map<string, ProcessRecordingResult>();
 
-  /** `/keys/…` stays absolute-looking: the run prefix goes after its slash. */
-  const keyOf = (c: CorpusCase) =>
-    c.key.startsWith('/') ? `/${prefix}${c.key.slice(1)}` : `${prefix}${c.key}`;
-  const fileCases = () => cases.filter((c) => c.kind === 'file');
-  const byName = (name: string) => cases.find((c) => c.name === name)!;
+/** `/keys/…` stays absolute-looking: the run prefix goes after its slash. */
+const keyOf = (c: CorpusCase) =>
+  c.key.startsWith('/') ? `/${prefix}${c.key.slice(1)}` : `${prefix}${c.key}`;
+const fileCases = () => cases.filter((c) => c.kind === 'file');
+const byName = (name: string) => cases.find((c) => c.name === name)!;
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-corpus-'));
-    pc = await connectPipeline(stackConfig());
-    cases = await generateCorpus(dir);
-    output = { bucket: pc.config.s3.bucket, prefix: `${prefix}results/` };
-    const batchId = `corpus-${run}`;
-    // One batch: every file at once, as `callpipe process a b c…` submits them.
-    const submitted = await Promise.all(
-      fileCases().map(async (c) => {
-        const key = keyOf(c);
-        let source: RecordingSource = { bucket: pc.store.bucket, key };
-        if (c.uploadable !== false) {
-          await pc.store.putFile(key, c.path);
-          const head = (await pc.store.head(key))!;
-          source = { ...source, etag: head.etag, size: head.size };
-        }
-        return {
-          c,
-          s: await submitRecording(pc, source, { output, batchId, extra: c.plan ? { plan: c.plan } : {} }),
-        };
-      }),
-    );
-    await Promise.all(
-      submitted.map(async ({ c, s }) => {
-        results.set(c.name, await s.handle.result());
-      }),
-    );
-  }, 600_000); // the whole corpus, processed at once: many minutes on a loaded 2-core machine
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-corpus-'));
+  pc = await connectPipeline(stackConfig());
+  cases = await generateCorpus(dir);
+  output = { bucket: pc.config.s3.bucket, prefix: `${prefix}results/` };
+  const batchId = `corpus-${run}`;
+  // One batch: every file at once, as `callpipe process a b c…` submits them.
+  const submitted = await Promise.all(
+    fileCases().map(async (c) => {
+      const key = keyOf(c);
+      let source: RecordingSource = { bucket: pc.store.bucket, key };
+      if (c.uploadable !== false) {
+        await pc.store.putFile(key, c.path);
+        const head = (await pc.store.head(key))!;
+        source = { ...source, etag: head.etag, size: head.size };
+      }
+      return {
+        c,
+        s: await submitRecording(pc, source, { output, batchId, extra: c.plan ? { plan: c.plan } : {} }),
+      };
+    }),
+  );
+  await Promise.all(
+    submitted.map(async ({ c, s }) => {
+      results.set(c.name, await s.handle.result());
+    }),
+  );
+}, 600_000); // the whole corpus, processed at once: many minutes on a loaded 2-core machine
 
-  afterAll(async () => {
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+afterAll(async () => {
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
 
+describe('bad-input corpus: outcomes', () => {
   it('fails each unreadable input at its stage with a one-line reason naming the object, and the batch goes on', async () => {
     for (const c of fileCases()) {
       const r = results.get(c.name)!;
@@ -141,7 +141,9 @@ describe('bad-input corpus', () => {
       expect(extra, c.name).toEqual([]);
     }
   });
+});
 
+describe('bad-input corpus: formats', () => {
   it('reads each format for what it is', async () => {
     const doc = async (name: string) =>
       JSON.parse(await pc.store.getText(results.get(name)!.resultKey!)) as ResultDoc;
@@ -233,7 +235,9 @@ describe('bad-input corpus', () => {
     expect(silent.stepFailures ?? []).toEqual([]);
     expect(Math.max(...silent.sessions.map((s) => s.end - s.start))).toBeLessThanOrEqual(3000);
   });
+});
 
+describe('bad-input corpus: keys and the long call', () => {
   it("keeps outputs of keys with spaces, non-ASCII characters and '../' under the output prefix", async () => {
     for (const name of ['key-spaces', 'key-non-ascii', 'key-absolute', 'key-dotdot']) {
       const r = results.get(name)!;
@@ -297,7 +301,9 @@ describe('bad-input corpus', () => {
     ]);
     expect(bytes).toBe(expectedBytes(last.end - last.start, 'mulaw'));
   });
+});
 
+describe('bad-input corpus: backfills', () => {
   it('backfills a manifest: good rows done, missing and refused objects reported, a duplicate row run once', async () => {
     const c = byName('manifest');
     const csv = readFileSync(c.path, 'utf8').replaceAll('{prefix}', prefix);
@@ -381,7 +387,9 @@ describe('bad-input corpus', () => {
     expect(result.done).toBe(3);
     expect(result.skipped).toBe(3);
   });
+});
 
+describe('bad-input corpus: broken manifests', () => {
   it('fails a manifest with a broken CSV quote at once, naming the problem', async () => {
     const c = byName('manifest-broken-quote');
     const manifestKey = `${prefix}${c.key}`;

@@ -33,21 +33,21 @@ function searchable(value: unknown): string {
   );
 }
 
+let dir: string;
+let pc: PipelineClient;
+const run8 = runId();
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-call-id-'));
+  pc = await connectPipeline(stackConfig());
+});
+
+afterAll(async () => {
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
 describe('call ids hold no personal data', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  const run8 = runId();
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-call-id-'));
-    pc = await connectPipeline(stackConfig());
-  });
-
-  afterAll(async () => {
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
   it('a recording named by a phone number: the number only in its own key and in result.json', async () => {
     const { path } = await makeCall(dir, NAME, { durationSeconds: 4, seed: 3 });
     const inputPrefix = `${pc.config.s3.inputPrefix}call-id-${run8}/`;

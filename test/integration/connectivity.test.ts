@@ -39,112 +39,112 @@ function withoutConnections(env: Record<string, string | undefined>): Record<str
   );
 }
 
-describe('a call with S3 credentials only from an AWS profile and Temporal only through mTLS', () => {
-  const identity: S3Identity = {
-    name: 'profile-only',
-    accessKey: `AKIA${randomBytes(8).toString('hex').toUpperCase()}`,
-    secretKey: randomBytes(20).toString('base64url'),
-    actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
-  };
-  let home: string;
-  let s3: ManagedProcess;
-  let workers: ManagedProcess;
-  let store: ObjectStore;
-  let env: Record<string, string>;
-  let endpoint: string;
-  let pki: Pki;
-  let proxy: TlsProxy;
-  const apiKey = `cp-${randomBytes(16).toString('hex')}`;
+const identity: S3Identity = {
+  name: 'profile-only',
+  accessKey: `AKIA${randomBytes(8).toString('hex').toUpperCase()}`,
+  secretKey: randomBytes(20).toString('base64url'),
+  actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
+};
+let home: string;
+let s3: ManagedProcess;
+let workers: ManagedProcess;
+let store: ObjectStore;
+let env: Record<string, string>;
+let endpoint: string;
+let pki: Pki;
+let proxy: TlsProxy;
+const apiKey = `cp-${randomBytes(16).toString('hex')}`;
 
-  beforeAll(async () => {
-    home = mkdtempSync(join(tmpdir(), 'callpipe-connectivity-'));
-    const { port } = await resolvePorts(
-      { port: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] } },
-      'auto',
-    );
-    endpoint = `http://127.0.0.1:${port}`;
-    // The harness alone knows the identity's keys (to start the server and read the result).
-    const harness = loadConfig({
-      env: {
-        CALLPIPE_S3_ENDPOINT: endpoint,
-        CALLPIPE_S3_ACCESS_KEY_ID: identity.accessKey,
-        CALLPIPE_S3_SECRET_ACCESS_KEY: identity.secretKey,
-      },
-    }).s3;
-    s3 = await s3ServerProcess({
-      weed: toolPaths().weed,
-      home,
-      port,
-      identities: [identity],
-      config: harness,
-      env: process.env,
-    });
-    await s3.start();
-    store = createObjectStore(harness);
-
-    // An AWS config file whose profile gets its keys from a process, as SSO helpers and vaults do.
-    const helper = join(home, 'credentials-helper.mjs');
-    writeFileSync(
-      helper,
-      `console.log(JSON.stringify({ Version: 1, AccessKeyId: ${JSON.stringify(identity.accessKey)}, SecretAccessKey: ${JSON.stringify(identity.secretKey)} }));\n`,
-    );
-    writeFileSync(
-      join(home, 'aws-config'),
-      `[profile ${PROFILE}]\nregion = eu-west-1\ncredential_process = ${process.execPath} ${helper}\n`,
-    );
-    writeFileSync(join(home, 'aws-credentials'), '');
-
-    // Temporal behind TLS with client certificates and an API key, described by a TOML profile.
-    pki = makePki(join(home, 'pki'), 'temporal.test');
-    proxy = await startTlsProxy({ target: inject('stack').temporalAddress, pki, apiKey });
-    writeFileSync(
-      join(home, 'temporal.toml'),
-      [
-        `[profile.${TEMPORAL_PROFILE}]`,
-        `address = "${proxy.address}"`,
-        `namespace = "${inject('stack').namespace}"`,
-        `[profile.${TEMPORAL_PROFILE}.tls]`,
-        `server_name = "${pki.serverName}"`,
-        `server_ca_cert_path = "${pki.caCert}"`,
-        `client_cert_path = "${pki.clientCert}"`,
-        `client_key_path = "${pki.clientKey}"`,
-        '',
-      ].join('\n'),
-    );
-
-    env = {
-      ...withoutConnections(inject('stackEnv')),
-      // No stack file here: commands use the configuration below, not the test stack's.
-      CALLPIPE_HOME: home,
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'callpipe-connectivity-'));
+  const { port } = await resolvePorts(
+    { port: { port: 0, variable: '', offsets: [WEED_GRPC_OFFSET] } },
+    'auto',
+  );
+  endpoint = `http://127.0.0.1:${port}`;
+  // The harness alone knows the identity's keys (to start the server and read the result).
+  const harness = loadConfig({
+    env: {
       CALLPIPE_S3_ENDPOINT: endpoint,
-      CALLPIPE_TASK_QUEUE_PREFIX: uniquePrefix('profile'),
-      AWS_CONFIG_FILE: join(home, 'aws-config'),
-      AWS_SHARED_CREDENTIALS_FILE: join(home, 'aws-credentials'),
-      AWS_PROFILE: PROFILE,
-      AWS_EC2_METADATA_DISABLED: 'true',
-      TEMPORAL_CONFIG_FILE: join(home, 'temporal.toml'),
-      TEMPORAL_PROFILE,
-      TEMPORAL_API_KEY: apiKey,
-    };
-    workers = workersProcess(
-      {
-        ...withoutConnections(process.env),
-        ...env,
-        CALLPIPE_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
-        CALLPIPE_METRICS_PORT: '0',
-      },
-      join(home, 'workers.log'),
-    );
-    await workers.start();
+      CALLPIPE_S3_ACCESS_KEY_ID: identity.accessKey,
+      CALLPIPE_S3_SECRET_ACCESS_KEY: identity.secretKey,
+    },
+  }).s3;
+  s3 = await s3ServerProcess({
+    weed: toolPaths().weed,
+    home,
+    port,
+    identities: [identity],
+    config: harness,
+    env: process.env,
   });
+  await s3.start();
+  store = createObjectStore(harness);
 
-  afterAll(async () => {
-    await workers?.stop();
-    await proxy?.close();
-    await s3?.stop();
-    rmSync(home, { recursive: true, force: true });
-  });
+  // An AWS config file whose profile gets its keys from a process, as SSO helpers and vaults do.
+  const helper = join(home, 'credentials-helper.mjs');
+  writeFileSync(
+    helper,
+    `console.log(JSON.stringify({ Version: 1, AccessKeyId: ${JSON.stringify(identity.accessKey)}, SecretAccessKey: ${JSON.stringify(identity.secretKey)} }));\n`,
+  );
+  writeFileSync(
+    join(home, 'aws-config'),
+    `[profile ${PROFILE}]\nregion = eu-west-1\ncredential_process = ${process.execPath} ${helper}\n`,
+  );
+  writeFileSync(join(home, 'aws-credentials'), '');
 
+  // Temporal behind TLS with client certificates and an API key, described by a TOML profile.
+  pki = makePki(join(home, 'pki'), 'temporal.test');
+  proxy = await startTlsProxy({ target: inject('stack').temporalAddress, pki, apiKey });
+  writeFileSync(
+    join(home, 'temporal.toml'),
+    [
+      `[profile.${TEMPORAL_PROFILE}]`,
+      `address = "${proxy.address}"`,
+      `namespace = "${inject('stack').namespace}"`,
+      `[profile.${TEMPORAL_PROFILE}.tls]`,
+      `server_name = "${pki.serverName}"`,
+      `server_ca_cert_path = "${pki.caCert}"`,
+      `client_cert_path = "${pki.clientCert}"`,
+      `client_key_path = "${pki.clientKey}"`,
+      '',
+    ].join('\n'),
+  );
+
+  env = {
+    ...withoutConnections(inject('stackEnv')),
+    // No stack file here: commands use the configuration below, not the test stack's.
+    CALLPIPE_HOME: home,
+    CALLPIPE_S3_ENDPOINT: endpoint,
+    CALLPIPE_TASK_QUEUE_PREFIX: uniquePrefix('profile'),
+    AWS_CONFIG_FILE: join(home, 'aws-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(home, 'aws-credentials'),
+    AWS_PROFILE: PROFILE,
+    AWS_EC2_METADATA_DISABLED: 'true',
+    TEMPORAL_CONFIG_FILE: join(home, 'temporal.toml'),
+    TEMPORAL_PROFILE,
+    TEMPORAL_API_KEY: apiKey,
+  };
+  workers = workersProcess(
+    {
+      ...withoutConnections(process.env),
+      ...env,
+      CALLPIPE_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+      CALLPIPE_METRICS_PORT: '0',
+    },
+    join(home, 'workers.log'),
+  );
+  await workers.start();
+});
+
+afterAll(async () => {
+  await workers?.stop();
+  await proxy?.close();
+  await s3?.stop();
+  rmSync(home, { recursive: true, force: true });
+});
+
+describe('a call with S3 credentials only from an AWS profile and Temporal only through mTLS', () => {
   it('is refused to the stack’s default keys and to no keys at all', async () => {
     const local = createObjectStore(
       loadConfig({

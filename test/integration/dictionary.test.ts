@@ -2,68 +2,70 @@
  * Custom vocabulary on the shared test stack: a dictionary file with a bad entry is refused before any
  * session starts, with its line and spec 02's reason; a good one reaches every start request of the call
  * (the emulator's request log) and changes what is recognized; `callpipe dictionary` manages the model's
- * user dictionary.
+ * user dictionary. The service is an emulator of this file's own, whose request log only this file adds to.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { callpipe as run } from '../helpers/cli.ts';
-import { stackConfig } from '../helpers/stack.ts';
-import { readRequestLog, type RequestLogEntry } from '../helpers/request-log.ts';
+import { ownService, type OwnService } from '../helpers/own-service.ts';
+import type { RequestLogEntry } from '../helpers/request-log.ts';
 import { resultDocumentSchema } from '../../schemas/result.ts';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
 
-const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
-const log = () => readRequestLog(inject('stack').requestLog!);
 const starts = (entries: RequestLogEntry[]) => entries.filter((e) => e.messages?.includes('started'));
 
 const GOOD = '# products\nギガ光プラス\tギガヒカリプラス\t70\nスマホ安心パック\tスマホアンシンパック\n';
 const BAD =
   'ギガ光プラス\tギガヒカリプラス\n# a reading must be katakana\nスマホ安心パック\tすまほあんしんぱっく\n';
 
-describe('custom vocabulary', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let recording: string;
+let dir: string;
+let pc: PipelineClient;
+let service: OwnService;
+let recording: string;
+const callpipe = (...args: string[]) => service.callpipe(...args);
+const log = () => service.requests();
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-dictionary-'));
-    pc = await connectPipeline(stackConfig());
-    writeFileSync(join(dir, 'words.tsv'), GOOD);
-    writeFileSync(join(dir, 'bad.tsv'), BAD);
-    // A stereo call in which both speakers name products known only from the dictionary.
-    const script: FixtureScript = {
-      durationSeconds: 20,
-      background: 'silence',
-      channels: [
-        {
-          phrases: [
-            { id: 1, start: 0.5 },
-            { id: 301, start: 4 },
-            { id: 303, start: 12 },
-          ],
-        },
-        {
-          phrases: [
-            { id: 302, start: 7 },
-            { id: 304, start: 15 },
-          ],
-        },
-      ],
-    };
-    recording = join(dir, 'products.wav');
-    await renderFixture(script, recording, { sampleRate: 8000 });
-  }, 120_000);
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-dictionary-'));
+  service = await ownService('dictionary', dir);
+  pc = await connectPipeline(service.config);
+  writeFileSync(join(dir, 'words.tsv'), GOOD);
+  writeFileSync(join(dir, 'bad.tsv'), BAD);
+  // A stereo call in which both speakers name products known only from the dictionary.
+  const script: FixtureScript = {
+    durationSeconds: 20,
+    background: 'silence',
+    channels: [
+      {
+        phrases: [
+          { id: 1, start: 0.5 },
+          { id: 301, start: 4 },
+          { id: 303, start: 12 },
+        ],
+      },
+      {
+        phrases: [
+          { id: 302, start: 7 },
+          { id: 304, start: 15 },
+        ],
+      },
+    ],
+  };
+  recording = join(dir, 'products.wav');
+  await renderFixture(script, recording, { sampleRate: 8000 });
+}, 120_000);
 
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+afterAll(async () => {
+  await pc?.close();
+  await service?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
+describe('custom vocabulary: refusals', () => {
   it('a dictionary with a bad entry is refused before any session starts, with the line and the reason', async () => {
     const before = log().length;
     const out = await callpipe('process', recording, '--dictionary', join(dir, 'bad.tsv'), '--json');
@@ -81,7 +83,7 @@ describe('custom vocabulary', () => {
     expect(backfill.code).toBe(2);
     expect(backfill.stderr).toContain(reason);
     const fromEnv = await run(['backfill', source, '--json'], {
-      ...inject('stackEnv'),
+      ...service.env,
       CALLPIPE_DICTIONARY: join(dir, 'bad.tsv'),
     });
     expect(fromEnv.code).toBe(2);
@@ -110,7 +112,9 @@ describe('custom vocabulary', () => {
     expect(started).toEqual([]);
     expect(starts(log().slice(before))).toEqual([]);
   });
+});
 
+describe('custom vocabulary: recognition and the command', () => {
   it('a good one reaches every start request and is recognized with its surfaces', async () => {
     const before = log().length;
     const out = await callpipe(

@@ -24,43 +24,43 @@ const NUMBER = `090${randomInt(10_000_000, 100_000_000)}`;
 const NAME = `${NUMBER}_20261124-1015.wav`;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-describe('callpipe export', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  const id = runId();
-  const output = `export-${id}/results/`;
-  const env = () => ({ ...inject('stackEnv'), CALLPIPE_S3_TABLES_PREFIX: `export-${id}/tables/` });
-  const callpipe = (...args: string[]) => run(args, env());
-  let callId: string;
-  let recording: Buffer;
+let dir: string;
+let pc: PipelineClient;
+const id = runId();
+const output = `export-${id}/results/`;
+const env = () => ({ ...inject('stackEnv'), CALLPIPE_S3_TABLES_PREFIX: `export-${id}/tables/` });
+const callpipe = (...args: string[]) => run(args, env());
+let callId: string;
+let recording: Buffer;
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-export-'));
-    pc = await connectPipeline(stackConfig());
-    const { path } = await makeCall(dir, NAME, { durationSeconds: 4, stereo: true, seed: 11 });
-    recording = readFileSync(path);
-    const key = `${pc.config.s3.inputPrefix}export-${id}/${NAME}`;
-    await pc.store.putFile(key, path);
-    const processed = await callpipe(
-      'process',
-      `s3://${pc.store.bucket}/${key}`,
-      '--out',
-      `s3://${pc.store.bucket}/${output}`,
-      '--json',
-    );
-    expect(processed.code, processed.stderr).toBe(0);
-    const [call] = JSON.parse(processed.stdout) as { callId: string; status: string }[];
-    expect(call!.status).toBe('done');
-    callId = call!.callId;
-  });
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-export-'));
+  pc = await connectPipeline(stackConfig());
+  const { path } = await makeCall(dir, NAME, { durationSeconds: 4, stereo: true, seed: 11 });
+  recording = readFileSync(path);
+  const key = `${pc.config.s3.inputPrefix}export-${id}/${NAME}`;
+  await pc.store.putFile(key, path);
+  const processed = await callpipe(
+    'process',
+    `s3://${pc.store.bucket}/${key}`,
+    '--out',
+    `s3://${pc.store.bucket}/${output}`,
+    '--json',
+  );
+  expect(processed.code, processed.stderr).toBe(0);
+  const [call] = JSON.parse(processed.stdout) as { callId: string; status: string }[];
+  expect(call!.status).toBe('done');
+  callId = call!.callId;
+});
 
-  afterAll(async () => {
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+afterAll(async () => {
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
 
-  const outArgs = () => ['--out', `s3://${pc.store.bucket}/${output}`];
+const outArgs = () => ['--out', `s3://${pc.store.bucket}/${output}`];
 
+describe('callpipe export: to a folder', () => {
   it('exports to a folder, with the recording when asked: the files match the manifest, the audit record holds no value', async () => {
     const to = join(dir, 'disclosure');
     const done = await callpipe('export', callId, '--to', to, '--recordings', '--json', ...outArgs());
@@ -122,7 +122,9 @@ describe('callpipe export', () => {
     expect(auditText).not.toContain(NUMBER);
     expect(auditText).not.toContain(to);
   });
+});
 
+describe('callpipe export: to S3', () => {
   it('exports to an S3 prefix whose objects match the manifest; refuses an unknown call and writes nothing', async () => {
     const prefix = `export-${id}/disclosures/one/`;
     const done = await callpipe('export', callId, '--to', `s3://${pc.store.bucket}/${prefix}`, ...outArgs());

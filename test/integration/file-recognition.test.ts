@@ -54,73 +54,73 @@ const timing = (u: ResultDoc['utterances'][number]) => ({
   text: u.text,
 });
 
-describe('file recognition', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let stereo: GeneratedCall;
-  let mono: GeneratedCall;
-  let tone: string;
+let dir: string;
+let pc: PipelineClient;
+let stereo: GeneratedCall;
+let mono: GeneratedCall;
+let tone: string;
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-file-'));
-    pc = await connectPipeline(stackConfig());
-    stereo = await makeCall(dir, 'stereo-4min.wav', { durationSeconds: 240, stereo: true, seed: 21 });
-    mono = await makeCall(dir, 'mono-5min.wav', {
-      durationSeconds: 300,
-      stereo: false,
-      seed: 22,
-      sampleRate: 8000,
-    });
-    // Phrases, then 90 s of a continuous 425-Hz tone (music on hold has no silence), then phrases again.
-    const phrases: PhraseAt[] = [
-      { id: 3, start: 2 },
-      { id: 17, start: 8 },
-      { id: 120, start: 15 },
-      { id: 42, start: 121 },
-      { id: 88, start: 128 },
-    ];
-    const audio = synthesize({ rate: 8000, phrases, duration: 135, noiseDbfs: -60 });
-    for (let i = 25 * 8000; i < 115 * 8000; i++) audio[i] = 0.25 * Math.sin((2 * Math.PI * 425 * i) / 8000);
-    tone = join(dir, 'tone-90s.wav');
-    writeFileSync(tone, wavFile([audio], 8000));
-  }, 120_000);
-
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-file-'));
+  pc = await connectPipeline(stackConfig());
+  stereo = await makeCall(dir, 'stereo-4min.wav', { durationSeconds: 240, stereo: true, seed: 21 });
+  mono = await makeCall(dir, 'mono-5min.wav', {
+    durationSeconds: 300,
+    stereo: false,
+    seed: 22,
+    sampleRate: 8000,
   });
+  // Phrases, then 90 s of a continuous 425-Hz tone (music on hold has no silence), then phrases again.
+  const phrases: PhraseAt[] = [
+    { id: 3, start: 2 },
+    { id: 17, start: 8 },
+    { id: 120, start: 15 },
+    { id: 42, start: 121 },
+    { id: 88, start: 128 },
+  ];
+  const audio = synthesize({ rate: 8000, phrases, duration: 135, noiseDbfs: -60 });
+  for (let i = 25 * 8000; i < 115 * 8000; i++) audio[i] = 0.25 * Math.sin((2 * Math.PI * 425 * i) / 8000);
+  tone = join(dir, 'tone-90s.wav');
+  writeFileSync(tone, wavFile([audio], 8000));
+}, 120_000);
 
-  async function emulatorWith(label: string, options: EmulatorOptions = {}) {
-    const requestLogPath = join(dir, `${label}-requests.jsonl`);
-    const emulator = await startEmulator({
-      port: 0,
-      speed: SPEED,
-      requestLogPath,
-      deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
-      ...options,
-    });
-    const config = configForEmulator(emulator, label, SPEED);
-    return { emulator, config, requestLogPath };
-  }
+afterAll(async () => {
+  await pc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
-  async function submit(config: Config, path: string, label: string, recognition: RecognitionMode) {
-    const source = await resolveSource(path, pc.store, pc.config);
-    return submitRecording(pc, source, {
-      output: { bucket: pc.config.s3.bucket, prefix: `file-recognition/${label}/` },
-      redo: true,
-      recognition,
-      // Streams as long as allowed: the calls here are one session per track, cut nowhere, the
-      // baseline the pieces must match (a balanced plan may cut hard inside a long tone).
-      extra: { queues: taskQueues(config), pacingSpeed: SPEED, plan: { strategy: 'fixed' } },
-    });
-  }
+async function emulatorWith(label: string, options: EmulatorOptions = {}) {
+  const requestLogPath = join(dir, `${label}-requests.jsonl`);
+  const emulator = await startEmulator({
+    port: 0,
+    speed: SPEED,
+    requestLogPath,
+    deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
+    ...options,
+  });
+  const config = configForEmulator(emulator, label, SPEED);
+  return { emulator, config, requestLogPath };
+}
 
-  async function resultOf(submitted: Submitted): Promise<ResultDoc> {
-    const result: ProcessRecordingResult = await submitted.handle.result();
-    expect(result.status, result.reason).toBe('done');
-    return JSON.parse(await pc.store.getText(result.resultKey!)) as ResultDoc;
-  }
+async function submit(config: Config, path: string, label: string, recognition: RecognitionMode) {
+  const source = await resolveSource(path, pc.store, pc.config);
+  return submitRecording(pc, source, {
+    output: { bucket: pc.config.s3.bucket, prefix: `file-recognition/${label}/` },
+    redo: true,
+    recognition,
+    // Streams as long as allowed: the calls here are one session per track, cut nowhere, the
+    // baseline the pieces must match (a balanced plan may cut hard inside a long tone).
+    extra: { queues: taskQueues(config), pacingSpeed: SPEED, plan: { strategy: 'fixed' } },
+  });
+}
 
+async function resultOf(submitted: Submitted): Promise<ResultDoc> {
+  const result: ProcessRecordingResult = await submitted.handle.result();
+  expect(result.status, result.reason).toBe('done');
+  return JSON.parse(await pc.store.getText(result.resultKey!)) as ResultDoc;
+}
+
+describe('file recognition: streams and pieces', () => {
   it('the same calls by streams and by file pieces: identical utterances (text, speaker, start, end)', async () => {
     const { emulator, config, requestLogPath } = await emulatorWith('same');
     const workers = await inProcessWorkers(config);
@@ -197,7 +197,9 @@ describe('file recognition', () => {
       await emulator.close();
     }
   });
+});
 
+describe('file recognition: a killed worker', () => {
   it('a worker killed during a call’s pieces: a new one finishes the call without recognizing its kept pieces again', async () => {
     // Slow file requests (a 58-s piece takes 5.8 s) and two sessions: the call's pieces take several rounds.
     const { emulator, config, requestLogPath } = await emulatorWith('kill', {

@@ -43,72 +43,72 @@ function phoneCall(): FixtureScript {
   return { durationSeconds: Math.ceil(t + 1), background: 'silence', channels };
 }
 
-describe('callpipe find', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let output: OutputLocation;
-  const id = runId();
-  const tablesPrefix = `find-tables-${id}/`;
-  const env = () => ({ ...inject('stackEnv'), CALLPIPE_S3_TABLES_PREFIX: tablesPrefix });
-  const keys: string[] = [];
-  const callIds: string[] = [];
-  const customers = [0, 1, 2, 3].map((i) => `CUST-${id}-${i}`);
-  // The last recording is named as recorders name them: caller number, then date and time.
-  const names = ['call-0.wav', 'call-1.wav', 'call-2.wav', '08033334444_20261124-1015.wav'];
-  const PHONE_FORMS = ['090-1234-5678', '09012345678', '1234-5678'];
-  // The file name's number: the source key and result.json keep it; the tables' source_key masks it,
-  // and its digest (origin `source`) is what finds the call.
-  const NAMED_FORMS = ['08033334444', '3333-4444', '3333 4444'];
+let dir: string;
+let pc: PipelineClient;
+let output: OutputLocation;
+const id = runId();
+const tablesPrefix = `find-tables-${id}/`;
+const env = () => ({ ...inject('stackEnv'), CALLPIPE_S3_TABLES_PREFIX: tablesPrefix });
+const keys: string[] = [];
+const callIds: string[] = [];
+const customers = [0, 1, 2, 3].map((i) => `CUST-${id}-${i}`);
+// The last recording is named as recorders name them: caller number, then date and time.
+const names = ['call-0.wav', 'call-1.wav', 'call-2.wav', '08033334444_20261124-1015.wav'];
+const PHONE_FORMS = ['090-1234-5678', '09012345678', '1234-5678'];
+// The file name's number: the source key and result.json keep it; the tables' source_key masks it,
+// and its digest (origin `source`) is what finds the call.
+const NAMED_FORMS = ['08033334444', '3333-4444', '3333 4444'];
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-find-'));
-    pc = await connectPipeline(stackConfig());
-    output = { ...outputLocation(undefined, pc.config), prefix: `find-${id}/` };
-    const paths = [join(dir, 'phone.wav')];
-    await renderFixture(phoneCall(), paths[0]!);
-    for (const i of [1, 2, 3]) {
-      const call = await makeCall(dir, `plain-${i}.wav`, { durationSeconds: 6, stereo: true, seed: 500 + i });
-      paths.push(call.path);
-    }
-    for (const [i, path] of paths.entries()) {
-      const key = `recordings/find-${id}/${names[i]}`;
-      await pc.store.putFile(key, path);
-      keys.push(key);
-      // A name with a number gets a pseudonymous id, keyed with the stack's digest key.
-      callIds.push(callIdOf({ bucket: pc.store.bucket, key }, callIdRuleOf(pc.config)));
-    }
-    const manifestKey = `manifests/find-${id}.csv`;
-    const csv = `key,customer_id,started_at\n${keys.map((k, i) => `${k},${customers[i]},2026-03-01T10:0${i}:00Z`).join('\n')}\n`;
-    await pc.store.put(manifestKey, csv);
-    const started = await startBackfill(pc, {
-      batchId: `test-find-${id}`,
-      source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
-      output,
-      redo: true,
-      spec: {
-        ...callSpec(pc.config, output),
-        tables: { bucket: output.bucket, prefix: tablesPrefix, timeZone: 'UTC' },
-      },
-    });
-    const result = await started.handle.result();
-    expect(result.tables).toMatchObject({ failed: [] });
-  });
-
-  afterAll(async () => {
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  async function find(...args: string[]): Promise<{ asked: string; calls: FoundCall[] }> {
-    const out = await run(['find', ...args, '--json'], env());
-    expect(out.code, out.stderr).toBe(0);
-    for (const value of [...PHONE_FORMS, ...NAMED_FORMS, ...customers]) {
-      expect(out.stdout, value).not.toContain(value);
-      expect(out.stderr, value).not.toContain(value);
-    }
-    return JSON.parse(out.stdout) as { asked: string; calls: FoundCall[] };
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-find-'));
+  pc = await connectPipeline(stackConfig());
+  output = { ...outputLocation(undefined, pc.config), prefix: `find-${id}/` };
+  const paths = [join(dir, 'phone.wav')];
+  await renderFixture(phoneCall(), paths[0]!);
+  for (const i of [1, 2, 3]) {
+    const call = await makeCall(dir, `plain-${i}.wav`, { durationSeconds: 6, stereo: true, seed: 500 + i });
+    paths.push(call.path);
   }
+  for (const [i, path] of paths.entries()) {
+    const key = `recordings/find-${id}/${names[i]}`;
+    await pc.store.putFile(key, path);
+    keys.push(key);
+    // A name with a number gets a pseudonymous id, keyed with the stack's digest key.
+    callIds.push(callIdOf({ bucket: pc.store.bucket, key }, callIdRuleOf(pc.config)));
+  }
+  const manifestKey = `manifests/find-${id}.csv`;
+  const csv = `key,customer_id,started_at\n${keys.map((k, i) => `${k},${customers[i]},2026-03-01T10:0${i}:00Z`).join('\n')}\n`;
+  await pc.store.put(manifestKey, csv);
+  const started = await startBackfill(pc, {
+    batchId: `test-find-${id}`,
+    source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
+    output,
+    redo: true,
+    spec: {
+      ...callSpec(pc.config, output),
+      tables: { bucket: output.bucket, prefix: tablesPrefix, timeZone: 'UTC' },
+    },
+  });
+  const result = await started.handle.result();
+  expect(result.tables).toMatchObject({ failed: [] });
+});
 
+afterAll(async () => {
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function find(...args: string[]): Promise<{ asked: string; calls: FoundCall[] }> {
+  const out = await run(['find', ...args, '--json'], env());
+  expect(out.code, out.stderr).toBe(0);
+  for (const value of [...PHONE_FORMS, ...NAMED_FORMS, ...customers]) {
+    expect(out.stdout, value).not.toContain(value);
+    expect(out.stderr, value).not.toContain(value);
+  }
+  return JSON.parse(out.stdout) as { asked: string; calls: FoundCall[] };
+}
+
+describe('callpipe find', () => {
   it('finds a number said in a call, in another notation, in exactly that call, with where', async () => {
     const found = await find('--phone', '０９０ (1234) 5678');
     expect(found.asked).toBe('[phone: 11 digits]');

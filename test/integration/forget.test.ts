@@ -40,134 +40,132 @@ const TABLES = ['calls', 'utterances', 'personal_values'];
 const letters = (i: number) =>
   `${String.fromCharCode(97 + Math.floor(i / 26))}${String.fromCharCode(97 + (i % 26))}`;
 
-describe('callpipe forget and retention', () => {
-  const id = runId();
-  const prefix = `forget-${id}/`;
-  const tablesPrefix = `tables-forget-${id}/`;
-  let dir: string;
-  let pc: PipelineClient;
-  let places: ForgetInput['places'];
-  let tables: TablesLocation;
-  const env = () => ({ ...inject('stackEnv'), CALLPIPE_S3_TABLES_PREFIX: tablesPrefix });
-  /** The two processed calls: [0] is forgotten, [1] keeps its report line. */
-  const real: string[] = [];
-  const synthetic: string[] = [];
-  let forgotten: string;
-  let forgottenWorkflowId: string;
+const id = runId();
+const prefix = `forget-${id}/`;
+const tablesPrefix = `tables-forget-${id}/`;
+let dir: string;
+let pc: PipelineClient;
+let places: ForgetInput['places'];
+let tables: TablesLocation;
+const env = () => ({ ...inject('stackEnv'), CALLPIPE_S3_TABLES_PREFIX: tablesPrefix });
+/** The two processed calls: [0] is forgotten, [1] keeps its report line. */
+const real: string[] = [];
+const synthetic: string[] = [];
+let forgotten: string;
+let forgottenWorkflowId: string;
 
-  const bucket = () => pc.store.bucket;
-  const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const bucket = () => pc.store.bucket;
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-  async function keysUnder(p: string): Promise<string[]> {
-    const keys: string[] = [];
-    let next: string | undefined;
-    do {
-      const page = await pc.store.listPage(p, next);
-      keys.push(...page.objects.map((o) => o.key));
-      next = page.next;
-    } while (next);
-    return keys.sort();
-  }
+async function keysUnder(p: string): Promise<string[]> {
+  const keys: string[] = [];
+  let next: string | undefined;
+  do {
+    const page = await pc.store.listPage(p, next);
+    keys.push(...page.objects.map((o) => o.key));
+    next = page.next;
+  } while (next);
+  return keys.sort();
+}
 
-  /** Every object of the output, the tables' locators and the staging of `callIds`: key → sha-256. */
-  async function snapshot(callIds: string[]): Promise<Map<string, string>> {
-    const keys = [
-      ...(await keysUnder(prefix)).filter((k) => !k.startsWith(`${prefix}batches/`)),
-      ...(await keysUnder(`${tablesPrefix}_callpipe/calls/`)),
-      ...(
-        await Promise.all(callIds.map((c) => keysUnder(`${pc.config.s3.stagingPrefix}calls/${c}/`)))
-      ).flat(),
-    ];
-    const map = new Map<string, string>();
-    for (const k of keys) map.set(k, sha(await pc.store.getBuffer(k)));
-    return map;
-  }
+/** Every object of the output, the tables' locators and the staging of `callIds`: key → sha-256. */
+async function snapshot(callIds: string[]): Promise<Map<string, string>> {
+  const keys = [
+    ...(await keysUnder(prefix)).filter((k) => !k.startsWith(`${prefix}batches/`)),
+    ...(await keysUnder(`${tablesPrefix}_callpipe/calls/`)),
+    ...(await Promise.all(callIds.map((c) => keysUnder(`${pc.config.s3.stagingPrefix}calls/${c}/`)))).flat(),
+  ];
+  const map = new Map<string, string>();
+  for (const k of keys) map.set(k, sha(await pc.store.getBuffer(k)));
+  return map;
+}
 
-  function rowsOf(t: Record<string, PyarrowTable>, except: string): Record<string, string[]> {
-    return Object.fromEntries(
-      TABLES.map((name) => [
-        name,
-        t[name]!.rows.filter((r) => r.call_id !== except)
-          .map((r) => JSON.stringify(r))
-          .sort(),
-      ]),
-    );
-  }
+function rowsOf(t: Record<string, PyarrowTable>, except: string): Record<string, string[]> {
+  return Object.fromEntries(
+    TABLES.map((name) => [
+      name,
+      t[name]!.rows.filter((r) => r.call_id !== except)
+        .map((r) => JSON.stringify(r))
+        .sort(),
+    ]),
+  );
+}
 
-  const readTables = () => readS3Tables(pc.config.s3, { bucket: bucket(), prefix: tablesPrefix }, TABLES);
+const readTables = () => readS3Tables(pc.config.s3, { bucket: bucket(), prefix: tablesPrefix }, TABLES);
 
-  /** A call written as processing writes one: its outputs, then its rows through the tables writer. */
-  async function writeSynthetic(
-    callId: string,
-    where: { prefix: string; tables: TablesLocation },
-    lastModified: string,
-  ): Promise<void> {
-    const result = resultFixture({ callId, lastModified, writtenAt: new Date().toISOString() });
-    const dirKey = `${where.prefix}${callId}/`;
-    result.source = {
-      ...result.source,
-      bucket: bucket(),
-      key: `recordings/${callId}.wav`,
-      uri: `s3://${bucket()}/recordings/${callId}.wav`,
-    };
-    await pc.store.put(`${dirKey}result.json`, JSON.stringify(result));
-    await pc.store.put(`${dirKey}transcript.vtt`, `WEBVTT\n\n${callId}\n`);
-    await pc.store.put(`${dirKey}call.html`, `<!doctype html><title>${callId}</title>`);
-    await createTableActivities({ store: pc.store }).writeCallTables({
-      callId,
-      result: { bucket: bucket(), key: `${dirKey}result.json` },
-      tables: where.tables,
-    });
-  }
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-forget-'));
-    pc = await connectPipeline(stackConfig());
-    const output = { bucket: bucket(), prefix };
-    tables = { bucket: bucket(), prefix: tablesPrefix, timeZone: 'UTC' };
-    places = { output, stagingPrefix: pc.config.s3.stagingPrefix, tables };
-    for (let i = 0; i < 2; i++) {
-      const call = await makeCall(dir, `forget-${i}.wav`, {
-        durationSeconds: 6,
-        stereo: true,
-        seed: 500 + i,
-        sampleRate: 8000,
-      });
-      const key = `recordings/forget-${id}/call-${i}.wav`;
-      await pc.store.putFile(key, call.path);
-      real.push(callIdOf({ bucket: bucket(), key }, pc.config.callIds));
-    }
-    const started = await startBackfill(pc, {
-      batchId: `test-forget-${id}`,
-      source: { kind: 'prefix', bucket: bucket(), prefix: `recordings/forget-${id}/` },
-      output,
-      spec: { ...callSpec(pc.config, output), tables },
-    });
-    await started.handle.result();
-    // The other 48: today, as the processed ones (their recordings' day), then one compaction of the day.
-    const now = new Date().toISOString();
-    for (let i = 0; i < 48; i++) {
-      const callId = `syn-${id}-${letters(i)}`;
-      synthetic.push(callId);
-      await writeSynthetic(callId, { prefix, tables }, now);
-    }
-    await createTableActivities({ store: pc.store }).compactTables({
-      tables,
-      days: [dayIn(new Date(), 'UTC')],
-    });
-    forgotten = real[0]!;
-    const report = JSON.parse(await pc.store.getText(`${prefix}batches/test-forget-${id}/report.json`)) as {
-      rows: { callId: string; workflowId?: string; status: string }[];
-    };
-    expect(report.rows.map((r) => [r.callId, r.status]).sort()).toEqual(real.map((c) => [c, 'done']).sort());
-    forgottenWorkflowId = report.rows.find((r) => r.callId === forgotten)!.workflowId!;
-  }, 600_000);
-
-  afterAll(async () => {
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+/** A call written as processing writes one: its outputs, then its rows through the tables writer. */
+async function writeSynthetic(
+  callId: string,
+  where: { prefix: string; tables: TablesLocation },
+  lastModified: string,
+): Promise<void> {
+  const result = resultFixture({ callId, lastModified, writtenAt: new Date().toISOString() });
+  const dirKey = `${where.prefix}${callId}/`;
+  result.source = {
+    ...result.source,
+    bucket: bucket(),
+    key: `recordings/${callId}.wav`,
+    uri: `s3://${bucket()}/recordings/${callId}.wav`,
+  };
+  await pc.store.put(`${dirKey}result.json`, JSON.stringify(result));
+  await pc.store.put(`${dirKey}transcript.vtt`, `WEBVTT\n\n${callId}\n`);
+  await pc.store.put(`${dirKey}call.html`, `<!doctype html><title>${callId}</title>`);
+  await createTableActivities({ store: pc.store }).writeCallTables({
+    callId,
+    result: { bucket: bucket(), key: `${dirKey}result.json` },
+    tables: where.tables,
   });
+}
 
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-forget-'));
+  pc = await connectPipeline(stackConfig());
+  const output = { bucket: bucket(), prefix };
+  tables = { bucket: bucket(), prefix: tablesPrefix, timeZone: 'UTC' };
+  places = { output, stagingPrefix: pc.config.s3.stagingPrefix, tables };
+  for (let i = 0; i < 2; i++) {
+    const call = await makeCall(dir, `forget-${i}.wav`, {
+      durationSeconds: 6,
+      stereo: true,
+      seed: 500 + i,
+      sampleRate: 8000,
+    });
+    const key = `recordings/forget-${id}/call-${i}.wav`;
+    await pc.store.putFile(key, call.path);
+    real.push(callIdOf({ bucket: bucket(), key }, pc.config.callIds));
+  }
+  const started = await startBackfill(pc, {
+    batchId: `test-forget-${id}`,
+    source: { kind: 'prefix', bucket: bucket(), prefix: `recordings/forget-${id}/` },
+    output,
+    spec: { ...callSpec(pc.config, output), tables },
+  });
+  await started.handle.result();
+  // The other 48: today, as the processed ones (their recordings' day), then one compaction of the day.
+  const now = new Date().toISOString();
+  for (let i = 0; i < 48; i++) {
+    const callId = `syn-${id}-${letters(i)}`;
+    synthetic.push(callId);
+    await writeSynthetic(callId, { prefix, tables }, now);
+  }
+  await createTableActivities({ store: pc.store }).compactTables({
+    tables,
+    days: [dayIn(new Date(), 'UTC')],
+  });
+  forgotten = real[0]!;
+  const report = JSON.parse(await pc.store.getText(`${prefix}batches/test-forget-${id}/report.json`)) as {
+    rows: { callId: string; workflowId?: string; status: string }[];
+  };
+  expect(report.rows.map((r) => [r.callId, r.status]).sort()).toEqual(real.map((c) => [c, 'done']).sort());
+  forgottenWorkflowId = report.rows.find((r) => r.callId === forgotten)!.workflowId!;
+}, 600_000);
+
+afterAll(async () => {
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('callpipe forget and retention: refusals and one call of fifty', () => {
   it('refuses without a terminal and without --yes, and a dry run lists what would go, erasing nothing', async () => {
     const out = `s3://${bucket()}/${prefix}`;
     const refused = await callpipe(['forget', forgotten, '--out', out], env());
@@ -253,7 +251,9 @@ describe('callpipe forget and retention', () => {
     expect((JSON.parse(again.stdout) as { repeated: boolean; requestId: string }).repeated).toBe(true);
     expect(await snapshot(others)).toEqual(after);
   }, 600_000);
+});
 
+describe('callpipe forget and retention: refused deletes', () => {
   it('a delete the S3 server refuses fails the erasure with the key named', async () => {
     const victim = synthetic[0]!;
     // A stand-in in front of the stack's S3: passes everything through but refuses the deletes of one call.
@@ -312,7 +312,9 @@ describe('callpipe forget and retention', () => {
       await new Promise((r) => server.close(r));
     }
   }, 120_000);
+});
 
+describe('callpipe forget and retention: retention', () => {
   it('retention erases exactly the calls older than the configured days, rows included', async () => {
     const rPrefix = `retention-${id}/`;
     const rTables: TablesLocation = { bucket: bucket(), prefix: `tables-retention-${id}/`, timeZone: 'UTC' };

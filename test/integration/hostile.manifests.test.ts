@@ -25,45 +25,44 @@ import { runId } from '../helpers/run-id.ts';
 
 const run = runId();
 
-describe('hostile manifests and inputs', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  /** The command on the stack, its workflows on a queue prefix of this file's (nothing polls it). */
-  const prefix = uniquePrefix('hostile-manifests');
-  const cli = (args: string[], env: Record<string, string> = {}) =>
-    callpipe(args, { ...inject('stackEnv'), CALLPIPE_TASK_QUEUE_PREFIX: prefix, ...env });
+let dir: string;
+let pc: PipelineClient;
+/** The command on the stack, its workflows on a queue prefix of this file's (nothing polls it). */
+const prefix = uniquePrefix('hostile-manifests');
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  callpipe(args, { ...inject('stackEnv'), CALLPIPE_TASK_QUEUE_PREFIX: prefix, ...env });
 
-  /** Workflows started on this file's queues: none may be, when the command refuses its input. */
-  async function startedOnOurQueue(): Promise<string[]> {
-    const ids: string[] = [];
-    for await (const w of pc.client.workflow.list({ query: `TaskQueue = '${prefix}'` }))
-      ids.push(w.workflowId);
-    return ids;
-  }
+/** Workflows started on this file's queues: none may be, when the command refuses its input. */
+async function startedOnOurQueue(): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const w of pc.client.workflow.list({ query: `TaskQueue = '${prefix}'` })) ids.push(w.workflowId);
+  return ids;
+}
 
-  const file = (name: string, text: string) => {
-    const path = join(dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
-  const uploadedAs = (path: string, text: string) =>
-    uploadKey(
-      pc.config.s3.inputPrefix,
-      'manifests',
-      createHash('sha256').update(text).digest('hex'),
-      basename(path),
-    );
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const uploadedAs = (path: string, text: string) =>
+  uploadKey(
+    pc.config.s3.inputPrefix,
+    'manifests',
+    createHash('sha256').update(text).digest('hex'),
+    basename(path),
+  );
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-manifests-'));
-    pc = await connectPipeline(stackConfig());
-  });
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-manifests-'));
+  pc = await connectPipeline(stackConfig());
+});
 
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+afterAll(async () => {
+  await pc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
+describe('hostile manifests and inputs: manifests', () => {
   it('refuses a repeated column, a call id of two recordings and an empty manifest, with their lines, starting nothing', async () => {
     const cases = [
       {
@@ -114,7 +113,9 @@ describe('hostile manifests and inputs', () => {
       calls.push(w);
     expect(calls).toEqual([]);
   });
+});
 
+describe('hostile manifests and inputs: inputs, secrets and cancellation', () => {
   it('process: one missing input among several starts none and names it', async () => {
     const a = file(`${run}-a.wav`, `RIFF a ${run}`);
     const b = file(`${run}-b.wav`, `RIFF b ${run}`);

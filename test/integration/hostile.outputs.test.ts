@@ -50,36 +50,36 @@ function silentWav(): Buffer {
   return Buffer.concat([head, data]);
 }
 
-describe('outputs for people under hostile and large input', () => {
-  let browser: Browser;
-  let dir: string;
+let browser: Browser;
+let dir: string;
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-outputs-'));
+beforeAll(async () => {
+  browser = await launchBrowser();
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-outputs-'));
+});
+afterAll(async () => {
+  await browser?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function open(file: string, html: string): Promise<{ page: Page; errors: string[] }> {
+  writeFileSync(join(dir, file), html);
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.route(/^(?!file:)/, (route) => {
+    errors.push(`network request: ${route.request().url()}`);
+    return route.abort();
   });
-  afterAll(async () => {
-    await browser?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  // A page of 100,000 calls holds ~10 MB of data: loading it is not a speed test.
+  await page.goto(pathToFileURL(join(dir, file)).href, { timeout: 600_000 });
+  return { page, errors };
+}
 
-  async function open(file: string, html: string): Promise<{ page: Page; errors: string[] }> {
-    writeFileSync(join(dir, file), html);
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.route(/^(?!file:)/, (route) => {
-      errors.push(`network request: ${route.request().url()}`);
-      return route.abort();
-    });
-    // A page of 100,000 calls holds ~10 MB of data: loading it is not a speed test.
-    await page.goto(pathToFileURL(join(dir, file)).href, { timeout: 600_000 });
-    return { page, errors };
-  }
+const firstCells = (page: Page, col: number) =>
+  page.$$eval(`#calls tbody tr td:nth-child(${col})`, (tds) => tds.map((td) => td.getAttribute('data-v')));
 
-  const firstCells = (page: Page, col: number) =>
-    page.$$eval(`#calls tbody tr td:nth-child(${col})`, (tds) => tds.map((td) => td.getAttribute('data-v')));
-
+describe('outputs for people under hostile and large input: the night report and the call page', () => {
   it('the night report of 100,000 calls opens with its totals and first page, and pages to the last call', async () => {
     const { report, calls } = largeReport(CALLS);
     const html = renderNightReport(report, calls, {
@@ -143,7 +143,9 @@ describe('outputs for people under hostile and large input', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+});
 
+describe('outputs for people under hostile and large input', () => {
   describe("a worker's clock a day off S3's", () => {
     let client: S3Client;
     const config = () => stackConfig();

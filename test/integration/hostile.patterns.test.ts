@@ -39,58 +39,58 @@ const PHRASES: Record<string, string> = {
   [CODE]: 'コードはa',
 };
 
-describe('hostile patterns and rule files', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let emulator: RunningEmulator;
-  let workers: ManagedProcess | undefined;
-  let config: Config;
-  let recording: string;
+let dir: string;
+let pc: PipelineClient;
+let emulator: RunningEmulator;
+let workers: ManagedProcess | undefined;
+let config: Config;
+let recording: string;
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-patterns-'));
-    pc = await connectPipeline(stackConfig());
-    const book = Object.fromEntries([...loadPhrasebook()].map(([id, text]) => [String(id), text]));
-    emulator = await startEmulator({
-      port: 0,
-      speed: SPEED,
-      phrasebook: { ...book, ...PHRASES },
-      deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
-    });
-    config = withPrefix(stackConfig(), uniquePrefix('hostile-patterns'), {
-      baseUrl: emulator.baseUrl,
-      authUrl: emulator.authUrl,
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      domainId: emulator.domainId,
-      speed: SPEED,
-    });
-    recording = join(dir, 'long-run.wav');
-    // Stereo: the agent greets; the customer says the run of 10,000 `a` (and です), then a code ending in `a`.
-    await renderFixture(
-      {
-        background: 'silence',
-        channels: [
-          { phrases: [{ id: 1, start: 0.5 }] },
-          {
-            phrases: [
-              { id: LONG_RUN, start: 3 },
-              { id: CODE, start: 6 },
-            ],
-          },
-        ],
-      },
-      recording,
-    );
-  }, 180_000);
-
-  afterAll(async () => {
-    await workers?.stop();
-    await emulator?.close();
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-patterns-'));
+  pc = await connectPipeline(stackConfig());
+  const book = Object.fromEntries([...loadPhrasebook()].map(([id, text]) => [String(id), text]));
+  emulator = await startEmulator({
+    port: 0,
+    speed: SPEED,
+    phrasebook: { ...book, ...PHRASES },
+    deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
   });
+  config = withPrefix(stackConfig(), uniquePrefix('hostile-patterns'), {
+    baseUrl: emulator.baseUrl,
+    authUrl: emulator.authUrl,
+    clientId: emulator.clientId,
+    clientSecret: emulator.clientSecret,
+    domainId: emulator.domainId,
+    speed: SPEED,
+  });
+  recording = join(dir, 'long-run.wav');
+  // Stereo: the agent greets; the customer says the run of 10,000 `a` (and です), then a code ending in `a`.
+  await renderFixture(
+    {
+      background: 'silence',
+      channels: [
+        { phrases: [{ id: 1, start: 0.5 }] },
+        {
+          phrases: [
+            { id: LONG_RUN, start: 3 },
+            { id: CODE, start: 6 },
+          ],
+        },
+      ],
+    },
+    recording,
+  );
+}, 180_000);
 
+afterAll(async () => {
+  await workers?.stop();
+  await emulator?.close();
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('hostile patterns and rule files', () => {
   it('(a+)+$ over a run of 10,000 a: a worker process of every queue redacts the call as the pattern says', async () => {
     const rules = join(dir, 'redaction-rules.json');
     writeFileSync(rules, JSON.stringify({ patterns: [{ kind: 'contract', regex: '(a+)+$' }] }));

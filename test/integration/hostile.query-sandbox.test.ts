@@ -24,36 +24,36 @@ import { objectStore } from '../helpers/stack.ts';
 import { runId } from '../helpers/run-id.ts';
 import { CALLS_TABLE } from '../../schemas/tables.ts';
 
+const id = runId();
+const dir = mkdtempSync(join(tmpdir(), 'callpipe-query-sandbox-'));
+/** A private home for the command: its mirror, and DuckDB's extension folder if anything wrote one. */
+const home = join(dir, 'home');
+const secret = join(dir, 'secret.txt');
+const env = () => ({
+  ...inject('stackEnv'),
+  HOME: home,
+  CALLPIPE_HOME: join(home, '.callpipe'),
+  CALLPIPE_S3_TABLES_PREFIX: `tables-${id}/`,
+});
+const query = (sql: string) => run(['query', sql, '--json'], env());
+
+beforeAll(async () => {
+  mkdirSync(home, { recursive: true });
+  writeFileSync(secret, 'not-for-query-users\n');
+  // One day of `calls` in the stack's bucket, written by DuckDB itself (another writer than ours).
+  const local = join(dir, 'calls.parquet');
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  await c.run(
+    `COPY (SELECT 'call-a' AS call_id, 'sato' AS agent, 42.5 AS duration_seconds) TO '${local}' (FORMAT parquet)`,
+  );
+  c.closeSync();
+  db.closeSync();
+  await objectStore().put(`tables-${id}/calls/dt=2026-11-01/part-a.parquet`, readFileSync(local));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
 describe('callpipe query is sandboxed', () => {
-  const id = runId();
-  const dir = mkdtempSync(join(tmpdir(), 'callpipe-query-sandbox-'));
-  /** A private home for the command: its mirror, and DuckDB's extension folder if anything wrote one. */
-  const home = join(dir, 'home');
-  const secret = join(dir, 'secret.txt');
-  const env = () => ({
-    ...inject('stackEnv'),
-    HOME: home,
-    CALLPIPE_HOME: join(home, '.callpipe'),
-    CALLPIPE_S3_TABLES_PREFIX: `tables-${id}/`,
-  });
-  const query = (sql: string) => run(['query', sql, '--json'], env());
-
-  beforeAll(async () => {
-    mkdirSync(home, { recursive: true });
-    writeFileSync(secret, 'not-for-query-users\n');
-    // One day of `calls` in the stack's bucket, written by DuckDB itself (another writer than ours).
-    const local = join(dir, 'calls.parquet');
-    const db = await DuckDBInstance.create(':memory:');
-    const c = await db.connect();
-    await c.run(
-      `COPY (SELECT 'call-a' AS call_id, 'sato' AS agent, 42.5 AS duration_seconds) TO '${local}' (FORMAT parquet)`,
-    );
-    c.closeSync();
-    db.closeSync();
-    await objectStore().put(`tables-${id}/calls/dt=2026-11-01/part-a.parquet`, readFileSync(local));
-  });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
   it('answers over the mirrored tables', async () => {
     const ok = await query('SELECT call_id, agent, dt FROM calls');
     expect(ok.code, ok.stderr).toBe(0);

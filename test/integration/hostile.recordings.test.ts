@@ -2,14 +2,14 @@
  * Recordings that would hang a slot or cost what they do not hold, in one batch on the shared stack: an
  * HLS playlist named `.wav` whose segment is a FIFO on the workers' host, three hours of silence with
  * two phrases (FLAC), a minute of nothing but silence, and a stereo call whose customer channel is dead.
- * The playlist fails alone with its reason; the others finish, and the emulator's request log shows that
- * only speech was streamed.
+ * The playlist fails alone with its reason; the others finish, and the request log of an emulator of this
+ * file's own (with workers of its own, on this host) shows that only speech was streamed.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { submitRecording } from '../../cli/submit.ts';
 import { runFfmpeg } from '../../activities/media/ffmpeg.ts';
@@ -18,8 +18,8 @@ import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
 import type { OutputLocation, RecordingSource } from '../../schemas/recording.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 import { ANY_SPEAKER, compareTranscript, expectedUtterances } from '../helpers/pipeline.ts';
-import { muLawSecondsSent, readRequestLog, streamStarts } from '../helpers/request-log.ts';
-import { stackConfig } from '../helpers/stack.ts';
+import { muLawSecondsSent, streamStarts } from '../helpers/request-log.ts';
+import { ownService, type OwnService } from '../helpers/own-service.ts';
 import { runId } from '../helpers/run-id.ts';
 
 interface ResultDoc {
@@ -63,57 +63,60 @@ const oneSidedScript: FixtureScript = {
   ],
 };
 
+let dir: string;
+let pc: PipelineClient;
+let output: OutputLocation;
+let service: OwnService;
+const run = runId();
+const results = new Map<string, ProcessRecordingResult>();
+const keys = new Map<string, string>();
+let logBefore = 0;
+
+const doc = async (name: string) =>
+  JSON.parse(await pc.store.getText(results.get(name)!.resultKey!)) as ResultDoc;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-'));
+  service = await ownService('hostile-recordings', dir);
+  pc = await connectPipeline(service.config);
+  output = { bucket: pc.config.s3.bucket, prefix: `hostile-${run}/results/` };
+
+  // The workers run on this host: the playlist's segment is a FIFO they could open and wait on forever.
+  const fifo = join(dir, 'segment.ts');
+  execFileSync('mkfifo', [fifo]);
+  writeFileSync(
+    join(dir, 'playlist.wav'),
+    `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${fifo}\n#EXT-X-ENDLIST\n`,
+  );
+  await renderFixture(longScript, join(dir, 'long-silence.flac'));
+  const silence = ['-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '60'];
+  await runFfmpeg(['-v', 'error', ...silence, '-y', join(dir, 'silence.wav')]);
+  await renderFixture(oneSidedScript, join(dir, 'one-sided.wav'));
+
+  logBefore = service.requests().length;
+  const batchId = `hostile-${run}`;
+  const submitted = await Promise.all(
+    ['playlist.wav', 'long-silence.flac', 'silence.wav', 'one-sided.wav'].map(async (name) => {
+      const key = `hostile-${run}/${name}`;
+      keys.set(name, key);
+      await pc.store.putFile(key, join(dir, name));
+      const head = (await pc.store.head(key))!;
+      const source: RecordingSource = { bucket: pc.store.bucket, key, etag: head.etag, size: head.size };
+      return { name, submitted: await submitRecording(pc, source, { output, batchId }) };
+    }),
+  );
+  await Promise.all(
+    submitted.map(async ({ name, submitted: s }) => results.set(name, await s.handle.result())),
+  );
+}, 600_000); // renders and decodes three hours of audio: minutes on a loaded 2-core machine
+
+afterAll(async () => {
+  await pc?.close();
+  await service?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
 describe('recordings that would hang a slot or cost what they do not hold', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let output: OutputLocation;
-  const run = runId();
-  const results = new Map<string, ProcessRecordingResult>();
-  const keys = new Map<string, string>();
-  let logBefore = 0;
-
-  const doc = async (name: string) =>
-    JSON.parse(await pc.store.getText(results.get(name)!.resultKey!)) as ResultDoc;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-'));
-    pc = await connectPipeline(stackConfig());
-    output = { bucket: pc.config.s3.bucket, prefix: `hostile-${run}/results/` };
-
-    // The workers run on this host: the playlist's segment is a FIFO they could open and wait on forever.
-    const fifo = join(dir, 'segment.ts');
-    execFileSync('mkfifo', [fifo]);
-    writeFileSync(
-      join(dir, 'playlist.wav'),
-      `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${fifo}\n#EXT-X-ENDLIST\n`,
-    );
-    await renderFixture(longScript, join(dir, 'long-silence.flac'));
-    const silence = ['-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '60'];
-    await runFfmpeg(['-v', 'error', ...silence, '-y', join(dir, 'silence.wav')]);
-    await renderFixture(oneSidedScript, join(dir, 'one-sided.wav'));
-
-    logBefore = readRequestLog(inject('stack').requestLog!).length;
-    const batchId = `hostile-${run}`;
-    const submitted = await Promise.all(
-      ['playlist.wav', 'long-silence.flac', 'silence.wav', 'one-sided.wav'].map(async (name) => {
-        const key = `hostile-${run}/${name}`;
-        keys.set(name, key);
-        await pc.store.putFile(key, join(dir, name));
-        const head = (await pc.store.head(key))!;
-        const source: RecordingSource = { bucket: pc.store.bucket, key, etag: head.etag, size: head.size };
-        return { name, submitted: await submitRecording(pc, source, { output, batchId }) };
-      }),
-    );
-    await Promise.all(
-      submitted.map(async ({ name, submitted: s }) => results.set(name, await s.handle.result())),
-    );
-  }, 600_000); // renders and decodes three hours of audio: minutes on a loaded 2-core machine
-
-  afterAll(async () => {
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
   it('fails the playlist that points at a FIFO at probe, with its reason, while the batch finishes', async () => {
     const r = results.get('playlist.wav')!;
     expect(r).toMatchObject({ status: 'failed', stage: 'probe' });
@@ -167,7 +170,7 @@ describe('recordings that would hang a slot or cost what they do not hold', () =
   });
 
   it('sent the emulator only what the sessions hold: no silent channel, no long silence', async () => {
-    const entries = readRequestLog(inject('stack').requestLog!).slice(logBefore);
+    const entries = service.requests().slice(logBefore);
     const docs = await Promise.all(['long-silence.flac', 'silence.wav', 'one-sided.wav'].map(doc));
     const sessions = docs.flatMap((d) => d.sessions);
     expect(streamStarts(entries)).toBeGreaterThanOrEqual(sessions.length);

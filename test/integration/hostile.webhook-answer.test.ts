@@ -37,58 +37,58 @@ function peakRss(pid: number): number {
   return Number(/(\d+)/.exec(line!)![1]) * 1024;
 }
 
+const dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-webhook-'));
+let config: Config;
+let server: Server;
+let workers: ManagedProcess | undefined;
+/** Bytes the receiver wrote, and a promise settled when each answer's connection closed. */
+const sent = { bytes: 0, requests: 0 };
+const closed: Promise<void>[] = [];
+
+/** Writes 1 GiB of one reused chunk as fast as the worker reads it: nothing is allocated here. */
+function answerOneGiB(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    let written = 0;
+    const more = () => {
+      while (written < GIB && !res.destroyed) {
+        written += CHUNK.length;
+        sent.bytes += CHUNK.length;
+        if (!res.write(CHUNK)) return void res.once('drain', more);
+      }
+      if (written >= GIB) res.end();
+    };
+    res.once('close', () => resolve());
+    res.writeHead(200, { 'content-type': 'application/json' });
+    more();
+  });
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      sent.requests += 1;
+      closed.push(answerOneGiB(res));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  config = withPrefix(stackConfig(), uniquePrefix('hostile-webhook'));
+  workers = childWorkers(config, join(dir, 'workers.log'), {
+    CALLPIPE_EVENTS_WEBHOOK_URL: `http://127.0.0.1:${port}/hook`,
+    CALLPIPE_EVENTS_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+  });
+  await workers.start();
+});
+
+afterAll(async () => {
+  await workers?.stop();
+  server?.closeAllConnections();
+  server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
 describe('a webhook answering 200 with 1 GiB', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'callpipe-hostile-webhook-'));
-  let config: Config;
-  let server: Server;
-  let workers: ManagedProcess | undefined;
-  /** Bytes the receiver wrote, and a promise settled when each answer's connection closed. */
-  const sent = { bytes: 0, requests: 0 };
-  const closed: Promise<void>[] = [];
-
-  /** Writes 1 GiB of one reused chunk as fast as the worker reads it: nothing is allocated here. */
-  function answerOneGiB(res: ServerResponse): Promise<void> {
-    return new Promise((resolve) => {
-      let written = 0;
-      const more = () => {
-        while (written < GIB && !res.destroyed) {
-          written += CHUNK.length;
-          sent.bytes += CHUNK.length;
-          if (!res.write(CHUNK)) return void res.once('drain', more);
-        }
-        if (written >= GIB) res.end();
-      };
-      res.once('close', () => resolve());
-      res.writeHead(200, { 'content-type': 'application/json' });
-      more();
-    });
-  }
-
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        sent.requests += 1;
-        closed.push(answerOneGiB(res));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    config = withPrefix(stackConfig(), uniquePrefix('hostile-webhook'));
-    workers = childWorkers(config, join(dir, 'workers.log'), {
-      CALLPIPE_EVENTS_WEBHOOK_URL: `http://127.0.0.1:${port}/hook`,
-      CALLPIPE_EVENTS_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
-    });
-    await workers.start();
-  });
-
-  afterAll(async () => {
-    await workers?.stop();
-    server?.closeAllConnections();
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   it('is read for a few KiB, not counted delivered, and leaves the worker’s memory as it was', async () => {
     const pid = workers!.pid!;
     const before = peakRss(pid);

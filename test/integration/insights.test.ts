@@ -28,38 +28,38 @@ const CALLS: DemoCall[] = DEMO_CALLS.map((c) => ({
   scenario: { ...c.scenario, durationSeconds: SHORT_SECONDS[c.name]! },
 }));
 
-describe('call insights of the demo calls, with the shipped rules', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  const calls = new Map<string, { doc: ResultDocument; moments: ScriptedMoments }>();
+let dir: string;
+let pc: PipelineClient;
+const calls = new Map<string, { doc: ResultDocument; moments: ScriptedMoments }>();
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-insights-'));
-    pc = await connectPipeline(stackConfig());
-    const paths = await ensureDemoCalls(dir, () => undefined, CALLS);
-    const output = outputLocation(undefined, pc.config);
-    const submitted = await Promise.all(
-      paths.map(async (path) =>
-        submitRecording(pc, await resolveSource(path, pc.store, pc.config), { output }),
-      ),
-    );
-    for (const [i, s] of submitted.entries()) {
-      const r = await s.handle.result();
-      expect(r.status, r.reason).toBe('done');
-      const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(r.resultKey!)));
-      calls.set(CALLS[i]!.name, { doc, moments: scriptedCall(CALLS[i]!.scenario).moments });
-    }
-  }, 900_000);
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-insights-'));
+  pc = await connectPipeline(stackConfig());
+  const paths = await ensureDemoCalls(dir, () => undefined, CALLS);
+  const output = outputLocation(undefined, pc.config);
+  const submitted = await Promise.all(
+    paths.map(async (path) =>
+      submitRecording(pc, await resolveSource(path, pc.store, pc.config), { output }),
+    ),
+  );
+  for (const [i, s] of submitted.entries()) {
+    const r = await s.handle.result();
+    expect(r.status, r.reason).toBe('done');
+    const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(r.resultKey!)));
+    calls.set(CALLS[i]!.name, { doc, moments: scriptedCall(CALLS[i]!.scenario).moments });
+  }
+}, 900_000);
 
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+afterAll(async () => {
+  await pc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
-  const call = (name: string) => calls.get(name)!;
-  const category = (doc: ResultDocument, name: string) => doc.categories!.find((c) => c.name === name)!;
-  const answer = (doc: ResultDocument, id: string) => doc.scorecard!.answers.find((a) => a.id === id)!;
+const call = (name: string) => calls.get(name)!;
+const category = (doc: ResultDocument, name: string) => doc.categories!.find((c) => c.name === name)!;
+const answer = (doc: ResultDocument, id: string) => doc.scorecard!.answers.find((a) => a.id === id)!;
 
+describe('call insights of the demo calls, with the shipped rules: categories and the scorecard', () => {
   it('are scored with the shipped rules: every category, and a scorecard whose score is its yes answers', () => {
     const { rules, digest } = defaultRules();
     for (const { doc } of calls.values()) {
@@ -82,7 +82,9 @@ describe('call insights of the demo calls, with the shipped rules', () => {
       expect(category(doc, 'greeting').points[0]!.start).toBeLessThan(30);
     }
   });
+});
 
+describe('call insights of the demo calls, with the shipped rules: scripted events', () => {
   it('a scripted hold is a hold of the scripted length ± 1 s, at the scripted time', () => {
     for (const name of ['sample-stereo-1h.m4a', 'sample-long-mono.wav']) {
       const { doc, moments } = call(name);
@@ -127,7 +129,9 @@ describe('call insights of the demo calls, with the shipped rules', () => {
       else expect(answer(d, 'apology').answer).toBe(category(d, 'apology').matched ? 'yes' : 'no');
     }
   });
+});
 
+describe('call insights of the demo calls, with the shipped rules: speakers and rule kinds', () => {
   it("the demo's mono calls come out with an agent and a customer told apart by voice", () => {
     for (const name of ['sample-short-mono.wav', 'sample-long-mono.wav']) {
       const { doc } = call(name);

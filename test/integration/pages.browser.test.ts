@@ -30,97 +30,97 @@ const ARTIFACTS = fileURLToPath(new URL('../../.test-artifacts/', import.meta.ur
 /** The page draws after its scripts run; under load that takes well over vitest's 1-s default poll. */
 const POLL = { timeout: 20_000 };
 
-describe('call page and night report in a browser', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let browser: Browser;
-  let result: BackfillResult;
-  const id = runId();
-  const output = { bucket: 'callpipe', prefix: `pages-${id}/` };
-  const out = `s3://${output.bucket}/${output.prefix}`;
-  const callIds: string[] = [];
-  const env = () => ({ ...inject('stackEnv'), CALLPIPE_TIME_ZONE: 'Asia/Tokyo' });
+let dir: string;
+let pc: PipelineClient;
+let browser: Browser;
+let result: BackfillResult;
+const id = runId();
+const output = { bucket: 'callpipe', prefix: `pages-${id}/` };
+const out = `s3://${output.bucket}/${output.prefix}`;
+const callIds: string[] = [];
+const env = () => ({ ...inject('stackEnv'), CALLPIPE_TIME_ZONE: 'Asia/Tokyo' });
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-pages-'));
-    pc = await connectPipeline(stackConfig());
-    const keys: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      // The first call opens with a customer giving personal data: its page shows real redactions.
-      const call = await makeCall(dir, `page-${i}.wav`, {
-        durationSeconds: i === 0 ? 150 : 30,
-        stereo: true,
-        seed: 900 + i,
-        sampleRate: 8000,
-        personalData: i === 0,
-      });
-      const key = `recordings/pages-${id}/call-${i}.wav`;
-      await pc.store.putFile(key, call.path);
-      keys.push(key);
-      callIds.push(callIdOf({ bucket: pc.store.bucket, key }));
-    }
-    const broken = `recordings/pages-${id}/broken.wav`;
-    await pc.store.put(broken, Buffer.from('RIFF not really a recording '.repeat(40)));
-    keys.push(broken);
-    const manifestKey = `manifests/pages-${id}.csv`;
-    await pc.store.put(
-      manifestKey,
-      'key,agent,started_at,queue\n' +
-        keys.map((k, i) => `${k},agent-${i},2026-03-0${i + 1}T10:00:00+09:00,billing`).join('\n') +
-        '\n',
-    );
-    const started = await startBackfill(pc, {
-      batchId: `test-pages-${id}`,
-      source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
-      output,
-      spec: {
-        ...callSpec(pc.config, output),
-        tables: { bucket: output.bucket, prefix: `tables-pages-${id}/`, timeZone: 'Asia/Tokyo' },
-      },
+beforeAll(async () => {
+  browser = await launchBrowser();
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-pages-'));
+  pc = await connectPipeline(stackConfig());
+  const keys: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    // The first call opens with a customer giving personal data: its page shows real redactions.
+    const call = await makeCall(dir, `page-${i}.wav`, {
+      durationSeconds: i === 0 ? 150 : 30,
+      stereo: true,
+      seed: 900 + i,
+      sampleRate: 8000,
+      personalData: i === 0,
     });
-    result = await started.handle.result();
+    const key = `recordings/pages-${id}/call-${i}.wav`;
+    await pc.store.putFile(key, call.path);
+    keys.push(key);
+    callIds.push(callIdOf({ bucket: pc.store.bucket, key }));
+  }
+  const broken = `recordings/pages-${id}/broken.wav`;
+  await pc.store.put(broken, Buffer.from('RIFF not really a recording '.repeat(40)));
+  keys.push(broken);
+  const manifestKey = `manifests/pages-${id}.csv`;
+  await pc.store.put(
+    manifestKey,
+    'key,agent,started_at,queue\n' +
+      keys.map((k, i) => `${k},agent-${i},2026-03-0${i + 1}T10:00:00+09:00,billing`).join('\n') +
+      '\n',
+  );
+  const started = await startBackfill(pc, {
+    batchId: `test-pages-${id}`,
+    source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
+    output,
+    spec: {
+      ...callSpec(pc.config, output),
+      tables: { bucket: output.bucket, prefix: `tables-pages-${id}/`, timeZone: 'Asia/Tokyo' },
+    },
   });
+  result = await started.handle.result();
+});
 
-  afterAll(async () => {
-    await browser?.close();
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+afterAll(async () => {
+  await browser?.close();
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function openPage(target: string): Promise<{ page: Page; url: string; errors: string[] }> {
+  const opened = await run(['open', target, '--out', out, '--no-browser'], env());
+  expect(opened.code, opened.stderr).toBe(0);
+  const url = opened.stdout.trim();
+  expect(url).toMatch(/^file:\/\//);
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  // Offline: any request that is not a local file would be the page reaching out.
+  await page.route(/^(?!file:)/, (route) => {
+    errors.push(`network request: ${route.request().url()}`);
+    return route.abort();
   });
+  await page.goto(url);
+  return { page, url, errors };
+}
 
-  async function openPage(target: string): Promise<{ page: Page; url: string; errors: string[] }> {
-    const opened = await run(['open', target, '--out', out, '--no-browser'], env());
-    expect(opened.code, opened.stderr).toBe(0);
-    const url = opened.stdout.trim();
-    expect(url).toMatch(/^file:\/\//);
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    // Offline: any request that is not a local file would be the page reaching out.
-    await page.route(/^(?!file:)/, (route) => {
-      errors.push(`network request: ${route.request().url()}`);
-      return route.abort();
-    });
-    await page.goto(url);
-    return { page, url, errors };
-  }
+/** Pixels drawn (not transparent) on the chart's canvas. */
+function drawnPixels(page: Page, selector: string): Promise<number> {
+  return page.$eval(selector, (el) => {
+    const canvas = el.querySelector('canvas');
+    if (!canvas) return 0;
+    const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+    let n = 0;
+    for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) n++;
+    return n;
+  });
+}
 
-  /** Pixels drawn (not transparent) on the chart's canvas. */
-  function drawnPixels(page: Page, selector: string): Promise<number> {
-    return page.$eval(selector, (el) => {
-      const canvas = el.querySelector('canvas');
-      if (!canvas) return 0;
-      const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
-      let n = 0;
-      for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) n++;
-      return n;
-    });
-  }
+async function resultOf(callId: string): Promise<ResultDocument> {
+  return JSON.parse(await pc.store.getText(`${output.prefix}${callId}/result.json`)) as ResultDocument;
+}
 
-  async function resultOf(callId: string): Promise<ResultDocument> {
-    return JSON.parse(await pc.store.getText(`${output.prefix}${callId}/result.json`)) as ResultDocument;
-  }
-
+describe('call page and night report in a browser: the call page', () => {
   it('the call page shows what result.json holds, draws its chart, and its player follows the transcript', async () => {
     expect(result).toMatchObject({ status: 'done', done: 2, failed: 1 });
     const doc = await resultOf(callIds[0]!);
@@ -191,7 +191,9 @@ describe('call page and night report in a browser', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+});
 
+describe('call page and night report in a browser: the night report', () => {
   it('the night report lists every call of report.json, its failure with the reason, filters, charts and links', async () => {
     const report = JSON.parse(await pc.store.getText(result.reportJsonKey)) as { rows: ReportRow[] };
     expect(result.reportHtmlKey).toBe(result.reportJsonKey.replace(/report\.json$/, 'report.html'));

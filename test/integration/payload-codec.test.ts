@@ -49,69 +49,69 @@ function failures(json: string): { message?: string; encodedAttributes?: unknown
   return found;
 }
 
-describe('encrypted payloads: ciphertext in Temporal, readable through the codec server', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let codecServer: Awaited<ReturnType<typeof startCodecServer>>;
-  const token = randomBytes(32).toString('base64url');
-  const run = runId();
-  // Values only this file's calls carry: a manifest's customer and caller, and the recordings' names.
-  const customer = `Codec Customer ${run}`;
-  const callerNumber = `0312${run.replace(/\D/g, '').padEnd(6, '7').slice(0, 6)}`;
-  let done: Submitted;
-  let failed: Submitted;
+let dir: string;
+let pc: PipelineClient;
+let codecServer: Awaited<ReturnType<typeof startCodecServer>>;
+const token = randomBytes(32).toString('base64url');
+const run = runId();
+// Values only this file's calls carry: a manifest's customer and caller, and the recordings' names.
+const customer = `Codec Customer ${run}`;
+const callerNumber = `0312${run.replace(/\D/g, '').padEnd(6, '7').slice(0, 6)}`;
+let done: Submitted;
+let failed: Submitted;
 
-  const show = (workflowId: string, codec: boolean) =>
-    promisify(execFile)(
-      toolPaths().temporal,
-      [
-        ...['workflow', 'show', '--workflow-id', workflowId, '--output', 'json'],
-        ...['--address', pc.config.temporal.address, '--namespace', pc.config.temporal.namespace],
-        ...(codec ? ['--codec-endpoint', codecServer.url, '--codec-auth', `Bearer ${token}`] : []),
-      ],
-      { maxBuffer: 64 * 1024 * 1024 },
-    ).then((r) => r.stdout);
+const show = (workflowId: string, codec: boolean) =>
+  promisify(execFile)(
+    toolPaths().temporal,
+    [
+      ...['workflow', 'show', '--workflow-id', workflowId, '--output', 'json'],
+      ...['--address', pc.config.temporal.address, '--namespace', pc.config.temporal.namespace],
+      ...(codec ? ['--codec-endpoint', codecServer.url, '--codec-auth', `Bearer ${token}`] : []),
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  ).then((r) => r.stdout);
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-codec-'));
-    const config = stackConfig();
-    pc = await connectPipeline(config);
-    const keys = payloadKeysOf(config.temporal);
-    codecServer = await startCodecServer({
-      codec: new EncryptionCodec(keys!),
-      namespace: config.temporal.namespace,
-      token,
-      origins: [inject('stack').webUiUrl],
-      port: 0,
-    });
-    const output = { bucket: pc.store.bucket, prefix: `codec-${run}/` };
-    const metadata = { customer_name: customer, caller_number: callerNumber };
-
-    const call = await makeCall(dir, `codec-${run}.wav`, { durationSeconds: 12, seed: 5 });
-    done = await submitRecording(pc, await resolveSource(call.path, pc.store, pc.config), {
-      output,
-      metadata,
-    });
-    await done.handle.result();
-
-    // Not a recording: its probe fails, with a message that names the recording.
-    const brokenKey = `${pc.config.s3.inputPrefix}codec-${run}/broken-${run}.wav`;
-    await pc.store.put(brokenKey, 'this is no audio at all\n'.repeat(100));
-    const head = await pc.store.head(brokenKey);
-    failed = await submitRecording(
-      pc,
-      { bucket: pc.store.bucket, key: brokenKey, etag: head?.etag, size: head?.size },
-      { output, metadata },
-    );
-    await failed.handle.result().catch(() => undefined);
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-codec-'));
+  const config = stackConfig();
+  pc = await connectPipeline(config);
+  const keys = payloadKeysOf(config.temporal);
+  codecServer = await startCodecServer({
+    codec: new EncryptionCodec(keys!),
+    namespace: config.temporal.namespace,
+    token,
+    origins: [inject('stack').webUiUrl],
+    port: 0,
   });
+  const output = { bucket: pc.store.bucket, prefix: `codec-${run}/` };
+  const metadata = { customer_name: customer, caller_number: callerNumber };
 
-  afterAll(async () => {
-    await codecServer?.close();
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+  const call = await makeCall(dir, `codec-${run}.wav`, { durationSeconds: 12, seed: 5 });
+  done = await submitRecording(pc, await resolveSource(call.path, pc.store, pc.config), {
+    output,
+    metadata,
   });
+  await done.handle.result();
 
+  // Not a recording: its probe fails, with a message that names the recording.
+  const brokenKey = `${pc.config.s3.inputPrefix}codec-${run}/broken-${run}.wav`;
+  await pc.store.put(brokenKey, 'this is no audio at all\n'.repeat(100));
+  const head = await pc.store.head(brokenKey);
+  failed = await submitRecording(
+    pc,
+    { bucket: pc.store.bucket, key: brokenKey, etag: head?.etag, size: head?.size },
+    { output, metadata },
+  );
+  await failed.handle.result().catch(() => undefined);
+});
+
+afterAll(async () => {
+  await codecServer?.close();
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('encrypted payloads: ciphertext in Temporal, readable through the codec server: what Temporal holds', () => {
   it('keeps the stack key in its home, private, and out of the stack record', () => {
     const home = inject('stack').home;
     const keysFile = stackConfig().temporal.payloadKeysFile!;
@@ -159,7 +159,9 @@ describe('encrypted payloads: ciphertext in Temporal, readable through the codec
     expect(reasons.length).toBeGreaterThan(0);
     expect(reasons.join('\n')).toMatch(/"message"\s*:\s*"(?!Encoded failure)[^"]+"/);
   });
+});
 
+describe('encrypted payloads: ciphertext in Temporal, readable through the codec server: replay and the Web UI', () => {
   it('replays: encrypted with the codec, and decrypted as a recorded fixture without it', async () => {
     const bundle = { workflowBundle: { codePath: inject('workflowBundlePath') } };
     for (const workflowId of [done.workflowId, failed.workflowId]) {

@@ -25,66 +25,66 @@ function startsSoFar(): number {
   return streamStarts(readRequestLog(inject('stack').requestLog!));
 }
 
-describe('processRecording', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let stereo: GeneratedCall;
-  let long: GeneratedCall;
-  let corrupt: string;
-  const results = new Map<string, ProcessRecordingResult>();
-  const callIds = new Map<string, string>();
+let dir: string;
+let pc: PipelineClient;
+let stereo: GeneratedCall;
+let long: GeneratedCall;
+let corrupt: string;
+const results = new Map<string, ProcessRecordingResult>();
+const callIds = new Map<string, string>();
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-e2e-'));
-    pc = await connectPipeline(stackConfig());
-    // A stereo call at 44.1 kHz in M4A, a mono 8 kHz WAV longer than 3,000 s, and a corrupt file.
-    stereo = await makeCall(dir, 'stereo.m4a', {
-      durationSeconds: 75,
-      stereo: true,
-      seed: 7,
-      sampleRate: 44100,
-    });
-    long = await makeCall(dir, 'long.wav', {
-      durationSeconds: 3060,
-      stereo: false,
-      seed: 11,
-      sampleRate: 8000,
-    });
-    corrupt = join(dir, 'corrupt.wav');
-    writeFileSync(corrupt, Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt '), Buffer.alloc(3)]));
-
-    const output = outputLocation(undefined, pc.config);
-    const submitted = await Promise.all(
-      [stereo.path, long.path, corrupt].map(async (path) => {
-        const source = await resolveSource(path, pc.store, pc.config);
-        return { path, s: await submitRecording(pc, source, { output }) };
-      }),
-    );
-    for (const { path, s } of submitted) {
-      callIds.set(path, s.callId);
-      results.set(path, await s.handle.result());
-      // `CALLPIPE_RECORD_HISTORIES=1` refreshes the histories that the replay test guards determinism with.
-      if (path !== long.path) {
-        const name = path === corrupt ? 'process-recording-failed.json' : 'process-recording-stereo.json';
-        recordHistory(pc, s.workflowId, name);
-      }
-    }
-  }, 600_000);
-
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-e2e-'));
+  pc = await connectPipeline(stackConfig());
+  // A stereo call at 44.1 kHz in M4A, a mono 8 kHz WAV longer than 3,000 s, and a corrupt file.
+  stereo = await makeCall(dir, 'stereo.m4a', {
+    durationSeconds: 75,
+    stereo: true,
+    seed: 7,
+    sampleRate: 44100,
   });
+  long = await makeCall(dir, 'long.wav', {
+    durationSeconds: 3060,
+    stereo: false,
+    seed: 11,
+    sampleRate: 8000,
+  });
+  corrupt = join(dir, 'corrupt.wav');
+  writeFileSync(corrupt, Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt '), Buffer.alloc(3)]));
 
-  async function resultOf(path: string) {
-    const r = results.get(path)!;
-    expect(r.status, r.reason).toBe('done');
-    return JSON.parse(await pc.store.getText(r.resultKey!)) as {
-      utterances: { speaker: string; start: number; end: number; text: string; cleanedText?: string }[];
-      sessions: { channel: unknown; start: number; end: number; cut: string }[];
-    };
+  const output = outputLocation(undefined, pc.config);
+  const submitted = await Promise.all(
+    [stereo.path, long.path, corrupt].map(async (path) => {
+      const source = await resolveSource(path, pc.store, pc.config);
+      return { path, s: await submitRecording(pc, source, { output }) };
+    }),
+  );
+  for (const { path, s } of submitted) {
+    callIds.set(path, s.callId);
+    results.set(path, await s.handle.result());
+    // `CALLPIPE_RECORD_HISTORIES=1` refreshes the histories that the replay test guards determinism with.
+    if (path !== long.path) {
+      const name = path === corrupt ? 'process-recording-failed.json' : 'process-recording-stereo.json';
+      recordHistory(pc, s.workflowId, name);
+    }
   }
+}, 600_000);
 
+afterAll(async () => {
+  await pc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function resultOf(path: string) {
+  const r = results.get(path)!;
+  expect(r.status, r.reason).toBe('done');
+  return JSON.parse(await pc.store.getText(r.resultKey!)) as {
+    utterances: { speaker: string; start: number; end: number; text: string; cleanedText?: string }[];
+    sessions: { channel: unknown; start: number; end: number; cut: string }[];
+  };
+}
+
+describe('processRecording', () => {
   it('transcribes a stereo M4A call: every phrase, right speaker, start within ±0.3 s', async () => {
     const result = await resultOf(stereo.path);
     const { missing, extra } = compareTranscript(

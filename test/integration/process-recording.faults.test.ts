@@ -37,74 +37,74 @@ interface ResultDoc {
   processing: { retries: number; restarts: number; reStreamedSeconds: number };
 }
 
-describe('processRecording under faults', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let call: GeneratedCall;
+let dir: string;
+let pc: PipelineClient;
+let call: GeneratedCall;
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-faults-'));
-    pc = await connectPipeline(stackConfig());
-    // 25 minutes of mono call: long enough for an error after 20 minutes of one session's audio.
-    call = await makeCall(dir, 'call-25min.wav', {
-      durationSeconds: 1500,
-      stereo: false,
-      seed: 5,
-      sampleRate: 8000,
-    });
-  }, 120_000);
-
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-faults-'));
+  pc = await connectPipeline(stackConfig());
+  // 25 minutes of mono call: long enough for an error after 20 minutes of one session's audio.
+  call = await makeCall(dir, 'call-25min.wav', {
+    durationSeconds: 1500,
+    stereo: false,
+    seed: 5,
+    sampleRate: 8000,
   });
+}, 120_000);
 
-  async function emulatorWith(faults: EmulatorFaultsInput | undefined, label: string) {
-    const requestLogPath = join(dir, `${label}-requests.jsonl`);
-    // The stack's deadline slack (global-setup): only the injected faults may cost a restart here.
-    const emulator = await startEmulator({
-      port: 0,
-      speed: SPEED,
-      faults,
-      requestLogPath,
-      seed: 3,
-      deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
-    });
-    return { emulator, requestLogPath };
-  }
+afterAll(async () => {
+  await pc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
-  function configFor(emulator: RunningEmulator, label: string): Config {
-    return configForEmulator(emulator, label, SPEED);
-  }
+async function emulatorWith(faults: EmulatorFaultsInput | undefined, label: string) {
+  const requestLogPath = join(dir, `${label}-requests.jsonl`);
+  // The stack's deadline slack (global-setup): only the injected faults may cost a restart here.
+  const emulator = await startEmulator({
+    port: 0,
+    speed: SPEED,
+    faults,
+    requestLogPath,
+    seed: 3,
+    deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
+  });
+  return { emulator, requestLogPath };
+}
 
-  async function run(
-    config: Config,
-    label: string,
-    during?: (r: Awaited<ReturnType<typeof submitRecording>>) => Promise<void>,
-    recording: GeneratedCall = call,
-    heartbeatTimeoutSeconds = 5,
-  ) {
-    const source = await resolveSource(recording.path, pc.store, pc.config);
-    const submitted = await submitRecording(pc, source, {
-      output: { bucket: pc.config.s3.bucket, prefix: `faults/${label}/` },
-      redo: true,
-      // One session per track: the faults land at set points of a long session's audio.
-      extra: {
-        queues: taskQueues(config),
-        pacingSpeed: SPEED,
-        heartbeatTimeoutSeconds,
-        plan: { strategy: 'fixed' },
-      },
-    });
-    await during?.(submitted);
-    const result: ProcessRecordingResult = await submitted.handle.result();
-    expect(result.status, result.reason).toBe('done');
-    const doc = JSON.parse(await pc.store.getText(result.resultKey!)) as ResultDoc;
-    return { result, doc, history: await submitted.handle.fetchHistory() };
-  }
+function configFor(emulator: RunningEmulator, label: string): Config {
+  return configForEmulator(emulator, label, SPEED);
+}
 
-  let baseline: ResultDoc;
+async function run(
+  config: Config,
+  label: string,
+  during?: (r: Awaited<ReturnType<typeof submitRecording>>) => Promise<void>,
+  recording: GeneratedCall = call,
+  heartbeatTimeoutSeconds = 5,
+) {
+  const source = await resolveSource(recording.path, pc.store, pc.config);
+  const submitted = await submitRecording(pc, source, {
+    output: { bucket: pc.config.s3.bucket, prefix: `faults/${label}/` },
+    redo: true,
+    // One session per track: the faults land at set points of a long session's audio.
+    extra: {
+      queues: taskQueues(config),
+      pacingSpeed: SPEED,
+      heartbeatTimeoutSeconds,
+      plan: { strategy: 'fixed' },
+    },
+  });
+  await during?.(submitted);
+  const result: ProcessRecordingResult = await submitted.handle.result();
+  expect(result.status, result.reason).toBe('done');
+  const doc = JSON.parse(await pc.store.getText(result.resultKey!)) as ResultDoc;
+  return { result, doc, history: await submitted.handle.fetchHistory() };
+}
 
+let baseline: ResultDoc;
+
+describe('processRecording under faults: recognition errors', () => {
   it('fault-free run: the transcript equals the script', async () => {
     const { emulator } = await emulatorWith(undefined, 'baseline');
     const config = configFor(emulator, 'baseline');
@@ -144,7 +144,9 @@ describe('processRecording under faults', () => {
       await emulator.close();
     }
   });
+});
 
+describe('processRecording under faults: a killed worker and blocked text requests', () => {
   it('SIGKILL of the worker mid-session: the session budget fails the lost attempt, a new worker resumes it, the result equals the fault-free one', async () => {
     const { emulator, requestLogPath } = await emulatorWith(undefined, 'sigkill');
     const config = configFor(emulator, 'sigkill');

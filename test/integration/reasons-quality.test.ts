@@ -29,49 +29,49 @@ const callpipe = (args: string[], extra: Record<string, string> = {}) => run(arg
 const REASONS: ScriptedReason[] = ['billing', 'outage', 'cancellation'];
 const PER_REASON = 6;
 
-describe('call reasons and transcript quality', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  const prefix = `reasons-${runId()}/`;
-  let out: ReturnType<typeof outputLocation>;
-  const labelled: { callId: string; reason: ScriptedReason }[] = [];
+let dir: string;
+let pc: PipelineClient;
+const prefix = `reasons-${runId()}/`;
+let out: ReturnType<typeof outputLocation>;
+const labelled: { callId: string; reason: ScriptedReason }[] = [];
 
-  async function processCall(name: string, script: FixtureScript, extra?: CallSpecOverrides) {
-    const path = join(dir, name);
-    await renderFixture(script, path, { sampleRate: 8000 });
-    const source = await resolveSource(path, pc.store, pc.config);
-    const submitted = await submitRecording(pc, source, { output: out, ...(extra ? { extra } : {}) });
-    return submitted;
-  }
+async function processCall(name: string, script: FixtureScript, extra?: CallSpecOverrides) {
+  const path = join(dir, name);
+  await renderFixture(script, path, { sampleRate: 8000 });
+  const source = await resolveSource(path, pc.store, pc.config);
+  const submitted = await submitRecording(pc, source, { output: out, ...(extra ? { extra } : {}) });
+  return submitted;
+}
 
-  async function resultOf(callId: string): Promise<ResultDocument> {
-    const key = callOutputKeys(out, callId).result;
-    return resultDocumentSchema.parse(JSON.parse(await pc.store.withBucket(out.bucket).getText(key)));
-  }
+async function resultOf(callId: string): Promise<ResultDocument> {
+  const key = callOutputKeys(out, callId).result;
+  return resultDocumentSchema.parse(JSON.parse(await pc.store.withBucket(out.bucket).getText(key)));
+}
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-reasons-'));
-    pc = await connectPipeline(stackConfig());
-    out = outputLocation(`s3://${pc.config.s3.bucket}/${prefix}`, pc.config);
-    const runs = [];
-    for (const reason of REASONS) {
-      for (let i = 0; i < PER_REASON; i++) {
-        const { script } = scriptedCall({ durationSeconds: 45, stereo: true, seed: 500 + i * 13, reason });
-        runs.push(processCall(`${reason}-${i}.wav`, script).then((s) => ({ s, reason })));
-      }
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-reasons-'));
+  pc = await connectPipeline(stackConfig());
+  out = outputLocation(`s3://${pc.config.s3.bucket}/${prefix}`, pc.config);
+  const runs = [];
+  for (const reason of REASONS) {
+    for (let i = 0; i < PER_REASON; i++) {
+      const { script } = scriptedCall({ durationSeconds: 45, stereo: true, seed: 500 + i * 13, reason });
+      runs.push(processCall(`${reason}-${i}.wav`, script).then((s) => ({ s, reason })));
     }
-    for (const { s, reason } of await Promise.all(runs)) {
-      const done = await s.handle.result();
-      expect(done.status, done.reason).toBe('done');
-      labelled.push({ callId: done.callId, reason });
-    }
-  }, 900_000);
+  }
+  for (const { s, reason } of await Promise.all(runs)) {
+    const done = await s.handle.result();
+    expect(done.status, done.reason).toBe('done');
+    labelled.push({ callId: done.callId, reason });
+  }
+}, 900_000);
 
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+afterAll(async () => {
+  await pc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
+describe('call reasons and transcript quality: reasons', () => {
   it('trains from stored results, rescore adds reasons, a held-out call is classified right', async () => {
     const before = await resultOf(labelled[0]!.callId);
     expect(before.reasons).toBeUndefined();
@@ -139,7 +139,9 @@ describe('call reasons and transcript quality', () => {
     expect(refused.stderr).toContain('callpipe reasons delete <model id>');
     for (const id of made) expect((await callpipe(['reasons', 'delete', id])).code).toBe(0);
   });
+});
 
+describe('call reasons and transcript quality: quality', () => {
   it('a call of garbled utterances is low quality and needs review; a clean call does not', async () => {
     // Customer lines misheard (401–406) and unknown ids (the placeholder), between clean agent lines.
     const customer = [401, 999, 402, 404, 998, 405, 406, 997].map((id, i) => ({ id, start: 4 + i * 5 }));

@@ -46,55 +46,55 @@ function searchable(value: unknown): Buffer {
   );
 }
 
-describe('personal data: redacted by default, everywhere', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let path: string;
-  let ids: number[];
-  const run = runId();
-  const output = () => ({ bucket: pc.store.bucket, prefix: `redaction-${run}/default/` });
+let dir: string;
+let pc: PipelineClient;
+let path: string;
+let ids: number[];
+const run = runId();
+const output = () => ({ bucket: pc.store.bucket, prefix: `redaction-${run}/default/` });
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-redaction-'));
-    pc = await connectPipeline(stackConfig());
-    const call = personalDataCall();
-    ids = call.ids;
-    path = join(dir, 'pii-call.wav');
-    await renderFixture(call.script, path);
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-redaction-'));
+  pc = await connectPipeline(stackConfig());
+  const call = personalDataCall();
+  ids = call.ids;
+  path = join(dir, 'pii-call.wav');
+  await renderFixture(call.script, path);
+});
+
+afterAll(async () => {
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function process(extra: Parameters<typeof submitRecording>[2]['extra'], prefix: string) {
+  const source = await resolveSource(path, pc.store, pc.config);
+  const submitted = await submitRecording(pc, source, {
+    output: { bucket: pc.store.bucket, prefix },
+    redo: true,
+    ...(extra ? { extra } : {}),
   });
+  const result = await submitted.handle.result();
+  expect(result.status, result.reason).toBe('done');
+  return { submitted, result };
+}
 
-  afterAll(async () => {
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+/** Every object of the bucket but the inputs: key → body. */
+async function bucketObjects(skip: (key: string) => boolean): Promise<Map<string, Buffer>> {
+  const bodies = new Map<string, Buffer>();
+  let next: string | undefined;
+  do {
+    const page = await pc.store.listPage('', next);
+    for (const o of page.objects) {
+      if (o.key.startsWith(pc.config.s3.inputPrefix) || skip(o.key)) continue;
+      bodies.set(o.key, await pc.store.getBuffer(o.key));
+    }
+    next = page.next;
+  } while (next);
+  return bodies;
+}
 
-  async function process(extra: Parameters<typeof submitRecording>[2]['extra'], prefix: string) {
-    const source = await resolveSource(path, pc.store, pc.config);
-    const submitted = await submitRecording(pc, source, {
-      output: { bucket: pc.store.bucket, prefix },
-      redo: true,
-      ...(extra ? { extra } : {}),
-    });
-    const result = await submitted.handle.result();
-    expect(result.status, result.reason).toBe('done');
-    return { submitted, result };
-  }
-
-  /** Every object of the bucket but the inputs: key → body. */
-  async function bucketObjects(skip: (key: string) => boolean): Promise<Map<string, Buffer>> {
-    const bodies = new Map<string, Buffer>();
-    let next: string | undefined;
-    do {
-      const page = await pc.store.listPage('', next);
-      for (const o of page.objects) {
-        if (o.key.startsWith(pc.config.s3.inputPrefix) || skip(o.key)) continue;
-        bodies.set(o.key, await pc.store.getBuffer(o.key));
-      }
-      next = page.next;
-    } while (next);
-    return bodies;
-  }
-
+describe('personal data: redacted by default, everywhere: values everywhere', () => {
   it('leaves no value in the bucket, the logs or Temporal’s database; every utterance is there', async () => {
     const { submitted, result } = await process(undefined, output().prefix);
     const doc: ResultDocument = resultDocumentSchema.parse(
@@ -186,7 +186,9 @@ describe('personal data: redacted by default, everywhere', () => {
     const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(result.resultKey!)));
     expect(doc.redaction).toMatchObject({ applied: true, unredactedCopy: true });
   });
+});
 
+describe('personal data: redacted by default, everywhere: audio redaction', () => {
   it('audio redaction on: the tone over every redacted utterance on both channels, the recording elsewhere', async () => {
     const { result, submitted } = await process(
       { redaction: { audio: { mask: 'tone' } } },
@@ -260,13 +262,14 @@ describe('personal data: redacted by default, everywhere', () => {
       expect(heard, book.get(ids[i]!)).toContain(ids[i]);
     });
   });
+});
 
+describe('personal data: redacted by default, everywhere: a span beyond the audio', () => {
   it('a span beyond the audio: no redacted copy (not even an earlier one), and the reason', async () => {
     const source = await resolveSource(path, pc.store, pc.config);
     const media = createRecordingMediaActivities({
       store: pc.store,
       staging: new S3StagingStore(pc.store),
-      stagingPrefix: pc.config.s3.stagingPrefix,
     });
     const probe = await media.probeSource({ source });
     const staged = `${pc.config.s3.stagingPrefix}redaction-${run}/redaction.json`;

@@ -1,26 +1,21 @@
 /**
  * `callpipe rescore` on the shared test stack: 200 finished calls under a prefix scored again with a
  * changed rule file, over several pages and runs (continue-as-new), every result written exactly once,
- * and not one request to the service (the emulator's request log is the evidence).
+ * and not one request to the service (the request log of an emulator of this file's own is the evidence,
+ * so the file shares the stack with others).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { outputLocation, resolveSource, submitRecording } from '../../cli/submit.ts';
 import { readRulesFile } from '../../activities/insights/rule-file.ts';
-import { callpipe as run } from '../helpers/cli.ts';
 import { makeCall } from '../helpers/pipeline.ts';
-import { stackConfig } from '../helpers/stack.ts';
-import { readRequestLog } from '../helpers/request-log.ts';
+import { ownService, type OwnService } from '../helpers/own-service.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { rescoreRowSchema } from '../../schemas/rescore.ts';
 import { runId } from '../helpers/run-id.ts';
-
-const callpipe = (...args: string[]) => run(args, inject('stackEnv'));
-const requestsSoFar = () => readRequestLog(inject('stack').requestLog!).length;
 
 const CALLS = 200;
 const RULES = `format: 1
@@ -41,44 +36,49 @@ scorecard:
 /** The finished calls' ids, in order. */
 const callIds = () => Array.from({ length: CALLS }, (_, i) => `call-${String(i).padStart(3, '0')}-0a1b2c3d`);
 
-describe('callpipe rescore', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  const prefix = `rescore-${runId()}/`;
-  let original: ResultDocument;
+let dir: string;
+let pc: PipelineClient;
+let service: OwnService;
+const callpipe = (...args: string[]) => service.callpipe(...args);
+const requestsSoFar = () => service.requests().length;
+const prefix = `rescore-${runId()}/`;
+let original: ResultDocument;
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-rescore-'));
-    pc = await connectPipeline(stackConfig());
-    // One call through the whole pipeline; its result.json copied to 200 finished calls.
-    const call = await makeCall(dir, 'call.wav', {
-      durationSeconds: 20,
-      stereo: true,
-      seed: 5,
-      sampleRate: 8000,
-    });
-    const source = await resolveSource(call.path, pc.store, pc.config);
-    const submitted = await submitRecording(pc, source, { output: outputLocation(undefined, pc.config) });
-    const done = await submitted.handle.result();
-    expect(done.status, done.reason).toBe('done');
-    original = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(done.resultKey!)));
-    // Written at once: the S3 client's pool queues what it cannot send yet.
-    await Promise.all(
-      callIds().map((callId) =>
-        Promise.all([
-          pc.store.put(`${prefix}${callId}/result.json`, JSON.stringify({ ...original, callId })),
-          pc.store.put(`${prefix}${callId}/transcript.vtt`, 'WEBVTT\n'),
-        ]),
-      ),
-    );
-    writeFileSync(join(dir, 'rules.yaml'), RULES);
-  }, 300_000);
-
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-rescore-'));
+  service = await ownService('rescore', dir);
+  pc = await connectPipeline(service.config);
+  // One call through the whole pipeline; its result.json copied to 200 finished calls.
+  const call = await makeCall(dir, 'call.wav', {
+    durationSeconds: 20,
+    stereo: true,
+    seed: 5,
+    sampleRate: 8000,
   });
+  const source = await resolveSource(call.path, pc.store, pc.config);
+  const submitted = await submitRecording(pc, source, { output: outputLocation(undefined, pc.config) });
+  const done = await submitted.handle.result();
+  expect(done.status, done.reason).toBe('done');
+  original = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(done.resultKey!)));
+  // Written at once: the S3 client's pool queues what it cannot send yet.
+  await Promise.all(
+    callIds().map((callId) =>
+      Promise.all([
+        pc.store.put(`${prefix}${callId}/result.json`, JSON.stringify({ ...original, callId })),
+        pc.store.put(`${prefix}${callId}/transcript.vtt`, 'WEBVTT\n'),
+      ]),
+    ),
+  );
+  writeFileSync(join(dir, 'rules.yaml'), RULES);
+}, 300_000);
 
+afterAll(async () => {
+  await pc?.close();
+  await service?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('callpipe rescore', () => {
   it('scores 200 finished calls again with changed rules: every result written once, 0 service requests', async () => {
     const rules = readRulesFile(join(dir, 'rules.yaml'));
     expect(original.rules!.digest).not.toBe(rules.digest);

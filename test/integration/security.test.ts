@@ -99,58 +99,58 @@ async function tokenRecorder(target: string): Promise<{ url: string; tokens: str
   return { url: `http://127.0.0.1:${port}/token`, tokens, close: () => server.close() };
 }
 
-describe('secrets and output keys', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let call: GeneratedCall;
-  let secret: string;
-  const run = runId();
-  /** Workflow ids processed by this file, beside whatever the shared stack ran before it. */
-  const ours: string[] = [];
+let dir: string;
+let pc: PipelineClient;
+let call: GeneratedCall;
+let secret: string;
+const run = runId();
+/** Workflow ids processed by this file, beside whatever the shared stack ran before it. */
+const ours: string[] = [];
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-security-'));
-    pc = await connectPipeline(stackConfig());
-    secret = pc.config.service.clientSecret;
-    // A call in which a customer gives a name, numbers, an address and an e-mail address.
-    const path = join(dir, 'secure-call.wav');
-    const { script } = personalDataCall();
-    await renderFixture(script, path);
-    call = { path, script };
-  });
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-security-'));
+  pc = await connectPipeline(stackConfig());
+  secret = pc.config.service.clientSecret;
+  // A call in which a customer gives a name, numbers, an address and an e-mail address.
+  const path = join(dir, 'secure-call.wav');
+  const { script } = personalDataCall();
+  await renderFixture(script, path);
+  call = { path, script };
+});
 
-  afterAll(async () => {
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+afterAll(async () => {
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
 
-  /** A history as an operator reads it through the codec server: its payloads decrypted. */
-  async function historyText(workflowId: string): Promise<string> {
-    const history = await pc.client.workflow.getHandle(workflowId).fetchHistory();
-    return searchable(decryptPayloads(history, pc.config.temporal));
-  }
+/** A history as an operator reads it through the codec server: its payloads decrypted. */
+async function historyText(workflowId: string): Promise<string> {
+  const history = await pc.client.workflow.getHandle(workflowId).fetchHistory();
+  return searchable(decryptPayloads(history, pc.config.temporal));
+}
 
-  /** Runs the call through workers of this process with `service` overrides; stderr captured. */
-  async function runInProcess(label: string, service: Partial<Config['service']>) {
-    const config = withPrefix(stackConfig(), uniquePrefix(label), service);
-    const workers = await inProcessWorkers(config);
-    try {
-      return await captureStderr(async () => {
-        const source = await resolveSource(call.path, pc.store, pc.config);
-        const submitted = await submitRecording(pc, source, {
-          output: { bucket: pc.store.bucket, prefix: `security-${run}/${label}/` },
-          redo: true,
-          extra: { queues: taskQueues(config), pacingSpeed: slowestPace(pc.config.service.speed) },
-        });
-        ours.push(submitted.workflowId);
-        const result: ProcessRecordingResult = await submitted.handle.result();
-        return { submitted, result };
+/** Runs the call through workers of this process with `service` overrides; stderr captured. */
+async function runInProcess(label: string, service: Partial<Config['service']>) {
+  const config = withPrefix(stackConfig(), uniquePrefix(label), service);
+  const workers = await inProcessWorkers(config);
+  try {
+    return await captureStderr(async () => {
+      const source = await resolveSource(call.path, pc.store, pc.config);
+      const submitted = await submitRecording(pc, source, {
+        output: { bucket: pc.store.bucket, prefix: `security-${run}/${label}/` },
+        redo: true,
+        extra: { queues: taskQueues(config), pacingSpeed: slowestPace(pc.config.service.speed) },
       });
-    } finally {
-      await workers.stop();
-    }
+      ours.push(submitted.workflowId);
+      const result: ProcessRecordingResult = await submitted.handle.result();
+      return { submitted, result };
+    });
+  } finally {
+    await workers.stop();
   }
+}
 
+describe('secrets and output keys: secrets in failures and tokens', () => {
   it('a call with a wrong client secret fails with an auth reason that holds neither secret', async () => {
     const wrong = `wrong-secret-${randomUUID()}`;
     const { value, output } = await runInProcess('wrong-secret', { clientSecret: wrong });
@@ -184,7 +184,9 @@ describe('secrets and output keys', () => {
       recorder.close();
     }
   });
+});
 
+describe("secrets and output keys: the stack's workers", () => {
   it("the stack's workers: a call processed, then its log, every history on the server and every result hold no secret", async () => {
     // A token of the same account, fetched as the workers do: if tokens were ever logged whole, this
     // is their shape. (The workers' own tokens are random per issue and not visible from here.)
@@ -244,7 +246,9 @@ describe('secrets and output keys', () => {
       expect(leaks(document, [secret, ownToken!]), key).toEqual([]);
     }
   });
+});
 
+describe('secrets and output keys: output keys', () => {
   it("an object key with '../' and an absolute-looking key write only under the output prefix", async () => {
     const output = { bucket: pc.store.bucket, prefix: `security-${run}/keys/` };
     // The absolute-looking key is stored (the local store drops the leading '/'); the `../` one is

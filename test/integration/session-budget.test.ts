@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startEmulator } from '../../emulator/server.ts';
+import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
+import type { WorkflowHandle } from '@temporalio/client';
 import { taskQueues, type Config } from '../../schemas/config.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
 import { resolveSource, submitRecording } from '../../cli/submit.ts';
@@ -56,31 +57,102 @@ const WORKERS = 3;
  */
 const LEASE_SECONDS = 8;
 
-describe('one session budget across asr worker processes', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let calls: GeneratedCall[];
+let dir: string;
+let pc: PipelineClient;
+let calls: GeneratedCall[];
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-budget-'));
-    pc = await connectPipeline(stackConfig());
-    calls = await Promise.all(
-      [0, 1, 2, 3].map((i) =>
-        makeCall(dir, `call-${i}.wav`, {
-          durationSeconds: 120,
-          stereo: true,
-          seed: 40 + i,
-          sampleRate: 8000,
-        }),
-      ),
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-budget-'));
+  pc = await connectPipeline(stackConfig());
+  calls = await Promise.all(
+    [0, 1, 2, 3].map((i) =>
+      makeCall(dir, `call-${i}.wav`, {
+        durationSeconds: 120,
+        stereo: true,
+        seed: 40 + i,
+        sampleRate: 8000,
+      }),
+    ),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await pc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The stack's configuration on the test's emulator, with the account's sessions and the short lease. */
+function budgetConfig(emulator: Parameters<typeof configForEmulator>[0]): Config {
+  const base = configForEmulator(emulator, 'budget', SPEED);
+  return {
+    ...base,
+    limits: {
+      ...base.limits,
+      asrConcurrentSessions: ACCOUNT_SESSIONS,
+      asrAccountSessions: ACCOUNT_SESSIONS,
+      asrLeaseSeconds: LEASE_SECONDS,
+    },
+  };
+}
+
+/** Every call submitted (again) to the test's own queues, paced at SPEED, in sessions of 40 s. */
+async function submitAll(config: Config) {
+  const submitted = [];
+  for (const call of calls) {
+    const source = await resolveSource(call.path, pc.store, pc.config);
+    submitted.push(
+      await submitRecording(pc, source, {
+        output: { bucket: pc.config.s3.bucket, prefix: `budget/${config.temporal.taskQueuePrefix}/` },
+        redo: true,
+        extra: {
+          queues: taskQueues(config),
+          pacingSpeed: SPEED,
+          heartbeatTimeoutSeconds: 5,
+          plan: { strategy: 'fixed', maxSessionSeconds: 40 },
+        },
+      }),
     );
-  }, 120_000);
+  }
+  return submitted;
+}
 
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+/** Waits until sessions stream, then SIGKILLs an asr worker that holds leases of the budget. */
+async function killWorkerHoldingLeases(
+  emulator: RunningEmulator,
+  budget: WorkflowHandle,
+  asrWorkers: ManagedProcess[],
+): Promise<void> {
+  let victim: ManagedProcess | undefined;
+  for (let i = 0; i < 600 && !victim; i++) {
+    await sleep(100);
+    if (emulator.stats().sessions.completed < 2) continue;
+    const view = await budget.query(sessionBudgetQuery);
+    victim = asrWorkers.find((w) =>
+      Object.entries(view.leasedBy).some(([holder, n]) => n > 0 && holder.split(':')[1] === String(w.pid)),
+    );
+  }
+  expect(victim, 'a worker holding leases while sessions stream').toBeDefined();
+  await victim!.kill();
+}
 
+/** Every call done, its transcript the script's. */
+async function expectTranscriptsWhole(submitted: Awaited<ReturnType<typeof submitAll>>): Promise<void> {
+  const results: ProcessRecordingResult[] = await Promise.all(submitted.map((s) => s.handle.result()));
+  for (const [i, result] of results.entries()) {
+    expect(result.status, result.reason).toBe('done');
+    const doc = JSON.parse(await pc.store.getText(result.resultKey!)) as ResultDocument;
+    const { missing, extra } = compareTranscript(
+      doc.utterances,
+      expectedUtterances(calls[i]!.script, ['agent', 'customer']),
+    );
+    expect(missing).toEqual([]);
+    expect(extra).toEqual([]);
+    // No `restarts` check: a stream a loaded machine stalls past the emulator's idle deadline restarts
+    // (and its transcript is still whole, above); what the budget decides is the 550s, checked below.
+  }
+}
+
+describe('one session budget across asr worker processes', () => {
   it('three workers of 3 slots on a 3-session account, one SIGKILLed: no 550, every call done', async () => {
     const requestLogPath = join(dir, 'requests.jsonl');
     const emulator = await startEmulator({
@@ -90,16 +162,7 @@ describe('one session budget across asr worker processes', () => {
       requestLogPath,
       deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
     });
-    const base = configForEmulator(emulator, 'budget', SPEED);
-    const config: Config = {
-      ...base,
-      limits: {
-        ...base.limits,
-        asrConcurrentSessions: ACCOUNT_SESSIONS,
-        asrAccountSessions: ACCOUNT_SESSIONS,
-        asrLeaseSeconds: LEASE_SECONDS,
-      },
-    };
+    const config = budgetConfig(emulator);
     const asrEnv = {
       CALLPIPE_ASR_CONCURRENT_SESSIONS: String(ACCOUNT_SESSIONS),
       CALLPIPE_ASR_ACCOUNT_SESSIONS: String(ACCOUNT_SESSIONS),
@@ -114,51 +177,12 @@ describe('one session budget across asr worker processes', () => {
     const budget = pc.client.workflow.getHandle(sessionBudgetAddress(config).workflowId);
     try {
       await Promise.all(asrWorkers.map((w) => w.start()));
-      const submitted = [];
-      for (const call of calls) {
-        const source = await resolveSource(call.path, pc.store, pc.config);
-        submitted.push(
-          await submitRecording(pc, source, {
-            output: { bucket: pc.config.s3.bucket, prefix: `budget/${config.temporal.taskQueuePrefix}/` },
-            redo: true,
-            extra: {
-              queues: taskQueues(config),
-              pacingSpeed: SPEED,
-              heartbeatTimeoutSeconds: 5,
-              plan: { strategy: 'fixed', maxSessionSeconds: 40 },
-            },
-          }),
-        );
-      }
+      const submitted = await submitAll(config);
 
       // Once sessions are streaming, SIGKILL a worker that holds leases.
-      let victim: ManagedProcess | undefined;
-      for (let i = 0; i < 600 && !victim; i++) {
-        await sleep(100);
-        if (emulator.stats().sessions.completed < 2) continue;
-        const view = await budget.query(sessionBudgetQuery);
-        victim = asrWorkers.find((w) =>
-          Object.entries(view.leasedBy).some(
-            ([holder, n]) => n > 0 && holder.split(':')[1] === String(w.pid),
-          ),
-        );
-      }
-      expect(victim, 'a worker holding leases while sessions stream').toBeDefined();
-      await victim!.kill();
+      await killWorkerHoldingLeases(emulator, budget, asrWorkers);
 
-      const results: ProcessRecordingResult[] = await Promise.all(submitted.map((s) => s.handle.result()));
-      for (const [i, result] of results.entries()) {
-        expect(result.status, result.reason).toBe('done');
-        const doc = JSON.parse(await pc.store.getText(result.resultKey!)) as ResultDocument;
-        const { missing, extra } = compareTranscript(
-          doc.utterances,
-          expectedUtterances(calls[i]!.script, ['agent', 'customer']),
-        );
-        expect(missing).toEqual([]);
-        expect(extra).toEqual([]);
-        // No `restarts` check: a stream a loaded machine stalls past the emulator's idle deadline restarts
-        // (and its transcript is still whole, above); what the budget decides is the 550s, checked below.
-      }
+      await expectTranscriptsWhole(submitted);
 
       // The test means something only if more sessions were ready at once than the account allows (nine
       // slots would have opened them all): the budget held them back, in the task queue.

@@ -29,51 +29,51 @@ import {
 /** The per-utterance speaker accuracy the speakers benchmark holds the separation to (bench/README.md). */
 const SPEAKER_ACCURACY = 0.95;
 
+let dir: string;
+let pc: PipelineClient;
+const book = loadPhrasebook();
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-speakers-'));
+  pc = await connectPipeline(stackConfig());
+});
+
+afterAll(async () => {
+  await pc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function processed(
+  name: string,
+  script: FixtureScript,
+  extra?: CallSpecOverrides,
+): Promise<{ doc: ResultDocument; workflowId: string }> {
+  const path = join(dir, name);
+  await renderFixture(script, path, { sampleRate: 8000 });
+  const source = await resolveSource(path, pc.store, pc.config);
+  const submitted = await submitRecording(pc, source, {
+    output: outputLocation(undefined, pc.config),
+    redo: true,
+    ...(extra ? { extra } : {}),
+  });
+  const r = await submitted.handle.result();
+  expect(r.status, r.reason).toBe('done');
+  const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(r.resultKey!)));
+  return { doc, workflowId: submitted.handle.workflowId };
+}
+
+async function rolesAttribute(workflowId: string): Promise<unknown> {
+  const described = await pc.client.workflow.getHandle(workflowId).describe();
+  return described.searchAttributes.CallpipeRoles;
+}
+
+/** The scripted call with its channels the other way round: the customer on channel 0. */
+function customerOnLeft(seed: number): FixtureScript {
+  const { script } = scriptedCall({ durationSeconds: 100, stereo: true, seed, complaint: true });
+  return { ...script, channels: [script.channels[1]!, script.channels[0]!] };
+}
+
 describe('speakers established, not assumed', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  const book = loadPhrasebook();
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-speakers-'));
-    pc = await connectPipeline(stackConfig());
-  });
-
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  async function processed(
-    name: string,
-    script: FixtureScript,
-    extra?: CallSpecOverrides,
-  ): Promise<{ doc: ResultDocument; workflowId: string }> {
-    const path = join(dir, name);
-    await renderFixture(script, path, { sampleRate: 8000 });
-    const source = await resolveSource(path, pc.store, pc.config);
-    const submitted = await submitRecording(pc, source, {
-      output: outputLocation(undefined, pc.config),
-      redo: true,
-      ...(extra ? { extra } : {}),
-    });
-    const r = await submitted.handle.result();
-    expect(r.status, r.reason).toBe('done');
-    const doc = resultDocumentSchema.parse(JSON.parse(await pc.store.getText(r.resultKey!)));
-    return { doc, workflowId: submitted.handle.workflowId };
-  }
-
-  async function rolesAttribute(workflowId: string): Promise<unknown> {
-    const described = await pc.client.workflow.getHandle(workflowId).describe();
-    return described.searchAttributes.CallpipeRoles;
-  }
-
-  /** The scripted call with its channels the other way round: the customer on channel 0. */
-  function customerOnLeft(seed: number): FixtureScript {
-    const { script } = scriptedCall({ durationSeconds: 100, stereo: true, seed, complaint: true });
-    return { ...script, channels: [script.channels[1]!, script.channels[0]!] };
-  }
-
   it('a stereo call with the customer on channel 0 comes out with the roles right and the swap recorded', async () => {
     const script = customerOnLeft(41);
     const { doc, workflowId } = await processed('customer-left.wav', script);

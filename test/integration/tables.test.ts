@@ -28,121 +28,120 @@ import type { ResultDocument } from '../../schemas/result.ts';
 import type { BackfillResult } from '../../workflows/backfill.ts';
 import { runId } from '../helpers/run-id.ts';
 
-describe('analysis tables', () => {
-  let dir: string;
-  let pc: PipelineClient;
-  let output: OutputLocation;
-  const id = runId();
-  const tablesPrefix = `tables-${id}/`;
-  const timeZone = 'Asia/Tokyo';
-  /** Last night in Tokyo: the third call's day, for `callpipe query`'s "last night". */
-  const yesterday = (({ yyyy, mm, dd }) => `${yyyy}-${mm}-${dd}`)(dayBefore(new Date(), timeZone));
-  const env = () => ({
-    ...inject('stackEnv'),
-    CALLPIPE_S3_TABLES_PREFIX: tablesPrefix,
-    CALLPIPE_TIME_ZONE: timeZone,
-  });
-  const keys: string[] = [];
-  /** Derived from the objects (no call_id column), so `callpipe process` names the same calls. */
-  const callIds: string[] = [];
+let dir: string;
+let pc: PipelineClient;
+let output: OutputLocation;
+const id = runId();
+const tablesPrefix = `tables-${id}/`;
+const timeZone = 'Asia/Tokyo';
+/** Last night in Tokyo: the third call's day, for `callpipe query`'s "last night". */
+const yesterday = (({ yyyy, mm, dd }) => `${yyyy}-${mm}-${dd}`)(dayBefore(new Date(), timeZone));
+const env = () => ({
+  ...inject('stackEnv'),
+  CALLPIPE_S3_TABLES_PREFIX: tablesPrefix,
+  CALLPIPE_TIME_ZONE: timeZone,
+});
+const keys: string[] = [];
+/** Derived from the objects (no call_id column), so `callpipe process` names the same calls. */
+const callIds: string[] = [];
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-tables-'));
-    pc = await connectPipeline(stackConfig());
-    output = outputLocation(undefined, pc.config);
-    for (let i = 0; i < 3; i++) {
-      const call = await makeCall(dir, `tab-${i}.wav`, {
-        durationSeconds: 6,
-        stereo: true,
-        seed: 300 + i,
-        sampleRate: 8000,
-      });
-      const key = `recordings/tables-${id}/call-${i}.wav`;
-      await pc.store.putFile(key, call.path);
-      keys.push(key);
-      callIds.push(callIdOf({ bucket: pc.store.bucket, key }));
-    }
-  });
-
-  afterAll(async () => {
-    await pc?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  function manifest(name: string, rows: [number, string][]): Promise<string> {
-    const csv =
-      'key,agent,started_at,queue\n' +
-      rows.map(([i, startedAt]) => `${keys[i]},agent-${i},${startedAt},billing`).join('\n');
-    const key = `manifests/tables-${id}-${name}.csv`;
-    return pc.store.put(key, `${csv}\n`).then(() => key);
-  }
-
-  async function backfill(name: string, manifestKey: string, redo = false): Promise<BackfillResult> {
-    const started = await startBackfill(pc, {
-      batchId: `test-tables-${name}-${id}`,
-      source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
-      output,
-      redo,
-      spec: {
-        ...callSpec(pc.config, output),
-        tables: { bucket: output.bucket, prefix: tablesPrefix, timeZone },
-      },
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-tables-'));
+  pc = await connectPipeline(stackConfig());
+  output = outputLocation(undefined, pc.config);
+  for (let i = 0; i < 3; i++) {
+    const call = await makeCall(dir, `tab-${i}.wav`, {
+      durationSeconds: 6,
+      stereo: true,
+      seed: 300 + i,
+      sampleRate: 8000,
     });
-    return started.handle.result();
+    const key = `recordings/tables-${id}/call-${i}.wav`;
+    await pc.store.putFile(key, call.path);
+    keys.push(key);
+    callIds.push(callIdOf({ bucket: pc.store.bucket, key }));
   }
+});
 
-  function read(): Record<string, PyarrowTable> {
-    return readS3Tables(pc.config.s3, { bucket: pc.store.bucket, prefix: tablesPrefix }, [
-      'calls',
-      'utterances',
-    ]);
+afterAll(async () => {
+  await pc?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function manifest(name: string, rows: [number, string][]): Promise<string> {
+  const csv =
+    'key,agent,started_at,queue\n' +
+    rows.map(([i, startedAt]) => `${keys[i]},agent-${i},${startedAt},billing`).join('\n');
+  const key = `manifests/tables-${id}-${name}.csv`;
+  return pc.store.put(key, `${csv}\n`).then(() => key);
+}
+
+async function backfill(name: string, manifestKey: string, redo = false): Promise<BackfillResult> {
+  const started = await startBackfill(pc, {
+    batchId: `test-tables-${name}-${id}`,
+    source: { kind: 'manifest', bucket: pc.store.bucket, key: manifestKey },
+    output,
+    redo,
+    spec: {
+      ...callSpec(pc.config, output),
+      tables: { bucket: output.bucket, prefix: tablesPrefix, timeZone },
+    },
+  });
+  return started.handle.result();
+}
+
+function read(): Record<string, PyarrowTable> {
+  return readS3Tables(pc.config.s3, { bucket: pc.store.bucket, prefix: tablesPrefix }, [
+    'calls',
+    'utterances',
+  ]);
+}
+
+async function resultOf(callId: string): Promise<ResultDocument> {
+  return JSON.parse(await pc.store.getText(`${output.prefix}${callId}/result.json`)) as ResultDocument;
+}
+
+/** The Done-when checks: one row per call, each call's utterances once and in full, columns and types. */
+async function expectOneRowPerCall(
+  tables: Record<string, PyarrowTable>,
+): Promise<Map<string, Record<string, unknown>>> {
+  const { calls, utterances } = tables as { calls: PyarrowTable; utterances: PyarrowTable };
+  for (const [file, info] of [...Object.entries(calls.files), ...Object.entries(utterances.files)]) {
+    expect(file).toMatch(/^(calls|utterances)\/dt=\d{4}-\d{2}-\d{2}\/(call|part)-[^/]+\.parquet$/);
+    expect(info.codecs, file).toEqual(['SNAPPY']);
+    expect(info.table, file).toBe(file.split('/')[0]);
   }
-
-  async function resultOf(callId: string): Promise<ResultDocument> {
-    return JSON.parse(await pc.store.getText(`${output.prefix}${callId}/result.json`)) as ResultDocument;
+  expect(calls.rows.map((r) => r.call_id).sort()).toEqual([...callIds].sort());
+  expect(calls.schema.dt).toBe('date32[day]');
+  expect(utterances.schema.dt).toBe('date32[day]');
+  for (const c of CALLS_TABLE.columns) expect(Object.keys(calls.schema), c.name).toContain(c.name);
+  for (const c of UTTERANCES_TABLE.columns) expect(Object.keys(utterances.schema), c.name).toContain(c.name);
+  const byId = new Map(calls.rows.map((r) => [r.call_id as string, r]));
+  for (const callId of callIds) {
+    const doc = await resultOf(callId);
+    const row = byId.get(callId)!;
+    expect(row).toMatchObject({
+      duration_seconds: doc.audio.durationSeconds,
+      sentiment_label: doc.sentiment?.overall.label ?? null,
+      summary: doc.summary?.text ?? null,
+      utterance_count: doc.utterances.length,
+      categories: doc.categories?.filter((c) => c.matched).map((c) => c.name) ?? null,
+      score: doc.scorecard?.score ?? null,
+    });
+    // The row is the version of result.json now stored (processed_at = its writtenAt).
+    expect(new Date(row.processed_at as string).getTime()).toBe(new Date(doc.writtenAt).getTime());
+    const own = utterances.rows.filter((u) => u.call_id === callId);
+    expect(own.map((u) => u.utterance_index)).toEqual(doc.utterances.map((_, i) => i));
+    expect(own.map((u) => u.text)).toEqual(doc.utterances.map((u) => u.text));
+    expect(new Set(own.map((u) => u.dt))).toEqual(new Set([row.dt]));
   }
+  expect(utterances.rows).toHaveLength(
+    (await Promise.all(callIds.map(resultOf))).reduce((n, d) => n + d.utterances.length, 0),
+  );
+  return byId;
+}
 
-  /** The Done-when checks: one row per call, each call's utterances once and in full, columns and types. */
-  async function expectOneRowPerCall(
-    tables: Record<string, PyarrowTable>,
-  ): Promise<Map<string, Record<string, unknown>>> {
-    const { calls, utterances } = tables as { calls: PyarrowTable; utterances: PyarrowTable };
-    for (const [file, info] of [...Object.entries(calls.files), ...Object.entries(utterances.files)]) {
-      expect(file).toMatch(/^(calls|utterances)\/dt=\d{4}-\d{2}-\d{2}\/(call|part)-[^/]+\.parquet$/);
-      expect(info.codecs, file).toEqual(['SNAPPY']);
-      expect(info.table, file).toBe(file.split('/')[0]);
-    }
-    expect(calls.rows.map((r) => r.call_id).sort()).toEqual([...callIds].sort());
-    expect(calls.schema.dt).toBe('date32[day]');
-    expect(utterances.schema.dt).toBe('date32[day]');
-    for (const c of CALLS_TABLE.columns) expect(Object.keys(calls.schema), c.name).toContain(c.name);
-    for (const c of UTTERANCES_TABLE.columns)
-      expect(Object.keys(utterances.schema), c.name).toContain(c.name);
-    const byId = new Map(calls.rows.map((r) => [r.call_id as string, r]));
-    for (const callId of callIds) {
-      const doc = await resultOf(callId);
-      const row = byId.get(callId)!;
-      expect(row).toMatchObject({
-        duration_seconds: doc.audio.durationSeconds,
-        sentiment_label: doc.sentiment?.overall.label ?? null,
-        summary: doc.summary?.text ?? null,
-        utterance_count: doc.utterances.length,
-        categories: doc.categories?.filter((c) => c.matched).map((c) => c.name) ?? null,
-        score: doc.scorecard?.score ?? null,
-      });
-      // The row is the version of result.json now stored (processed_at = its writtenAt).
-      expect(new Date(row.processed_at as string).getTime()).toBe(new Date(doc.writtenAt).getTime());
-      const own = utterances.rows.filter((u) => u.call_id === callId);
-      expect(own.map((u) => u.utterance_index)).toEqual(doc.utterances.map((_, i) => i));
-      expect(own.map((u) => u.text)).toEqual(doc.utterances.map((u) => u.text));
-      expect(new Set(own.map((u) => u.dt))).toEqual(new Set([row.dt]));
-    }
-    expect(utterances.rows).toHaveLength(
-      (await Promise.all(callIds.map(resultOf))).reduce((n, d) => n + d.utterances.length, 0),
-    );
-    return byId;
-  }
-
+describe('analysis tables', () => {
   it('a backfill writes one row per call, in the days of their manifest times, compacted', async () => {
     const result = await backfill(
       'first',

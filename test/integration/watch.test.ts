@@ -42,87 +42,87 @@ import { runId } from '../helpers/run-id.ts';
 import { recordHistory } from '../helpers/histories.ts';
 import { until } from '../helpers/until.ts';
 
-describe('callpipe watch', () => {
-  const run8 = runId();
-  let dir: string;
-  let pc: PipelineClient;
-  let output: OutputLocation;
+const run8 = runId();
+let dir: string;
+let pc: PipelineClient;
+let output: OutputLocation;
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-watch-'));
-    pc = await connectPipeline(stackConfig());
-    output = outputLocation(undefined, pc.config);
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-watch-'));
+  pc = await connectPipeline(stackConfig());
+  output = outputLocation(undefined, pc.config);
+});
+
+afterAll(async () => {
+  await pc?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const callIdOfKey = (key: string) => callIdOf({ bucket: pc.store.bucket, key }, callIdRuleOf(pc.config));
+
+/** processRecording executions of a call (every version, every run). */
+async function executionsOf(key: string): Promise<number> {
+  const { count } = await pc.client.workflow.count(
+    `WorkflowType = '${processRecording.name}' AND CallpipeCallId = "${callIdOfKey(key)}"`,
+  );
+  return count;
+}
+
+async function done(key: string): Promise<boolean> {
+  return pc.store.exists(callOutputKeys(output, callIdOfKey(key)).result);
+}
+
+/** Each key's result.json exists and exactly one processRecording ran for it. */
+async function expectEachOnce(keys: string[]): Promise<void> {
+  await until(
+    'every recording done',
+    async () => (await Promise.all(keys.map(done))).every(Boolean),
+    (v) => v,
+  );
+  // Visibility lags a little behind the executions themselves.
+  const counts = await until(
+    'one execution per call',
+    () => Promise.all(keys.map(executionsOf)),
+    (v) => v.every((n) => n >= 1),
+  );
+  expect(counts).toEqual(keys.map(() => 1));
+}
+
+async function upload(key: string, seed: number): Promise<void> {
+  const call = await makeCall(dir, `${seed}.wav`, { durationSeconds: 4, seed, sampleRate: 8000 });
+  await pc.store.putFile(key, call.path);
+}
+
+/** A recording uploaded in two parts a few seconds apart (S3's minimum part is 5 MiB). */
+async function uploadSlowlyInParts(key: string): Promise<void> {
+  const call = await makeCall(dir, 'parts.wav', {
+    durationSeconds: 30,
+    stereo: true,
+    sampleRate: 48000,
+    seed: 9,
   });
-
-  afterAll(async () => {
-    await pc?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const callIdOfKey = (key: string) => callIdOf({ bucket: pc.store.bucket, key }, callIdRuleOf(pc.config));
-
-  /** processRecording executions of a call (every version, every run). */
-  async function executionsOf(key: string): Promise<number> {
-    const { count } = await pc.client.workflow.count(
-      `WorkflowType = '${processRecording.name}' AND CallpipeCallId = "${callIdOfKey(key)}"`,
+  const body = readFileSync(call.path);
+  const cut = 5 * 1024 * 1024;
+  expect(body.length).toBeGreaterThan(cut);
+  const s3 = createS3Client(pc.config.s3);
+  const Bucket = pc.store.bucket;
+  const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: key }));
+  const parts = [];
+  for (const [n, chunk] of [body.subarray(0, cut), body.subarray(cut)].entries()) {
+    const { ETag } = await s3.send(
+      new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber: n + 1, Body: chunk }),
     );
-    return count;
+    parts.push({ ETag, PartNumber: n + 1 });
+    // Mid-upload the object does not exist yet: a watch polling meanwhile must not take anything.
+    if (n === 0) await new Promise((r) => setTimeout(r, 4000));
   }
+  await s3.send(
+    new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
+  );
+  s3.destroy();
+}
 
-  async function done(key: string): Promise<boolean> {
-    return pc.store.exists(callOutputKeys(output, callIdOfKey(key)).result);
-  }
-
-  /** Each key's result.json exists and exactly one processRecording ran for it. */
-  async function expectEachOnce(keys: string[]): Promise<void> {
-    await until(
-      'every recording done',
-      async () => (await Promise.all(keys.map(done))).every(Boolean),
-      (v) => v,
-    );
-    // Visibility lags a little behind the executions themselves.
-    const counts = await until(
-      'one execution per call',
-      () => Promise.all(keys.map(executionsOf)),
-      (v) => v.every((n) => n >= 1),
-    );
-    expect(counts).toEqual(keys.map(() => 1));
-  }
-
-  async function upload(key: string, seed: number): Promise<void> {
-    const call = await makeCall(dir, `${seed}.wav`, { durationSeconds: 4, seed, sampleRate: 8000 });
-    await pc.store.putFile(key, call.path);
-  }
-
-  /** A recording uploaded in two parts a few seconds apart (S3's minimum part is 5 MiB). */
-  async function uploadSlowlyInParts(key: string): Promise<void> {
-    const call = await makeCall(dir, 'parts.wav', {
-      durationSeconds: 30,
-      stereo: true,
-      sampleRate: 48000,
-      seed: 9,
-    });
-    const body = readFileSync(call.path);
-    const cut = 5 * 1024 * 1024;
-    expect(body.length).toBeGreaterThan(cut);
-    const s3 = createS3Client(pc.config.s3);
-    const Bucket = pc.store.bucket;
-    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: key }));
-    const parts = [];
-    for (const [n, chunk] of [body.subarray(0, cut), body.subarray(cut)].entries()) {
-      const { ETag } = await s3.send(
-        new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber: n + 1, Body: chunk }),
-      );
-      parts.push({ ETag, PartNumber: n + 1 });
-      // Mid-upload the object does not exist yet: a watch polling meanwhile must not take anything.
-      if (n === 0) await new Promise((r) => setTimeout(r, 4000));
-    }
-    await s3.send(
-      new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
-    );
-    s3.destroy();
-  }
-
+describe('callpipe watch: uploads', () => {
   it('processes each upload once, across a killed worker and a stop and restart', async () => {
     const queuePrefix = uniquePrefix('watch');
     const config = withPrefix(stackConfig(), queuePrefix);
@@ -194,7 +194,9 @@ describe('callpipe watch', () => {
       await workers.stop();
     }
   });
+});
 
+describe('callpipe watch: S3 event notifications', () => {
   it('takes S3 event notifications from an SQS queue (a real SQS-compatible server)', async () => {
     const motoServer = join(venvPython(), '..', 'moto_server');
     expect(existsSync(motoServer), 'moto_server in .tools/venv (npm test installs it)').toBe(true);
@@ -282,7 +284,9 @@ describe('callpipe watch', () => {
       moto.kill('SIGTERM');
     }
   });
+});
 
+describe('callpipe watch: latency', () => {
   it('plans a watched call for latency: short sessions cut in silence, every phrase exact', async () => {
     const queuePrefix = uniquePrefix('watch-latency');
     const config = withPrefix(stackConfig(), queuePrefix);

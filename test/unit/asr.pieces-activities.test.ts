@@ -13,6 +13,7 @@ import { partialResultKey } from '../../schemas/call-keys.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { ServiceError } from '../../service/index.ts';
 import { MemoryStore } from './nlp.helpers.ts';
+import { localPieceLeases } from '../../workers/local-piece-leases.ts';
 
 class AudioStore extends MemoryStore {
   ranges: { start?: number; end?: number }[] = [];
@@ -64,25 +65,28 @@ function fakeService(failures: Record<number, ServiceError> = {}) {
   return { service, sent, calls: () => calls, peak: () => peak };
 }
 
-function countingLeases(grants: number): PieceLeases & { held: () => number; granted: () => number } {
+/** An account with `free` sessions free for each ask in turn (none after the list): what `takeFree` grants. */
+function countingLeases(
+  ...free: number[]
+): PieceLeases & { held: () => number; granted: () => number; asks: () => number } {
   let held = 0;
   let granted = 0;
+  let asks = 0;
   return {
-    async acquire(signal) {
-      if (granted >= grants) {
-        await new Promise((_, reject) =>
-          signal.addEventListener('abort', () => reject(signal.reason as Error)),
-        );
-      }
-      granted += 1;
-      held += 1;
-      return `lease-${granted}`;
+    async takeFree(count) {
+      const room = free[asks] ?? 0;
+      asks += 1;
+      const n = Math.min(count, room);
+      granted += n;
+      held += n;
+      return Array.from({ length: n }, (_, i) => `lease-${granted - n + i + 1}`);
     },
     release() {
       held -= 1;
     },
     held: () => held,
     granted: () => granted,
+    asks: () => asks,
   };
 }
 
@@ -102,13 +106,13 @@ const input: RecognizePiecesInput = {
 };
 const noWords = async () => undefined;
 
-describe('recognizePieces', () => {
+describe('recognizePieces: leases and pacing', () => {
   it('sends every piece once, in parallel on its leases (all given back), longest first; one result object', async () => {
     const fake = fakeService();
     const store = new AudioStore();
     const leases = countingLeases(2);
     const { recognizePieces } = createPiecesActivities(
-      { service: fake.service, store, model: 'x', leases },
+      { service: fake.service, store, model: 'x', leases, maxInFlight: 16 },
       noWords,
     );
     const out = await recognizePieces(input);
@@ -134,6 +138,46 @@ describe('recognizePieces', () => {
     expect(fake.calls()).toBe(4);
   });
 
+  it('asks the free room once at the start and again after 1, 2, 4… pieces: runners join as room frees', async () => {
+    const fake = fakeService();
+    // The account full at the start and at the first piece's end, then 3 sessions free.
+    const leases = countingLeases(0, 0, 3);
+    const many = Array.from({ length: 12 }, (_, i) => ({ session: i, start: i * 10, end: i * 10 + 8 }));
+    const { recognizePieces } = createPiecesActivities(
+      { service: fake.service, store: new AudioStore(), model: 'x', leases, maxInFlight: 16 },
+      noWords,
+    );
+    const out = await recognizePieces({ ...input, pieces: many });
+    expect(out.pieces).toHaveLength(12);
+    expect(fake.calls()).toBe(12);
+    expect(fake.peak()).toBe(4); // its own slot and the three leases of the third ask
+    expect(leases.granted()).toBe(3);
+    expect(leases.held()).toBe(0);
+    // At the start and after pieces 1, 2, 4 and 8 at most (none once no piece waits): not one per piece.
+    expect(leases.asks()).toBeGreaterThanOrEqual(3);
+    expect(leases.asks()).toBeLessThanOrEqual(5);
+  });
+
+  it("with the process's own count, asks after every piece; without leases, one request at a time", async () => {
+    const many = Array.from({ length: 9 }, (_, i) => ({ session: i, start: i * 10, end: i * 10 + 8 }));
+    for (const [leases, peak] of [
+      [localPieceLeases(2), 3],
+      [undefined, 1],
+    ] as const) {
+      const fake = fakeService();
+      const { recognizePieces } = createPiecesActivities(
+        { service: fake.service, store: new AudioStore(), model: 'x', leases, maxInFlight: 16 },
+        noWords,
+      );
+      await recognizePieces({ ...input, pieces: many });
+      expect(fake.calls()).toBe(9);
+      expect(fake.peak()).toBe(peak);
+      if (leases) expect(await leases.takeFree(5)).toHaveLength(2); // every lease given back
+    }
+  });
+});
+
+describe('recognizePieces: failures and retried attempts', () => {
   it('550 and 600 send the piece again; its retries and reasons are kept', async () => {
     const fake = fakeService({
       1: new ServiceError({ kind: 'noResource', message: '550 No Resource', code: 550 }),

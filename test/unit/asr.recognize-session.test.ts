@@ -61,7 +61,7 @@ const input = {
   maxRestarts: 3,
 };
 
-describe('recognizeSession failures', () => {
+describe('recognizeSession failures: session errors', () => {
   it('a session error restarts the session up to the budget, then fails non-retryably', async () => {
     const { service, streams } = failingService('session');
     const store = new AudioStore();
@@ -111,7 +111,9 @@ describe('recognizeSession failures', () => {
       expect(streams()).toBe(1);
     },
   );
+});
 
+describe('recognizeSession failures: a busy service and unwritable results', () => {
   it('550 No Resource waits and starts again without spending a restart', async () => {
     let streams = 0;
     const service = {

@@ -49,7 +49,7 @@ async function refusal(
   throw new Error('the manifest was accepted');
 }
 
-describe('manifest validation', () => {
+describe('manifest validation: rows and bounds', () => {
   it('refuses a header that repeats a column, naming line 1 and the column', async () => {
     const err = await refusal('uri,uri\ns3://calls/a.wav,s3://calls/b.wav\n');
     expect(err.message).toMatch(/line 1: column 'uri' is given twice \(columns 1 and 2\)/);
@@ -97,7 +97,9 @@ describe('manifest validation', () => {
     expect((await refusal(csv, { maxRows: 5 })).message).toMatch(/more than 5 rows \(line 7 is row 6\)/);
     expect(await parseManifest(csv, 'b', { limits: { maxRows: 10, maxBytes: csv.length } })).toHaveLength(10);
   });
+});
 
+describe('manifest validation: the problems it lists', () => {
   it('lists every problem of the file with its line, not only the first', async () => {
     const csv = [
       'key,direction,call_id',
@@ -137,7 +139,9 @@ describe('manifest validation', () => {
     expect(err.message).not.toContain('090');
     expect(err.message).not.toContain('c-1');
   });
+});
 
+describe('manifest validation: prepareManifest', () => {
   it('prepareManifest stores the pages of a valid file as it reads it', async () => {
     const store = new StreamingStore();
     const csv = `uri\n${Array.from({ length: 5 }, (_, i) => `s3://calls/r${i}.wav`).join('\n')}\n`;

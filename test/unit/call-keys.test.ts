@@ -46,7 +46,7 @@ function spellings(): string[] {
   return fixed.filter((s) => s !== '/');
 }
 
-describe('call keys', () => {
+describe('call keys: staging and prefixes', () => {
   it("put a session's recognition checkpoints in its call's staging folder, for every staging spelling", () => {
     const callId = callIdOf(SOURCE);
     for (const spelling of [
@@ -78,7 +78,9 @@ describe('call keys', () => {
     }
     expect(() => normalizePrefix('/abs')).toThrow(KeyError);
   });
+});
 
+describe('call keys: agreement and containment', () => {
   it('agree between the writer, the done-check, the CLI copy and the backfill skip, for every spelling', async () => {
     const callId = callIdOf(SOURCE);
     for (const spelling of spellings()) {

@@ -13,7 +13,7 @@ function configFile(content: unknown): string {
   return file;
 }
 
-describe('loadConfig', () => {
+describe('loadConfig: variables and defaults', () => {
   it('describes the local emulator and Temporal on localhost when nothing is set', () => {
     const config = loadConfig({ env: {} });
     expect(config.service.baseUrl).toBe(DEFAULTS.service.baseUrl);
@@ -74,7 +74,9 @@ describe('loadConfig', () => {
       /CALLPIPE_MAX_SESSION_SECONDS/,
     );
   });
+});
 
+describe('loadConfig: AWS variables', () => {
   it('honours the standard AWS variables beneath CALLPIPE_* ones and over the config file', () => {
     const file = configFile({ s3: { region: 'from-file', endpoint: 'http://file.test:9000' } });
     const env = {
@@ -117,7 +119,9 @@ describe('loadConfig', () => {
       }).s3.forcePathStyle,
     ).toBe(false);
   });
+});
 
+describe('loadConfig: S3 credentials', () => {
   it('takes S3 credentials as one group from the strongest source that names any of them', () => {
     const keys = { accessKeyId: 'FILEKEY', secretAccessKey: 'file-secret', sessionToken: 'file-token' };
     const file = configFile({ s3: keys });
@@ -171,7 +175,9 @@ describe('loadConfig', () => {
       expect((err as Error).message).not.toContain('s3cr3t');
     }
   });
+});
 
+describe('loadConfig: clearing defaults and the config file', () => {
   it('clears a default with an empty variable or a null in the file; a required value cannot be cleared', () => {
     expect(
       loadConfig({ env: { CALLPIPE_S3_ENDPOINT: 'http://x.test:1', CALLPIPE_ASR_URL: '' } }).service

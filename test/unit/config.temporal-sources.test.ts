@@ -44,7 +44,7 @@ x-tenant = "acme"
 file('client.crt', 'CLIENT CERT PEM');
 file('client.key', 'CLIENT KEY PEM');
 
-describe('Temporal configuration', () => {
+describe('Temporal configuration: profiles and ranking', () => {
   it('defaults to the local dev server, like the temporal CLI', () => {
     const { temporal } = loadConfig({ env: { TEMPORAL_CONFIG_FILE: join(dir, 'missing.toml') } });
     expect(temporal).toEqual({
@@ -101,7 +101,9 @@ describe('Temporal configuration', () => {
     // An empty TEMPORAL_* variable is unset, as in Temporal's tools.
     expect(loadConfig({ env: { ...base, TEMPORAL_ADDRESS: '' } }).temporal.address).toBe('from-file:7233');
   });
+});
 
+describe('Temporal configuration: TLS overrides, errors and descriptions', () => {
   it('takes TEMPORAL_TLS_* over the profile’s TLS, a file path replacing the profile’s PEM', () => {
     const ca = file('ca.pem', 'CA FROM FILE');
     const { temporal } = loadConfig({

@@ -60,7 +60,7 @@ afterAll(() => {
 
 const post = (url: string, timeoutMs = 60_000) => postEvent({ url, body: '{}', headers: {}, timeoutMs });
 
-describe('a receiver’s answer', () => {
+describe('a receiver’s answer: HTTP receivers', () => {
   it('of 1 GiB streamed with 200 is cut off after a few KiB and not counted delivered', async () => {
     const sent = { bytes: 0 };
     let closed!: Promise<void>;
@@ -129,7 +129,9 @@ describe('a receiver’s answer', () => {
       `redirected (HTTP 307) to another port (${other.port} on the same host): not followed; configure the URL it redirects to`,
     );
   });
+});
 
+describe('a receiver’s answer: Slack', () => {
   it('from Slack is bounded the same way: a 1-GiB 200 is not a delivered alert', async () => {
     const sent = { bytes: 0 };
     const { url } = await receiver((_req, res) => {

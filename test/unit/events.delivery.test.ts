@@ -75,43 +75,43 @@ function storeWith(key: string, text: string): ObjectStore {
   return store as unknown as ObjectStore;
 }
 
-describe('delivering an event', () => {
-  let a: Awaited<ReturnType<typeof receiver>>;
-  let b: Awaited<ReturnType<typeof receiver>>;
+let a: Awaited<ReturnType<typeof receiver>>;
+let b: Awaited<ReturnType<typeof receiver>>;
 
-  beforeAll(async () => {
-    a = await receiver();
-    b = await receiver();
-  });
-  afterEach(() => {
-    a.set((_req, _body, res) => res.writeHead(204).end());
-    a.got.length = 0;
-    b.got.length = 0;
-  });
-  afterAll(() => {
-    for (const s of [a.server, b.server]) {
-      s.closeAllConnections();
-      s.close();
-    }
-  });
+beforeAll(async () => {
+  a = await receiver();
+  b = await receiver();
+});
+afterEach(() => {
+  a.set((_req, _body, res) => res.writeHead(204).end());
+  a.got.length = 0;
+  b.got.length = 0;
+});
+afterAll(() => {
+  for (const s of [a.server, b.server]) {
+    s.closeAllConnections();
+    s.close();
+  }
+});
 
-  const key = eventKey({ bucket: 'out', prefix: 'results/' }, '2026-11-26T07:00:00.000Z', ID);
-  const event: StoredEvent = {
-    id: ID,
-    type: 'callpipe.call.completed',
-    bucket: 'out',
-    key,
-    callId: 'call-a',
-  };
-  const config = (url: string, over: Partial<EventsConfig> = {}): EventsConfig => ({
-    ...EVENTS_DEFAULTS,
-    webhookUrls: [url],
-    webhookSecret: secret,
-    ...over,
-  });
-  const policy = { initialSeconds: 1, maxSeconds: 4, forSeconds: 3600, requestTimeoutSeconds: 2 };
-  const far = new Date(Date.now() + 3_600_000).toISOString();
+const key = eventKey({ bucket: 'out', prefix: 'results/' }, '2026-11-26T07:00:00.000Z', ID);
+const event: StoredEvent = {
+  id: ID,
+  type: 'callpipe.call.completed',
+  bucket: 'out',
+  key,
+  callId: 'call-a',
+};
+const config = (url: string, over: Partial<EventsConfig> = {}): EventsConfig => ({
+  ...EVENTS_DEFAULTS,
+  webhookUrls: [url],
+  webhookSecret: secret,
+  ...over,
+});
+const policy = { initialSeconds: 1, maxSeconds: 4, forSeconds: 3600, requestTimeoutSeconds: 2 };
+const far = new Date(Date.now() + 3_600_000).toISOString();
 
+describe('delivering an event: signed requests and redirects', () => {
   it('is a CloudEvent the Standard Webhooks library verifies, with the event id as webhook-id', async () => {
     let verified: unknown;
     let headers: IncomingMessage['headers'] = {};
@@ -182,7 +182,9 @@ describe('delivering an event', () => {
       /HTTP 302: a redirect that would turn the POST into a GET/,
     );
   });
+});
 
+describe('delivering an event: slow receivers and retries', () => {
   it('abandons a receiver that never answers at the request’s bound', async () => {
     a.set(() => undefined); // never answers
     await expect(postEvent({ url: a.url, body: LINE, headers: {}, timeoutMs: 300 })).rejects.toThrow(
@@ -236,7 +238,9 @@ describe('delivering an event', () => {
     expect(gaveUp).toMatchObject({ type: 'EventDeliveryGaveUp', nonRetryable: true });
     expect((gaveUp as ApplicationFailure).details).toEqual([{ attempts: 7, reason: 'answered HTTP 500' }]);
   });
+});
 
+describe('delivering an event: Slack', () => {
   it('sends Slack a message of the alert, not the CloudEvent', async () => {
     let body = '';
     a.set((_req, b2, res) => {

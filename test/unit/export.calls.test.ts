@@ -162,13 +162,13 @@ async function seeded(): Promise<BytesStore> {
   return store;
 }
 
-describe('exportCalls', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-export-unit-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-export-unit-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+describe('exportCalls: to a folder', () => {
   it("exports a call's outputs and its own table rows to a folder, with hashes that match, and audits it", async () => {
     const store = await seeded();
     const to = join(dir, 'request');
@@ -244,7 +244,9 @@ describe('exportCalls', () => {
     // No gathering folder left beside the export.
     expect(readdirNames(dir)).toEqual(['request']);
   });
+});
 
+describe('exportCalls: what is asked for and refused', () => {
   it('adds the recording and the unredacted copy only when asked for', async () => {
     const store = await seeded();
     const to = join(dir, 'full');
@@ -316,7 +318,9 @@ describe('exportCalls', () => {
     // No audit record of an export that did not happen.
     expect([...store.objects.keys()]).toEqual(before);
   });
+});
 
+describe('exportCalls: to S3', () => {
   it('to S3: the manifest last; an upload that fails leaves nothing behind', async () => {
     const store = await seeded();
     const { manifest, location } = await exportCalls(

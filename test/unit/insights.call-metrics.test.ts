@@ -36,7 +36,7 @@ describe('text-match', () => {
   });
 });
 
-describe('callMetrics', () => {
+describe('callMetrics: silences and overlaps', () => {
   it('finds silences of at least the threshold between talk, not before the first or after the last', () => {
     const m = callMetrics(
       [u('agent', 5, 8), u('customer', 10, 12), u('agent', 16.5, 18)],
@@ -63,7 +63,9 @@ describe('callMetrics', () => {
     expect(m.bySpeaker.find((s) => s.speaker === 'agent')!.interruptions).toBe(1);
     expect(m.bySpeaker.find((s) => s.speaker === 'customer')!.interruptions).toBe(0);
   });
+});
 
+describe('callMetrics: holds', () => {
   it('measures a hold from the hold phrase to the return phrase, over silence and low-confidence noise', () => {
     const m = callMetrics(
       [
@@ -135,7 +137,9 @@ describe('callMetrics', () => {
       ).holds,
     ).toEqual([]);
   });
+});
 
+describe('callMetrics: per-speaker figures', () => {
   it('gives talk-to-listen, speech rate, fillers per minute and the longest monologue per speaker', () => {
     const fillers = [{ text: 'えー', begin: 0, end: 2 }];
     const m = callMetrics(

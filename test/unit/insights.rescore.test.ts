@@ -87,7 +87,7 @@ function setup(calls = 5) {
 
 const resultWrites = (store: MemoryStore) => store.writes.filter((w) => w.endsWith('/result.json'));
 
-describe('rescorePage', () => {
+describe('rescorePage: scoring and resuming', () => {
   it('scores every result of the prefix again, once, recording the rules and the batch', async () => {
     const { store, input, activities } = setup();
     const out = await activities.rescorePage(input);
@@ -145,7 +145,9 @@ describe('rescorePage', () => {
     // call-0 came from the heartbeat, call-1 was found written by this batch: neither is written again.
     expect(resultWrites(store).sort()).toEqual([2, 3, 4].map((i) => `callpipe/res/call-${i}/result.json`));
   });
+});
 
+describe('rescorePage: missing, refused and the report', () => {
   it('reports a manifest call without a result as missing, and a broken result as failed, writing neither', async () => {
     const { store, input, activities } = setup(2);
     await store.put('res/call-1/result.json', JSON.stringify({ schemaVersion: 2, callId: 'call-1' }));

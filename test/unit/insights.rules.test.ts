@@ -120,16 +120,16 @@ describe('rule files', () => {
   });
 });
 
-describe('categories and scorecard', () => {
-  const greetingCall = () =>
-    call([
-      u('agent', 1, 3, 'お電話ありがとうございます。サポート窓口です。', { dialogActs: ['greeting'] }),
-      u('customer', 4, 6, 'もう何回も電話してるんですけど', { sentiment: negative }),
-      u('customer', 7, 9, 'いい加減にしてください', { sentiment: negative }),
-      u('agent', 10, 12, 'ご迷惑をおかけして大変申し訳ございません', { dialogActs: ['apology'] }),
-      u('agent', 100, 102, 'お電話ありがとうございました。失礼いたします。', { dialogActs: ['goodbye'] }),
-    ]);
+const greetingCall = () =>
+  call([
+    u('agent', 1, 3, 'お電話ありがとうございます。サポート窓口です。', { dialogActs: ['greeting'] }),
+    u('customer', 4, 6, 'もう何回も電話してるんですけど', { sentiment: negative }),
+    u('customer', 7, 9, 'いい加減にしてください', { sentiment: negative }),
+    u('agent', 10, 12, 'ご迷惑をおかけして大変申し訳ございません', { dialogActs: ['apology'] }),
+    u('agent', 100, 102, 'お電話ありがとうございました。失礼いたします。', { dialogActs: ['goodbye'] }),
+  ]);
 
+describe('categories and scorecard: default rules and rule forms', () => {
   it('matches the default rules against a scripted call, with points', () => {
     const insights = scoreCall(greetingCall(), defaultRules(), { scoredAt: '2026-11-23T00:00:00.000Z' });
     const byName = new Map(insights.categories.map((c) => [c.name, c]));
@@ -200,7 +200,9 @@ describe('categories and scorecard', () => {
     });
     expect(cat('{ kind: phrase, terms: [こんにちは, さようなら], match: all }').matched).toBe(false);
   });
+});
 
+describe('categories and scorecard: speaker scope', () => {
   it('a rule scoped to a speaker is not available where the speakers were not told apart', () => {
     const said = [
       u('agent', 5, 6, 'こんにちは'),
@@ -260,7 +262,9 @@ describe('categories and scorecard', () => {
     });
     expect(byName(twoVoices).get('agent_hello')!.unavailable).toBeUndefined();
   });
+});
 
+describe('categories and scorecard: steps, metrics and events', () => {
   it('sentiment, dialog acts, metrics and events, and what is unavailable', () => {
     const c = call(
       [
@@ -322,7 +326,9 @@ describe('categories and scorecard', () => {
       unavailable: ['dialog acts'],
     });
   });
+});
 
+describe('categories and scorecard: counting by the steps', () => {
   it('counts negative moments as the sentiment step analysed them: one window is one, however many utterances', () => {
     const utterances = [
       u('customer', 40, 42, '困ります', { sentiment: negative }),
@@ -372,7 +378,9 @@ describe('categories and scorecard', () => {
     // Per utterance (and in results without the step's grain), each utterance is its own.
     expect(scoreCall(call(utterances), twoQuestions).categories[0]!.matched).toBe(true);
   });
+});
 
+describe('categories and scorecard: redaction records', () => {
   it('reads redaction records by kind; no records at all is unavailable, none found is no', () => {
     const base = call([u('customer', 1, 2, '[氏名]です'), u('customer', 3, 4, '[電話番号]です')]);
     const [first, second] = base.utterances;

@@ -94,7 +94,7 @@ describe('CALLPIPE_RETENTION_DAYS', () => {
   });
 });
 
-describe('forget', () => {
+describe('forget: ids and listing', () => {
   it('matches whole call ids only, and names keys without the digits of a caller number', () => {
     expect(mentions(`"callId":"${CALL}"`, CALL)).toBe(true);
     expect(mentions(`../${CALL}/call.html`, CALL)).toBe(true);
@@ -134,7 +134,9 @@ describe('forget', () => {
     const [withRecording] = await callHoldings(staging, places, [CALL], { recordings: true });
     expect(withRecording!.objects.filter((o) => o.kind === 'recording')).toHaveLength(1);
   });
+});
 
+describe('forget: deleting', () => {
   it("deletes the call's objects, the recording first and result.json last, and no other call's", async () => {
     const { staging, out, plain, rec } = deployment();
     const deletes: string[] = [];

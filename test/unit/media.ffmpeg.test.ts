@@ -13,7 +13,7 @@ import { runFfmpeg, runFfprobe, spawnFfmpeg } from '../../activities/media/ffmpe
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { LocalStagingStore } from '../../activities/media/staging.ts';
-import { makeTempDir, sessionTranscodeInput, writeWav } from '../helpers/media-fixtures.ts';
+import { makeTempDir, writeWav } from '../helpers/media-fixtures.ts';
 
 const tmp = makeTempDir();
 afterAll(() => tmp.cleanup());
@@ -109,23 +109,20 @@ describe('ffmpeg wrapper', () => {
 });
 
 describe('createMediaActivities', () => {
-  it('probes, plans and transcodes with small JSON in and out', async () => {
+  it('probes, plans and stages the tracks with small JSON in and out', async () => {
     const path = join(tmp.dir, 'call.wav');
     await renderFixture(generateCallScript({ durationSeconds: 90, seed: 6 }), path, { sampleRate: 16000 });
     const store = new LocalStagingStore(join(tmp.dir, 'staging'));
-    const media = createMediaActivities({
-      store,
-      keyPrefix: 'staging/',
-      planDefaults: { maxSessionSeconds: 40 },
-    });
+    const media = createMediaActivities({ store, planDefaults: { maxSessionSeconds: 40 } });
     const probe = await media.probeRecording({ path });
-    const plan = await media.planRecording({ path, probe });
+    const plan = await media.planRecording({ path, probe, stageTracksUnder: 'staging/call/' });
     expect(JSON.stringify(plan).length).toBeLessThan(10_000);
     expect(Math.max(...plan.sessions.map((s) => s.end - s.start))).toBeLessThanOrEqual(40);
-    const s = plan.sessions[1]!;
-    const staged = await media.transcodeSession(sessionTranscodeInput({ ...probe, path }, plan.tracks, s));
-    expect(staged.key.startsWith('staging/')).toBe(true);
-    expect((await store.head(staged.key))!.size).toBe(Math.round((s.end - s.start) * 1000) * 8);
+    expect(plan.stagedTracks!.map((t) => t.track)).toEqual(plan.tracks.map((t) => t.track));
+    for (const t of plan.stagedTracks!) {
+      expect(t.key.startsWith('staging/call/')).toBe(true);
+      expect((await store.head(t.key))!.size).toBe(Math.round(plan.source.durationSeconds * 1000) * 8);
+    }
   });
 
   it('fails bad inputs, at the activity boundary, as non-retryable failures named after the error class', async () => {

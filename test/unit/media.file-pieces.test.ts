@@ -22,7 +22,7 @@ function call(minutes: number, stereo: boolean, seed: number) {
   return { durationSeconds, ...speechAndSilences(script, durationSeconds) };
 }
 
-describe('file plan', () => {
+describe('file plan: piece lengths', () => {
   it('cuts calls of 2 to 30 minutes into pieces of at most 58 s, only in silence, covering each track', () => {
     for (const [minutes, stereo, seed] of [
       [2, true, 1],
@@ -71,7 +71,9 @@ describe('file plan', () => {
       }
     }
   });
+});
 
+describe('file plan: where it cuts', () => {
   it('a stretch with no silence within 58 s is one stream session, not cut blindly', () => {
     // 20 s of speech with pauses, 90 s of continuous tone, 20 s more speech with pauses.
     const silences: Silence[] = [

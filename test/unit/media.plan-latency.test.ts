@@ -60,7 +60,7 @@ const plan = (
   options: PlanOptions,
 ) => planSessions({ ...input, options });
 
-describe('latency plan', () => {
+describe('latency plan: cuts and phrases', () => {
   it('cuts a 30-minute stereo call into the free sessions, in silence only, none under the floor', () => {
     const call = scriptCall(30, true, 3);
     const planned = plan({ ...call, tracks: STEREO }, { strategy: 'latency', room: room(40) });
@@ -128,7 +128,9 @@ describe('latency plan', () => {
     // The only usable gaps are 100 s apart: the pieces are the 100-s stretches, however many are free.
     expect(planned.sessions.length).toBe(6);
   });
+});
 
+describe('latency plan: bounds and fallbacks', () => {
   it('is bounded by the room: four free sessions, at most four pieces', () => {
     const call = scriptCall(30, true, 6);
     const planned = plan({ ...call, tracks: STEREO }, { strategy: 'latency', room: room(4) });

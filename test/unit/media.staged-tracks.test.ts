@@ -16,10 +16,9 @@ import { planRecording } from '../../activities/media/plan.ts';
 import { probeRecording } from '../../activities/media/probe.ts';
 import { fitToLength, MULAW_SILENCE } from '../../activities/media/staged-tracks.ts';
 import { LocalStagingStore, trackKey } from '../../activities/media/staging.ts';
-import { transcodeSession } from '../../activities/media/transcode.ts';
 import type { ProbeResult } from '../../schemas/media-probe.ts';
 import { decodeDtmfPhrases, decodeMulaw } from '../helpers/dtmf-decode.ts';
-import { makeTempDir, sessionTranscodeInput } from '../helpers/media-fixtures.ts';
+import { makeTempDir, transcodeSessionAudio } from '../helpers/media-fixtures.ts';
 
 const tmp = makeTempDir();
 afterAll(() => tmp.cleanup());
@@ -53,20 +52,20 @@ describe('fitToLength', () => {
   });
 });
 
-describe('planRecording with staged tracks', () => {
-  const probes: Record<string, ProbeResult> = {};
+const probes: Record<string, ProbeResult> = {};
 
-  beforeAll(async () => {
-    for (const [name, rate] of [
-      ['call48.wav', 48000],
-      ['call.m4a', 44100],
-    ] as const) {
-      const path = join(tmp.dir, name);
-      await renderFixture(script, path, { sampleRate: rate });
-      probes[name] = await probeRecording(path);
-    }
-  });
+beforeAll(async () => {
+  for (const [name, rate] of [
+    ['call48.wav', 48000],
+    ['call.m4a', 44100],
+  ] as const) {
+    const path = join(tmp.dir, name);
+    await renderFixture(script, path, { sampleRate: rate });
+    probes[name] = await probeRecording(path);
+  }
+});
 
+describe('planRecording with staged tracks: staging', () => {
   it('stages each track whole, exactly the plan’s length; the plan is otherwise the same', async () => {
     const probe = probes['call.m4a']!;
     const store = new LocalStagingStore(join(tmp.dir, 'staged'));
@@ -110,11 +109,7 @@ describe('planRecording with staged tracks', () => {
     const plan = await planRecording(probe, OPTIONS, undefined, undefined, { store, keyPrefix: PREFIX });
     expect(plan.sessions.length).toBeGreaterThanOrEqual(4);
     for (const s of plan.sessions) {
-      const own = await transcodeSession(sessionTranscodeInput(probe, plan.tracks, s), {
-        store,
-        keyPrefix: 'sessions/',
-      });
-      const a = decodeMulaw(await readFile(store.pathOf(own.key)));
+      const a = decodeMulaw(await transcodeSessionAudio(probe, plan.tracks, s));
       const track = await readFile(store.pathOf(plan.stagedTracks!.find((t) => t.track === s.track)!.key));
       const b = decodeMulaw(track.subarray(Math.round(s.start * 8000), Math.round(s.end * 8000)));
       expect(b.length).toBe(a.length);
@@ -129,7 +124,9 @@ describe('planRecording with staged tracks', () => {
       expect(error / signal).toBeLessThan(1e-4);
     }
   });
+});
 
+describe('planRecording with staged tracks: mixed and idle tracks', () => {
   it('transcodes whole a mixed track that lost a silent channel', async () => {
     // Three channels, the middle one digital silence: mixed down, the silent one left out of the mix.
     const path = join(tmp.dir, 'three.wav');

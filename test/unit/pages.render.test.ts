@@ -51,7 +51,7 @@ describe('silencesAndOverlaps', () => {
   });
 });
 
-describe('pages', () => {
+describe('pages: call page', () => {
   it('marks inferred speakers and shows the role evidence in words', () => {
     const doc = resultFixture({ utterances: 4 });
     const html = renderCallPage(
@@ -108,7 +108,9 @@ describe('pages', () => {
     expect(hour).toBeLessThan(1_000_000);
     expect(empty).toBeLessThan(100_000);
   });
+});
 
+describe('pages: night report', () => {
   it('the night report counts calls by outcome, audio hours and requests per audio hour', () => {
     const rows = [
       { callId: 'a', source: 's3://b/a.wav', status: 'done' as const, durationSeconds: 1800, requests: 300 },

@@ -59,24 +59,24 @@ describe('WebVTT', () => {
   });
 });
 
-describe('buildResult', () => {
-  const parts = {
-    callId: 'call-1',
-    timeline: {
-      ...timeline(
-        [...SAMPLE_UTTERANCES].reverse().map((u) => (u.index === 0 ? { ...u, confidence: 0.93 } : u)),
-      ),
-      sessions: [
-        { session: 0, restartReasons: ['session error 1: stream reset, token=s3cr3t'] },
-        { session: 1, restartReasons: [] },
-      ],
-    },
-    fillers,
-    stepFailures: [{ step: 'summary', reason: 'summary: invalid input (Bearer abc.def-123)' }],
-    facts,
-    writtenAt: '2026-11-22T00:00:00.000Z',
-  };
+const parts = {
+  callId: 'call-1',
+  timeline: {
+    ...timeline(
+      [...SAMPLE_UTTERANCES].reverse().map((u) => (u.index === 0 ? { ...u, confidence: 0.93 } : u)),
+    ),
+    sessions: [
+      { session: 0, restartReasons: ['session error 1: stream reset, token=s3cr3t'] },
+      { session: 1, restartReasons: [] },
+    ],
+  },
+  fillers,
+  stepFailures: [{ step: 'summary', reason: 'summary: invalid input (Bearer abc.def-123)' }],
+  facts,
+  writtenAt: '2026-11-22T00:00:00.000Z',
+};
 
+describe('buildResult: the document', () => {
   it('assembles a valid document from the timeline, the steps and the facts', () => {
     const result = buildResult(parts);
     expect(resultDocumentSchema.safeParse(result).success).toBe(true);
@@ -160,7 +160,9 @@ describe('buildResult', () => {
     const result = buildResult({ ...parts, timeline: old });
     expect(result.sessions.map((s) => s.restartReasons)).toEqual([[], []]);
   });
+});
 
+describe('buildResult: steps, schema and reasons', () => {
   it('dialog acts reach each utterance and the requests; without the step, utterances have none', () => {
     const dialogActs = {
       step: 'dialogActs' as const,
@@ -210,47 +212,47 @@ describe('buildResult', () => {
   });
 });
 
-describe('publish (after the insights stage) and writeError', () => {
-  function staged() {
-    const store = new MemoryStore('staging');
-    store.objects.set('s/timeline.json', JSON.stringify(timeline(SAMPLE_UTTERANCES)));
-    store.objects.set('s/fillers.json', JSON.stringify(fillers));
-    store.objects.set(
-      's/summary.json',
-      JSON.stringify({
-        step: 'summary',
-        callId: 'call-1',
-        text: '請求書の件。',
-        mode: 'extract-cc',
-        levels: 1,
-        windows: 1,
-        documentChars: 90,
-        cost,
-      }),
-    );
-    store.objects.set(
-      's/keywords.json',
-      JSON.stringify({
-        step: 'keywords',
-        callId: 'call-1',
-        maxKeywords: 10,
-        keywords: [{ text: '請求書', score: 3 }],
-        cost,
-      }),
-    );
-    return store;
-  }
-  const input = {
-    callId: 'call-1',
-    output: callOutputKeys(outputLocationOf('s3://results-bucket/out', 'staging'), 'call-1'),
-    timelineKey: 's/timeline.json',
-    fillersKey: 's/fillers.json',
-    summaryKey: 's/summary.json',
-    keywordsKey: 's/keywords.json',
-    stepFailures: [{ step: 'sentiment', reason: 'sentiment: invalid' }],
-    facts,
-  };
+function staged() {
+  const store = new MemoryStore('staging');
+  store.objects.set('s/timeline.json', JSON.stringify(timeline(SAMPLE_UTTERANCES)));
+  store.objects.set('s/fillers.json', JSON.stringify(fillers));
+  store.objects.set(
+    's/summary.json',
+    JSON.stringify({
+      step: 'summary',
+      callId: 'call-1',
+      text: '請求書の件。',
+      mode: 'extract-cc',
+      levels: 1,
+      windows: 1,
+      documentChars: 90,
+      cost,
+    }),
+  );
+  store.objects.set(
+    's/keywords.json',
+    JSON.stringify({
+      step: 'keywords',
+      callId: 'call-1',
+      maxKeywords: 10,
+      keywords: [{ text: '請求書', score: 3 }],
+      cost,
+    }),
+  );
+  return store;
+}
+const input = {
+  callId: 'call-1',
+  output: callOutputKeys(outputLocationOf('s3://results-bucket/out', 'staging'), 'call-1'),
+  timelineKey: 's/timeline.json',
+  fillersKey: 's/fillers.json',
+  summaryKey: 's/summary.json',
+  keywordsKey: 's/keywords.json',
+  stepFailures: [{ step: 'sentiment', reason: 'sentiment: invalid' }],
+  facts,
+};
 
+describe('publish (after the insights stage) and writeError: publish', () => {
   it('writes transcript.vtt and call.html, then result.json last, in the output bucket; a repeat writes the same', async () => {
     const store = staged();
     const { writeError } = createResultActivities({ store });
@@ -325,7 +327,9 @@ describe('publish (after the insights stage) and writeError', () => {
     });
     expect(store.withBucket('results-bucket').writes).toEqual([]);
   });
+});
 
+describe('publish (after the insights stage) and writeError: invalid documents and errors', () => {
   it('a document that fails its schema is InvalidResultDocument, naming the field; a bad staged part is InvalidStepInput', async () => {
     const store = staged();
     const { insightsKey } = await createInsightsActivities({ store }).computeInsights({

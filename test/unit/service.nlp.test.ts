@@ -52,7 +52,7 @@ describe('sentence windows', () => {
   });
 });
 
-describe('nlp calls against a fake service', () => {
+describe('nlp calls against a fake service: requests and results', () => {
   it('sentiment, keyword and removeFiller send the spec bodies and return typed results with cost', async () => {
     server = await startFakeServer((req) => {
       if (req.path.includes('oauth')) return tokenAnswer();
@@ -107,7 +107,9 @@ describe('nlp calls against a fake service', () => {
     expect(bodyOf(calls[1]!)).toEqual({ document: ['請求について。', '確認します。'], max_keyword_num: 3 });
     expect(bodyOf(calls[2]!)).toEqual({ text: 'あの、はい。', do_segment: false });
   });
+});
 
+describe('nlp calls against a fake service: failures and limits', () => {
   it('invalid input fails before any request', async () => {
     server = await startFakeServer(() => tokenAnswer());
     const client = createServiceClient(fakeConfig(server.url));

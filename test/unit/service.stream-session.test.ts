@@ -128,7 +128,7 @@ async function run(
   return client.recognizeStream(opts);
 }
 
-describe('StreamSession', () => {
+describe('StreamSession: protocol', () => {
   it('start, 240 ms chunks, Unique-ID, rotating cookies, 200 and 204, stop and completed', async () => {
     const fake = fakeAsr();
     const finals: string[] = [];
@@ -196,7 +196,9 @@ describe('StreamSession', () => {
     expect(events.at(-1)).toEqual({ type: 'completed', cause: 'STOP' });
     expect(summary.endOffsetSeconds).toBeCloseTo(100.24 + 1.92, 6);
   });
+});
 
+describe('StreamSession: pacing and errors', () => {
   it('paces to real time ÷ speed and sends each chunk only after the previous response', async () => {
     const fake = fakeAsr({ responseDelayMs: 15 });
     server = await startFakeServer(fake.handler);
@@ -269,7 +271,9 @@ describe('StreamSession', () => {
     })();
     expect(iterated).toBe(err);
   });
+});
 
+describe('StreamSession: endings', () => {
   it('a completed message with errorinfo inside a 200 is a session error', async () => {
     const fake = fakeAsr({
       onChunk: (i) =>
@@ -309,7 +313,9 @@ describe('StreamSession', () => {
     const session = await run(fakeAsr(), { audio: audio(1920 * 5), maxSessionSeconds: 1.2 });
     expect((await session.done).stopCause).toBe('end-of-audio');
   });
+});
 
+describe('StreamSession: cancellation and timeouts', () => {
   it('cancel() sends a cancel request after the request in flight and resolves with the results so far', async () => {
     const fake = fakeAsr();
     server = await startFakeServer(fake.handler);
@@ -359,7 +365,9 @@ describe('StreamSession', () => {
     expect(empty).toMatchObject({ stopCause: 'end-of-audio', results: [], cost: { requests: 0 } });
     expect(server!.requests).toHaveLength(0);
   });
+});
 
+describe('StreamSession: connections, formats and limits', () => {
   it('keeps connections alive: 8 concurrent sessions of 20 chunks reuse a few sockets', async () => {
     const fake = fakeAsr();
     server = await startFakeServer(fake.handler);

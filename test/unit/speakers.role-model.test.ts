@@ -150,17 +150,17 @@ describe('role model on a track per speaker', () => {
   });
 });
 
-describe('role model on voices of a one-track call', () => {
-  const voices = (agentVoice: number): RoleCandidate[] => {
-    const turns = conversation(agentVoice);
-    return [0, 1].map((voice) => ({
-      track: 0,
-      voice,
-      configured: null,
-      utterances: turns.filter((t) => t.track === voice),
-    }));
-  };
+const voices = (agentVoice: number): RoleCandidate[] => {
+  const turns = conversation(agentVoice);
+  return [0, 1].map((voice) => ({
+    track: 0,
+    voice,
+    configured: null,
+    utterances: turns.filter((t) => t.track === voice),
+  }));
+};
 
+describe('role model on voices of a one-track call: two voices', () => {
   it('names the voice that greets and uses keigo the agent, whichever was heard first', () => {
     for (const agentVoice of [0, 1]) {
       const { roles, names } = decideRoles({
@@ -221,7 +221,9 @@ describe('role model on voices of a one-track call', () => {
     expect(roles.summary).toMatch(/nothing said tells the roles/);
     expect(names).toEqual(['agent', 'customer']);
   });
+});
 
+describe('role model on voices of a one-track call: one voice and three', () => {
   it('names one voice by its cues, or leaves it mixed when nothing tells', () => {
     const agentOnly = decideRoles({
       source: 'voices',

@@ -106,9 +106,9 @@ function agreementOf(result: SeparationResult, truth: number[], labels: number):
 
 const withoutCpu = (r: SeparationResult) => ({ ...r, cpuMs: 0 });
 
-describe('separateVoices', () => {
-  const alternating = [0, 1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 0, 1];
+const alternating = [0, 1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 0, 1];
 
+describe('separateVoices: two voices and one', () => {
   it('separates two voices that differ in pitch, level and brightness; voice 0 is heard first', () => {
     const { samples, spans, truth } = conversation(alternating, [LOW, HIGH]);
     const result = separateVoices(readerOf(samples), spans);
@@ -159,7 +159,9 @@ describe('separateVoices', () => {
     expect(split.voices).toBe(2);
     expect(agreement(split, two.truth)).toBeGreaterThanOrEqual(0.98);
   });
+});
 
+describe("separateVoices: a line's changes and transfers", () => {
   it('keeps the agent-only leg of a mono DTMF call as one voice, read as the speakers stage stages it', async () => {
     const { script } = scriptedCall({ durationSeconds: 90, stereo: false, seed: 44 });
     const channel = script.channels[0]!;
@@ -220,7 +222,9 @@ describe('separateVoices', () => {
     const result = separateVoices(readerOf(samples), spans);
     expect(result.voices).toBe(2);
   });
+});
 
+describe('separateVoices: odd input', () => {
   it('gives no voice, with a reason, when the utterances are silent', () => {
     const samples = new Float32Array(20 * RATE);
     const spans = [
@@ -292,7 +296,9 @@ describe('separateVoices', () => {
     const b = separateVoices(readerOf(samples), spans);
     expect(withoutCpu(a)).toEqual(withoutCpu(b));
   });
+});
 
+describe('separateVoices: DTMF legs', () => {
   it('separates the DTMF legs of a synthetic recording that differ by their line only (level, tilt)', () => {
     const script = generateCallScript({ durationSeconds: 150, seed: 4, stereo: true });
     const stereo = Buffer.concat([...renderPcm(script, { sampleRate: RATE, channels: 2 })]);

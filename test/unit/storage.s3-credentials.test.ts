@@ -47,25 +47,25 @@ async function resolved(options: { file?: unknown } = {}) {
   }
 }
 
-describe('S3 credentials and region, the AWS way', () => {
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'callpipe-aws-'));
-    for (const name of Object.keys(process.env))
-      if (name.startsWith('AWS_') || name.startsWith('CALLPIPE_')) vi.stubEnv(name, undefined);
-    env({
-      HOME: dir,
-      AWS_CONFIG_FILE: join(dir, 'config'),
-      AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
-      // No instance metadata service here: the chain's last step would only wait for it.
-      AWS_EC2_METADATA_DISABLED: 'true',
-    });
-    sharedFiles('');
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'callpipe-aws-'));
+  for (const name of Object.keys(process.env))
+    if (name.startsWith('AWS_') || name.startsWith('CALLPIPE_')) vi.stubEnv(name, undefined);
+  env({
+    HOME: dir,
+    AWS_CONFIG_FILE: join(dir, 'config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
+    // No instance metadata service here: the chain's last step would only wait for it.
+    AWS_EC2_METADATA_DISABLED: 'true',
   });
-  afterEach(() => {
-    vi.unstubAllEnvs();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  sharedFiles('');
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+  rmSync(dir, { recursive: true, force: true });
+});
 
+describe('S3 credentials and region, the AWS way', () => {
   it('uses environment keys with their session token (temporary credentials)', async () => {
     const keys = temporaryKeys('env');
     env({

@@ -178,7 +178,7 @@ function expectEachProcessedOnce(mocks: Mocks, items: BackfillItem[]): void {
   expect(mocks.publishResult).toHaveBeenCalledTimes(items.length);
 }
 
-describe('backfill with mocked activities', () => {
+describe('backfill with mocked activities: the sliding window', () => {
   it('runs at most `concurrency` children at once, in a sliding window, each call once', async () => {
     const queue = uniqueQueue('window');
     const items = recordings(queue, 6);
@@ -239,7 +239,9 @@ describe('backfill with mocked activities', () => {
       expect(await searchAttribute(handle, SEARCH_ATTRIBUTE_KEYS.outcome)).toBe('done');
     });
   });
+});
 
+describe('backfill with mocked activities: continue-as-new', () => {
   it('continues as new after each page with small pages, and still processes every call once', async () => {
     const queue = uniqueQueue('can');
     const items = recordings(queue, 6);
@@ -283,7 +285,9 @@ describe('backfill with mocked activities', () => {
       expect(pick(report[0]![0], 'header', 'counters', 'done')).toBe(6);
     });
   });
+});
 
+describe('backfill with mocked activities: pause and cancel', () => {
   it('pause holds new children (running ones finish), resume goes on', async () => {
     const queue = uniqueQueue('pause');
     const items = recordings(queue, 3);

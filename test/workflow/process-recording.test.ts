@@ -76,7 +76,7 @@ function onlyInput(mocks: Mocks, activity: Parameters<Mocks['callsOf']>[0]): unk
   return mocks[activity].mock.calls[0]![0];
 }
 
-describe('processRecording with mocked activities', () => {
+describe('processRecording with mocked activities: probe, plan and recognize', () => {
   it('a recording the probe refuses fails at `probe`: error.json with the reason, status and outcome failed', async () => {
     const reason = 'cannot decode s3://calls/2024/11/22/probe-3f9a0c1e.wav: moov atom not found';
     const mocks = mockActivities({
@@ -165,7 +165,9 @@ describe('processRecording with mocked activities', () => {
     expect(mocks.publishResult).toHaveBeenCalledTimes(1);
     expect(outcome).toBe('done');
   });
+});
 
+describe('processRecording with mocked activities: text steps and tables', () => {
   it('a text step that fails makes the call partial: result.json written with the step failure', async () => {
     const reason = 'summary refused: text has fewer than 2 sentences (invalid)';
     const mocks = mockActivities({ summarizeCall: async () => failedStep(reason) });
@@ -222,7 +224,9 @@ describe('processRecording with mocked activities', () => {
     expect(mocks.writeError).not.toHaveBeenCalled();
     expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
   });
+});
 
+describe('processRecording with mocked activities: staging and redo', () => {
   it('a plan that staged no audio for a track fails the call at `plan`: nothing streamed', async () => {
     const mocks = mockActivities();
     const plan = mocks.planSource.getMockImplementation()!;
@@ -287,7 +291,9 @@ describe('processRecording with mocked activities', () => {
       audioSecondsRecognized: 2 * CALL_SECONDS,
     });
   });
+});
 
+describe('processRecording with mocked activities: redaction and speakers', () => {
   it('redaction runs before every text step: they read the redacted timeline, the write gets both', async () => {
     const mocks = mockActivities();
     const unredacted = { bucket: 'callpipe-restricted', prefix: 'unredacted/' };
@@ -372,7 +378,9 @@ describe('processRecording with mocked activities', () => {
     }
     expect([stage, outcome, progress.stage]).toEqual(['failed', 'failed', 'failed']);
   });
+});
 
+describe('processRecording with mocked activities: redacted audio', () => {
   it('the redacted audio, when asked for, is made on the media queue from the redaction records', async () => {
     const mocks = mockActivities();
     const { result, callId } = await runCall('audio', mocks, { redaction: { audio: { mask: 'silence' } } });
@@ -402,7 +410,9 @@ describe('processRecording with mocked activities', () => {
     expect(pick(written, 'audioRedaction')).toEqual({ status: 'failed', reason });
     expect(pick(written, 'stepFailures')).toEqual([{ step: 'audioRedaction', reason }]);
   });
+});
 
+describe('processRecording with mocked activities: insights and dialog acts', () => {
   it('the insights stage scores by the rule file before publish, which reads its document; matched categories become CallpipeCategories', async () => {
     const mocks = mockActivities();
     const score = mocks.computeInsights.getMockImplementation()!;
@@ -460,7 +470,9 @@ describe('processRecording with mocked activities', () => {
     expect(off.classifyDialogActs).not.toHaveBeenCalled();
     expect(pick(onlyInput(off, 'publishResult'), 'dialogActsKey')).toBeUndefined();
   });
+});
 
+describe('processRecording with mocked activities: cancellation', () => {
   it('a call cancelled while recognizing ends cancelled: sessions cancelled, no error.json, no result', async () => {
     const cancelled: number[] = [];
     const mocks = mockActivities({

@@ -80,7 +80,7 @@ async function askUntilGranted(client: Client, queue: string, holder: string, id
 const view = (client: Client, queue: string) =>
   client.workflow.getHandle(`${queue}-budget`).query(sessionBudgetQuery);
 
-describe('sessionBudget', () => {
+describe('sessionBudget: leases and the line', () => {
   it('three workers asking for 60 leases of a 4-session account: never more than 4 held, all served', async () => {
     await withBudget('budget-limit', 3, 4, async (workers, queue) => {
       const { client } = testEnv();
@@ -126,6 +126,30 @@ describe('sessionBudget', () => {
     });
   });
 
+  it('takeFree grants only free room, never while somebody waits in line, and never joins the line', async () => {
+    await withBudget('budget-free', 2, 3, async ([a, b], queue) => {
+      const { client } = testEnv();
+      const first = await a!.acquire(new AbortController().signal);
+      const free = await b!.takeFree(5);
+      expect(free).toHaveLength(2);
+      expect(await b!.takeFree(1)).toEqual([]);
+      expect(await view(client, queue)).toMatchObject({ leased: 3, waiting: 0 });
+      // a waits in line for a session: a free one goes to it, not to the next takeFree.
+      const second = a!.acquire(new AbortController().signal);
+      await waitFor('a in line', async () => (await view(client, queue)).waiting === 1);
+      b!.release(free[0]!);
+      const lease = await second;
+      expect(await b!.takeFree(1)).toEqual([]);
+      b!.release(free[1]!);
+      await waitFor('one free', async () => (await view(client, queue)).leased === 2);
+      const again = await b!.takeFree(2);
+      expect(again).toHaveLength(1);
+      for (const id of [first, lease]) a!.release(id);
+      b!.release(again[0]!);
+      await waitFor('every lease given back', async () => (await view(client, queue)).leased === 0);
+    });
+  });
+
   it("takes back a silent worker's leases after the lease life, and gives them to the line", async () => {
     const env = testEnv();
     const queue = uniqueQueue('budget-expiry');
@@ -145,7 +169,9 @@ describe('sessionBudget', () => {
       await env.client.workflow.getHandle(`${queue}-budget`).terminate('test over');
     });
   });
+});
 
+describe('sessionBudget: lost workers and continue-as-new', () => {
   it('an abandoned request gives its place in line up (a worker shutting down)', async () => {
     await withBudget('budget-abort', 3, 1, async ([a, b, c], queue) => {
       const { client } = testEnv();
