@@ -77,6 +77,7 @@ export async function runWorkerProcess(
     );
     // Current when the deployment has none; stopped (exit 0) once replaced and drained of pinned runs.
     version = followVersion(temporalClient(connection, config.temporal), deployment, workers, {
+      config,
       drained: () => workers.forEach((w) => w.shutdown()),
       log: (msg, meta) => console.log(JSON.stringify({ msg, ...meta })),
     });

@@ -33,7 +33,17 @@ export interface DeploymentVersion {
 export interface VersionQueue {
   name: string;
   kind: 'workflow' | 'activity';
+  /**
+   * Polled only under a lease of the account's session budget (the asr queue under a shared account
+   * limit: workers/session-slots.ts). The budget is a workflow, and a workflow runs on the current
+   * version: with none current yet (a first deploy) these pollers cannot come before the version is made
+   * current, so they are not waited for then; once it is, the budget runs and they poll.
+   */
+  leased?: boolean;
 }
+
+/** Whether `config`'s asr workers poll only under leases of the account's budget. */
+const asrLeased = (config: Pick<Config, 'limits'>) => config.limits.asrAccountSessions !== undefined;
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(`${PROJECT_ROOT}package.json`, 'utf8')) as { version: string };
@@ -147,7 +157,9 @@ export async function makeVersionCurrent(
   const current = await currentBuildId(client, version.deploymentName);
   if (current === version.buildId) return 'already current';
   if (current && options.onlyIfNone) return 'another version is current';
-  const wanted = options.queues.map((q) => `${q.name}/${TASK_QUEUE_TYPES[q.kind]}`);
+  const wanted = options.queues
+    .filter((q) => current || !q.leased)
+    .map((q) => `${q.name}/${TASK_QUEUE_TYPES[q.kind]}`);
   const deadline = Date.now() + (options.waitMs ?? 60_000);
   for (;;) {
     const polled = await polledQueues(client, version);
@@ -168,12 +180,16 @@ export async function makeVersionCurrent(
 }
 
 /** The queues (and kinds) `workers` poll: what their version must list before it is made current. */
-export function queuesOf(workers: Worker[]): VersionQueue[] {
+export function queuesOf(workers: Worker[], config: Pick<Config, 'limits' | 'temporal'>): VersionQueue[] {
+  const asr = taskQueues(config).asr;
   return workers.flatMap((w) => {
     const { taskQueue, workflowBundle, workflowsPath, activities } = w.options;
+    const leased = taskQueue === asr && asrLeased(config);
     return [
       ...(workflowBundle || workflowsPath ? [{ name: taskQueue, kind: 'workflow' as const }] : []),
-      ...(activities.size > 0 ? [{ name: taskQueue, kind: 'activity' as const }] : []),
+      ...(activities.size > 0
+        ? [{ name: taskQueue, kind: 'activity' as const, ...(leased ? { leased } : {}) }]
+        : []),
     ];
   });
 }
@@ -217,7 +233,12 @@ export function followVersion(
   client: Client,
   version: DeploymentVersion,
   workers: Worker[],
-  options: { drained: () => void; log: (msg: string, meta: object) => void; everyMs?: number },
+  options: {
+    config: Pick<Config, 'limits' | 'temporal'>;
+    drained: () => void;
+    log: (msg: string, meta: object) => void;
+    everyMs?: number;
+  },
 ): VersionLifecycle {
   // A test's own unversioned worker (test/helpers/stuck-worker.ts) has no version to follow.
   if (!workers.some((w) => w.options.workerDeploymentOptions?.useWorkerVersioning)) return { stop() {} };
@@ -239,7 +260,7 @@ export function followVersion(
     }
     if (!stopped) timer = setTimeout(() => void check(), options.everyMs ?? 10_000);
   };
-  void makeVersionCurrent(client, version, { queues: queuesOf(workers), onlyIfNone: true })
+  void makeVersionCurrent(client, version, { queues: queuesOf(workers, options.config), onlyIfNone: true })
     .then((done) => options.log('worker deployment version', { version: label, done }))
     .catch((err: unknown) =>
       options.log('version not made current', { version: label, error: (err as Error).message }),
@@ -264,6 +285,7 @@ export function allQueuesOf(config: Config): VersionQueue[] {
     ...[queues.media, queues.probe, queues.asr, queues.nlp].map((name) => ({
       name,
       kind: 'activity' as const,
+      ...(name === queues.asr && asrLeased(config) ? { leased: true } : {}),
     })),
   ];
 }

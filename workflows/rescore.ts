@@ -12,6 +12,7 @@ import {
   continueAsNew,
   defineQuery,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -68,9 +69,16 @@ export async function rescore(input: RescoreInput, carry?: RescoreCarry): Promis
     taskQueue: input.taskQueue ?? info.taskQueue,
     retry: RETRY_POLICIES.rescore,
   };
+  // A page that classifies sends a text request a call: on the text queue, paced as the pipeline's are.
+  // (A run that scheduled pages before this change keeps their queue: the patch marks the new ones.)
+  const classifying =
+    input.reasons !== undefined &&
+    input.nlpTaskQueue !== undefined &&
+    patched('rescore-classifies-on-the-text-queue');
   // A page reads, scores and writes up to a thousand results: heartbeats carry its rows.
   const pages = proxyActivities<RescoreActivities>({
     ...options,
+    ...(classifying ? { taskQueue: input.nlpTaskQueue } : {}),
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: '1 minute',
   });

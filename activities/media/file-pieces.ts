@@ -51,8 +51,11 @@ export interface FileSpanLimits {
  */
 const REQUEST_MS = 240;
 
-/** The grid point of [lo, hi] nearest `want` (all seconds, grid from `base`), or undefined when none. */
-function gridPointIn(base: number, lo: number, hi: number, want: number): number | undefined {
+/**
+ * The request-grid point of [lo, hi] nearest `want` (all seconds, grid from `base`, the span's start), or
+ * undefined when none: where every cut of a span goes, a piece's or a stream session's (plan.ts).
+ */
+export function gridPointIn(base: number, lo: number, hi: number, want: number): number | undefined {
   const b = Math.round(base * GRID);
   const first = Math.ceil((Math.round(lo * GRID) - b) / REQUEST_MS);
   const last = Math.floor((Math.round(hi * GRID) - b) / REQUEST_MS);

@@ -43,7 +43,7 @@ import { analyzeChannels } from './channel-analysis.ts';
 import { applyChannelAnalysis, planTracks } from './channels.ts';
 import { MediaError } from './errors.ts';
 import { checkLength } from './length-check.ts';
-import { cutRanges, fileSpanPieces } from './file-pieces.ts';
+import { cutRanges, fileSpanPieces, gridPointIn } from './file-pieces.ts';
 import { openInput } from './media-input.ts';
 import { stageTracks, trackFiles, type TrackFiles, type TrackStaging } from './staged-tracks.ts';
 import { intersectSilences } from './silence.ts';
@@ -142,6 +142,7 @@ function firstEndingAfter(silences: Silence[], t: number): number {
 function longestSilenceIn(
   silences: Silence[],
   window: { lo: number; hi: number; ideal: number },
+  base: number,
 ): { silence: Silence; cut: number } | undefined {
   const { lo, hi, ideal } = window;
   let best: { silence: Silence; cut: number; length: number; distance: number } | undefined;
@@ -151,7 +152,7 @@ function longestSilenceIn(
     const to = Math.min(s.end, hi);
     const length = to - from;
     if (length < MIN_USABLE_SILENCE_SECONDS) continue;
-    const cut = toGrid((from + to) / 2);
+    const cut = cutOnGrid(base, from, to, (from + to) / 2);
     const distance = Math.abs(cut - ideal);
     if (
       !best ||
@@ -162,6 +163,16 @@ function longestSilenceIn(
     }
   }
   return best && { silence: best.silence, cut: best.cut };
+}
+
+/**
+ * A cut in [lo, hi] nearest `want` on the span's 240-ms request grid (from `base`, the span's start;
+ * file-pieces.ts gridPointIn), else at `want` on the millisecond grid. Every session of a span then starts
+ * on the grid its pieces use: the service frames audio from a request's start, so the same utterances
+ * come out at the same times by streams and by file pieces, and by streams cut differently.
+ */
+function cutOnGrid(base: number, lo: number, hi: number, want: number): number {
+  return gridPointIn(base, lo, hi, want) ?? toGrid(want);
 }
 
 /**
@@ -212,8 +223,8 @@ function planSpan(
       });
       return sessions;
     }
-    const found = longestSilenceIn(sorted, window);
-    const end = found ? found.cut : toGrid(window.hi);
+    const found = longestSilenceIn(sorted, window, span.start);
+    const end = found ? found.cut : cutOnGrid(span.start, start + 1 / GRID, window.hi, window.hi);
     sessions.push({
       ...base,
       start,
@@ -228,12 +239,13 @@ function planSpan(
 /**
  * latency: where to cut in `window` (the silence whose cut can come nearest the ideal), else in the first
  * silence after it that starts before `limit`. Only silences of {@link LATENCY_CUT_SILENCE_SECONDS} or
- * more are given; the cut stays half that from either edge.
+ * more are given; the cut stays half that from either edge, on the request grid from `base`.
  */
 function latencyCut(
   cuttable: Silence[],
   window: { lo: number; hi: number; ideal: number },
   limit: number,
+  base: number,
 ): { silence: Silence; cut: number } | undefined {
   const margin = LATENCY_CUT_SILENCE_SECONDS / 2;
   let best: { silence: Silence; cut: number; distance: number } | undefined;
@@ -246,7 +258,7 @@ function latencyCut(
     const lo = Math.max(a, window.lo);
     const hi = Math.min(b, window.hi);
     if (lo <= hi) {
-      const cut = Math.min(hi, Math.max(lo, toGrid(window.ideal)));
+      const cut = cutOnGrid(base, lo, hi, Math.min(hi, Math.max(lo, window.ideal)));
       const distance = Math.abs(cut - window.ideal);
       if (!best || distance < best.distance) best = { silence: s, cut, distance };
     } else if (a > window.hi) {
@@ -254,7 +266,12 @@ function latencyCut(
       if (best) break;
       return {
         silence: { ...s },
-        cut: Math.min(Math.min(b, limit), Math.max(a, toGrid((s.start + s.end) / 2))),
+        cut: cutOnGrid(
+          base,
+          a,
+          Math.min(b, limit),
+          Math.min(Math.min(b, limit), Math.max(a, (s.start + s.end) / 2)),
+        ),
       };
     }
   }
@@ -287,13 +304,13 @@ function planLatencySpan(
       last(start);
       return sessions;
     }
-    const found = latencyCut(cuttable, window, Math.min(start + max, span.end));
+    const found = latencyCut(cuttable, window, Math.min(start + max, span.end), span.start);
     // No cut worth making (none left, or one that would leave a sliver): the rest is one session.
     if (fits && (!found || span.end - found.cut < options.latencyMinSessionSeconds / 2)) {
       last(start);
       return sessions;
     }
-    const end = found ? found.cut : toGrid(start + max);
+    const end = found ? found.cut : cutOnGrid(span.start, start + 1 / GRID, start + max, start + max);
     sessions.push({
       ...base,
       start,

@@ -105,7 +105,7 @@ export async function inProcessWorkers(
   const running = Promise.all(workers.map((w) => w.run()));
   // Versioned workers take work once their version is current: this prefix's deployment has none yet.
   await makeVersionCurrent(temporalClient(connection, config.temporal), deploymentVersionOf(config), {
-    queues: queuesOf(workers),
+    queues: queuesOf(workers, config),
     onlyIfNone: true,
   });
   return {

@@ -212,4 +212,26 @@ describe('rescorePage with a reasons model', () => {
     expect(again.counters).toMatchObject({ updated: 0, current: 3 });
     expect(service.count('classify')).toBe(3);
   });
+
+  it('takes a slot of the text workers’ pacer before each request it sends', async () => {
+    const { store, input } = setup(3);
+    const service = new FakeService();
+    // What had been sent when each slot was taken: a slot comes before its request, never after.
+    const sentAtSlot: number[] = [];
+    const pacer = {
+      acquire: async () => {
+        sentAtSlot.push(service.count('classify') + service.count('listModels'));
+      },
+    };
+    const activities = createRescoreActivities({ store, service: () => service.client, pacer });
+    await activities.rescorePage({
+      ...input,
+      concurrency: 1,
+      reasons: { model: 'reasons-1', text: 'customer', chars: 600 },
+    });
+    const sent = service.count('classify') + service.count('listModels');
+    expect(service.count('classify')).toBe(3);
+    expect(sentAtSlot).toHaveLength(sent);
+    expect(sentAtSlot.every((n, i) => n <= i)).toBe(true);
+  });
 });

@@ -22,6 +22,45 @@ function call(minutes: number, stereo: boolean, seed: number) {
   return { durationSeconds, ...speechAndSilences(script, durationSeconds) };
 }
 
+/**
+ * Every session of a track starts on the 240-ms request grid of its span (a span starts after a skipped
+ * silence): where the service's framing of streams and pieces agrees.
+ */
+function expectOnRequestGrid(
+  sessions: { index: number; track: number; start: number; end: number }[],
+  what: string,
+) {
+  const tracks = new Set(sessions.map((s) => s.track));
+  for (const track of tracks) {
+    let base = 0;
+    let prevEnd: number | undefined;
+    for (const s of sessions.filter((x) => x.track === track)) {
+      if (s.start !== prevEnd) base = s.start;
+      expect(Math.round((s.start - base) * 1000) % 240, `${what}: session ${s.index} at ${s.start} s`).toBe(
+        0,
+      );
+      prevEnd = s.end;
+    }
+  }
+}
+
+describe('stream and file plans: one request grid', () => {
+  it("stream plans cut on their span's request grid too, as pieces do (the same framing, the same utterances)", () => {
+    // A 10-ms difference between modes came from a balanced plan's cut off this grid.
+    const c = call(30, false, 5);
+    const room = { free: 40, waiting: 0, limit: 64, source: 'worker' as const };
+    for (const options of [
+      { strategy: 'balanced' as const, budget: 16 },
+      { strategy: 'fixed' as const, maxSessionSeconds: 200 },
+      { strategy: 'latency' as const, room },
+    ]) {
+      const planned = planSessions({ ...c, tracks: MONO, options });
+      expect(planned.sessions.length, options.strategy).toBeGreaterThan(4);
+      expectOnRequestGrid(planned.sessions, options.strategy);
+    }
+  });
+});
+
 describe('file plan: piece lengths', () => {
   it('cuts calls of 2 to 30 minutes into pieces of at most 58 s, only in silence, covering each track', () => {
     for (const [minutes, stereo, seed] of [

@@ -118,4 +118,30 @@ describe('Worker Versioning: a rainbow deploy on one task queue', () => {
       await Promise.all([workerA.running, workerB.running]);
     }
   });
+
+  it('a first deploy is made current without the pollers that wait for leases; a later one waits for them', async () => {
+    const taskQueue = uniqueQueue('leased');
+    const a: DeploymentVersion = { deploymentName: `${taskQueue}-deployment`, buildId: '1.0.0+cccccccccccc' };
+    const b: DeploymentVersion = { ...a, buildId: '1.0.0+dddddddddddd' };
+    const client = testEnv().client;
+    // The leased queue's pollers never come here, as an asr worker's do not before the session budget
+    // runs (the budget is a workflow: it runs only on a current version).
+    const queues = [
+      { name: taskQueue, kind: 'workflow' as const },
+      { name: `${taskQueue}-asr`, kind: 'activity' as const, leased: true },
+    ];
+    const workerA = await versionedWorker(taskQueue, a, mockActivities());
+    const workerB = await versionedWorker(taskQueue, b, mockActivities());
+    try {
+      expect(await makeVersionCurrent(client, a, { queues, onlyIfNone: true })).toBe('made current');
+      await expect(makeVersionCurrent(client, b, { queues, waitMs: 1000 })).rejects.toThrow(
+        /no worker polling .*-asr/,
+      );
+      expect(await currentBuildId(client, a.deploymentName)).toBe(a.buildId);
+    } finally {
+      workerA.worker.shutdown();
+      workerB.worker.shutdown();
+      await Promise.all([workerA.running, workerB.running]);
+    }
+  });
 });
