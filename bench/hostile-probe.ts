@@ -94,6 +94,13 @@ function cases(bench: BenchStack, dir: string): Case[] {
   };
   const secret = file('passwd', `root:x:0:0:root:/root:/bin/bash ${randomBytes(4).toString('hex')}\n`);
   const manifest = (name: string, text: string) => file(`${name}.csv`, text);
+  /** A manifest `callpipe backfill` must refuse before it starts anything, saying `reason`. */
+  const refusedManifest = (name: string, slug: string, csv: string, reason: RegExp): Case => ({
+    name,
+    expected: 'refused',
+    run: async () =>
+      refusedIf(await cli(['backfill', '--manifest', manifest(slug, csv), '--detach']), reason),
+  });
   const query = (sql: string) => cli(['query', sql, '--tables', `s3://${store.bucket}/probe-tables/`]);
   const uploadedAs = (name: string, content: Buffer | string) =>
     uploadKey(inputPrefix, 'local', createHash('sha256').update(content).digest('hex'), name);
@@ -183,126 +190,56 @@ function cases(bench: BenchStack, dir: string): Case[] {
       },
     },
     // --- manifests ---
-    {
-      name: 'manifest repeats a column (uri,uri)',
-      expected: 'refused',
-      run: async () =>
-        refusedIf(
-          await cli([
-            'backfill',
-            '--manifest',
-            manifest('uri-uri', 'uri,uri\ns3://b/a.wav,s3://b/b.wav\n'),
-            '--detach',
-          ]),
-          /column 'uri' is given twice/,
-        ),
-    },
-    {
-      name: 'manifest gives one call id to two recordings',
-      expected: 'refused',
-      run: async () =>
-        refusedIf(
-          await cli([
-            'backfill',
-            '--manifest',
-            manifest('one-id', 'key,call_id\nin/a.wav,c-1\nin/b.wav,c-1\n'),
-            '--detach',
-          ]),
-          /line 3: call id of line 2, for another recording/,
-        ),
-    },
-    {
-      name: 'manifest gives one recording two call ids',
-      expected: 'refused',
-      run: async () =>
-        refusedIf(
-          await cli([
-            'backfill',
-            '--manifest',
-            manifest('two-ids', 'key,call_id\nin/a.wav,c-1\nin/a.wav,c-2\n'),
-            '--detach',
-          ]),
-          /line 3: the recording of line 2, under another call id/,
-        ),
-    },
-    {
-      name: 'manifest call id ../escape',
-      expected: 'refused',
-      run: async () =>
-        refusedIf(
-          await cli([
-            'backfill',
-            '--manifest',
-            manifest('escape', 'key,call_id\nin/a.wav,../escape\n'),
-            '--detach',
-          ]),
-          /line 2 \(call_id\)/,
-        ),
-    },
-    {
-      name: 'manifest call id with a phone number',
-      expected: 'refused',
-      run: async () =>
-        refusedIf(
-          await cli([
-            'backfill',
-            '--manifest',
-            manifest('phone', 'key,call_id\nin/a.wav,09012345678\n'),
-            '--detach',
-          ]),
-          /line 2/,
-        ),
-    },
-    {
-      name: 'manifest that is empty',
-      expected: 'refused',
-      run: async () =>
-        refusedIf(
-          await cli(['backfill', '--manifest', manifest('empty', ''), '--detach']),
-          /manifest is empty/,
-        ),
-    },
-    {
-      name: 'manifest with a header only',
-      expected: 'refused',
-      run: async () =>
-        refusedIf(
-          await cli(['backfill', '--manifest', manifest('header', 'key,agent\n'), '--detach']),
-          /a header and no rows/,
-        ),
-    },
-    {
-      name: 'manifest with an unclosed quote',
-      expected: 'refused',
-      run: async () =>
-        refusedIf(
-          await cli(['backfill', '--manifest', manifest('quote', 'key,agent\n"in/a.wav,x\n'), '--detach']),
-          /line 2: a quote opened here is never closed/,
-        ),
-    },
-    {
-      name: 'manifest row with another number of cells',
-      expected: 'refused',
-      run: async () =>
-        refusedIf(
-          await cli(['backfill', '--manifest', manifest('cells', 'key,agent\nin/a.wav,x,y\n'), '--detach']),
-          /line 2: not the 2 cells of the header/,
-        ),
-    },
-    {
-      name: 'manifest with a bad direction cell',
-      expected: 'refused',
-      run: async () =>
-        refusedIf(
-          await cli([
-            'backfill',
-            '--manifest',
-            manifest('direction', 'key,direction\nin/a.wav,sideways\n'),
-            '--detach',
-          ]),
-          /line 2 \(direction\)/,
-        ),
-    },
+    refusedManifest(
+      'manifest repeats a column (uri,uri)',
+      'uri-uri',
+      'uri,uri\ns3://b/a.wav,s3://b/b.wav\n',
+      /column 'uri' is given twice/,
+    ),
+    refusedManifest(
+      'manifest gives one call id to two recordings',
+      'one-id',
+      'key,call_id\nin/a.wav,c-1\nin/b.wav,c-1\n',
+      /line 3: call id of line 2, for another recording/,
+    ),
+    refusedManifest(
+      'manifest gives one recording two call ids',
+      'two-ids',
+      'key,call_id\nin/a.wav,c-1\nin/a.wav,c-2\n',
+      /line 3: the recording of line 2, under another call id/,
+    ),
+    refusedManifest(
+      'manifest call id ../escape',
+      'escape',
+      'key,call_id\nin/a.wav,../escape\n',
+      /line 2 \(call_id\)/,
+    ),
+    refusedManifest(
+      'manifest call id with a phone number',
+      'phone',
+      'key,call_id\nin/a.wav,09012345678\n',
+      /line 2/,
+    ),
+    refusedManifest('manifest that is empty', 'empty', '', /manifest is empty/),
+    refusedManifest('manifest with a header only', 'header', 'key,agent\n', /a header and no rows/),
+    refusedManifest(
+      'manifest with an unclosed quote',
+      'quote',
+      'key,agent\n"in/a.wav,x\n',
+      /line 2: a quote opened here is never closed/,
+    ),
+    refusedManifest(
+      'manifest row with another number of cells',
+      'cells',
+      'key,agent\nin/a.wav,x,y\n',
+      /line 2: not the 2 cells of the header/,
+    ),
+    refusedManifest(
+      'manifest with a bad direction cell',
+      'direction',
+      'key,direction\nin/a.wav,sideways\n',
+      /line 2 \(direction\)/,
+    ),
     {
       name: 'manifest of 500,001 rows (CLI check)',
       expected: 'refused',

@@ -43,6 +43,11 @@ export const rescoreInputSchema = z.object({
   concurrency: z.number().int().positive().max(64).default(DEFAULT_RESCORE_CONCURRENCY),
   /** Task queue of the batch's activities; default: the workflow's. */
   taskQueue: z.string().optional(),
+  /**
+   * Task queue of the pages when they classify (`reasons`): the text queue, so the classification requests
+   * are paced by its rate limit and its workers' pacer like the pipeline's text requests; absent: `taskQueue`.
+   */
+  nlpTaskQueue: z.string().optional(),
   /** The analysis tables the rescored calls' rows are replaced in (prefix, time zone); default `tables/`, UTC. */
   tables: z.object({ prefix: z.string(), timeZone: z.string() }).optional(),
   /**

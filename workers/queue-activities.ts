@@ -20,6 +20,7 @@ import { createAsrActivities } from '../activities/asr/asr-activities.ts';
 import { createLivenessActivities } from '../activities/asr/liveness-activities.ts';
 import type { PieceLeases } from '../activities/asr/pieces-activities.ts';
 import { createNlpActivities } from '../activities/nlp/nlp-activities.ts';
+import { createPacer } from '../activities/nlp/pacing.ts';
 import { loadRedactionRules } from '../activities/nlp/redaction/redaction-rules.ts';
 import { createBackfillActivities } from '../activities/backfill/backfill-activities.ts';
 import { createWatchActivities } from '../activities/watch/watch-activities.ts';
@@ -88,8 +89,8 @@ function deps({ config, store, service }: ActivityDeps) {
 }
 
 /**
- * `callpipe-media` (and `callpipe-probe`, probes only): probe, plan, transcode, merge, results and the
- * analysis tables (CPU and object storage).
+ * `callpipe-media` (and `callpipe-probe`, probes only): probe, plan (which stages the tracks), merge,
+ * results and the analysis tables (CPU and object storage).
  */
 export function mediaQueueActivities(input: ActivityDeps) {
   const { store } = deps(input);
@@ -137,22 +138,33 @@ export function asrQueueActivities(input: ActivityDeps & { pieceLeases?: PieceLe
   );
 }
 
-/** `callpipe-nlp`: text calls, rate-limited. */
+/**
+ * `callpipe-nlp`: text calls, rate-limited; and the pages of a rescore that classify calls again (one
+ * request a call), paced with them.
+ */
 export function nlpQueueActivities(input: ActivityDeps) {
   const { store, service } = deps(input);
   // The task-queue rate limit spaces activity starts only; one activity sends many requests, so each
-  // process also paces its own requests.
-  return bounded(
-    withLivenessHeartbeat(
+  // process also paces its own requests: one pacer for every request of the process.
+  const pacer = createPacer(input.config.limits.nlpRequestsPerSecond);
+  return bounded({
+    ...withLivenessHeartbeat(
       createNlpActivities({
         service,
         store,
-        options: { requestsPerSecond: input.config.limits.nlpRequestsPerSecond },
+        pacer,
         redactionRules: loadRedactionRules(input.config.redaction),
         digestKey: digestKeyOf(input.config.redaction),
       }),
     ),
-  );
+    // Heartbeats its own progress (the page's rows).
+    rescorePage: createRescoreActivities({
+      store,
+      callIds: callIdRuleOf(input.config),
+      service: () => service,
+      pacer,
+    }).rescorePage,
+  });
 }
 
 /**

@@ -23,6 +23,7 @@ import { storedRules, type LoadedRules } from './rule-file.ts';
 import type { ReasonsSettings } from '../../schemas/reasons.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { reasonsClassifier } from '../reasons/classify-result.ts';
+import type { RequestPacer } from '../nlp/pacing.ts';
 
 export type { WriteRescoreReportInput } from './rescore-report.ts';
 
@@ -74,12 +75,15 @@ export function createRescoreActivities({
   store,
   callIds = { mode: 'auto' },
   service,
+  pacer,
 }: {
   store: ObjectStore;
   /** How call ids are made from file names (config `callIds`). */
   callIds?: CallIdRule;
   /** The service client a rescore with a reasons model classifies calls with (made when first needed). */
   service?: (() => ServiceClient) | undefined;
+  /** Paces the classification requests: the text workers' pacer, where the pages classify. */
+  pacer?: RequestPacer | undefined;
 }) {
   const tables = createTableActivities({ store, callIds: callIds.mode });
   const rulesOf = storedRules(store);
@@ -103,7 +107,7 @@ export function createRescoreActivities({
         results,
         callIds: callIds.mode,
         writeCallTables: (i) => tables.writeCallTables(i),
-        ...(input.reasons && service ? { classify: reasonsClassifier(service(), input.reasons) } : {}),
+        ...(input.reasons && service ? { classify: reasonsClassifier(service(), input.reasons, pacer) } : {}),
       };
       const limit = pLimit(input.concurrency);
       const todo = page.calls.filter((c) => !done.has(c.key));

@@ -7,6 +7,7 @@ import { REASONS_KEPT, type CallReasons, type ReasonsSettings } from '../../sche
 import type { ResultDocument } from '../../schemas/result.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { reasonText } from './reason-text.ts';
+import { unpaced, type RequestPacer } from '../nlp/pacing.ts';
 
 export interface ResultClassifier {
   /** The result was classified with this model from this text already. */
@@ -33,17 +34,28 @@ export function callReasonsOf(
   };
 }
 
-export function reasonsClassifier(service: ServiceClient, asked: ReasonsSettings): ResultClassifier {
+/**
+ * `pacer`: the text workers' (activities/nlp/pacing.ts), so a rescore's requests share the account's rate
+ * with the pipeline's text steps of the same process.
+ */
+export function reasonsClassifier(
+  service: ServiceClient,
+  asked: ReasonsSettings,
+  pacer: RequestPacer = unpaced,
+): ResultClassifier {
   let trainedAt: Promise<string | null> | undefined;
   // One list request per batch page, not one per call; a failed one is asked again.
   const createdAt = () =>
-    (trainedAt ??= service.classifier.list().then(
-      ({ result }) => result.find((m) => m.model_id === asked.model)?.created_at ?? null,
-      (err: unknown) => {
-        trainedAt = undefined;
-        throw err;
-      },
-    ));
+    (trainedAt ??= pacer
+      .acquire()
+      .then(() => service.classifier.list())
+      .then(
+        ({ result }) => result.find((m) => m.model_id === asked.model)?.created_at ?? null,
+        (err: unknown) => {
+          trainedAt = undefined;
+          throw err;
+        },
+      ));
   return {
     current: (doc) =>
       doc.reasons?.modelId === asked.model &&
@@ -52,6 +64,7 @@ export function reasonsClassifier(service: ServiceClient, asked: ReasonsSettings
     async classify(doc) {
       const text = reasonText(doc, asked);
       if (text === '') return undefined;
+      await pacer.acquire();
       const { result } = await service.classifier.classify(asked.model, text);
       return callReasonsOf(result, asked, text, await createdAt());
     },

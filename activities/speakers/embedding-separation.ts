@@ -37,13 +37,13 @@ const BASIS_FRAMES = 80;
 /** A call whose utterances hold voices: at least this share of them has an embedding. */
 const VOICED_CALL_SHARE = 0.5;
 /** Two halves whose mean embeddings are less alike than this (cosine) are two voices. */
-const SPLIT_SIMILARITY = 0.8;
+const SPLIT_SIMILARITY = 0.85;
 /** A voice holds at least this many deciding utterances and this share of the deciding voice. */
 const MIN_VOICE_UTTERANCES = 3;
 const MIN_VOICE_SHARE = 0.04;
 const KMEANS_ITERATIONS = 10;
 /** Confidence = logistic(CONFIDENCE_SLOPE × (best − second similarity)). */
-const CONFIDENCE_SLOPE = 20;
+const CONFIDENCE_SLOPE = 5;
 const MIN_CONFIDENCE = 0.6;
 /** Utterances embedded per batch: bounds the LSTM's memory (frames × 256 floats per layer). */
 const BATCH = 48;
@@ -124,49 +124,52 @@ function sphericalKMeans(
 }
 
 /** The best split of `members` in two (2-means seeded by the least typical member and its opposite). */
-function splitOf(points: Float32Array[], weights: number[], members: number[]) {
+function splitOf(points: Float32Array[], weights: number[], members: number[]): number[][] {
   const mean = centroid(points, weights, members);
   let a = members[0]!;
   for (const m of members) if (dot(points[m]!, mean) < dot(points[a]!, mean)) a = m;
   let b = members[0]!;
   for (const m of members) if (dot(points[m]!, points[a]!) < dot(points[b]!, points[a]!)) b = m;
-  const sub = members.map((m) => points[m]!);
-  const subWeights = members.map((m) => weights[m]!);
   const labels = Int32Array.from(members, (m) =>
     dot(points[m]!, points[a]!) >= dot(points[m]!, points[b]!) ? 0 : 1,
   );
-  const [c0, c1] = sphericalKMeans(sub, subWeights, labels, 2);
-  const halves = [0, 1].map((v) => members.filter((_, i) => labels[i] === v));
-  return { halves, similarity: dot(c0!, c1!) };
+  sphericalKMeans(
+    members.map((m) => points[m]!),
+    members.map((m) => weights[m]!),
+    labels,
+    2,
+  );
+  return [0, 1].map((v) => members.filter((_, i) => labels[i] === v));
 }
 
-/** Voices of the deciding utterances (see the module comment): their labels and centroids. */
+/**
+ * The voices of the deciding utterances (see the module comment): clustered on `centred` (embeddings less
+ * the call's mean, unit length: what all the call's utterances share, the line and the language, out), the
+ * split judged on `raw` (how alike the halves' voices are, as the encoder measures).
+ */
 function chooseVoices(
-  points: Float32Array[],
+  raw: Float32Array[],
+  centred: Float32Array[],
   weights: number[],
   maxVoices: number,
   options: EmbeddingOptions,
-) {
-  const labels = new Int32Array(points.length);
-  let centroids = [
-    centroid(
-      points,
-      weights,
-      points.map((_, i) => i),
-    ),
-  ];
+): Float64Array[] {
+  const all = centred.map((_, i) => i);
+  const labels = new Int32Array(centred.length);
+  let centroids = [centroid(centred, weights, all)];
   const total = weights.reduce((a, b) => a + b, 0);
   const isVoice = (members: number[]) =>
     members.length >= MIN_VOICE_UTTERANCES &&
     members.reduce((a, m) => a + weights[m]!, 0) >= MIN_VOICE_SHARE * total;
   while (centroids.length < maxVoices) {
-    let best: { voice: number; halves: number[][]; similarity: number } | undefined;
+    let best: { halves: number[][]; similarity: number } | undefined;
     for (let v = 0; v < centroids.length; v++) {
-      const members = points.map((_, i) => i).filter((i) => labels[i] === v);
+      const members = all.filter((i) => labels[i] === v);
       if (members.length < 2 * MIN_VOICE_UTTERANCES) continue;
-      const { halves, similarity } = splitOf(points, weights, members);
+      const halves = splitOf(centred, weights, members);
       if (!halves.every(isVoice)) continue;
-      if (!best || similarity < best.similarity) best = { voice: v, halves, similarity };
+      const similarity = dot(centroid(raw, weights, halves[0]!), centroid(raw, weights, halves[1]!));
+      if (!best || similarity < best.similarity) best = { halves, similarity };
     }
     if (!best) break;
     const kept = best.similarity < SPLIT_SIMILARITY;
@@ -174,28 +177,55 @@ function chooseVoices(
     if (!kept) break;
     const k = centroids.length + 1;
     for (const m of best.halves[1]!) labels[m] = k - 1;
-    centroids = sphericalKMeans(points, weights, labels, k);
+    centroids = sphericalKMeans(centred, weights, labels, k);
   }
   return centroids;
 }
 
-/** The separation by embeddings, or undefined when the call holds too little voice to embed. */
-function separate(
-  encoder: Ge2eEncoder,
-  audio: AudioReader,
+/** Unit-length `embeddings` less their `weights`-weighted mean. */
+function centredOn(embeddings: Float32Array[], weights: number[]): Float32Array[] {
+  const mean = new Float64Array(E);
+  let total = 0;
+  embeddings.forEach((e, i) => {
+    total += weights[i]!;
+    for (let j = 0; j < E; j++) mean[j] = mean[j]! + weights[i]! * e[j]!;
+  });
+  return embeddings.map((e) => {
+    const c = new Float32Array(E);
+    let norm = 0;
+    for (let j = 0; j < E; j++) {
+      c[j] = e[j]! - mean[j]! / total;
+      norm += c[j]! ** 2;
+    }
+    norm = Math.sqrt(norm) || 1;
+    for (let j = 0; j < E; j++) c[j] = c[j]! / norm;
+    return c;
+  });
+}
+
+/**
+ * Voices from the utterances' embeddings (undefined: too little voice) and their mel frames: the
+ * clustering half of the separation (see the module comment), or undefined when too few utterances have
+ * an embedding for the call to hold voices.
+ */
+export function clusterEmbeddings(
+  embeddings: readonly (Float32Array | undefined)[],
+  frames: readonly number[],
   spans: readonly UtteranceSpan[],
-  options: EmbeddingOptions,
+  options: EmbeddingOptions = {},
 ): Omit<SeparationResult, 'cpuMs'> | undefined {
-  const unusable = unseparable(audio, spans);
-  if (unusable) return noVoices(spans, unusable);
-  const { embeddings, frames } = utteranceEmbeddings(encoder, audio, spans);
-  options.onEmbeddings?.(embeddings, frames);
   const embedded = embeddings.flatMap((e, u) => (e ? [u] : []));
   if (embedded.length < 2 || embedded.length < VOICED_CALL_SHARE * spans.length) return undefined;
+  const centred = centredOn(
+    embedded.map((u) => embeddings[u]!),
+    embedded.map((u) => frames[u]!),
+  );
+  const centredOf = new Map(embedded.map((u, i) => [u, centred[i]!]));
   const basis = embedded.filter((u) => frames[u]! >= BASIS_FRAMES);
   const deciding = basis.length >= 2 ? basis : embedded;
   const centroids = chooseVoices(
     deciding.map((u) => embeddings[u]!),
+    deciding.map((u) => centredOf.get(u)!),
     deciding.map((u) => frames[u]!),
     maxVoicesOf(options),
     options,
@@ -204,7 +234,7 @@ function separate(
   const assignments: VoiceAssignment[] = unassigned(spans);
   let unclear = 0;
   for (const u of embedded) {
-    const scores = centroids.map((c) => dot(embeddings[u]!, c));
+    const scores = centroids.map((c) => dot(centredOf.get(u)!, c));
     let best = 0;
     for (let v = 1; v < k; v++) if (scores[v]! > scores[best]!) best = v;
     let second = -Infinity;
@@ -227,6 +257,20 @@ function separate(
     notes.push(`${silent} utterance${silent > 1 ? 's hold' : ' holds'} too little voiced sound`);
   if (unclear > 0) notes.push(`${unclear} between voices`);
   return { voices, assignments, joined: 0, ...(notes.length ? { reason: notes.join('; ') } : {}) };
+}
+
+/** The separation by embeddings, or undefined when the call holds too little voice to embed. */
+function separate(
+  encoder: Ge2eEncoder,
+  audio: AudioReader,
+  spans: readonly UtteranceSpan[],
+  options: EmbeddingOptions,
+): Omit<SeparationResult, 'cpuMs'> | undefined {
+  const unusable = unseparable(audio, spans);
+  if (unusable) return noVoices(spans, unusable);
+  const { embeddings, frames } = utteranceEmbeddings(encoder, audio, spans);
+  options.onEmbeddings?.(embeddings, frames);
+  return clusterEmbeddings(embeddings, frames, spans, options);
 }
 
 /**

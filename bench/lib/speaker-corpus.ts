@@ -35,6 +35,7 @@ import {
   phraseSymbols,
 } from '../../schemas/synthetic-recording.ts';
 import { SPEECH_RATE, SpeechSynth, voiceText, type SynthVoice } from './speech-synth.ts';
+import { wavFile } from '../../test/helpers/dtmf-audio.ts';
 
 /** Bump when the generator changes in a way its parameters do not show. */
 const GENERATOR_VERSION = 5;
@@ -662,7 +663,7 @@ async function speechCall(
     const sum = new Float32Array(legAudio[0]!.length);
     for (const leg of legAudio) for (let i = 0; i < sum.length; i++) sum[i] = sum[i]! + leg[i]!;
     const input = join(dir, `${id}.mix.wav`);
-    await writeFile(input, wav16(sum, SPEECH_RATE));
+    await writeFile(input, wavFile([sum], SPEECH_RATE));
     pathNames.push(pick(random, names));
     legs.push({ input, path: pathNear(random, plan, pathNames[0]!) });
   } else {
@@ -672,7 +673,7 @@ async function speechCall(
       while (pathNames.includes(name) && pathNames.length < names.length) name = pick(random, names);
       pathNames.push(name);
       const input = join(dir, `${id}.leg${v}.wav`);
-      await writeFile(input, wav16(legAudio[v]!, SPEECH_RATE));
+      await writeFile(input, wavFile([legAudio[v]!], SPEECH_RATE));
       legs.push({ input, path: pathNear(random, plan, name) });
     }
   }
@@ -772,25 +773,4 @@ function mergeSpans(segments: readonly Segment[]): TruthSpan[] {
     const speaker = Number(Object.entries(seconds).sort((a, b) => b[1] - a[1])[0]![0]);
     return { start: g[0]!.start, end: Math.max(...g.map((s) => s.end)), speaker, seconds };
   });
-}
-
-/** A 16-bit mono WAV file of `samples`. */
-function wav16(samples: Float32Array, rate: number): Buffer {
-  const b = Buffer.alloc(44 + samples.length * 2);
-  b.write('RIFF', 0);
-  b.writeUInt32LE(36 + samples.length * 2, 4);
-  b.write('WAVEfmt ', 8);
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(rate, 24);
-  b.writeUInt32LE(rate * 2, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36);
-  b.writeUInt32LE(samples.length * 2, 40);
-  for (let i = 0; i < samples.length; i++) {
-    b.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(samples[i]! * 32767))), 44 + 2 * i);
-  }
-  return b;
 }

@@ -166,7 +166,7 @@ export async function run(argv: string[]): Promise<number> {
       force: values.force,
       // The tables of calls processed to `output`, as their spec placed them (schemas/call-spec.ts).
       tables: tablesOf(pc.config, output),
-      ...(reasons ? { reasons } : {}),
+      ...(reasons ? { reasons, nlpTaskQueue: taskQueues(pc.config).nlp } : {}),
       ...Object.fromEntries(Object.entries(sizes).filter(([, v]) => v !== undefined)),
     });
     const handle = await pc.client.workflow.start(rescore, {

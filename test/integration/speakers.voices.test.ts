@@ -17,6 +17,7 @@ import { resultDocumentSchema } from '../../schemas/result.ts';
 import { SPEECH_RATE, SpeechSynth, type SynthVoice } from '../../bench/lib/speech-synth.ts';
 import { utteranceMatches } from '../../bench/lib/diarization-score.ts';
 import { stackConfig } from '../helpers/stack.ts';
+import { wavFile } from '../helpers/dtmf-audio.ts';
 
 /** The per-utterance speaker accuracy the speakers benchmark holds the separation to (bench/README.md). */
 const SPEAKER_ACCURACY = 0.95;
@@ -86,7 +87,7 @@ describe('two voices told apart by the voice', () => {
     const mix = new Float32Array(Math.ceil((t + 1) * SPEECH_RATE));
     for (const turn of turns) mix.set(turn.audio, Math.round(turn.start * SPEECH_RATE));
     const speech = join(dir, 'speech.wav');
-    await writeFile(speech, wav16(mix, SPEECH_RATE));
+    await writeFile(speech, wavFile([mix], SPEECH_RATE));
     // Both voices through one line, as a PBX records a call.
     const path = join(dir, 'woman-and-man.wav');
     await mixLegs([{ input: speech, path: TELEPHONE_PATHS.landline }], path);
@@ -121,23 +122,3 @@ describe('two voices told apart by the voice', () => {
     expect(accuracy).toBeGreaterThanOrEqual(SPEAKER_ACCURACY);
   });
 });
-
-/** A 16-bit mono WAV file of `samples`. */
-function wav16(samples: Float32Array, rate: number): Buffer {
-  const b = Buffer.alloc(44 + samples.length * 2);
-  b.write('RIFF', 0);
-  b.writeUInt32LE(36 + samples.length * 2, 4);
-  b.write('WAVEfmt ', 8);
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(rate, 24);
-  b.writeUInt32LE(rate * 2, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36);
-  b.writeUInt32LE(samples.length * 2, 40);
-  for (let i = 0; i < samples.length; i++)
-    b.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(samples[i]! * 32767))), 44 + 2 * i);
-  return b;
-}

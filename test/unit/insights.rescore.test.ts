@@ -15,43 +15,22 @@ import { buildResult } from '../../activities/storage/result-document.ts';
 import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.ts';
 import { rescoreRowSchema } from '../../schemas/rescore.ts';
 import { FakeService, MemoryStore, SAMPLE_UTTERANCES, timeline } from './nlp.helpers.ts';
+import { stereoCallFacts } from './result.helpers.ts';
 
 function result(callId: string): ResultDocument {
   return buildResult({
     callId,
     timeline: { ...timeline(SAMPLE_UTTERANCES), callId },
     stepFailures: [],
-    facts: {
+    facts: stereoCallFacts({
       source: { bucket: 'in', key: `${callId}.wav` },
-      audio: {
-        durationSeconds: 100,
-        sampleRate: 8000,
-        channels: 2,
-        container: 'wav',
-        codec: 'pcm_s16le',
-        sizeBytes: 1000,
-        hasVideo: false,
-        fingerprint: 'sha256:00',
-      },
-      plan: {
-        tracks: [
-          { track: 0, channel: 0, speaker: 'agent', sourceChannels: [0] },
-          { track: 1, channel: 1, speaker: 'customer', sourceChannels: [1] },
-        ],
-      },
-      sessions: [],
-      processing: {
-        workflowId: `w-${callId}`,
-        runId: 'r',
-        startedAt: '2026-11-22T00:00:00.000Z',
-        requests: { recognition: 10 },
-        retries: 0,
-        restarts: 0,
-        reStreamedSeconds: 0,
-        stageMs: {},
-        wallMs: 1000,
-      },
-    },
+      durationSeconds: 100,
+      sizeBytes: 1000,
+      fingerprint: 'sha256:00',
+      workflowId: `w-${callId}`,
+      startedAt: '2026-11-22T00:00:00.000Z',
+      recognitionRequests: 10,
+    }),
   });
 }
 
@@ -232,5 +211,27 @@ describe('rescorePage with a reasons model', () => {
     });
     expect(again.counters).toMatchObject({ updated: 0, current: 3 });
     expect(service.count('classify')).toBe(3);
+  });
+
+  it('takes a slot of the text workers’ pacer before each request it sends', async () => {
+    const { store, input } = setup(3);
+    const service = new FakeService();
+    // What had been sent when each slot was taken: a slot comes before its request, never after.
+    const sentAtSlot: number[] = [];
+    const pacer = {
+      acquire: async () => {
+        sentAtSlot.push(service.count('classify') + service.count('listModels'));
+      },
+    };
+    const activities = createRescoreActivities({ store, service: () => service.client, pacer });
+    await activities.rescorePage({
+      ...input,
+      concurrency: 1,
+      reasons: { model: 'reasons-1', text: 'customer', chars: 600 },
+    });
+    const sent = service.count('classify') + service.count('listModels');
+    expect(service.count('classify')).toBe(3);
+    expect(sentAtSlot).toHaveLength(sent);
+    expect(sentAtSlot.every((n, i) => n <= i)).toBe(true);
   });
 });

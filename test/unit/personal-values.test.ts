@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
-import { insightsThenPublish } from './result.helpers.ts';
+import { insightsThenPublish, stereoCallFacts } from './result.helpers.ts';
 import type { ResultFacts } from '../../activities/storage/result-document.ts';
 import { encodeTable } from '../../activities/tables/parquet.ts';
 import { callRows } from '../../activities/tables/rows.ts';
@@ -58,37 +58,16 @@ describe('personal manifest columns', () => {
   });
 });
 
-const facts = (metadata: Record<string, string>, sourceKey = 'calls/a.wav'): ResultFacts => ({
-  source: { bucket: 'in', key: sourceKey, metadata },
-  audio: {
+const facts = (metadata: Record<string, string>, sourceKey = 'calls/a.wav'): ResultFacts =>
+  stereoCallFacts({
+    source: { bucket: 'in', key: sourceKey, metadata },
     durationSeconds: 30,
-    sampleRate: 8000,
-    channels: 2,
-    container: 'wav',
-    codec: 'pcm_s16le',
     sizeBytes: 960_044,
-    hasVideo: false,
     fingerprint: 'sha256:ab',
-  },
-  plan: {
-    tracks: [
-      { track: 0, channel: 0, speaker: 'agent', sourceChannels: [0] },
-      { track: 1, channel: 1, speaker: 'customer', sourceChannels: [1] },
-    ],
-  },
-  sessions: [],
-  processing: {
     workflowId: 'w',
-    runId: 'r',
     startedAt: '2026-11-23T00:00:00.000Z',
-    requests: { recognition: 1 },
-    retries: 0,
-    restarts: 0,
-    reStreamedSeconds: 0,
-    stageMs: {},
-    wallMs: 1000,
-  },
-});
+    recognitionRequests: 1,
+  });
 
 /** One call through redaction and result.json, as the workers do it with a digest key. */
 async function processCall(

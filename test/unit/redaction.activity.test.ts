@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createNlpActivities } from '../../activities/nlp/nlp-activities.ts';
-import { insightsThenPublish } from './result.helpers.ts';
+import { insightsThenPublish, stereoCallFacts } from './result.helpers.ts';
 import type { ResultFacts } from '../../activities/storage/result-document.ts';
 import { unmask } from '../../activities/storage/unredacted-copy.ts';
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
@@ -145,37 +145,15 @@ describe('redactText', () => {
 });
 
 /** The facts of a 120-s stereo call, as the workflow sends them. */
-const facts: ResultFacts = {
+const facts: ResultFacts = stereoCallFacts({
   source: { bucket: 'in', key: 'calls/pii.wav' },
-  audio: {
-    durationSeconds: 120,
-    sampleRate: 8000,
-    channels: 2,
-    container: 'wav',
-    codec: 'pcm_s16le',
-    sizeBytes: 3_840_044,
-    hasVideo: false,
-    fingerprint: 'sha256:ab',
-  },
-  plan: {
-    tracks: [
-      { track: 0, channel: 0, speaker: 'agent', sourceChannels: [0] },
-      { track: 1, channel: 1, speaker: 'customer', sourceChannels: [1] },
-    ],
-  },
-  sessions: [],
-  processing: {
-    workflowId: 'w',
-    runId: 'r',
-    startedAt: '2026-11-23T00:00:00.000Z',
-    requests: { recognition: 10 },
-    retries: 0,
-    restarts: 0,
-    reStreamedSeconds: 0,
-    stageMs: {},
-    wallMs: 1000,
-  },
-};
+  durationSeconds: 120,
+  sizeBytes: 3_840_044,
+  fingerprint: 'sha256:ab',
+  workflowId: 'w',
+  startedAt: '2026-11-23T00:00:00.000Z',
+  recognitionRequests: 10,
+});
 
 describe('after redaction: the text steps, result.json, transcript.vtt and the unredacted copy', () => {
   async function processed() {

@@ -83,6 +83,52 @@ export const facts: ResultFacts = {
   },
 };
 
+/**
+ * The facts of a stereo 8-kHz WAV call, agent on channel 0, with no session's detail and no retry: for
+ * tests that need a call's facts but not what they say about its sessions.
+ */
+export function stereoCallFacts(call: {
+  source: ResultFacts['source'];
+  durationSeconds: number;
+  sizeBytes: number;
+  fingerprint: string;
+  workflowId: string;
+  startedAt: string;
+  recognitionRequests: number;
+}): ResultFacts {
+  return {
+    source: call.source,
+    audio: {
+      durationSeconds: call.durationSeconds,
+      sampleRate: 8000,
+      channels: 2,
+      container: 'wav',
+      codec: 'pcm_s16le',
+      sizeBytes: call.sizeBytes,
+      hasVideo: false,
+      fingerprint: call.fingerprint,
+    },
+    plan: {
+      tracks: [
+        { track: 0, channel: 0, speaker: 'agent', sourceChannels: [0] },
+        { track: 1, channel: 1, speaker: 'customer', sourceChannels: [1] },
+      ],
+    },
+    sessions: [],
+    processing: {
+      workflowId: call.workflowId,
+      runId: 'r',
+      startedAt: call.startedAt,
+      requests: { recognition: call.recognitionRequests },
+      retries: 0,
+      restarts: 0,
+      reStreamedSeconds: 0,
+      stageMs: {},
+      wallMs: 1000,
+    },
+  };
+}
+
 export const fillers = {
   step: 'fillers' as const,
   callId: 'call-1',

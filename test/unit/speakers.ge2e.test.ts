@@ -17,6 +17,7 @@ import {
   SpeakerModelError,
 } from '../../activities/speakers/ge2e-encoder.ts';
 import { melFrames } from '../../activities/speakers/ge2e-features.ts';
+import { clusterEmbeddings } from '../../activities/speakers/embedding-separation.ts';
 import { GE2E_WHEEL, speakerModelManifestSchema } from '../../schemas/speaker-model.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'ge2e');
@@ -153,5 +154,57 @@ describe('GE2E forward pass (ge2e-encoder.ts)', () => {
     expect(Array.from(embedSequences(formulaEncoder(), [sequences[1]!])[0]!)).toEqual(
       Array.from(embeddings[1]!),
     );
+  });
+});
+
+describe('voices from embeddings (embedding-separation.ts clusterEmbeddings)', () => {
+  /** Unit vectors near one direction shared by every voice (as a line is) plus a voice's own, `own`. */
+  function around(own: number, count: number, seed: number): Float32Array[] {
+    let s = seed;
+    const random = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648 - 0.5;
+    return Array.from({ length: count }, () => {
+      const e = Float32Array.from({ length: 256 }, () => 0.04 * random());
+      e[0] = e[0]! + 1;
+      e[own] = e[own]! + 0.6;
+      let norm = 0;
+      for (const v of e) norm += v * v;
+      return e.map((v) => v / Math.sqrt(norm));
+    });
+  }
+  const spansOf = (n: number) => Array.from({ length: n }, (_, i) => ({ start: 2 * i, end: 2 * i + 1.5 }));
+
+  it('tells two voices apart, every utterance given its own, numbered as heard', () => {
+    const a = around(1, 10, 1);
+    const b = around(2, 10, 2);
+    const embeddings = a.flatMap((e, i) => [e, b[i]!]);
+    const result = clusterEmbeddings(
+      embeddings,
+      embeddings.map(() => 150),
+      spansOf(20),
+    );
+    expect(result?.voices).toBe(2);
+    expect(result?.assignments.map((x) => x.voice)).toEqual(embeddings.map((_, i) => i % 2));
+  });
+
+  it('keeps one voice one, however many utterances it has', () => {
+    for (const n of [8, 200]) {
+      const embeddings = around(1, n, n);
+      const result = clusterEmbeddings(
+        embeddings,
+        embeddings.map(() => 150),
+        spansOf(n),
+      );
+      expect(result?.voices).toBe(1);
+      expect(result?.reason).toMatch(/one voice/);
+    }
+  });
+
+  it('hands a call with too few embedded utterances on (undefined), and leaves the unembedded unassigned', () => {
+    const embeddings = [...around(1, 3, 3), undefined, undefined, undefined, undefined];
+    expect(clusterEmbeddings(embeddings, [150, 150, 150, 0, 0, 0, 0], spansOf(7))).toBeUndefined();
+    const some = [...around(1, 6, 4), undefined];
+    const result = clusterEmbeddings(some, [150, 150, 150, 150, 150, 150, 0], spansOf(7));
+    expect(result?.assignments[6]).toEqual({ voice: null, confidence: 0, joined: false });
+    expect(result?.reason).toMatch(/1 utterance holds too little voiced sound/);
   });
 });
