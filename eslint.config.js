@@ -126,10 +126,18 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({
-            name,
-            message: 'Workflow code must be deterministic: no Node built-ins.',
-          })),
+          paths: [
+            ...nodeBuiltins.map((name) => ({
+              name,
+              message: 'Workflow code must be deterministic: no Node built-ins.',
+            })),
+            {
+              name: '@temporalio/workflow',
+              importNames: ['patched', 'deprecatePatch'],
+              message:
+                'No patches: a change ships as a new build under Worker Versioning (docs/architecture.md, "Shipping a workflow change").',
+            },
+          ],
           patterns: [
             { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' },
             {

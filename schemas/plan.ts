@@ -245,7 +245,7 @@ export const sessionPlanSchema = z.object({
   lengthCheck: lengthCheckSchema.optional(),
   /**
    * The tracks the plan staged, one per track that has sessions (absent when staging was not asked
-   * for, as by runs started before the plan staged them: their sessions are transcoded one by one).
+   * for: a plan made by a test or a benchmark of the planner).
    */
   stagedTracks: z.array(stagedTrackSchema).optional(),
 });

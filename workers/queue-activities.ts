@@ -89,8 +89,8 @@ function deps({ config, store, service }: ActivityDeps) {
 }
 
 /**
- * `callpipe-media` (and `callpipe-probe`, probes only): probe, plan, transcode, merge, results and the
- * analysis tables (CPU and object storage).
+ * `callpipe-media` (and `callpipe-probe`, probes only): probe, plan (which stages the tracks), merge,
+ * results and the analysis tables (CPU and object storage).
  */
 export function mediaQueueActivities(input: ActivityDeps) {
   const { store } = deps(input);

@@ -10,9 +10,6 @@
  * data. A failure at any stage writes `error.json` with the stage and the reason, and the workflow
  * completes with status `failed` so batches go on and report it.
  *
- * No patches: a run is PINNED to the build it started on (workers/versioning.ts), so a change here
- * ships as a new build, never as a branch beside the old code (docs/architecture.md).
- *
  * Reading order: `processRecording`, then one function per stage to the text steps; the call's state
  * (activity proxies, keys, stage tracker, outcome) is in recording-call.ts, insights on in recording-outputs.ts.
  */
@@ -64,7 +61,7 @@ export {
   type ProcessRecordingResult,
 } from './recording-call.ts';
 
-/** PINNED: a call runs to its end on the build it started on (workers/versioning.ts). */
+/** PINNED, no patches: a run ends on its build (workers/versioning.ts); a change ships as a new build. */
 declareVersioning('PINNED', processRecording);
 
 export async function processRecording(input: ProcessRecordingInput): Promise<ProcessRecordingResult> {

@@ -12,7 +12,6 @@ import {
   continueAsNew,
   defineQuery,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -70,11 +69,8 @@ export async function rescore(input: RescoreInput, carry?: RescoreCarry): Promis
     retry: RETRY_POLICIES.rescore,
   };
   // A page that classifies sends a text request a call: on the text queue, paced as the pipeline's are.
-  // (A run that scheduled pages before this change keeps their queue: the patch marks the new ones.)
-  const classifying =
-    input.reasons !== undefined &&
-    input.nlpTaskQueue !== undefined &&
-    patched('rescore-classifies-on-the-text-queue');
+  // The queue comes with the input, so a run started before it did (AUTO_UPGRADE) keeps its pages' queue.
+  const classifying = input.reasons !== undefined && input.nlpTaskQueue !== undefined;
   // A page reads, scores and writes up to a thousand results: heartbeats carry its rows.
   const pages = proxyActivities<RescoreActivities>({
     ...options,

@@ -12,11 +12,9 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { DeliveryAttemptError, MAX_ANSWER_BYTES, postEvent } from '../../activities/events/http-post.ts';
 import { createEventActivities, type DeliverEventInput } from '../../activities/events/event-activities.ts';
-import { structuredJson } from '../../activities/events/cloud-event.ts';
-import { eventId } from '../../activities/events/event-id.ts';
-import { eventKey } from '../../activities/events/event-store.ts';
 import { EVENTS_DEFAULTS } from '../../schemas/events.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
+import { storedAlert } from '../helpers/alert-event.ts';
 
 const GIB = 1024 ** 3;
 const CHUNK = Buffer.alloc(64 * 1024, 0x61);
@@ -138,28 +136,7 @@ describe('a receiver’s answer: Slack', () => {
       res.writeHead(200);
       void streamLazily(res, GIB, sent);
     });
-    const id = eventId({ type: 'callpipe.call.alert', subject: 'call-a', workflowId: 'wf', runId: 'run' });
-    const key = eventKey({ bucket: 'out', prefix: '' }, '2026-11-26T07:00:00.000Z', id);
-    const line = structuredJson({
-      id,
-      type: 'callpipe.call.alert',
-      source: 's3://out/',
-      subject: 'call-a',
-      time: '2026-11-26T07:00:00.000Z',
-      data: {
-        callId: 'call-a',
-        outcome: 'done',
-        bucket: 'out',
-        pageKey: 'call-a/call.html',
-        durationSeconds: 95,
-        categories: ['complaint'],
-        alerts: [{ category: 'complaint', severity: 'warning' }],
-        scorecard: null,
-        sentiment: null,
-        workflowId: 'wf',
-        runId: 'run',
-      },
-    });
+    const { id, key, line } = storedAlert(['complaint'], [{ category: 'complaint', severity: 'warning' }]);
     const store = { bucket: 'out', getText: async () => line, withBucket: () => store };
     const activities = createEventActivities({
       store: store as unknown as ObjectStore,

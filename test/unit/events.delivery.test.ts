@@ -19,6 +19,7 @@ import { eventId } from '../../activities/events/event-id.ts';
 import { eventKey } from '../../activities/events/event-store.ts';
 import { EVENTS_DEFAULTS, type EventsConfig, type StoredEvent } from '../../schemas/events.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
+import { storedAlert } from '../helpers/alert-event.ts';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 
@@ -247,36 +248,17 @@ describe('delivering an event: Slack', () => {
       body = b2;
       res.writeHead(200).end('ok');
     });
-    const alertId = eventId({
-      type: 'callpipe.call.alert',
-      subject: 'call-a',
-      workflowId: 'wf',
-      runId: 'run',
-    });
-    const alertKey = eventKey({ bucket: 'out', prefix: '' }, '2026-11-26T07:00:00.000Z', alertId);
-    const line = structuredJson({
+    const {
       id: alertId,
-      type: 'callpipe.call.alert',
-      source: 's3://out/',
-      subject: 'call-a',
-      time: '2026-11-26T07:00:00.000Z',
-      data: {
-        callId: 'call-a',
-        outcome: 'done',
-        bucket: 'out',
-        pageKey: 'call-a/call.html',
-        durationSeconds: 95,
-        categories: ['complaint', 'customer_harassment'],
-        alerts: [
-          { category: 'customer_harassment', severity: 'critical' },
-          { category: 'complaint', severity: 'warning' },
-        ],
-        scorecard: null,
-        sentiment: null,
-        workflowId: 'wf',
-        runId: 'run',
-      },
-    });
+      key: alertKey,
+      line,
+    } = storedAlert(
+      ['complaint', 'customer_harassment'],
+      [
+        { category: 'customer_harassment', severity: 'critical' },
+        { category: 'complaint', severity: 'warning' },
+      ],
+    );
     const activities = createEventActivities({
       store: storeWith(alertKey, line),
       config: { ...EVENTS_DEFAULTS, slackUrl: a.url },
