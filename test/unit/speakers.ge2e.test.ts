@@ -18,7 +18,8 @@ import {
 } from '../../activities/speakers/ge2e-encoder.ts';
 import { melFrames } from '../../activities/speakers/ge2e-features.ts';
 import { clusterEmbeddings } from '../../activities/speakers/embedding-separation.ts';
-import { GE2E_WHEEL, speakerModelManifestSchema } from '../../schemas/speaker-model.ts';
+import { GE2E_WHEEL, speakerModelChoice, speakerModelManifestSchema } from '../../schemas/speaker-model.ts';
+import { voiceSeparator } from '../../activities/speakers/speaker-separator.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'ge2e');
 const reference = JSON.parse(readFileSync(join(FIXTURES, 'reference.json'), 'utf8')) as {
@@ -206,5 +207,18 @@ describe('voices from embeddings (embedding-separation.ts clusterEmbeddings)', (
     const result = clusterEmbeddings(some, [150, 150, 150, 150, 150, 150, 0], spansOf(7));
     expect(result?.assignments[6]).toEqual({ voice: null, confidence: 0, joined: false });
     expect(result?.reason).toMatch(/1 utterance holds too little voiced sound/);
+  });
+});
+
+describe('CALLPIPE_SPEAKER_MODEL (speaker-separator.ts voiceSeparator)', () => {
+  it('is the voice-feature method unset or off, and says why when a named model cannot be used', () => {
+    expect(voiceSeparator(undefined).method).toBe('features');
+    expect(voiceSeparator('off').method).toBe('features');
+    const missing = voiceSeparator(join(work, 'no-model-here'));
+    expect(missing.method).toBe('features');
+    expect(missing.note).toMatch(/the speaker model could not be used: no usable speaker model in/);
+    // auto without an installed model: the voice-feature method, nothing to explain.
+    expect(speakerModelChoice('auto')).toEqual({ kind: 'auto' });
+    expect(speakerModelChoice(' /opt/ge2e ')).toEqual({ kind: 'dir', dir: '/opt/ge2e' });
   });
 });
