@@ -7,7 +7,8 @@
 import { join } from 'node:path';
 import type { Config } from '../../schemas/config.ts';
 import { loadConfig } from '../../schemas/config-loader.ts';
-import { startEmulator } from '../../emulator/server.ts';
+import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
+import type { EmulatorOptions } from '../../emulator/options.ts';
 import { TEST_DEADLINE_SLACK_MS, TEST_EMULATOR_SPEED } from '../integration/global-setup.ts';
 import { callpipe, type CallpipeRun } from './cli.ts';
 import { envForEmulator, inProcessWorkers } from './pipeline.ts';
@@ -24,14 +25,29 @@ export interface OwnService {
   stop(): Promise<void>;
 }
 
-export async function ownService(label: string, dir: string): Promise<OwnService> {
+/**
+ * An emulator of the test's own on a free port, its request log at `<dir>/<label>-requests.jsonl`, paced
+ * as the stack's (`options` may change that) with the stack's deadline slack: only what a test injects
+ * may cost a restart.
+ */
+export async function testEmulator(
+  dir: string,
+  label: string,
+  options: EmulatorOptions = {},
+): Promise<{ emulator: RunningEmulator; requestLogPath: string }> {
   const requestLogPath = join(dir, `${label}-requests.jsonl`);
   const emulator = await startEmulator({
     port: 0,
     speed: TEST_EMULATOR_SPEED,
     requestLogPath,
     deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
+    ...options,
   });
+  return { emulator, requestLogPath };
+}
+
+export async function ownService(label: string, dir: string): Promise<OwnService> {
+  const { emulator, requestLogPath } = await testEmulator(dir, label);
   const env = envForEmulator(emulator, label);
   const config = loadConfig({ env });
   let workers: Awaited<ReturnType<typeof inProcessWorkers>>;

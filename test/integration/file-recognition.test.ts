@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startEmulator, type EmulatorOptions } from '../../emulator/server.ts';
+import type { EmulatorOptions } from '../../emulator/server.ts';
 import { taskQueues, type Config } from '../../schemas/config.ts';
 import { callKeys, partialResultKey, pieceGroupResultKey } from '../../schemas/call-keys.ts';
 import type { RecognitionMode } from '../../schemas/recognition.ts';
@@ -28,8 +28,8 @@ import {
   ANY_SPEAKER,
 } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
-import { TEST_DEADLINE_SLACK_MS } from './global-setup.ts';
 import { fileRequestsAnswered, readRequestLog } from '../helpers/request-log.ts';
+import { testEmulator } from '../helpers/own-service.ts';
 import { synthesize, wavFile, type PhraseAt } from '../helpers/dtmf-audio.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
 
@@ -90,14 +90,7 @@ afterAll(async () => {
 });
 
 async function emulatorWith(label: string, options: EmulatorOptions = {}) {
-  const requestLogPath = join(dir, `${label}-requests.jsonl`);
-  const emulator = await startEmulator({
-    port: 0,
-    speed: SPEED,
-    requestLogPath,
-    deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
-    ...options,
-  });
+  const { emulator, requestLogPath } = await testEmulator(dir, label, { speed: SPEED, ...options });
   const config = configForEmulator(emulator, label, SPEED);
   return { emulator, config, requestLogPath };
 }

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
+import type { RunningEmulator } from '../../emulator/server.ts';
 import type { EmulatorFaultsInput } from '../../schemas/emulator-faults.ts';
 import { taskQueues, type Config } from '../../schemas/config.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
@@ -24,8 +24,8 @@ import {
   ANY_SPEAKER,
 } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
-import { TEST_DEADLINE_SLACK_MS } from './global-setup.ts';
 import { muLawSecondsSent, readRequestLog } from '../helpers/request-log.ts';
+import { testEmulator } from '../helpers/own-service.ts';
 import { progressQuery, type ProcessRecordingResult } from '../../workflows/process-recording.ts';
 import { RECOGNITION_HEARTBEAT_SECONDS } from '../../schemas/limits.ts';
 import { WORKER_LOST } from '../../activities/asr/liveness-activities.ts';
@@ -59,17 +59,7 @@ afterAll(async () => {
 });
 
 async function emulatorWith(faults: EmulatorFaultsInput | undefined, label: string) {
-  const requestLogPath = join(dir, `${label}-requests.jsonl`);
-  // The stack's deadline slack (global-setup): only the injected faults may cost a restart here.
-  const emulator = await startEmulator({
-    port: 0,
-    speed: SPEED,
-    faults,
-    requestLogPath,
-    seed: 3,
-    deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
-  });
-  return { emulator, requestLogPath };
+  return testEmulator(dir, label, { speed: SPEED, faults, seed: 3 });
 }
 
 function configFor(emulator: RunningEmulator, label: string): Config {

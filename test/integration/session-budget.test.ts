@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
+import type { RunningEmulator } from '../../emulator/server.ts';
 import type { WorkflowHandle } from '@temporalio/client';
 import { taskQueues, type Config } from '../../schemas/config.ts';
 import { connectPipeline, type PipelineClient } from '../../cli/stack-client.ts';
@@ -27,7 +27,7 @@ import {
 } from '../helpers/pipeline.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { readRequestLog } from '../helpers/request-log.ts';
-import { TEST_DEADLINE_SLACK_MS } from './global-setup.ts';
+import { testEmulator } from '../helpers/own-service.ts';
 import { sessionBudgetAddress } from '../../workers/session-budget-client.ts';
 import { sessionBudgetQuery } from '../../workflows/session-budget.ts';
 import type { ProcessRecordingResult } from '../../workflows/process-recording.ts';
@@ -154,13 +154,9 @@ async function expectTranscriptsWhole(submitted: Awaited<ReturnType<typeof submi
 
 describe('one session budget across asr worker processes', () => {
   it('three workers of 3 slots on a 3-session account, one SIGKILLed: no 550, every call done', async () => {
-    const requestLogPath = join(dir, 'requests.jsonl');
-    const emulator = await startEmulator({
-      port: 0,
+    const { emulator, requestLogPath } = await testEmulator(dir, 'budget', {
       speed: SPEED,
       concurrentSessions: ACCOUNT_SESSIONS,
-      requestLogPath,
-      deadlineSlackMs: TEST_DEADLINE_SLACK_MS,
     });
     const config = budgetConfig(emulator);
     const asrEnv = {
