@@ -479,6 +479,12 @@ const resultUtteranceSchema = z
       .describe(
         'misrecognition detection of an utterance recognized with a low confidence; absent when not checked',
       ),
+    lineClasses: z
+      .record(z.string(), z.record(z.string(), z.number().min(0).max(1)))
+      .optional()
+      .describe(
+        "per model id, each class's score for this line (the rule file's classifier rules); absent when not classified",
+      ),
   })
   .meta({ id: 'Utterance' });
 export type ResultUtterance = z.infer<typeof resultUtteranceSchema>;

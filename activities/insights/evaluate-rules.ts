@@ -344,6 +344,25 @@ function reason(rule: Extract<Rule, { kind: 'reason' }>, ctx: EvaluationContext)
   return { held, points: held ? [{ start: 0, end, utterance: null }] : [] };
 }
 
+/**
+ * The lines of the rule's speaker whose score for its class by its model is above `above`. Unavailable
+ * when no line of the call was classified with the model (the step did not run, or failed).
+ */
+function classifier(rule: Extract<Rule, { kind: 'classifier' }>, ctx: EvaluationContext): RuleOutcome {
+  const { call } = ctx;
+  if (!call.utterances.some((u) => u.lineClasses?.[rule.model] !== undefined))
+    return { held: false, points: [], unavailable: `line classes of model ${rule.model}` };
+  const lines = scope(
+    call.utterances,
+    rule,
+    call.audio.durationSeconds,
+    (u) => u.speaker,
+    speakerFilter(rule.speaker),
+  );
+  const hits = lines.filter((u) => (u.lineClasses?.[rule.model]?.[rule.class] ?? 0) > rule.above);
+  return counted(hits.map(pointOf), rule.minCount);
+}
+
 function test(rule: Rule, ctx: EvaluationContext): RuleOutcome {
   if (
     rule.kind !== 'category' &&
@@ -369,6 +388,8 @@ function test(rule: Rule, ctx: EvaluationContext): RuleOutcome {
       return redaction(rule, ctx);
     case 'reason':
       return reason(rule, ctx);
+    case 'classifier':
+      return classifier(rule, ctx);
     case 'category': {
       const c = ctx.categories.get(rule.category);
       if (!c) return { held: false, points: [], unavailable: `category ${rule.category}` };
