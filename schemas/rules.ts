@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { DIALOG_ACTS, SENTIMENT_EMOTIONS } from './service-nlp.ts';
 import { userPatternSchema } from './user-pattern.ts';
 import { roleSettingsSchema } from './speakers.ts';
-import { TRAINING_LIMITS } from './classifier-dataset.ts';
+import { TRAINING_LIMITS } from './classifier-limits.ts';
 
 /** Version of the rule file's shape. */
 export const RULES_FORMAT_VERSION = 1;
@@ -420,10 +420,11 @@ function sizeOf(file: {
 }
 
 /** A model and whose lines it classifies: the line classification a rule file asks for. */
-export interface LineClassifier {
-  model: string;
-  speaker: string;
-}
+export const lineClassifierSchema = z.object({
+  model: z.string().regex(MODEL_ID_PATTERN),
+  speaker: z.string().min(1),
+});
+export type LineClassifier = z.infer<typeof lineClassifierSchema>;
 
 /**
  * The (model, speaker) pairs of the file's classifier rules, each once: the pipeline classifies each line

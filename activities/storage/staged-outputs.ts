@@ -5,6 +5,7 @@
 import {
   dialogActsOutputSchema,
   qualityOutputSchema,
+  lineClassesOutputSchema,
   reasonsOutputSchema,
   fillersOutputSchema,
   keywordsOutputSchema,
@@ -40,25 +41,39 @@ export interface StagedOutputKeys {
   reasonsKey?: string | undefined;
   /** The quality step's output; absent for a run from before it, or when it failed. */
   qualityKey?: string | undefined;
+  /** The line classification step's output; absent when the rule file has no classifier rule, or it failed. */
+  lineClassesKey?: string | undefined;
   /** The speakers stage's document; absent for a run from before it, or when it could not run. */
   speakersKey?: string | undefined;
 }
 
 /** Every staged output the keys name, read at once. */
 export async function readStagedOutputs(store: ObjectStore, keys: StagedOutputKeys) {
-  const [timeline, fillers, sentiment, summary, keywords, dialogActs, redaction, speakers, reasons, quality] =
-    await Promise.all([
-      readStaged(store, keys.timelineKey, (v) => timelineSchema.parse(v)),
-      readStaged(store, keys.fillersKey, (v) => fillersOutputSchema.parse(v)),
-      readStaged(store, keys.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
-      readStaged(store, keys.summaryKey, (v) => summaryOutputSchema.parse(v)),
-      readStaged(store, keys.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
-      readStaged(store, keys.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
-      readStaged(store, keys.redactionKey, (v) => redactionOutputSchema.parse(v)),
-      readStaged(store, keys.speakersKey, (v) => speakersDocumentSchema.parse(v).roles),
-      readStaged(store, keys.reasonsKey, (v) => reasonsOutputSchema.parse(v)),
-      readStaged(store, keys.qualityKey, (v) => qualityOutputSchema.parse(v)),
-    ]);
+  const [
+    timeline,
+    fillers,
+    sentiment,
+    summary,
+    keywords,
+    dialogActs,
+    redaction,
+    speakers,
+    reasons,
+    quality,
+    lineClasses,
+  ] = await Promise.all([
+    readStaged(store, keys.timelineKey, (v) => timelineSchema.parse(v)),
+    readStaged(store, keys.fillersKey, (v) => fillersOutputSchema.parse(v)),
+    readStaged(store, keys.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
+    readStaged(store, keys.summaryKey, (v) => summaryOutputSchema.parse(v)),
+    readStaged(store, keys.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
+    readStaged(store, keys.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
+    readStaged(store, keys.redactionKey, (v) => redactionOutputSchema.parse(v)),
+    readStaged(store, keys.speakersKey, (v) => speakersDocumentSchema.parse(v).roles),
+    readStaged(store, keys.reasonsKey, (v) => reasonsOutputSchema.parse(v)),
+    readStaged(store, keys.qualityKey, (v) => qualityOutputSchema.parse(v)),
+    readStaged(store, keys.lineClassesKey, (v) => lineClassesOutputSchema.parse(v)),
+  ]);
   return {
     timeline: timeline!,
     fillers,
@@ -70,6 +85,7 @@ export async function readStagedOutputs(store: ObjectStore, keys: StagedOutputKe
     speakers,
     reasons,
     quality,
+    lineClasses,
   };
 }
 

@@ -15,7 +15,8 @@ import { createObjectStore } from '../../activities/storage/object-store.ts';
 import { trainingSet, type TrainingSet } from '../../activities/reasons/training-rows.ts';
 import { reasonModelKey } from '../../activities/reasons/model-record.ts';
 import { parseS3Url } from '../../schemas/call-keys.ts';
-import { MAX_CLASSIFIER_MODELS, trainingCsv, TRAINING_LIMITS } from '../../schemas/classifier-dataset.ts';
+import { trainingCsv } from '../../schemas/classifier-dataset.ts';
+import { MAX_CLASSIFIER_MODELS, TRAINING_LIMITS } from '../../schemas/classifier-limits.ts';
 import type { Config } from '../../schemas/config.ts';
 import {
   REASON_TEXTS,
