@@ -9,7 +9,11 @@ import { lineClassesOutputSchema } from '../../schemas/result.ts';
 import { timelineSchema } from '../../schemas/transcript.ts';
 import { callSpecOf } from '../../schemas/call-spec.ts';
 import { loadConfig } from '../../schemas/config-loader.ts';
-import { nlpSetup, utterance } from './nlp.helpers.ts';
+import { MemoryStore, nlpSetup, utterance } from './nlp.helpers.ts';
+import { storeCallFiles } from '../../cli/call-files.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 describe('classifyLines', () => {
   it("sends one request per line of each classifier's speaker and model, and keeps every class's score", async () => {
@@ -57,5 +61,23 @@ describe("a call's spec", () => {
     expect(callSpecOf(config, output).lineClassifiers).toBeUndefined();
     const lineClassifiers = [{ model: 'ng-1', speaker: 'agent' }];
     expect(callSpecOf(config, output, { lineClassifiers }).lineClassifiers).toEqual(lineClassifiers);
+  });
+
+  it('takes the pairs from the rule file the CLI stores, each once; the shipped file has none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'callpipe-lines-'));
+    try {
+      const path = join(dir, 'rules.yaml');
+      const rule = (cls: string) => `{ kind: classifier, model: ng-1, class: ${cls}, speaker: agent }`;
+      writeFileSync(
+        path,
+        `format: 1\nname: t\nversion: '1'\ncategories:\n  - { name: ng, match: any, rules: [${rule('ng')}, ${rule('rude')}] }\n`,
+      );
+      const config = loadConfig({ env: {} });
+      const files = await storeCallFiles(new MemoryStore(), config, { rules: path });
+      expect(files.lineClassifiers).toEqual([{ model: 'ng-1', speaker: 'agent' }]);
+      expect((await storeCallFiles(new MemoryStore(), config, {})).lineClassifiers).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
