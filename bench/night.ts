@@ -39,6 +39,7 @@ import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
 import { fileMakespanBound, makespanBound, slotSeconds, requestsPerAudioHour } from './lib/makespan.ts';
 import { RECOGNITION_MODES, type RecognitionMode } from '../schemas/recognition.ts';
+import { activityTimes, stageWalls } from './lib/stage-breakdown.ts';
 import { startCpuMeter, threadCpu, type CpuUse } from './lib/cpu-meter.ts';
 import {
   deltaBy,
@@ -68,15 +69,27 @@ interface Variant {
 /** The activities that recognize: a stream session, or a group of pieces by file requests. */
 const RECOGNITION_ACTIVITIES = new Set(['recognizeSession', 'recognizePieces']);
 
+const longestCall = (run: CallsRun) =>
+  [...run.calls].sort((a, b) => (b.doc?.audio.durationSeconds ?? 0) - (a.doc?.audio.durationSeconds ?? 0))[0];
+
+/** The longest call's wall time per stage and its activities' waits and run times (stage-breakdown.ts). */
+function longestCallBreakdown(run: CallsRun) {
+  const call = longestCall(run);
+  if (!call?.doc) return undefined;
+  return {
+    name: call.name,
+    audioSeconds: round(call.doc.audio.durationSeconds),
+    stages: stageWalls(call.doc),
+    activities: activityTimes(call.activities),
+  };
+}
+
 /**
  * The longest call's time outside recognition: from its first activity to its first recognition, and
  * from its last recognition to its last activity (probe, plan; merge, speakers, text steps, publish).
  */
 function outsideRecognitionSeconds(run: CallsRun): number {
-  const longest = [...run.calls].sort(
-    (a, b) => (b.doc?.audio.durationSeconds ?? 0) - (a.doc?.audio.durationSeconds ?? 0),
-  )[0];
-  const acts = longest?.activities ?? [];
+  const acts = longestCall(run)?.activities ?? [];
   const rec = acts.filter((a) => RECOGNITION_ACTIVITIES.has(a.type));
   if (acts.length === 0 || rec.length === 0) return 0;
   const first = Math.min(...acts.map((a) => a.scheduledMs));
@@ -239,6 +252,7 @@ function passFigures(
     idealSeconds: round(bound.idealSeconds),
     ratio: round(run.wallSeconds / bound.idealSeconds, 3),
     ...fileFigures(run, docs, budget, speed, fileRtf),
+    longestCall: longestCallBreakdown(run),
     requestsPerAudioHour: requestsPerAudioHour(docs),
     // What the emulator received during the pass, by endpoint: the text-request budget (issues 15, 16).
     ...(requestLog
