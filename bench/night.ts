@@ -112,6 +112,9 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --recognition a,b       recognition passes instead, each planned by the first strategy: stream, file,
                           auto (e.g. stream,file: file mode's wall over stream mode's, in one run)
   --file-rtf R            the emulator answers a file request after R × its audio (default 0.25)
+  --account-sessions N    the account's sessions shared through the session budget
+                          (CALLPIPE_ASR_ACCOUNT_SESSIONS) and the emulator's account limit; absent, each
+                          worker process counts its own (--budget)
   --features compare      each strategy's pass with call reasons and transcript quality off, then on
                           (reasons with a model trained from the demo's scripted examples): text
                           requests per audio hour on over off (issue 40's 1.15 bound)
@@ -456,6 +459,7 @@ async function run(): Promise<void> {
       strategies: { type: 'string', default: 'balanced,fixed' },
       recognition: { type: 'string' },
       'file-rtf': { type: 'string', default: '0.25' },
+      'account-sessions': { type: 'string' },
       features: { type: 'string' },
       garbled: { type: 'string' },
       seed: { type: 'string', default: '7' },
@@ -489,6 +493,9 @@ async function run(): Promise<void> {
   const speed = Number(values.speed);
   const strategies = values.strategies.split(',').map((s) => s.trim()) as Strategy[];
   const fileRtf = Number(values['file-rtf']);
+  const accountSessions = values['account-sessions'] ? Number(values['account-sessions']) : undefined;
+  if (accountSessions !== undefined && !(Number.isInteger(accountSessions) && accountSessions > 0))
+    throw new Error(`--account-sessions takes a whole number of sessions, not ${values['account-sessions']}`);
   const variants: Variant[] = values.recognition
     ? values.recognition.split(',').map((m) => {
         const recognition = m.trim() as RecognitionMode;
@@ -546,12 +553,14 @@ async function run(): Promise<void> {
     nlpRps,
     textRateLimit,
     fileRtf,
+    ...(accountSessions ? { accountSessions } : {}),
     keep: values.keep,
     log,
-    // A profile is written when the workers exit, as they do at the end of each pass.
-    ...(values.profile || values['node-options']
-      ? {
-          workerEnv: {
+    workerEnv: {
+      ...(accountSessions ? { CALLPIPE_ASR_ACCOUNT_SESSIONS: String(accountSessions) } : {}),
+      // A profile is written when the workers exit, as they do at the end of each pass.
+      ...(values.profile || values['node-options']
+        ? {
             NODE_OPTIONS: [
               process.env.NODE_OPTIONS,
               values['node-options'],
@@ -559,9 +568,9 @@ async function run(): Promise<void> {
             ]
               .filter(Boolean)
               .join(' '),
-          },
-        }
-      : {}),
+          }
+        : {}),
+    },
   });
   try {
     const { pc, stack } = bench;
@@ -678,6 +687,7 @@ async function run(): Promise<void> {
         garbled: shape.garbled,
       },
       budget,
+      ...(accountSessions ? { accountSessions } : {}),
       speed,
       fileRtf,
       machine: {
