@@ -85,6 +85,22 @@ function longestCallBreakdown(run: CallsRun) {
 }
 
 /**
+ * The largest activity inputs and results in the pass's histories, with their activity type and call:
+ * what would come near Temporal's payload limits (a warning at 512 KiB) on longer calls.
+ */
+function largestPayloads(run: CallsRun, top = 5) {
+  return run.calls
+    .flatMap((c) =>
+      c.activities.flatMap((a) => [
+        { type: a.type, part: 'input', bytes: a.inputBytes, call: c.name },
+        { type: a.type, part: 'result', bytes: a.resultBytes, call: c.name },
+      ]),
+    )
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, top);
+}
+
+/**
  * The longest call's time outside recognition: from its first activity to its first recognition, and
  * from its last recognition to its last activity (probe, plan; merge, speakers, text steps, publish).
  */
@@ -256,6 +272,7 @@ function passFigures(
     ratio: round(run.wallSeconds / bound.idealSeconds, 3),
     ...fileFigures(run, docs, budget, speed, fileRtf),
     longestCall: longestCallBreakdown(run),
+    largestPayloads: largestPayloads(run),
     requestsPerAudioHour: requestsPerAudioHour(docs),
     // What the emulator received during the pass, by endpoint: the text-request budget (issues 15, 16).
     ...(requestLog
