@@ -8,9 +8,8 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
  * task queues, emulators and processes.
  */
 const INTEGRATION_ALONE = [
-  // The shared emulator's request log, counted before and after (files that count requests and need not
-  // use the stack's own workers have an emulator of their own instead: test/helpers/own-service.ts).
-  'process-recording.e2e',
+  // (Files that count the service's requests have an emulator of their own instead,
+  // test/helpers/own-service.ts, or read their runs' own histories.)
   // The stack's worker metrics (open streams back to 0); the cost meter's counters.
   'metrics',
   'cost',

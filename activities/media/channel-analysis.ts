@@ -22,16 +22,17 @@
  *
  * Memory: one 16-bit peak per channel and 10 ms (7 MB per channel for 10 hours), plus a histogram.
  *
- * The same run can also write tracks (`trackOutputs`): the decoded stream, resampled to 8 kHz once, is
- * split, each branch panned to a track, conditioned and encoded as mu-law to a local file
- * (staged-tracks.ts), so the recognizer's audio costs no decode or resampling of its own. The analysis
- * branch is unchanged by it.
+ * The same run can also write tracks (`trackOutputs`): each track's channels, conditioned here for the
+ * analysis already, mixed at equal gain, rounded to 16 bits and encoded as mu-law to a local file
+ * (staged-tracks.ts), so the recognizer's audio costs no decode, resampling or filtering of its own. ffmpeg
+ * only decodes and resamples; the analysis is unchanged by it. (ffmpeg's own high-pass, a branch per
+ * track, cost ten times the decode on recordings with digital silence: bench/README.md, "Plan step".)
  */
 import type { ChannelFacts, Silence } from '../../schemas/plan.ts';
 import { Conditioner } from './conditioning.ts';
 import { spawnFfmpeg } from './ffmpeg.ts';
 import { inputArgs, type MediaInput } from './media-input.ts';
-import { trackFiltersAtRate } from './transcode.ts';
+import { openTrackWriters, type TrackOutput, type TrackWriters } from './track-writers.ts';
 import { roundThousandths } from '../../schemas/units.ts';
 
 /** The analysis rate: the telephony band, and the rate of the recognizer's 8-kHz input. */
@@ -70,12 +71,6 @@ export interface ChannelAnalysisOptions {
   /** Tracks the same run writes, each to its file as conditioned 8-kHz mu-law (staged-tracks.ts). */
   trackOutputs?: TrackOutput[];
   signal?: AbortSignal;
-}
-
-/** A track written beside the analysis: its source channels, mixed at equal gain, to `path`. */
-export interface TrackOutput {
-  sourceChannels: number[];
-  path: string;
 }
 
 export interface ChannelAnalysis {
@@ -134,6 +129,13 @@ class Accumulator {
     this.current = new Float64Array(channels);
   }
 
+  /** Conditioned samples of the last block pushed, per channel: `frames` of each are valid. */
+  conditioned(): { block: readonly Float64Array[]; frames: number } {
+    return { block: this.block, frames: this.lastFrames };
+  }
+
+  private lastFrames = 0;
+
   push(chunk: Buffer): void {
     const frameBytes = 2 * this.channels;
     const joined = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
@@ -144,8 +146,9 @@ class Accumulator {
     this.rest = Buffer.from(joined.subarray(usable));
     const samples = new Int16Array(aligned.buffer, aligned.byteOffset, usable / 2);
     const frames = samples.length / this.channels;
-    if (this.block.length < frames)
+    if ((this.block[0]?.length ?? 0) < frames)
       this.block = Array.from({ length: this.channels }, () => new Float64Array(frames));
+    this.lastFrames = frames;
     const { channels, energy, sums, cross, pairs, block } = this;
     for (let c = 0; c < channels; c++) {
       const out = block[c]!;
@@ -224,57 +227,27 @@ function silencesOf(
   return out.filter((s) => s.end > s.start);
 }
 
-/**
- * ffmpeg's arguments: the decoded stream at the analysis rate to stdout as 16-bit PCM, and with
- * `tracks`, the stream split once more per track, each written to its file.
- */
-function analysisArgs(input: MediaInput, tracks: readonly TrackOutput[]): string[] {
-  const analysisOutput = ['-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'];
-  // One filter thread: a worker runs about one ffmpeg per core already.
-  const head = ['-v', 'error', '-filter_threads', '1'];
-  const resampled = `aresample=${ANALYSIS_RATE},asetnsamples=n=${FRAME_SAMPLES}:p=0`;
-  if (tracks.length === 0)
-    return [
-      ...head,
-      ...inputArgs(input),
-      '-map',
-      `0:${input.streamIndex}`,
-      '-af',
-      resampled,
-      ...analysisOutput,
-    ];
-  // Every channel resampled once, then split: each track picks its channels from the resampled stream.
-  const labels = tracks.map((_, i) => `t${i}`);
-  const graph = [
-    `[0:${input.streamIndex}]${resampled},asplit=${tracks.length + 1}[analysisout]${labels.map((l) => `[${l}]`).join('')}`,
-    ...tracks.map(
-      (t, i) => `[${labels[i]}]${trackFiltersAtRate(t.sourceChannels).join(',')}[${labels[i]}out]`,
-    ),
-  ].join(';');
+/** ffmpeg's arguments: the decoded stream at the analysis rate to stdout as 16-bit PCM. */
+function analysisArgs(input: MediaInput): string[] {
   return [
-    ...head,
-    '-filter_complex_threads',
-    '1',
+    // One filter thread: a worker runs about one ffmpeg per core already.
+    ...['-v', 'error', '-filter_threads', '1'],
     ...inputArgs(input),
-    '-filter_complex',
-    graph,
-    '-map',
-    '[analysisout]',
-    ...analysisOutput,
-    ...tracks.flatMap((t, i) => [
-      '-map',
-      `[${labels[i]}out]`,
-      '-c:a',
-      'pcm_mulaw',
-      '-f',
-      'mulaw',
-      // Full writes, not one per packet (as the transcode's: transcode.ts).
-      '-flush_packets',
-      '0',
-      '-y',
-      t.path,
-    ]),
+    ...['-map', `0:${input.streamIndex}`],
+    ...['-af', `aresample=${ANALYSIS_RATE},asetnsamples=n=${FRAME_SAMPLES}:p=0`],
+    ...['-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'],
   ];
+}
+
+/** Every chunk of ffmpeg's output into the accumulator, and its conditioned samples into the tracks. */
+async function readInto(acc: Accumulator, stdout: AsyncIterable<unknown>, writers: TrackWriters) {
+  for await (const chunk of stdout) {
+    acc.push(chunk as Buffer);
+    const { block, frames } = acc.conditioned();
+    // Awaited: ffmpeg waits on its pipe while the tracks are written.
+    await writers.write(block, frames);
+  }
+  acc.end();
 }
 
 /** Analyzes every channel of `input` (see the module's comment). */
@@ -284,14 +257,19 @@ export async function analyzeChannels(
 ): Promise<ChannelAnalysis> {
   const { channels } = options;
   const acc = new Accumulator(channels, Math.ceil(options.durationSeconds / WINDOW_SECONDS));
-  const proc = spawnFfmpeg(analysisArgs(input, options.trackOutputs ?? []), { signal: options.signal });
-  const reading = (async () => {
-    for await (const chunk of proc.stdout) acc.push(chunk as Buffer);
-    acc.end();
-  })();
+  const writers = await openTrackWriters(options.trackOutputs ?? []);
+  const proc = spawnFfmpeg(analysisArgs(input), { signal: options.signal });
+  // A failed read or write stops ffmpeg, which would otherwise wait on its full pipe for ever.
+  let stopped = false;
+  const reading = readInto(acc, proc.stdout, writers).catch((err: unknown) => {
+    stopped = true;
+    proc.kill();
+    throw err;
+  });
   const [read, done] = await Promise.allSettled([reading, proc.done]);
+  await writers.close();
+  if (read.status === 'rejected' && stopped) throw read.reason;
   if (done.status === 'rejected') throw done.reason;
-  if (read.status === 'rejected') throw read.reason;
 
   const windows = Math.max(1, acc.windows);
   const decodedSeconds = acc.samples / ANALYSIS_RATE;

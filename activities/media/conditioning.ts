@@ -24,6 +24,16 @@ export function conditioningFilters(): string[] {
 }
 
 /**
+ * After a sound, digital silence (exact zeros: a muted line, a pause of a synthetic or VoIP recording) lets
+ * the filter's state decay into subnormal numbers, on which the CPU's arithmetic is tens of times slower,
+ * for as long as the silence lasts. A state this small (in 16-bit units) is set to zero instead, every
+ * {@link FLUSH_EVERY_SAMPLES}: between two flushes it decays by far less than from here to the subnormals.
+ */
+const TINY_STATE = 1e-20;
+const FLUSH_EVERY_SAMPLES = 1024;
+const flushTiny = (v: number) => (v < TINY_STATE && v > -TINY_STATE ? 0 : v);
+
+/**
  * The same conditioning in Node, for the channel analysis, which reads the decoded samples itself
  * (ffmpeg's astats, the alternative for the DC offset it also reports, cost several times the decode):
  * the high-pass sections of {@link conditioningFilters} as ffmpeg computes them (the Audio EQ Cookbook
@@ -71,15 +81,22 @@ export class Conditioner {
     let s2 = state[at + 1]!;
     let t1 = state[at + 2]!;
     let t2 = state[at + 3]!;
-    for (let i = offset, n = 0; i < input.length; i += stride, n++) {
-      const x = input[i]!;
-      const y = b0 * x + s1;
-      s1 = b1 * x - a1 * y + s2;
-      s2 = b2 * x - a2 * y;
-      const z = b0 * y + t1;
-      t1 = b1 * y - a1 * z + t2;
-      t2 = b2 * y - a2 * z;
-      out[n] = z;
+    for (let i = offset, n = 0; i < input.length;) {
+      const stop = Math.min(input.length, i + FLUSH_EVERY_SAMPLES * stride);
+      for (; i < stop; i += stride, n++) {
+        const x = input[i]!;
+        const y = b0 * x + s1;
+        s1 = b1 * x - a1 * y + s2;
+        s2 = b2 * x - a2 * y;
+        const z = b0 * y + t1;
+        t1 = b1 * y - a1 * z + t2;
+        t2 = b2 * y - a2 * z;
+        out[n] = z;
+      }
+      s1 = flushTiny(s1);
+      s2 = flushTiny(s2);
+      t1 = flushTiny(t1);
+      t2 = flushTiny(t2);
     }
     state[at] = s1;
     state[at + 1] = s2;

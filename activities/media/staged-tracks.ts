@@ -15,7 +15,7 @@ import { appendFile, rm, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { PlanSession, StagedTrack, Track } from '../../schemas/plan.ts';
-import type { TrackOutput } from './channel-analysis.ts';
+import type { TrackOutput } from './track-writers.ts';
 import type { MediaInput } from './media-input.ts';
 import { trackKey, type StagingStore } from './staging.ts';
 import { expectedBytes, transcodeStream } from './transcode.ts';

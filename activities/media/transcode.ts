@@ -43,8 +43,8 @@ export interface TranscodeRange {
 
 /**
  * The filters that make a track of the source: its channel(s) panned to mono, resampled, conditioned.
- * Every range transcode uses them (a track transcoded whole, staged-tracks.ts), and
- * {@link trackFiltersAtRate} gives the same samples, so the recognizer hears the same audio either way.
+ * Every range transcode uses them (a track transcoded whole, staged-tracks.ts); the channel analysis
+ * applies the same pan and conditioning in Node to the tracks it writes (track-writers.ts).
  */
 function trackFilters(sourceChannels: number[], sampleRate = 8000, conditioning = true): string[] {
   return [
@@ -52,16 +52,6 @@ function trackFilters(sourceChannels: number[], sampleRate = 8000, conditioning 
     `aresample=${sampleRate}`,
     ...(conditioning ? conditioningFilters() : []),
   ];
-}
-
-/**
- * The same track from a stream already resampled to the track's rate (the channel analysis resamples
- * every channel once and splits it): panned, then conditioned. The resampler works on each channel on
- * its own, so picking a channel after it gives the very samples {@link trackFilters} gives; a mix of
- * channels may differ in its last bit (the gains applied after resampling instead of before).
- */
-export function trackFiltersAtRate(sourceChannels: number[]): string[] {
-  return [panFilter({ sourceChannels }), ...conditioningFilters()];
 }
 
 /** ffmpeg's arguments for one exact range: exposed for the benchmark and tests. */

@@ -119,6 +119,31 @@ describe('analyzeChannels', () => {
   });
 });
 
+/** The conditioning's two 200-Hz sections at 8 kHz (Audio EQ Cookbook high-pass, Q 0.707), never flushed. */
+function unflushedHighpass(input: Int16Array): Float64Array {
+  const w0 = (2 * Math.PI * 200) / 8000;
+  const alpha = Math.sin(w0) / (2 * 0.707);
+  const a0 = 1 + alpha;
+  const [b0, b1, a1, a2] = [
+    (1 + Math.cos(w0)) / 2 / a0,
+    -(1 + Math.cos(w0)) / a0,
+    (-2 * Math.cos(w0)) / a0,
+    (1 - alpha) / a0,
+  ];
+  const out = Float64Array.from(input);
+  for (let section = 0; section < 2; section++) {
+    let [s1, s2] = [0, 0];
+    for (let i = 0; i < out.length; i++) {
+      const x = out[i]!;
+      const y = b0 * x + s1;
+      s1 = b1 * x - a1 * y + s2;
+      s2 = b0 * x - a2 * y;
+      out[i] = y;
+    }
+  }
+  return out;
+}
+
 describe('Conditioner', () => {
   it("conditions as ffmpeg's high-pass does (within a quantization step), removing DC and hum", async () => {
     const source = "aevalsrc=exprs='0.05+0.05*sin(2*PI*50*t)+0.2*sin(2*PI*1000*t)':s=8000:d=2";
@@ -153,6 +178,22 @@ describe('Conditioner', () => {
     expect(Math.abs(mean)).toBeLessThan(5);
     expect(Math.max(...tail)).toBeGreaterThan(0.19 * 32768);
     expect(Math.max(...tail)).toBeLessThan(0.21 * 32768);
+  });
+
+  it('comes to rest at exactly zero in digital silence after a sound, as the unflushed filter would to within 1e-15', () => {
+    // 0.5 s of a tone, then 3 s of exact zeros: the filter's state decays towards the subnormals.
+    const input = new Int16Array(8000 * 3.5);
+    for (let i = 0; i < 4000; i++) input[i] = Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000));
+    const flushed = new Float64Array(input.length);
+    new Conditioner(8000, 1).processBlock(0, input, 0, 1, flushed);
+    const reference = unflushedHighpass(input);
+    let worst = 0;
+    for (let i = 0; i < input.length; i++) worst = Math.max(worst, Math.abs(flushed[i]! - reference[i]!));
+    expect(worst).toBeLessThan(1e-15);
+    // Unflushed, the last second still holds values under the smallest normal double; flushed, zeros.
+    const last = (a: Float64Array) => Array.from(a.subarray(a.length - 8000));
+    expect(last(reference).some((v) => v !== 0 && Math.abs(v) < 2.2250738585072014e-308)).toBe(true);
+    expect(last(flushed).every((v) => v === 0)).toBe(true);
   });
 });
 
