@@ -13,11 +13,13 @@ import type { AccuracyReport } from '../../schemas/service-classifier.ts';
 import type { Account } from '../accounts.ts';
 import type { Answer } from '../answer.ts';
 import { mediaType } from '../http.ts';
-import { classify, crossValidatedReport, train, type LabelledText, type NaiveBayes } from './naive-bayes.ts';
+import type { LabelledText } from './naive-bayes.ts';
+import { crossValidatedReport, LEARNERS, SERVICE_LEARNER, type TextClassifier } from './text-classifier.ts';
 
 /** Training time: a base plus a little per line, in emulator seconds (divided by `speed`). */
 const TRAINING_BASE_SECONDS = 3;
 const TRAINING_SECONDS_PER_LINE = 0.01;
+const learner: TextClassifier<unknown> = LEARNERS[SERVICE_LEARNER];
 const CONFLICT_MESSAGE =
   'the request could not be completed due to a conflict with the current state of the resource';
 
@@ -25,7 +27,7 @@ interface StoredModel {
   id: string;
   createdAt: number;
   readyAt: number;
-  outcome: { model: NaiveBayes; report: AccuracyReport } | 'failed';
+  outcome: { model: unknown; report: AccuracyReport } | 'failed';
 }
 
 function ok(result?: unknown): Answer {
@@ -98,7 +100,7 @@ export class ClassifierModels {
       readyAt: now + (seconds * 1000) / this.#speed,
       outcome: indistinguishable(rows)
         ? 'failed'
-        : { model: train(rows), report: crossValidatedReport(rows) },
+        : { model: learner.train(rows), report: crossValidatedReport(learner, rows) },
     });
     return ok({ model_id: id });
   }
@@ -131,7 +133,7 @@ export class ClassifierModels {
     if ([...text].length > TRAINING_LIMITS.textChars)
       return refuse(400, `text : must be less than ${TRAINING_LIMITS.textChars} character`);
     if (this.#status(m) !== 'completed' || m.outcome === 'failed') return refuse(409, CONFLICT_MESSAGE);
-    return ok(classify(m.outcome.model, text));
+    return ok(learner.classify(m.outcome.model, text));
   }
 
   delete(account: Account, id: string): Answer {

@@ -1,10 +1,9 @@
 /**
- * The emulator's text classifier: multinomial naive Bayes over character 1- to 3-grams (Japanese has no
- * spaces to split words at), Laplace smoothing; and its accuracy report, from a stratified 5-fold
- * cross-validation of the training rows, in the report's shape (spec 03, Classifier model). A real, if
- * simple, classifier: the demo's call reasons are told apart by what is said, not looked up.
+ * A text classifier: multinomial naive Bayes over character 1- to 3-grams, Laplace smoothing. The
+ * emulator's first classifier, kept to compare (bench/insight-rules.ts); text-classifier.ts says which one
+ * the emulator runs.
  */
-import type { AccuracyReport, ReportRow } from '../../schemas/service-classifier.ts';
+import { charNgrams as ngrams } from './char-ngrams.ts';
 
 export interface LabelledText {
   class: string;
@@ -19,25 +18,6 @@ export interface NaiveBayes {
 }
 
 const SMOOTHING = 1;
-
-function normalized(text: string): string {
-  return text
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[\s、。，．,.!?！？「」『』（）()・〈〉]+/g, ' ')
-    .trim();
-}
-
-/** Character 1-, 2- and 3-grams of a text (spaces separate, never joined across). */
-function ngrams(text: string): string[] {
-  const out: string[] = [];
-  for (const word of normalized(text).split(' ')) {
-    const cs = [...word];
-    for (let n = 1; n <= 3; n++)
-      for (let i = 0; i + n <= cs.length; i++) out.push(cs.slice(i, i + n).join(''));
-  }
-  return out;
-}
 
 export function train(rows: readonly LabelledText[]): NaiveBayes {
   const perClass: NaiveBayes['perClass'] = new Map();
@@ -77,63 +57,4 @@ export function classify(model: NaiveBayes, text: string): { class: string; scor
   return model.classes
     .map((name, i) => ({ class: name, score: Math.round((weights[i]! / total) * 1e6) / 1e6 }))
     .sort((a, b) => b.score - a.score || a.class.localeCompare(b.class));
-}
-
-const FOLDS = 5;
-const round = (x: number) => Math.round(x * 1e4) / 1e4;
-
-function rowOf(tp: number, predicted: number, support: number): ReportRow {
-  const precision = predicted === 0 ? 0 : tp / predicted;
-  const recall = support === 0 ? 0 : tp / support;
-  const f1 = precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
-  return { precision: round(precision), recall: round(recall), 'f1-score': round(f1), support };
-}
-
-function averaged(rows: ReportRow[], weights: number[]): ReportRow {
-  const total = weights.reduce((a, b) => a + b, 0);
-  const avg = (key: 'precision' | 'recall' | 'f1-score') =>
-    round(rows.reduce((s, r, i) => s + r[key] * weights[i]!, 0) / total);
-  const support = rows.reduce((s, r) => s + r.support, 0);
-  return { precision: avg('precision'), recall: avg('recall'), 'f1-score': avg('f1-score'), support };
-}
-
-/**
- * The accuracy report of a model trained on `rows`: each row predicted by a model trained on the other
- * folds (the i-th item of each class falls in fold i mod 5, so every fold holds every class).
- */
-export function crossValidatedReport(rows: readonly LabelledText[]): AccuracyReport {
-  const seen = new Map<string, number>();
-  const folded = rows.map((row) => {
-    const i = seen.get(row.class) ?? 0;
-    seen.set(row.class, i + 1);
-    return { row, fold: i % FOLDS };
-  });
-  const classes = [...seen.keys()];
-  const tp = new Map<string, number>();
-  const predictedCount = new Map<string, number>();
-  let correct = 0;
-  for (let fold = 0; fold < FOLDS; fold++) {
-    const model = train(folded.filter((f) => f.fold !== fold).map((f) => f.row));
-    for (const { row } of folded.filter((f) => f.fold === fold)) {
-      const guess = classify(model, row.text)[0]!.class;
-      predictedCount.set(guess, (predictedCount.get(guess) ?? 0) + 1);
-      if (guess === row.class) {
-        tp.set(guess, (tp.get(guess) ?? 0) + 1);
-        correct++;
-      }
-    }
-  }
-  const perClass = classes.map((c) => rowOf(tp.get(c) ?? 0, predictedCount.get(c) ?? 0, seen.get(c)!));
-  const report: AccuracyReport = {};
-  classes.forEach((c, i) => (report[c] = perClass[i]!));
-  report.accuracy = round(correct / rows.length);
-  report['macro avg'] = averaged(
-    perClass,
-    perClass.map(() => 1),
-  );
-  report['weighted avg'] = averaged(
-    perClass,
-    perClass.map((r) => r.support),
-  );
-  return report;
 }
