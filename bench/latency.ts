@@ -34,9 +34,13 @@ import { stopWatchUpdate } from '../workflows/watch.ts';
 import type { OutputLocation } from '../schemas/recording.ts';
 import type { ResultDocument } from '../schemas/result.ts';
 import { RECOGNITION_MODES, type RecognitionMode } from '../schemas/recognition.ts';
+import { activityIntervals } from './lib/activity-intervals.ts';
+import { deltaBy, scrape } from './lib/cost-meter.ts';
+import { activityTimes, breakdownLine, stageWalls, type ActivityTimes } from './lib/stage-breakdown.ts';
 
 const USAGE = `Usage: npm run bench:latency -- [--lengths 2,5,10,30] [--alone 2] [--backlog 1] [--sessions 64]
-       [--settle 5] [--speed 1] [--backlog-factor 3] [--recognition stream|file|auto] [--file-rtf 0.25] [--keep]`;
+       [--settle 5] [--speed 1] [--backlog-factor 3] [--recognition stream|file|auto] [--file-rtf 0.25]
+       [--nlp-rps N] [--keep]`;
 
 /** The stereo filler calls of a backlog, and the sessions each is planned into (throughput plan). */
 const FILLER_SECONDS = 600;
@@ -55,6 +59,16 @@ interface Measured {
   plan: string;
   /** The recognition stage's wall time (result.json processing.wallSeconds.recognize). */
   recognizeSeconds: number;
+  /**
+   * Where the latency went: `upload to start` (the watch's settle and listing), each stage's wall time,
+   * `result seen` (the bench's poll); per activity type its waits and run times, and its CPU seconds
+   * (the workers' and their ffmpeg's, shared among the activities running: alone, this call's).
+   */
+  breakdown?: {
+    stages: Record<string, number>;
+    activities: Record<string, ActivityTimes>;
+    cpuSeconds: Record<string, number>;
+  };
   status: 'done' | 'failed';
 }
 
@@ -87,6 +101,31 @@ async function untilResult(pc: PipelineClient, output: OutputLocation, key: stri
   throw new Error(`no result for ${key} within ${CALL_TIMEOUT_MS / 60_000} minutes`);
 }
 
+/** A call's latency by stage (see {@link Measured.breakdown}). */
+async function breakdownOf(
+  pc: PipelineClient,
+  doc: ResultDocument,
+  uploadedMs: number,
+  seenMs: number,
+  cpu: Record<string, number>,
+): Promise<NonNullable<Measured['breakdown']>> {
+  const { workflowId, runId, startedAt } = doc.processing;
+  const started = Date.parse(startedAt);
+  const walls = stageWalls(doc);
+  const stages = {
+    'upload to start': round((started - uploadedMs) / 1000),
+    ...walls,
+    'result seen': round((seenMs - started) / 1000 - (walls.total ?? 0)),
+  };
+  const intervals = await activityIntervals(pc.client.workflow.getHandle(workflowId, runId));
+  const cpuSeconds = Object.fromEntries(
+    Object.entries(cpu)
+      .filter(([, v]) => v >= 0.05)
+      .map(([k, v]) => [k, round(v, 2)]),
+  );
+  return { stages, activities: activityTimes(intervals), cpuSeconds };
+}
+
 async function run(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -99,6 +138,8 @@ async function run(): Promise<void> {
       'backlog-factor': { type: 'string', default: '3' },
       recognition: { type: 'string', default: 'stream' },
       'file-rtf': { type: 'string', default: '0.25' },
+      // The client's text requests per second (CALLPIPE_NLP_RPS); default the configuration's.
+      'nlp-rps': { type: 'string' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -161,6 +202,7 @@ async function run(): Promise<void> {
     budget: sessions,
     ...(sessions > 64 ? { accountSessions: sessions } : {}),
     fileRtf,
+    ...(values['nlp-rps'] ? { nlpRps: Number(values['nlp-rps']) } : {}),
     keep: values.keep,
     log,
   });
@@ -185,11 +227,19 @@ async function run(): Promise<void> {
     // Keys sort in upload order: the watch lists the keys after the last it took (a key sorting before it
     // would wait for the reconciliation).
     let uploads = 0;
+    const metricsUrl = bench.stack.addresses.metricsUrl;
     const measure = async (c: RenderedCall, phase: Measured['phase']): Promise<Measured> => {
       const key = `${prefix}${String(uploads++).padStart(3, '0')}-${c.name}`;
+      const counters = await scrape(metricsUrl);
       await pc.store.putFile(key, paths.get(c.name)!);
       const uploaded = Date.now();
       const done = await untilResult(pc, output, key);
+      const cpuSeconds = deltaBy(
+        counters,
+        await scrape(metricsUrl),
+        'callpipe_activity_cpu_seconds_total',
+        'activity_type',
+      );
       const latencySeconds = (done.at - uploaded) / 1000;
       const minutes = c.durationSeconds / 60;
       if (!('key' in done) || !done.key) {
@@ -223,12 +273,15 @@ async function run(): Promise<void> {
         sessions: doc.sessions.length,
         longestSeconds,
         plan: planOf(doc),
+        breakdown: await breakdownOf(pc, doc, uploaded, done.at, cpuSeconds),
         status: 'done',
       };
       log(
         `${phase} ${c.name}: ${round(latencySeconds)} s (ideal ${round(m.idealSeconds)} s), ` +
           `${m.sessions} sessions, longest ${round(longestSeconds)} s, plan ${m.plan}`,
       );
+      log(`  ${breakdownLine(m.breakdown!.stages, m.breakdown!.activities)}`);
+      log(`  CPU s by activity: ${JSON.stringify(m.breakdown!.cpuSeconds)}`);
       return m;
     };
 
@@ -323,7 +376,17 @@ async function run(): Promise<void> {
       `target (p95 within 120 s of upload, alone): worst p95 ${round(worst)} s: ${worst <= 120 ? 'met' : 'NOT met'}`,
     );
   }
-  console.log(JSON.stringify({ recognition, fileRtf, settle, speed, latency: summary, calls: measured }));
+  console.log(
+    JSON.stringify({
+      recognition,
+      fileRtf,
+      settle,
+      speed,
+      nlpRps: values['nlp-rps'] ? Number(values['nlp-rps']) : "the configuration's",
+      latency: summary,
+      calls: measured,
+    }),
+  );
   if (measured.some((x) => x.status === 'failed')) process.exitCode = 1;
 }
 

@@ -39,6 +39,7 @@ import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
 import { fileMakespanBound, makespanBound, slotSeconds, requestsPerAudioHour } from './lib/makespan.ts';
 import { RECOGNITION_MODES, type RecognitionMode } from '../schemas/recognition.ts';
+import { activityTimes, stageWalls } from './lib/stage-breakdown.ts';
 import { startCpuMeter, threadCpu, type CpuUse } from './lib/cpu-meter.ts';
 import {
   deltaBy,
@@ -68,15 +69,43 @@ interface Variant {
 /** The activities that recognize: a stream session, or a group of pieces by file requests. */
 const RECOGNITION_ACTIVITIES = new Set(['recognizeSession', 'recognizePieces']);
 
+const longestCall = (run: CallsRun) =>
+  [...run.calls].sort((a, b) => (b.doc?.audio.durationSeconds ?? 0) - (a.doc?.audio.durationSeconds ?? 0))[0];
+
+/** The longest call's wall time per stage and its activities' waits and run times (stage-breakdown.ts). */
+function longestCallBreakdown(run: CallsRun) {
+  const call = longestCall(run);
+  if (!call?.doc) return undefined;
+  return {
+    name: call.name,
+    audioSeconds: round(call.doc.audio.durationSeconds),
+    stages: stageWalls(call.doc),
+    activities: activityTimes(call.activities),
+  };
+}
+
+/**
+ * The largest activity inputs and results in the pass's histories, with their activity type and call:
+ * what would come near Temporal's payload limits (a warning at 512 KiB) on longer calls.
+ */
+function largestPayloads(run: CallsRun, top = 5) {
+  return run.calls
+    .flatMap((c) =>
+      c.activities.flatMap((a) => [
+        { type: a.type, part: 'input', bytes: a.inputBytes, call: c.name },
+        { type: a.type, part: 'result', bytes: a.resultBytes, call: c.name },
+      ]),
+    )
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, top);
+}
+
 /**
  * The longest call's time outside recognition: from its first activity to its first recognition, and
  * from its last recognition to its last activity (probe, plan; merge, speakers, text steps, publish).
  */
 function outsideRecognitionSeconds(run: CallsRun): number {
-  const longest = [...run.calls].sort(
-    (a, b) => (b.doc?.audio.durationSeconds ?? 0) - (a.doc?.audio.durationSeconds ?? 0),
-  )[0];
-  const acts = longest?.activities ?? [];
+  const acts = longestCall(run)?.activities ?? [];
   const rec = acts.filter((a) => RECOGNITION_ACTIVITIES.has(a.type));
   if (acts.length === 0 || rec.length === 0) return 0;
   const first = Math.min(...acts.map((a) => a.scheduledMs));
@@ -99,6 +128,9 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
   --recognition a,b       recognition passes instead, each planned by the first strategy: stream, file,
                           auto (e.g. stream,file: file mode's wall over stream mode's, in one run)
   --file-rtf R            the emulator answers a file request after R × its audio (default 0.25)
+  --account-sessions N    the account's sessions shared through the session budget
+                          (CALLPIPE_ASR_ACCOUNT_SESSIONS) and the emulator's account limit; absent, each
+                          worker process counts its own (--budget)
   --features compare      each strategy's pass with call reasons and transcript quality off, then on
                           (reasons with a model trained from the demo's scripted examples): text
                           requests per audio hour on over off (issue 40's 1.15 bound)
@@ -239,6 +271,8 @@ function passFigures(
     idealSeconds: round(bound.idealSeconds),
     ratio: round(run.wallSeconds / bound.idealSeconds, 3),
     ...fileFigures(run, docs, budget, speed, fileRtf),
+    longestCall: longestCallBreakdown(run),
+    largestPayloads: largestPayloads(run),
     requestsPerAudioHour: requestsPerAudioHour(docs),
     // What the emulator received during the pass, by endpoint: the text-request budget (issues 15, 16).
     ...(requestLog
@@ -442,6 +476,7 @@ async function run(): Promise<void> {
       strategies: { type: 'string', default: 'balanced,fixed' },
       recognition: { type: 'string' },
       'file-rtf': { type: 'string', default: '0.25' },
+      'account-sessions': { type: 'string' },
       features: { type: 'string' },
       garbled: { type: 'string' },
       seed: { type: 'string', default: '7' },
@@ -475,6 +510,9 @@ async function run(): Promise<void> {
   const speed = Number(values.speed);
   const strategies = values.strategies.split(',').map((s) => s.trim()) as Strategy[];
   const fileRtf = Number(values['file-rtf']);
+  const accountSessions = values['account-sessions'] ? Number(values['account-sessions']) : undefined;
+  if (accountSessions !== undefined && !(Number.isInteger(accountSessions) && accountSessions > 0))
+    throw new Error(`--account-sessions takes a whole number of sessions, not ${values['account-sessions']}`);
   const variants: Variant[] = values.recognition
     ? values.recognition.split(',').map((m) => {
         const recognition = m.trim() as RecognitionMode;
@@ -532,12 +570,14 @@ async function run(): Promise<void> {
     nlpRps,
     textRateLimit,
     fileRtf,
+    ...(accountSessions ? { accountSessions } : {}),
     keep: values.keep,
     log,
-    // A profile is written when the workers exit, as they do at the end of each pass.
-    ...(values.profile || values['node-options']
-      ? {
-          workerEnv: {
+    workerEnv: {
+      ...(accountSessions ? { CALLPIPE_ASR_ACCOUNT_SESSIONS: String(accountSessions) } : {}),
+      // A profile is written when the workers exit, as they do at the end of each pass.
+      ...(values.profile || values['node-options']
+        ? {
             NODE_OPTIONS: [
               process.env.NODE_OPTIONS,
               values['node-options'],
@@ -545,9 +585,9 @@ async function run(): Promise<void> {
             ]
               .filter(Boolean)
               .join(' '),
-          },
-        }
-      : {}),
+          }
+        : {}),
+    },
   });
   try {
     const { pc, stack } = bench;
@@ -664,6 +704,7 @@ async function run(): Promise<void> {
         garbled: shape.garbled,
       },
       budget,
+      ...(accountSessions ? { accountSessions } : {}),
       speed,
       fileRtf,
       machine: {

@@ -17,18 +17,41 @@ export interface Interval {
   endMs: number;
   /** The attempt that ended it (1 for the first): above 1, the activity was retried. */
   attempt: number;
+  /** Bytes of its input's payloads and of its result's, as the history stores them (encoded). */
+  inputBytes: number;
+  resultBytes: number;
+}
+
+/** Bytes of a history event's payloads (data and metadata). */
+function payloadBytes(
+  payloads:
+    | { payloads?: { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }[] | null }
+    | null
+    | undefined,
+): number {
+  let n = 0;
+  for (const p of payloads?.payloads ?? []) {
+    n += p.data?.length ?? 0;
+    for (const v of Object.values(p.metadata ?? {})) n += v.length;
+  }
+  return n;
 }
 
 export async function activityIntervals(handle: WorkflowHandle): Promise<Interval[]> {
   const history = await handle.fetchHistory();
-  const scheduled = new Map<string, { type: string; at: number }>();
+  const scheduled = new Map<string, { type: string; at: number; inputBytes: number }>();
   const started = new Map<string, { at: number; attempt: number }>();
   const out: Interval[] = [];
   for (const e of history.events ?? []) {
     const id = String(e.eventId);
     const at = tsToMs(e.eventTime);
     if (e.activityTaskScheduledEventAttributes) {
-      scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at });
+      const attrs = e.activityTaskScheduledEventAttributes;
+      scheduled.set(id, {
+        type: attrs.activityType?.name ?? '?',
+        at,
+        inputBytes: payloadBytes(attrs.input),
+      });
     } else if (e.activityTaskStartedEventAttributes) {
       const attrs = e.activityTaskStartedEventAttributes;
       started.set(String(attrs.scheduledEventId), { at, attempt: attrs.attempt ?? 1 });
@@ -49,6 +72,8 @@ export async function activityIntervals(handle: WorkflowHandle): Promise<Interva
           startMs: start.at,
           endMs: at,
           attempt: start.attempt,
+          inputBytes: asked?.inputBytes ?? 0,
+          resultBytes: payloadBytes(e.activityTaskCompletedEventAttributes?.result),
         });
     }
   }
