@@ -2,9 +2,8 @@
  * Separates the utterances of a one-track call into voices, by the voice itself: no model, no native
  * code, deterministic.
  *
- * 1. The voiced frames of every utterance (voice-features.ts voicedFrames: back-to-back 32-ms frames that
- *    are loud, periodic and not a tone; every step-th of them in a long call or a long utterance,
- *    analysisSteps) give their pitch and mel cepstra. The call's mean is taken
+ * 1. Every voiced frame of every utterance (voice-features.ts voicedFrames: half-overlapped 32-ms frames
+ *    that are loud, periodic and not a tone) gives its pitch and mel cepstra. The call's mean is taken
  *    out (cepstral mean normalization: what every frame shares is the line and the recorder, not a
  *    person) and each dimension scaled by its spread over the call.
  * 2. A voice is a full-covariance Gaussian over its frames; an utterance belongs to one voice as a whole.
@@ -102,12 +101,6 @@ const MIN_CONFIDENCE = 0.6;
  * however long (bench/README.md, cost).
  */
 const ANALYSED_SECONDS = 300;
-/**
- * An utterance longer than this has voice to spare as well: every step-th of its frames is analysed, the
- * step chosen so that between a half and the whole of this is (each frame standing for `step`). Chosen on
- * the development split with a margin over the least that kept its voice counts (bench/README.md, cost).
- */
-const UTTERANCE_ANALYSED_SECONDS = 3;
 /** Joined utterances: frames in a window, and the mean log-likelihood ratio per frame that counts as clear. */
 const JOIN_WINDOW_FRAMES = framesIn(0.5);
 const JOIN_MIN_LLR = 2;
@@ -442,10 +435,9 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
 }
 
 /**
- * Every how many voiced frames of each utterance one is analysed: the call's step (see ANALYSED_SECONDS),
+ * Every how many voiced frames of each utterance one is analysed (see ANALYSED_SECONDS): the call's step,
  * but never so large that an utterance keeps fewer than BASIS_FRAMES of its frames (a short answer or a
- * backchannel would otherwise lose all of them and be given no voice); and a long utterance's own step,
- * so that it keeps about UTTERANCE_ANALYSED_SECONDS' worth of them.
+ * backchannel would otherwise lose all of them and be given no voice).
  */
 export function analysisSteps(spans: readonly UtteranceSpan[]): number[] {
   let utteranceSeconds = 0;
@@ -456,9 +448,7 @@ export function analysisSteps(spans: readonly UtteranceSpan[]): number[] {
   const step = Math.max(1, Math.ceil(utteranceSeconds / ANALYSED_SECONDS));
   return spans.map((span) => {
     const frames = (span.end - span.start) / VOICED_HOP_SECONDS;
-    if (!Number.isFinite(frames)) return 1;
-    const own = Math.ceil(frames / framesIn(UTTERANCE_ANALYSED_SECONDS));
-    return Math.max(1, own, Math.min(step, Math.floor(frames / BASIS_FRAMES)));
+    return Number.isFinite(frames) ? Math.max(1, Math.min(step, Math.floor(frames / BASIS_FRAMES))) : 1;
   });
 }
 

@@ -10,7 +10,6 @@ import { renderFixture, renderPcm } from '../../activities/media/fixture.ts';
 import { stagedAudioReader } from '../../activities/speakers/speakers-activities.ts';
 import { analyzerFor, voicedFrames, VOICED_DIMS } from '../../activities/speakers/voice-features.ts';
 import {
-  analysisSteps,
   separateVoices,
   type AudioReader,
   type SeparationResult,
@@ -159,37 +158,6 @@ describe('separateVoices: two voices and one', () => {
     const split = separateVoices(readerOf(two.samples), two.spans);
     expect(split.voices).toBe(2);
     expect(agreement(split, two.truth)).toBeGreaterThanOrEqual(0.98);
-  });
-});
-
-describe('analysisSteps', () => {
-  it("analyses a short call's short utterances in full and a long utterance's 1.5 to 3 s of voice", () => {
-    const spans = [
-      { start: 0, end: 2.5 },
-      { start: 3, end: 6.2 },
-      { start: 7, end: 16 },
-      { start: 17, end: 17.3 },
-    ];
-    const steps = analysisSteps(spans);
-    expect(steps[0]).toBe(1);
-    expect(steps[3]).toBe(1);
-    spans.slice(1, 3).forEach((span, i) => {
-      const analysed = (span.end - span.start) / steps[i + 1]!;
-      expect(steps[i + 1]).toBeGreaterThan(1);
-      expect(analysed).toBeGreaterThanOrEqual(1.5);
-      expect(analysed).toBeLessThanOrEqual(3.1);
-    });
-  });
-
-  it('gives a long call one step, yet leaves every utterance half a second of frames', () => {
-    const spans = Array.from({ length: 400 }, (_, i) => ({
-      start: 3 * i,
-      end: 3 * i + (i % 4 === 0 ? 0.6 : 2.5),
-    }));
-    const steps = analysisSteps(spans);
-    // About 820 s of utterances: every third frame, but a 0.6-s answer keeps all of its.
-    expect(steps[1]).toBe(3);
-    expect(steps[0]).toBe(1);
   });
 });
 
