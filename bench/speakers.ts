@@ -11,14 +11,14 @@
  * and a test split of other seeds, voices, lines and scripts, which chooses nothing: two-voice calls of
  * Open JTalk and espeak-ng voices (women, men, same-sex and close pairs; pure speech and DTMF + speech;
  * one shared line or one per leg; 1 to 60 minutes), DTMF-only calls whose legs differ by their line,
- * one-voice calls and transfers to a third voice. Each call is transcoded as the pipeline does (8-kHz
+ * one-voice calls and transfers to a third voice. Each call is staged as the pipeline does (8-kHz
  * mu-law with its conditioning), read through the speakers stage's own reader, and given the script's
  * segments as a recognizer would report them (overlapping ones merged, the truth being who holds most).
  *
  * Prints per call and per group: utterance accuracy (best map of voices to speakers), the diarization
  * error rate (0.25-s collar, overlap scored; and without collars), unassigned utterances, joined ones
  * found against the truth, voice counts, the worst two-voice call, and the CPU of separateVoices per audio
- * hour and as a share of the CPU of the call's transcode and channel analysis as the pipeline runs them.
+ * hour and as a share of the CPU of the call's channel analysis, which writes its track, as the pipeline runs it.
  * The exit code is the test split's verdict: accuracy ≥ 95 %, DER ≤ 10 %, every two-voice call ≥ 90 %,
  * voice counts right, transfers found in ≥ 5 of 6, cost ≤ 10 %.
  *
@@ -27,13 +27,12 @@
  * (the same call's separation varied by a factor of two from pass to pass), while the least of a few
  * passes is what the work itself needs, and both sides of the ratio are measured the same way.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { spawnFfmpeg } from '../activities/media/ffmpeg.ts';
 import { analyzeChannels } from '../activities/media/channel-analysis.ts';
 import { plainInput } from '../activities/media/media-input.ts';
-import { transcodeArgs } from '../activities/media/transcode.ts';
 import { stagedAudioReader } from '../activities/speakers/speakers-activities.ts';
 import { analyzerFor, voicedFrames } from '../activities/speakers/voice-features.ts';
 import { analysisSteps, type SeparationResult } from '../activities/speakers/voice-separation.ts';
@@ -75,41 +74,30 @@ const passes = Math.max(1, Math.floor(Number(values.passes ?? DEFAULT_PASSES)) |
 const childCpu = () => processCpu(process.pid).children;
 
 /**
- * The call transcoded as the pipeline stages it, and the CPU of the call's media work as the pipeline does
- * it: the transcode (ffmpeg) and the plan's channel analysis (ffmpeg's decode and the worker's conditioning,
- * windows and silences in Node), the "transcode and analysis" the separation is measured against.
+ * The call's track as the pipeline stages it, and the CPU of the call's media work as the pipeline does
+ * it: the plan's channel analysis, which writes the track as it goes (ffmpeg decodes and resamples; the
+ * worker conditions, measures windows and silences, and encodes the track as mu-law in Node:
+ * activities/media/channel-analysis.ts `trackOutputs`), the media work the separation is measured against.
  */
 async function mediaWork(call: CorpusCall): Promise<{ bytes: Uint8Array; mediaSeconds: number }> {
-  let analysisNodeSeconds = 0;
-  const before = childCpu();
-  const proc = spawnFfmpeg(
-    transcodeArgs({
-      input: plainInput(call.path, undefined),
-      sourceChannels: [0],
-      start: 0,
-      end: call.durationSeconds,
-      format: 'mulaw',
-    }),
-  );
-  const chunks: Buffer[] = [];
-  const reading = (async () => {
-    for await (const chunk of proc.stdout) chunks.push(chunk as Buffer);
-  })();
-  await Promise.all([reading, proc.done]);
-  // The plan's channel analysis, as the pipeline runs it: ffmpeg decodes, Node conditions and measures.
-  const node = process.cpuUsage();
-  await analyzeChannels(plainInput(call.path, undefined), {
-    channels: 1,
-    noiseDb: -30,
-    minSilenceSeconds: 0.3,
-    durationSeconds: call.durationSeconds,
-  });
-  const { user, system } = process.cpuUsage(node);
-  analysisNodeSeconds = (user + system) / 1e6;
-  return {
-    bytes: new Uint8Array(Buffer.concat(chunks)),
-    mediaSeconds: childCpu() - before + analysisNodeSeconds,
-  };
+  const dir = mkdtempSync(join(tmpdir(), 'callpipe-speakers-bench-'));
+  try {
+    const path = join(dir, 'track.mulaw');
+    const before = childCpu();
+    const node = process.cpuUsage();
+    await analyzeChannels(plainInput(call.path, undefined), {
+      channels: 1,
+      noiseDb: -30,
+      minSilenceSeconds: 0.3,
+      durationSeconds: call.durationSeconds,
+      trackOutputs: [{ sourceChannels: [0], path }],
+    });
+    const { user, system } = process.cpuUsage(node);
+    const mediaSeconds = childCpu() - before + (user + system) / 1e6;
+    return { bytes: new Uint8Array(readFileSync(path)), mediaSeconds };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function dumpEmbeddings(
@@ -227,7 +215,7 @@ function summary(label: string, rows: Scored[]): { accuracy: number; der: number
   console.log(`  voice count right       ${countRight}/${rows.length}`);
   const cost = mediaMs > 0 ? cpuMs / mediaMs : 0;
   console.log(
-    `  CPU                     separateVoices ${(cpuMs / hours).toFixed(0)} ms per audio hour; transcode + channel analysis ${(mediaMs / hours).toFixed(0)} ms per audio hour; ratio ${pct(cost)}`,
+    `  CPU                     separateVoices ${(cpuMs / hours).toFixed(0)} ms per audio hour; channel analysis and track ${(mediaMs / hours).toFixed(0)} ms per audio hour; ratio ${pct(cost)}`,
   );
   console.log(
     `  frames                  ${(frames / hours).toFixed(0)} analysed per audio hour; ${((1000 * cpuMs) / Math.max(1, frames)).toFixed(1)} µs of separateVoices CPU per frame (reading, features and clustering)`,
@@ -350,7 +338,7 @@ async function main(): Promise<void> {
     `separator: ${separator.method === 'ge2e' ? 'the GE2E speaker-embedding model' : 'the voice-feature method'}${separator.note ? ` (${separator.note})` : ''}`,
   );
   console.log(
-    `cost: the least CPU of ${passes} passes per call, for the separation and for its transcode and channel analysis alike`,
+    `cost: the least CPU of ${passes} passes per call, for the separation and for its channel analysis and track alike`,
   );
   const splits: Split[] =
     values.split === 'dev' ? ['dev'] : values.split === 'test' ? ['test'] : ['dev', 'test'];

@@ -25,6 +25,7 @@ import {
   temporaryWords,
 } from '../service/dictionary.ts';
 import type { Config } from '../schemas/config.ts';
+import { lineClassifiers, type LineClassifier } from '../schemas/rules.ts';
 import { CliError } from './command.ts';
 
 export interface StoredRules {
@@ -94,6 +95,8 @@ export interface CallFileKeys {
   wordsKey?: string;
   /** The rule file's `reasons.model`. */
   reasonsModel?: string;
+  /** The rule file's classifier rules' (model, speaker) pairs. */
+  lineClassifiers?: LineClassifier[];
 }
 
 export interface CallFileOptions {
@@ -126,10 +129,12 @@ export async function storeCallFiles(
   const rules = await storeRules(store, config, options.rules);
   const wordsKey = await storeDictionary(store, config, options.dictionary);
   const reasonsModel = rules?.loaded.rules.reasons?.model;
+  const classifiers = rules ? lineClassifiers(rules.loaded.rules) : [];
   return {
     ...(rules ? { rulesKey: rules.key } : {}),
     ...(wordsKey ? { wordsKey } : {}),
     ...(reasonsModel ? { reasonsModel } : {}),
+    ...(classifiers.length > 0 ? { lineClassifiers: classifiers } : {}),
   };
 }
 

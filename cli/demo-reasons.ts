@@ -11,7 +11,8 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REASON_LINES, scriptedCall, type ScriptedReason } from '../activities/media/call-script.ts';
 import { DEFAULT_PHRASEBOOK_PATH, loadPhrasebook } from '../emulator/phrasebook.ts';
-import { MAX_CLASSIFIER_MODELS, trainingCsv } from '../schemas/classifier-dataset.ts';
+import { trainingCsv } from '../schemas/classifier-dataset.ts';
+import { MAX_CLASSIFIER_MODELS } from '../schemas/classifier-limits.ts';
 import type { ServiceClient } from '../service/index.ts';
 
 /** Examples per reason, each a short scripted call of another seed. */

@@ -185,6 +185,8 @@ export interface CallStagingKeys {
   reasons: string;
   /** The quality step's output (schemas/result.ts, qualityOutputSchema). */
   quality: string;
+  /** The line classification step's output (schemas/result.ts, lineClassesOutputSchema). */
+  lineClasses: string;
   /** The redaction step's records (schemas/result.ts, redactionOutputSchema). */
   redaction: string;
   /** The timeline with personal data masked: what every text step after redaction reads. */
@@ -214,6 +216,7 @@ function callStagingKeys(stagingPrefix: string, callId: string, workflowId: stri
     dialogActs: `${dir}dialog-acts.json`,
     reasons: `${dir}reasons.json`,
     quality: `${dir}quality.json`,
+    lineClasses: `${dir}line-classes.json`,
     redaction: `${dir}redaction.json`,
     redactedTimeline: `${dir}timeline.redacted.json`,
     insights: `${dir}insights.json`,

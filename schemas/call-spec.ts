@@ -14,6 +14,7 @@ import { channelOptionsSchema, planOptionsSchema } from './plan.ts';
 import { redactionInputSchema } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
 import { reasonsSettingsSchema, type ReasonsSettings } from './reasons.ts';
+import { lineClassifierSchema, RULE_FILE_LIMITS, type LineClassifier } from './rules.ts';
 import { qualitySettingsSchema } from './transcript-quality.ts';
 import { RECOGNITION_HEARTBEAT_SECONDS, SESSION_MAX_RESTARTS } from './limits.ts';
 import { taskQueues, type Config } from './config.ts';
@@ -91,6 +92,8 @@ export const callSpecSchema = z.object({
   reasons: reasonsSettingsSchema.optional(),
   /** Transcript quality (schemas/transcript-quality.ts); absent: a spec from before it, no quality step. */
   quality: qualitySettingsSchema.optional(),
+  /** The rule file's classifier rules' (model, speaker) pairs (schemas/rules.ts); absent: no line classification. */
+  lineClassifiers: z.array(lineClassifierSchema).min(1).max(RULE_FILE_LIMITS.classifierModels).optional(),
 });
 export type CallSpec = z.infer<typeof callSpecSchema>;
 
@@ -100,6 +103,8 @@ export interface CallSpecFiles {
   wordsKey?: string | undefined;
   /** The rule file's `reasons.model`, used when the configuration names none. */
   reasonsModel?: string | undefined;
+  /** The rule file's classifier rules' (model, speaker) pairs: each line of those speakers is classified. */
+  lineClassifiers?: LineClassifier[] | undefined;
 }
 
 /**
@@ -123,6 +128,7 @@ export function callSpecOf(config: Config, output: OutputLocation, files: CallSp
     text: textGrainsOf(config),
     redaction: redactionInputOf(config, output),
     ...reasonsOf(config, files),
+    ...(files.lineClassifiers?.length ? { lineClassifiers: files.lineClassifiers } : {}),
     quality: {
       checkBelow: config.insights.misrecognitionBelow,
       reviewBelow: config.insights.reviewBelow,

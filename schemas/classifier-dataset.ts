@@ -7,18 +7,7 @@
  */
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-
-export const TRAINING_LIMITS = {
-  bytes: 10 * 1024 * 1024,
-  lines: 10_000,
-  classChars: 128,
-  textChars: 3_000,
-  minClasses: 2,
-  minPerClass: 6,
-} as const;
-
-/** Spec 03, Classifier model: "An account can keep at most 10 models". */
-export const MAX_CLASSIFIER_MODELS = 10;
+import { TRAINING_LIMITS } from './classifier-limits.ts';
 
 export interface TrainingRow {
   /** The line of the file where the record begins, from 1. */

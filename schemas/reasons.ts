@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { accuracyReportSchema } from './service-classifier.ts';
-import { TRAINING_LIMITS } from './classifier-dataset.ts';
+import { TRAINING_LIMITS } from './classifier-limits.ts';
 
 /**
  * What of a call a model reads: `customer`, the customer's words in time order (the whole call's when

@@ -24,6 +24,7 @@ import { channelFactsSchema, cutKindSchema, silenceSchema } from './plan.ts';
 import { STAGES } from './recording.ts';
 import { TEXT_GRAINS } from './text-grains.ts';
 import { callReasonsSchema } from './reasons.ts';
+import { lineClassifierSchema } from './rules.ts';
 import {
   misrecognitionSchema,
   qualitySettingsSchema,
@@ -41,7 +42,15 @@ const count = z.number().int().nonnegative();
 
 /** The text steps, in the order the workflow runs them. */
 export type NlpStep =
-  'redaction' | 'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs' | 'reasons' | 'quality';
+  | 'redaction'
+  | 'fillers'
+  | 'summary'
+  | 'sentiment'
+  | 'keywords'
+  | 'dialogActs'
+  | 'reasons'
+  | 'quality'
+  | 'lineClasses';
 /** Steps whose failure leaves the call `partial`: the text steps after redaction, and the redacted audio copy. */
 const PARTIAL_STEPS = [
   'fillers',
@@ -51,6 +60,7 @@ const PARTIAL_STEPS = [
   'dialogActs',
   'reasons',
   'quality',
+  'lineClasses',
   'audioRedaction',
 ] as const;
 
@@ -431,6 +441,10 @@ export type ProcessingFacts = z.infer<typeof processingFactsSchema>;
 
 // --- result.json -------------------------------------------------------------------------------------
 
+/** Each class's score of one line, per model id (result.json's `utterances[].lineClasses`). */
+const lineClassesSchema = z.record(z.string(), z.record(z.string(), z.number().min(0).max(1)));
+export type LineClasses = z.infer<typeof lineClassesSchema>;
+
 const resultUtteranceSchema = z
   .object({
     index: count,
@@ -478,6 +492,11 @@ const resultUtteranceSchema = z
       .optional()
       .describe(
         'misrecognition detection of an utterance recognized with a low confidence; absent when not checked',
+      ),
+    lineClasses: lineClassesSchema
+      .optional()
+      .describe(
+        "per model id, each class's score for this line (the rule file's classifier rules); absent when not classified",
       ),
   })
   .meta({ id: 'Utterance' });
@@ -677,6 +696,19 @@ export const qualityOutputSchema = z.object({
   cost: requestCostSchema,
 });
 export type QualityOutput = z.infer<typeof qualityOutputSchema>;
+
+/**
+ * The line classification step's staged output: the lines of each (model, speaker) pair of the rule
+ * file's classifier rules, scored by the model (schemas/rules.ts, lineClassifiers).
+ */
+export const lineClassesOutputSchema = z.object({
+  step: z.literal('lineClasses'),
+  callId: z.string().min(1),
+  classifiers: z.array(lineClassifierSchema),
+  utterances: z.array(z.object({ index: count, lineClasses: lineClassesSchema })),
+  cost: requestCostSchema,
+});
+export type LineClassesOutput = z.infer<typeof lineClassesOutputSchema>;
 
 /** The reasons step's staged output: the call classified by the configured model (schemas/reasons.ts). */
 export const reasonsOutputSchema = z.object({

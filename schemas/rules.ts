@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { DIALOG_ACTS, SENTIMENT_EMOTIONS } from './service-nlp.ts';
 import { userPatternSchema } from './user-pattern.ts';
 import { roleSettingsSchema } from './speakers.ts';
+import { TRAINING_LIMITS } from './classifier-limits.ts';
 
 /** Version of the rule file's shape. */
 export const RULES_FORMAT_VERSION = 1;
@@ -39,6 +40,7 @@ export const RULE_FILE_LIMITS = {
   categories: 500,
   rulesPerCategory: 100,
   questions: 200,
+  classifierModels: 3,
 } as const;
 
 /** A phrase to look for: matched literally after normalizing (activities/insights/text-match.ts). */
@@ -274,6 +276,40 @@ export const reasonRuleSchema = z
   })
   .strict();
 
+/** A model id as the service gives it (`callpipe reasons list`): it names a stored record too. */
+export const MODEL_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * Each line of one speaker classified by a text classification model (spec 03) trained on labelled
+ * lines (`callpipe reasons train lines.csv`): the rule counts the lines whose score for `class` is above
+ * `above`. The pipeline sends one request per line of that speaker and model (activities/nlp/line-classes.ts).
+ */
+const classifierRuleSchema = z
+  .object({
+    kind: z.literal('classifier'),
+    model: z
+      .string()
+      .regex(MODEL_ID_PATTERN, 'a model id as `callpipe reasons list` shows it (letters, digits, _ -)')
+      .describe('the text classification model, trained on labelled lines (class,text)'),
+    class: z
+      .string()
+      .min(1)
+      .max(TRAINING_LIMITS.classChars)
+      .describe("one of the model's classes (the training file's first column)"),
+    above: z
+      .number()
+      .min(0)
+      .lt(1, 'must be below 1: no score is above 1')
+      .default(0.5)
+      .describe('a line counts when its score for the class is above this'),
+    ...ruleBase,
+    speaker: z
+      .string({ error: 'a classifier rule needs speaker (agent, customer): the lines it classifies' })
+      .min(1)
+      .describe('whose lines are classified (agent, customer): one request per line of this speaker'),
+  })
+  .strict();
+
 const ruleSchema = z
   .discriminatedUnion('kind', [
     phraseRuleSchema,
@@ -286,6 +322,7 @@ const ruleSchema = z
     redactionRuleSchema,
     categoryRefRuleSchema,
     reasonRuleSchema,
+    classifierRuleSchema,
   ])
   .meta({ id: 'Rule' });
 export type Rule = z.output<typeof ruleSchema>;
@@ -348,6 +385,18 @@ const scorecardSchema = z
 
 // --- the file ------------------------------------------------------------------------------------------
 
+/** Every rule of the file: the categories' and the scorecard questions'. */
+function allRules(file: {
+  categories: { rules: Rule[] }[];
+  scorecard?: { questions: Question[] } | undefined;
+}): Rule[] {
+  const answers = (file.scorecard?.questions ?? []).flatMap((q) => [q.answer, q.applicableWhen]);
+  return [
+    ...file.categories.flatMap((c) => c.rules),
+    ...answers.flatMap((a) => (a && 'rule' in a ? [a.rule] : [])),
+  ];
+}
+
 /**
  * Every phrase the file asks to look for (hold phrases, phrase rules, role cues and company names) and
  * every rule it tests (of categories and questions).
@@ -359,19 +408,34 @@ function sizeOf(file: {
   roles?: { companyNames: string[]; cues: { terms: string[] }[] } | undefined;
 }): { terms: number; rules: number; patterns: number } {
   let terms = (file.metrics.hold?.startPhrases.length ?? 0) + (file.metrics.hold?.returnPhrases.length ?? 0);
-  let rules = 0;
   let patterns = 0;
-  const count = (r: Rule) => {
+  const rules = allRules(file);
+  for (const r of rules) {
     terms += r.kind === 'phrase' ? r.terms.length : 0;
     patterns += r.kind === 'phrase' ? r.patterns.length : 0;
-    rules += 1;
-  };
-  for (const c of file.categories) c.rules.forEach(count);
-  for (const q of file.scorecard?.questions ?? [])
-    for (const a of [q.answer, q.applicableWhen]) if (a && 'rule' in a) count(a.rule);
+  }
   terms += file.roles?.companyNames.length ?? 0;
   for (const cue of file.roles?.cues ?? []) terms += cue.terms.length;
-  return { terms, rules, patterns };
+  return { terms, rules: rules.length, patterns };
+}
+
+/** A model and whose lines it classifies: the line classification a rule file asks for. */
+export const lineClassifierSchema = z.object({
+  model: z.string().regex(MODEL_ID_PATTERN),
+  speaker: z.string().min(1),
+});
+export type LineClassifier = z.infer<typeof lineClassifierSchema>;
+
+/**
+ * The (model, speaker) pairs of the file's classifier rules, each once: the pipeline classifies each line
+ * of each pair's speaker once with its model, however many rules read the scores.
+ */
+export function lineClassifiers(file: Parameters<typeof allRules>[0]): LineClassifier[] {
+  const pairs = new Map<string, LineClassifier>();
+  for (const r of allRules(file))
+    if (r.kind === 'classifier')
+      pairs.set(`${r.model}\n${r.speaker}`, { model: r.model, speaker: r.speaker });
+  return [...pairs.values()];
 }
 
 export const rulesFileSchema = z
@@ -425,6 +489,13 @@ export const rulesFileSchema = z
         code: 'custom',
         path: [],
         message: `${rules} rules in all (categories and questions), at most ${RULE_FILE_LIMITS.rules}`,
+      });
+    const classifiers = lineClassifiers(file).length;
+    if (classifiers > RULE_FILE_LIMITS.classifierModels)
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `${classifiers} (model, speaker) pairs of classifier rules, at most ${RULE_FILE_LIMITS.classifierModels}: each costs one request per line of its speaker`,
       });
     const seen = new Set<string>();
     const refs = (rule: Rule, path: (string | number)[]) => {

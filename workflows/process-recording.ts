@@ -362,7 +362,7 @@ async function textStepsStage(call: Call, utterances: number, redacted: Redacted
   const grains = call.spec.text;
   const { windowSeconds } = grains;
   const actsGrain = grains.dialogActs !== 'off' ? grains.dialogActs : undefined;
-  const [summary, sentiment, keywords, dialogActs, quality] = await Promise.all([
+  const [summary, sentiment, keywords, dialogActs, quality, lineClasses] = await Promise.all([
     nlp.summarizeCall.executeWithOptions({ summary: 'summarize the call (extract-cc)' }, [
       { ...base, fillersKey, outputKey: staging.summary },
     ]),
@@ -382,6 +382,11 @@ async function textStepsStage(call: Call, utterances: number, redacted: Redacted
           { ...base, outputKey: staging.quality, ...call.spec.quality },
         ])
       : undefined,
+    call.spec.lineClassifiers
+      ? nlp.classifyLines.executeWithOptions({ summary: 'classify the lines (classifier rules)' }, [
+          { ...base, fillersKey, outputKey: staging.lineClasses, classifiers: call.spec.lineClassifiers },
+        ])
+      : undefined,
   ]);
   const reasons = await reasonsStep(call, base, fillersKey, summary);
   const steps = {
@@ -392,6 +397,7 @@ async function textStepsStage(call: Call, utterances: number, redacted: Redacted
     ...(dialogActs ? { dialogActs } : {}),
     ...(reasons ? { reasons } : {}),
     ...(quality ? { quality } : {}),
+    ...(lineClasses ? { lineClasses } : {}),
   };
   const failures = Object.entries(steps)
     .filter(([, out]) => out.status === 'failed')

@@ -123,6 +123,8 @@ export interface TextSteps {
   reasons?: NlpStepOutput;
   /** Absent for a spec from before transcript quality. */
   quality?: NlpStepOutput;
+  /** Absent when the rule file has no classifier rule. */
+  lineClasses?: NlpStepOutput;
   failures: { step: string; reason: string }[];
 }
 
@@ -145,6 +147,20 @@ export function stepKey(step: NlpStepOutput): string | undefined {
   return step.status === 'ok' ? step.outputKey : undefined;
 }
 
+/** The staged outputs of the text steps that run only when asked for, when they ran and succeeded. */
+export function optionalStepKeys(text: TextSteps) {
+  const keyOf = (step: NlpStepOutput | undefined) => (step ? stepKey(step) : undefined);
+  const keys = {
+    dialogActsKey: keyOf(text.dialogActs),
+    reasonsKey: keyOf(text.reasons),
+    qualityKey: keyOf(text.quality),
+    lineClassesKey: keyOf(text.lineClasses),
+  };
+  return Object.fromEntries(Object.entries(keys).filter(([, k]) => k !== undefined)) as Partial<
+    Record<keyof typeof keys, string>
+  >;
+}
+
 export function costOf(sessions: RecognizedSession[], text: TextSteps, redacted: Redacted) {
   const steps = [
     redacted.step,
@@ -155,6 +171,7 @@ export function costOf(sessions: RecognizedSession[], text: TextSteps, redacted:
     ...(text.dialogActs ? [text.dialogActs] : []),
     ...(text.reasons ? [text.reasons] : []),
     ...(text.quality ? [text.quality] : []),
+    ...(text.lineClasses ? [text.lineClasses] : []),
   ];
   return {
     requests: {
@@ -167,6 +184,7 @@ export function costOf(sessions: RecognizedSession[], text: TextSteps, redacted:
       ...(text.dialogActs ? { dialogActs: text.dialogActs.cost.requests } : {}),
       ...(text.reasons ? { reasons: text.reasons.cost.requests } : {}),
       ...(text.quality ? { quality: text.quality.cost.requests } : {}),
+      ...(text.lineClasses ? { lineClasses: text.lineClasses.cost.requests } : {}),
     },
     retries: steps.reduce((n, s) => n + s.cost.retries, 0),
     restarts: sessions.reduce((n, r) => n + r.restarts, 0),

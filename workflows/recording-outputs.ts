@@ -12,6 +12,7 @@ import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
 import { emitCallEvent, type CallEventFields } from './call-events.ts';
 import {
   costOf,
+  optionalStepKeys,
   stepKey,
   StageFailure,
   type CallFindings,
@@ -40,9 +41,7 @@ function publishInputOf(
     sentimentKey: stepKey(text.sentiment),
     summaryKey: stepKey(text.summary),
     keywordsKey: stepKey(text.keywords),
-    ...(text.dialogActs && stepKey(text.dialogActs) ? { dialogActsKey: stepKey(text.dialogActs) } : {}),
-    ...(text.reasons && stepKey(text.reasons) ? { reasonsKey: stepKey(text.reasons) } : {}),
-    ...(text.quality && stepKey(text.quality) ? { qualityKey: stepKey(text.quality) } : {}),
+    ...optionalStepKeys(text),
     stepFailures: text.failures,
     timeZone: call.spec.tables.timeZone,
     facts: {
@@ -96,9 +95,7 @@ export async function insightsStage(
         redactionKey: stepKey(redacted.step),
         fillersKey: stepKey(text.fillers),
         sentimentKey: stepKey(text.sentiment),
-        ...(text.dialogActs && stepKey(text.dialogActs) ? { dialogActsKey: stepKey(text.dialogActs) } : {}),
-        ...(text.reasons && stepKey(text.reasons) ? { reasonsKey: stepKey(text.reasons) } : {}),
-        ...(text.quality && stepKey(text.quality) ? { qualityKey: stepKey(text.quality) } : {}),
+        ...optionalStepKeys(text),
         durationSeconds: probe.durationSeconds,
         ...(call.spec.rulesKey ? { rulesKey: call.spec.rulesKey } : {}),
         outputKey: staging.insights,

@@ -104,19 +104,26 @@ function scope<T extends { start: number }>(
   });
 }
 
-function counted(points: InsightPoint[], minCount: number): RuleOutcome {
-  return { held: points.length >= minCount, points };
-}
-
-function phrase(rule: Extract<Rule, { kind: 'phrase' }>, ctx: EvaluationContext): RuleOutcome {
-  const { call } = ctx;
-  const utterances = scope(
+/** The call's utterances inside the rule's window, of its speaker when it names one. */
+function scopedUtterances(
+  call: ScoredCall,
+  rule: { window?: TimeWindow | undefined; speaker?: string | undefined },
+): ResultUtterance[] {
+  return scope(
     call.utterances,
     rule,
     call.audio.durationSeconds,
     (u) => u.speaker,
     speakerFilter(rule.speaker),
   );
+}
+
+function counted(points: InsightPoint[], minCount: number): RuleOutcome {
+  return { held: points.length >= minCount, points };
+}
+
+function phrase(rule: Extract<Rule, { kind: 'phrase' }>, ctx: EvaluationContext): RuleOutcome {
+  const utterances = scopedUtterances(ctx.call, rule);
   const matcher = new RuleTextMatcher(rule.terms, rule.patterns);
   // The cleaned text, when filler removal ran: a filler inside a phrase must not hide it.
   const hits = utterances.filter((u) => matcher.matches(u.cleanedText ?? u.text));
@@ -296,13 +303,7 @@ function dialogAct(rule: Extract<Rule, { kind: 'dialogAct' }>, ctx: EvaluationCo
   const { call } = ctx;
   if (!call.utterances.some((u) => Array.isArray(u.dialogActs)))
     return { held: false, points: [], unavailable: 'dialog acts' };
-  const utterances = scope(
-    call.utterances,
-    rule,
-    call.audio.durationSeconds,
-    (u) => u.speaker,
-    speakerFilter(rule.speaker),
-  );
+  const utterances = scopedUtterances(call, rule);
   const hits = utterances.filter((u) => {
     const acts = u.dialogActs ?? [];
     return rule.match === 'any'
@@ -344,6 +345,18 @@ function reason(rule: Extract<Rule, { kind: 'reason' }>, ctx: EvaluationContext)
   return { held, points: held ? [{ start: 0, end, utterance: null }] : [] };
 }
 
+/**
+ * The lines of the rule's speaker whose score for its class by its model is above `above`. Unavailable
+ * when no line of the call was classified with the model (the step did not run, or failed).
+ */
+function classifier(rule: Extract<Rule, { kind: 'classifier' }>, ctx: EvaluationContext): RuleOutcome {
+  if (!ctx.call.utterances.some((u) => u.lineClasses?.[rule.model] !== undefined))
+    return { held: false, points: [], unavailable: `line classes of model ${rule.model}` };
+  const lines = scopedUtterances(ctx.call, rule);
+  const hits = lines.filter((u) => (u.lineClasses?.[rule.model]?.[rule.class] ?? 0) > rule.above);
+  return counted(hits.map(pointOf), rule.minCount);
+}
+
 function test(rule: Rule, ctx: EvaluationContext): RuleOutcome {
   if (
     rule.kind !== 'category' &&
@@ -369,6 +382,8 @@ function test(rule: Rule, ctx: EvaluationContext): RuleOutcome {
       return redaction(rule, ctx);
     case 'reason':
       return reason(rule, ctx);
+    case 'classifier':
+      return classifier(rule, ctx);
     case 'category': {
       const c = ctx.categories.get(rule.category);
       if (!c) return { held: false, points: [], unavailable: `category ${rule.category}` };

@@ -54,8 +54,8 @@ function trackFilters(sourceChannels: number[], sampleRate = 8000, conditioning 
   ];
 }
 
-/** ffmpeg's arguments for one exact range: exposed for the benchmark and tests. */
-export function transcodeArgs(range: TranscodeRange): string[] {
+/** ffmpeg's arguments for one exact range. */
+function transcodeArgs(range: TranscodeRange): string[] {
   const f = FORMATS[range.format];
   const samples = Math.round((range.end - range.start) * f.sampleRate);
   const filters = [

@@ -13,6 +13,7 @@ import { removeFillers } from './fillers.ts';
 import { createPacer } from './pacing.ts';
 import { classifyReasons } from './reasons.ts';
 import { checkQuality, type CheckQualityInput } from './quality.ts';
+import { classifyLines, type ClassifyLinesInput } from './line-classes.ts';
 import { redactText } from './redact.ts';
 import { compileRules } from './redaction/redact-call.ts';
 import { analyzeSentiment } from './sentiment.ts';
@@ -55,6 +56,8 @@ export function createNlpActivities(input: NlpActivityDeps) {
     classifyReasons: (input: ClassifyReasonsInput): Promise<NlpStepOutput> => classifyReasons(deps, input),
     /** Misrecognition detection of the low-confidence utterances (`/nlp/beta/detect_misrecognition`); output: QualityOutput. */
     checkQuality: (input: CheckQualityInput): Promise<NlpStepOutput> => checkQuality(deps, input),
+    /** Each line of the rule file's classifier speakers scored by their models; output: LineClassesOutput. */
+    classifyLines: (input: ClassifyLinesInput): Promise<NlpStepOutput> => classifyLines(deps, input),
   };
 }
 

@@ -5,7 +5,7 @@
  * says why they call near the start; the same cut serves training and classifying. A summary whole, up
  * to spec 03's longest text, 3,000.
  */
-import { TRAINING_LIMITS } from '../../schemas/classifier-dataset.ts';
+import { TRAINING_LIMITS } from '../../schemas/classifier-limits.ts';
 import type { ReasonTextChoice } from '../../schemas/reasons.ts';
 
 /** The parts of result.json the text is taken from. */

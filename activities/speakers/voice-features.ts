@@ -187,30 +187,76 @@ function makeRealFft(n: number): RealFft {
 
 /** The complex FFT of n/2 points of the real `x` (length n) into f.zr / f.zi, its even samples as real parts. */
 function halfTransform(f: RealFft, x: Float64Array): void {
-  const { half, bitReverse, twiddleCos, twiddleSin, zr, zi } = f;
+  const { half, bitReverse, zr, zi } = f;
   // Bit-reversed load fused with the first two stages (sizes 2 and 4), whose twiddles are 1 and -i.
   for (let i = 0; i < half; i += 4) {
     const p0 = 2 * bitReverse[i]!;
     const p1 = 2 * bitReverse[i + 1]!;
     const p2 = 2 * bitReverse[i + 2]!;
     const p3 = 2 * bitReverse[i + 3]!;
-    const r0 = x[p0]! + x[p1]!;
-    const i0 = x[p0 + 1]! + x[p1 + 1]!;
-    const r1 = x[p0]! - x[p1]!;
-    const i1 = x[p0 + 1]! - x[p1 + 1]!;
-    const r2 = x[p2]! + x[p3]!;
-    const i2 = x[p2 + 1]! + x[p3 + 1]!;
-    const r3 = x[p2]! - x[p3]!;
-    const i3 = x[p2 + 1]! - x[p3 + 1]!;
-    zr[i] = r0 + r2;
-    zi[i] = i0 + i2;
-    zr[i + 2] = r0 - r2;
-    zi[i + 2] = i0 - i2;
-    zr[i + 1] = r1 + i3;
-    zi[i + 1] = i1 - r3;
-    zr[i + 3] = r1 - i3;
-    zi[i + 3] = i1 + r3;
+    firstStages(zr, zi, i, x[p0]!, x[p0 + 1]!, x[p1]!, x[p1 + 1]!, x[p2]!, x[p2 + 1]!, x[p3]!, x[p3 + 1]!);
   }
+  laterStages(f);
+}
+
+/**
+ * halfTransform of `length` = n samples of `pool` from `base`, less `mean`, times `window`, read as the
+ * transform loads them: no windowed copy of the frame.
+ */
+function windowedHalfTransform(
+  f: RealFft,
+  pool: Float32Array,
+  base: number,
+  mean: number,
+  window: Float64Array,
+): void {
+  const { half, bitReverse, zr, zi } = f;
+  const at = (p: number) => (pool[base + p]! - mean) * window[p]!;
+  for (let i = 0; i < half; i += 4) {
+    const p0 = 2 * bitReverse[i]!;
+    const p1 = 2 * bitReverse[i + 1]!;
+    const p2 = 2 * bitReverse[i + 2]!;
+    const p3 = 2 * bitReverse[i + 3]!;
+    firstStages(zr, zi, i, at(p0), at(p0 + 1), at(p1), at(p1 + 1), at(p2), at(p2 + 1), at(p3), at(p3 + 1));
+  }
+  laterStages(f);
+}
+
+/** The first two stages (sizes 2 and 4, twiddles 1 and -i) of four loaded points, into `i`..`i + 3`. */
+function firstStages(
+  zr: Float64Array,
+  zi: Float64Array,
+  i: number,
+  x0r: number,
+  x0i: number,
+  x1r: number,
+  x1i: number,
+  x2r: number,
+  x2i: number,
+  x3r: number,
+  x3i: number,
+): void {
+  const r0 = x0r + x1r;
+  const i0 = x0i + x1i;
+  const r1 = x0r - x1r;
+  const i1 = x0i - x1i;
+  const r2 = x2r + x3r;
+  const i2 = x2i + x3i;
+  const r3 = x2r - x3r;
+  const i3 = x2i - x3i;
+  zr[i] = r0 + r2;
+  zi[i] = i0 + i2;
+  zr[i + 2] = r0 - r2;
+  zi[i + 2] = i0 - i2;
+  zr[i + 1] = r1 + i3;
+  zi[i + 1] = i1 - r3;
+  zr[i + 3] = r1 - i3;
+  zi[i + 3] = i1 + r3;
+}
+
+/** The stages of sizes 8 to n/2 of halfTransform, in place in f.zr / f.zi. */
+function laterStages(f: RealFft): void {
+  const { half, twiddleCos, twiddleSin, zr, zi } = f;
   // Two stages at a time (sizes s and 2s, "radix 2²"): each element is loaded and stored once per pair.
   let size = 8;
   for (; 2 * size <= half; size *= 4) {
@@ -281,6 +327,11 @@ function halfTransform(f: RealFft, x: Float64Array): void {
 /** The power spectrum, bins 0..n/2, of the real `x` (length n) into `power` (length n/2 + 1). */
 function powerSpectrum(f: RealFft, x: Float64Array, power: Float64Array): void {
   halfTransform(f, x);
+  splitPower(f, power);
+}
+
+/** The power spectrum, bins 0..n/2, from the half-length transform in f.zr / f.zi into `power`. */
+function splitPower(f: RealFft, power: Float64Array): void {
   const { half, zr, zi, splitCos, splitSin } = f;
   // Split the half-length transform into the spectra of the even and odd samples, then combine.
   const dc = zr[0]! + zi[0]!;
@@ -829,9 +880,14 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     audible++;
     const base = i * length;
     const mean = means[i]!;
-    for (let j = 0; j < length; j++) frame[j] = (pool[base + j]! - mean) * window[j]!;
-    frame.fill(0, length);
-    powerSpectrum(a.fft, frame, power);
+    if (length === a.fftSize) {
+      windowedHalfTransform(a.fft, pool, base, mean, window);
+      splitPower(a.fft, power);
+    } else {
+      for (let j = 0; j < length; j++) frame[j] = (pool[base + j]! - mean) * window[j]!;
+      frame.fill(0, length);
+      powerSpectrum(a.fft, frame, power);
+    }
     // The pitch first: most audible frames that are not voiced (consonants, breath) stop there, before the
     // tone test; a tone with no period is left out as unvoiced all the same.
     pitchOf(a, pitchOut, 0);

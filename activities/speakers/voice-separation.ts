@@ -105,55 +105,54 @@ const ANALYSED_SECONDS = 300;
 const JOIN_WINDOW_FRAMES = framesIn(0.5);
 const JOIN_MIN_LLR = 2;
 
-/** Sufficient statistics of a set of frames: count, sums, and the sums of products (full D × D). */
-interface Stats {
-  n: number;
-  sum: Float64Array;
-  products: Float64Array;
-}
+/**
+ * Sufficient statistics of a set of frames, packed in one vector so that pooling them is one sum and a
+ * likelihood one dot product (`Gaussian.weights`): the sums of products x_i x_j for i ≤ j (the upper
+ * triangle, row by row), then the sums x_i, then the count.
+ */
+type Stats = Float64Array;
+const TRIANGLE = (D * (D + 1)) / 2;
+const SUM_AT = TRIANGLE;
+const COUNT_AT = SUM_AT + D;
+const STATS_LENGTH = COUNT_AT + 1;
+/** Where the product of dimensions i ≤ j sits in the packed triangle. */
+const triangleIndex = (i: number, j: number) => i * D - (i * (i - 1)) / 2 + (j - i);
 
-const emptyStats = (): Stats => ({ n: 0, sum: new Float64Array(D), products: new Float64Array(D * D) });
+const emptyStats = (): Stats => new Float64Array(STATS_LENGTH);
+/** Frames counted in `s` (each analysed frame standing for its step's). */
+const countOf = (s: Stats) => s[COUNT_AT]!;
 
 function addStats(into: Stats, s: Stats): void {
-  into.n += s.n;
-  for (let i = 0; i < D; i++) into.sum[i] = into.sum[i]! + s.sum[i]!;
-  for (let i = 0; i < D * D; i++) into.products[i] = into.products[i]! + s.products[i]!;
+  for (let i = 0; i < STATS_LENGTH; i++) into[i] = into[i]! + s[i]!;
 }
 
 /** `weight`: the frames each analysed frame stands for (see ANALYSED_SECONDS). */
 function statsOf(frames: Float64Array, count: number, weight: number): Stats {
   const s = emptyStats();
-  s.n = count * weight;
-  const { sum, products } = s;
   for (let f = 0; f < count; f++) {
     const o = f * D;
-    for (let i = 0; i < D; i++) {
+    for (let i = 0, t = 0; i < D; i++) {
       const x = frames[o + i]!;
-      sum[i] = sum[i]! + x;
-      for (let j = i; j < D; j++) products[i * D + j] = products[i * D + j]! + x * frames[o + j]!;
+      s[SUM_AT + i] = s[SUM_AT + i]! + x;
+      for (let j = i; j < D; j++, t++) s[t] = s[t]! + x * frames[o + j]!;
     }
   }
-  for (let i = 0; i < D; i++) {
-    sum[i] = sum[i]! * weight;
-    for (let j = i; j < D; j++) products[i * D + j] = products[i * D + j]! * weight;
-  }
-  for (let i = 0; i < D; i++) for (let j = 0; j < i; j++) products[i * D + j] = products[j * D + i]!;
+  for (let i = 0; i < COUNT_AT; i++) s[i] = s[i]! * weight;
+  s[COUNT_AT] = count * weight;
   return s;
 }
 
 /**
- * A voice: mean, the inverse of its covariance and the log of its determinant; precision × mean and
- * meanᵀ × precision × mean (the likelihood from statistics needs them for every utterance), and the
- * inverse of the covariance's Cholesky factor (a frame's likelihood is then a triangular product).
+ * A voice: mean, the log of its covariance's determinant, and the inverse of the covariance's Cholesky
+ * factor (a frame's likelihood is then a triangular product). `weights`: the log-likelihood of frames with
+ * statistics s is weights · s (see `fit`).
  */
 interface Gaussian {
   mean: Float64Array;
-  precision: Float64Array;
   logDet: number;
-  precisionMean: Float64Array;
-  meanPrecisionMean: number;
   /** L⁻¹, lower, row-major: precision = L⁻ᵀ L⁻¹. */
   inverseFactor: Float64Array;
+  weights: Float64Array;
 }
 
 /** Cholesky factor (lower, row-major) of a symmetric positive definite matrix; undefined if it is not. */
@@ -174,14 +173,20 @@ function cholesky(a: Float64Array): Float64Array | undefined {
 
 /** Each dimension's least variance in the call's scaled units (set per call by `separate`). */
 let varianceFloor = new Float64Array(D);
+const LOG_2PI = Math.log(2 * Math.PI);
 
 function fit(s: Stats): Gaussian | undefined {
-  if (s.n < 2) return undefined;
+  const n = countOf(s);
+  if (n < 2) return undefined;
   const mean = new Float64Array(D);
-  for (let i = 0; i < D; i++) mean[i] = s.sum[i]! / s.n;
+  for (let i = 0; i < D; i++) mean[i] = s[SUM_AT + i]! / n;
   const cov = new Float64Array(D * D);
   for (let i = 0; i < D; i++)
-    for (let j = 0; j < D; j++) cov[i * D + j] = s.products[i * D + j]! / s.n - mean[i]! * mean[j]!;
+    for (let j = i; j < D; j++) {
+      const c = s[triangleIndex(i, j)]! / n - mean[i]! * mean[j]!;
+      cov[i * D + j] = c;
+      cov[j * D + i] = c;
+    }
   for (let i = 0; i < D; i++) cov[i * D + i] = Math.max(cov[i * D + i]!, 0) + varianceFloor[i]!;
   const l = cholesky(cov);
   if (!l) return undefined;
@@ -197,37 +202,33 @@ function fit(s: Stats): Gaussian | undefined {
       precision[i * D + j] = s2;
       precision[j * D + i] = s2;
     }
-  const precisionMean = new Float64Array(D);
+  // Σ (x - μ)ᵀ P (x - μ) over the frames = tr(P · Q) - 2 (P μ) · s + n μᵀ P μ, Q the sums of products:
+  // the upper triangle of P counted twice off the diagonal, once on it.
+  const weights = new Float64Array(STATS_LENGTH);
+  for (let i = 0, t = 0; i < D; i++)
+    for (let j = i; j < D; j++, t++) weights[t] = (i === j ? -0.5 : -1) * precision[i * D + j]!;
   let meanPrecisionMean = 0;
   for (let i = 0; i < D; i++) {
     let s2 = 0;
     for (let j = 0; j < D; j++) s2 += precision[i * D + j]! * mean[j]!;
-    precisionMean[i] = s2;
+    weights[SUM_AT + i] = s2;
     meanPrecisionMean += mean[i]! * s2;
   }
-  return { mean, precision, logDet, precisionMean, meanPrecisionMean, inverseFactor: inv };
+  weights[COUNT_AT] = -0.5 * (D * LOG_2PI + logDet + meanPrecisionMean);
+  return { mean, logDet, inverseFactor: inv, weights };
 }
-
-const LOG_2PI = Math.log(2 * Math.PI);
 
 /** Log-likelihood of frames with statistics `s` under `g`, from the statistics alone. */
 function logLikelihood(g: Gaussian, s: Stats): number {
-  if (s.n === 0) return 0;
-  // tr(P · Σ (x - μ)(x - μ)ᵀ) = tr(P · Q) - 2 (P μ) · s + n μᵀ P μ, P and Q symmetric: the upper
-  // triangle of P · Q twice, its diagonal once.
-  const { precision, precisionMean } = g;
-  const { products, sum } = s;
-  let quadratic = 0;
-  let linear = 0;
-  for (let i = 0; i < D; i++) {
-    const row = i * D;
-    let off = 0;
-    for (let j = i + 1; j < D; j++) off += precision[row + j]! * products[row + j]!;
-    quadratic += precision[row + i]! * products[row + i]! + 2 * off;
-    linear += precisionMean[i]! * sum[i]!;
+  const w = g.weights;
+  let a = 0;
+  let b = 0;
+  // Two sums, so that the additions do not wait on each other (STATS_LENGTH is odd: the count last).
+  for (let i = 0; i < STATS_LENGTH - 1; i += 2) {
+    a += w[i]! * s[i]!;
+    b += w[i + 1]! * s[i + 1]!;
   }
-  const trace = quadratic - 2 * linear + s.n * g.meanPrecisionMean;
-  return -0.5 * (s.n * (D * LOG_2PI + g.logDet) + trace);
+  return a + b + w[STATS_LENGTH - 1]! * s[STATS_LENGTH - 1]!;
 }
 
 /** Log-likelihood of one frame (`x` from `at`) under `g`, without the constant. */
@@ -259,7 +260,7 @@ function refine(units: Stats[], initial: Int32Array, k: number): Partition | und
   for (let iteration = 0; iteration <= EM_ITERATIONS; iteration++) {
     const pooled = Array.from({ length: k }, emptyStats);
     units.forEach((u, i) => addStats(pooled[labels[i]!]!, u));
-    if (pooled.some((p) => p.n < MIN_VOICE_FRAMES / 2)) return undefined;
+    if (pooled.some((p) => countOf(p) < MIN_VOICE_FRAMES / 2)) return undefined;
     const fitted = pooled.map(fit);
     if (fitted.some((g) => !g)) return undefined;
     models = fitted as Gaussian[];
@@ -291,9 +292,9 @@ function refine(units: Stats[], initial: Int32Array, k: number): Partition | und
  * in which they differ most (principal axis), at the median pitch, and 2-means from the first.
  */
 function splitStarts(units: Stats[], members: number[]): Int32Array[] {
-  const points = members.map((i) => units[i]!.sum.map((x) => x / units[i]!.n));
+  const points = members.map((i) => units[i]!.slice(SUM_AT, COUNT_AT).map((x) => x / countOf(units[i]!)));
   const P = D;
-  const weights = members.map((i) => Math.sqrt(units[i]!.n));
+  const weights = members.map((i) => Math.sqrt(countOf(units[i]!)));
   const total = weights.reduce((a, b) => a + b, 0);
   const centre = new Float64Array(P);
   points.forEach((p, i) => {
@@ -385,7 +386,7 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
   while (current.k < maxVoices) {
     const k = current.k + 1;
     const share = k > 2 ? MIN_EXTRA_VOICE_SHARE : MIN_VOICE_SHARE;
-    const minFrames = Math.max(MIN_VOICE_FRAMES, share * all.n);
+    const minFrames = Math.max(MIN_VOICE_FRAMES, share * countOf(all));
     let best: Partition | undefined;
     let bestGain = 0;
     for (let c = 0; c < current.k; c++) {
@@ -395,7 +396,7 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
       });
       if (members.length < 2 * MIN_VOICE_UTTERANCES) continue;
       let parentFrames = 0;
-      for (const i of members) parentFrames += units[i]!.n;
+      for (const i of members) parentFrames += countOf(units[i]!);
       for (const halves of splitStarts(units, members)) {
         const labels = current.labels.slice();
         members.forEach((i, j) => {
@@ -406,7 +407,7 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
         const frames = new Float64Array(k);
         const counts = new Int32Array(k);
         candidate.labels.forEach((label, i) => {
-          frames[label] = frames[label]! + units[i]!.n;
+          frames[label] = frames[label]! + countOf(units[i]!);
           counts[label]!++;
         });
         // The gain per frame of the voice split: the rest of the call's frames change little.
@@ -511,7 +512,7 @@ function separate(
   }
 
   const stats = frames.map((f, u) => statsOf(f.features, f.count, steps[u]!));
-  const basis = stats.map((_, i) => i).filter((i) => stats[i]!.n >= BASIS_FRAMES);
+  const basis = stats.map((_, i) => i).filter((i) => countOf(stats[i]!) >= BASIS_FRAMES);
   const chosen = chooseVoices(
     basis.map((i) => stats[i]!),
     Float64Array.from(basis, (i) => spans[i]!.start),
@@ -524,7 +525,7 @@ function separate(
   let silent = 0;
   for (let u = 0; u < spans.length; u++) {
     const s = stats[u]!;
-    if (s.n === 0) {
+    if (countOf(s) === 0) {
       silent++;
       continue;
     }
@@ -533,7 +534,7 @@ function separate(
     for (let v = 1; v < k; v++) if (scores[v]! > scores[best]!) best = v;
     let second = -Infinity;
     for (let v = 0; v < k; v++) if (v !== best) second = Math.max(second, scores[v]!);
-    const weight = Math.min(1, CONFIDENT_FRAMES / s.n);
+    const weight = Math.min(1, CONFIDENT_FRAMES / countOf(s));
     const confidence = k > 1 ? 1 / (1 + Math.exp(-weight * (scores[best]! - second))) : 1;
     const accept = confidence >= MIN_CONFIDENCE;
     if (!accept) unclear++;

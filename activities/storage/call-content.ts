@@ -7,6 +7,7 @@
 import type {
   DialogActsOutput,
   FillersOutput,
+  LineClassesOutput,
   QualityOutput,
   RedactionOutput,
   ResultDocument,
@@ -25,6 +26,8 @@ export interface CallTextParts {
   redaction?: RedactionOutput | undefined;
   /** The quality step's misrecognition detection, when it ran. */
   quality?: QualityOutput | undefined;
+  /** The line classification step's scores, when the rule file asked for them. */
+  lineClasses?: LineClassesOutput | undefined;
 }
 
 /** Speakers of the timeline, then any an utterance names that the timeline's list lacks. */
@@ -40,6 +43,7 @@ export function resultUtterances(parts: CallTextParts): ResultUtterance[] {
   const acts = new Map(dialogActs?.utterances.map((u) => [u.index, u.dialogActs]));
   const masked = new Map(redaction?.utterances.map((u) => [u.index, u.redactions]));
   const checked = new Map(parts.quality?.utterances.map((u) => [u.index, u.misrecognition]));
+  const classed = new Map(parts.lineClasses?.utterances.map((u) => [u.index, u.lineClasses]));
   const ordered = [...timeline.utterances].sort((a, b) => a.start - b.start || a.index - b.index);
   return ordered.map((u) => {
     const f = cleaned.get(u.index);
@@ -62,6 +66,7 @@ export function resultUtterances(parts: CallTextParts): ResultUtterance[] {
       // Absent when the step did not run (rules on dialog acts are then "unavailable").
       ...(dialogActs ? { dialogActs: acts.get(u.index) ?? null } : {}),
       ...(checked.has(u.index) ? { misrecognition: checked.get(u.index) } : {}),
+      ...(classed.has(u.index) ? { lineClasses: classed.get(u.index) } : {}),
       // Kind, where the mask is and who found it: never the value, nor where it was.
       ...(redaction
         ? {

@@ -10,6 +10,8 @@ import {
   type DialogActsOutput,
   type ReasonsOutput,
   type QualityOutput,
+  type LineClassesOutput,
+  type NlpStep,
   errorDocumentSchema,
   RESULT_SCHEMA_VERSION,
   resultDocumentSchema,
@@ -113,6 +115,8 @@ export interface ResultParts {
   reasons?: ReasonsOutput | undefined;
   /** The quality step's output, when it ran. */
   quality?: QualityOutput | undefined;
+  /** The line classification step's output, when the rule file asked for it. */
+  lineClasses?: LineClassesOutput | undefined;
   /** Who said what, and why (the speakers stage's document), when the stage ran. */
   speakers?: SpeakerRoles | undefined;
   stepFailures: { step: string; reason: string }[];
@@ -215,12 +219,7 @@ function sessionFacts(sessions: readonly SessionInput[], timeline: Timeline): Se
 
 function processingFacts(
   processing: ProcessingInput,
-  steps: Partial<
-    Record<
-      'redaction' | 'fillers' | 'summary' | 'sentiment' | 'keywords' | 'dialogActs' | 'reasons' | 'quality',
-      EndpointCost
-    >
-  >,
+  steps: Partial<Record<NlpStep, EndpointCost>>,
 ): ProcessingFacts {
   const requests: Record<string, EndpointCost> = {};
   for (const [name, n] of Object.entries(processing.requests)) requests[name] = { requests: n, retries: 0 };
@@ -271,7 +270,18 @@ export function assembleResult(
   parts: Omit<ResultParts, 'rules'>,
   insights: CallInsightsParts,
 ): ResultDocument {
-  const { timeline, fillers, sentiment, summary, keywords, dialogActs, reasons, quality, facts } = parts;
+  const {
+    timeline,
+    fillers,
+    sentiment,
+    summary,
+    keywords,
+    dialogActs,
+    reasons,
+    quality,
+    lineClasses,
+    facts,
+  } = parts;
   const utterances = resultUtterances({ ...parts, redaction: parts.redaction?.output });
   const redaction = parts.redaction;
   const content = {
@@ -316,6 +326,7 @@ export function assembleResult(
       ...(dialogActs ? { dialogActs: dialogActs.cost } : {}),
       ...(reasons ? { reasons: reasons.cost } : {}),
       ...(quality ? { quality: quality.cost } : {}),
+      ...(lineClasses ? { lineClasses: lineClasses.cost } : {}),
     }),
     stepFailures: parts.stepFailures.map((f) => ({ step: f.step, reason: redact(f.reason) })),
     writtenAt: parts.writtenAt ?? new Date().toISOString(),

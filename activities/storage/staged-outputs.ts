@@ -5,6 +5,7 @@
 import {
   dialogActsOutputSchema,
   qualityOutputSchema,
+  lineClassesOutputSchema,
   reasonsOutputSchema,
   fillersOutputSchema,
   keywordsOutputSchema,
@@ -40,37 +41,38 @@ export interface StagedOutputKeys {
   reasonsKey?: string | undefined;
   /** The quality step's output; absent for a run from before it, or when it failed. */
   qualityKey?: string | undefined;
+  /** The line classification step's output; absent when the rule file has no classifier rule, or it failed. */
+  lineClassesKey?: string | undefined;
   /** The speakers stage's document; absent for a run from before it, or when it could not run. */
   speakersKey?: string | undefined;
 }
 
+/** Every promise of an object, awaited at once, under its key. */
+async function allOf<T extends Record<string, Promise<unknown>>>(
+  promises: T,
+): Promise<{ [K in keyof T]: Awaited<T[K]> }> {
+  const entries = await Promise.all(Object.entries(promises).map(async ([k, p]) => [k, await p] as const));
+  return Object.fromEntries(entries) as { [K in keyof T]: Awaited<T[K]> };
+}
+
 /** Every staged output the keys name, read at once. */
 export async function readStagedOutputs(store: ObjectStore, keys: StagedOutputKeys) {
-  const [timeline, fillers, sentiment, summary, keywords, dialogActs, redaction, speakers, reasons, quality] =
-    await Promise.all([
-      readStaged(store, keys.timelineKey, (v) => timelineSchema.parse(v)),
-      readStaged(store, keys.fillersKey, (v) => fillersOutputSchema.parse(v)),
-      readStaged(store, keys.sentimentKey, (v) => sentimentOutputSchema.parse(v)),
-      readStaged(store, keys.summaryKey, (v) => summaryOutputSchema.parse(v)),
-      readStaged(store, keys.keywordsKey, (v) => keywordsOutputSchema.parse(v)),
-      readStaged(store, keys.dialogActsKey, (v) => dialogActsOutputSchema.parse(v)),
-      readStaged(store, keys.redactionKey, (v) => redactionOutputSchema.parse(v)),
-      readStaged(store, keys.speakersKey, (v) => speakersDocumentSchema.parse(v).roles),
-      readStaged(store, keys.reasonsKey, (v) => reasonsOutputSchema.parse(v)),
-      readStaged(store, keys.qualityKey, (v) => qualityOutputSchema.parse(v)),
-    ]);
-  return {
-    timeline: timeline!,
-    fillers,
-    sentiment,
-    summary,
-    keywords,
-    dialogActs,
-    redaction,
-    speakers,
-    reasons,
-    quality,
-  };
+  const read = <T>(key: string | undefined, schema: { parse(v: unknown): T }) =>
+    readStaged(store, key, (v) => schema.parse(v));
+  const { timeline, speakers, ...outputs } = await allOf({
+    timeline: read(keys.timelineKey, timelineSchema),
+    fillers: read(keys.fillersKey, fillersOutputSchema),
+    sentiment: read(keys.sentimentKey, sentimentOutputSchema),
+    summary: read(keys.summaryKey, summaryOutputSchema),
+    keywords: read(keys.keywordsKey, keywordsOutputSchema),
+    dialogActs: read(keys.dialogActsKey, dialogActsOutputSchema),
+    redaction: read(keys.redactionKey, redactionOutputSchema),
+    speakers: read(keys.speakersKey, speakersDocumentSchema),
+    reasons: read(keys.reasonsKey, reasonsOutputSchema),
+    quality: read(keys.qualityKey, qualityOutputSchema),
+    lineClasses: read(keys.lineClassesKey, lineClassesOutputSchema),
+  });
+  return { timeline: timeline!, ...outputs, speakers: speakers?.roles };
 }
 
 export type StagedOutputs = Awaited<ReturnType<typeof readStagedOutputs>>;

@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { generateCallScript } from '../../activities/media/call-script.ts';
 import { renderFixture } from '../../activities/media/fixture.ts';
 import { mixLegs, TELEPHONE_PATHS, type TelephonePath } from '../../activities/media/telephone-path.ts';
@@ -366,7 +366,11 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
     .slice(0, 16);
   const dir = join(options.root, `${options.split}-${hash}`);
   const manifest = join(dir, 'corpus.json');
-  if (existsSync(manifest)) return JSON.parse(await readFile(manifest, 'utf8')) as CorpusCall[];
+  if (existsSync(manifest)) {
+    // The WAVs beside the manifest: a cache copied from another checkout keeps that checkout's paths.
+    const cached = JSON.parse(await readFile(manifest, 'utf8')) as CorpusCall[];
+    return cached.map((call) => ({ ...call, path: join(dir, basename(call.path)) }));
+  }
   await mkdir(dir, { recursive: true });
   const log = options.log ?? (() => {});
   const calls: CorpusCall[] = [];

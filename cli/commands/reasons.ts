@@ -15,7 +15,8 @@ import { createObjectStore } from '../../activities/storage/object-store.ts';
 import { trainingSet, type TrainingSet } from '../../activities/reasons/training-rows.ts';
 import { reasonModelKey } from '../../activities/reasons/model-record.ts';
 import { parseS3Url } from '../../schemas/call-keys.ts';
-import { MAX_CLASSIFIER_MODELS, trainingCsv, TRAINING_LIMITS } from '../../schemas/classifier-dataset.ts';
+import { trainingCsv } from '../../schemas/classifier-dataset.ts';
+import { MAX_CLASSIFIER_MODELS, TRAINING_LIMITS } from '../../schemas/classifier-limits.ts';
 import type { Config } from '../../schemas/config.ts';
 import {
   REASON_TEXTS,
@@ -42,6 +43,9 @@ ${TRAINING_LIMITS.classChars} characters, a text of at most ${TRAINING_LIMITS.te
 account keeps at most ${MAX_CLASSIFIER_MODELS} models. train waits for the model (a progress line on stderr), prints its
 accuracy report (cross-validated by the service) and stores it as <out>reasons/<model id>.json. Calls are
 classified with the model named by CALLPIPE_REASONS_MODEL (or the rule file's reasons.model).
+A model of single lines (class,text lines, each one line as it is said) serves a rule file's classifier
+rules instead: { kind: classifier, model: <model id>, class: <class>, speaker: agent, above: 0.5 } counts
+the speaker's lines scored above the threshold (docs/insights.md, "Lines classified by a trained model").
 
   list               the account's models, their state and creation time
   status <model id>  a model's state and accuracy report

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readTrainingCsv } from '../../schemas/classifier-dataset.ts';
-import { MAX_CLASSIFIER_MODELS, TRAINING_LIMITS } from '../../schemas/classifier-dataset.ts';
+import { MAX_CLASSIFIER_MODELS, TRAINING_LIMITS } from '../../schemas/classifier-limits.ts';
 import { boundaryOf, parseMultipart } from '../../schemas/multipart.ts';
 import type { AccuracyReport } from '../../schemas/service-classifier.ts';
 import type { Account } from '../accounts.ts';

@@ -20,6 +20,8 @@ import { resultDocumentSchema, type ResultDocument } from '../../schemas/result.
 import type { CallSpecOverrides } from '../../schemas/call-spec.ts';
 import type { FixtureScript } from '../../schemas/synthetic-recording.ts';
 import { callpipe as run } from '../helpers/cli.ts';
+import { parseRules } from '../../activities/insights/rule-file.ts';
+import { matchedCategories, scoreCall } from '../../activities/insights/score-call.ts';
 import { stackConfig } from '../helpers/stack.ts';
 import { runId } from '../helpers/run-id.ts';
 
@@ -111,14 +113,28 @@ describe('call reasons and transcript quality: reasons', () => {
 
     // A call none of the examples came from, processed with the model.
     const { script } = scriptedCall({ durationSeconds: 45, stereo: true, seed: 9001, reason: 'outage' });
+    // Its customer's lines classified too (a rule file's classifier rule on the customer): one request
+    // a line, the agent's lines not sent.
     const held = await processCall('held-out.wav', script, {
       reasons: { model: record.modelId, text: 'customer', chars: 600 },
+      lineClassifiers: [{ model: record.modelId, speaker: 'customer' }],
     });
     const done = await held.handle.result();
     expect(done.status, done.reason).toBe('done');
     const doc = await resultOf(done.callId);
     expect(doc.reasons!.top[0]!.class).toBe('outage');
     expect(doc.processing.requests.reasons).toMatchObject({ requests: expect.any(Number) });
+    const customerLines = doc.utterances.filter((u) => u.speaker === 'customer' && u.text.trim() !== '');
+    expect(customerLines.length).toBeGreaterThan(0);
+    for (const u of customerLines)
+      expect(Object.keys(u.lineClasses![record.modelId]!).sort()).toEqual([...REASONS].sort());
+    expect(doc.utterances.filter((u) => u.speaker !== 'customer').every((u) => !u.lineClasses)).toBe(true);
+    expect(doc.processing.requests.lineClasses!.requests).toBeGreaterThanOrEqual(customerLines.length);
+    const lineRule = parseRules(
+      `format: 1\nname: t\nversion: '1'\ncategories:\n  - { name: outage_line, rules: [{ kind: classifier, model: ${record.modelId}, class: outage, speaker: customer, above: 0.4 }] }\n`,
+      'lines.yaml',
+    );
+    expect(matchedCategories(scoreCall(doc, lineRule))).toEqual(['outage_line']);
     await callpipe(['reasons', 'delete', record.modelId]);
   });
 

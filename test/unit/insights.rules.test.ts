@@ -3,6 +3,7 @@ import { defaultRules, parseRules, RulesFileError } from '../../activities/insig
 import { matchedCategories, scoreCall } from '../../activities/insights/score-call.ts';
 import type { ScoredCall } from '../../activities/insights/evaluate-rules.ts';
 import type { ResultUtterance } from '../../schemas/result.ts';
+import { lineClassifiers } from '../../schemas/rules.ts';
 import { toUtteranceSentiment } from '../../activities/nlp/sentiment.ts';
 import { analyzeSentiment as emulatorSentiment } from '../../emulator/nlp/sentiment.ts';
 
@@ -518,5 +519,74 @@ describe('patterns and emotion labels (issue 40)', () => {
     expect(emulatorSentiment('何度も電話しているのに解決しません。')).toMatchObject({
       sentiment: 'Negative',
     });
+  });
+});
+
+describe('classifier rules: each line of one speaker by a trained model (issue 40)', () => {
+  const ngFile = (extra = '') =>
+    rules(
+      `categories:\n  - name: ng\n    rules:\n      - { kind: classifier, model: m-1, class: ng, speaker: agent, above: 0.7${extra} }\n`,
+    );
+  const scored = (lineClasses: Record<string, Record<string, number>>) => ({ lineClasses });
+
+  it("counts the speaker's lines whose score for the class is above the threshold, with their points", () => {
+    const utterances = [
+      u('agent', 0, 4, 'お電話ありがとうございます。', scored({ 'm-1': { ng: 0.1, other: 0.9 } })),
+      u('customer', 5, 9, 'ひどいですね。', scored({ 'm-1': { ng: 0.99, other: 0.01 } })),
+      u('agent', 10, 14, 'それは知らないです。', scored({ 'm-1': { ng: 0.8, other: 0.2 } })),
+    ];
+    const category = scoreCall(call(utterances), ngFile()).categories[0]!;
+    expect(category).toMatchObject({
+      matched: true,
+      points: [{ start: 10, end: 14, utterance: utterances[2]!.index }],
+    });
+    // At the threshold is not above it; the customer's line is not the agent's.
+    utterances[2]!.lineClasses = { 'm-1': { ng: 0.7, other: 0.3 } };
+    expect(scoreCall(call(utterances), ngFile()).categories[0]!.matched).toBe(false);
+    // minCount counts lines.
+    utterances[0]!.lineClasses = { 'm-1': { ng: 0.9, other: 0.1 } };
+    utterances[2]!.lineClasses = { 'm-1': { ng: 0.95, other: 0.05 } };
+    expect(scoreCall(call(utterances), ngFile(', minCount: 2')).categories[0]!.matched).toBe(true);
+    expect(scoreCall(call(utterances), ngFile(', minCount: 3')).categories[0]!.matched).toBe(false);
+  });
+
+  it('is unavailable, not a silent no, when no line was classified with its model', () => {
+    const other = [u('agent', 0, 4, '知りません。', scored({ 'm-2': { ng: 0.99 } }))];
+    expect(scoreCall(call(other), ngFile()).categories[0]).toMatchObject({
+      matched: false,
+      unavailable: ['line classes of model m-1'],
+    });
+    expect(scoreCall(call([u('agent', 0, 4, '知りません。')]), ngFile()).categories[0]!.unavailable).toEqual([
+      'line classes of model m-1',
+    ]);
+  });
+
+  it('refuses a rule without a speaker, a bad model id or threshold, and too many models, clearly', () => {
+    expect(() =>
+      rules('categories: [{ name: x, rules: [{ kind: classifier, model: m, class: ng }] }]\n'),
+    ).toThrow(/categories\.0\.rules\.0\.speaker: a classifier rule needs speaker/);
+    expect(() =>
+      rules(
+        'categories: [{ name: x, rules: [{ kind: classifier, model: "a/b", class: ng, speaker: agent }] }]\n',
+      ),
+    ).toThrow(/model: a model id as `callpipe reasons list` shows it/);
+    expect(() =>
+      rules(
+        'categories: [{ name: x, rules: [{ kind: classifier, model: m, class: ng, speaker: agent, above: 1 }] }]\n',
+      ),
+    ).toThrow(/above: must be below 1/);
+    const four = [1, 2, 3, 4]
+      .map((i) => `{ kind: classifier, model: m${i}, class: ng, speaker: agent }`)
+      .join(', ');
+    expect(() => rules(`categories: [{ name: x, match: any, rules: [${four}] }]\n`)).toThrow(
+      /4 \(model, speaker\) pairs of classifier rules, at most 3/,
+    );
+    // Rules sharing a model and speaker share its requests: one pair.
+    const same = [1, 2, 3, 4]
+      .map((i) => `{ kind: classifier, model: m, class: c${i}, speaker: agent }`)
+      .join(', ');
+    expect(lineClassifiers(rules(`categories: [{ name: x, match: any, rules: [${same}] }]\n`).rules)).toEqual(
+      [{ model: 'm', speaker: 'agent' }],
+    );
   });
 });

@@ -47,6 +47,44 @@ describe('class,text lines', () => {
   });
 });
 
+describe('a line model for classifier rules (class,text lines of single lines)', () => {
+  const ng = [
+    'それは私の担当じゃないので。',
+    '普通は皆さんわかりますよ。',
+    'はあ、またですか。',
+    '無理です、できません。',
+    '知りませんよ、そんなこと。',
+    '面倒なので、書類で送ってください。',
+  ];
+  const ok = [
+    '確認いたしますので少々お待ちください。',
+    '承知いたしました。',
+    'ご不便をおかけして申し訳ございません。',
+    '担当部署におつなぎいたします。',
+    '恐れ入りますが、もう一度お願いできますか。',
+    'かしこまりました、すぐにお調べします。',
+  ];
+  const lines = [...ng.map((text) => ({ class: 'ng', text })), ...ok.map((text) => ({ class: 'ok', text }))];
+
+  it('are read back line for line, commas and quotes kept, with no result read', async () => {
+    const quoted = [...lines, { class: 'ok', text: '「はい」と、おっしゃいましたね。' }];
+    const set = await trainingSet(trainingCsv(quoted), noResults);
+    expect(set).toMatchObject({ problems: [], text: null });
+    expect(set.rows.map((r) => [r.class, r.text])).toEqual(quoted.map((r) => [r.class, r.text]));
+  });
+
+  it('refuse a class of too few lines, or a line with a third field, naming the line', async () => {
+    const few = await trainingSet(trainingCsv(lines.slice(1)), noResults);
+    expect(few.problems).toEqual([
+      { line: 1, message: 'class : ng must be greater than or equal to 6 items (has 5)' },
+    ]);
+    const third = await trainingSet(`${trainingCsv(lines)}ng,知りません,よ\n`, noResults);
+    expect(third.problems).toEqual([
+      { line: 13, message: 'dataset : invalid format (3 fields, expected class,text)' },
+    ]);
+  });
+});
+
 describe('callId,class lines', () => {
   async function storeWith(callIds: string[]) {
     const store = new MemoryStore('out');
