@@ -47,7 +47,8 @@ function publishInputOf(
     facts: {
       source: { ...call.input.source, metadata: call.input.metadata ?? {} },
       audio: probe,
-      plan,
+      // What result.json reads of the plan; its sessions go once, below, with their counters.
+      plan: { tracks: plan.tracks, channels: plan.channels, decisions: plan.decisions },
       recognition,
       sessions: plan.sessions.map((s, i) => ({
         ...s,

@@ -185,6 +185,11 @@ describe('processRecording with mocked activities: text steps and tables', () =>
     const written = onlyInput(mocks, 'publishResult');
     expect(pick(written, 'callId')).toBe(callId);
     expect(pick(written, 'stepFailures')).toEqual([{ step: 'summary', reason }]);
+    // The sessions go once, with their counters: the plan's own list stays out of the history's input.
+    const facts = pick(written, 'facts') as { plan: object; sessions: unknown[] };
+    expect(facts.plan).toHaveProperty('tracks');
+    expect(facts.plan).not.toHaveProperty('sessions');
+    expect(facts.sessions.length).toBeGreaterThan(0);
     expect(mocks.writeError).not.toHaveBeenCalled();
     expect(mocks.deleteStaging).toHaveBeenCalledTimes(1);
     expect(outcome).toBe('partial');
