@@ -5,7 +5,8 @@
  * lines, labelled positive or negative for one category, in splits: `dev` (the development split the
  * rule file and the emulator's sentiment lexicon are tuned on), `calib` (the calibration split, written
  * blind in many writers' registers: it chooses the classifier's threshold and then trains too), and
- * `test`, `test5`, `test6` (written apart, choosing nothing; test6 is the headline). Every call is
+ * `test`, `test5`, `test6`, `test7` (written apart, choosing nothing; the headline is test7 for complaints,
+ * whose rules were narrowed on dev + calib after test6 was read, and test6 for the others). Every call is
  * scored by the rule file with each line's sentiment and speech acts as the emulator's analyses give
  * them (the service's stand-ins), and the category's recall and precision are printed per split.
  *
@@ -18,9 +19,9 @@
  * by a model trained on the other four); the calib figure is the halves' that chose the threshold.
  * `--sweep` prints every threshold's figures for each learner (calib scored by a dev-only model and by
  * the halves, dev cross-validated); `--learner` measures another learner than the emulator's. Exits 1
- * when the headline split is below the target (90 % recall and precision).
+ * when a set's headline split is below the target (90 % recall and precision).
  *
- *   node scripts/on-node.mjs ts bench/insight-rules.ts [--misses] [--sweep] [--split dev|calib|test|test5|test6]
+ *   node scripts/on-node.mjs ts bench/insight-rules.ts [--misses] [--sweep] [--split dev|calib|test|test5|test6|test7]
  *     [--learner naive-bayes|logistic-regression]
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -42,12 +43,13 @@ import type { ScoredCall } from '../activities/insights/evaluate-rules.ts';
 const TARGET = 0.9;
 const SETS = ['complaints', 'harassment', 'ng-words'] as const;
 type SetName = (typeof SETS)[number];
-const HEADLINE = 'test6';
+/** Each set's headline split: complaints' rules were narrowed after test6 was read, so a fresh split. */
+const HEADLINE: Record<SetName, string> = { complaints: 'test7', harassment: 'test6', 'ng-words': 'test6' };
 const option = (name: string) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : undefined;
 };
-const SPLITS = option('--split') ? [option('--split')!] : ['dev', 'calib', 'test', 'test5', HEADLINE];
+const SPLITS = option('--split') ? [option('--split')!] : ['dev', 'calib', 'test', 'test5', 'test6', 'test7'];
 const learnerName = (option('--learner') ?? SERVICE_LEARNER) as LearnerName;
 if (!(learnerName in LEARNERS)) throw new Error(`--learner: one of ${Object.keys(LEARNERS).join(', ')}`);
 /** Thresholds the calib split chooses among (see chosenThreshold). */
@@ -355,15 +357,15 @@ if (process.argv.includes('--sweep')) {
   console.log(JSON.stringify({ trainedOn: 'dev', sweep }, null, 2));
 } else {
   const results = SETS.flatMap(measureSet);
-  console.log(JSON.stringify({ target: TARGET, headline: HEADLINE, results }, null, 2));
+  console.log(JSON.stringify({ target: TARGET, headlines: HEADLINE, results }, null, 2));
   const below = results.filter(
     (r) =>
-      r.split === HEADLINE &&
+      r.split === HEADLINE[r.set] &&
       (r.rulesAndClassifier.recall < TARGET || r.rulesAndClassifier.precision < TARGET),
   );
   if (below.length > 0) {
     console.error(
-      `below the target (${TARGET * 100} % recall and precision) on the ${HEADLINE} split with the classifier: ${below.map((r) => r.set).join(', ')}`,
+      `below the target (${TARGET * 100} % recall and precision) on the headline split with the classifier: ${below.map((r) => `${r.set} (${r.split})`).join(', ')}`,
     );
     process.exitCode = 1;
   }
