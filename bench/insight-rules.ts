@@ -4,7 +4,8 @@
  * line model is trained on labelled lines. Each labelled set of bench/data holds calls as one speaker's
  * lines, labelled positive or negative for one category, in splits: `dev` (the development split the
  * rule file and the emulator's sentiment lexicon are tuned on), `calib` (the calibration split, written
- * blind in many writers' registers: it chooses the classifier's threshold and then trains too), and
+ * blind in many writers' registers: it chooses the classifier's threshold and then trains too; the
+ * complaint rules were tuned on it as well), and
  * `test`, `test5`, `test6`, `test7` (written apart, choosing nothing; the headline is test7 for complaints,
  * whose rules were narrowed on dev + calib after test6 was read, and test6 for the others). Every call is
  * scored by the rule file with each line's sentiment and speech acts as the emulator's analyses give
