@@ -17,7 +17,16 @@
  * costs them no broken pipe, and nothing is lost from the log.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { STOP_WITH_PARENT_VARIABLE } from '../../workers/parent-watch.ts';
@@ -65,6 +74,8 @@ export interface ManagedProcessOptions {
    * The parent-death signal is set after the switch (a change of user clears it).
    */
   user?: string;
+  /** Files the program leaves behind where no option moves them: removed once it has exited. */
+  removeAfterExit?: string[];
 }
 
 /**
@@ -145,6 +156,7 @@ export class ManagedProcess {
     this.status = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.exitCode = code ?? (signal ? 128 : 0);
+        for (const path of this.options.removeAfterExit ?? []) rmSync(path, { force: true });
         resolve({ code, signal, requested: this.stopRequested });
       });
       child.once('error', () => resolve({ code: null, signal: null, requested: this.stopRequested }));

@@ -64,6 +64,11 @@ export async function s3ServerProcess(options: S3ServerOptions): Promise<Managed
     const path = resolve(home, `${kind}.sock`);
     return Buffer.byteLength(path) < MAX_SOCKET_PATH_BYTES ? [`-${kind}.localSocket=${path}`] : [];
   });
+  // Its gRPC sockets are always /tmp/seaweedfs-<kind>-grpc-<gRPC port>.sock (no flag moves them), and it
+  // leaves some behind when it stops: removed once it has exited. The ports are this start's own.
+  const grpcSockets = Object.entries({ ...weedPorts, s3: options.port }).map(
+    ([kind, port]) => `/tmp/seaweedfs-${kind}-grpc-${port + WEED_GRPC_OFFSET}.sock`,
+  );
   return new ManagedProcess({
     name: 's3',
     command: options.weed,
@@ -89,6 +94,7 @@ export async function s3ServerProcess(options: S3ServerOptions): Promise<Managed
     // Stray AWS_* variables would change how SeaweedFS authenticates.
     env: Object.fromEntries(Object.entries(options.env).filter(([k]) => !k.startsWith('AWS_'))),
     logFile: join(home, 'logs', 's3.log'),
+    removeAfterExit: grpcSockets,
     healthCheck: async () => {
       if (!(await httpAnswers(`${config.endpoint}/`))) return false;
       await createObjectStore(config).ensureBucket();

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
@@ -199,5 +199,14 @@ describe('a call with S3 credentials only from an AWS profile and Temporal only 
       expect(text).not.toContain(identity.secretKey);
       expect(text).not.toContain(apiKey);
     }
+  });
+});
+
+describe('the S3 server of this file, stopped', () => {
+  it('leaves none of its gRPC sockets in /tmp, where SeaweedFS puts them whatever TMPDIR says', async () => {
+    const socket = `/tmp/seaweedfs-s3-grpc-${Number(new URL(endpoint).port) + WEED_GRPC_OFFSET}.sock`;
+    expect(existsSync(socket)).toBe(true);
+    await s3.stop();
+    expect(existsSync(socket)).toBe(false);
   });
 });
