@@ -259,16 +259,15 @@ export async function analyzeChannels(
   const acc = new Accumulator(channels, Math.ceil(options.durationSeconds / WINDOW_SECONDS));
   const writers = await openTrackWriters(options.trackOutputs ?? []);
   const proc = spawnFfmpeg(analysisArgs(input), { signal: options.signal });
-  // A failed read or write stops ffmpeg, which would otherwise wait on its full pipe for ever.
-  let stopped = false;
+  // A failed read or write stops ffmpeg, which would otherwise wait on its full pipe for ever; that
+  // failure, not ffmpeg's end by our signal, is the reason reported.
   const reading = readInto(acc, proc.stdout, writers).catch((err: unknown) => {
-    stopped = true;
     proc.kill();
     throw err;
   });
   const [read, done] = await Promise.allSettled([reading, proc.done]);
   await writers.close();
-  if (read.status === 'rejected' && stopped) throw read.reason;
+  if (read.status === 'rejected') throw read.reason;
   if (done.status === 'rejected') throw done.reason;
 
   const windows = Math.max(1, acc.windows);
