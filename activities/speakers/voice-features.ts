@@ -95,10 +95,16 @@ export interface Analyzer {
   frameLength: number;
   fftSize: number;
   window: Float64Array;
-  /** Mel triangles, sparse: band m weighs melLength[m] bins from melFirst[m], its weights in turn in melWeights. */
-  melFirst: Int32Array;
-  melLength: Int32Array;
-  melWeights: Float64Array;
+  /**
+   * Mel triangles by the segments between their edges: segment s (edges s to s + 1) holds the bins from
+   * melSegmentEnd[s − 1] (melStart for s = 0) up to melSegmentEnd[s], each with its weight on the rising
+   * side of band s (melRise, by bin); band s − 1 falls over the same bins with 1 minus that weight. A
+   * band's energy is then its rising segment's weighted sum plus its falling segment's plain sum less
+   * that segment's weighted one: one product a bin, not one a bin and band.
+   */
+  melStart: number;
+  melSegmentEnd: Int32Array;
+  melRise: Float64Array;
   /** DCT-II rows c1..c12 over the log mel energies, row-major. */
   dct: Float64Array;
   fft: RealFft;
@@ -106,12 +112,12 @@ export interface Analyzer {
   /**
    * The pitch is searched at the rate divided by `decimation`: the autocorrelation at those lags is the
    * inverse transform (`autocorrelationFft`) of the power spectrum's bins below that rate's Nyquist. The
-   * window's own autocorrelation, so computed and normalized, divides it out.
+   * window's own autocorrelation, so computed and normalized, divides it out (kept as its inverse).
    */
   decimation: number;
   lags: { lo: number; hi: number };
   autocorrelationFft: RealFft;
-  windowCorrelation: Float64Array;
+  windowCorrelationInverse: Float64Array;
   /** Scratch buffers, reused frame to frame. */
   scratch: {
     frame: Float64Array;
@@ -121,6 +127,9 @@ export interface Analyzer {
     correlation: Float64Array;
     power: Float64Array;
     mel: Float64Array;
+    /** Per mel segment: the power's sum, and its sum weighted by melRise. */
+    segmentSum: Float64Array;
+    segmentRise: Float64Array;
     /** One frame's pitch and peak (laid out as FRAME_DIMS). */
     pitchOut: Float64Array;
     /** One utterance's frames, read before its quiet ones are known, their levels and lengths. */
@@ -154,19 +163,15 @@ export function analyzerFor(sampleRate: number): Analyzer {
   for (let i = 0; i < MEL_BANDS + 2; i++) {
     edges.push(hzOfMel(mel(MEL_LOW_HZ) + ((mel(high) - mel(MEL_LOW_HZ)) * i) / (MEL_BANDS + 1)));
   }
-  const melFirst = new Int32Array(MEL_BANDS);
-  const melLength = new Int32Array(MEL_BANDS);
-  const triangles: number[] = [];
-  for (let m = 0; m < MEL_BANDS; m++) {
-    const [lo, mid, hi] = [edges[m]!, edges[m + 1]!, edges[m + 2]!];
-    const first = Math.max(1, Math.floor(lo / binHz));
-    const last = Math.min(nyquistBin, Math.ceil(hi / binHz));
-    melFirst[m] = first;
-    melLength[m] = last - first + 1;
-    for (let k = first; k <= last; k++) {
-      const hz = k * binHz;
-      triangles.push(hz <= mid ? Math.max(0, (hz - lo) / (mid - lo)) : Math.max(0, (hi - hz) / (hi - mid)));
-    }
+  // Bin k lies in segment s when edges[s] < k·binHz ≤ edges[s + 1].
+  const melRise = new Float64Array(nyquistBin + 1);
+  const melSegmentEnd = new Int32Array(MEL_BANDS + 1);
+  const melStart = Math.max(1, Math.floor(edges[0]! / binHz) + 1);
+  let k = melStart;
+  for (let segment = 0; segment <= MEL_BANDS; segment++) {
+    const [lo, hi] = [edges[segment]!, edges[segment + 1]!];
+    for (; k <= nyquistBin && k * binHz <= hi; k++) melRise[k] = (k * binHz - lo) / (hi - lo);
+    melSegmentEnd[segment] = k;
   }
   const dct = new Float64Array(CEPSTRA * MEL_BANDS);
   for (let c = 0; c < CEPSTRA; c++) {
@@ -181,13 +186,13 @@ export function analyzerFor(sampleRate: number): Analyzer {
     frameLength,
     fftSize,
     window,
-    melFirst,
-    melLength,
-    melWeights: Float64Array.from(triangles),
+    melStart,
+    melSegmentEnd,
+    melRise,
     dct,
     fft: makeRealFft(fftSize),
     autocorrelationFft: makeRealFft(fftSize / decimation),
-    windowCorrelation: new Float64Array(fftSize / decimation / 2 + 1),
+    windowCorrelationInverse: new Float64Array(fftSize / decimation / 2 + 1),
     bins: {
       coreLo: bin(CORE_LOW_HZ),
       coreHi: bin(Math.min(CORE_HIGH_HZ, 0.45 * sampleRate)),
@@ -207,6 +212,8 @@ export function analyzerFor(sampleRate: number): Analyzer {
       correlation: new Float64Array(fftSize / decimation / 2 + 2),
       power: new Float64Array(fftSize / 2 + 1),
       mel: new Float64Array(MEL_BANDS),
+      segmentSum: new Float64Array(MEL_BANDS + 1),
+      segmentRise: new Float64Array(MEL_BANDS + 1),
       pitchOut: new Float64Array(FRAME_DIMS),
       pool: new Float32Array(MAX_FRAMES * frameLength),
       levels: new Float64Array(MAX_FRAMES),
@@ -220,7 +227,7 @@ export function analyzerFor(sampleRate: number): Analyzer {
   lowAutocorrelation(analyzer);
   const { autocorrelation } = analyzer.scratch;
   for (let m = 0; m < autocorrelation.length; m++)
-    analyzer.windowCorrelation[m] = autocorrelation[m]! / autocorrelation[0]!;
+    analyzer.windowCorrelationInverse[m] = autocorrelation[0]! / autocorrelation[m]!;
   analyzers.set(sampleRate, analyzer);
   return analyzer;
 }
@@ -289,14 +296,15 @@ function lowAutocorrelation(a: Analyzer): void {
 function pitchOf(a: Analyzer, out: Float64Array, offset: number): void {
   lowAutocorrelation(a);
   const { autocorrelation, correlation } = a.scratch;
-  const { windowCorrelation } = a;
+  const { windowCorrelationInverse } = a;
   const factor = a.decimation;
   const { lo, hi } = a.lags;
   const energy = autocorrelation[0]!;
+  const inverseEnergy = energy > 0 ? 1 / energy : 0;
   let best = -1;
   let bestValue = 0;
   for (let lag = lo; lag <= hi; lag++) {
-    const r = energy > 0 ? autocorrelation[lag]! / energy / windowCorrelation[lag]! : 0;
+    const r = autocorrelation[lag]! * inverseEnergy * windowCorrelationInverse[lag]!;
     correlation[lag] = r;
     if (r > bestValue) {
       bestValue = r;
@@ -671,15 +679,21 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
 
 /** Mel cepstra c1..c12 of the power spectrum in scratch.power, into `out` from `at`. */
 function cepstraOf(a: Analyzer, out: Float64Array, at: number): void {
-  const { power, mel: melEnergy } = a.scratch;
-  const { melFirst, melLength, melWeights, dct } = a;
-  for (let m = 0, w = 0; m < MEL_BANDS; m++) {
-    const first = melFirst[m]!;
-    const bands = melLength[m]!;
-    let e = TINY;
-    for (let j = 0; j < bands; j++, w++) e += melWeights[w]! * power[first + j]!;
-    melEnergy[m] = Math.log(e);
+  const { power, mel: melEnergy, segmentSum, segmentRise } = a.scratch;
+  const { melSegmentEnd, melRise, dct } = a;
+  for (let segment = 0, k = a.melStart; segment <= MEL_BANDS; segment++) {
+    let sum = 0;
+    let rise = 0;
+    for (const end = melSegmentEnd[segment]!; k < end; k++) {
+      const p = power[k]!;
+      sum += p;
+      rise += melRise[k]! * p;
+    }
+    segmentSum[segment] = sum;
+    segmentRise[segment] = rise;
   }
+  for (let m = 0; m < MEL_BANDS; m++)
+    melEnergy[m] = Math.log(TINY + segmentRise[m]! + (segmentSum[m + 1]! - segmentRise[m + 1]!));
   // Three cepstra at a time, so that their sums do not wait on each other (CEPSTRA is a multiple of 3).
   for (let c = 0; c < CEPSTRA; c += 3) {
     let s0 = 0;
