@@ -509,10 +509,14 @@ function isTone(a: Analyzer): boolean {
   const lo = Math.max(1, a.bins.lowEdge);
   let total = 0;
   let first = lo;
+  let strongest = power[lo]!;
   for (let k = lo; k <= top; k++) {
     const p = power[k]!;
     total += p;
-    if (p > power[first]!) first = k;
+    if (p > strongest) {
+      strongest = p;
+      first = k;
+    }
   }
   const one = lobeEnergy(power, first, lo, top);
   if (one >= SINE_SHARE * total) return true;
