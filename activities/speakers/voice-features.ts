@@ -698,20 +698,21 @@ function cepstraOf(a: Analyzer, out: Float64Array, at: number): void {
   }
   for (let m = 0; m < MEL_BANDS; m++)
     melEnergy[m] = Math.log(TINY + segmentRise[m]! + (segmentSum[m + 1]! - segmentRise[m + 1]!));
-  // Three cepstra at a time, so that their sums do not wait on each other (CEPSTRA is a multiple of 3).
-  for (let c = 0; c < CEPSTRA; c += 3) {
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
+  // DCT-II row k (c_k) is symmetric about the middle band for even k and antisymmetric for odd k: each
+  // takes half the bands, of the bands' pairwise sums or differences. Two cepstra at a time (an odd k and
+  // the even one after it), so that their sums do not wait on each other.
+  const pairs = MEL_BANDS / 2;
+  for (let c = 0; c < CEPSTRA; c += 2) {
+    let odd = 0;
+    let even = 0;
     const r0 = c * MEL_BANDS;
-    for (let m = 0; m < MEL_BANDS; m++) {
-      const e = melEnergy[m]!;
-      s0 += dct[r0 + m]! * e;
-      s1 += dct[r0 + MEL_BANDS + m]! * e;
-      s2 += dct[r0 + 2 * MEL_BANDS + m]! * e;
+    for (let m = 0; m < pairs; m++) {
+      const low = melEnergy[m]!;
+      const high = melEnergy[MEL_BANDS - 1 - m]!;
+      odd += dct[r0 + m]! * (low - high);
+      even += dct[r0 + MEL_BANDS + m]! * (low + high);
     }
-    out[at + c] = s0;
-    out[at + c + 1] = s1;
-    out[at + c + 2] = s2;
+    out[at + c] = odd;
+    out[at + c + 1] = even;
   }
 }
