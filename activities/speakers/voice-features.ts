@@ -527,11 +527,18 @@ function isTone(a: Analyzer): boolean {
     return false;
   // The second peak, outside the first one's lobes: below them, then above.
   let second = -1;
+  let secondPower = -Infinity;
   const exclude = 2 * TONE_PEAK_BINS;
   for (let k = lo, below = Math.min(top + 1, first - exclude); k < below; k++)
-    if (second < 0 || power[k]! > power[second]!) second = k;
+    if (power[k]! > secondPower) {
+      secondPower = power[k]!;
+      second = k;
+    }
   for (let k = Math.max(lo, first + exclude + 1); k <= top; k++)
-    if (second < 0 || power[k]! > power[second]!) second = k;
+    if (power[k]! > secondPower) {
+      secondPower = power[k]!;
+      second = k;
+    }
   if (second < 0 || one + lobeEnergy(power, second, lo, top) < TONE_SHARE * total) return false;
   const low = first < second ? first : second;
   const high = first < second ? second : first;
