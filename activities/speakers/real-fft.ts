@@ -8,6 +8,7 @@
 import {
   makeSimdRealFft,
   simdPowerSpectrum,
+  simdWindowedCodesPowerSpectrum,
   simdWindowedPowerSpectrum,
   type SimdRealFft,
 } from './simd-fft.ts';
@@ -213,6 +214,25 @@ export function windowedPowerSpectrum(
   if (f.simd) return simdWindowedPowerSpectrum(f.simd, pool, base, mean, window, power);
   const { frame, n } = f;
   for (let i = 0; i < n; i++) frame[i] = (pool[base + i]! - mean) * window[i]!;
+  powerSpectrum(f, frame, power);
+}
+
+/**
+ * windowedPowerSpectrum of n samples given as codes from `base` and the sample of each code (`samples`):
+ * each decoded as it is loaded.
+ */
+export function windowedCodesPowerSpectrum(
+  f: RealFft,
+  codes: Uint8Array,
+  samples: Readonly<Float32Array>,
+  base: number,
+  mean: number,
+  window: Float64Array,
+  power: Float64Array,
+): void {
+  if (f.simd) return simdWindowedCodesPowerSpectrum(f.simd, codes, samples, base, mean, window, power);
+  const { frame, n } = f;
+  for (let i = 0; i < n; i++) frame[i] = (samples[codes[base + i]!]! - mean) * window[i]!;
   powerSpectrum(f, frame, power);
 }
 

@@ -91,3 +91,22 @@ export function simdWindowedPowerSpectrum(
   for (let i = 0; i < n; i++) heap[input + i] = (pool[base + i]! - mean) * window[i]!;
   transformToPower(f, heap, power);
 }
+
+/**
+ * simdWindowedPowerSpectrum of n samples given as codes from `base` and the sample of each code (`samples`,
+ * G.711's table): the frame decoded as it is loaded, the same values as a decoded copy gives.
+ */
+export function simdWindowedCodesPowerSpectrum(
+  f: SimdRealFft,
+  codes: Uint8Array,
+  samples: Readonly<Float32Array>,
+  base: number,
+  mean: number,
+  window: Float64Array,
+  power: Float64Array,
+): void {
+  const heap = pffft.HEAPF32;
+  const { n, input } = f;
+  for (let i = 0; i < n; i++) heap[input + i] = (samples[codes[base + i]!]! - mean) * window[i]!;
+  transformToPower(f, heap, power);
+}

@@ -16,7 +16,15 @@
  * so, with no array of its own per frame.
  */
 
-import { makeRealFft, powerSpectrum, realPart, windowedPowerSpectrum, type RealFft } from './real-fft.ts';
+import { MULAW_SAMPLES } from '../../schemas/g711.ts';
+import {
+  makeRealFft,
+  powerSpectrum,
+  realPart,
+  windowedCodesPowerSpectrum,
+  windowedPowerSpectrum,
+  type RealFft,
+} from './real-fft.ts';
 
 export interface AudioReader {
   sampleRate: number;
@@ -27,6 +35,12 @@ export interface AudioReader {
    * written. Optional: without it each frame is read into an array of its own and copied.
    */
   readInto?(startSeconds: number, endSeconds: number, out: Float32Array, at: number, limit: number): number;
+  /**
+   * The G.711 mu-law codes whose samples readInto would give for the same arguments, when the reader
+   * holds them as one stretch; else null. Optional: with it the voiced frames decode only the frames
+   * they analyse, as they load them.
+   */
+  mulawCodes?(startSeconds: number, endSeconds: number, limit: number): Uint8Array | null;
 }
 
 /** seconds */
@@ -588,6 +602,109 @@ function readFrames(
   return whole;
 }
 
+/** The codes of `positions` back-to-back frames from `start`, when the reader has them (AudioReader.mulawCodes). */
+function spanCodes(
+  audio: AudioReader,
+  start: number,
+  positions: number,
+  length: number,
+  frameSeconds: number,
+): Uint8Array | null {
+  if (!audio.mulawCodes) return null;
+  try {
+    // The span readFrames would read.
+    return audio.mulawCodes(start, start + positions * frameSeconds, positions * length);
+  } catch {
+    return null;
+  }
+}
+
+/** A frame's samples from `codes` into `pool` at the same index. */
+function decodeFrame(codes: Uint8Array, base: number, length: number, pool: Float32Array): void {
+  for (let j = base; j < base + length; j++) pool[j] = MULAW_SAMPLES[codes[j]!]!;
+}
+
+/**
+ * The mean and level (dB) of frame `i`, from its sum and sum of squares over `length` samples, into
+ * `means` and `levels`; returns the level.
+ */
+function setLevel(
+  means: Float64Array,
+  levels: Float64Array,
+  i: number,
+  sum: number,
+  squares: number,
+  length: number,
+): number {
+  const mean = sum / length;
+  const ms = squares / length - mean * mean;
+  means[i] = mean;
+  levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
+  return levels[i]!;
+}
+
+/**
+ * Frame `i`'s mean and level from `length` samples of `pool` from `base` (setLevel). Two sums each way, so
+ * that the additions do not wait on each other; an odd length's last sample after.
+ */
+function samplesLevel(
+  pool: Float32Array,
+  base: number,
+  length: number,
+  means: Float64Array,
+  levels: Float64Array,
+  i: number,
+): number {
+  let sum = 0;
+  let squares = 0;
+  let sumOdd = 0;
+  let squaresOdd = 0;
+  for (let j = base, last = base + length - 1; j < last; j += 2) {
+    const v = pool[j]!;
+    const u = pool[j + 1]!;
+    sum += v;
+    squares += v * v;
+    sumOdd += u;
+    squaresOdd += u * u;
+  }
+  if (length % 2 === 1) {
+    const v = pool[base + length - 1]!;
+    sum += v;
+    squares += v * v;
+  }
+  return setLevel(means, levels, i, sum + sumOdd, squares + squaresOdd, length);
+}
+
+/** samplesLevel of the frame's codes, each decoded as it is read: the same sums. */
+function codesLevel(
+  codes: Uint8Array,
+  base: number,
+  length: number,
+  means: Float64Array,
+  levels: Float64Array,
+  i: number,
+): number {
+  const samples = MULAW_SAMPLES;
+  let sum = 0;
+  let squares = 0;
+  let sumOdd = 0;
+  let squaresOdd = 0;
+  for (let j = base, last = base + length - 1; j < last; j += 2) {
+    const v = samples[codes[j]!]!;
+    const u = samples[codes[j + 1]!]!;
+    sum += v;
+    squares += v * v;
+    sumOdd += u;
+    squaresOdd += u * u;
+  }
+  if (length % 2 === 1) {
+    const v = samples[codes[base + length - 1]!]!;
+    sum += v;
+    squares += v * v;
+  }
+  return setLevel(means, levels, i, sum + sumOdd, squares + squaresOdd, length);
+}
+
 /**
  * The voiced frames of one utterance (see VOICED_DIMS): every frame, or with `step` > 1 every step-th of
  * them (a long call, which has voice to spare: see voice-separation.ts), each then read on its own.
@@ -610,37 +727,18 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
   const positions = Math.floor((end - start - frameSeconds) / hop) + 1;
   if (positions <= 0) return empty;
   const { pool, levels, means } = scratchFor(a, positions);
-  const whole = readFrames(audio, a, start, positions, every, pool);
+  const codes = every === 1 ? spanCodes(audio, start, positions, length, frameSeconds) : null;
+  const whole = codes
+    ? Math.min(positions, Math.floor(codes.length / length))
+    : readFrames(audio, a, start, positions, every, pool);
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
     levels[i] = -Infinity;
     if (i >= whole) continue;
-    const base = i * length;
-    // Two sums each way, so that the additions do not wait on each other; an odd length's last sample after.
-    let sum = 0;
-    let squares = 0;
-    let sumOdd = 0;
-    let squaresOdd = 0;
-    for (let j = base, last = base + length - 1; j < last; j += 2) {
-      const v = pool[j]!;
-      const u = pool[j + 1]!;
-      sum += v;
-      squares += v * v;
-      sumOdd += u;
-      squaresOdd += u * u;
-    }
-    if (length % 2 === 1) {
-      const v = pool[base + length - 1]!;
-      sum += v;
-      squares += v * v;
-    }
-    sum += sumOdd;
-    squares += squaresOdd;
-    const mean = sum / length;
-    const ms = squares / length - mean * mean;
-    means[i] = mean;
-    levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
-    if (levels[i]! > loudest) loudest = levels[i]!;
+    const level = codes
+      ? codesLevel(codes, i * length, length, means, levels, i)
+      : samplesLevel(pool, i * length, length, means, levels, i);
+    if (level > loudest) loudest = level;
   }
   const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - VOICED_RELATIVE_FLOOR_DB);
   // Rows for the audible frames only: the voiced ones are among them.
@@ -658,9 +756,12 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     audible++;
     const base = i * length;
     const mean = means[i]!;
-    if (length === a.fftSize) {
+    if (codes && length === a.fftSize) {
+      windowedCodesPowerSpectrum(a.fft, codes, MULAW_SAMPLES, base, mean, window, power);
+    } else if (length === a.fftSize) {
       windowedPowerSpectrum(a.fft, pool, base, mean, window, power);
     } else {
+      if (codes) decodeFrame(codes, base, length, pool);
       for (let j = 0; j < length; j++) frame[j] = (pool[base + j]! - mean) * window[j]!;
       frame.fill(0, length);
       powerSpectrum(a.fft, frame, power);
