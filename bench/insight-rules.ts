@@ -25,7 +25,7 @@
  * the halves, dev cross-validated); `--learner` measures another learner than the emulator's. Exits 1
  * when a set's headline split is below the target (90 % recall and precision).
  *
- *   node scripts/on-node.mjs ts bench/insight-rules.ts [--misses] [--sweep] [--split dev|calib|test|test5|test6|test7]
+ *   node scripts/on-node.mjs ts bench/insight-rules.ts [--misses] [--sweep] [--split dev|calib|test|test5|test6|test7|test8]
  *     [--learner naive-bayes|logistic-regression]
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -53,7 +53,9 @@ const option = (name: string) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : undefined;
 };
-const SPLITS = option('--split') ? [option('--split')!] : ['dev', 'calib', 'test', 'test5', 'test6', 'test7'];
+const SPLITS = option('--split')
+  ? [option('--split')!]
+  : ['dev', 'calib', 'test', 'test5', 'test6', 'test7', 'test8'];
 const learnerName = (option('--learner') ?? SERVICE_LEARNER) as LearnerName;
 if (!(learnerName in LEARNERS)) throw new Error(`--learner: one of ${Object.keys(LEARNERS).join(', ')}`);
 /** Thresholds the calib split chooses among (see chosenThreshold). */
