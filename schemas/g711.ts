@@ -17,12 +17,6 @@ const MULAW_TABLE = (() => {
   return table;
 })();
 
-/**
- * The sample of each mu-law code (read only): for readers that decode codes where they use them, as the
- * voiced-frame analysis does (activities/speakers/voice-features.ts).
- */
-export const MULAW_SAMPLES: Readonly<Float32Array> = MULAW_TABLE;
-
 /** Samples of mu-law bytes, one per byte. */
 export function decodeMulaw(bytes: Uint8Array): Float32Array {
   const out = new Float32Array(bytes.length);

@@ -5,13 +5,7 @@
  * of n/2 (even samples as real parts, odd as imaginary) and a split step, with every table built once.
  * Pure; each transform writes into the RealFft's own buffers.
  */
-import {
-  makeSimdRealFft,
-  simdPowerSpectrum,
-  simdWindowedCodesPowerSpectrum,
-  simdWindowedPowerSpectrum,
-  type SimdRealFft,
-} from './simd-fft.ts';
+import { makeSimdRealFft, simdHeap, simdInputPower, type SimdRealFft } from './simd-fft.ts';
 
 const TINY = 1e-10;
 /**
@@ -194,7 +188,11 @@ function laterStages(f: RealFft): void {
 
 /** The power spectrum, bins 0..n/2, of the real `x` (length n) into `power` (length n/2 + 1). */
 export function powerSpectrum(f: RealFft, x: Float64Array, power: Float64Array): void {
-  if (f.simd) return simdPowerSpectrum(f.simd, x, power);
+  if (f.simd) {
+    const heap = simdHeap();
+    heap.set(x.subarray(0, f.n), f.simd.input);
+    return simdInputPower(f.simd, heap, power);
+  }
   halfTransform(f, x);
   splitPower(f, power);
 }
@@ -211,28 +209,15 @@ export function windowedPowerSpectrum(
   window: Float64Array,
   power: Float64Array,
 ): void {
-  if (f.simd) return simdWindowedPowerSpectrum(f.simd, pool, base, mean, window, power);
-  const { frame, n } = f;
+  const { n } = f;
+  if (f.simd) {
+    const heap = simdHeap();
+    const at = f.simd.input;
+    for (let i = 0; i < n; i++) heap[at + i] = (pool[base + i]! - mean) * window[i]!;
+    return simdInputPower(f.simd, heap, power);
+  }
+  const { frame } = f;
   for (let i = 0; i < n; i++) frame[i] = (pool[base + i]! - mean) * window[i]!;
-  powerSpectrum(f, frame, power);
-}
-
-/**
- * windowedPowerSpectrum of n samples given as codes from `base` and the sample of each code (`samples`):
- * each decoded as it is loaded.
- */
-export function windowedCodesPowerSpectrum(
-  f: RealFft,
-  codes: Uint8Array,
-  samples: Readonly<Float32Array>,
-  base: number,
-  mean: number,
-  window: Float64Array,
-  power: Float64Array,
-): void {
-  if (f.simd) return simdWindowedCodesPowerSpectrum(f.simd, codes, samples, base, mean, window, power);
-  const { frame, n } = f;
-  for (let i = 0; i < n; i++) frame[i] = (samples[codes[base + i]!]! - mean) * window[i]!;
   powerSpectrum(f, frame, power);
 }
 

@@ -33,7 +33,7 @@ const TINY = 1e-10;
 
 const pffft = (await loadPffft()) as Pffft;
 
-/** One length's setup and buffers in the module's memory (float indices into HEAPF32). */
+/** One length's setup and buffers in the module's memory: `input` and `output` as indices into HEAPF32. */
 export interface SimdRealFft {
   n: number;
   setup: number;
@@ -51,8 +51,16 @@ export function makeSimdRealFft(n: number): SimdRealFft | null {
   return { n, setup, input: input >> 2, output: output >> 2, work };
 }
 
-/** Transforms the input buffer (already loaded) and writes bins 0..n/2's power into `power`. */
-function transformToPower(f: SimdRealFft, heap: Float32Array, power: Float64Array): void {
+/**
+ * The module's memory as floats (HEAPF32): a transform's input is n of them from its `input` index. Taken
+ * again for each frame: a grown memory (a later setup's allocation) replaces the array.
+ */
+export function simdHeap(): Float32Array {
+  return pffft.HEAPF32;
+}
+
+/** Transforms the input loaded into `heap` (simdHeap) and writes bins 0..n/2's power into `power`. */
+export function simdInputPower(f: SimdRealFft, heap: Float32Array, power: Float64Array): void {
   const { n, output } = f;
   pffft._pffft_transform_ordered(f.setup, 4 * f.input, 4 * output, f.work, PFFFT_FORWARD);
   // Ordered output: the DC and Nyquist bins' real parts first, then bin k's real and imaginary parts.
@@ -65,48 +73,4 @@ function transformToPower(f: SimdRealFft, heap: Float32Array, power: Float64Arra
     const im = heap[at + 1]!;
     power[k] = re * re + im * im + TINY;
   }
-}
-
-/** The power spectrum, bins 0..n/2, of the real `x` (length n) into `power`. */
-export function simdPowerSpectrum(f: SimdRealFft, x: Float64Array, power: Float64Array): void {
-  const heap = pffft.HEAPF32;
-  heap.set(x.subarray(0, f.n), f.input);
-  transformToPower(f, heap, power);
-}
-
-/**
- * The power spectrum of n samples of `pool` from `base`, less `mean`, times `window`, loaded straight into
- * the transform's input.
- */
-export function simdWindowedPowerSpectrum(
-  f: SimdRealFft,
-  pool: Float32Array,
-  base: number,
-  mean: number,
-  window: Float64Array,
-  power: Float64Array,
-): void {
-  const heap = pffft.HEAPF32;
-  const { n, input } = f;
-  for (let i = 0; i < n; i++) heap[input + i] = (pool[base + i]! - mean) * window[i]!;
-  transformToPower(f, heap, power);
-}
-
-/**
- * simdWindowedPowerSpectrum of n samples given as codes from `base` and the sample of each code (`samples`,
- * G.711's table): the frame decoded as it is loaded, the same values as a decoded copy gives.
- */
-export function simdWindowedCodesPowerSpectrum(
-  f: SimdRealFft,
-  codes: Uint8Array,
-  samples: Readonly<Float32Array>,
-  base: number,
-  mean: number,
-  window: Float64Array,
-  power: Float64Array,
-): void {
-  const heap = pffft.HEAPF32;
-  const { n, input } = f;
-  for (let i = 0; i < n; i++) heap[input + i] = (samples[codes[base + i]!]! - mean) * window[i]!;
-  transformToPower(f, heap, power);
 }

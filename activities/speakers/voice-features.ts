@@ -16,15 +16,8 @@
  * so, with no array of its own per frame.
  */
 
-import { MULAW_SAMPLES } from '../../schemas/g711.ts';
-import {
-  makeRealFft,
-  powerSpectrum,
-  realPart,
-  windowedCodesPowerSpectrum,
-  windowedPowerSpectrum,
-  type RealFft,
-} from './real-fft.ts';
+import { decodeMulawInto } from '../../schemas/g711.ts';
+import { makeRealFft, powerSpectrum, realPart, windowedPowerSpectrum, type RealFft } from './real-fft.ts';
 
 export interface AudioReader {
   sampleRate: number;
@@ -37,8 +30,8 @@ export interface AudioReader {
   readInto?(startSeconds: number, endSeconds: number, out: Float32Array, at: number, limit: number): number;
   /**
    * The G.711 mu-law codes whose samples readInto would give for the same arguments, when the reader
-   * holds them as one stretch; else null. Optional: with it the voiced frames decode only the frames
-   * they analyse, as they load them.
+   * holds them as one stretch; else null. Optional: with it the voiced frames decode each frame as they
+   * measure its level rather than the whole utterance first.
    */
   mulawCodes?(startSeconds: number, endSeconds: number, limit: number): Uint8Array | null;
 }
@@ -415,28 +408,8 @@ export function utteranceFrames(audio: AudioReader, span: UtteranceSpan, a: Anal
     const base = i * a.frameLength;
     const length = readFrameInto(audio, start + offset + i * hop, frameSeconds, pool, base, a.frameLength);
     if (length < a.frameLength / 2) continue;
-    let sum = 0;
-    let squares = 0;
-    let sumOdd = 0;
-    let squaresOdd = 0;
-    let j = base;
-    for (const last = base + length - 1; j < last; j += 2) {
-      const v = pool[j]!;
-      const u = pool[j + 1]!;
-      sum += v;
-      squares += v * v;
-      sumOdd += u;
-      squaresOdd += u * u;
-    }
-    if (j < base + length) {
-      sum += pool[j]!;
-      squares += pool[j]! * pool[j]!;
-    }
     lengths[i] = length;
-    const mean = (sum + sumOdd) / length;
-    const ms = (squares + squaresOdd) / length - mean * mean;
-    means[i] = mean;
-    levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
+    samplesLevel(pool, base, length, means, levels, i);
     if (levels[i]! > loudest) loudest = levels[i]!;
   }
   const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - RELATIVE_FLOOR_DB);
@@ -619,33 +592,10 @@ function spanCodes(
   }
 }
 
-/** A frame's samples from `codes` into `pool` at the same index. */
-function decodeFrame(codes: Uint8Array, base: number, length: number, pool: Float32Array): void {
-  for (let j = base; j < base + length; j++) pool[j] = MULAW_SAMPLES[codes[j]!]!;
-}
-
 /**
- * The mean and level (dB) of frame `i`, from its sum and sum of squares over `length` samples, into
- * `means` and `levels`; returns the level.
- */
-function setLevel(
-  means: Float64Array,
-  levels: Float64Array,
-  i: number,
-  sum: number,
-  squares: number,
-  length: number,
-): number {
-  const mean = sum / length;
-  const ms = squares / length - mean * mean;
-  means[i] = mean;
-  levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
-  return levels[i]!;
-}
-
-/**
- * Frame `i`'s mean and level from `length` samples of `pool` from `base` (setLevel). Two sums each way, so
- * that the additions do not wait on each other; an odd length's last sample after.
+ * Frame `i`'s mean and level (dB) from `length` samples of `pool` from `base`, into `means` and `levels`;
+ * returns the level. Two sums each way, so that the additions do not wait on each other; an odd length's
+ * last sample after.
  */
 function samplesLevel(
   pool: Float32Array,
@@ -672,37 +622,11 @@ function samplesLevel(
     sum += v;
     squares += v * v;
   }
-  return setLevel(means, levels, i, sum + sumOdd, squares + squaresOdd, length);
-}
-
-/** samplesLevel of the frame's codes, each decoded as it is read: the same sums. */
-function codesLevel(
-  codes: Uint8Array,
-  base: number,
-  length: number,
-  means: Float64Array,
-  levels: Float64Array,
-  i: number,
-): number {
-  const samples = MULAW_SAMPLES;
-  let sum = 0;
-  let squares = 0;
-  let sumOdd = 0;
-  let squaresOdd = 0;
-  for (let j = base, last = base + length - 1; j < last; j += 2) {
-    const v = samples[codes[j]!]!;
-    const u = samples[codes[j + 1]!]!;
-    sum += v;
-    squares += v * v;
-    sumOdd += u;
-    squaresOdd += u * u;
-  }
-  if (length % 2 === 1) {
-    const v = samples[codes[base + length - 1]!]!;
-    sum += v;
-    squares += v * v;
-  }
-  return setLevel(means, levels, i, sum + sumOdd, squares + squaresOdd, length);
+  const mean = (sum + sumOdd) / length;
+  const ms = (squares + squaresOdd) / length - mean * mean;
+  means[i] = mean;
+  levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
+  return levels[i]!;
 }
 
 /**
@@ -735,9 +659,9 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
   for (let i = 0; i < positions; i++) {
     levels[i] = -Infinity;
     if (i >= whole) continue;
-    const level = codes
-      ? codesLevel(codes, i * length, length, means, levels, i)
-      : samplesLevel(pool, i * length, length, means, levels, i);
+    // Decoded frame by frame as its level is measured, not the whole span first (bench/README.md).
+    if (codes) decodeMulawInto(codes, i * length, (i + 1) * length, pool, i * length);
+    const level = samplesLevel(pool, i * length, length, means, levels, i);
     if (level > loudest) loudest = level;
   }
   const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - VOICED_RELATIVE_FLOOR_DB);
@@ -756,12 +680,9 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     audible++;
     const base = i * length;
     const mean = means[i]!;
-    if (codes && length === a.fftSize) {
-      windowedCodesPowerSpectrum(a.fft, codes, MULAW_SAMPLES, base, mean, window, power);
-    } else if (length === a.fftSize) {
+    if (length === a.fftSize) {
       windowedPowerSpectrum(a.fft, pool, base, mean, window, power);
     } else {
-      if (codes) decodeFrame(codes, base, length, pool);
       for (let j = 0; j < length; j++) frame[j] = (pool[base + j]! - mean) * window[j]!;
       frame.fill(0, length);
       powerSpectrum(a.fft, frame, power);
