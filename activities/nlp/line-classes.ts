@@ -1,7 +1,8 @@
 /**
  * Line classification (spec 03 text classification, for the rule file's classifier rules): each line of
- * a (model, speaker) pair's speaker classified by the model, one request per line and model, so the cost
- * is bounded by the speaker's lines times the file's models (at most RULE_FILE_LIMITS.classifierModels).
+ * a (model, speaker) pair's speaker classified by the model, one request per distinct line and model
+ * (unit-requests.ts), so the cost is bounded by the speaker's lines times the file's models (at most
+ * RULE_FILE_LIMITS.classifierModels).
  * The text is the redacted, cleaned one (what the steps after filler removal read). Progress is kept per
  * utterance: a retried attempt sends only what is left. A model the service does not know, or one not
  * trained, fails the step alone: the call is then `partial` and its classifier rules are unavailable.
@@ -10,6 +11,7 @@ import { lineClassesOutputSchema, type LineClasses } from '../../schemas/result.
 import type { LineClassifier } from '../../schemas/rules.ts';
 import { readCallText } from './call-text.ts';
 import { runStep, type NlpActivityDeps } from './step.ts';
+import { answerDistinct } from './unit-requests.ts';
 import type { NlpStepInput, NlpStepOutput } from './types.ts';
 
 export interface ClassifyLinesInput extends NlpStepInput {
@@ -42,16 +44,16 @@ export async function classifyLines(
           ],
         }))
         .filter((l) => l.models.length > 0);
-      for (const [n, line] of lines.entries()) {
-        if (run.done.has(line.index)) continue;
+      // A line said again word for word, to the same models, shares its scores (unit-requests.ts).
+      const asks = lines.map((l) => ({ ...l, key: l.index, asks: JSON.stringify([l.models, l.text]) }));
+      await answerDistinct(run, asks, 1, async (line) => {
         const scores: LineClasses = {};
         for (const model of line.models) {
           const { result } = await run.request((o) => deps.service.classifier.classify(model, line.text, o));
           scores[model] = Object.fromEntries(result.map((r) => [r.class, r.score]));
         }
-        run.done.set(line.index, scores);
-        run.progress(n + 1, lines.length);
-      }
+        return scores;
+      });
       const utterances = lines.map((l) => ({ index: l.index, lineClasses: run.done.get(l.index)! }));
       return { step: 'lineClasses' as const, callId: input.callId, classifiers, utterances };
     },
