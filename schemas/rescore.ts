@@ -44,8 +44,9 @@ export const rescoreInputSchema = z.object({
   /** Task queue of the batch's activities; default: the workflow's. */
   taskQueue: z.string().optional(),
   /**
-   * Task queue of the pages when they classify (`reasons`): the text queue, so the classification requests
-   * are paced by its rate limit and its workers' pacer like the pipeline's text requests; absent: `taskQueue`.
+   * Task queue of the pages when they classify (`reasons`, or the rule file's classifier rules: given only
+   * then): the text queue, so the classification requests are paced by its rate limit and its workers'
+   * pacer like the pipeline's text requests; absent: `taskQueue`.
    */
   nlpTaskQueue: z.string().optional(),
   /** The analysis tables the rescored calls' rows are replaced in (prefix, time zone); default `tables/`, UTC. */

@@ -68,9 +68,10 @@ export async function rescore(input: RescoreInput, carry?: RescoreCarry): Promis
     taskQueue: input.taskQueue ?? info.taskQueue,
     retry: RETRY_POLICIES.rescore,
   };
-  // A page that classifies sends a text request a call: on the text queue, paced as the pipeline's are.
-  // The queue comes with the input, so a run started before it did (AUTO_UPGRADE) keeps its pages' queue.
-  const classifying = input.reasons !== undefined && input.nlpTaskQueue !== undefined;
+  // A page that classifies (a reason a call, the classifier rules' lines) sends text requests: on the text
+  // queue, paced as the pipeline's are. The input names that queue only then (`callpipe rescore`), and a
+  // run started before it did (AUTO_UPGRADE) keeps its pages' queue.
+  const classifying = input.nlpTaskQueue !== undefined;
   // A page reads, scores and writes up to a thousand results: heartbeats carry its rows.
   const pages = proxyActivities<RescoreActivities>({
     ...options,

@@ -1,8 +1,8 @@
 /**
  * The activities of a rescore (task queue `callpipe`, beside the batches' other object-storage work):
  * score one page of stored results again with a rule file (rescore-call.ts, from result.json alone: no
- * recognition, no text analysis), and merge the report (rescore-report.ts). Rows go to S3, never into
- * the workflow's state.
+ * recognition, no text analysis but the classifications the batch's models ask for), and merge the report
+ * (rescore-report.ts). Rows go to S3, never into the workflow's state.
  *
  * Exactly once per call: the rows of a page travel in its heartbeats, so a retried attempt resumes after
  * the last call it reported; a call written before the heartbeat that would have said so carries this
@@ -20,6 +20,8 @@ import { rescoreCall, type RescoreCallContext } from './rescore-call.ts';
 import { listRescorePage, pageName, type RescorePageRequest } from './rescore-pages.ts';
 import { writeRescoreReport, type WriteRescoreReportInput } from './rescore-report.ts';
 import { storedRules, type LoadedRules } from './rule-file.ts';
+import { lineClassifiers } from '../../schemas/rules.ts';
+import { resultLineClassifier } from '../nlp/line-classes.ts';
 import type { ReasonsSettings } from '../../schemas/reasons.ts';
 import type { ServiceClient } from '../../service/index.ts';
 import { reasonsClassifier } from '../reasons/classify-result.ts';
@@ -80,7 +82,10 @@ export function createRescoreActivities({
   store: ObjectStore;
   /** How call ids are made from file names (config `callIds`). */
   callIds?: CallIdRule;
-  /** The service client a rescore with a reasons model classifies calls with (made when first needed). */
+  /**
+   * The service client a rescore with a reasons model or classifier rules classifies with (made when first
+   * needed).
+   */
   service?: (() => ServiceClient) | undefined;
   /** Paces the classification requests: the text workers' pacer, where the pages classify. */
   pacer?: RequestPacer | undefined;
@@ -97,6 +102,7 @@ export function createRescoreActivities({
         listRescorePage(store, input, callIds),
       ]);
       checkRules(input, rules);
+      const classifiers = lineClassifiers(rules.rules);
       const earlier = heartbeat?.info.heartbeatDetails as PageHeartbeat | undefined;
       const rows: RescoreRow[] = earlier?.page === input.cursor.page ? [...earlier.rows] : [];
       const done = new Set(rows.map((r) => r.resultKey));
@@ -108,6 +114,9 @@ export function createRescoreActivities({
         callIds: callIds.mode,
         writeCallTables: (i) => tables.writeCallTables(i),
         ...(input.reasons && service ? { classify: reasonsClassifier(service(), input.reasons, pacer) } : {}),
+        ...(classifiers.length > 0 && service
+          ? { classifyLines: resultLineClassifier(service(), classifiers, pacer) }
+          : {}),
       };
       const limit = pLimit(input.concurrency);
       const todo = page.calls.filter((c) => !done.has(c.key));

@@ -1,8 +1,9 @@
 /**
  * One call of a rescore: read its stored result.json, name its speakers again by the rule file's role cues
- * (speakers/rescore-roles.ts) and score it again with the batch's rule file
- * (score-call.ts, from result.json alone: no recognition, no text analysis) unless it is current, write
- * it back, and refresh what result.json feeds (the call page, the call's rows in the analysis tables).
+ * (speakers/rescore-roles.ts), classify what the batch's models have not (the call's reason, the lines
+ * of the rule file's classifier rules) and score it again with the batch's rule file (score-call.ts,
+ * from result.json alone: no recognition, no other text analysis) unless it is current, write it back,
+ * and refresh what result.json feeds (the call page, the call's rows in the analysis tables).
  */
 import type { CallIdMode } from '../../schemas/config.ts';
 import type { ZodError } from 'zod';
@@ -18,6 +19,7 @@ import type { LoadedRules } from './rule-file.ts';
 import { matchedCategories, scoreCall } from './score-call.ts';
 import { rescoreRoles } from '../speakers/rescore-roles.ts';
 import type { ResultClassifier } from '../reasons/classify-result.ts';
+import type { ResultLineClassifier } from '../nlp/line-classes.ts';
 import { reviewed } from '../storage/result-document.ts';
 import { roleSettingsOf } from '../speakers/speakers-activities.ts';
 
@@ -35,6 +37,8 @@ export interface RescoreCallContext {
   callIds?: CallIdMode;
   /** Classifies a stored result with the batch's reasons model (activities/reasons/classify-result.ts). */
   classify?: ResultClassifier | undefined;
+  /** Classifies a stored result's lines with the rule file's classifier models (nlp/line-classes.ts). */
+  classifyLines?: ResultLineClassifier | undefined;
 }
 
 const JSON_TYPE = { contentType: 'application/json; charset=utf-8' };
@@ -96,7 +100,8 @@ export async function rescoreCall(ctx: RescoreCallContext, call: RescoreCall): P
     return { ...base, status: 'updated', ...scored(doc) };
   }
   const reclassify = ctx.classify && (ctx.force || !ctx.classify.current(doc));
-  if (!ctx.force && !reclassify && doc.rules?.digest === rules.digest)
+  const lines = ctx.classifyLines;
+  if (!ctx.force && !reclassify && !(lines && !lines.current(doc)) && doc.rules?.digest === rules.digest)
     return { ...base, status: 'current', ...scored(doc) };
   // Roles first (text cues need no audio): the rules then read who said what as the new file names it.
   const roled = rescoreRoles(doc, roleSettingsOf(rules), { mode: doc.speakerRoles?.mode ?? 'evidence' }).doc;
@@ -106,6 +111,9 @@ export async function rescoreCall(ctx: RescoreCallContext, call: RescoreCall): P
     if (reasons) roled.reasons = reasons;
     else delete roled.reasons;
   }
+  // Then the lines of the classifier rules' speakers as the roles now name them.
+  if (lines && (ctx.force || !lines.current(roled)))
+    roled.utterances = await lines.classify(roled, ctx.force);
   const insights = scoreCall(roled, rules, { rescoreBatchId: ctx.batchId });
   const scorecard = reviewed(insights.scorecard, roled.transcriptQuality);
   const next = resultDocumentSchema.parse({ ...roled, ...insights, scorecard });

@@ -16,6 +16,8 @@
  * so, with no array of its own per frame.
  */
 
+import { makeRealFft, powerSpectrum, realPart, windowedPowerSpectrum, type RealFft } from './real-fft.ts';
+
 export interface AudioReader {
   sampleRate: number;
   /** samples in [-1,1] from start to end seconds (clamped to the audio) */
@@ -93,10 +95,16 @@ export interface Analyzer {
   frameLength: number;
   fftSize: number;
   window: Float64Array;
-  /** Mel triangles, sparse: band m weighs melLength[m] bins from melFirst[m], its weights in turn in melWeights. */
-  melFirst: Int32Array;
-  melLength: Int32Array;
-  melWeights: Float64Array;
+  /**
+   * Mel triangles by the segments between their edges: segment s (edges s to s + 1) holds the bins from
+   * melSegmentEnd[s − 1] (melStart for s = 0) up to melSegmentEnd[s], each with its weight on the rising
+   * side of band s (melRise, by bin); band s − 1 falls over the same bins with 1 minus that weight. A
+   * band's energy is then its rising segment's weighted sum plus its falling segment's plain sum less
+   * that segment's weighted one: one product a bin, not one a bin and band.
+   */
+  melStart: number;
+  melSegmentEnd: Int32Array;
+  melRise: Float64Array;
   /** DCT-II rows c1..c12 over the log mel energies, row-major. */
   dct: Float64Array;
   fft: RealFft;
@@ -104,12 +112,12 @@ export interface Analyzer {
   /**
    * The pitch is searched at the rate divided by `decimation`: the autocorrelation at those lags is the
    * inverse transform (`autocorrelationFft`) of the power spectrum's bins below that rate's Nyquist. The
-   * window's own autocorrelation, so computed and normalized, divides it out.
+   * window's own autocorrelation, so computed and normalized, divides it out (kept as its inverse).
    */
   decimation: number;
   lags: { lo: number; hi: number };
   autocorrelationFft: RealFft;
-  windowCorrelation: Float64Array;
+  windowCorrelationInverse: Float64Array;
   /** Scratch buffers, reused frame to frame. */
   scratch: {
     frame: Float64Array;
@@ -119,6 +127,9 @@ export interface Analyzer {
     correlation: Float64Array;
     power: Float64Array;
     mel: Float64Array;
+    /** Per mel segment: the power's sum, and its sum weighted by melRise. */
+    segmentSum: Float64Array;
+    segmentRise: Float64Array;
     /** One frame's pitch and peak (laid out as FRAME_DIMS). */
     pitchOut: Float64Array;
     /** One utterance's frames, read before its quiet ones are known, their levels and lengths. */
@@ -127,249 +138,6 @@ export interface Analyzer {
     means: Float64Array;
     lengths: Int32Array;
   };
-}
-
-/**
- * A real FFT of n points as a complex FFT of n/2 (even samples as real parts, odd as imaginary) and a
- * split step. Every table is built once: the bit-reversal order, each stage's twiddles laid out one after
- * the other (so a stage reads them in sequence), and the split's twiddles.
- */
-interface RealFft {
-  n: number;
-  half: number;
-  bitReverse: Uint32Array;
-  /** Twiddles e^{-2πik/size} of the stage of `size`, at index size/2 + k (k < size/2). */
-  twiddleCos: Float64Array;
-  twiddleSin: Float64Array;
-  /** Twiddles of the real-split step, e^{-2πik/n}. */
-  splitCos: Float64Array;
-  splitSin: Float64Array;
-  zr: Float64Array;
-  zi: Float64Array;
-}
-
-function makeRealFft(n: number): RealFft {
-  const half = n / 2;
-  const bits = Math.log2(half);
-  const bitReverse = new Uint32Array(half);
-  for (let i = 0; i < half; i++) {
-    let r = 0;
-    for (let b = 0; b < bits; b++) r |= ((i >> b) & 1) << (bits - 1 - b);
-    bitReverse[i] = r;
-  }
-  const twiddleCos = new Float64Array(half);
-  const twiddleSin = new Float64Array(half);
-  for (let size = 2; size <= half; size *= 2) {
-    const h = size / 2;
-    for (let k = 0; k < h; k++) {
-      twiddleCos[h + k] = Math.cos((2 * Math.PI * k) / size);
-      twiddleSin[h + k] = -Math.sin((2 * Math.PI * k) / size);
-    }
-  }
-  const splitCos = new Float64Array(half + 1);
-  const splitSin = new Float64Array(half + 1);
-  for (let k = 0; k <= half; k++) {
-    splitCos[k] = 0.5 * Math.cos((2 * Math.PI * k) / n);
-    splitSin[k] = -0.5 * Math.sin((2 * Math.PI * k) / n);
-  }
-  return {
-    n,
-    half,
-    bitReverse,
-    twiddleCos,
-    twiddleSin,
-    splitCos,
-    splitSin,
-    zr: new Float64Array(half),
-    zi: new Float64Array(half),
-  };
-}
-
-/** The complex FFT of n/2 points of the real `x` (length n) into f.zr / f.zi, its even samples as real parts. */
-function halfTransform(f: RealFft, x: Float64Array): void {
-  const { half, bitReverse, zr, zi } = f;
-  // Bit-reversed load fused with the first two stages (sizes 2 and 4), whose twiddles are 1 and -i.
-  for (let i = 0; i < half; i += 4) {
-    const p0 = 2 * bitReverse[i]!;
-    const p1 = 2 * bitReverse[i + 1]!;
-    const p2 = 2 * bitReverse[i + 2]!;
-    const p3 = 2 * bitReverse[i + 3]!;
-    firstStages(zr, zi, i, x[p0]!, x[p0 + 1]!, x[p1]!, x[p1 + 1]!, x[p2]!, x[p2 + 1]!, x[p3]!, x[p3 + 1]!);
-  }
-  laterStages(f);
-}
-
-/**
- * halfTransform of `length` = n samples of `pool` from `base`, less `mean`, times `window`, read as the
- * transform loads them: no windowed copy of the frame.
- */
-function windowedHalfTransform(
-  f: RealFft,
-  pool: Float32Array,
-  base: number,
-  mean: number,
-  window: Float64Array,
-): void {
-  const { half, bitReverse, zr, zi } = f;
-  const at = (p: number) => (pool[base + p]! - mean) * window[p]!;
-  for (let i = 0; i < half; i += 4) {
-    const p0 = 2 * bitReverse[i]!;
-    const p1 = 2 * bitReverse[i + 1]!;
-    const p2 = 2 * bitReverse[i + 2]!;
-    const p3 = 2 * bitReverse[i + 3]!;
-    firstStages(zr, zi, i, at(p0), at(p0 + 1), at(p1), at(p1 + 1), at(p2), at(p2 + 1), at(p3), at(p3 + 1));
-  }
-  laterStages(f);
-}
-
-/** The first two stages (sizes 2 and 4, twiddles 1 and -i) of four loaded points, into `i`..`i + 3`. */
-function firstStages(
-  zr: Float64Array,
-  zi: Float64Array,
-  i: number,
-  x0r: number,
-  x0i: number,
-  x1r: number,
-  x1i: number,
-  x2r: number,
-  x2i: number,
-  x3r: number,
-  x3i: number,
-): void {
-  const r0 = x0r + x1r;
-  const i0 = x0i + x1i;
-  const r1 = x0r - x1r;
-  const i1 = x0i - x1i;
-  const r2 = x2r + x3r;
-  const i2 = x2i + x3i;
-  const r3 = x2r - x3r;
-  const i3 = x2i - x3i;
-  zr[i] = r0 + r2;
-  zi[i] = i0 + i2;
-  zr[i + 2] = r0 - r2;
-  zi[i + 2] = i0 - i2;
-  zr[i + 1] = r1 + i3;
-  zi[i + 1] = i1 - r3;
-  zr[i + 3] = r1 - i3;
-  zi[i + 3] = i1 + r3;
-}
-
-/** The stages of sizes 8 to n/2 of halfTransform, in place in f.zr / f.zi. */
-function laterStages(f: RealFft): void {
-  const { half, twiddleCos, twiddleSin, zr, zi } = f;
-  // Two stages at a time (sizes s and 2s, "radix 2²"): each element is loaded and stored once per pair.
-  let size = 8;
-  for (; 2 * size <= half; size *= 4) {
-    const h = size / 2;
-    for (let block = 0; block < half; block += 2 * size) {
-      for (let k = 0; k < h; k++) {
-        const w1r = twiddleCos[h + k]!;
-        const w1i = twiddleSin[h + k]!;
-        const w2r = twiddleCos[size + k]!;
-        const w2i = twiddleSin[size + k]!;
-        const p0 = block + k;
-        const p1 = p0 + h;
-        const p2 = p0 + size;
-        const p3 = p2 + h;
-        // Stage of `size`: (p0, p1) and (p2, p3), twiddle w1.
-        let tr = zr[p1]! * w1r - zi[p1]! * w1i;
-        let ti = zr[p1]! * w1i + zi[p1]! * w1r;
-        const a0r = zr[p0]! + tr;
-        const a0i = zi[p0]! + ti;
-        const a1r = zr[p0]! - tr;
-        const a1i = zi[p0]! - ti;
-        tr = zr[p3]! * w1r - zi[p3]! * w1i;
-        ti = zr[p3]! * w1i + zi[p3]! * w1r;
-        const a2r = zr[p2]! + tr;
-        const a2i = zi[p2]! + ti;
-        const a3r = zr[p2]! - tr;
-        const a3i = zi[p2]! - ti;
-        // Stage of 2·size: (p0, p2) with w2, (p1, p3) with w2·(-i).
-        tr = a2r * w2r - a2i * w2i;
-        ti = a2r * w2i + a2i * w2r;
-        zr[p0] = a0r + tr;
-        zi[p0] = a0i + ti;
-        zr[p2] = a0r - tr;
-        zi[p2] = a0i - ti;
-        tr = a3r * w2i + a3i * w2r;
-        ti = a3i * w2i - a3r * w2r;
-        zr[p1] = a1r + tr;
-        zi[p1] = a1i + ti;
-        zr[p3] = a1r - tr;
-        zi[p3] = a1i - ti;
-      }
-    }
-  }
-  // A last single stage when the stages are odd in number.
-  for (; size <= half; size *= 2) {
-    const h = size / 2;
-    for (let block = 0; block < half; block += size) {
-      for (let k = 0; k < h; k++) {
-        const wr = twiddleCos[h + k]!;
-        const wi = twiddleSin[h + k]!;
-        const a = block + k;
-        const b = a + h;
-        const xr = zr[b]!;
-        const xi = zi[b]!;
-        const br = xr * wr - xi * wi;
-        const bi = xr * wi + xi * wr;
-        const ar = zr[a]!;
-        const ai = zi[a]!;
-        zr[b] = ar - br;
-        zi[b] = ai - bi;
-        zr[a] = ar + br;
-        zi[a] = ai + bi;
-      }
-    }
-  }
-}
-
-/** The power spectrum, bins 0..n/2, of the real `x` (length n) into `power` (length n/2 + 1). */
-function powerSpectrum(f: RealFft, x: Float64Array, power: Float64Array): void {
-  halfTransform(f, x);
-  splitPower(f, power);
-}
-
-/** The power spectrum, bins 0..n/2, from the half-length transform in f.zr / f.zi into `power`. */
-function splitPower(f: RealFft, power: Float64Array): void {
-  const { half, zr, zi, splitCos, splitSin } = f;
-  // Split the half-length transform into the spectra of the even and odd samples, then combine.
-  const dc = zr[0]! + zi[0]!;
-  const nyquist = zr[0]! - zi[0]!;
-  power[0] = dc * dc + TINY;
-  power[half] = nyquist * nyquist + TINY;
-  for (let k = 1; k < half; k++) {
-    const k2 = half - k;
-    const r1 = zr[k]!;
-    const i1 = zi[k]!;
-    const r2 = zr[k2]!;
-    const i2 = zi[k2]!;
-    // Twice the even and odd spectra; the split twiddles carry the halves.
-    const er = r1 + r2;
-    const ei = i1 - i2;
-    const or = i1 + i2;
-    const oi = r2 - r1;
-    const wr = splitCos[k]!;
-    const wi = splitSin[k]!;
-    const re = 0.5 * er + or * wr - oi * wi;
-    const im = 0.5 * ei + or * wi + oi * wr;
-    power[k] = re * re + im * im + TINY;
-  }
-}
-
-/**
- * The real part of the spectrum, bins 0..n/2, of the real `x` (length n) into `out`: for an even `x` (a
- * power spectrum laid out around the circle) that is its inverse transform, n times over.
- */
-function realPart(f: RealFft, x: Float64Array, out: Float64Array): void {
-  halfTransform(f, x);
-  const { half, zr, zi, splitCos, splitSin } = f;
-  out[0] = zr[0]! + zi[0]!;
-  out[half] = zr[0]! - zi[0]!;
-  for (let k = 1; k < half; k++) {
-    const k2 = half - k;
-    out[k] = 0.5 * (zr[k]! + zr[k2]!) + (zi[k]! + zi[k2]!) * splitCos[k]! - (zr[k2]! - zr[k]!) * splitSin[k]!;
-  }
 }
 
 const mel = (hz: number) => 2595 * Math.log10(1 + hz / 700);
@@ -395,19 +163,15 @@ export function analyzerFor(sampleRate: number): Analyzer {
   for (let i = 0; i < MEL_BANDS + 2; i++) {
     edges.push(hzOfMel(mel(MEL_LOW_HZ) + ((mel(high) - mel(MEL_LOW_HZ)) * i) / (MEL_BANDS + 1)));
   }
-  const melFirst = new Int32Array(MEL_BANDS);
-  const melLength = new Int32Array(MEL_BANDS);
-  const triangles: number[] = [];
-  for (let m = 0; m < MEL_BANDS; m++) {
-    const [lo, mid, hi] = [edges[m]!, edges[m + 1]!, edges[m + 2]!];
-    const first = Math.max(1, Math.floor(lo / binHz));
-    const last = Math.min(nyquistBin, Math.ceil(hi / binHz));
-    melFirst[m] = first;
-    melLength[m] = last - first + 1;
-    for (let k = first; k <= last; k++) {
-      const hz = k * binHz;
-      triangles.push(hz <= mid ? Math.max(0, (hz - lo) / (mid - lo)) : Math.max(0, (hi - hz) / (hi - mid)));
-    }
+  // Bin k lies in segment s when edges[s] < k·binHz ≤ edges[s + 1].
+  const melRise = new Float64Array(nyquistBin + 1);
+  const melSegmentEnd = new Int32Array(MEL_BANDS + 1);
+  const melStart = Math.max(1, Math.floor(edges[0]! / binHz) + 1);
+  let k = melStart;
+  for (let segment = 0; segment <= MEL_BANDS; segment++) {
+    const [lo, hi] = [edges[segment]!, edges[segment + 1]!];
+    for (; k <= nyquistBin && k * binHz <= hi; k++) melRise[k] = (k * binHz - lo) / (hi - lo);
+    melSegmentEnd[segment] = k;
   }
   const dct = new Float64Array(CEPSTRA * MEL_BANDS);
   for (let c = 0; c < CEPSTRA; c++) {
@@ -422,13 +186,13 @@ export function analyzerFor(sampleRate: number): Analyzer {
     frameLength,
     fftSize,
     window,
-    melFirst,
-    melLength,
-    melWeights: Float64Array.from(triangles),
+    melStart,
+    melSegmentEnd,
+    melRise,
     dct,
     fft: makeRealFft(fftSize),
     autocorrelationFft: makeRealFft(fftSize / decimation),
-    windowCorrelation: new Float64Array(fftSize / decimation / 2 + 1),
+    windowCorrelationInverse: new Float64Array(fftSize / decimation / 2 + 1),
     bins: {
       coreLo: bin(CORE_LOW_HZ),
       coreHi: bin(Math.min(CORE_HIGH_HZ, 0.45 * sampleRate)),
@@ -448,6 +212,8 @@ export function analyzerFor(sampleRate: number): Analyzer {
       correlation: new Float64Array(fftSize / decimation / 2 + 2),
       power: new Float64Array(fftSize / 2 + 1),
       mel: new Float64Array(MEL_BANDS),
+      segmentSum: new Float64Array(MEL_BANDS + 1),
+      segmentRise: new Float64Array(MEL_BANDS + 1),
       pitchOut: new Float64Array(FRAME_DIMS),
       pool: new Float32Array(MAX_FRAMES * frameLength),
       levels: new Float64Array(MAX_FRAMES),
@@ -461,7 +227,7 @@ export function analyzerFor(sampleRate: number): Analyzer {
   lowAutocorrelation(analyzer);
   const { autocorrelation } = analyzer.scratch;
   for (let m = 0; m < autocorrelation.length; m++)
-    analyzer.windowCorrelation[m] = autocorrelation[m]! / autocorrelation[0]!;
+    analyzer.windowCorrelationInverse[m] = autocorrelation[0]! / autocorrelation[m]!;
   analyzers.set(sampleRate, analyzer);
   return analyzer;
 }
@@ -530,14 +296,15 @@ function lowAutocorrelation(a: Analyzer): void {
 function pitchOf(a: Analyzer, out: Float64Array, offset: number): void {
   lowAutocorrelation(a);
   const { autocorrelation, correlation } = a.scratch;
-  const { windowCorrelation } = a;
+  const { windowCorrelationInverse } = a;
   const factor = a.decimation;
   const { lo, hi } = a.lags;
   const energy = autocorrelation[0]!;
+  const inverseEnergy = energy > 0 ? 1 / energy : 0;
   let best = -1;
   let bestValue = 0;
   for (let lag = lo; lag <= hi; lag++) {
-    const r = energy > 0 ? autocorrelation[lag]! / energy / windowCorrelation[lag]! : 0;
+    const r = autocorrelation[lag]! * inverseEnergy * windowCorrelationInverse[lag]!;
     correlation[lag] = r;
     if (r > bestValue) {
       bestValue = r;
@@ -742,10 +509,14 @@ function isTone(a: Analyzer): boolean {
   const lo = Math.max(1, a.bins.lowEdge);
   let total = 0;
   let first = lo;
+  let strongest = power[lo]!;
   for (let k = lo; k <= top; k++) {
     const p = power[k]!;
     total += p;
-    if (p > power[first]!) first = k;
+    if (p > strongest) {
+      strongest = p;
+      first = k;
+    }
   }
   const one = lobeEnergy(power, first, lo, top);
   if (one >= SINE_SHARE * total) return true;
@@ -756,11 +527,18 @@ function isTone(a: Analyzer): boolean {
     return false;
   // The second peak, outside the first one's lobes: below them, then above.
   let second = -1;
+  let secondPower = -Infinity;
   const exclude = 2 * TONE_PEAK_BINS;
   for (let k = lo, below = Math.min(top + 1, first - exclude); k < below; k++)
-    if (second < 0 || power[k]! > power[second]!) second = k;
+    if (power[k]! > secondPower) {
+      secondPower = power[k]!;
+      second = k;
+    }
   for (let k = Math.max(lo, first + exclude + 1); k <= top; k++)
-    if (second < 0 || power[k]! > power[second]!) second = k;
+    if (power[k]! > secondPower) {
+      secondPower = power[k]!;
+      second = k;
+    }
   if (second < 0 || one + lobeEnergy(power, second, lo, top) < TONE_SHARE * total) return false;
   const low = first < second ? first : second;
   const high = first < second ? second : first;
@@ -881,8 +659,7 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     const base = i * length;
     const mean = means[i]!;
     if (length === a.fftSize) {
-      windowedHalfTransform(a.fft, pool, base, mean, window);
-      splitPower(a.fft, power);
+      windowedPowerSpectrum(a.fft, pool, base, mean, window, power);
     } else {
       for (let j = 0; j < length; j++) frame[j] = (pool[base + j]! - mean) * window[j]!;
       frame.fill(0, length);
@@ -913,29 +690,36 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
 
 /** Mel cepstra c1..c12 of the power spectrum in scratch.power, into `out` from `at`. */
 function cepstraOf(a: Analyzer, out: Float64Array, at: number): void {
-  const { power, mel: melEnergy } = a.scratch;
-  const { melFirst, melLength, melWeights, dct } = a;
-  for (let m = 0, w = 0; m < MEL_BANDS; m++) {
-    const first = melFirst[m]!;
-    const bands = melLength[m]!;
-    let e = TINY;
-    for (let j = 0; j < bands; j++, w++) e += melWeights[w]! * power[first + j]!;
-    melEnergy[m] = Math.log(e);
-  }
-  // Three cepstra at a time, so that their sums do not wait on each other (CEPSTRA is a multiple of 3).
-  for (let c = 0; c < CEPSTRA; c += 3) {
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    const r0 = c * MEL_BANDS;
-    for (let m = 0; m < MEL_BANDS; m++) {
-      const e = melEnergy[m]!;
-      s0 += dct[r0 + m]! * e;
-      s1 += dct[r0 + MEL_BANDS + m]! * e;
-      s2 += dct[r0 + 2 * MEL_BANDS + m]! * e;
+  const { power, mel: melEnergy, segmentSum, segmentRise } = a.scratch;
+  const { melSegmentEnd, melRise, dct } = a;
+  for (let segment = 0, k = a.melStart; segment <= MEL_BANDS; segment++) {
+    let sum = 0;
+    let rise = 0;
+    for (const end = melSegmentEnd[segment]!; k < end; k++) {
+      const p = power[k]!;
+      sum += p;
+      rise += melRise[k]! * p;
     }
-    out[at + c] = s0;
-    out[at + c + 1] = s1;
-    out[at + c + 2] = s2;
+    segmentSum[segment] = sum;
+    segmentRise[segment] = rise;
+  }
+  for (let m = 0; m < MEL_BANDS; m++)
+    melEnergy[m] = Math.log(TINY + segmentRise[m]! + (segmentSum[m + 1]! - segmentRise[m + 1]!));
+  // DCT-II row k (c_k) is symmetric about the middle band for even k and antisymmetric for odd k: each
+  // takes half the bands, of the bands' pairwise sums or differences. Two cepstra at a time (an odd k and
+  // the even one after it), so that their sums do not wait on each other.
+  const pairs = MEL_BANDS / 2;
+  for (let c = 0; c < CEPSTRA; c += 2) {
+    let odd = 0;
+    let even = 0;
+    const r0 = c * MEL_BANDS;
+    for (let m = 0; m < pairs; m++) {
+      const low = melEnergy[m]!;
+      const high = melEnergy[MEL_BANDS - 1 - m]!;
+      odd += dct[r0 + m]! * (low - high);
+      even += dct[r0 + MEL_BANDS + m]! * (low + high);
+    }
+    out[at + c] = odd;
+    out[at + c + 1] = even;
   }
 }

@@ -70,8 +70,15 @@ const TAKEOVER_INTERLEAVING = 0.05;
 const CONFERENCE_GAIN = 1.0;
 /** Voiced frames in `seconds` of voice. */
 const framesIn = (seconds: number) => Math.ceil(seconds / VOICED_HOP_SECONDS);
-/** An utterance with less voice than this does not decide the voices (it is still given one). */
-const BASIS_FRAMES = framesIn(0.5);
+/**
+ * An utterance with less voice than this does not decide the voices (it is still given one). A short
+ * answer or backchannel (はい, ええ, そうですね) is a few set words: one voice's short utterances alike
+ * in their words are a group of their own, and split from the voice's sentences they gained as much as
+ * two voices do. Chosen on the development split (bench/README.md).
+ */
+const BASIS_FRAMES = framesIn(0.75);
+/** An utterance of a long call keeps at least this many analysed frames (see analysisSteps). */
+const KEPT_FRAMES = framesIn(0.5);
 /** A call whose utterances hold voices: at least this share of the audible ones has this much voice. */
 const VOICED_UTTERANCE_FRAMES = framesIn(0.25);
 const VOICED_CALL_SHARE = 0.5;
@@ -436,7 +443,7 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
 
 /**
  * Every how many voiced frames of each utterance one is analysed (see ANALYSED_SECONDS): the call's step,
- * but never so large that an utterance keeps fewer than BASIS_FRAMES of its frames (a short answer or a
+ * but never so large that an utterance keeps fewer than KEPT_FRAMES of its frames (a short answer or a
  * backchannel would otherwise lose all of them and be given no voice).
  */
 export function analysisSteps(spans: readonly UtteranceSpan[]): number[] {
@@ -448,7 +455,7 @@ export function analysisSteps(spans: readonly UtteranceSpan[]): number[] {
   const step = Math.max(1, Math.ceil(utteranceSeconds / ANALYSED_SECONDS));
   return spans.map((span) => {
     const frames = (span.end - span.start) / VOICED_HOP_SECONDS;
-    return Number.isFinite(frames) ? Math.max(1, Math.min(step, Math.floor(frames / BASIS_FRAMES))) : 1;
+    return Number.isFinite(frames) ? Math.max(1, Math.min(step, Math.floor(frames / KEPT_FRAMES))) : 1;
   });
 }
 

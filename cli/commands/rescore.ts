@@ -15,6 +15,7 @@ import { tablesOf } from '../../schemas/call-spec.ts';
 import { taskQueues } from '../../schemas/config.ts';
 import { rescoreInputSchema, type RescoreSource } from '../../schemas/rescore.ts';
 import { reasonsSettingsOf } from '../../schemas/call-spec.ts';
+import { lineClassifiers } from '../../schemas/rules.ts';
 import type { OutputLocation } from '../../schemas/recording.ts';
 import {
   rescore,
@@ -33,7 +34,8 @@ Recomputes the categories, scorecard and metrics of every finished call's result
 under --out), with a rule file, and records the rules' name, version and digest in each. Nothing is
 recognized or analysed again: it costs no service request, except with a reasons model
 (CALLPIPE_REASONS_MODEL or the rule file's reasons.model): then each call not yet classified with it is
-classified from its stored, redacted text, one request a call. A call already scored with the same rules is
+classified from its stored, redacted text, one request a call; and with classifier rules: then each line
+of their speakers not yet classified with their model is, one request a line and model. A call already scored with the same rules is
 left as it is (\`current\`) unless --force; each call is written at most once per batch, whatever
 retries happen. The same prefix and rules again attach to the batch while it runs.
 
@@ -151,6 +153,7 @@ export async function run(argv: string[]): Promise<number> {
     const stored = await storeRules(pc.store, pc.config, values.rules);
     const rulesDigest = stored?.loaded.digest ?? defaultRules().digest;
     const reasons = reasonsSettingsOf(pc.config, stored?.loaded.rules.reasons?.model);
+    const classifiesLines = lineClassifiers(stored?.loaded.rules ?? defaultRules().rules).length > 0;
     const { source, output, identity } = await rescoreTarget(pc, values, positionals[0]);
     // The same results and rules are the same workflow (a second start attaches to a running one);
     // each execution is its own batch, so a call written by it is known as such on a retry.
@@ -166,7 +169,8 @@ export async function run(argv: string[]): Promise<number> {
       force: values.force,
       // The tables of calls processed to `output`, as their spec placed them (schemas/call-spec.ts).
       tables: tablesOf(pc.config, output),
-      ...(reasons ? { reasons, nlpTaskQueue: taskQueues(pc.config).nlp } : {}),
+      ...(reasons ? { reasons } : {}),
+      ...(reasons || classifiesLines ? { nlpTaskQueue: taskQueues(pc.config).nlp } : {}),
       ...Object.fromEntries(Object.entries(sizes).filter(([, v]) => v !== undefined)),
     });
     const handle = await pc.client.workflow.start(rescore, {

@@ -73,6 +73,30 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * A rule file's classifier rule on the customer: rescore classifies the stored calls' customer lines
+ * (processed before the model existed) and scores the rule on them.
+ */
+async function expectLinesRescored(modelId: string) {
+  const lineRules = join(dir, 'lines.yaml');
+  writeFileSync(
+    lineRules,
+    `format: 1\nname: lines\nversion: '1'\ncategories:\n  - { name: outage_line, rules: [{ kind: classifier, model: ${modelId}, class: outage, speaker: customer, above: 0.4 }] }\n`,
+  );
+  const lined = await callpipe(['rescore', `s3://${out.bucket}/${prefix}`, '--rules', lineRules, '--json']);
+  expect(lined.code, lined.stderr).toBe(0);
+  expect(JSON.parse(lined.stdout)).toMatchObject({ updated: labelled.length, failed: 0 });
+  for (const l of labelled) {
+    const doc = await resultOf(l.callId);
+    const said = doc.utterances.filter((u) => u.speaker === 'customer' && u.text.trim() !== '');
+    expect(said.length, l.callId).toBeGreaterThan(0);
+    for (const u of said) expect(Object.keys(u.lineClasses![modelId]!).sort()).toEqual([...REASONS].sort());
+    const category = doc.categories!.find((c) => c.name === 'outage_line')!;
+    expect(category.unavailable, l.callId).toBeUndefined();
+    if (l.reason === 'outage') expect(category.matched, l.callId).toBe(true);
+  }
+}
+
 describe('call reasons and transcript quality: reasons', () => {
   it('trains from stored results, rescore adds reasons, a held-out call is classified right', async () => {
     const before = await resultOf(labelled[0]!.callId);
@@ -110,6 +134,7 @@ describe('call reasons and transcript quality: reasons', () => {
       expect(doc.reasons, l.callId).toMatchObject({ modelId: record.modelId, text: 'customer' });
       expect(doc.reasons!.top[0]!.class, l.callId).toBe(l.reason);
     }
+    await expectLinesRescored(record.modelId);
 
     // A call none of the examples came from, processed with the model.
     const { script } = scriptedCall({ durationSeconds: 45, stereo: true, seed: 9001, reason: 'outage' });

@@ -235,3 +235,81 @@ describe('rescorePage with a reasons model', () => {
     expect(sentAtSlot.every((n, i) => n <= i)).toBe(true);
   });
 });
+
+describe('rescorePage with classifier rules', () => {
+  const LINE_RULES = parseRules(
+    'format: 1\nname: lines\nversion: "1"\ncategories:\n  - name: billing_line\n    rules: [{ kind: classifier, model: reasons-1, class: billing, speaker: customer, above: 0.5 }]\n',
+    'lines.yaml',
+  );
+  const customerBilling = (doc: ResultDocument) =>
+    doc.utterances.map((u) => u.lineClasses?.['reasons-1']?.billing);
+
+  function lineSetup() {
+    const { store, input } = setup(3);
+    void store.put('input/rules/l/rules.json', canonicalRules(LINE_RULES.rules));
+    const service = new FakeService();
+    let slots = 0;
+    const pacer = {
+      acquire: async () => {
+        slots++;
+      },
+    };
+    const activities = createRescoreActivities({ store, service: () => service.client, pacer });
+    const asked = { ...input, rulesKey: 'input/rules/l/rules.json', rulesDigest: LINE_RULES.digest };
+    return { store, service, activities, asked, slots: () => slots };
+  }
+
+  it('classifies each customer line of calls processed before the rule, paced, once: the rule reads the scores; then the calls are current', async () => {
+    const { store, service, activities, asked, slots } = lineSetup();
+    const out = await activities.rescorePage(asked);
+    expect(out.counters).toMatchObject({ updated: 3, failed: 0 });
+    // Three customer lines a call (請求書の件で…, はい, 困っている…), one request each; the agent's cost nothing.
+    expect(service.count('classify')).toBe(9);
+    expect(slots()).toBe(9);
+    const doc = resultDocumentSchema.parse(store.json('res/call-0/result.json'));
+    expect(customerBilling(doc)).toEqual([undefined, 0.8, undefined, 0.4, 0.4, undefined]);
+    expect(doc.utterances[1]!.lineClasses).toEqual({ 'reasons-1': { billing: 0.8, outage: 0.2 } });
+    expect(doc.categories).toEqual([
+      { name: 'billing_line', matched: true, points: [expect.objectContaining({ utterance: 1 })] },
+    ]);
+    expect(JSON.stringify(doc)).not.toContain('line classes of model');
+    // The same rules again: every line carries its model's scores, nothing is sent.
+    const again = await activities.rescorePage({ ...asked, batchId: 'rescore-2' });
+    expect(again.counters).toMatchObject({ updated: 0, current: 3 });
+    expect(service.count('classify')).toBe(9);
+    // --force classifies every line again.
+    const forced = await activities.rescorePage({ ...asked, batchId: 'rescore-3', force: true });
+    expect(forced.counters).toMatchObject({ updated: 3 });
+    expect(service.count('classify')).toBe(18);
+  });
+
+  it('a call scored with these rules whose lines were not classified is not current: only its missing lines are sent, other models’ scores kept', async () => {
+    const { store, service, activities, asked } = lineSetup();
+    // Scored with the rules by workers that had no service client: the rule is unavailable, not a no.
+    await createRescoreActivities({ store }).rescorePage(asked);
+    const unclassified = resultDocumentSchema.parse(store.json('res/call-0/result.json'));
+    expect(unclassified.categories).toEqual([
+      { name: 'billing_line', matched: false, points: [], unavailable: ['line classes of model reasons-1'] },
+    ]);
+    // call-0's first customer line was classified already, with this model and another one.
+    const partly = {
+      ...unclassified,
+      utterances: unclassified.utterances.map((u) =>
+        u.index === 1
+          ? { ...u, lineClasses: { 'reasons-1': { billing: 0.9, outage: 0.1 }, other: { x: 1 } } }
+          : u,
+      ),
+    };
+    await store.put('res/call-0/result.json', JSON.stringify(partly));
+    const out = await activities.rescorePage({ ...asked, batchId: 'rescore-2' });
+    expect(out.counters).toMatchObject({ updated: 3, current: 0 });
+    expect(service.count('classify')).toBe(8);
+    const doc = resultDocumentSchema.parse(store.json('res/call-0/result.json'));
+    expect(doc.utterances[1]!.lineClasses).toEqual({
+      'reasons-1': { billing: 0.9, outage: 0.1 },
+      other: { x: 1 },
+    });
+    expect(customerBilling(doc)).toEqual([undefined, 0.9, undefined, 0.4, 0.4, undefined]);
+    expect(doc.categories).toMatchObject([{ name: 'billing_line', matched: true }]);
+  });
+});

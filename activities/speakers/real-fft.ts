@@ -1,0 +1,344 @@
+/**
+ * The real FFT of the voice features (voice-features.ts): n real points as a complex FFT of n/2 (even
+ * samples as real parts, odd as imaginary) and a split step, with every table built once. Pure; each
+ * transform writes into the RealFft's own buffers.
+ */
+const TINY = 1e-10;
+/**
+ * A real FFT of n points as a complex FFT of n/2 (even samples as real parts, odd as imaginary) and a
+ * split step. Every table is built once: the bit-reversal order, each stage's twiddles laid out one after
+ * the other (so a stage reads them in sequence), and the split's twiddles.
+ */
+export interface RealFft {
+  n: number;
+  half: number;
+  bitReverse: Uint32Array;
+  /** Twiddles e^{-2πik/size} of the stage of `size`, at index size/2 + k (k < size/2). */
+  twiddleCos: Float64Array;
+  twiddleSin: Float64Array;
+  /** Twiddles of the real-split step, e^{-2πik/n}. */
+  splitCos: Float64Array;
+  splitSin: Float64Array;
+  zr: Float64Array;
+  zi: Float64Array;
+  /**
+   * The stages after the first two go in pairs; an odd one out (n = 256: sizes 8–16, 32–64, then 128)
+   * is left for the power spectrum to do as it reads each bin's two values (`lastStagePower`).
+   */
+  lastSingle: boolean;
+}
+
+export function makeRealFft(n: number): RealFft {
+  const half = n / 2;
+  const bits = Math.log2(half);
+  const bitReverse = new Uint32Array(half);
+  for (let i = 0; i < half; i++) {
+    let r = 0;
+    for (let b = 0; b < bits; b++) r |= ((i >> b) & 1) << (bits - 1 - b);
+    bitReverse[i] = r;
+  }
+  const twiddleCos = new Float64Array(half);
+  const twiddleSin = new Float64Array(half);
+  for (let size = 2; size <= half; size *= 2) {
+    const h = size / 2;
+    for (let k = 0; k < h; k++) {
+      twiddleCos[h + k] = Math.cos((2 * Math.PI * k) / size);
+      twiddleSin[h + k] = -Math.sin((2 * Math.PI * k) / size);
+    }
+  }
+  const splitCos = new Float64Array(half + 1);
+  const splitSin = new Float64Array(half + 1);
+  for (let k = 0; k <= half; k++) {
+    splitCos[k] = 0.5 * Math.cos((2 * Math.PI * k) / n);
+    splitSin[k] = -0.5 * Math.sin((2 * Math.PI * k) / n);
+  }
+  return {
+    n,
+    half,
+    bitReverse,
+    twiddleCos,
+    twiddleSin,
+    splitCos,
+    splitSin,
+    zr: new Float64Array(half),
+    zi: new Float64Array(half),
+    lastSingle: bits >= 3 && (bits - 2) % 2 === 1,
+  };
+}
+
+/** The complex FFT of n/2 points of the real `x` (length n) into f.zr / f.zi, its even samples as real parts. */
+function halfTransform(f: RealFft, x: Float64Array, leaveLast: boolean): void {
+  const { half, bitReverse, zr, zi } = f;
+  // Bit-reversed load fused with the first two stages (sizes 2 and 4), whose twiddles are 1 and -i.
+  for (let i = 0; i < half; i += 4) {
+    const p0 = 2 * bitReverse[i]!;
+    const p1 = 2 * bitReverse[i + 1]!;
+    const p2 = 2 * bitReverse[i + 2]!;
+    const p3 = 2 * bitReverse[i + 3]!;
+    firstStages(zr, zi, i, x[p0]!, x[p0 + 1]!, x[p1]!, x[p1 + 1]!, x[p2]!, x[p2 + 1]!, x[p3]!, x[p3 + 1]!);
+  }
+  laterStages(f, leaveLast);
+}
+
+/**
+ * halfTransform of `length` = n samples of `pool` from `base`, less `mean`, times `window`, read as the
+ * transform loads them: no windowed copy of the frame.
+ */
+function windowedHalfTransform(
+  f: RealFft,
+  pool: Float32Array,
+  base: number,
+  mean: number,
+  window: Float64Array,
+): void {
+  const { half, bitReverse, zr, zi } = f;
+  const at = (p: number) => (pool[base + p]! - mean) * window[p]!;
+  for (let i = 0; i < half; i += 4) {
+    const p0 = 2 * bitReverse[i]!;
+    const p1 = 2 * bitReverse[i + 1]!;
+    const p2 = 2 * bitReverse[i + 2]!;
+    const p3 = 2 * bitReverse[i + 3]!;
+    firstStages(zr, zi, i, at(p0), at(p0 + 1), at(p1), at(p1 + 1), at(p2), at(p2 + 1), at(p3), at(p3 + 1));
+  }
+  laterStages(f, f.lastSingle);
+}
+
+/** The first two stages (sizes 2 and 4, twiddles 1 and -i) of four loaded points, into `i`..`i + 3`. */
+function firstStages(
+  zr: Float64Array,
+  zi: Float64Array,
+  i: number,
+  x0r: number,
+  x0i: number,
+  x1r: number,
+  x1i: number,
+  x2r: number,
+  x2i: number,
+  x3r: number,
+  x3i: number,
+): void {
+  const r0 = x0r + x1r;
+  const i0 = x0i + x1i;
+  const r1 = x0r - x1r;
+  const i1 = x0i - x1i;
+  const r2 = x2r + x3r;
+  const i2 = x2i + x3i;
+  const r3 = x2r - x3r;
+  const i3 = x2i - x3i;
+  zr[i] = r0 + r2;
+  zi[i] = i0 + i2;
+  zr[i + 2] = r0 - r2;
+  zi[i + 2] = i0 - i2;
+  zr[i + 1] = r1 + i3;
+  zi[i + 1] = i1 - r3;
+  zr[i + 3] = r1 - i3;
+  zi[i + 3] = i1 + r3;
+}
+
+/**
+ * The stages of sizes 8 to n/2 of halfTransform, in place in f.zr / f.zi; with `leaveLast`, all but an odd
+ * last one (f.lastSingle), which lastStagePower does.
+ */
+function laterStages(f: RealFft, leaveLast: boolean): void {
+  const { half, twiddleCos, twiddleSin, zr, zi } = f;
+  // Two stages at a time (sizes s and 2s, "radix 2²"): each element is loaded and stored once per pair.
+  let size = 8;
+  for (; 2 * size <= half; size *= 4) {
+    const h = size / 2;
+    for (let block = 0; block < half; block += 2 * size) {
+      for (let k = 0; k < h; k++) {
+        const w1r = twiddleCos[h + k]!;
+        const w1i = twiddleSin[h + k]!;
+        const w2r = twiddleCos[size + k]!;
+        const w2i = twiddleSin[size + k]!;
+        const p0 = block + k;
+        const p1 = p0 + h;
+        const p2 = p0 + size;
+        const p3 = p2 + h;
+        // Stage of `size`: (p0, p1) and (p2, p3), twiddle w1.
+        let tr = zr[p1]! * w1r - zi[p1]! * w1i;
+        let ti = zr[p1]! * w1i + zi[p1]! * w1r;
+        const a0r = zr[p0]! + tr;
+        const a0i = zi[p0]! + ti;
+        const a1r = zr[p0]! - tr;
+        const a1i = zi[p0]! - ti;
+        tr = zr[p3]! * w1r - zi[p3]! * w1i;
+        ti = zr[p3]! * w1i + zi[p3]! * w1r;
+        const a2r = zr[p2]! + tr;
+        const a2i = zi[p2]! + ti;
+        const a3r = zr[p2]! - tr;
+        const a3i = zi[p2]! - ti;
+        // Stage of 2·size: (p0, p2) with w2, (p1, p3) with w2·(-i).
+        tr = a2r * w2r - a2i * w2i;
+        ti = a2r * w2i + a2i * w2r;
+        zr[p0] = a0r + tr;
+        zi[p0] = a0i + ti;
+        zr[p2] = a0r - tr;
+        zi[p2] = a0i - ti;
+        tr = a3r * w2i + a3i * w2r;
+        ti = a3i * w2i - a3r * w2r;
+        zr[p1] = a1r + tr;
+        zi[p1] = a1i + ti;
+        zr[p3] = a1r - tr;
+        zi[p3] = a1i - ti;
+      }
+    }
+  }
+  // A last single stage when the stages are odd in number.
+  if (leaveLast) return;
+  for (; size <= half; size *= 2) {
+    const h = size / 2;
+    for (let block = 0; block < half; block += size) {
+      for (let k = 0; k < h; k++) {
+        const wr = twiddleCos[h + k]!;
+        const wi = twiddleSin[h + k]!;
+        const a = block + k;
+        const b = a + h;
+        const xr = zr[b]!;
+        const xi = zi[b]!;
+        const br = xr * wr - xi * wi;
+        const bi = xr * wi + xi * wr;
+        const ar = zr[a]!;
+        const ai = zi[a]!;
+        zr[b] = ar - br;
+        zi[b] = ai - bi;
+        zr[a] = ar + br;
+        zi[a] = ai + bi;
+      }
+    }
+  }
+}
+
+/** The power spectrum, bins 0..n/2, of the real `x` (length n) into `power` (length n/2 + 1). */
+export function powerSpectrum(f: RealFft, x: Float64Array, power: Float64Array): void {
+  halfTransform(f, x, f.lastSingle);
+  if (f.lastSingle) lastStagePower(f, power);
+  else splitPower(f, power);
+}
+
+/**
+ * The power spectrum of `length` = n samples of `pool` from `base`, less `mean`, times `window` (see
+ * powerSpectrum): no windowed copy of the frame.
+ */
+export function windowedPowerSpectrum(
+  f: RealFft,
+  pool: Float32Array,
+  base: number,
+  mean: number,
+  window: Float64Array,
+  power: Float64Array,
+): void {
+  windowedHalfTransform(f, pool, base, mean, window);
+  if (f.lastSingle) lastStagePower(f, power);
+  else splitPower(f, power);
+}
+
+/**
+ * Bin k of the power spectrum from the half-length transform's bins k (r1, i1) and n/2 − k (r2, i2): the
+ * spectra of the even and odd samples (twice over), combined; the split twiddles carry the halves.
+ */
+function splitBin(
+  f: RealFft,
+  power: Float64Array,
+  k: number,
+  r1: number,
+  i1: number,
+  r2: number,
+  i2: number,
+): void {
+  const er = r1 + r2;
+  const ei = i1 - i2;
+  const or = i1 + i2;
+  const oi = r2 - r1;
+  const wr = f.splitCos[k]!;
+  const wi = f.splitSin[k]!;
+  const re = 0.5 * er + or * wr - oi * wi;
+  const im = 0.5 * ei + or * wi + oi * wr;
+  power[k] = re * re + im * im + TINY;
+}
+
+/** The power spectrum, bins 0..n/2, from the half-length transform in f.zr / f.zi into `power`. */
+function splitPower(f: RealFft, power: Float64Array): void {
+  const { half, zr, zi } = f;
+  const dc = zr[0]! + zi[0]!;
+  const nyquist = zr[0]! - zi[0]!;
+  power[0] = dc * dc + TINY;
+  power[half] = nyquist * nyquist + TINY;
+  for (let k = 1; k < half; k++) splitBin(f, power, k, zr[k]!, zi[k]!, zr[half - k]!, zi[half - k]!);
+}
+
+/**
+ * splitPower after the transform's last stage (of size n/2, left by laterStages), done here: bin j needs
+ * the last stage's outputs j and n/2 − j, which come from butterflies j and n/4 − j, so those two are done
+ * together and their four outputs go straight into bins j, n/4 − j, j + n/4 and n/2 − j, never stored.
+ * The same operations as the stage then splitPower, in another order: the same values.
+ */
+function lastStagePower(f: RealFft, power: Float64Array): void {
+  const { half, zr, zi, twiddleCos, twiddleSin } = f;
+  const h = half / 2;
+  // Butterfly 0: outputs 0 and h (bin h pairs output h with itself).
+  {
+    const xr = zr[h]!;
+    const xi = zi[h]!;
+    const br = xr * twiddleCos[h]! - xi * twiddleSin[h]!;
+    const bi = xr * twiddleSin[h]! + xi * twiddleCos[h]!;
+    const ar = zr[0]!;
+    const ai = zi[0]!;
+    const r0 = ar + br;
+    const i0 = ai + bi;
+    const dc = r0 + i0;
+    const nyquist = r0 - i0;
+    power[0] = dc * dc + TINY;
+    power[half] = nyquist * nyquist + TINY;
+    splitBin(f, power, h, ar - br, ai - bi, ar - br, ai - bi);
+  }
+  for (let j = 1; 2 * j <= h; j++) {
+    const m = h - j;
+    // Butterfly j: outputs j (p) and j + h (q).
+    let xr = zr[j + h]!;
+    let xi = zi[j + h]!;
+    let wr = twiddleCos[h + j]!;
+    let wi = twiddleSin[h + j]!;
+    let br = xr * wr - xi * wi;
+    let bi = xr * wi + xi * wr;
+    let ar = zr[j]!;
+    let ai = zi[j]!;
+    const pr = ar + br;
+    const pi = ai + bi;
+    const qr = ar - br;
+    const qi = ai - bi;
+    // Butterfly h − j: outputs h − j (u) and n/2 − j (v).
+    xr = zr[m + h]!;
+    xi = zi[m + h]!;
+    wr = twiddleCos[h + m]!;
+    wi = twiddleSin[h + m]!;
+    br = xr * wr - xi * wi;
+    bi = xr * wi + xi * wr;
+    ar = zr[m]!;
+    ai = zi[m]!;
+    const ur = ar + br;
+    const ui = ai + bi;
+    const vr = ar - br;
+    const vi = ai - bi;
+    splitBin(f, power, j, pr, pi, vr, vi);
+    splitBin(f, power, half - j, vr, vi, pr, pi);
+    if (m === j) continue;
+    splitBin(f, power, m, ur, ui, qr, qi);
+    splitBin(f, power, j + h, qr, qi, ur, ui);
+  }
+}
+
+/**
+ * The real part of the spectrum, bins 0..n/2, of the real `x` (length n) into `out`: for an even `x` (a
+ * power spectrum laid out around the circle) that is its inverse transform, n times over.
+ */
+export function realPart(f: RealFft, x: Float64Array, out: Float64Array): void {
+  halfTransform(f, x, false);
+  const { half, zr, zi, splitCos, splitSin } = f;
+  out[0] = zr[0]! + zi[0]!;
+  out[half] = zr[0]! - zi[0]!;
+  for (let k = 1; k < half; k++) {
+    const k2 = half - k;
+    out[k] = 0.5 * (zr[k]! + zr[k2]!) + (zi[k]! + zi[k2]!) * splitCos[k]! - (zr[k2]! - zr[k]!) * splitSin[k]!;
+  }
+}
