@@ -60,6 +60,11 @@ interface Measured {
   /** The recognition stage's wall time (result.json processing.wallSeconds.recognize). */
   recognizeSeconds: number;
   /**
+   * Text requests by step (result.json processing.requests, recognition left out), and the dialog acts'
+   * units: what one request per unit would have sent, against one per distinct text.
+   */
+  text?: { requests: Record<string, number>; dialogActUnits: number | undefined };
+  /**
    * Where the latency went: `upload to start` (the watch's settle and listing), each stage's wall time,
    * `result seen` (the bench's poll); per activity type its waits and run times, and its CPU seconds
    * (the workers' and their ffmpeg's, shared among the activities running: alone, this call's).
@@ -87,6 +92,15 @@ function planOf(doc: ResultDocument): string {
   if (decisions.some((d) => d.startsWith('cut for latency'))) return 'latency';
   const fallback = decisions.find((d) => d.startsWith('latency plan not used'));
   return fallback ? `throughput (${/\(([^)]*)\)/.exec(fallback)?.[1] ?? '?'})` : 'throughput';
+}
+
+function textRequestsOf(doc: ResultDocument): Measured['text'] {
+  const requests = Object.fromEntries(
+    Object.entries(doc.processing.requests)
+      .filter(([step]) => step !== 'recognition')
+      .map(([step, cost]) => [step, cost.requests]),
+  );
+  return { requests, dialogActUnits: doc.dialogActs?.units };
 }
 
 async function untilResult(pc: PipelineClient, output: OutputLocation, key: string) {
@@ -270,6 +284,7 @@ async function run(): Promise<void> {
         latencySeconds,
         idealSeconds: longestWork / speed + settle,
         recognizeSeconds: doc.processing.wallSeconds.recognize ?? 0,
+        text: textRequestsOf(doc),
         sessions: doc.sessions.length,
         longestSeconds,
         plan: planOf(doc),
@@ -282,6 +297,7 @@ async function run(): Promise<void> {
       );
       log(`  ${breakdownLine(m.breakdown!.stages, m.breakdown!.activities)}`);
       log(`  CPU s by activity: ${JSON.stringify(m.breakdown!.cpuSeconds)}`);
+      log(`  text requests: ${JSON.stringify(m.text)}`);
       return m;
     };
 

@@ -37,7 +37,13 @@ import type { ResultDocument } from '../schemas/result.ts';
 import { startBenchStack } from './lib/bench-stack.ts';
 import { BENCH_CACHE, nightSpecs, renderCalls } from './lib/night-set.ts';
 import { runCalls, type CallsRun } from './lib/run-calls.ts';
-import { fileMakespanBound, makespanBound, slotSeconds, requestsPerAudioHour } from './lib/makespan.ts';
+import {
+  dialogActUnitsPerAudioHour,
+  fileMakespanBound,
+  makespanBound,
+  slotSeconds,
+  requestsPerAudioHour,
+} from './lib/makespan.ts';
 import { RECOGNITION_MODES, type RecognitionMode } from '../schemas/recognition.ts';
 import { activityTimes, stageWalls } from './lib/stage-breakdown.ts';
 import { startCpuMeter, threadCpu, type CpuUse } from './lib/cpu-meter.ts';
@@ -274,6 +280,7 @@ function passFigures(
     longestCall: longestCallBreakdown(run),
     largestPayloads: largestPayloads(run),
     requestsPerAudioHour: requestsPerAudioHour(docs),
+    dialogActUnitsPerAudioHour: dialogActUnitsPerAudioHour(docs),
     // What the emulator received during the pass, by endpoint: the text-request budget (issues 15, 16).
     ...(requestLog
       ? {

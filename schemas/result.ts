@@ -207,7 +207,9 @@ const dialogActsSummarySchema = z
       .positive()
       .optional()
       .describe('length of a window, and the longest turn (grain turn or window)'),
-    units: count.describe('requests sent: one per unit with text'),
+    units: count.describe(
+      'units with text classified; one request per distinct text (processing.requests.dialogActs)',
+    ),
   })
   .meta({ id: 'DialogActsSummary' });
 

@@ -4,12 +4,20 @@
  * groups of pieces read no more pieces ahead than the process can send, with no round trip to the
  * session budget (no Temporal action). Asking costs nothing, so groups ask after every piece. The
  * requests themselves wait in the service client's session limiter, which the process's streams share.
+ *
+ * Each group's own slot runs a piece beside its leases, so the process's groups can have a few more
+ * pieces under way than it has sessions. Those pieces wait in {@link PieceLeases.inTurn}, in the order
+ * their runners started (each group's pieces longest first), before reading their audio: the pieces that
+ * wait are then the last started (a group's shortest), not whichever finished reading its audio last,
+ * which could be a call's longest piece and end the call's recognition a short piece's time late.
  */
+import pLimit from 'p-limit';
 import type { PieceLeases } from '../activities/asr/pieces-activities.ts';
 
 export function localPieceLeases(size: number): PieceLeases {
   let free = size;
   let next = 0;
+  const turns = pLimit(size);
   return {
     askAfterEachPiece: true,
     async takeFree(count) {
@@ -20,5 +28,6 @@ export function localPieceLeases(size: number): PieceLeases {
     release() {
       free += 1;
     },
+    inTurn: (send) => turns(send),
   };
 }

@@ -55,6 +55,11 @@ export interface PieceLeases {
   release(id: string): void;
   /** Asking costs nothing (a count of the process's own): asked after every piece, not 1, 2, 4, 8… */
   readonly askAfterEachPiece?: boolean;
+  /**
+   * Runs a piece (its audio read and its request) when one of the process's sessions is free, in the
+   * order asked (workers/local-piece-leases.ts); without it a piece goes at once.
+   */
+  inTurn?<T>(send: () => Promise<T>): Promise<T>;
 }
 
 export interface PiecesDeps extends Pick<AsrActivityDeps, 'service' | 'store' | 'model' | 'random'> {
@@ -250,8 +255,13 @@ function askForLeases(run: PiecesRun): void {
 async function runner(run: PiecesRun): Promise<void> {
   for (let piece = run.queue.shift(); piece; piece = run.queue.shift()) {
     run.inFlight += 1;
+    const leases = run.deps.leases;
+    const current = piece;
     try {
-      run.done.set(piece.session, await recognizePiece(run, piece));
+      const recognized = leases?.inTurn
+        ? await leases.inTurn(() => recognizePiece(run, current))
+        : await recognizePiece(run, current);
+      run.done.set(piece.session, recognized);
     } catch (err) {
       run.queue.length = 0;
       throw err;
@@ -260,7 +270,6 @@ async function runner(run: PiecesRun): Promise<void> {
     }
     keepProgress(run);
     run.sent += 1;
-    const leases = run.deps.leases;
     if (leases && (leases.askAfterEachPiece || (run.sent & (run.sent - 1)) === 0)) askForLeases(run);
   }
 }

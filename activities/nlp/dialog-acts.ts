@@ -1,7 +1,8 @@
 /**
  * Speech acts of a call (spec 01: `/nlp/v1/sentence_type`, one sentence a request): greeting, apology,
  * thanking, goodbye, information-seeking… of every unit of the configured grain (text-units.ts), each
- * utterance carrying its unit's. They feed the `dialogAct` rules of call insights.
+ * utterance carrying its unit's (one request per distinct text: unit-requests.ts). They feed the
+ * `dialogAct` rules of call insights.
  */
 import { dialogActsOutputSchema } from '../../schemas/result.ts';
 import { DEFAULT_TEXT_GRAINS } from '../../schemas/text-grains.ts';
@@ -27,8 +28,8 @@ export async function classifyDialogActs(
     async (run) => {
       const text = await readCallText(deps.store, input);
       const units = textUnits(text.utterances, grain, windowSeconds);
-      await eachUnit(run, units, input.concurrency ?? DEFAULT_SENTIMENT_CONCURRENCY, async (unit, o) => {
-        const res = await deps.service.nlp.sentenceType(unit.text, o);
+      await eachUnit(run, units, input.concurrency ?? DEFAULT_SENTIMENT_CONCURRENCY, async (text, o) => {
+        const res = await deps.service.nlp.sentenceType(text, o);
         return res.result.dialog_act;
       });
       const perUtterance = byUtterance(units, run.done);

@@ -1,7 +1,8 @@
 /**
  * Line classification (spec 03 text classification, for the rule file's classifier rules): each line of
- * a (model, speaker) pair's speaker classified by the model, one request per line and model, so the cost
- * is bounded by the speaker's lines times the file's models (at most RULE_FILE_LIMITS.classifierModels).
+ * a (model, speaker) pair's speaker classified by the model, one request per distinct line and model
+ * (unit-requests.ts), so the cost is bounded by the speaker's lines times the file's models (at most
+ * RULE_FILE_LIMITS.classifierModels).
  * The text is the redacted, cleaned one (what the steps after filler removal read). The one home of which
  * lines are sent and how: the pipeline's step (classifyLines) and `callpipe rescore` (resultLineClassifier,
  * from a stored result.json) both use linesToClassify and classifyLine.
@@ -22,6 +23,7 @@ import type { NlpCallOptions } from '../../service/nlp/call.ts';
 import { readCallText } from './call-text.ts';
 import { unpaced, type RequestPacer } from './pacing.ts';
 import { runStep, type NlpActivityDeps } from './step.ts';
+import { answerDistinct } from './unit-requests.ts';
 import type { NlpStepInput, NlpStepOutput } from './types.ts';
 
 export interface ClassifyLinesInput extends NlpStepInput {
@@ -91,11 +93,9 @@ export async function classifyLines(
         })),
         classifiers,
       );
-      for (const [n, line] of lines.entries()) {
-        if (run.done.has(line.index)) continue;
-        run.done.set(line.index, await classifyLine(deps.service, line, (c) => run.request(c)));
-        run.progress(n + 1, lines.length);
-      }
+      // A line said again word for word, to the same models, shares its scores (unit-requests.ts).
+      const asks = lines.map((l) => ({ ...l, key: l.index, asks: JSON.stringify([l.models, l.text]) }));
+      await answerDistinct(run, asks, 1, (line) => classifyLine(deps.service, line, (c) => run.request(c)));
       const utterances = lines.map((l) => ({ index: l.index, lineClasses: run.done.get(l.index)! }));
       return { step: 'lineClasses' as const, callId: input.callId, classifiers, utterances };
     },
@@ -140,7 +140,14 @@ export function resultLineClassifier(
     current: (doc) => missing(doc, false).length === 0,
     async classify(doc, all) {
       const scored = new Map<number, LineClasses>();
-      for (const line of missing(doc, all)) scored.set(line.index, await classifyLine(service, line, send));
+      // A line said again word for word, to the same models, shares its scores, as in the step.
+      const byText = new Map<string, LineClasses>();
+      for (const line of missing(doc, all)) {
+        const asks = JSON.stringify([line.models, line.text]);
+        const scores = byText.get(asks) ?? (await classifyLine(service, line, send));
+        byText.set(asks, scores);
+        scored.set(line.index, scores);
+      }
       return doc.utterances.map((u) =>
         scored.has(u.index) ? { ...u, lineClasses: { ...u.lineClasses, ...scored.get(u.index) } } : u,
       );

@@ -1,15 +1,16 @@
 /**
  * Transcript quality's text step (schemas/transcript-quality.ts): misrecognition detection (spec 01,
  * `/nlp/beta/detect_misrecognition`) of the utterances recognized with a confidence below the call's
- * `checkBelow`, one request each, so a clean call costs nothing and a noisy one a request per doubtful
- * utterance. Progress is kept per utterance: a retried attempt sends only what is left. The text is the
- * redacted one; corrections are stored beside it and never applied.
+ * `checkBelow`, one request per distinct text (unit-requests.ts), so a clean call costs nothing and a
+ * noisy one a request per doubtful utterance. Progress is kept per utterance: a retried attempt sends
+ * only what is left. The text is the redacted one; corrections are stored beside it and never applied.
  */
 import type { MisrecognitionResult } from '../../schemas/service-nlp.ts';
 import { qualityOutputSchema } from '../../schemas/result.ts';
 import type { Misrecognition, QualitySettings } from '../../schemas/transcript-quality.ts';
 import { readTimeline } from './call-text.ts';
 import { runStep, type NlpActivityDeps } from './step.ts';
+import { answerDistinct } from './unit-requests.ts';
 import type { NlpStepInput, NlpStepOutput } from './types.ts';
 
 export interface CheckQualityInput extends NlpStepInput, QualitySettings {}
@@ -46,12 +47,13 @@ export async function checkQuality(deps: NlpActivityDeps, input: CheckQualityInp
       const doubtful = timeline.utterances.filter(
         (u) => (u.confidence ?? 1) < settings.checkBelow && u.text.trim() !== '',
       );
-      for (const [n, u] of doubtful.entries()) {
-        if (run.done.has(u.index)) continue;
-        const { result } = await run.request((o) => deps.service.nlp.detectMisrecognition(u.text, o));
-        run.done.set(u.index, misrecognitionOf(result));
-        run.progress(n + 1, doubtful.length);
-      }
+      // One at a time, as before; an utterance said again word for word shares its answer.
+      await answerDistinct(
+        run,
+        doubtful.map((u) => ({ key: u.index, asks: u.text })),
+        1,
+        async (ask, o) => misrecognitionOf((await deps.service.nlp.detectMisrecognition(ask.asks, o)).result),
+      );
       const utterances = doubtful.map((u) => ({ index: u.index, misrecognition: run.done.get(u.index)! }));
       return { step: 'quality' as const, callId: input.callId, settings, utterances };
     },

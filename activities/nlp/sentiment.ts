@@ -1,7 +1,8 @@
 /**
  * Sentiment of every utterance (spec 01: `/nlp/v1/sentiment`, one sentence a request), one request per
- * unit of the configured grain (text-units.ts: an utterance, a turn or a window; each utterance carries
- * its unit's sentiment), aggregated over the call, per speaker and per quarter of the call by time.
+ * distinct unit text of the configured grain (text-units.ts: an utterance, a turn or a window; each
+ * utterance carries its unit's sentiment; unit-requests.ts), aggregated over the call, per speaker and
+ * per quarter of the call by time.
  * The numeric scale is defined once, in schemas/result.ts (SENTIMENT_SCORING).
  */
 import type { SentimentResult } from '../../schemas/service-nlp.ts';
@@ -131,8 +132,8 @@ export async function analyzeSentiment(
     async (run: StepRun<UtteranceSentiment>) => {
       const text = await readCallText(deps.store, input);
       const units = textUnits(text.utterances, grain, windowSeconds);
-      await eachUnit(run, units, input.concurrency ?? DEFAULT_SENTIMENT_CONCURRENCY, async (unit, o) =>
-        toUtteranceSentiment((await deps.service.nlp.sentiment(unit.text, o)).result),
+      await eachUnit(run, units, input.concurrency ?? DEFAULT_SENTIMENT_CONCURRENCY, async (text, o) =>
+        toUtteranceSentiment((await deps.service.nlp.sentiment(text, o)).result),
       );
       const perUtterance = byUtterance(units, run.done);
       const { timeline } = text;

@@ -61,6 +61,17 @@ export function requestsPerAudioHour(docs: ResultDocument[]): Record<string, num
 }
 
 /**
+ * Dialog-act units per hour of recorded audio (result.json `dialogActs.units`: a request each, before
+ * issue 38), against the requests sent for them (one per distinct text).
+ */
+export function dialogActUnitsPerAudioHour(docs: ResultDocument[]): { units: number; requests: number } {
+  const hours = docs.reduce((s, d) => s + d.audio.durationSeconds, 0) / 3600;
+  const units = docs.reduce((n, d) => n + (d.dialogActs?.units ?? 0), 0);
+  const requests = docs.reduce((n, d) => n + (d.processing.requests.dialogActs?.requests ?? 0), 0);
+  return { units: Math.round(units / hours), requests: Math.round(requests / hours) };
+}
+
+/**
  * Where the budget's slot-seconds went between the start and the end of the last recognition:
  * `budget × makespan = streaming + overhead + dispatch + starved + tail`. Streaming is the session
  * audio ÷ speed (the ideal's own work); overhead is the rest of the recognition activities' time

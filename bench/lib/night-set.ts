@@ -60,7 +60,7 @@ export function nightSpecs(shape: NightShape): CallSpec[] {
   });
 }
 
-function scriptOf(spec: CallSpec): FixtureScript {
+export function scriptOf(spec: CallSpec): FixtureScript {
   return generateCallScript({
     durationSeconds: spec.durationSeconds,
     stereo: spec.stereo,

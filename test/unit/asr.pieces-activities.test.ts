@@ -5,6 +5,7 @@
  * sends only the pieces its predecessor did not keep.
  */
 import { Readable } from 'node:stream';
+import pLimit from 'p-limit';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createPiecesActivities, type PieceLeases } from '../../activities/asr/pieces-activities.ts';
@@ -160,8 +161,9 @@ describe('recognizePieces: leases and pacing', () => {
 
   it("with the process's own count, asks after every piece; without leases, one request at a time", async () => {
     const many = Array.from({ length: 9 }, (_, i) => ({ session: i, start: i * 10, end: i * 10 + 8 }));
+    // The process's own count is its sessions: the group's own slot waits its turn among them too.
     for (const [leases, peak] of [
-      [localPieceLeases(2), 3],
+      [localPieceLeases(2), 2],
       [undefined, 1],
     ] as const) {
       const fake = fakeService();
@@ -174,6 +176,62 @@ describe('recognizePieces: leases and pacing', () => {
       expect(fake.peak()).toBe(peak);
       if (leases) expect(await leases.takeFree(5)).toHaveLength(2); // every lease given back
     }
+  });
+});
+
+describe("recognizePieces: the process's sessions go to the longest pieces first", () => {
+  /** Reading a piece's audio takes longer the longer it is (10 ms per second of audio). */
+  class SlowReads extends AudioStore {
+    override async getStream(...args: unknown[]): Promise<Readable> {
+      const { start = 0, end = 0 } = (args[1] ?? {}) as { start?: number; end?: number };
+      await new Promise((r) => setTimeout(r, ((end - start + 1) / 8000) * 10));
+      return super.getStream(...args);
+    }
+  }
+  /** A service with the client's session limiter of 2: the pieces' starts (seconds) in the order sent. */
+  function twoSessions() {
+    const sessions = pLimit(2);
+    const fake = fakeService();
+    const sent: number[] = [];
+    const service = {
+      recognizeFile: (opts: { startOffsetSeconds?: number }) =>
+        sessions(() => {
+          sent.push(opts.startOffsetSeconds ?? 0);
+          return fake.service.recognizeFile(opts as never);
+        }),
+    } as unknown as ServiceClient;
+    return { service, sent };
+  }
+  // 58, 50, 22 and 8 s: the group's own slot and two leases make three runners for two sessions.
+  const uneven = [
+    { session: 0, start: 0, end: 58 },
+    { session: 1, start: 58, end: 108 },
+    { session: 2, start: 108, end: 130 },
+    { session: 3, start: 130, end: 138 },
+  ];
+
+  it('in the order the runners took them, however long their audio takes to read', async () => {
+    const { service, sent } = twoSessions();
+    const { recognizePieces } = createPiecesActivities(
+      { service, store: new SlowReads(), model: 'x', leases: localPieceLeases(2), maxInFlight: 16 },
+      noWords,
+    );
+    await recognizePieces({ ...input, pieces: uneven });
+    // The two sessions went to the 58-s and 50-s pieces; the 22-s one waited its turn.
+    expect(new Set(sent.slice(0, 2))).toEqual(new Set([0, 58]));
+    expect(sent).toHaveLength(4);
+  });
+
+  it('without turns, pieces whose audio reads ended first took the sessions before the longest', async () => {
+    const { service, sent } = twoSessions();
+    const { recognizePieces } = createPiecesActivities(
+      { service, store: new SlowReads(), model: 'x', leases: countingLeases(2), maxInFlight: 16 },
+      noWords,
+    );
+    await recognizePieces({ ...input, pieces: uneven });
+    // 22 s read in 220 ms, 50 s in 500 ms, 58 s in 580 ms: the longest piece waited for a session.
+    expect(sent.slice(0, 2)).not.toContain(0);
+    expect(sent).toHaveLength(4);
   });
 });
 

@@ -590,3 +590,80 @@ describe('classifier rules: each line of one speaker by a trained model (issue 4
     );
   });
 });
+
+describe("a complaint's rules confirmed by the line model (issue 40)", () => {
+  // The documented composition (docs/insights.md): the rules or the model's confident lines, and in every
+  // case one customer line the model scores above a low threshold.
+  const file = (first = 'complaint_signals', confirm = 'speaker: customer, above: 0.25') =>
+    rules(
+      [
+        'categories:',
+        `  - name: ${first === 'complaint_signals' ? 'complaint_signals' : 'complaint'}`,
+        ...(first === 'complaint_signals'
+          ? [
+              '    match: any',
+              '    rules:',
+              "      - { kind: phrase, speaker: customer, patterns: ['(何|なん)度も電話'] }",
+              '      - { kind: classifier, model: m-1, class: complaint, speaker: customer, above: 0.9 }',
+              '      - { kind: classifier, model: m-1, class: complaint, speaker: customer, above: 0.65, minCount: 2 }',
+              '  - name: complaint',
+            ]
+          : []),
+        '    match: all',
+        '    rules:',
+        '      - { kind: category, category: complaint_signals }',
+        `      - { kind: classifier, model: m-1, class: complaint, ${confirm} }`,
+        '',
+      ].join('\n'),
+    );
+  const scores = (complaint: number) => ({ lineClasses: { 'm-1': { complaint, other: 1 - complaint } } });
+  const complaint = (utterances: ResultUtterance[]) =>
+    scoreCall(call(utterances), file()).categories.find((c) => c.name === 'complaint')!;
+
+  it("holds on the rules' hit only when a customer line is above the confirming threshold", () => {
+    const hit = u('customer', 5, 9, '何度も電話しているんですが、住所の変更です。', scores(0.1));
+    const other = u('customer', 15, 19, '引っ越したので。', scores(0.2));
+    const agent = u('agent', 10, 14, '承知いたしました。', scores(0.9));
+    // The phrase alone: the signals hold, the complaint does not (the agent's lines are not read).
+    const alone = scoreCall(call([hit, agent, other]), file()).categories;
+    expect(alone.map((c) => [c.name, c.matched])).toEqual([
+      ['complaint_signals', true],
+      ['complaint', false],
+    ]);
+    // A customer line the model leans on a little confirms it: the points are both lines.
+    other.lineClasses = scores(0.3).lineClasses;
+    expect(complaint([hit, agent, other])).toMatchObject({
+      matched: true,
+      points: [
+        { start: 5, end: 9, utterance: hit.index },
+        { start: 15, end: 19, utterance: other.index },
+      ],
+    });
+  });
+
+  it("holds on the model's confident lines without the rules, and not on one middling line", () => {
+    const line = (start: number, score: number) =>
+      u('customer', start, start + 4, '対応が遅いです。', scores(score));
+    expect(complaint([line(0, 0.95)]).matched).toBe(true);
+    expect(complaint([line(0, 0.7), line(10, 0.7)]).matched).toBe(true);
+    expect(complaint([line(0, 0.7), line(10, 0.5)]).matched).toBe(false);
+  });
+
+  it('is unavailable, not a silent no, on a call whose lines the model did not classify', () => {
+    const c = complaint([u('customer', 0, 4, '何度も電話しているのに解決しません。')]);
+    expect(c).toMatchObject({ matched: false, unavailable: ['line classes of model m-1'] });
+  });
+
+  it('costs no request beyond the classifier rules: one (model, speaker) pair', () => {
+    expect(lineClassifiers(file().rules)).toEqual([{ model: 'm-1', speaker: 'customer' }]);
+  });
+
+  it('is refused with the line and field when the confirmation lacks its speaker or comes first', () => {
+    expect(() => file('complaint_signals', 'above: 0.25')).toThrow(
+      /^test\.yaml: line 15: categories\.1\.rules\.1\.speaker: a classifier rule needs speaker/,
+    );
+    expect(() => file('complaint')).toThrow(
+      /^test\.yaml: line 8: categories\.0\.rules\.0: category complaint_signals is not defined before it/,
+    );
+  });
+});

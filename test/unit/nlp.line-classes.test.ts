@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { resultUtterances } from '../../activities/storage/call-content.ts';
+import { resultLineClassifier } from '../../activities/nlp/line-classes.ts';
 import { lineClassesOutputSchema } from '../../schemas/result.ts';
 import { timelineSchema } from '../../schemas/transcript.ts';
 import { callSpecOf } from '../../schemas/call-spec.ts';
@@ -51,6 +52,41 @@ describe('classifyLines', () => {
       0.8,
       undefined,
     ]);
+  });
+});
+
+describe('a line said again word for word', () => {
+  const said = [
+    utterance(0, 'customer', 0, 3, '請求書が届かないんです。'),
+    utterance(1, 'agent', 3, 6, 'はい'),
+    utterance(2, 'customer', 6, 9, '請求書が届かないんです。'),
+    utterance(3, 'customer', 9, 12, 'はい'),
+  ];
+  const classifiers = [{ model: 'reasons-1', speaker: 'customer' }];
+
+  it('is classified once per model by the step, and both lines carry the scores', async () => {
+    const { store, service, activities } = nlpSetup('t.json', said);
+    const out = await activities.classifyLines({
+      callId: 'c',
+      timelineKey: 't.json',
+      outputKey: 'l.json',
+      classifiers,
+    });
+    expect(out).toMatchObject({ status: 'ok', cost: { requests: 2 } });
+    expect(service.count('classify')).toBe(2);
+    const doc = lineClassesOutputSchema.parse(JSON.parse(await store.getText('l.json')));
+    expect(doc.utterances.map((u) => u.index)).toEqual([0, 2, 3]);
+    expect(doc.utterances[1]!.lineClasses).toEqual(doc.utterances[0]!.lineClasses);
+    expect(doc.utterances[0]!.lineClasses).not.toEqual(doc.utterances[2]!.lineClasses);
+  });
+
+  it('is classified once per model by a rescore of the stored result', async () => {
+    const { service } = nlpSetup('t.json', said);
+    const rescore = resultLineClassifier(service.client, classifiers);
+    const utterances = await rescore.classify({ utterances: said as never }, true);
+    expect(service.count('classify')).toBe(2);
+    expect(utterances[2]!.lineClasses).toEqual(utterances[0]!.lineClasses);
+    expect(utterances[1]!.lineClasses).toBeUndefined();
   });
 });
 
