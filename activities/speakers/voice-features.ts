@@ -30,8 +30,10 @@ export interface AudioReader {
   readInto?(startSeconds: number, endSeconds: number, out: Float32Array, at: number, limit: number): number;
   /**
    * The G.711 mu-law codes whose samples readInto would give for the same arguments, when the reader
-   * holds them as one stretch; else null. Optional: with it the voiced frames decode each frame as they
-   * measure its level rather than the whole utterance first.
+   * holds them as one stretch; else null. Sample n is at n / sampleRate seconds: a read from t starts
+   * at sample Math.round(t · sampleRate). Optional: with it the voiced frames decode each frame as they
+   * measure its level rather than the whole utterance first, and a long call's frames apart (step > 1)
+   * are cut from one view of their span rather than read one by one.
    */
   mulawCodes?(startSeconds: number, endSeconds: number, limit: number): Uint8Array | null;
 }
@@ -139,7 +141,10 @@ export interface Analyzer {
     segmentRise: Float64Array;
     /** One frame's pitch and peak (laid out as FRAME_DIMS). */
     pitchOut: Float64Array;
-    /** One utterance's frames, read before its quiet ones are known, their levels and lengths. */
+    /**
+     * One utterance's frames, read before its quiet ones are known, their levels and lengths (or, for
+     * the voiced frames, where each frame begins in its span's codes: frameCodes).
+     */
     pool: Float32Array;
     levels: Float64Array;
     means: Float64Array;
@@ -575,18 +580,37 @@ function readFrames(
   return whole;
 }
 
-/** The codes of `positions` back-to-back frames from `start`, when the reader has them (AudioReader.mulawCodes). */
-function spanCodes(
+/**
+ * The codes of `positions` frames from `start`, `every` frames apart, when the reader holds their whole
+ * span as one stretch (AudioReader.mulawCodes); each frame's first code into `starts`. Back-to-back frames:
+ * as many whole frames as the codes hold. Frames apart: all of them or null (then read one by one), so
+ * that a frame is analysed here exactly when readFrames would read it whole; the span's codes are a view,
+ * and only the frames' own samples are decoded.
+ */
+function frameCodes(
   audio: AudioReader,
   start: number,
   positions: number,
+  every: number,
   length: number,
   frameSeconds: number,
+  starts: Int32Array,
 ): Uint8Array | null {
   if (!audio.mulawCodes) return null;
+  const rate = audio.sampleRate;
   try {
-    // The span readFrames would read.
-    return audio.mulawCodes(start, start + positions * frameSeconds, positions * length);
+    if (every === 1) {
+      for (let i = 0; i < positions; i++) starts[i] = i * length;
+      // The span readFrames would read.
+      return audio.mulawCodes(start, start + positions * frameSeconds, positions * length);
+    }
+    // Where readFrames would start each frame's read (AudioReader.mulawCodes: sample n at n / rate).
+    const hop = every * VOICED_HOP_SECONDS;
+    const first = Math.round(start * rate);
+    for (let i = 0; i < positions; i++) starts[i] = Math.round((start + i * hop) * rate) - first;
+    const need = starts[positions - 1]! + length;
+    const codes = audio.mulawCodes(start, start + (positions - 1) * hop + frameSeconds, need);
+    return codes && codes.length >= need ? codes : null;
   } catch {
     return null;
   }
@@ -650,17 +674,19 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
   const hop = every * VOICED_HOP_SECONDS;
   const positions = Math.floor((end - start - frameSeconds) / hop) + 1;
   if (positions <= 0) return empty;
-  const { pool, levels, means } = scratchFor(a, positions);
-  const codes = every === 1 ? spanCodes(audio, start, positions, length, frameSeconds) : null;
-  const whole = codes
-    ? Math.min(positions, Math.floor(codes.length / length))
-    : readFrames(audio, a, start, positions, every, pool);
+  const { pool, levels, means, lengths: starts } = scratchFor(a, positions);
+  const codes = frameCodes(audio, start, positions, every, length, frameSeconds, starts);
+  const whole = !codes
+    ? readFrames(audio, a, start, positions, every, pool)
+    : every === 1
+      ? Math.min(positions, Math.floor(codes.length / length))
+      : positions;
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
     levels[i] = -Infinity;
     if (i >= whole) continue;
     // Decoded frame by frame as its level is measured, not the whole span first (bench/README.md).
-    if (codes) decodeMulawInto(codes, i * length, (i + 1) * length, pool, i * length);
+    if (codes) decodeMulawInto(codes, starts[i]!, starts[i]! + length, pool, i * length);
     const level = samplesLevel(pool, i * length, length, means, levels, i);
     if (level > loudest) loudest = level;
   }

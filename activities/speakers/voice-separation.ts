@@ -260,37 +260,59 @@ interface Partition {
   logLikelihood: number;
 }
 
-/** Hard EM over whole units from `labels`; undefined when a voice loses its frames. */
+/** The statistics of each of the `k` voices: its units' summed in the units' order. */
+function pooledBy(units: Stats[], labels: Int32Array, k: number): Stats[] {
+  const pooled = Array.from({ length: k }, emptyStats);
+  for (let i = 0; i < units.length; i++) addStats(pooled[labels[i]!]!, units[i]!);
+  return pooled;
+}
+
+/** The voice under which `u` is likeliest, from `label` (kept on a tie), and its log-likelihood there. */
+function likeliest(models: Gaussian[], u: Stats, label: number): { voice: number; ll: number } {
+  let voice = label;
+  let ll = logLikelihood(models[label]!, u);
+  for (let v = 0; v < models.length; v++) {
+    if (v === label) continue;
+    const other = logLikelihood(models[v]!, u);
+    if (other > ll) {
+      ll = other;
+      voice = v;
+    }
+  }
+  return { voice, ll };
+}
+
+/**
+ * Hard EM over whole units from `labels`; undefined when a voice loses its frames. Each step pools the
+ * next step's statistics as it assigns the units, in the units' order (the same sums as pooling after),
+ * and a step that moves no unit has computed the partition's log-likelihood already.
+ */
 function refine(units: Stats[], initial: Int32Array, k: number): Partition | undefined {
   const labels = initial.slice();
+  let pooled = pooledBy(units, labels, k);
   let models: Gaussian[] = [];
   for (let iteration = 0; iteration <= EM_ITERATIONS; iteration++) {
-    const pooled = Array.from({ length: k }, emptyStats);
-    units.forEach((u, i) => addStats(pooled[labels[i]!]!, u));
     if (pooled.some((p) => countOf(p) < MIN_VOICE_FRAMES / 2)) return undefined;
     const fitted = pooled.map(fit);
     if (fitted.some((g) => !g)) return undefined;
     models = fitted as Gaussian[];
     if (iteration === EM_ITERATIONS) break;
+    const next = Array.from({ length: k }, emptyStats);
     let changed = 0;
-    units.forEach((u, i) => {
-      let best = labels[i]!;
-      let bestLl = logLikelihood(models[best]!, u);
-      for (let v = 0; v < k; v++) {
-        if (v === best) continue;
-        const ll = logLikelihood(models[v]!, u);
-        if (ll > bestLl) {
-          bestLl = ll;
-          best = v;
-        }
-      }
-      if (best !== labels[i]) changed++;
-      labels[i] = best;
-    });
-    if (changed === 0) break;
+    let total = 0;
+    for (let i = 0; i < units.length; i++) {
+      const u = units[i]!;
+      const { voice, ll } = likeliest(models, u, labels[i]!);
+      if (voice !== labels[i]) changed++;
+      labels[i] = voice;
+      addStats(next[voice]!, u);
+      total += ll;
+    }
+    if (changed === 0) return { k, labels, models, logLikelihood: total };
+    pooled = next;
   }
   let total = 0;
-  units.forEach((u, i) => (total += logLikelihood(models[labels[i]!]!, u)));
+  for (let i = 0; i < units.length; i++) total += logLikelihood(models[labels[i]!]!, units[i]!);
   return { k, labels, models, logLikelihood: total };
 }
 
@@ -340,6 +362,12 @@ function splitStarts(units: Stats[], members: number[]): Int32Array[] {
   };
   const principal = byMedian(projection);
   return [principal, byMedian((p) => p[V_PITCH]!), twoMeans(points, weights, principal)];
+}
+
+function sameLabels(a: Int32Array, b: Int32Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Weighted 2-means of `points` from `labels`. */
@@ -404,7 +432,10 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
       if (members.length < 2 * MIN_VOICE_UTTERANCES) continue;
       let parentFrames = 0;
       for (const i of members) parentFrames += countOf(units[i]!);
-      for (const halves of splitStarts(units, members)) {
+      const starts = splitStarts(units, members);
+      for (const [which, halves] of starts.entries()) {
+        // A start that another gave before refines to the same candidate, which cannot gain more.
+        if (starts.slice(0, which).some((earlier) => sameLabels(earlier, halves))) continue;
         const labels = current.labels.slice();
         members.forEach((i, j) => {
           if (halves[j] === 1) labels[i] = current.k;

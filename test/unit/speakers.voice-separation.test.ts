@@ -354,10 +354,19 @@ describe('voicedFrames with a step', () => {
 });
 
 describe('voicedFrames from mu-law codes', () => {
-  it('gives the same frames, bit for bit, whether it decodes the codes itself or reads decoded samples', () => {
+  it('gives the same frames, bit for bit, whether it decodes the codes itself or reads decoded samples, back to back or a step apart', () => {
     const { samples, spans } = conversation([0, 1, 0, 1], [LOW, HIGH], 5);
     const bytes = Uint8Array.from(samples, (v) => encodeMulaw(Math.round(v * 32767)));
     const staged = stagedAudioReader([{ start: 0, bytes }]);
+    // With the codes nothing is read as samples, frames apart included.
+    let samplesRead = 0;
+    const codesOnly: AudioReader = {
+      ...staged,
+      readInto: (...args) => {
+        samplesRead++;
+        return staged.readInto!(...args);
+      },
+    };
     // The same reader less its codes: every frame read as samples.
     const decoded: AudioReader = {
       sampleRate: staged.sampleRate,
@@ -365,19 +374,23 @@ describe('voicedFrames from mu-law codes', () => {
       readInto: staged.readInto!,
     };
     const analyzer = analyzerFor(RATE);
-    let voiced = 0;
-    for (const span of spans) {
-      const fromCodes = voicedFrames(staged, span, analyzer);
-      const fromSamples = voicedFrames(decoded, span, analyzer);
-      voiced += fromCodes.count;
-      expect([fromCodes.count, fromCodes.audible, fromCodes.tones]).toEqual([
-        fromSamples.count,
-        fromSamples.audible,
-        fromSamples.tones,
-      ]);
-      expect(Array.from(fromCodes.features)).toEqual(Array.from(fromSamples.features));
-      expect(Array.from(fromCodes.times)).toEqual(Array.from(fromSamples.times));
-    }
-    expect(voiced).toBeGreaterThan(100);
+    const voiced = [0, 0, 0];
+    for (const span of spans)
+      for (const [which, step] of [1, 3, 4].entries()) {
+        const fromCodes = voicedFrames(codesOnly, span, analyzer, step);
+        const fromSamples = voicedFrames(decoded, span, analyzer, step);
+        voiced[which] = voiced[which]! + fromCodes.count;
+        expect([fromCodes.count, fromCodes.audible, fromCodes.tones]).toEqual([
+          fromSamples.count,
+          fromSamples.audible,
+          fromSamples.tones,
+        ]);
+        expect(Array.from(fromCodes.features)).toEqual(Array.from(fromSamples.features));
+        expect(Array.from(fromCodes.times)).toEqual(Array.from(fromSamples.times));
+      }
+    expect(voiced[0]).toBeGreaterThan(100);
+    expect(samplesRead).toBe(0);
+    // A step apart: about a step-th of the frames, each read from the codes at its own start.
+    expect(voiced[2]).toBeGreaterThan(voiced[0]! / 5);
   });
 });
