@@ -508,6 +508,34 @@ export function separateVoices(
   });
 }
 
+/**
+ * Centres the call's voiced frames on their mean and scales each dimension by its spread over them (in
+ * place); returns the spreads. Each dimension's sums run over the frames in order, in a local.
+ */
+function centreAndScale(frames: readonly VoicedFrames[]): Float64Array {
+  const mean = new Float64Array(D);
+  const squares = new Float64Array(D);
+  let total = 0;
+  for (const f of frames) total += f.count;
+  for (let d = 0; d < D; d++) {
+    let sum = 0;
+    for (const f of frames) for (let o = d, x = f.features, end = f.count * D; o < end; o += D) sum += x[o]!;
+    const m = sum / total;
+    let sq = 0;
+    for (const f of frames)
+      for (let o = d, x = f.features, end = f.count * D; o < end; o += D) sq += (x[o]! - m) ** 2;
+    mean[d] = m;
+    squares[d] = sq;
+  }
+  const scale = squares.map((sq) => Math.sqrt(sq / total) || 1);
+  for (const f of frames) {
+    const x = f.features;
+    for (let o = 0; o < f.count * D; o += D)
+      for (let d = 0; d < D; d++) x[o + d] = (x[o + d]! - mean[d]!) / scale[d]!;
+  }
+  return scale;
+}
+
 /** The separation by voice, or undefined when the call holds no voices to follow. */
 function separate(
   audio: AudioReader,
@@ -526,28 +554,8 @@ function separate(
   const voicedUtterances = frames.filter((f, u) => f.count * steps[u]! >= VOICED_UTTERANCE_FRAMES).length;
   if (voicedUtterances < VOICED_CALL_SHARE * audible || voicedUtterances < 2) return undefined;
 
-  // The call's mean and spread per dimension over every voiced frame; frames centred and scaled by them.
-  const mean = new Float64Array(D);
-  const squares = new Float64Array(D);
-  let total = 0;
-  for (const f of frames) {
-    total += f.count;
-    const x = f.features;
-    for (let o = 0; o < f.count * D; o += D) for (let d = 0; d < D; d++) mean[d] = mean[d]! + x[o + d]!;
-  }
-  for (let d = 0; d < D; d++) mean[d] = mean[d]! / total;
-  for (const f of frames) {
-    const x = f.features;
-    for (let o = 0; o < f.count * D; o += D)
-      for (let d = 0; d < D; d++) squares[d] = squares[d]! + (x[o + d]! - mean[d]!) ** 2;
-  }
-  const scale = squares.map((s) => Math.sqrt(s / total) || 1);
+  const scale = centreAndScale(frames);
   varianceFloor = scale.map((sd, d) => ((d === V_PITCH ? MIN_SPREAD_PITCH : MIN_SPREAD_CEPSTRUM) / sd) ** 2);
-  for (const f of frames) {
-    const x = f.features;
-    for (let o = 0; o < f.count * D; o += D)
-      for (let d = 0; d < D; d++) x[o + d] = (x[o + d]! - mean[d]!) / scale[d]!;
-  }
 
   const stats = frames.map((f, u) => statsOf(f.features, f.count, steps[u]!));
   const basis = stats.map((_, i) => i).filter((i) => countOf(stats[i]!) >= BASIS_FRAMES);
