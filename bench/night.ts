@@ -353,6 +353,24 @@ function fileFigures(run: CallsRun, docs: ResultDocument[], budget: number, spee
   };
 }
 
+/**
+ * The stack's CPU (workers, their ffmpeg children, emulator, Temporal, S3) of pass b over pass a's, and
+ * the cores each pass got (its CPU seconds over its wall). On a machine the passes cannot have to
+ * themselves, a pass bound by CPU takes its CPU seconds over the cores it gets: then the walls' ratio is
+ * this ratio times the cores' ratio, whatever order the work ran in.
+ */
+function cpuRatios(a: string, b: string, passA: { wallSeconds: number; cpu: CpuUse }, passB: typeof passA) {
+  const stack = (cpu: CpuUse) => Object.values(cpu.processSeconds).reduce((n, x) => n + x, 0);
+  return {
+    [`${b}StackCpuOver${a}StackCpu`]: round(stack(passB.cpu) / stack(passA.cpu), 3),
+    stackCpuSeconds: { [a]: round(stack(passA.cpu)), [b]: round(stack(passB.cpu)) },
+    stackCores: {
+      [a]: round(stack(passA.cpu) / passA.wallSeconds, 2),
+      [b]: round(stack(passB.cpu) / passB.wallSeconds, 2),
+    },
+  };
+}
+
 /** Per audio hour, pass b's text requests, Temporal actions, S3 requests and history events over a's. */
 function costRatios(a: string, b: string, ca: CostFigures, cb: CostFigures) {
   const text = (c: CostFigures) =>
@@ -780,6 +798,7 @@ async function run(): Promise<void> {
               [`${b}WallOver${a}Wall`]: round(passB.wallSeconds / passA.wallSeconds, 3),
               [`${b}IdealOver${a}Ideal`]: round(passB.idealSeconds / passA.idealSeconds, 3),
               ...costRatios(a, b, passA.cost, passB.cost),
+              ...cpuRatios(a, b, passA, passB),
               callsWithDifferentTranscripts: differences.length,
               differences,
             },
