@@ -1,8 +1,12 @@
 /**
- * The real FFT of the voice features (voice-features.ts): n real points as a complex FFT of n/2 (even
- * samples as real parts, odd as imaginary) and a split step, with every table built once. Pure; each
- * transform writes into the RealFft's own buffers.
+ * The real FFT of the voice features (voice-features.ts). Power spectra go to PFFFT (simd-fft.ts) when it
+ * can do n (a multiple of 32: the 256-point frames); the pitch's real part (an inverse transform of a power
+ * spectrum, in double precision) and any other n use the transform here: n real points as a complex FFT
+ * of n/2 (even samples as real parts, odd as imaginary) and a split step, with every table built once.
+ * Pure; each transform writes into the RealFft's own buffers.
  */
+import { makeSimdRealFft, simdHeap, simdInputPower, type SimdRealFft } from './simd-fft.ts';
+
 const TINY = 1e-10;
 /**
  * A real FFT of n points as a complex FFT of n/2 (even samples as real parts, odd as imaginary) and a
@@ -21,11 +25,10 @@ export interface RealFft {
   splitSin: Float64Array;
   zr: Float64Array;
   zi: Float64Array;
-  /**
-   * The stages after the first two go in pairs; an odd one out (n = 256: sizes 8–16, 32–64, then 128)
-   * is left for the power spectrum to do as it reads each bin's two values (`lastStagePower`).
-   */
-  lastSingle: boolean;
+  /** A windowed frame, when there is no PFFFT transform to load it into. */
+  frame: Float64Array;
+  /** PFFFT's transform of n points (simd-fft.ts), which the power spectra use when there is one. */
+  simd: SimdRealFft | null;
 }
 
 export function makeRealFft(n: number): RealFft {
@@ -62,12 +65,13 @@ export function makeRealFft(n: number): RealFft {
     splitSin,
     zr: new Float64Array(half),
     zi: new Float64Array(half),
-    lastSingle: bits >= 3 && (bits - 2) % 2 === 1,
+    frame: new Float64Array(n),
+    simd: makeSimdRealFft(n),
   };
 }
 
 /** The complex FFT of n/2 points of the real `x` (length n) into f.zr / f.zi, its even samples as real parts. */
-function halfTransform(f: RealFft, x: Float64Array, leaveLast: boolean): void {
+function halfTransform(f: RealFft, x: Float64Array): void {
   const { half, bitReverse, zr, zi } = f;
   // Bit-reversed load fused with the first two stages (sizes 2 and 4), whose twiddles are 1 and -i.
   for (let i = 0; i < half; i += 4) {
@@ -77,30 +81,7 @@ function halfTransform(f: RealFft, x: Float64Array, leaveLast: boolean): void {
     const p3 = 2 * bitReverse[i + 3]!;
     firstStages(zr, zi, i, x[p0]!, x[p0 + 1]!, x[p1]!, x[p1 + 1]!, x[p2]!, x[p2 + 1]!, x[p3]!, x[p3 + 1]!);
   }
-  laterStages(f, leaveLast);
-}
-
-/**
- * halfTransform of `length` = n samples of `pool` from `base`, less `mean`, times `window`, read as the
- * transform loads them: no windowed copy of the frame.
- */
-function windowedHalfTransform(
-  f: RealFft,
-  pool: Float32Array,
-  base: number,
-  mean: number,
-  window: Float64Array,
-): void {
-  const { half, bitReverse, zr, zi } = f;
-  const at = (p: number) => (pool[base + p]! - mean) * window[p]!;
-  for (let i = 0; i < half; i += 4) {
-    const p0 = 2 * bitReverse[i]!;
-    const p1 = 2 * bitReverse[i + 1]!;
-    const p2 = 2 * bitReverse[i + 2]!;
-    const p3 = 2 * bitReverse[i + 3]!;
-    firstStages(zr, zi, i, at(p0), at(p0 + 1), at(p1), at(p1 + 1), at(p2), at(p2 + 1), at(p3), at(p3 + 1));
-  }
-  laterStages(f, f.lastSingle);
+  laterStages(f);
 }
 
 /** The first two stages (sizes 2 and 4, twiddles 1 and -i) of four loaded points, into `i`..`i + 3`. */
@@ -135,11 +116,8 @@ function firstStages(
   zi[i + 3] = i1 + r3;
 }
 
-/**
- * The stages of sizes 8 to n/2 of halfTransform, in place in f.zr / f.zi; with `leaveLast`, all but an odd
- * last one (f.lastSingle), which lastStagePower does.
- */
-function laterStages(f: RealFft, leaveLast: boolean): void {
+/** The stages of sizes 8 to n/2 of halfTransform, in place in f.zr / f.zi. */
+function laterStages(f: RealFft): void {
   const { half, twiddleCos, twiddleSin, zr, zi } = f;
   // Two stages at a time (sizes s and 2s, "radix 2²"): each element is loaded and stored once per pair.
   let size = 8;
@@ -185,7 +163,6 @@ function laterStages(f: RealFft, leaveLast: boolean): void {
     }
   }
   // A last single stage when the stages are odd in number.
-  if (leaveLast) return;
   for (; size <= half; size *= 2) {
     const h = size / 2;
     for (let block = 0; block < half; block += size) {
@@ -211,14 +188,18 @@ function laterStages(f: RealFft, leaveLast: boolean): void {
 
 /** The power spectrum, bins 0..n/2, of the real `x` (length n) into `power` (length n/2 + 1). */
 export function powerSpectrum(f: RealFft, x: Float64Array, power: Float64Array): void {
-  halfTransform(f, x, f.lastSingle);
-  if (f.lastSingle) lastStagePower(f, power);
-  else splitPower(f, power);
+  if (f.simd) {
+    const heap = simdHeap();
+    heap.set(x.subarray(0, f.n), f.simd.input);
+    return simdInputPower(f.simd, heap, power);
+  }
+  halfTransform(f, x);
+  splitPower(f, power);
 }
 
 /**
- * The power spectrum of `length` = n samples of `pool` from `base`, less `mean`, times `window` (see
- * powerSpectrum): no windowed copy of the frame.
+ * The power spectrum of n samples of `pool` from `base`, less `mean`, times `window` (see powerSpectrum):
+ * with PFFFT, loaded straight into its input.
  */
 export function windowedPowerSpectrum(
   f: RealFft,
@@ -228,9 +209,16 @@ export function windowedPowerSpectrum(
   window: Float64Array,
   power: Float64Array,
 ): void {
-  windowedHalfTransform(f, pool, base, mean, window);
-  if (f.lastSingle) lastStagePower(f, power);
-  else splitPower(f, power);
+  const { n } = f;
+  if (f.simd) {
+    const heap = simdHeap();
+    const at = f.simd.input;
+    for (let i = 0; i < n; i++) heap[at + i] = (pool[base + i]! - mean) * window[i]!;
+    return simdInputPower(f.simd, heap, power);
+  }
+  const { frame } = f;
+  for (let i = 0; i < n; i++) frame[i] = (pool[base + i]! - mean) * window[i]!;
+  powerSpectrum(f, frame, power);
 }
 
 /**
@@ -268,72 +256,11 @@ function splitPower(f: RealFft, power: Float64Array): void {
 }
 
 /**
- * splitPower after the transform's last stage (of size n/2, left by laterStages), done here: bin j needs
- * the last stage's outputs j and n/2 − j, which come from butterflies j and n/4 − j, so those two are done
- * together and their four outputs go straight into bins j, n/4 − j, j + n/4 and n/2 − j, never stored.
- * The same operations as the stage then splitPower, in another order: the same values.
- */
-function lastStagePower(f: RealFft, power: Float64Array): void {
-  const { half, zr, zi, twiddleCos, twiddleSin } = f;
-  const h = half / 2;
-  // Butterfly 0: outputs 0 and h (bin h pairs output h with itself).
-  {
-    const xr = zr[h]!;
-    const xi = zi[h]!;
-    const br = xr * twiddleCos[h]! - xi * twiddleSin[h]!;
-    const bi = xr * twiddleSin[h]! + xi * twiddleCos[h]!;
-    const ar = zr[0]!;
-    const ai = zi[0]!;
-    const r0 = ar + br;
-    const i0 = ai + bi;
-    const dc = r0 + i0;
-    const nyquist = r0 - i0;
-    power[0] = dc * dc + TINY;
-    power[half] = nyquist * nyquist + TINY;
-    splitBin(f, power, h, ar - br, ai - bi, ar - br, ai - bi);
-  }
-  for (let j = 1; 2 * j <= h; j++) {
-    const m = h - j;
-    // Butterfly j: outputs j (p) and j + h (q).
-    let xr = zr[j + h]!;
-    let xi = zi[j + h]!;
-    let wr = twiddleCos[h + j]!;
-    let wi = twiddleSin[h + j]!;
-    let br = xr * wr - xi * wi;
-    let bi = xr * wi + xi * wr;
-    let ar = zr[j]!;
-    let ai = zi[j]!;
-    const pr = ar + br;
-    const pi = ai + bi;
-    const qr = ar - br;
-    const qi = ai - bi;
-    // Butterfly h − j: outputs h − j (u) and n/2 − j (v).
-    xr = zr[m + h]!;
-    xi = zi[m + h]!;
-    wr = twiddleCos[h + m]!;
-    wi = twiddleSin[h + m]!;
-    br = xr * wr - xi * wi;
-    bi = xr * wi + xi * wr;
-    ar = zr[m]!;
-    ai = zi[m]!;
-    const ur = ar + br;
-    const ui = ai + bi;
-    const vr = ar - br;
-    const vi = ai - bi;
-    splitBin(f, power, j, pr, pi, vr, vi);
-    splitBin(f, power, half - j, vr, vi, pr, pi);
-    if (m === j) continue;
-    splitBin(f, power, m, ur, ui, qr, qi);
-    splitBin(f, power, j + h, qr, qi, ur, ui);
-  }
-}
-
-/**
  * The real part of the spectrum, bins 0..n/2, of the real `x` (length n) into `out`: for an even `x` (a
  * power spectrum laid out around the circle) that is its inverse transform, n times over.
  */
 export function realPart(f: RealFft, x: Float64Array, out: Float64Array): void {
-  halfTransform(f, x, false);
+  halfTransform(f, x);
   const { half, zr, zi, splitCos, splitSin } = f;
   out[0] = zr[0]! + zi[0]!;
   out[half] = zr[0]! - zi[0]!;

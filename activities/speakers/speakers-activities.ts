@@ -114,8 +114,21 @@ export function stagedAudioReader(sessions: { start: number; bytes: Uint8Array }
     if (written < to) out.fill(0, at + written - from, at + to - from);
     return to - from;
   }
+  /** The codes readInto would decode, when the first session it would read holds all of them. */
+  function mulawCodes(start: number, end: number, limit: number): Uint8Array | null {
+    const from = Math.max(0, Math.round(start * STAGED_SAMPLE_RATE));
+    const to = Math.max(from, Math.min(Math.round(end * STAGED_SAMPLE_RATE), from + limit));
+    for (let i = 0; i < ordered.length; i++) {
+      const s0 = starts[i]!;
+      const bytes = ordered[i]!.bytes;
+      if (Math.min(to, s0 + bytes.length) <= Math.max(from, s0)) continue;
+      return from >= s0 && to <= s0 + bytes.length ? bytes.subarray(from - s0, to - s0) : null;
+    }
+    return null;
+  }
   return {
     sampleRate: STAGED_SAMPLE_RATE,
+    mulawCodes,
     read(start, end) {
       const from = Math.max(0, Math.round(start * STAGED_SAMPLE_RATE));
       const to = Math.max(from, Math.round(end * STAGED_SAMPLE_RATE));

@@ -16,6 +16,7 @@
  * so, with no array of its own per frame.
  */
 
+import { decodeMulawInto } from '../../schemas/g711.ts';
 import { makeRealFft, powerSpectrum, realPart, windowedPowerSpectrum, type RealFft } from './real-fft.ts';
 
 export interface AudioReader {
@@ -27,6 +28,12 @@ export interface AudioReader {
    * written. Optional: without it each frame is read into an array of its own and copied.
    */
   readInto?(startSeconds: number, endSeconds: number, out: Float32Array, at: number, limit: number): number;
+  /**
+   * The G.711 mu-law codes whose samples readInto would give for the same arguments, when the reader
+   * holds them as one stretch; else null. Optional: with it the voiced frames decode each frame as they
+   * measure its level rather than the whole utterance first.
+   */
+  mulawCodes?(startSeconds: number, endSeconds: number, limit: number): Uint8Array | null;
 }
 
 /** seconds */
@@ -401,28 +408,8 @@ export function utteranceFrames(audio: AudioReader, span: UtteranceSpan, a: Anal
     const base = i * a.frameLength;
     const length = readFrameInto(audio, start + offset + i * hop, frameSeconds, pool, base, a.frameLength);
     if (length < a.frameLength / 2) continue;
-    let sum = 0;
-    let squares = 0;
-    let sumOdd = 0;
-    let squaresOdd = 0;
-    let j = base;
-    for (const last = base + length - 1; j < last; j += 2) {
-      const v = pool[j]!;
-      const u = pool[j + 1]!;
-      sum += v;
-      squares += v * v;
-      sumOdd += u;
-      squaresOdd += u * u;
-    }
-    if (j < base + length) {
-      sum += pool[j]!;
-      squares += pool[j]! * pool[j]!;
-    }
     lengths[i] = length;
-    const mean = (sum + sumOdd) / length;
-    const ms = (squares + squaresOdd) / length - mean * mean;
-    means[i] = mean;
-    levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
+    samplesLevel(pool, base, length, means, levels, i);
     if (levels[i]! > loudest) loudest = levels[i]!;
   }
   const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - RELATIVE_FLOOR_DB);
@@ -588,6 +575,60 @@ function readFrames(
   return whole;
 }
 
+/** The codes of `positions` back-to-back frames from `start`, when the reader has them (AudioReader.mulawCodes). */
+function spanCodes(
+  audio: AudioReader,
+  start: number,
+  positions: number,
+  length: number,
+  frameSeconds: number,
+): Uint8Array | null {
+  if (!audio.mulawCodes) return null;
+  try {
+    // The span readFrames would read.
+    return audio.mulawCodes(start, start + positions * frameSeconds, positions * length);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Frame `i`'s mean and level (dB) from `length` samples of `pool` from `base`, into `means` and `levels`;
+ * returns the level. Two sums each way, so that the additions do not wait on each other; an odd length's
+ * last sample after.
+ */
+function samplesLevel(
+  pool: Float32Array,
+  base: number,
+  length: number,
+  means: Float64Array,
+  levels: Float64Array,
+  i: number,
+): number {
+  let sum = 0;
+  let squares = 0;
+  let sumOdd = 0;
+  let squaresOdd = 0;
+  for (let j = base, last = base + length - 1; j < last; j += 2) {
+    const v = pool[j]!;
+    const u = pool[j + 1]!;
+    sum += v;
+    squares += v * v;
+    sumOdd += u;
+    squaresOdd += u * u;
+  }
+  if (length % 2 === 1) {
+    const v = pool[base + length - 1]!;
+    sum += v;
+    squares += v * v;
+  }
+  const mean = (sum + sumOdd) / length;
+  const ms = (squares + squaresOdd) / length - mean * mean;
+  means[i] = mean;
+  levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
+  return levels[i]!;
+}
+
 /**
  * The voiced frames of one utterance (see VOICED_DIMS): every frame, or with `step` > 1 every step-th of
  * them (a long call, which has voice to spare: see voice-separation.ts), each then read on its own.
@@ -610,37 +651,18 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
   const positions = Math.floor((end - start - frameSeconds) / hop) + 1;
   if (positions <= 0) return empty;
   const { pool, levels, means } = scratchFor(a, positions);
-  const whole = readFrames(audio, a, start, positions, every, pool);
+  const codes = every === 1 ? spanCodes(audio, start, positions, length, frameSeconds) : null;
+  const whole = codes
+    ? Math.min(positions, Math.floor(codes.length / length))
+    : readFrames(audio, a, start, positions, every, pool);
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
     levels[i] = -Infinity;
     if (i >= whole) continue;
-    const base = i * length;
-    // Two sums each way, so that the additions do not wait on each other; an odd length's last sample after.
-    let sum = 0;
-    let squares = 0;
-    let sumOdd = 0;
-    let squaresOdd = 0;
-    for (let j = base, last = base + length - 1; j < last; j += 2) {
-      const v = pool[j]!;
-      const u = pool[j + 1]!;
-      sum += v;
-      squares += v * v;
-      sumOdd += u;
-      squaresOdd += u * u;
-    }
-    if (length % 2 === 1) {
-      const v = pool[base + length - 1]!;
-      sum += v;
-      squares += v * v;
-    }
-    sum += sumOdd;
-    squares += squaresOdd;
-    const mean = sum / length;
-    const ms = squares / length - mean * mean;
-    means[i] = mean;
-    levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
-    if (levels[i]! > loudest) loudest = levels[i]!;
+    // Decoded frame by frame as its level is measured, not the whole span first (bench/README.md).
+    if (codes) decodeMulawInto(codes, i * length, (i + 1) * length, pool, i * length);
+    const level = samplesLevel(pool, i * length, length, means, levels, i);
+    if (level > loudest) loudest = level;
   }
   const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - VOICED_RELATIVE_FLOOR_DB);
   // Rows for the audible frames only: the voiced ones are among them.

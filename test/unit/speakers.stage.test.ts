@@ -91,6 +91,22 @@ describe('the speakers stage on odd one-track calls', () => {
     expect(Array.from(out.subarray(0, 100))).toEqual(Array.from(reader.read(1.5, 2).subarray(0, 100)));
   });
 
+  it('hands the codes readInto decodes when one session holds them all, and none across a gap or past the end', () => {
+    const bytes = Uint8Array.from({ length: 8000 }, (_, i) => (i * 37) & 0xff);
+    const reader = stagedAudioReader([
+      { start: 1, bytes },
+      { start: 3, bytes: bytes.slice(0, 800) },
+    ]);
+    const codes = reader.mulawCodes!(1.25, 1.5, 1000);
+    expect(Array.from(codes!)).toEqual(Array.from(bytes.subarray(2000, 3000)));
+    // The limit, as readInto's.
+    expect(reader.mulawCodes!(1.25, 1.5, 300)).toHaveLength(300);
+    expect(reader.mulawCodes!(0.98, 1.02, 400)).toBeNull();
+    expect(reader.mulawCodes!(1.9, 3.05, 10_000)).toBeNull();
+    expect(reader.mulawCodes!(3.05, 3.2, 10_000)).toBeNull();
+    expect(Array.from(reader.mulawCodes!(3, 3.1, 10_000)!)).toEqual(Array.from(bytes.subarray(0, 800)));
+  });
+
   it('separates only a track that hears everyone', () => {
     expect(isOneTrackCall([{ speaker: 'mixed' }])).toBe(true);
     expect(isOneTrackCall([{ speaker: 'operator' }])).toBe(false);

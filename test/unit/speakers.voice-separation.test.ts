@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { encodeMulaw } from '../../schemas/g711.ts';
 import { seededRandom } from '../../schemas/seeded-random.ts';
 import { phraseDurationSeconds } from '../../schemas/synthetic-recording.ts';
 import { generateCallScript, scriptedCall } from '../../activities/media/call-script.ts';
@@ -349,5 +350,34 @@ describe('voicedFrames with a step', () => {
         expect(row(third.features, f)).toEqual(row(all.features, at));
       }
     }
+  });
+});
+
+describe('voicedFrames from mu-law codes', () => {
+  it('gives the same frames, bit for bit, whether it decodes the codes itself or reads decoded samples', () => {
+    const { samples, spans } = conversation([0, 1, 0, 1], [LOW, HIGH], 5);
+    const bytes = Uint8Array.from(samples, (v) => encodeMulaw(Math.round(v * 32767)));
+    const staged = stagedAudioReader([{ start: 0, bytes }]);
+    // The same reader less its codes: every frame read as samples.
+    const decoded: AudioReader = {
+      sampleRate: staged.sampleRate,
+      read: staged.read,
+      readInto: staged.readInto!,
+    };
+    const analyzer = analyzerFor(RATE);
+    let voiced = 0;
+    for (const span of spans) {
+      const fromCodes = voicedFrames(staged, span, analyzer);
+      const fromSamples = voicedFrames(decoded, span, analyzer);
+      voiced += fromCodes.count;
+      expect([fromCodes.count, fromCodes.audible, fromCodes.tones]).toEqual([
+        fromSamples.count,
+        fromSamples.audible,
+        fromSamples.tones,
+      ]);
+      expect(Array.from(fromCodes.features)).toEqual(Array.from(fromSamples.features));
+      expect(Array.from(fromCodes.times)).toEqual(Array.from(fromSamples.times));
+    }
+    expect(voiced).toBeGreaterThan(100);
   });
 });
