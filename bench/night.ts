@@ -91,6 +91,29 @@ function longestCallBreakdown(run: CallsRun) {
 }
 
 /**
+ * Each call's course through the pass, in seconds from its start, in the order the calls ended: its
+ * probe's and plan's start and end, its recognition's first start and last end, and its last activity's
+ * end. The call that ended last, and what it waited on, is the pass's critical path.
+ */
+function callTimelines(run: CallsRun): string[] {
+  const at = (ms: number) => round((ms - run.t0) / 1000, 1);
+  const span = (acts: CallsRun['calls'][number]['activities']) =>
+    acts.length === 0
+      ? '-'
+      : `${at(Math.min(...acts.map((a) => a.startMs)))}–${at(Math.max(...acts.map((a) => a.endMs)))}`;
+  return run.calls
+    .filter((c) => c.activities.length > 0)
+    .map((c) => ({ c, end: Math.max(...c.activities.map((a) => a.endMs)) }))
+    .sort((a, b) => a.end - b.end)
+    .map(
+      ({ c, end }) =>
+        `${c.name}: probe ${span(c.activities.filter((a) => a.type === 'probeSource'))}` +
+        ` plan ${span(c.activities.filter((a) => a.type === 'planSource'))}` +
+        ` recognize ${span(c.activities.filter((a) => RECOGNITION_ACTIVITIES.has(a.type)))} end ${at(end)}`,
+    );
+}
+
+/**
  * The largest activity inputs and results in the pass's histories, with their activity type and call:
  * what would come near Temporal's payload limits (a warning at 512 KiB) on longer calls.
  */
@@ -278,6 +301,7 @@ function passFigures(
     ratio: round(run.wallSeconds / bound.idealSeconds, 3),
     ...fileFigures(run, docs, budget, speed, fileRtf),
     longestCall: longestCallBreakdown(run),
+    timeline: callTimelines(run),
     largestPayloads: largestPayloads(run),
     requestsPerAudioHour: requestsPerAudioHour(docs),
     dialogActUnitsPerAudioHour: dialogActUnitsPerAudioHour(docs),
@@ -325,6 +349,24 @@ function fileFigures(run: CallsRun, docs: ResultDocument[], budget: number, spee
       longestCallOutsideRecognitionSeconds: round(outside),
       idealSeconds: round(file.idealSeconds),
       ratio: round(run.wallSeconds / file.idealSeconds, 3),
+    },
+  };
+}
+
+/**
+ * The stack's CPU (workers, their ffmpeg children, emulator, Temporal, S3) of pass b over pass a's, and
+ * the cores each pass got (its CPU seconds over its wall). On a machine the passes cannot have to
+ * themselves, a pass bound by CPU takes its CPU seconds over the cores it gets: then the walls' ratio is
+ * this ratio times the cores' ratio, whatever order the work ran in.
+ */
+function cpuRatios(a: string, b: string, passA: { wallSeconds: number; cpu: CpuUse }, passB: typeof passA) {
+  const stack = (cpu: CpuUse) => Object.values(cpu.processSeconds).reduce((n, x) => n + x, 0);
+  return {
+    [`${b}StackCpuOver${a}StackCpu`]: round(stack(passB.cpu) / stack(passA.cpu), 3),
+    stackCpuSeconds: { [a]: round(stack(passA.cpu)), [b]: round(stack(passB.cpu)) },
+    stackCores: {
+      [a]: round(stack(passA.cpu) / passA.wallSeconds, 2),
+      [b]: round(stack(passB.cpu) / passB.wallSeconds, 2),
     },
   };
 }
@@ -756,6 +798,7 @@ async function run(): Promise<void> {
               [`${b}WallOver${a}Wall`]: round(passB.wallSeconds / passA.wallSeconds, 3),
               [`${b}IdealOver${a}Ideal`]: round(passB.idealSeconds / passA.idealSeconds, 3),
               ...costRatios(a, b, passA.cost, passB.cost),
+              ...cpuRatios(a, b, passA, passB),
               callsWithDifferentTranscripts: differences.length,
               differences,
             },

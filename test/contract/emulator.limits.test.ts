@@ -3,10 +3,10 @@
  * limits (99996 Developers, 99995 Enterprise), the concurrent-session cap (550), Developers refused on
  * speech, every injectable fault, seeded reproducibility, the request log and /emulator/stats.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { ManualClock } from '../../emulator/clock.ts';
 import {
   startEmulator,
@@ -239,7 +239,7 @@ describe('fault injection: other faults', () => {
 
 describe('evidence', () => {
   it('request log (JSON lines) and /emulator/stats', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'emu-log-'));
+    const dir = tempDir('emu-log-');
     const path = join(dir, 'requests.jsonl');
     const emu = await emulator({ requestLogPath: path, speed: 100 });
     const t = await token(emu);

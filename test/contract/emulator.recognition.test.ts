@@ -5,11 +5,11 @@
  * channels. File recognition with its multipart rules.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { formatSurface } from '../../emulator/asr-text.ts';
 import { loadPhrasebook } from '../../emulator/phrasebook.ts';
 import { startEmulator, type RunningEmulator } from '../../emulator/server.ts';
@@ -112,7 +112,7 @@ describe('streamed at speed 100: phrases and times within ±0.1 s', () => {
   });
 
   it('a stereo 44.1 kHz call split into channels and transcoded to 8 kHz mu-law by ffmpeg', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'emu-dtmf-'));
+    const dir = tempDir('emu-dtmf-');
     const duration = 11;
     const left = synthesize({ rate: 44100, phrases: agentScript, duration, noiseDbfs: -60, seed: 3 });
     const right = synthesize({ rate: 44100, phrases: customerScript, duration, noiseDbfs: -60, seed: 4 });

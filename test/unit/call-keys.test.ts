@@ -4,10 +4,10 @@
  * a call's outputs at the same keys, however the output prefix was spelled. Before, `res2` made the
  * done-check look for `res2<callId>/result.json` while the writer wrote `res2/<callId>/result.json`.
  */
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { createBackfillActivities } from '../../activities/backfill/backfill-activities.ts';
 import { createCallStateActivities } from '../../activities/storage/call-state-activities.ts';
 import { createResultActivities } from '../../activities/storage/result-activities.ts';
@@ -111,7 +111,7 @@ describe('call keys: agreement and containment', () => {
       );
 
       // The CLI's copy of `--out <dir>`.
-      const dir = mkdtempSync(join(tmpdir(), 'callpipe-keys-'));
+      const dir = tempDir('callpipe-keys-');
       await copyResults(store, location, [{ callId }], dir);
       expect(readdirSync(join(dir, callId)).sort(), spelling).toEqual(['error.json', 'result.json']);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../schemas/config-loader.ts';
 import { DEFAULTS, taskQueues } from '../../schemas/config.ts';
@@ -8,7 +8,7 @@ import { ENV_VARS } from '../../schemas/config-variables.ts';
 import { slowestPace } from '../../schemas/call-spec.ts';
 
 function configFile(content: unknown): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'callpipe-config-')), 'callpipe.config.json');
+  const file = join(tempDir('callpipe-config-'), 'callpipe.config.json');
   writeFileSync(file, JSON.stringify(content));
   return file;
 }
@@ -200,7 +200,7 @@ describe('loadConfig: clearing defaults and the config file', () => {
   });
 
   it('reads a config file, with variables winning over it, and names the file on errors', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'callpipe-config-'));
+    const dir = tempDir('callpipe-config-');
     const file = join(dir, 'callpipe.config.json');
     writeFileSync(file, JSON.stringify({ limits: { nlpConcurrency: 3 }, s3: { bucket: 'from-file' } }));
     const config = loadConfig({ env: { CALLPIPE_CONFIG: file, CALLPIPE_S3_BUCKET: 'from-env' } });

@@ -3,10 +3,10 @@
  * what a workflow is told (locations and flags, never rules), and the rules file (errors name the file
  * and field, never a value).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { ConfigError, loadConfig } from '../../schemas/config-loader.ts';
 import { redactionInputOf } from '../../schemas/call-spec.ts';
 import { callOutputKeys, KeyError, unredactedLocationOf } from '../../schemas/call-keys.ts';
@@ -68,7 +68,7 @@ describe('redactionInputOf', () => {
 });
 
 describe('redaction rules', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'callpipe-redaction-'));
+  const dir = tempDir('callpipe-redaction-');
   const base = { masks: {}, terms: [], patterns: [], audio: false, audioMask: 'tone' as const };
 
   it('come from the configuration, or from a file of their own', () => {

@@ -4,13 +4,13 @@
  * everything; and the connection options Temporal's envconfig makes of the result.
  */
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../schemas/config-loader.ts';
 import { describeConnection, temporalConnectionOptions } from '../../workers/temporal-connection.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'callpipe-temporal-'));
+const dir = tempDir('callpipe-temporal-');
 
 function file(name: string, content: string): string {
   const path = join(dir, name);

@@ -3,10 +3,10 @@
  * another value is another digest, a key too short or unreadable is refused by name; redaction records
  * carry the digest of the value they mask (spoken numerals read as digits), never the value.
  */
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.ts';
 import {
   compileRules,
   localSpans,
@@ -69,7 +69,7 @@ describe('digests', () => {
   });
 
   it('the local key file is made once (0600) and kept', () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'digest-key-')), 'digest-key');
+    const path = join(tempDir('digest-key-'), 'digest-key');
     const first = ensureDigestKeyFile(path);
     const text = readFileSync(path, 'utf8');
     expect(statSync(path).mode & 0o777).toBe(0o600);

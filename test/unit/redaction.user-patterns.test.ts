@@ -6,9 +6,9 @@
  * worker on JavaScript's backtracking engine.
  */
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   compileUserPattern,
@@ -36,7 +36,7 @@ import { CliError } from '../../cli/command.ts';
 import { CONFIG_FILE_MAX_BYTES, ConfigError, loadConfig } from '../../schemas/config-loader.ts';
 
 const RUN = 'a'.repeat(10_000);
-const dir = mkdtempSync(join(tmpdir(), 'callpipe-user-patterns-'));
+const dir = tempDir('callpipe-user-patterns-');
 const base = { masks: {}, terms: [], patterns: [], audio: false, audioMask: 'tone' as const };
 
 function matches(source: string, text: string) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { existsSync, mkdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -25,7 +26,7 @@ function fakeStore(downloads: string[]): ObjectStore {
 
 describe('localCopy', () => {
   it('downloads a recording version once, shared by concurrent callers', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'callpipe-cache-'));
+    const dir = tempDir('callpipe-cache-');
     const downloads: string[] = [];
     const store = fakeStore(downloads);
     const source = { bucket: 'b', key: 'a.wav', etag: 'e1' };
@@ -39,7 +40,7 @@ describe('localCopy', () => {
   });
 
   it('stays within its bound by evicting the least recently used copies', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'callpipe-cache-'));
+    const dir = tempDir('callpipe-cache-');
     const downloads: string[] = [];
     const store = fakeStore(downloads);
     const max = 25; // room for two 10-byte copies
@@ -59,7 +60,7 @@ describe('localCopy', () => {
 
 describe('localCopy, never trusting a copy by its name', () => {
   it('discards a file planted at the copy name, and one changed after it was written', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'callpipe-cache-')), 'sources');
+    const dir = join(tempDir('callpipe-cache-'), 'sources');
     const downloads: string[] = [];
     const store = fakeStore(downloads);
     const source = { bucket: 'b', key: 'one.wav', etag: 'e1', size: 10 };
@@ -80,7 +81,7 @@ describe('localCopy, never trusting a copy by its name', () => {
   });
 
   it('keeps its copies private to the user', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'callpipe-cache-')), 'sources');
+    const dir = join(tempDir('callpipe-cache-'), 'sources');
     const path = await localCopy(fakeStore([]), { bucket: 'b', key: 'a.wav' }, dir);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(path).mode & 0o777).toBe(0o600);
