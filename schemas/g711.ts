@@ -17,6 +17,12 @@ const MULAW_TABLE = (() => {
   return table;
 })();
 
+/**
+ * The sample of each mu-law code (index: the code), for loops that read codes where they would read
+ * decoded samples: the same Float32 values decodeMulawInto writes. Not to be written to.
+ */
+export const mulawSamples: Readonly<Float32Array> = MULAW_TABLE;
+
 /** Samples of mu-law bytes, one per byte. */
 export function decodeMulaw(bytes: Uint8Array): Float32Array {
   const out = new Float32Array(bytes.length);

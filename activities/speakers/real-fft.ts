@@ -222,6 +222,31 @@ export function windowedPowerSpectrum(
 }
 
 /**
+ * windowedPowerSpectrum of the n mu-law codes from `from`, each read through `samples` (mulawSamples) as
+ * it is loaded: the same values as decoding the codes first, with no pass that writes them out.
+ */
+export function windowedMulawPowerSpectrum(
+  f: RealFft,
+  codes: Uint8Array,
+  from: number,
+  samples: Readonly<Float32Array>,
+  mean: number,
+  window: Float64Array,
+  power: Float64Array,
+): void {
+  const { n } = f;
+  if (f.simd) {
+    const heap = simdHeap();
+    const at = f.simd.input;
+    for (let i = 0; i < n; i++) heap[at + i] = (samples[codes[from + i]!]! - mean) * window[i]!;
+    return simdInputPower(f.simd, heap, power);
+  }
+  const { frame } = f;
+  for (let i = 0; i < n; i++) frame[i] = (samples[codes[from + i]!]! - mean) * window[i]!;
+  powerSpectrum(f, frame, power);
+}
+
+/**
  * Bin k of the power spectrum from the half-length transform's bins k (r1, i1) and n/2 − k (r2, i2): the
  * spectra of the even and odd samples (twice over), combined; the split twiddles carry the halves.
  */

@@ -16,8 +16,15 @@
  * so, with no array of its own per frame.
  */
 
-import { decodeMulawInto } from '../../schemas/g711.ts';
-import { makeRealFft, powerSpectrum, realPart, windowedPowerSpectrum, type RealFft } from './real-fft.ts';
+import { decodeMulawInto, mulawSamples } from '../../schemas/g711.ts';
+import {
+  makeRealFft,
+  powerSpectrum,
+  realPart,
+  windowedMulawPowerSpectrum,
+  windowedPowerSpectrum,
+  type RealFft,
+} from './real-fft.ts';
 
 export interface AudioReader {
   sampleRate: number;
@@ -646,11 +653,56 @@ function samplesLevel(
     sum += v;
     squares += v * v;
   }
-  const mean = (sum + sumOdd) / length;
-  const ms = (squares + squaresOdd) / length - mean * mean;
+  return storeLevel(sum + sumOdd, squares + squaresOdd, length, means, levels, i);
+}
+
+/** Frame `i`'s mean and level from its samples' sum and sum of squares, into `means` and `levels`. */
+function storeLevel(
+  sum: number,
+  squares: number,
+  length: number,
+  means: Float64Array,
+  levels: Float64Array,
+  i: number,
+): number {
+  const mean = sum / length;
+  const ms = squares / length - mean * mean;
   means[i] = mean;
   levels[i] = dbOf(Number.isFinite(ms) && ms > 0 ? ms : 0);
   return levels[i]!;
+}
+
+/**
+ * samplesLevel of the `length` mu-law codes from `from`, each read through mulawSamples: the same sums in
+ * the same order as decoding them first, with nothing written (the windowed load reads the codes again).
+ */
+function codesLevel(
+  codes: Uint8Array,
+  from: number,
+  length: number,
+  means: Float64Array,
+  levels: Float64Array,
+  i: number,
+): number {
+  const samples = mulawSamples;
+  let sum = 0;
+  let squares = 0;
+  let sumOdd = 0;
+  let squaresOdd = 0;
+  for (let j = from, last = from + length - 1; j < last; j += 2) {
+    const v = samples[codes[j]!]!;
+    const u = samples[codes[j + 1]!]!;
+    sum += v;
+    squares += v * v;
+    sumOdd += u;
+    squaresOdd += u * u;
+  }
+  if (length % 2 === 1) {
+    const v = samples[codes[from + length - 1]!]!;
+    sum += v;
+    squares += v * v;
+  }
+  return storeLevel(sum + sumOdd, squares + squaresOdd, length, means, levels, i);
 }
 
 /**
@@ -681,13 +733,19 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     : every === 1
       ? Math.min(positions, Math.floor(codes.length / length))
       : positions;
+  const direct = codes !== null && length === a.fftSize;
   let loudest = -Infinity;
   for (let i = 0; i < positions; i++) {
     levels[i] = -Infinity;
     if (i >= whole) continue;
-    // Decoded frame by frame as its level is measured, not the whole span first (bench/README.md).
-    if (codes) decodeMulawInto(codes, starts[i]!, starts[i]! + length, pool, i * length);
-    const level = samplesLevel(pool, i * length, length, means, levels, i);
+    // A full frame's codes are read where they lie, by the level here and the windowed load below,
+    // never decoded to the pool; a shorter frame's are decoded as its level is measured (bench/README.md).
+    let level: number;
+    if (direct) level = codesLevel(codes, starts[i]!, length, means, levels, i);
+    else {
+      if (codes) decodeMulawInto(codes, starts[i]!, starts[i]! + length, pool, i * length);
+      level = samplesLevel(pool, i * length, length, means, levels, i);
+    }
     if (level > loudest) loudest = level;
   }
   const floor = Math.max(ABSOLUTE_FLOOR_DBFS, loudest - VOICED_RELATIVE_FLOOR_DB);
@@ -706,7 +764,9 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     audible++;
     const base = i * length;
     const mean = means[i]!;
-    if (length === a.fftSize) {
+    if (direct) {
+      windowedMulawPowerSpectrum(a.fft, codes, starts[i]!, mulawSamples, mean, window, power);
+    } else if (length === a.fftSize) {
       windowedPowerSpectrum(a.fft, pool, base, mean, window, power);
     } else {
       for (let j = 0; j < length; j++) frame[j] = (pool[base + j]! - mean) * window[j]!;
