@@ -34,10 +34,10 @@ Recomputes the categories, scorecard and metrics of every finished call's result
 under --out), with a rule file, and records the rules' name, version and digest in each. Nothing is
 recognized or analysed again: it costs no service request, except with a reasons model
 (CALLPIPE_REASONS_MODEL or the rule file's reasons.model): then each call not yet classified with it is
-classified from its stored, redacted text, one request a call; and with classifier rules: then each line
-of their speakers not yet classified with their model is, one request a line and model. A call already scored with the same rules is
-left as it is (\`current\`) unless --force; each call is written at most once per batch, whatever
-retries happen. The same prefix and rules again attach to the batch while it runs.
+classified from its stored, redacted text, one request a call; and with classifier rules, each line of
+their speakers not yet classified with their model is, one request per distinct line and model. A call
+already scored with the same rules is left as it is (\`current\`) unless --force; each call is written
+at most once per batch, whatever retries happen. The same prefix and rules again attach to the batch while it runs.
 
   --rules <file>            the rule file (YAML or JSON; default CALLPIPE_RULES, else the shipped one),
                             checked before anything starts
