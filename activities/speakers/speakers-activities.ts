@@ -96,9 +96,13 @@ export function isOneTrackCall(tracks: readonly Pick<Track, 'speaker'>[]): boole
 export function stagedAudioReader(sessions: { start: number; bytes: Uint8Array }[]): AudioReader {
   const ordered = [...sessions].sort((a, b) => a.start - b.start);
   const starts = ordered.map((s) => Math.round(s.start * STAGED_SAMPLE_RATE));
-  function readInto(start: number, end: number, out: Float32Array, at: number, limit: number): number {
+  /** The samples [from, to) of [start, end) s, at most `limit` of them (the reader's sample rule). */
+  function span(start: number, end: number, limit = Infinity): { from: number; to: number } {
     const from = Math.max(0, Math.round(start * STAGED_SAMPLE_RATE));
-    const to = Math.max(from, Math.min(Math.round(end * STAGED_SAMPLE_RATE), from + limit));
+    return { from, to: Math.max(from, Math.min(Math.round(end * STAGED_SAMPLE_RATE), from + limit)) };
+  }
+  function readInto(start: number, end: number, out: Float32Array, at: number, limit: number): number {
+    const { from, to } = span(start, end, limit);
     // Samples up to `written` are done; where no session covers the span, silence.
     let written = from;
     for (let i = 0; i < ordered.length && written < to; i++) {
@@ -116,8 +120,7 @@ export function stagedAudioReader(sessions: { start: number; bytes: Uint8Array }
   }
   /** The codes readInto would decode, when the first session it would read holds all of them. */
   function mulawCodes(start: number, end: number, limit: number): Uint8Array | null {
-    const from = Math.max(0, Math.round(start * STAGED_SAMPLE_RATE));
-    const to = Math.max(from, Math.min(Math.round(end * STAGED_SAMPLE_RATE), from + limit));
+    const { from, to } = span(start, end, limit);
     for (let i = 0; i < ordered.length; i++) {
       const s0 = starts[i]!;
       const bytes = ordered[i]!.bytes;
@@ -130,8 +133,7 @@ export function stagedAudioReader(sessions: { start: number; bytes: Uint8Array }
     sampleRate: STAGED_SAMPLE_RATE,
     mulawCodes,
     read(start, end) {
-      const from = Math.max(0, Math.round(start * STAGED_SAMPLE_RATE));
-      const to = Math.max(from, Math.round(end * STAGED_SAMPLE_RATE));
+      const { from, to } = span(start, end);
       const out = new Float32Array(to - from);
       readInto(start, end, out, 0, to - from);
       return out;
