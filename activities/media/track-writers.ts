@@ -59,10 +59,12 @@ function mixToMulaw(
 class TrackFile {
   private buffer = Buffer.alloc(WRITE_BYTES);
   private used = 0;
-  constructor(
-    private readonly file: FileHandle,
-    private readonly sourceChannels: readonly number[],
-  ) {}
+  private readonly file: FileHandle;
+  private readonly sourceChannels: readonly number[];
+  constructor(file: FileHandle, sourceChannels: readonly number[]) {
+    this.file = file;
+    this.sourceChannels = sourceChannels;
+  }
 
   async append(block: readonly Float64Array[], frames: number): Promise<void> {
     if (this.used + frames > this.buffer.length) {
