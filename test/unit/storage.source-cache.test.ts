@@ -11,14 +11,15 @@ import {
 } from '../../activities/storage/source-cache.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { writeFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 
-/** Only what localCopy uses: `withBucket(...).download`, counting downloads. */
+/** Only what localCopy uses: `withBucket(...).getStream`, counting downloads. */
 function fakeStore(downloads: string[]): ObjectStore {
   const store = {
     withBucket: () => store,
-    download: async (key: string, path: string) => {
+    getStream: async (key: string) => {
       downloads.push(key);
-      await writeFile(path, key.padEnd(10, '.'));
+      return Readable.from([Buffer.from(key.padEnd(10, '.'))]);
     },
   };
   return store as unknown as ObjectStore;
