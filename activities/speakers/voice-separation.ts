@@ -89,6 +89,8 @@ const MIN_VOICE_SHARE = 0.04;
 const MIN_EXTRA_VOICE_SHARE = 0.1;
 /** Smallest variance of a scaled dimension in a voice's covariance. */
 const EM_ITERATIONS = 10;
+/** Passes of single moves over the deciding utterances once the voices are chosen (see `improve`). */
+const IMPROVE_SWEEPS = 3;
 const KMEANS_ITERATIONS = 15;
 const POWER_ITERATIONS = 20;
 /**
@@ -314,6 +316,70 @@ function refine(units: Stats[], initial: Int32Array, k: number): Partition | und
   let total = 0;
   for (let i = 0; i < units.length; i++) total += logLikelihood(models[labels[i]!]!, units[i]!);
   return { k, labels, models, logLikelihood: total };
+}
+
+/** Log-likelihood of the frames pooled in `s` under the voice fitted to them; -Infinity when none fits. */
+function ownLikelihood(s: Stats): number {
+  const g = fit(s);
+  return g ? logLikelihood(g, s) : -Infinity;
+}
+
+/**
+ * Moves single units between voices while a move raises the partition's likelihood with both voices
+ * refitted (hard EM moves a unit under the voices as they were, so it stops where a better partition is
+ * one refit away), then refines again. At most `sweeps` passes over the units.
+ */
+function improve(units: Stats[], p: Partition, sweeps: number): Partition {
+  const k = p.k;
+  const labels = p.labels.slice();
+  const pooled = pooledBy(units, labels, k);
+  const own = pooled.map(ownLikelihood);
+  const counts = new Int32Array(k);
+  for (const l of labels) counts[l]!++;
+  const minus = emptyStats();
+  const plus = emptyStats();
+  let moved = 0;
+  for (let sweep = 0; sweep < sweeps; sweep++) {
+    let movedNow = 0;
+    for (let i = 0; i < units.length; i++) {
+      const from = labels[i]!;
+      if (counts[from]! <= MIN_VOICE_UTTERANCES) continue;
+      const u = units[i]!;
+      for (let t = 0; t < STATS_LENGTH; t++) minus[t] = pooled[from]![t]! - u[t]!;
+      if (countOf(minus) < MIN_VOICE_FRAMES / 2) continue;
+      const fromAfter = ownLikelihood(minus);
+      let best = -1;
+      let bestDelta = 1e-9;
+      let bestAfter = 0;
+      for (let to = 0; to < k; to++) {
+        if (to === from) continue;
+        for (let t = 0; t < STATS_LENGTH; t++) plus[t] = pooled[to]![t]! + u[t]!;
+        const toAfter = ownLikelihood(plus);
+        const delta = fromAfter + toAfter - own[from]! - own[to]!;
+        if (delta > bestDelta) {
+          bestDelta = delta;
+          best = to;
+          bestAfter = toAfter;
+        }
+      }
+      if (best < 0) continue;
+      for (let t = 0; t < STATS_LENGTH; t++) {
+        pooled[from]![t] = pooled[from]![t]! - u[t]!;
+        pooled[best]![t] = pooled[best]![t]! + u[t]!;
+      }
+      own[from] = fromAfter;
+      own[best] = bestAfter;
+      counts[from]!--;
+      counts[best]!++;
+      labels[i] = best;
+      movedNow++;
+    }
+    moved += movedNow;
+    if (movedNow === 0) break;
+  }
+  if (moved === 0) return p;
+  const again = refine(units, labels, k);
+  return again && again.logLikelihood > p.logLikelihood ? again : p;
 }
 
 /**
@@ -559,11 +625,14 @@ function separate(
 
   const stats = frames.map((f, u) => statsOf(f.features, f.count, steps[u]!));
   const basis = stats.map((_, i) => i).filter((i) => countOf(stats[i]!) >= BASIS_FRAMES);
-  const chosen = chooseVoices(
-    basis.map((i) => stats[i]!),
+  const basisStats = basis.map((i) => stats[i]!);
+  const counted = chooseVoices(
+    basisStats,
     Float64Array.from(basis, (i) => spans[i]!.start),
     maxVoices,
   );
+  // The count is decided; single moves with the voices refitted then place the deciding utterances.
+  const chosen = counted.k > 1 ? improve(basisStats, counted, IMPROVE_SWEEPS) : counted;
   const k = chosen.models.length;
 
   const assignments: VoiceAssignment[] = unassigned(spans);
