@@ -11,7 +11,9 @@
  *    refined by hard EM that moves whole utterances to the voice under which their frames are likeliest)
  *    and keeps the split when it explains the voice's frames better by at least a fixed gain per frame
  *    (nats), so the count depends on how far apart the voices are, not on how long the call is: one voice
- *    split by what it says gains little per frame however many frames there are.
+ *    split by what it says gains little per frame however many frames there are. Once the count is
+ *    decided, utterances move one at a time where that, with the voices refitted, explains the frames
+ *    better (hard EM stops where a better partition is one refit away).
  * 3. Every utterance with voiced frames is given the voice under which its frames are likeliest; its
  *    confidence is the posterior between the two likeliest voices, its frames counted as a few independent
  *    ones. Utterances without a voiced frame stay unassigned.

@@ -259,6 +259,15 @@ const jt = (halfTone: number, formant: number, speed: number): JTalk => ({
   speed,
 });
 
+/** A close pair's call (the object's keys in the order the split's hash has always read them). */
+const closePair = (a: JTalk, b: JTalk, style: Style, lines: string[], minutes: number) => ({
+  voices: [a, b] as [JTalk, JTalk],
+  pairing: 'close' as const,
+  style,
+  lines,
+  minutes,
+});
+
 /**
  * Hand-made calls, built after a split's drawn ones from a seed of their own (so the drawn calls stay as
  * they were): their voices, lines (names of `paths`, one for a shared line, one per voice otherwise) and
@@ -293,62 +302,14 @@ const DEV_HARD: HardCalls = {
   seed: 13,
   paths: { ...DEV_HARD_PATHS, landline: TELEPHONE_PATHS.landline, headset: TELEPHONE_PATHS.headset },
   twoVoice: [
-    {
-      voices: [jt(-7, 0.86, 1.02), jt(-10, 0.82, 0.98)],
-      pairing: 'close',
-      style: 'pure',
-      lines: ['rural-copper'],
-      minutes: 4,
-    },
-    {
-      voices: [jt(-8, 0.88, 0.96), jt(-10, 0.84, 1.0)],
-      pairing: 'close',
-      style: 'dtmf+speech',
-      lines: ['weak-mobile', 'landline'],
-      minutes: 3,
-    },
-    {
-      voices: [jt(1, 1.02, 1.04), jt(-2, 0.98, 1.0)],
-      pairing: 'close',
-      style: 'pure',
-      lines: ['sip-trunk', 'rural-copper'],
-      minutes: 3,
-    },
-    {
-      voices: [jt(0, 1.0, 1.06), jt(3, 0.96, 1.02)],
-      pairing: 'close',
-      style: 'dtmf+speech',
-      lines: ['weak-mobile'],
-      minutes: 3,
-    },
-    {
-      voices: [jt(-6, 0.9, 0.94), jt(-9, 0.86, 0.96)],
-      pairing: 'close',
-      style: 'pure',
-      lines: ['weak-mobile'],
-      minutes: 5,
-    },
-    {
-      voices: [jt(-1, 1.04, 1.0), jt(3, 1.0, 1.04)],
-      pairing: 'close',
-      style: 'pure',
-      lines: ['rural-copper'],
-      minutes: 3,
-    },
-    {
-      voices: [jt(-11, 0.84, 1.08), jt(-9, 0.8, 1.06)],
-      pairing: 'close',
-      style: 'dtmf+speech',
-      lines: ['sip-trunk'],
-      minutes: 2,
-    },
-    {
-      voices: [jt(2, 1.06, 0.92), jt(-1, 1.0, 0.94)],
-      pairing: 'close',
-      style: 'pure',
-      lines: ['weak-mobile', 'headset'],
-      minutes: 3,
-    },
+    closePair(jt(-7, 0.86, 1.02), jt(-10, 0.82, 0.98), 'pure', ['rural-copper'], 4),
+    closePair(jt(-8, 0.88, 0.96), jt(-10, 0.84, 1.0), 'dtmf+speech', ['weak-mobile', 'landline'], 3),
+    closePair(jt(1, 1.02, 1.04), jt(-2, 0.98, 1.0), 'pure', ['sip-trunk', 'rural-copper'], 3),
+    closePair(jt(0, 1.0, 1.06), jt(3, 0.96, 1.02), 'dtmf+speech', ['weak-mobile'], 3),
+    closePair(jt(-6, 0.9, 0.94), jt(-9, 0.86, 0.96), 'pure', ['weak-mobile'], 5),
+    closePair(jt(-1, 1.04, 1.0), jt(3, 1.0, 1.04), 'pure', ['rural-copper'], 3),
+    closePair(jt(-11, 0.84, 1.08), jt(-9, 0.8, 1.06), 'dtmf+speech', ['sip-trunk'], 2),
+    closePair(jt(2, 1.06, 0.92), jt(-1, 1.0, 0.94), 'pure', ['weak-mobile', 'headset'], 3),
   ],
   oneVoice: [
     { voice: jt(-8, 0.86, 1.0), style: 'pure', line: 'rural-copper' },
