@@ -515,6 +515,28 @@ describe('patterns and emotion labels (issue 40)', () => {
     const calmMatched = matchedCategories(scoreCall(call(calm, 10), defaultRules()));
     expect(calmMatched).not.toContain('customer_harassment');
     expect(calmMatched).not.toContain('complaint');
+    // The same fault again is a complaint, the same agent or desk again is not; 最悪です ending a line is,
+    // one's own blunder called 最悪 before the story is not (2026.11.6).
+    const complaintOf = (text: string) =>
+      matchedCategories(
+        scoreCall(
+          call(
+            [
+              u('agent', 0, 4, 'お電話ありがとうございます。'),
+              u('customer', 5, 9, text, { sentiment: toUtteranceSentiment({ ...emulatorSentiment(text) }) }),
+            ],
+            10,
+          ),
+          defaultRules(),
+        ),
+      ).includes('complaint');
+    expect(complaintOf('修理から戻ってきたのに、また同じところが壊れました。')).toBe(true);
+    expect(complaintOf('交換品もまた同じ不具合でした。')).toBe(true);
+    expect(complaintOf('また同じ方にお願いできたらと思って。')).toBe(false);
+    expect(complaintOf('また同じ窓口にかけちゃいました。今日は支払い方法の変更です。')).toBe(false);
+    expect(complaintOf('正直、最悪です。')).toBe(true);
+    expect(complaintOf('最悪な対応でした。')).toBe(true);
+    expect(complaintOf('あー、もう自分が最悪です。番地を打ち間違えてたみたいで。')).toBe(false);
     // The sentence the issue quotes is negative by itself: 解決しません is a negated positive (N).
     expect(emulatorSentiment('何度も電話しているのに解決しません。')).toMatchObject({
       sentiment: 'Negative',
