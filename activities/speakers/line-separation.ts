@@ -307,6 +307,13 @@ interface Clustering {
   inertia: number;
 }
 
+/** 1 for the values above their median, 0 for the others. */
+function medianSplit(values: number[]): Int32Array {
+  const sorted = [...values].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  return Int32Array.from(values, (v) => (v > median ? 1 : 0));
+}
+
 /** k-means with k-means++ seeding, the best of several seeded restarts. */
 function kMeans(points: Float64Array[], k: number): Clustering {
   const n = points.length;
@@ -694,18 +701,24 @@ function chooseVoices(
         if (label === c) members.push(i);
       });
       if (members.length < 2 * MIN_VOICE_UTTERANCES) continue;
-      // Two starts for a second voice: the utterance vectors (pitch, voicing, scaled by what varies within
-      // an utterance) and the frames' means standardized by the call's frames; the likelier result is
-      // kept. A third voice and beyond start from the frames' means alone: a second start found no other
-      // voice on the bench, at about a fifth of the separation's CPU.
-      for (const starts of k > 2 ? [frameMeans] : [points, frameMeans]) {
-        const halves = kMeans(
-          members.map((i) => starts[i]!),
-          2,
-        );
+      // Two k-means starts for a second voice: the utterance vectors (pitch, voicing, scaled by what varies
+      // within an utterance) and the frames' means standardized by the call's frames; the likelier result
+      // is kept. A third voice and beyond start from the frames' means alone: a second start found no
+      // other voice on the bench, at about a fifth of the separation's CPU.
+      const kmStarts = (k > 2 ? [frameMeans] : [points, frameMeans]).map(
+        (starts) =>
+          kMeans(
+            members.map((i) => starts[i]!),
+            2,
+          ).labels,
+      );
+      // A second voice also starts from the louder and the quieter half: legs that differ by their line
+      // only differ most by level, and k-means on every trait can split one leg by its digits instead.
+      const byLevel = k === 2 ? [medianSplit(members.map((i) => points[i]![U_LEVEL]!))] : [];
+      for (const halves of [...kmStarts, ...byLevel]) {
         const labels = current.labels.slice();
         members.forEach((i, j) => {
-          if (halves.labels[j] === 1) labels[i] = current.k;
+          if (halves[j] === 1) labels[i] = current.k;
         });
         const candidate = refine(units, labels, k);
         if (!candidate) continue;

@@ -247,7 +247,96 @@ interface SplitPlan {
   oneVoice: { engine: Engine; sex: 'woman' | 'man'; style: Style }[];
   threeVoice: { engine: Engine; style: Style; line: Line }[];
   dtmfPairs: [string, string][];
+  /** Calls whose voices and lines are set by hand (the development split's hard cases, issue 36). */
+  hard?: HardCalls;
 }
+
+type JTalk = Extract<SynthVoice, { engine: 'openjtalk' }>;
+const jt = (halfTone: number, formant: number, speed: number): JTalk => ({
+  engine: 'openjtalk',
+  halfTone,
+  formant,
+  speed,
+});
+
+/** A close pair's call (the object's keys in the order the split's hash has always read them). */
+const closePair = (a: JTalk, b: JTalk, style: Style, lines: string[], minutes: number) => ({
+  voices: [a, b] as [JTalk, JTalk],
+  pairing: 'close' as const,
+  style,
+  lines,
+  minutes,
+});
+
+/**
+ * Hand-made calls, built after a split's drawn ones from a seed of their own (so the drawn calls stay as
+ * they were): their voices, lines (names of `paths`, one for a shared line, one per voice otherwise) and
+ * DTMF-only line pairs are given, not drawn.
+ */
+interface HardCalls {
+  seed: number;
+  paths: Record<string, TelephonePath>;
+  twoVoice: { voices: [JTalk, JTalk]; pairing: Pairing; style: Style; lines: string[]; minutes: number }[];
+  oneVoice: { voice: JTalk; style: Style; line: string }[];
+  threeVoice: { voices: [JTalk, JTalk, JTalk]; style: Style; lines: string[] }[];
+  dtmfPairs: [string, string][];
+}
+
+/**
+ * Lines of the development split's hard cases, quiet and noisy as the test split's worst are, but no
+ * preset or test line: an old copper loop, a weak mobile cell and a SIP trunk.
+ */
+const DEV_HARD_PATHS: Record<string, TelephonePath> = {
+  'rural-copper': { gainDb: -9, bandHz: [280, 3000], tiltDbPerOctave: -2, codec: 'mulaw', noiseDbfs: -53 },
+  'weak-mobile': { gainDb: -7, bandHz: [320, 3300], tiltDbPerOctave: -1, codec: 'gsm', noiseDbfs: -55 },
+  'sip-trunk': { gainDb: -3, bandHz: [150, 3600], tiltDbPerOctave: 0.5, codec: 'alaw', noiseDbfs: -60 },
+};
+
+/**
+ * The development split's hard cases: close same-sex pairs (2 to 4 semitones and formants ×0.93–0.97
+ * apart; men and women; pure speech and DTMF + speech; one shared line and a line each), one-voice calls
+ * on the noisy lines, transfers whose third voice is close to one of the first two, and DTMF-only calls
+ * whose legs differ by the noisy lines only. On the split's grid (whole semitones, even hundredths).
+ */
+const DEV_HARD: HardCalls = {
+  seed: 13,
+  paths: { ...DEV_HARD_PATHS, landline: TELEPHONE_PATHS.landline, headset: TELEPHONE_PATHS.headset },
+  twoVoice: [
+    closePair(jt(-7, 0.86, 1.02), jt(-10, 0.82, 0.98), 'pure', ['rural-copper'], 4),
+    closePair(jt(-8, 0.88, 0.96), jt(-10, 0.84, 1.0), 'dtmf+speech', ['weak-mobile', 'landline'], 3),
+    closePair(jt(1, 1.02, 1.04), jt(-2, 0.98, 1.0), 'pure', ['sip-trunk', 'rural-copper'], 3),
+    closePair(jt(0, 1.0, 1.06), jt(3, 0.96, 1.02), 'dtmf+speech', ['weak-mobile'], 3),
+    closePair(jt(-6, 0.9, 0.94), jt(-9, 0.86, 0.96), 'pure', ['weak-mobile'], 5),
+    closePair(jt(-1, 1.04, 1.0), jt(3, 1.0, 1.04), 'pure', ['rural-copper'], 3),
+    closePair(jt(-11, 0.84, 1.08), jt(-9, 0.8, 1.06), 'dtmf+speech', ['sip-trunk'], 2),
+    closePair(jt(2, 1.06, 0.92), jt(-1, 1.0, 0.94), 'pure', ['weak-mobile', 'headset'], 3),
+  ],
+  oneVoice: [
+    { voice: jt(-8, 0.86, 1.0), style: 'pure', line: 'rural-copper' },
+    { voice: jt(1, 1.0, 0.98), style: 'dtmf+speech', line: 'weak-mobile' },
+  ],
+  threeVoice: [
+    {
+      voices: [jt(1, 1.02, 1.0), jt(-8, 0.84, 1.04), jt(-2, 0.98, 0.96)],
+      style: 'pure',
+      lines: ['rural-copper'],
+    },
+    {
+      voices: [jt(-7, 0.86, 0.98), jt(2, 1.04, 1.02), jt(-9, 0.82, 1.04)],
+      style: 'dtmf+speech',
+      lines: ['weak-mobile', 'sip-trunk', 'landline'],
+    },
+    {
+      voices: [jt(0, 1.0, 1.04), jt(-10, 0.84, 0.96), jt(-8, 0.88, 1.0)],
+      style: 'pure',
+      lines: ['sip-trunk', 'weak-mobile', 'rural-copper'],
+    },
+  ],
+  dtmfPairs: [
+    ['rural-copper', 'weak-mobile'],
+    ['sip-trunk', 'rural-copper'],
+  ],
+};
 
 const SPLITS: Record<Split, SplitPlan> = {
   dev: {
@@ -297,6 +386,7 @@ const SPLITS: Record<Split, SplitPlan> = {
       ['headset', 'mobile-gsm'],
       ['headset', 'landline'],
     ],
+    hard: DEV_HARD,
   },
   test: {
     seed: 29,
@@ -410,6 +500,8 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
     }
     for (const [i, pair] of plan.dtmfPairs.entries())
       built(await dtmfCall(dir, `dtmf-${i + 1}`, i, plan, pair, options.split));
+    if (plan.hard)
+      for (const call of await hardCalls(dir, plan, plan.hard, synth, options.split)) built(call);
   } finally {
     synth.close();
   }
@@ -418,6 +510,65 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
   await rename(`${manifest}.tmp`, manifest);
   return calls;
 }
+
+/** A split's hand-made calls, numbered after its drawn ones. */
+async function hardCalls(
+  dir: string,
+  plan: SplitPlan,
+  hard: HardCalls,
+  synth: SpeechSynth,
+  split: Split,
+): Promise<CorpusCall[]> {
+  const random = seededRandom(hard.seed);
+  const onLines = { ...plan, paths: hard.paths };
+  const calls: CorpusCall[] = [];
+  const next = (prefix: string, drawn: number) =>
+    `${prefix}-${drawn + calls.filter((c) => c.id.startsWith(`${prefix}-`)).length + 1}`;
+  for (const c of hard.twoVoice) {
+    const id = next('two', plan.twoVoice.length);
+    calls.push(
+      await speechCall(dir, id, 'two-voice', random, synth, onLines, c.voices, {
+        ...c,
+        engine: 'openjtalk',
+        line: lineOf(c.lines),
+      }),
+    );
+  }
+  for (const c of hard.oneVoice) {
+    const id = next('one', plan.oneVoice.length);
+    const lines = [c.line];
+    calls.push(
+      await speechCall(dir, id, 'one-voice', random, synth, onLines, [c.voice], {
+        engine: 'openjtalk',
+        style: c.style,
+        line: 'separate',
+        lines,
+        minutes: 1.5,
+      }),
+    );
+  }
+  for (const c of hard.threeVoice) {
+    const id = next('three', plan.threeVoice.length);
+    calls.push(
+      await speechCall(dir, id, 'three-voice', random, synth, onLines, c.voices, {
+        engine: 'openjtalk',
+        style: c.style,
+        line: lineOf(c.lines),
+        lines: c.lines,
+        minutes: 6,
+      }),
+    );
+  }
+  for (const [i, pair] of hard.dtmfPairs.entries()) {
+    const id = next('dtmf', plan.dtmfPairs.length);
+    calls.push(await dtmfCall(dir, id, HARD_DTMF_INDEX + i, onLines, pair, split));
+  }
+  return calls;
+}
+
+/** The hand-made DTMF-only calls' scripts and levels come from indices no drawn call uses. */
+const HARD_DTMF_INDEX = 100;
+const lineOf = (lines: readonly string[]): Line => (lines.length === 1 ? 'shared' : 'separate');
 
 const between = (random: Random, lo: number, hi: number) => lo + random() * (hi - lo);
 const pick = <T>(random: Random, list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
@@ -554,7 +705,15 @@ interface Placed {
   audio: Float32Array;
 }
 
-type SpeechPlan = { engine: Engine; style: Style; line: Line; minutes: number; pairing?: Pairing };
+type SpeechPlan = {
+  engine: Engine;
+  style: Style;
+  line: Line;
+  minutes: number;
+  pairing?: Pairing;
+  /** The lines by name (one when shared, one per voice otherwise); drawn from the split's when absent. */
+  lines?: readonly string[];
+};
 
 /** A speech call of `kind` by `voices` (agent, customer, agent after a transfer), written to `<dir>/<id>.wav`. */
 async function speechCall(
@@ -668,13 +827,14 @@ async function speechCall(
     for (const leg of legAudio) for (let i = 0; i < sum.length; i++) sum[i] = sum[i]! + leg[i]!;
     const input = join(dir, `${id}.mix.wav`);
     await writeFile(input, wavFile([sum], SPEECH_RATE));
-    pathNames.push(pick(random, names));
+    pathNames.push(call.lines?.[0] ?? pick(random, names));
     legs.push({ input, path: pathNear(random, plan, pathNames[0]!) });
   } else {
     for (let v = 0; v < voices.length; v++) {
-      let name = pick(random, names);
+      let name = call.lines?.[v] ?? pick(random, names);
       // Each on a line of its own kind when the split has enough kinds.
-      while (pathNames.includes(name) && pathNames.length < names.length) name = pick(random, names);
+      while (!call.lines && pathNames.includes(name) && pathNames.length < names.length)
+        name = pick(random, names);
       pathNames.push(name);
       const input = join(dir, `${id}.leg${v}.wav`);
       await writeFile(input, wavFile([legAudio[v]!], SPEECH_RATE));
