@@ -20,7 +20,7 @@ import { matchedCategories, scoreCall } from './score-call.ts';
 import { rescoreRoles } from '../speakers/rescore-roles.ts';
 import type { ResultClassifier } from '../reasons/classify-result.ts';
 import type { ResultLineClassifier } from '../nlp/line-classes.ts';
-import { reviewed } from '../storage/result-document.ts';
+import { reviewed, withRequestsSent } from '../storage/result-document.ts';
 import { roleSettingsOf } from '../speakers/speakers-activities.ts';
 
 /** What scoring one call needs of its batch. */
@@ -106,14 +106,21 @@ export async function rescoreCall(ctx: RescoreCallContext, call: RescoreCall): P
   // Roles first (text cues need no audio): the rules then read who said what as the new file names it.
   const roled = rescoreRoles(doc, roleSettingsOf(rules), { mode: doc.speakerRoles?.mode ?? 'evidence' }).doc;
   // The reason next: reason rules read it. A call with no text keeps none.
+  const sent: Record<string, number> = {};
   if (reclassify) {
-    const reasons = await ctx.classify!.classify(roled);
+    const { reasons, requests } = await ctx.classify!.classify(roled);
     if (reasons) roled.reasons = reasons;
     else delete roled.reasons;
+    sent.reasons = requests;
   }
   // Then the lines of the classifier rules' speakers as the roles now name them.
-  if (lines && (ctx.force || !lines.current(roled)))
-    roled.utterances = await lines.classify(roled, ctx.force);
+  if (lines && (ctx.force || !lines.current(roled))) {
+    const { utterances, requests } = await lines.classify(roled, ctx.force);
+    roled.utterances = utterances;
+    sent.lineClasses = requests;
+  }
+  // The result's request counts say what the call cost, a rescore's requests included.
+  roled.processing = withRequestsSent(roled.processing, sent);
   const insights = scoreCall(roled, rules, { rescoreBatchId: ctx.batchId });
   const scorecard = reviewed(insights.scorecard, roled.transcriptQuality);
   const next = resultDocumentSchema.parse({ ...roled, ...insights, scorecard });

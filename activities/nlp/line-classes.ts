@@ -108,9 +108,12 @@ export interface ResultLineClassifier {
   current(doc: Pick<ResultDocument, 'utterances'>): boolean;
   /**
    * The result's utterances with the pairs' lines classified: only the (line, model) scores missing, or
-   * all of them with `all`; other models' scores are kept.
+   * all of them with `all`; other models' scores are kept. `requests`: the classify requests sent.
    */
-  classify(doc: Pick<ResultDocument, 'utterances'>, all: boolean): Promise<ResultUtterance[]>;
+  classify(
+    doc: Pick<ResultDocument, 'utterances'>,
+    all: boolean,
+  ): Promise<{ utterances: ResultUtterance[]; requests: number }>;
 }
 
 /** A stored line's text as the pipeline's step read it: cleaned (else recognized) and redacted. */
@@ -126,10 +129,6 @@ export function resultLineClassifier(
   classifiers: readonly LineClassifier[],
   pacer: RequestPacer = unpaced,
 ): ResultLineClassifier {
-  const send: Send = async (call) => {
-    await pacer.acquire();
-    return call({});
-  };
   const missing = (doc: Pick<ResultDocument, 'utterances'>, all: boolean) => {
     const stored = new Map(doc.utterances.map((u) => [u.index, u.lineClasses ?? {}]));
     return linesToClassify(storedLines(doc), classifiers)
@@ -139,6 +138,13 @@ export function resultLineClassifier(
   return {
     current: (doc) => missing(doc, false).length === 0,
     async classify(doc, all) {
+      // Counted per call: the pages' calls share this classifier and run side by side.
+      let requests = 0;
+      const send: Send = async (call) => {
+        await pacer.acquire();
+        requests++;
+        return call({});
+      };
       const scored = new Map<number, LineClasses>();
       // A line said again word for word, to the same models, shares its scores, as in the step.
       const byText = new Map<string, LineClasses>();
@@ -148,9 +154,10 @@ export function resultLineClassifier(
         byText.set(asks, scores);
         scored.set(line.index, scores);
       }
-      return doc.utterances.map((u) =>
+      const utterances = doc.utterances.map((u) =>
         scored.has(u.index) ? { ...u, lineClasses: { ...u.lineClasses, ...scored.get(u.index) } } : u,
       );
+      return { utterances, requests };
     },
   };
 }

@@ -12,8 +12,11 @@ import { unpaced, type RequestPacer } from '../nlp/pacing.ts';
 export interface ResultClassifier {
   /** The result was classified with this model from this text already. */
   current(doc: Pick<ResultDocument, 'reasons'>): boolean;
-  /** The result's reasons; undefined when it has no text to classify (nothing is sent). */
-  classify(doc: ResultDocument): Promise<CallReasons | undefined>;
+  /**
+   * The result's reasons (undefined when it has no text to classify: nothing is sent) and the classify
+   * requests sent for it (the model list is asked once per page, for every call of it, and not counted).
+   */
+  classify(doc: ResultDocument): Promise<{ reasons: CallReasons | undefined; requests: number }>;
 }
 
 /** result.json's `reasons` of a classification: the best classes, the model, what was classified. */
@@ -63,10 +66,10 @@ export function reasonsClassifier(
       doc.reasons.chars === asked.chars,
     async classify(doc) {
       const text = reasonText(doc, asked);
-      if (text === '') return undefined;
+      if (text === '') return { reasons: undefined, requests: 0 };
       await pacer.acquire();
       const { result } = await service.classifier.classify(asked.model, text);
-      return callReasonsOf(result, asked, text, await createdAt());
+      return { reasons: callReasonsOf(result, asked, text, await createdAt()), requests: 1 };
     },
   };
 }

@@ -248,6 +248,25 @@ function processingFacts(
 }
 
 /**
+ * Processing facts with requests sent after the pipeline (a rescore's classifications) added to their
+ * endpoints' counts and to the total; an endpoint with none sent is left as it was.
+ */
+export function withRequestsSent(
+  processing: ProcessingFacts,
+  sent: Readonly<Record<string, number>>,
+): ProcessingFacts {
+  const added = Object.entries(sent).filter(([, n]) => n > 0);
+  if (added.length === 0) return processing;
+  const requests = { ...processing.requests };
+  for (const [name, n] of added) {
+    const cost = requests[name] ?? { requests: 0, retries: 0 };
+    requests[name] = { ...cost, requests: cost.requests + n };
+  }
+  const total = added.reduce((sum, [, n]) => sum + n, 0);
+  return { ...processing, requests, totalRequests: processing.totalRequests + total };
+}
+
+/**
  * The scorecard as reported: marked unreliable when the transcript needs review, so no one reads an
  * automated answer on a badly recognized call as a fact (docs/results.md, "Transcript quality").
  */

@@ -278,7 +278,8 @@ interface HardCalls {
   paths: Record<string, TelephonePath>;
   twoVoice: { voices: [JTalk, JTalk]; pairing: Pairing; style: Style; lines: string[]; minutes: number }[];
   oneVoice: { voice: JTalk; style: Style; line: string }[];
-  threeVoice: { voices: [JTalk, JTalk, JTalk]; style: Style; lines: string[] }[];
+  /** `transferAt`: the share of the call after which the transfer comes (half way when absent). */
+  threeVoice: { voices: [JTalk, JTalk, JTalk]; style: Style; lines: string[]; transferAt?: number }[];
   dtmfPairs: [string, string][];
 }
 
@@ -295,8 +296,9 @@ const DEV_HARD_PATHS: Record<string, TelephonePath> = {
 /**
  * The development split's hard cases: close same-sex pairs (2 to 4 semitones and formants ×0.93–0.97
  * apart; men and women; pure speech and DTMF + speech; one shared line and a line each), one-voice calls
- * on the noisy lines, transfers whose third voice is close to one of the first two, and DTMF-only calls
- * whose legs differ by the noisy lines only. On the split's grid (whole semitones, even hundredths).
+ * on the noisy lines, transfers whose third voice is close to one of the first two (half way, late, early;
+ * all three men), and DTMF-only calls whose legs differ by the noisy lines only. On the split's grid
+ * (whole semitones, even hundredths).
  */
 const DEV_HARD: HardCalls = {
   seed: 13,
@@ -330,6 +332,32 @@ const DEV_HARD: HardCalls = {
       voices: [jt(0, 1.0, 1.04), jt(-10, 0.84, 0.96), jt(-8, 0.88, 1.0)],
       style: 'pure',
       lines: ['sip-trunk', 'weak-mobile', 'rural-copper'],
+    },
+    // Harder than the three above: late (a short second agent), early, all three men; the third voice
+    // 2 semitones and 4 % of formants from the first agent (three-10: between the first agent and the customer).
+    {
+      voices: [jt(-7, 0.86, 1.0), jt(1, 1.02, 0.98), jt(-9, 0.82, 1.02)],
+      style: 'pure',
+      lines: ['weak-mobile'],
+      transferAt: 0.8,
+    },
+    {
+      voices: [jt(2, 1.04, 1.0), jt(-8, 0.86, 1.02), jt(0, 1.0, 0.96)],
+      style: 'dtmf+speech',
+      lines: ['rural-copper', 'sip-trunk', 'weak-mobile'],
+      transferAt: 0.25,
+    },
+    {
+      voices: [jt(-6, 0.9, 1.04), jt(-10, 0.82, 0.98), jt(-8, 0.86, 0.96)],
+      style: 'pure',
+      lines: ['rural-copper'],
+      transferAt: 0.75,
+    },
+    {
+      voices: [jt(-1, 1.0, 0.98), jt(-9, 0.84, 1.0), jt(1, 1.04, 1.04)],
+      style: 'pure',
+      lines: ['sip-trunk', 'headset', 'landline'],
+      transferAt: 0.7,
     },
   ],
   dtmfPairs: [
@@ -556,6 +584,7 @@ async function hardCalls(
         line: lineOf(c.lines),
         lines: c.lines,
         minutes: 6,
+        ...(c.transferAt ? { transferAt: c.transferAt } : {}),
       }),
     );
   }
@@ -713,6 +742,8 @@ type SpeechPlan = {
   pairing?: Pairing;
   /** The lines by name (one when shared, one per voice otherwise); drawn from the split's when absent. */
   lines?: readonly string[];
+  /** A transfer's place: the share of the call after which it comes (half way when absent). */
+  transferAt?: number;
 };
 
 /** A speech call of `kind` by `voices` (agent, customer, agent after a transfer), written to `<dir>/<id>.wav`. */
@@ -793,7 +824,7 @@ async function speechCall(
         }
         if (s < sentences - 1) t += gap;
       }
-      if (!transferred && t > target / 2 && speaker === 1) {
+      if (!transferred && t > target * (call.transferAt ?? 0.5) && speaker === 1) {
         const p = { speaker: agent, start: t + 0.6, audio: await say(agent, script.transfer, true) };
         placed.push(p);
         t = end(p) + between(random, 4, 10);

@@ -91,6 +91,9 @@ async function expectLinesRescored(modelId: string) {
     const said = doc.utterances.filter((u) => u.speaker === 'customer' && u.text.trim() !== '');
     expect(said.length, l.callId).toBeGreaterThan(0);
     for (const u of said) expect(Object.keys(u.lineClasses![modelId]!).sort()).toEqual([...REASONS].sort());
+    // The result counts what the rescore sent: one request per distinct line (none before the rule).
+    const lines = new Set(said.map((u) => (u.cleanedText ?? u.text).trim()).filter((text) => text !== ''));
+    expect(doc.processing.requests.lineClasses?.requests, l.callId).toBe(lines.size);
     const category = doc.categories!.find((c) => c.name === 'outage_line')!;
     expect(category.unavailable, l.callId).toBeUndefined();
     if (l.reason === 'outage') expect(category.matched, l.callId).toBe(true);
@@ -133,6 +136,8 @@ describe('call reasons and transcript quality: reasons', () => {
       const doc = await resultOf(l.callId);
       expect(doc.reasons, l.callId).toMatchObject({ modelId: record.modelId, text: 'customer' });
       expect(doc.reasons!.top[0]!.class, l.callId).toBe(l.reason);
+      // Processed before the model: the one reasons request is the rescore's.
+      expect(doc.processing.requests.reasons, l.callId).toMatchObject({ requests: 1 });
     }
     await expectLinesRescored(record.modelId);
 

@@ -203,6 +203,11 @@ describe('rescorePage with a reasons model', () => {
     });
     expect(doc.categories).toEqual([{ name: 'billing_call', matched: true, points: expect.any(Array) }]);
     expect(service.count('classify')).toBe(3);
+    // The result counts the request its reasons took (the pipeline sent none for this call).
+    const before = resultDocumentSchema.parse(result('call-0')).processing;
+    expect(before.requests.reasons).toBeUndefined();
+    expect(doc.processing.requests.reasons).toEqual({ requests: 1, retries: 0 });
+    expect(doc.processing.totalRequests).toBe(before.totalRequests + 1);
     // The same rules and model again: current, nothing sent; without the model, the reasons stay.
     const again = await activities.rescorePage({
       ...asked,
@@ -273,6 +278,10 @@ describe('rescorePage with classifier rules', () => {
       { name: 'billing_line', matched: true, points: [expect.objectContaining({ utterance: 1 })] },
     ]);
     expect(JSON.stringify(doc)).not.toContain('line classes of model');
+    // The result counts the three requests its lines took.
+    const before = result('call-0').processing;
+    expect(doc.processing.requests.lineClasses).toEqual({ requests: 3, retries: 0 });
+    expect(doc.processing.totalRequests).toBe(before.totalRequests + 3);
     // The same rules again: every line carries its model's scores, nothing is sent.
     const again = await activities.rescorePage({ ...asked, batchId: 'rescore-2' });
     expect(again.counters).toMatchObject({ updated: 0, current: 3 });
@@ -281,6 +290,9 @@ describe('rescorePage with classifier rules', () => {
     const forced = await activities.rescorePage({ ...asked, batchId: 'rescore-3', force: true });
     expect(forced.counters).toMatchObject({ updated: 3 });
     expect(service.count('classify')).toBe(18);
+    // What each rescore sent adds to what the call cost before.
+    const forcedDoc = resultDocumentSchema.parse(store.json('res/call-0/result.json'));
+    expect(forcedDoc.processing.requests.lineClasses).toEqual({ requests: 6, retries: 0 });
   });
 
   it('a call scored with these rules whose lines were not classified is not current: only its missing lines are sent, other models’ scores kept', async () => {
@@ -305,6 +317,8 @@ describe('rescorePage with classifier rules', () => {
     expect(out.counters).toMatchObject({ updated: 3, current: 0 });
     expect(service.count('classify')).toBe(8);
     const doc = resultDocumentSchema.parse(store.json('res/call-0/result.json'));
+    // call-0 sent two of the eight: its lines already classified cost nothing.
+    expect(doc.processing.requests.lineClasses).toEqual({ requests: 2, retries: 0 });
     expect(doc.utterances[1]!.lineClasses).toEqual({
       'reasons-1': { billing: 0.9, outage: 0.1 },
       other: { x: 1 },

@@ -522,6 +522,55 @@ describe('patterns and emotion labels (issue 40)', () => {
   });
 });
 
+describe('the shipped complaint rule, narrowed and widened on nine writers’ calls (2026.11.6)', () => {
+  it('flags the complaint phrasings and not the clean calls that tripped it', () => {
+    // The same fault again is a complaint, the same agent or desk again is not; 最悪です ending a line is,
+    // one's own blunder called 最悪 before the story is not.
+    const complaintOf = (text: string) =>
+      matchedCategories(
+        scoreCall(
+          call(
+            [
+              u('agent', 0, 4, 'お電話ありがとうございます。'),
+              u('customer', 5, 9, text, { sentiment: toUtteranceSentiment({ ...emulatorSentiment(text) }) }),
+            ],
+            10,
+          ),
+          defaultRules(),
+        ),
+      ).includes('complaint');
+    expect(complaintOf('修理から戻ってきたのに、また同じところが壊れました。')).toBe(true);
+    expect(complaintOf('交換品もまた同じ不具合でした。')).toBe(true);
+    expect(complaintOf('また同じ方にお願いできたらと思って。')).toBe(false);
+    expect(complaintOf('また同じ窓口にかけちゃいました。今日は支払い方法の変更です。')).toBe(false);
+    expect(complaintOf('正直、最悪です。')).toBe(true);
+    expect(complaintOf('最悪な対応でした。')).toBe(true);
+    expect(complaintOf('あー、もう自分が最悪です。番地を打ち間違えてたみたいで。')).toBe(false);
+    // The same thing said again is, asked again or to be avoided is not; 全然 with the customer's ease or
+    // their own trouble is not; the trouble they call about is not, the one they blame on the company is;
+    // a mix-up the company made is, a mover's or a guessed one is not; anger at oneself is not (2026.11.6).
+    expect(complaintOf('先週も同じことを言いましたよね。')).toBe(true);
+    expect(complaintOf('何回同じこと言わせるんですか。')).toBe(true);
+    expect(complaintOf('前に別の会社で同じことを聞いたときは、わからなかったので。')).toBe(false);
+    expect(complaintOf('二度と同じことにならないように、自動更新にしたいんです。')).toBe(false);
+    expect(complaintOf('全然つながらないじゃないですか。')).toBe(true);
+    expect(complaintOf('来週で全然構いませんので、ご都合のいい日で。')).toBe(false);
+    expect(complaintOf('パソコン苦手で、こういうの全然分からないんですよ。')).toBe(false);
+    expect(complaintOf('前もって知らせてもらわないと本当に困るんですよ。')).toBe(true);
+    expect(complaintOf('財布を落としてしまって、本当に困ってて。')).toBe(false);
+    expect(complaintOf('そちらの手違いで予約が消えていました。')).toBe(true);
+    expect(complaintOf('引っ越し屋さんの手違いで、工事日に立ち会えなくなって。')).toBe(false);
+    expect(complaintOf('あー、もう、自分に腹が立ちますよ。')).toBe(false);
+    expect(complaintOf('これ詐欺みたいなもんですよ。')).toBe(true);
+    expect(complaintOf('変な電話がありました。詐欺ですよね？念のためお知らせします。')).toBe(false);
+    // Phrasings several writers used for a complaint and none for a clean call.
+    expect(complaintOf('新品でこれって、検品とかしてないんですか。')).toBe(true);
+    expect(complaintOf('お弁当が一時間近く遅れて、しかも冷めてました。')).toBe(true);
+    expect(complaintOf('この点、書面でご説明いただけますか。')).toBe(true);
+    expect(complaintOf('夏場に一か月冷蔵庫なしで暮らせって言うんですか。')).toBe(true);
+  });
+});
+
 describe('classifier rules: each line of one speaker by a trained model (issue 40)', () => {
   const ngFile = (extra = '') =>
     rules(

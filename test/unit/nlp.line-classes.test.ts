@@ -83,8 +83,9 @@ describe('a line said again word for word', () => {
   it('is classified once per model by a rescore of the stored result', async () => {
     const { service } = nlpSetup('t.json', said);
     const rescore = resultLineClassifier(service.client, classifiers);
-    const utterances = await rescore.classify({ utterances: said as never }, true);
+    const { utterances, requests } = await rescore.classify({ utterances: said as never }, true);
     expect(service.count('classify')).toBe(2);
+    expect(requests).toBe(2);
     expect(utterances[2]!.lineClasses).toEqual(utterances[0]!.lineClasses);
     expect(utterances[1]!.lineClasses).toBeUndefined();
   });

@@ -216,6 +216,20 @@ describe("separateVoices: a line's changes and transfers", () => {
     expect(result.assignments.at(-2)!.voice).toBe(2);
   });
 
+  it('finds a warm transfer: the first agent heard once more a few turns after the second has begun', () => {
+    // Close enough to the first agent that, heard in turn with it, it would not pay a conference's price.
+    const second: Voice = { pitchHz: 120, levelDbfs: -19, tilt: 1.25 };
+    // The second half's sixth agent turn is the first agent's: 5 of the second agent's 8 turns come before
+    // it, so 5 of the two agents' 80 pairs are out of order (0.0625).
+    let agentTurns = 0;
+    const after = alternating.map((v) => (v === 0 ? (++agentTurns === 6 ? 0 : 2) : v));
+    const order = [...alternating, ...after];
+    const { samples, spans, truth } = conversation(order, [LOW, HIGH, second], 6);
+    const result = separateVoices(readerOf(samples), spans);
+    expect(result.voices).toBe(3);
+    expect(agreementOf(result, truth, 3)).toBeGreaterThanOrEqual(0.95);
+  });
+
   it('keeps two voices as two when one of them changes its line a little partway (quieter, duller): not a transfer', () => {
     const later: Voice = { ...LOW, levelDbfs: LOW.levelDbfs - 1, tilt: LOW.tilt + 0.05 };
     const order = [...alternating, ...alternating.map((v) => (v === 0 ? 2 : v))];
