@@ -103,7 +103,12 @@ export async function recognizeFile(
   });
   const { body, contentType } = buildMultipart([
     { name: 'parameter', contentType: JSON_CONTENT_TYPE, data: JSON.stringify(start) },
-    { name: 'audio', contentType: AUDIO_CONTENT_TYPE, data: Buffer.from(opts.audio) },
+    // A view of the caller's bytes, not a copy: the body below is their one copy.
+    {
+      name: 'audio',
+      contentType: AUDIO_CONTENT_TYPE,
+      data: Buffer.from(opts.audio.buffer, opts.audio.byteOffset, opts.audio.byteLength),
+    },
     { name: 'command', contentType: JSON_CONTENT_TYPE, data: controlMessage('stop') },
   ]);
   const meter = new CostMeter(opts.meter);

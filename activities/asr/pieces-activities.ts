@@ -15,10 +15,13 @@
  *   piece it does not take) fails the activity, and so the call, non-retryably with that reason.
  * - A retried attempt (a crash, a lost worker) resumes after the pieces already recognized: each
  *   finished piece's result is kept in the group's progress object as it comes (writes serialized, a
- *   newer one carrying all), read back only by a retried attempt; heartbeats carry counts only.
+ *   newer one carrying all; none after the last piece, whose result follows), read back only by a
+ *   retried attempt; heartbeats carry counts only.
+ * - Neighbouring pieces' audio comes from one ranged read of the track (a group's run of pieces is
+ *   usually one GET), taken by the first piece that needs it and let go when the last has its audio.
  *
- * The group's result (every piece's, in the shape of a session's) is written to `resultKey` last; an
- * existing one is returned as is.
+ * The group's result (every piece's, in the shape of a session's) is written to `resultKey` last; a
+ * retried attempt that finds one returns it as is.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '@temporalio/activity';
@@ -87,6 +90,8 @@ interface PiecesRun {
   readonly done: Map<number, SessionResult>;
   /** Pieces still to send, longest first. */
   readonly queue: PieceRef[];
+  /** The track's audio of each piece to send, by session: ranged reads shared by neighbouring pieces. */
+  readonly reads: Map<number, SharedRead>;
   /** The runners (the first on the activity's own slot), those running, and a lease ask under way. */
   readonly runners: Promise<void>[];
   running: number;
@@ -104,7 +109,10 @@ export function createPiecesActivities(
   words: (key: string | undefined) => Promise<TemporaryWord[] | undefined>,
 ) {
   async function recognizePieces(input: RecognizePiecesInput): Promise<RecognizePiecesOutput> {
-    const existing = await readResult(deps.store, input.resultKey);
+    // Only a retried attempt can find its group's result (its predecessor wrote it and was lost): a
+    // first one looks nothing up, as a stream session's does not.
+    const retried = (activityContext()?.info.attempt ?? 1) > 1;
+    const existing = retried ? await readResult(deps.store, input.resultKey) : undefined;
     if (existing) return outputOf(input, existing, true);
     const run = await startRun(deps, input, await words(input.wordsKey));
     const beat = setInterval(() => heartbeat(run), heartbeatIntervalMs(run.ctx?.info.heartbeatTimeoutMs));
@@ -181,6 +189,7 @@ async function startRun(
     words,
     done,
     queue,
+    reads: sharedReads(queue),
     runners: [],
     running: 0,
     asking: undefined,
@@ -277,8 +286,7 @@ async function runner(run: PiecesRun): Promise<void> {
 /** One piece, retried through the retry table until it is recognized or fails for good. */
 async function recognizePiece(run: PiecesRun, piece: PieceRef): Promise<SessionResult> {
   const { input, deps } = run;
-  const range = sessionByteRange({ ...piece, audioStart: 0 });
-  const audio = await readRange(deps.store, input.audioKey, range.start, range.end - 1);
+  const audio = await audioOf(run, piece);
   const model = input.model ?? deps.model;
   const reasons: string[] = [];
   let requests = 0;
@@ -326,11 +334,56 @@ async function recognizePiece(run: PiecesRun, piece: PieceRef): Promise<SessionR
   }
 }
 
-/** Bytes [start, end] (inclusive) of an object: one ranged GET for a piece of at most 58 s. */
+/** Bytes [start, end] (inclusive) of an object, in one ranged GET. */
 async function readRange(store: ObjectStore, key: string, start: number, end: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of await store.getStream(key, { start, end })) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/**
+ * Neighbouring pieces share one read: a new one starts where the silence skipped before a piece is longer
+ * than {@link READ_GAP_SECONDS} or the read would pass {@link READ_MAX_BYTES}.
+ */
+const READ_GAP_SECONDS = 60;
+const READ_MAX_BYTES = 16 * 1024 * 1024;
+
+/** One ranged read of the track for some of the group's pieces: made when the first needs it. */
+interface SharedRead {
+  start: number;
+  end: number;
+  /** Pieces that have not taken their audio yet: at none, the bytes are let go. */
+  waiting: number;
+  bytes?: Promise<Buffer>;
+}
+
+/** The reads of `pieces` (any order), by session: a group's pieces cost a GET or a few, not one each. */
+function sharedReads(pieces: readonly PieceRef[]): Map<number, SharedRead> {
+  const bySession = new Map<number, SharedRead>();
+  let read: SharedRead | undefined;
+  for (const piece of [...pieces].sort((a, b) => a.start - b.start)) {
+    const range = sessionByteRange({ ...piece, audioStart: 0 });
+    const gap = range.start - (read?.end ?? 0);
+    const joins =
+      read !== undefined &&
+      gap <= sessionByteRange({ start: 0, end: READ_GAP_SECONDS }).end &&
+      range.end - read.start <= READ_MAX_BYTES;
+    if (!joins) read = { start: range.start, end: range.end, waiting: 0 };
+    read!.end = range.end;
+    read!.waiting += 1;
+    bySession.set(piece.session, read!);
+  }
+  return bySession;
+}
+
+/** A piece's audio, from its shared read (made by the first piece that needs it). */
+async function audioOf(run: PiecesRun, piece: PieceRef): Promise<Buffer> {
+  const read = run.reads.get(piece.session)!;
+  const bytes = (read.bytes ??= readRange(run.deps.store, run.input.audioKey, read.start, read.end - 1));
+  read.waiting -= 1;
+  if (read.waiting === 0) delete read.bytes;
+  const range = sessionByteRange({ ...piece, audioStart: 0 });
+  return (await bytes).subarray(range.start - read.start, range.end - read.start);
 }
 
 /** Returns when the piece should be sent again (after the row's wait); throws when it should not. */
@@ -371,7 +424,8 @@ async function afterPieceError(run: PiecesRun, piece: PieceRef, err: unknown, re
  * the next taking every piece finished by then. A failed write costs only pieces recognized again.
  */
 function keepProgress(run: PiecesRun): void {
-  if (run.writeQueued) return;
+  // Every piece done: the group's result is written next, and no attempt will read the progress.
+  if (run.writeQueued || run.done.size === run.input.pieces.length) return;
   run.writeQueued = true;
   run.lastWrite = run.lastWrite.then(async () => {
     run.writeQueued = false;

@@ -96,6 +96,9 @@ function percentile(histogram: Uint32Array, windows: number, fraction: number): 
   return histogram.length - 1;
 }
 
+/** No bytes left over. */
+const EMPTY = Buffer.alloc(0);
+
 /** Accumulates the samples of the conditioned stream: window peaks, energies and cross products. */
 class Accumulator {
   readonly peaks: Uint16Array[];
@@ -113,7 +116,7 @@ class Accumulator {
   windows = 0;
   private inWindow = 0;
   private readonly current: Float64Array;
-  private rest: Buffer = Buffer.alloc(0);
+  private rest: Buffer = EMPTY;
 
   readonly channels: number;
   constructor(channels: number, expectedWindows: number) {
@@ -140,10 +143,12 @@ class Accumulator {
     const frameBytes = 2 * this.channels;
     const joined = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
     const usable = joined.length - (joined.length % frameBytes);
-    // An aligned copy, so the samples can be read as an Int16Array.
-    const aligned = Buffer.alloc(usable);
-    joined.copy(aligned, 0, 0, usable);
-    this.rest = Buffer.from(joined.subarray(usable));
+    // Read as an Int16Array: in place when the chunk is whole frames at an even offset (as ffmpeg's
+    // usually are), else from an aligned copy.
+    const inPlace = joined.byteOffset % 2 === 0 && usable === joined.length;
+    const aligned = inPlace ? joined : Buffer.alloc(usable);
+    if (!inPlace) joined.copy(aligned, 0, 0, usable);
+    this.rest = usable === joined.length ? EMPTY : Buffer.from(joined.subarray(usable));
     const samples = new Int16Array(aligned.buffer, aligned.byteOffset, usable / 2);
     const frames = samples.length / this.channels;
     if ((this.block[0]?.length ?? 0) < frames)
@@ -266,7 +271,8 @@ export async function analyzeChannels(
     throw err;
   });
   const [read, done] = await Promise.allSettled([reading, proc.done]);
-  await writers.close();
+  // The tracks are written whole only when every sample was read; a failure leaves them unfinished.
+  await (read.status === 'fulfilled' && done.status === 'fulfilled' ? writers.end() : writers.close());
   if (read.status === 'rejected') throw read.reason;
   if (done.status === 'rejected') throw done.reason;
 

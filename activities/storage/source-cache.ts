@@ -17,7 +17,9 @@
  * digest is computed again only when the file changed since this process last checked it.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, lstatSync, mkdirSync, chmodSync, type Stats } from 'node:fs';
+import { createReadStream, createWriteStream, lstatSync, mkdirSync, chmodSync, type Stats } from 'node:fs';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { chmod, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -85,6 +87,19 @@ export function sourceCacheKey(source: RecordingSource): string {
   return `${hash}${ext?.toLowerCase() ?? ''}`;
 }
 
+/** Downloads `key` to `path`, hashing its bytes as they pass: the new copy is not read again for its digest. */
+async function downloadHashed(store: ObjectStore, key: string, path: string): Promise<string> {
+  const hash = createHash('sha256');
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  await pipeline(await store.getStream(key), tap, createWriteStream(path));
+  return hash.digest('hex');
+}
+
 async function sha256Of(path: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
@@ -147,7 +162,7 @@ export async function localCopy(
       try {
         checked.delete(path);
         await rm(path + RECORD_SUFFIX, { force: true });
-        await store.withBucket(source.bucket).download(source.key, partial);
+        const sha256 = await downloadHashed(store.withBucket(source.bucket), source.key, partial);
         await chmod(partial, 0o600);
         const size = (await stat(partial)).size;
         const record: CopyRecord = {
@@ -155,7 +170,7 @@ export async function localCopy(
           key: source.key,
           etag: source.etag ?? null,
           size,
-          sha256: await sha256Of(partial),
+          sha256,
         };
         await rename(partial, path);
         await writeFile(path + RECORD_SUFFIX, JSON.stringify(record), { mode: 0o600 });

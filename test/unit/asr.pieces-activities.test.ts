@@ -121,9 +121,8 @@ describe('recognizePieces: leases and pacing', () => {
     expect(fake.peak()).toBe(3); // its own slot and two leases
     expect(leases.held()).toBe(0);
     expect(fake.sent[0]).toBe(50); // the 58-s piece first
-    expect(store.ranges.map((r) => r.end! - r.start! + 1).sort((a, b) => a - b)).toEqual([
-      176000, 400000, 400000, 464000,
-    ]);
+    // The four neighbouring pieces' audio in one ranged read of the track: 0–180 s.
+    expect(store.ranges).toEqual([{ start: 0, end: 1_439_999 }]);
     expect(out.pieces.map((p) => [p.session, p.utterances, p.requests])).toEqual([
       [0, 1, 1],
       [1, 1, 1],
@@ -134,9 +133,15 @@ describe('recognizePieces: leases and pacing', () => {
       pieces: { session: number; utterances: { start: number }[] }[];
     };
     expect(result.pieces.map((p) => p.utterances[0]!.start)).toEqual([0.5, 50.5, 108.5, 130.5]);
-    // Run again: the result is reused, nothing is sent.
-    expect((await recognizePieces(input)).reused).toBe(true);
+    // No progress kept after the last piece (the result is written instead): the last kept lacks it.
+    const kept = JSON.parse(await store.getText(partialResultKey(input.resultKey))) as { pieces: unknown[] };
+    expect(kept.pieces.length).toBeLessThan(4);
+    // A retried attempt finds the result: reused, nothing sent, no audio read.
+    const env = new MockActivityEnvironment({ attempt: 2 } as never);
+    const again = (await env.run(recognizePieces, input)) as Awaited<ReturnType<typeof recognizePieces>>;
+    expect(again.reused).toBe(true);
     expect(fake.calls()).toBe(4);
+    expect(store.ranges).toHaveLength(1);
   });
 
   it('asks the free room once at the start and again after 1, 2, 4… pieces: runners join as room frees', async () => {
@@ -176,6 +181,41 @@ describe('recognizePieces: leases and pacing', () => {
       expect(fake.peak()).toBe(peak);
       if (leases) expect(await leases.takeFree(5)).toHaveLength(2); // every lease given back
     }
+  });
+});
+
+describe('recognizePieces: the track read once per run of neighbouring pieces', () => {
+  it('reads each run of neighbouring pieces once: a long silence or the read limit starts another read', async () => {
+    const fake = fakeService();
+    const store = new AudioStore();
+    const { recognizePieces } = createPiecesActivities(
+      { service: fake.service, store, model: 'x', leases: countingLeases(4), maxInFlight: 16 },
+      noWords,
+    );
+    // 0–50 and 55–100 s share a read; 200–250 s follows 100 s of silence; then 58-s pieces back to back
+    // from 250 s until a read would pass 16 MiB (2,097 s of 8-kHz mu-law).
+    const far = [
+      { session: 0, start: 0, end: 50 },
+      { session: 1, start: 55, end: 100 },
+      { session: 2, start: 200, end: 250 },
+      ...Array.from({ length: 40 }, (_, i) => ({ session: 3 + i, start: 250 + i * 58, end: 308 + i * 58 })),
+    ];
+    const out = await recognizePieces({ ...input, pieces: far });
+    expect(out.pieces).toHaveLength(43);
+    expect(fake.calls()).toBe(43);
+    const reads = store.ranges
+      .map((r) => [r.start! / 8000, (r.end! + 1) / 8000])
+      .sort((a, b) => a[0]! - b[0]!);
+    expect(reads).toEqual([
+      [0, 100],
+      [200, 200 + 50 + 35 * 58],
+      [250 + 35 * 58, 250 + 40 * 58],
+    ]);
+    // Each piece was sent its own audio: as many bytes as its seconds.
+    const result = JSON.parse(await store.getText(input.resultKey)) as {
+      pieces: { session: number; audioSecondsSent: number }[];
+    };
+    expect(result.pieces.map((p) => p.audioSecondsSent)).toEqual(far.map((p) => p.end - p.start));
   });
 });
 
@@ -228,8 +268,10 @@ describe("recognizePieces: the process's sessions go to the longest pieces first
       { service, store: new SlowReads(), model: 'x', leases: countingLeases(2), maxInFlight: 16 },
       noWords,
     );
-    await recognizePieces({ ...input, pieces: uneven });
-    // 22 s read in 220 ms, 50 s in 500 ms, 58 s in 580 ms: the longest piece waited for a session.
+    // Pieces far apart (each its own read): 22 s read in 220 ms, 50 s in 500 ms, 58 s in 580 ms.
+    const apart = uneven.map((p, i) => ({ ...p, start: p.start + i * 100, end: p.end + i * 100 }));
+    await recognizePieces({ ...input, pieces: apart });
+    // The longest piece waited for a session.
     expect(sent.slice(0, 2)).not.toContain(0);
     expect(sent).toHaveLength(4);
   });

@@ -28,10 +28,29 @@ describe('openTrackWriters', () => {
       [Float64Array.from([...left.slice(3), 7, 7]), Float64Array.from([...right.slice(3), 7, 7])],
       2,
     );
-    await writers.close();
+    await writers.end();
     const mixed = [100, 0, 32767, -20000, 0];
     const rightAlone = [100, 2001, 32767, 10000, -1];
     expect([...(await readFile(paths[0]!))]).toEqual(mixed.map(encodeMulaw));
     expect([...(await readFile(paths[1]!))]).toEqual(rightAlone.map(encodeMulaw));
+  });
+
+  it('writes blocks beyond its buffer whole and in order, and nothing buffered when closed after a failure', async () => {
+    const path = join(tmp.dir, 'long.mulaw');
+    const writers = await openTrackWriters([{ sourceChannels: [0], path }]);
+    // Blocks of 300,001 samples: the 1-MiB buffer fills part-way through the fourth, and a block larger than it is written too.
+    const blocks = [300_001, 300_001, 300_001, 300_001, 1_500_000].map((n, b) =>
+      Float64Array.from({ length: n }, (_, i) => ((i * 7 + b * 13) % 20_001) - 10_000),
+    );
+    for (const block of blocks) await writers.write([block], block.length);
+    await writers.end();
+    const expected = Buffer.from(blocks.flatMap((block) => Array.from(block, (v) => encodeMulaw(v))));
+    expect((await readFile(path)).equals(expected)).toBe(true);
+
+    const failedPath = join(tmp.dir, 'failed.mulaw');
+    const failed = await openTrackWriters([{ sourceChannels: [0], path: failedPath }]);
+    await failed.write([Float64Array.from([1, 2, 3])], 3);
+    await failed.close();
+    expect((await readFile(failedPath)).length).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { existsSync, mkdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
@@ -11,14 +12,15 @@ import {
 } from '../../activities/storage/source-cache.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
 import { writeFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 
-/** Only what localCopy uses: `withBucket(...).download`, counting downloads. */
+/** Only what localCopy uses: `withBucket(...).getStream`, counting downloads. */
 function fakeStore(downloads: string[]): ObjectStore {
   const store = {
     withBucket: () => store,
-    download: async (key: string, path: string) => {
+    getStream: async (key: string) => {
       downloads.push(key);
-      await writeFile(path, key.padEnd(10, '.'));
+      return Readable.from([Buffer.from(key.padEnd(10, '.'))]);
     },
   };
   return store as unknown as ObjectStore;
@@ -78,6 +80,20 @@ describe('localCopy, never trusting a copy by its name', () => {
     // Intact: used as it is.
     await localCopy(store, source, dir);
     expect(downloads).toHaveLength(2);
+  });
+
+  it('writes a download of many chunks whole, in order, and records its digest', async () => {
+    const dir = join(tempDir('callpipe-cache-'), 'sources');
+    // 3.2 MB in chunks of 1,000 bytes, hashed as they pass to disk.
+    const chunks = Array.from({ length: 3200 }, (_, i) => Buffer.alloc(1000, i % 251));
+    const store = {
+      withBucket: () => store,
+      getStream: async () => Readable.from(chunks),
+    } as unknown as ObjectStore;
+    const path = await localCopy(store, { bucket: 'b', key: 'long.wav', size: 3_200_000 }, dir);
+    expect(readFileSync(path).equals(Buffer.concat(chunks))).toBe(true);
+    const record = JSON.parse(readFileSync(`${path}.meta`, 'utf8')) as { sha256: string };
+    expect(record.sha256).toBe(createHash('sha256').update(Buffer.concat(chunks)).digest('hex'));
   });
 
   it('keeps its copies private to the user', async () => {
