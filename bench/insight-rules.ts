@@ -10,8 +10,9 @@
  * dev2 and dev3 they choose complaints' cut and then train complaints' model, see CHOOSING; the complaint
  * rules were narrowed on all of them), `test` and complaints' `test11` and `test12` (choosing nothing: each
  * written blind after the method it measures was frozen). The headline is test12 for complaints and test6
- * for the others. Every call is scored by the rule file with each line's sentiment and speech acts as the emulator's analyses give them (the service's
- * stand-ins), and the category's recall and precision are printed per split.
+ * for the others. Every call is scored by the rule file with each line's sentiment and speech acts as
+ * the emulator's analyses give them (the service's stand-ins), and the category's recall and precision
+ * are printed per split.
  *
  * Rules + classifier, the procedure: a line model (each line of a positive call labelled with the
  * category, each line of a negative one `other`, as a `class,text` training file checked as `callpipe
