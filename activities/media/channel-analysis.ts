@@ -96,10 +96,10 @@ function percentile(histogram: Uint32Array, windows: number, fraction: number): 
   return histogram.length - 1;
 }
 
-/** Accumulates the samples of the conditioned stream: window peaks, energies and cross products. */
 /** No bytes left over. */
 const EMPTY = Buffer.alloc(0);
 
+/** Accumulates the samples of the conditioned stream: window peaks, energies and cross products. */
 class Accumulator {
   readonly peaks: Uint16Array[];
   readonly histograms: Uint32Array[];

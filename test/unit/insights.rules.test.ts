@@ -522,23 +522,29 @@ describe('patterns and emotion labels (issue 40)', () => {
   });
 });
 
+/** Whether the shipped rule file calls a call of the customer's `texts` (one line each) a complaint. */
+const complaintOf = (...texts: string[]) =>
+  matchedCategories(
+    scoreCall(
+      call(
+        [
+          u('agent', 0, 4, 'お電話ありがとうございます。'),
+          ...texts.map((text, i) =>
+            u('customer', 5 + i * 5, 9 + i * 5, text, {
+              sentiment: toUtteranceSentiment({ ...emulatorSentiment(text) }),
+            }),
+          ),
+        ],
+        10 + texts.length * 5,
+      ),
+      defaultRules(),
+    ),
+  ).includes('complaint');
+
 describe('the shipped complaint rule, narrowed and widened on nine writers’ calls (2026.11.6)', () => {
   it('flags the complaint phrasings and not the clean calls that tripped it', () => {
     // The same fault again is a complaint, the same agent or desk again is not; 最悪です ending a line is,
     // one's own blunder called 最悪 before the story is not.
-    const complaintOf = (text: string) =>
-      matchedCategories(
-        scoreCall(
-          call(
-            [
-              u('agent', 0, 4, 'お電話ありがとうございます。'),
-              u('customer', 5, 9, text, { sentiment: toUtteranceSentiment({ ...emulatorSentiment(text) }) }),
-            ],
-            10,
-          ),
-          defaultRules(),
-        ),
-      ).includes('complaint');
     expect(complaintOf('修理から戻ってきたのに、また同じところが壊れました。')).toBe(true);
     expect(complaintOf('交換品もまた同じ不具合でした。')).toBe(true);
     expect(complaintOf('また同じ方にお願いできたらと思って。')).toBe(false);
@@ -568,6 +574,25 @@ describe('the shipped complaint rule, narrowed and widened on nine writers’ ca
     expect(complaintOf('お弁当が一時間近く遅れて、しかも冷めてました。')).toBe(true);
     expect(complaintOf('この点、書面でご説明いただけますか。')).toBe(true);
     expect(complaintOf('夏場に一か月冷蔵庫なしで暮らせって言うんですか。')).toBe(true);
+  });
+});
+
+describe('the shipped complaint rule’s exclusions, on ten writers’ calls (2026.11.7)', () => {
+  it('holds back a hit when the customer owns the trouble or it is a third party’s', () => {
+    // Apologizing for one's own doing, not the company's fault said outright, a third party's delay.
+    expect(complaintOf('何度も電話してすみません。')).toBe(false);
+    expect(complaintOf('何度もすみません、今日三回目の電話です。')).toBe(false);
+    expect(complaintOf('せっかく来ていただいたのに、すみません、ちょうど出かけてて。')).toBe(false);
+    expect(complaintOf('大家さんが全然連絡くれなくて、工事の許可がまだ取れてないんです。')).toBe(false);
+    expect(complaintOf('マンションの管理会社が全然動いてくれなくてね、')).toBe(false);
+    expect(complaintOf('いやいや、そちらのせいじゃないのは分かってますから。')).toBe(false);
+    // The same complaints without them still hold; a polite opener is no exclusion.
+    expect(complaintOf('何度も電話してるのに、全然つながらないんですよ。')).toBe(true);
+    expect(complaintOf('工事の許可がまだ取れてないんです。そちらの手違いですよね。')).toBe(true);
+    expect(complaintOf('すみません、ちょっと確認なんですけど、', 'もう三回目の電話なんですよ。')).toBe(true);
+    expect(complaintOf('お忙しいところすみません。', '約束の日に誰も来なかったんです。')).toBe(true);
+    // Call-wide: an apology for one's own doing in another line holds the rules' hit back too.
+    expect(complaintOf('全然つながらないし。', 'こっちの都合で何度も変えてしまってすみません。')).toBe(false);
   });
 });
 
