@@ -158,6 +158,7 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
                           auto (e.g. stream,file: file mode's wall over stream mode's, in one run)
   --file-rtf R            the emulator answers a file request after R × its audio (default 0.25)
   --account-sessions N    the account's sessions shared through the session budget
+  --probe-slots N         probes at once per media worker (CALLPIPE_PROBE_CONCURRENCY; default the stack's, 1)
                           (CALLPIPE_ASR_ACCOUNT_SESSIONS) and the emulator's account limit; absent, each
                           worker process counts its own (--budget)
   --features compare      each strategy's pass with call reasons and transcript quality off, then on
@@ -526,6 +527,7 @@ async function run(): Promise<void> {
       recognition: { type: 'string' },
       'file-rtf': { type: 'string', default: '0.25' },
       'account-sessions': { type: 'string' },
+      'probe-slots': { type: 'string' },
       features: { type: 'string' },
       garbled: { type: 'string' },
       seed: { type: 'string', default: '7' },
@@ -562,6 +564,9 @@ async function run(): Promise<void> {
   const accountSessions = values['account-sessions'] ? Number(values['account-sessions']) : undefined;
   if (accountSessions !== undefined && !(Number.isInteger(accountSessions) && accountSessions > 0))
     throw new Error(`--account-sessions takes a whole number of sessions, not ${values['account-sessions']}`);
+  const probeSlots = values['probe-slots'] ? Number(values['probe-slots']) : undefined;
+  if (probeSlots !== undefined && !(Number.isInteger(probeSlots) && probeSlots > 0))
+    throw new Error(`--probe-slots takes a whole number of probes, not ${values['probe-slots']}`);
   const variants: Variant[] = values.recognition
     ? values.recognition.split(',').map((m) => {
         const recognition = m.trim() as RecognitionMode;
@@ -624,6 +629,8 @@ async function run(): Promise<void> {
     log,
     workerEnv: {
       ...(accountSessions ? { CALLPIPE_ASR_ACCOUNT_SESSIONS: String(accountSessions) } : {}),
+      // The stack sets its workers' probe slots from its own configuration; this goes over it.
+      ...(probeSlots ? { CALLPIPE_PROBE_CONCURRENCY: String(probeSlots) } : {}),
       // A profile is written when the workers exit, as they do at the end of each pass.
       ...(values.profile || values['node-options']
         ? {
