@@ -429,6 +429,8 @@ function keepProgress(run: PiecesRun): void {
   run.writeQueued = true;
   run.lastWrite = run.lastWrite.then(async () => {
     run.writeQueued = false;
+    // Checked again when the write's turn comes: the last piece may have finished while an earlier write ran.
+    if (run.done.size === run.input.pieces.length) return;
     const body: PiecesResult = { version: 1, pieces: [...run.done.values()] };
     try {
       await run.deps.store.put(partialResultKey(run.input.resultKey), JSON.stringify(body), {
