@@ -160,8 +160,10 @@ class Accumulator {
       this.conditioner.processBlock(c, samples, c, channels, out);
       let sum = 0;
       let squares = 0;
-      for (let i = c; i < samples.length; i += channels) sum += samples[i]!;
-      for (let n = 0; n < frames; n++) squares += out[n]! * out[n]!;
+      for (let n = 0, i = c; n < frames; n++, i += channels) {
+        sum += samples[i]!;
+        squares += out[n]! * out[n]!;
+      }
       sums[c]! += sum;
       energy[c]! += squares;
     }
@@ -172,14 +174,23 @@ class Accumulator {
       for (let n = 0; n < frames; n++) dot += a[n]! * b[n]!;
       cross[p]! += dot;
     }
-    // Window peaks, frame by frame so windows run across blocks.
-    for (let n = 0; n < frames; n++) {
+    // Window peaks: each channel's run of frames up to the window's end, so windows run across blocks.
+    const current = this.current;
+    for (let n = 0; n < frames;) {
+      const stop = Math.min(frames, n + WINDOW_SAMPLES - this.inWindow);
       for (let c = 0; c < channels; c++) {
-        const v = block[c]![n]!;
-        const abs = v < 0 ? -v : v;
-        if (abs > this.current[c]!) this.current[c] = abs;
+        const x = block[c]!;
+        let peak = current[c]!;
+        for (let k = n; k < stop; k++) {
+          const v = x[k]!;
+          const abs = v < 0 ? -v : v;
+          if (abs > peak) peak = abs;
+        }
+        current[c] = peak;
       }
-      if (++this.inWindow === WINDOW_SAMPLES) this.closeWindow();
+      this.inWindow += stop - n;
+      n = stop;
+      if (this.inWindow === WINDOW_SAMPLES) this.closeWindow();
     }
     this.samples += frames;
   }
