@@ -36,7 +36,7 @@ export interface FramecrcLength {
  * prints one line per packet or decoded frame: stream, dts, pts, duration, size, crc, in the stream's
  * time base. Returns each output stream's {@link FramecrcLength}, in output order.
  */
-async function framecrcStreams(
+export async function framecrcStreams(
   args: string[],
   streams: number,
   signal?: AbortSignal,
