@@ -25,94 +25,53 @@ import { roundSecondsToMs } from '../../schemas/units.ts';
  */
 const LENGTH_TOLERANCE_SECONDS = 0.25;
 
-/** What a framecrc output stream held, in seconds: its durations' sum and its timestamps' span. */
-export interface FramecrcLength {
-  total: number;
-  span: number;
-}
-
 /**
- * Runs ffmpeg with `args` (inputs, maps and codecs, without the muxer) into the framecrc muxer, which
- * prints one line per packet or decoded frame: stream, dts, pts, duration, size, crc, in the stream's
- * time base. Returns each output stream's {@link FramecrcLength}, in output order.
- */
-export async function framecrcStreams(
-  args: string[],
-  streams: number,
-  signal?: AbortSignal,
-): Promise<FramecrcLength[]> {
-  const timeBase = Array.from({ length: streams }, () => 0);
-  const sums = Array.from({ length: streams }, () => ({
-    total: 0,
-    first: undefined as number | undefined,
-    end: 0,
-  }));
-  await runFfmpeg(['-v', 'error', ...args, '-f', 'framecrc', '-'], {
-    signal,
-    onStdoutLine(line) {
-      if (line.startsWith('#tb ')) {
-        const [index, base] = line.slice(4).split(':');
-        const [num, den] = base!.trim().split('/').map(Number);
-        if (Number(index) < streams) timeBase[Number(index)] = num! / den!;
-      } else if (!line.startsWith('#')) {
-        const [index, , pts, duration] = line.split(',').map(Number);
-        const sum = sums[index!];
-        if (!sum || !Number.isFinite(duration)) return;
-        sum.total += duration!;
-        if (!Number.isFinite(pts)) return;
-        sum.first ??= pts!;
-        sum.end = Math.max(sum.end, pts! + duration!);
-      }
-    },
-  });
-  return sums.map(({ total, first, end }, i) => ({
-    total: total * timeBase[i]!,
-    span: first === undefined ? 0 : (end - first) * timeBase[i]!,
-  }));
-}
-
-/**
- * Reads `input`'s audio stream through ffmpeg's framecrc muxer: `copy` demuxes only, otherwise every
- * frame is decoded; `limitSeconds` stops after that much output (a head read). Returns, in seconds, the
- * sum of the durations and the span from the first timestamp to the last one's end.
+ * Reads `input`'s audio stream through ffmpeg's framecrc muxer (one line per packet or decoded frame:
+ * stream, dts, pts, duration, size, crc, in the stream's time base): `copy` demuxes only, otherwise
+ * every frame is decoded; `limitSeconds` stops after that much output (a head read). Returns, in
+ * seconds, the sum of the durations and the span from the first timestamp to the last one's end.
  */
 export async function framecrcSeconds(
   input: MediaInput,
   options: { copy: boolean; signal?: AbortSignal; limitSeconds?: number },
-): Promise<FramecrcLength> {
+): Promise<{ total: number; span: number }> {
+  let timeBase = 0;
+  let total = 0;
+  let first: number | undefined;
+  let end = 0;
   const codec = options.copy ? ['-c', 'copy'] : [];
   const limit = options.limitSeconds === undefined ? [] : ['-t', String(options.limitSeconds)];
-  const args = [...inputArgs(input), '-map', `0:${input.streamIndex}`, ...codec, ...limit];
-  const [length] = await framecrcStreams(args, 1, options.signal);
-  return length!;
-}
-
-/**
- * The probe's one ffmpeg run on a recording that needs no repair: the audio packets read without
- * decoding (output stream 0), and a decode of the first `headSeconds` from a second opening of the
- * same file, its reading stopped there by the input's `-t` (output stream 1). One process instead of
- * two: most of a short read's cost is the process's start.
- */
-export async function packetsAndHead(
-  input: MediaInput,
-  headSeconds: number,
-  signal?: AbortSignal,
-): Promise<{ packets: PacketLength; headSeconds: number }> {
-  const [copied, head] = await framecrcStreams(
+  await runFfmpeg(
     [
+      '-v',
+      'error',
       ...inputArgs(input),
-      ...['-t', String(headSeconds)],
-      ...inputArgs(input),
-      ...['-map', `0:${input.streamIndex}`, '-map', `1:${input.streamIndex}`, '-c:0', 'copy'],
+      '-map',
+      `0:${input.streamIndex}`,
+      ...codec,
+      ...limit,
+      '-f',
+      'framecrc',
+      '-',
     ],
-    2,
-    signal,
+    {
+      signal: options.signal,
+      onStdoutLine(line) {
+        if (line.startsWith('#tb 0:')) {
+          const [num, den] = line.slice(6).trim().split('/').map(Number);
+          timeBase = num! / den!;
+        } else if (!line.startsWith('#')) {
+          const [, , pts, duration] = line.split(',').map(Number);
+          if (!Number.isFinite(duration)) return;
+          total += duration!;
+          if (!Number.isFinite(pts)) return;
+          first ??= pts!;
+          end = Math.max(end, pts! + duration!);
+        }
+      },
+    },
   );
-  return { packets: packetLengthOf(copied!), headSeconds: head!.total };
-}
-
-function packetLengthOf({ total, span }: FramecrcLength): PacketLength {
-  return { seconds: Math.max(total, span), gapSeconds: Math.max(0, span - total) };
+  return { total: total * timeBase, span: first === undefined ? 0 : (end - first) * timeBase };
 }
 
 /**
@@ -122,7 +81,8 @@ function packetLengthOf({ total, span }: FramecrcLength): PacketLength {
  * a packet without a duration still counts in the span.
  */
 export async function packetSeconds(input: MediaInput, signal?: AbortSignal): Promise<PacketLength> {
-  return packetLengthOf(await framecrcSeconds(input, { copy: true, signal }));
+  const { total, span } = await framecrcSeconds(input, { copy: true, signal });
+  return { seconds: Math.max(total, span), gapSeconds: Math.max(0, span - total) };
 }
 
 export interface PacketLength {

@@ -3,9 +3,9 @@
  * recording's length beyond reading it once. The reader comes first (input-format.ts: a headerless
  * format is read as its extension names it), then ffprobe reads the container's claims (numbers as
  * strings; a duration that may be estimated or `N/A`), then, in parallel, the container's own timeline
- * (the demuxed packets, or the AMR frames, read without decoding) with a decode of the first
- * {@link HEAD_DECODE_SECONDS} (a file ffmpeg opens but cannot decode is refused here), one ffmpeg run
- * for both unless the file is AMR, and the fingerprint. Packets whose timestamps jump over a gap are refused here too (length-check.ts).
+ * (the demuxed packets, or the AMR frames, read without decoding), a decode of the first
+ * {@link HEAD_DECODE_SECONDS} (a file ffmpeg opens but cannot decode is refused here), and the
+ * fingerprint. Packets whose timestamps jump over a gap are refused here too (length-check.ts).
  *
  * The whole decode is not the probe's: the probe slot is kept short so that one long recording does not
  * hold other calls' probes. The plan's channel analysis decodes every sample anyway; it counts them, and
@@ -22,7 +22,7 @@ import { FfmpegError, MediaError } from './errors.ts';
 import { runFfprobe } from './ffmpeg.ts';
 import { readerOf } from './input-format.ts';
 import { refusedContent, refusedDemuxerOf } from './input-policy.ts';
-import { checkPacketGap, framecrcSeconds, packetsAndHead } from './length-check.ts';
+import { checkPacketGap, framecrcSeconds, packetSeconds } from './length-check.ts';
 import { inputArgs, openInput, plainInput, type MediaInput } from './media-input.ts';
 import { readHead } from './sniff.ts';
 import { PROBE_MAX_BOUND_MS } from '../../schemas/media-time-bounds.ts';
@@ -215,15 +215,13 @@ async function measureTimeline(
   try {
     const input = await openInput(path, reader, streamIndex, { signal, remake: true });
     const amr = input.frames;
-    const [{ headSeconds, containerSeconds }, fingerprint] = await Promise.all([
+    const [headSeconds, containerSeconds, fingerprint] = await Promise.all([
+      decodedDurationSeconds(input, signal, HEAD_DECODE_SECONDS),
       amr
-        ? decodedDurationSeconds(input, signal, HEAD_DECODE_SECONDS).then((head) => ({
-            headSeconds: head,
-            containerSeconds: amrSeconds(amr.frames),
-          }))
-        : packetsAndHead(input, HEAD_DECODE_SECONDS, signal).then(({ packets, headSeconds: head }) => {
+        ? amrSeconds(amr.frames)
+        : packetSeconds(plainInput(path, reader, streamIndex), signal).then((packets) => {
             checkPacketGap(path, packets);
-            return { headSeconds: head, containerSeconds: packets.seconds };
+            return packets.seconds;
           }),
       options.fingerprint ?? fileFingerprint(path, signal),
     ]);

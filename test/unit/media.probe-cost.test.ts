@@ -37,17 +37,11 @@ beforeEach(() => {
   runs.length = 0;
 });
 
-/**
- * A run that decodes (an output stream not copied), and how much of the audio it is limited to, if at
- * all: an output's `-t`, or the input's before the `-i` of the one input it decodes (the probe's run
- * copies its first input's packets and decodes its second).
- */
+/** A run that decodes (no stream copy), and how much of the audio it is limited to, if at all. */
 function decodes(args: string[]): { limitSeconds: number | undefined } | undefined {
-  const inputs = args.filter((a) => a === '-i').length;
-  const copied = args.filter((a, i) => /^-c(:a|:\d+)?$/.test(a) && args[i + 1] === 'copy').length;
-  if (copied >= Math.max(inputs, 1)) return undefined;
-  const decoded = copied > 0 ? args.lastIndexOf('-i') : args.length;
-  const t = args.lastIndexOf('-t', decoded);
+  const copy = args.some((a, i) => /^-c(:a)?$/.test(a) && args[i + 1] === 'copy');
+  if (copy) return undefined;
+  const t = args.indexOf('-t');
   return { limitSeconds: t >= 0 ? Number(args[t + 1]) : undefined };
 }
 
@@ -62,8 +56,6 @@ describe('the probe of a long recording', () => {
     await writeLavfi(at('long.flac'), 'anullsrc=r=8000:cl=mono:d=7200', ['-c:a', 'flac']);
     runs.length = 0;
     const probe = await probeRecording(at('long.flac'), { fingerprint: 'x' });
-    // One ffmpeg run reads the packets and decodes the head: a run's start is most of a short read's cost.
-    expect(runs).toHaveLength(1);
     const decoding = runs.map(decodes).filter((d) => d !== undefined);
     expect(decoding.length).toBeGreaterThan(0);
     for (const d of decoding) expect(d.limitSeconds ?? Infinity).toBeLessThanOrEqual(HEAD_DECODE_SECONDS);
