@@ -161,8 +161,10 @@ const limitsConfigSchema = z.object({
   mediaConcurrency: positiveInt,
   /**
    * Probes per media worker, on a queue of their own (`<prefix>-probe`): a night's flood of new calls'
-   * probes (each a download and a full decode) never holds the slots that plan and transcode the calls
-   * already under way, which feed the recognition sessions.
+   * probes (each a download, a read of its packets and a decode of its first seconds) never holds the
+   * slots that plan and transcode the calls already under way, which feed the recognition sessions.
+   * Two by default: a long recording's probe, mostly waiting on its download, does not hold back the
+   * next call's, whose plan file recognition's sessions wait for.
    */
   probeConcurrency: positiveInt,
   /** Longest recognition session in seconds, at most the service's (spec 02, Limits). */

@@ -23,7 +23,7 @@ export const LIMIT_DEFAULTS = {
   nlpRequestsPerSecond: 20,
   nlpConcurrency: 8,
   mediaConcurrency: 2,
-  probeConcurrency: 1,
+  probeConcurrency: 2,
   maxSessionSeconds: SERVICE_MAX_SESSION_SECONDS,
   planStrategy: 'balanced',
   minSessionSeconds: 60,
