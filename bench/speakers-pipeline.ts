@@ -33,6 +33,7 @@ import {
   derOf,
   diarizationError,
   dtmfPhraseSpan,
+  onsetOffsets,
   speakerHolding,
   truthLabelledError,
   utteranceMatches,
@@ -270,6 +271,8 @@ interface SpeechScore {
   der: DerParts;
   /** The DER of the same utterances each labelled with its true speaker: the part no separator removes. */
   floor: DerParts;
+  /** Seconds from each script segment opening in the clear to the result utterance opening there. */
+  onsets: number[];
   /** The voice named agent is the script's agent (speaker 0). */
   agentRight: boolean;
   decision: string;
@@ -301,6 +304,7 @@ function scoreSpeech(call: CorpusCall, doc: ResultDocument): SpeechScore {
       doc.utterances.map((u, i) => ({ start: u.start, end: u.end, who: voiceOf[i] ?? null })),
     ),
     floor: truthLabelledError(reference, doc.utterances, 3),
+    onsets: onsetOffsets(call.segments, doc.utterances),
     agentRight:
       agentUtterances.length > 0 &&
       agentUtterances.filter((t) => t === 0).length > agentUtterances.length / 2,
@@ -340,6 +344,17 @@ function reportSpeech(scores: { call: CorpusCall; s: SpeechScore }[], log: (line
       `  DER (0.25-s collar)              ${(100 * derOf(der)).toFixed(1)} % of ${(der.scored / 60).toFixed(1)} min scored ${derParts(der)}`,
     );
     log(`  DER, true speakers' labels       ${(100 * derOf(floor)).toFixed(1)} % ${derParts(floor)}`);
+    for (const style of ['pure', 'dtmf+speech'] as const) {
+      const onsets = set
+        .filter(({ call }) => call.style === style)
+        .flatMap(({ s }) => s.onsets)
+        .sort((a, b) => a - b);
+      const at = (q: number) => onsets[Math.floor(q * (onsets.length - 1))]!.toFixed(3);
+      if (onsets.length)
+        log(
+          `  ${style} utterances open after the script's segment (its code for DTMF + speech): median ${at(0.5)} s, 10-90 % ${at(0.1)} to ${at(0.9)} s (${onsets.length} segments opening in the clear)`,
+        );
+    }
     log(`  two voices found                 ${set.filter(({ s }) => s.voices === 2).length}/${set.length}`);
     log(`  agent is the script's agent      ${set.filter(({ s }) => s.agentRight).length}/${set.length}`);
     log(`  separation CPU                   ${(ms / Math.max(1e-9, hours)).toFixed(0)} ms per audio hour`);

@@ -184,3 +184,26 @@ export function truthLabelledError(
   }));
   return diarizationError(reference, labelled, collarSeconds);
 }
+
+/** Reference segments opening after this much quiet count as opening in the clear (a recognizer's hangover is 0.2 s). */
+const CLEAR_SECONDS = 0.3;
+
+/**
+ * Where a recognizer opens its segments against the reference's: for every reference segment opening in
+ * the clear (no other one within `CLEAR_SECONDS` before it), the seconds from its start to the start of
+ * the first span opening at most 0.1 s before it and before it ends; segments no span opens in are left out.
+ */
+export function onsetOffsets(
+  reference: readonly { start: number; end: number }[],
+  spans: readonly { start: number; end: number }[],
+): number[] {
+  const out: number[] = [];
+  const opens = spans.map((s) => s.start).sort((a, b) => a - b);
+  for (const r of reference) {
+    const crowded = reference.some((o) => o !== r && o.start <= r.start && o.end > r.start - CLEAR_SECONDS);
+    if (crowded) continue;
+    const first = opens.find((t) => t >= r.start - 0.1);
+    if (first !== undefined && first < r.end) out.push(first - r.start);
+  }
+  return out;
+}
