@@ -8,10 +8,13 @@
  * - stereo calls with the agent on channel 0 or on channel 1, inbound and outbound, with and without a
  *   greeting (the configured map is always channel 0 = agent, so half of them must be swapped).
  *
- * Prints per-utterance speaker accuracy, the diarization error rate (0.25-s collar) of the mono calls, role
- * accuracy, swaps against the map without high confidence, the share of calls left `mixed` or of low
- * confidence, and the separation's CPU per audio hour. Usage:
- *   npm run bench:speakers:pipeline -- [--speed 20] [--mono 8] [--stereo 8]
+ * Prints per-utterance speaker accuracy, the diarization error rate (0.25-s collar and none) of the mono
+ * calls against their phrases' tones (and, as before 2026-11-29, against their slots, whose last silent
+ * gap the recognizer never reports), role accuracy, swaps against the map without high confidence, the
+ * share of calls left `mixed` or of low confidence, and the separation's CPU per audio hour. Speech calls:
+ * the DER against the script's segments, and the DER of the same result utterances each labelled with its
+ * true speaker (the part of the DER no separator removes). Usage:
+ *   npm run bench:speakers:pipeline -- [--speed 20] [--mono 8] [--stereo 8] [--speech 16]
  */
 import { mkdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,6 +32,10 @@ import {
   addDer,
   derOf,
   diarizationError,
+  dtmfPhraseSpan,
+  onsetOffsets,
+  speakerHolding,
+  truthLabelledError,
   utteranceMatches,
   type DerParts,
   type Labelled,
@@ -108,7 +115,10 @@ function corpus(monoCalls: number, stereoCalls: number): BenchCall[] {
   return calls;
 }
 
-/** The truth of one call: per phrase its start, end, text and speaker (0 agent, 1 customer). */
+/**
+ * The truth of one call: per phrase its start, the end of its tones, the end of its slot (the tones and
+ * the last symbol's gap, the reference before 2026-11-29), text and speaker (0 agent, 1 customer).
+ */
 function truthOf(call: BenchCall) {
   const book = loadPhrasebook();
   return call.script.channels
@@ -116,8 +126,8 @@ function truthOf(call: BenchCall) {
       c.phrases.map((p) => {
         const leg = call.stereo ? (ch === call.agentChannel ? 0 : 1) : (p.leg ?? 0);
         return {
-          start: p.start,
-          end: p.start + phraseDurationSeconds(p.id),
+          ...dtmfPhraseSpan(p.start, p.id),
+          slotEnd: p.start + phraseDurationSeconds(p.id),
           text: book.get(p.id)!,
           who: leg,
         };
@@ -132,6 +142,9 @@ interface Score {
   der: DerParts;
   /** Without collars: a DTMF phrase lasts 0.36–0.6 s, so 0.25-s collars hide most of it. */
   derNoCollar: DerParts;
+  /** The same against the phrases' slots, their last silent gap counted as speech (before 2026-11-29). */
+  derSlot: DerParts;
+  derSlotNoCollar: DerParts;
   rolesRight: boolean;
   mixedOrLow: boolean;
   falseSwap: boolean;
@@ -153,6 +166,7 @@ function score(call: BenchCall, doc: ResultDocument): Score {
     if (u && u.speaker === SPEAKERS[t.who]) right++;
   }
   const reference = truth.map((t) => ({ start: t.start, end: t.end, who: t.who }));
+  const slots = truth.map((t) => ({ start: t.start, end: t.slotEnd, who: t.who }));
   const roles = doc.speakerRoles!;
   const agentRight = doc.utterances.filter((u) => u.speaker === 'agent').length > 0;
   return {
@@ -160,6 +174,8 @@ function score(call: BenchCall, doc: ResultDocument): Score {
     right,
     der: diarizationError(reference, hyp),
     derNoCollar: diarizationError(reference, hyp, 0),
+    derSlot: diarizationError(slots, hyp),
+    derSlotNoCollar: diarizationError(slots, hyp, 0),
     rolesRight: agentRight && right / truth.length >= 0.9,
     mixedOrLow: roles.confidence === 'low' || doc.speakers.includes('mixed'),
     // The map was right (agent on channel 0) and the call was swapped anyway, or swapped with low confidence.
@@ -253,6 +269,10 @@ interface SpeechScore {
   right: number;
   voices: number;
   der: DerParts;
+  /** The DER of the same utterances each labelled with its true speaker: the part no separator removes. */
+  floor: DerParts;
+  /** Seconds from each script segment opening in the clear to the result utterance opening there. */
+  onsets: number[];
   /** The voice named agent is the script's agent (speaker 0). */
   agentRight: boolean;
   decision: string;
@@ -267,14 +287,8 @@ interface SpeechScore {
  */
 function scoreSpeech(call: CorpusCall, doc: ResultDocument): SpeechScore {
   const names = [...new Set(doc.utterances.map((u) => u.speaker))].filter((n) => n !== 'mixed');
-  const truth = doc.utterances.map((u) => {
-    const held = [0, 1, 2].map((who) =>
-      call.segments
-        .filter((g) => g.speaker === who)
-        .reduce((n, g) => n + Math.max(0, Math.min(u.end, g.end) - Math.max(u.start, g.start)), 0),
-    );
-    return held.indexOf(Math.max(...held));
-  });
+  const reference = call.segments.map((g) => ({ start: g.start, end: g.end, who: g.speaker }));
+  const truth = doc.utterances.map((u) => speakerHolding(u, reference, 3));
   const voiceOf = doc.utterances.map((u) => (names.includes(u.speaker) ? names.indexOf(u.speaker) : null));
   const { correct } = utteranceMatches(truth, voiceOf);
   const agentUtterances = doc.utterances
@@ -286,9 +300,11 @@ function scoreSpeech(call: CorpusCall, doc: ResultDocument): SpeechScore {
     right: correct,
     voices: roles.separation?.voices ?? 0,
     der: diarizationError(
-      call.segments.map((g) => ({ start: g.start, end: g.end, who: g.speaker })),
+      reference,
       doc.utterances.map((u, i) => ({ start: u.start, end: u.end, who: voiceOf[i] ?? null })),
     ),
+    floor: truthLabelledError(reference, doc.utterances, 3),
+    onsets: onsetOffsets(call.segments, doc.utterances),
     agentRight:
       agentUtterances.length > 0 &&
       agentUtterances.filter((t) => t === 0).length > agentUtterances.length / 2,
@@ -302,22 +318,22 @@ function reportSpeech(scores: { call: CorpusCall; s: SpeechScore }[], log: (line
   if (!scores.length) return;
   const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)} %` : '—');
   log('');
-  log('speech call (test split)        min  utterances  voices  right    DER      decision         who');
+  log(
+    'speech call (test split)        min  utterances  voices  right    DER      floor    decision         who',
+  );
   for (const { call, s } of scores) {
     log(
-      `${call.id.padEnd(30)}${(call.durationSeconds / 60).toFixed(1).padStart(5)}${String(s.utterances).padStart(12)}${String(s.voices).padStart(8)}  ${pct(s.right, s.utterances).padStart(7)}  ${pct(derOf(s.der) * 100, 100).padStart(7)}  ${s.decision.padEnd(16)} ${call.description}`,
+      `${call.id.padEnd(30)}${(call.durationSeconds / 60).toFixed(1).padStart(5)}${String(s.utterances).padStart(12)}${String(s.voices).padStart(8)}  ${pct(s.right, s.utterances).padStart(7)}  ${pct(derOf(s.der) * 100, 100).padStart(7)}  ${pct(derOf(s.floor) * 100, 100).padStart(7)}  ${s.decision.padEnd(16)} ${call.description}`,
     );
   }
+  log('(floor: the DER of the same result utterances each labelled with its true speaker)');
   for (const engine of ['openjtalk', 'espeak', undefined] as const) {
     const set = scores.filter(({ call }) => engine === undefined || call.engine === engine);
     const u = set.reduce((n, { s }) => n + s.utterances, 0);
     const right = set.reduce((n, { s }) => n + s.right, 0);
-    const der = set.reduce((d, { s }) => addDer(d, s.der), {
-      scored: 0,
-      missed: 0,
-      falseAlarm: 0,
-      confusion: 0,
-    });
+    const zero = { scored: 0, missed: 0, falseAlarm: 0, confusion: 0 };
+    const der = set.reduce((d, { s }) => addDer(d, s.der), zero);
+    const floor = set.reduce((d, { s }) => addDer(d, s.floor), zero);
     const worst = set.reduce((w, { s }) => Math.min(w, s.right / Math.max(1, s.utterances)), 1);
     const ms = set.reduce((n, { s }) => n + s.separationMs, 0);
     const hours = set.reduce((n, { s }) => n + s.audioSeconds, 0) / 3600;
@@ -325,21 +341,40 @@ function reportSpeech(scores: { call: CorpusCall; s: SpeechScore }[], log: (line
     log(`speech, ${engine ?? 'both synthesizers'}: ${set.length} mono calls, ${u} utterances`);
     log(`  per-utterance speaker accuracy   ${pct(right, u)} (worst call ${pct(worst, 1)})`);
     log(
-      `  DER (0.25-s collar)              ${(100 * derOf(der)).toFixed(1)} % of ${(der.scored / 60).toFixed(1)} min scored`,
+      `  DER (0.25-s collar)              ${(100 * derOf(der)).toFixed(1)} % of ${(der.scored / 60).toFixed(1)} min scored ${derParts(der)}`,
     );
+    log(`  DER, true speakers' labels       ${(100 * derOf(floor)).toFixed(1)} % ${derParts(floor)}`);
+    for (const style of ['pure', 'dtmf+speech'] as const) {
+      const onsets = set
+        .filter(({ call }) => call.style === style)
+        .flatMap(({ s }) => s.onsets)
+        .sort((a, b) => a - b);
+      const at = (q: number) => onsets[Math.floor(q * (onsets.length - 1))]!.toFixed(3);
+      if (onsets.length)
+        log(
+          `  ${style} utterances open after the script's segment (its code for DTMF + speech): median ${at(0.5)} s, 10-90 % ${at(0.1)} to ${at(0.9)} s (${onsets.length} segments opening in the clear)`,
+        );
+    }
     log(`  two voices found                 ${set.filter(({ s }) => s.voices === 2).length}/${set.length}`);
     log(`  agent is the script's agent      ${set.filter(({ s }) => s.agentRight).length}/${set.length}`);
     log(`  separation CPU                   ${(ms / Math.max(1e-9, hours)).toFixed(0)} ms per audio hour`);
   }
 }
 
+const derParts = (d: DerParts) =>
+  d.scored
+    ? `(missed ${((100 * d.missed) / d.scored).toFixed(1)}, false alarm ${((100 * d.falseAlarm) / d.scored).toFixed(1)}, confusion ${((100 * d.confusion) / d.scored).toFixed(1)})`
+    : '';
+
 function report(scores: { call: BenchCall; s: Score }[], log: (line: string) => void): void {
   const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)} %` : '—');
   log('');
-  log('call                                          utterances  right    decision        DER (no collar)');
+  log(
+    'call                                          utterances  right    decision        DER (no collar; against the slots)',
+  );
   for (const { call, s } of scores) {
     log(
-      `${call.name.padEnd(46)}${String(s.utterances).padStart(10)}  ${pct(s.right, s.utterances).padStart(7)}  ${s.decision.padEnd(15)} ${call.stereo ? '' : (100 * derOf(s.derNoCollar)).toFixed(1) + ' %'}`,
+      `${call.name.padEnd(46)}${String(s.utterances).padStart(10)}  ${pct(s.right, s.utterances).padStart(7)}  ${s.decision.padEnd(15)} ${call.stereo ? '' : `${(100 * derOf(s.derNoCollar)).toFixed(1)} %; ${(100 * derOf(s.derSlotNoCollar)).toFixed(1)} %`}`,
     );
   }
   for (const kind of ['mono', 'stereo'] as const) {
@@ -350,18 +385,21 @@ function report(scores: { call: BenchCall; s: Score }[], log: (line: string) => 
     const zero = { scored: 0, missed: 0, falseAlarm: 0, confusion: 0 };
     const der = set.reduce((d, { s }) => addDer(d, s.der), zero);
     const bare = set.reduce((d, { s }) => addDer(d, s.derNoCollar), zero);
+    const slot = set.reduce((d, { s }) => addDer(d, s.derSlot), zero);
+    const bareSlot = set.reduce((d, { s }) => addDer(d, s.derSlotNoCollar), zero);
     const withCue = set.filter(({ call }) => call.greeting);
     log('');
     log(`${kind}: ${set.length} calls, ${u} utterances`);
     log(`  per-utterance speaker accuracy   ${pct(right, u)}`);
-    if (kind === 'mono')
+    if (kind === 'mono') {
       log(
-        `  DER (0.25-s collar)              ${(100 * derOf(der)).toFixed(1)} % of ${(der.scored / 60).toFixed(1)} min scored`,
+        `  DER (0.25-s collar)              ${(100 * derOf(der)).toFixed(1)} % of ${(der.scored / 60).toFixed(1)} min scored; against the slots ${(100 * derOf(slot)).toFixed(1)} %`,
       );
-    if (kind === 'mono')
+      log(`  DER (no collar)                  ${(100 * derOf(bare)).toFixed(1)} % ${derParts(bare)}`);
       log(
-        `  DER (no collar)                  ${(100 * derOf(bare)).toFixed(1)} % (missed ${pct(bare.missed, bare.scored)}, false alarm ${pct(bare.falseAlarm, bare.scored)}, confusion ${pct(bare.confusion, bare.scored)})`,
+        `  DER (no collar) against the phrases' slots (their last gap as speech) ${(100 * derOf(bareSlot)).toFixed(1)} % ${derParts(bareSlot)}`,
       );
+    }
     log(
       `  roles right                      ${set.filter(({ s }) => s.rolesRight).length}/${set.length} (with a greeting: ${withCue.filter(({ s }) => s.rolesRight).length}/${withCue.length})`,
     );

@@ -4,6 +4,7 @@
  * the one-to-one mapping of voices to speakers that maximizes their overlap; no-score collars around
  * every reference boundary; overlapped speech scored), and utterance accuracy under its own best mapping.
  */
+import { DTMF_GAP_SECONDS, phraseDurationSeconds } from '../../schemas/synthetic-recording.ts';
 
 export interface Labelled {
   start: number;
@@ -141,4 +142,68 @@ export function utteranceMatches(
   const map = bestMapping(counts, nSpeakers);
   const correct = map.reduce((sum, s, v) => sum + (s >= 0 ? counts[v]![s]! : 0), 0);
   return { assigned, correct };
+}
+
+/**
+ * A DTMF phrase as sound: every symbol is a tone then a gap, so its tones end one gap before its slot
+ * does, and a recognizer's segment ends with the last tone. The slot's last gap is silence, nobody's speech.
+ */
+export const dtmfPhraseSpan = (start: number, phraseId: number) => ({
+  start,
+  end: start + phraseDurationSeconds(phraseId) - DTMF_GAP_SECONDS,
+});
+
+/** The speaker (0 to `speakers` − 1) holding most of [start, end) in `reference`; 0 when nobody does. */
+export function speakerHolding(
+  span: { start: number; end: number },
+  reference: readonly Labelled[],
+  speakers: number,
+): number {
+  const held = Array.from({ length: speakers }, (_, who) =>
+    reference
+      .filter((r) => r.who === who)
+      .reduce((n, r) => n + Math.max(0, Math.min(span.end, r.end) - Math.max(span.start, r.start)), 0),
+  );
+  return held.indexOf(Math.max(...held));
+}
+
+/**
+ * DER parts of `spans` each labelled with the reference speaker holding most of it: what a separator that
+ * names every span's speaker right scores on these spans, so the part of a DER no labelling removes.
+ */
+export function truthLabelledError(
+  reference: readonly Labelled[],
+  spans: readonly { start: number; end: number }[],
+  speakers: number,
+  collarSeconds = 0.25,
+): DerParts {
+  const labelled = spans.map((s) => ({
+    start: s.start,
+    end: s.end,
+    who: speakerHolding(s, reference, speakers),
+  }));
+  return diarizationError(reference, labelled, collarSeconds);
+}
+
+/** Reference segments opening after this much quiet count as opening in the clear (a recognizer's hangover is 0.2 s). */
+const CLEAR_SECONDS = 0.3;
+
+/**
+ * Where a recognizer opens its segments against the reference's: for every reference segment opening in
+ * the clear (no other one within `CLEAR_SECONDS` before it), the seconds from its start to the start of
+ * the first span opening at most 0.1 s before it and before it ends; segments no span opens in are left out.
+ */
+export function onsetOffsets(
+  reference: readonly { start: number; end: number }[],
+  spans: readonly { start: number; end: number }[],
+): number[] {
+  const out: number[] = [];
+  const opens = spans.map((s) => s.start).sort((a, b) => a - b);
+  for (const r of reference) {
+    const crowded = reference.some((o) => o !== r && o.start <= r.start && o.end > r.start - CLEAR_SECONDS);
+    if (crowded) continue;
+    const first = opens.find((t) => t >= r.start - 0.1);
+    if (first !== undefined && first < r.end) out.push(first - r.start);
+  }
+  return out;
 }

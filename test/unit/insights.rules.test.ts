@@ -596,6 +596,35 @@ describe('the shipped complaint rule’s exclusions, on ten writers’ calls (20
   });
 });
 
+describe('the shipped complaint rule, widened on twelve writers’ calls (2026.11.8)', () => {
+  it('flags what several writers’ complaints said and no clean call did', () => {
+    expect(complaintOf('ちゃんと事前に案内するべきじゃないですか。')).toBe(true);
+    expect(complaintOf('店員さんに勧められるままに契約したら、高くなってました。')).toBe(true);
+    expect(complaintOf('どうせまた同じ返事なんでしょう。')).toBe(true);
+    expect(complaintOf('前回も折り返しますって言われたんですけど。')).toBe(true);
+    expect(complaintOf('工事費は無料って言ってましたよ。')).toBe(true);
+    expect(complaintOf('あれはないと思いますよ。')).toBe(true);
+    expect(complaintOf('わざと分かりにくくしてますよね。')).toBe(true);
+    expect(complaintOf('御社にはそういう窓口はないんですね。')).toBe(true);
+    expect(complaintOf('請求書の住所がずっと間違ってるんです。')).toBe(true);
+    expect(complaintOf('いつ直るんですか、これ。')).toBe(true);
+    expect(complaintOf('頼んでないオプションが付いてました。')).toBe(true);
+    expect(complaintOf('こっちは仕事を休んで待ってたんですよ。')).toBe(true);
+    // Near them, clean: どうせなら, one's own mistake, when it arrives.
+    expect(complaintOf('どうせなら夫の分もまとめて変更したいです。')).toBe(false);
+    expect(complaintOf('私が間違って注文してしまって。')).toBe(false);
+    expect(complaintOf('注文した商品はいつ届きますか。')).toBe(false);
+  });
+
+  it('holds back a hit when a family member did it or the customer was mistaken', () => {
+    expect(complaintOf('まだ届いてないんですよ。')).toBe(true);
+    expect(complaintOf('主人が何回言っても書類を出さなくて、まだ届いてないんですよ。')).toBe(false);
+    expect(complaintOf('息子が勝手に課金してて、まだ止まってないんです。')).toBe(false);
+    expect(complaintOf('もう何日も待ってるんですよ。')).toBe(true);
+    expect(complaintOf('何日も待ってたと思ったんですけど、私の勘違いでした。')).toBe(false);
+  });
+});
+
 describe('classifier rules: each line of one speaker by a trained model (issue 40)', () => {
   const ngFile = (extra = '') =>
     rules(
