@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { trainingSet } from '../../activities/reasons/training-rows.ts';
 import { readTrainingCsv } from '../../schemas/classifier-dataset.ts';
 import { TRAINING_LIMITS } from '../../schemas/classifier-limits.ts';
 import {
