@@ -31,13 +31,18 @@ describe('the shipped line models’ training files (activities/insights/line-mo
 
   it.each(shipped)(
     '$set: `callpipe reasons train` takes it (spec 03 limits, two classes)',
-    ({ category }) => {
+    async ({ category }) => {
       const file = readFileSync(shippedLinesPath(category));
       expect(file.length).toBeLessThanOrEqual(TRAINING_LIMITS.bytes);
       const { rows, problems } = readTrainingCsv(file);
       expect(problems).toEqual([]);
       expect(rows.length).toBeLessThanOrEqual(TRAINING_LIMITS.lines);
       expect(new Set(rows.map((r) => r.class))).toEqual(new Set([category, OTHER]));
+      // What the command reads: `class,text` lines as they are (no stored result is looked up).
+      const set = await trainingSet(file, () => {
+        throw new Error('class,text lines read no result');
+      });
+      expect(set).toEqual({ rows, problems: [], text: null });
     },
   );
 
