@@ -23,6 +23,9 @@
  * also two lines above a lower one; and whether the rules' hit needs a customer line the model scores
  * above a threshold) is chosen on the choosing splits, each scored by a model trained on the others
  * (byChoosingSplits); (2) the model is retrained on all of them and scores test and test13.
+ * Every final model is trained from its shipped training file (activities/insights/line-models/, the lines
+ * a user trains with `callpipe reasons train`; bench/lib/line-models.ts), which must hold bench/data's lines:
+ * `--write-line-models` writes them (and measures nothing).
  * Harassment's and NG words' dev figure is a 5-fold cross-validation over dev's calls (each fold scored
  * by a model trained on the other four); their calib figure is calib's halves'.
  * `--sweep` prints every threshold's figures for each learner (calib scored by a dev-only model and by
@@ -31,8 +34,9 @@
  *
  *   node scripts/on-node.mjs ts bench/insight-rules.ts [--misses] [--sweep] [--split dev|calib|dev2|dev3|test|test5 … test13]
  *     [--learner naive-bayes|logistic-regression]
+ *   node scripts/on-node.mjs ts bench/insight-rules.ts --write-line-models
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { defaultRules, parseRules, type LoadedRules } from '../activities/insights/rule-file.ts';
 import { scoreCall } from '../activities/insights/score-call.ts';
 import { toUtteranceSentiment } from '../activities/nlp/sentiment.ts';
@@ -44,13 +48,22 @@ import {
   type LearnerName,
   type TextClassifier,
 } from '../emulator/nlp/text-classifier.ts';
-import { readTrainingCsv, trainingCsv } from '../schemas/classifier-dataset.ts';
+import { readTrainingCsv } from '../schemas/classifier-dataset.ts';
 import type { Category, Rule } from '../schemas/rules.ts';
 import type { ScoredCall } from '../activities/insights/evaluate-rules.ts';
+import {
+  CHOOSING,
+  finalLinesCsv,
+  linesCsv,
+  load,
+  path,
+  SETS,
+  shippedLinesPath,
+  type LabelledSet,
+  type SetName,
+} from './lib/line-models.ts';
 
 const TARGET = 0.9;
-const SETS = ['complaints', 'harassment', 'ng-words'] as const;
-type SetName = (typeof SETS)[number];
 /** Each set's headline split: the choosing splits (CHOOSING) chose complaints' rules and cut, so a fresh split. */
 const HEADLINE: Record<SetName, string> = { complaints: 'test13', harassment: 'test6', 'ng-words': 'test6' };
 const option = (name: string) => {
@@ -81,20 +94,8 @@ if (!(learnerName in LEARNERS)) throw new Error(`--learner: one of ${Object.keys
 const THRESHOLDS = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];
 const FOLDS = 5;
 const MODEL_ID = 'bench-lines';
-const OTHER = 'other';
-
-interface LabelledSet {
-  category: string;
-  speaker: 'agent' | 'customer';
-  positives: string[][];
-  negatives: string[][];
-}
 
 type Scorer = (text: string) => { class: string; score: number }[];
-
-const path = (set: string, split: string) => new URL(`./data/${set}.${split}.ja.json`, import.meta.url);
-const load = (set: string, split: string) =>
-  JSON.parse(readFileSync(path(set, split), 'utf8')) as LabelledSet;
 
 /**
  * A call of the agent's greeting, then each labelled line answered by the other speaker (a neutral
@@ -238,10 +239,10 @@ function lineModel(
   negatives: string[][],
   learner: TextClassifier<unknown> = LEARNERS[learnerName],
 ): Scorer {
-  const csv = trainingCsv([
-    ...positives.flat().map((text) => ({ class: category, text })),
-    ...negatives.flat().map((text) => ({ class: OTHER, text })),
-  ]);
+  return modelOfCsv(linesCsv(category, positives, negatives), learner);
+}
+
+function modelOfCsv(csv: string, learner: TextClassifier<unknown> = LEARNERS[learnerName]): Scorer {
   const { rows, problems } = readTrainingCsv(csv);
   if (problems.length > 0) throw new Error(`training file: ${problems[0]!.message}`);
   const model = learner.train(rows);
@@ -251,6 +252,19 @@ function lineModel(
     if (!scores) seen.set(text, (scores = learner.classify(model, text)));
     return scores;
   };
+}
+
+/**
+ * The set's final model, trained on its shipped training file (the lines a user trains on), which must
+ * be what bench/data gives now.
+ */
+function shippedModel(set: SetName): Scorer {
+  const { category, csv } = finalLinesCsv(set);
+  const file = shippedLinesPath(category);
+  const shipped = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  if (shipped !== csv)
+    throw new Error(`${file.pathname}: not the lines of bench/data; run with --write-line-models`);
+  return modelOfCsv(shipped);
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
@@ -382,30 +396,6 @@ function bestWorseOfTwo<T>(options: readonly T[], groups: (option: T) => Scored[
   return best.option;
 }
 
-/**
- * The splits that choose a set's cut, when it has any. Complaints: dev, calib, test5 … test12, dev2 and
- * dev3 (twelve writers' calls), each scored by a model that did not train on it. The complaint rules were
- * tuned or narrowed on every one of them (their rules-alone figures are optimistic); the confirmation's
- * cost in recall shows on every one. Harassment and NG words keep calib's halves (their rules were never
- * tuned on calib).
- */
-const CHOOSING: Partial<Record<SetName, readonly string[]>> = {
-  complaints: [
-    'dev',
-    'calib',
-    'test5',
-    'test6',
-    'test7',
-    'test8',
-    'test9',
-    'dev2',
-    'dev3',
-    'test10',
-    'test11',
-    'test12',
-  ],
-};
-
 interface Procedure {
   cut: Cut;
   finalModel: Scorer;
@@ -443,14 +433,10 @@ const cutName = (cut: Cut) =>
     : `${cut.above}${cut.twoAbove === undefined ? '' : ` or two above ${cut.twoAbove}`}${cut.confirm === undefined ? '' : `; rules confirmed above ${cut.confirm}`}`;
 
 /** The frozen procedure of harassment and NG words: calib's halves choose the threshold. */
-function byCalibHalves(dev: LabelledSet, calib: LabelledSet): Procedure {
+function byCalibHalves(set: SetName, dev: LabelledSet, calib: LabelledSet): Procedure {
   return {
     cut: bestWorseOfTwo(THRESHOLDS, (above) => [calibHalves(dev, calib, above)]),
-    finalModel: lineModel(
-      dev.category,
-      [...dev.positives, ...calib.positives],
-      [...dev.negatives, ...calib.negatives],
-    ),
+    finalModel: shippedModel(set),
     trainedOn: 'dev + calib',
     choosingScored: new Map(),
     ranked: [],
@@ -492,7 +478,7 @@ function byChoosingSplits(set: SetName, splits: readonly string[]): Procedure {
   const unconfirmed = byRank.find((r) => r.cut.confirm === undefined)!;
   return {
     cut: byRank[0]!.cut,
-    finalModel: trainedOn(choosing.map((c) => c.data)),
+    finalModel: shippedModel(set),
     trainedOn: splits.join(' + '),
     choosingScored,
     ranked: [...byRank.slice(0, 20), unconfirmed].map((r) => ({
@@ -513,7 +499,7 @@ function measureSet(set: SetName) {
   const dev = load(set, 'dev');
   const calib = load(set, 'calib');
   const choosing = CHOOSING[set];
-  const procedure = choosing ? byChoosingSplits(set, choosing) : byCalibHalves(dev, calib);
+  const procedure = choosing ? byChoosingSplits(set, choosing) : byCalibHalves(set, dev, calib);
   const { cut, finalModel } = procedure;
   const rows = SPLITS.flatMap((split) => {
     if (!existsSync(path(set, split))) {
@@ -562,7 +548,16 @@ function measureSet(set: SetName) {
   return { rows, ranked: procedure.ranked, ruleFile: checkedRuleFile(dev, cut) };
 }
 
-if (process.argv.includes('--sweep')) {
+if (process.argv.includes('--write-line-models')) {
+  for (const set of SETS) {
+    const { category, csv } = finalLinesCsv(set);
+    const file = shippedLinesPath(category);
+    mkdirSync(new URL('.', file), { recursive: true });
+    writeFileSync(file, csv);
+    const { rows } = readTrainingCsv(csv);
+    console.log(`${file.pathname}: ${rows.length} lines, ${Buffer.byteLength(csv)} bytes`);
+  }
+} else if (process.argv.includes('--sweep')) {
   const sweep = SETS.flatMap((set) =>
     (Object.keys(LEARNERS) as LearnerName[]).map((name) => {
       const learner = LEARNERS[name];
