@@ -158,9 +158,9 @@ const USAGE = `npm run bench:night -- [options]   (bench/README.md, "Night")
                           auto (e.g. stream,file: file mode's wall over stream mode's, in one run)
   --file-rtf R            the emulator answers a file request after R × its audio (default 0.25)
   --account-sessions N    the account's sessions shared through the session budget
-  --probe-slots N         probes at once per media worker (CALLPIPE_PROBE_CONCURRENCY; default the stack's, 2)
                           (CALLPIPE_ASR_ACCOUNT_SESSIONS) and the emulator's account limit; absent, each
                           worker process counts its own (--budget)
+  --probe-slots N         probes at once per media worker (CALLPIPE_PROBE_CONCURRENCY; default the stack's, 2)
   --features compare      each strategy's pass with call reasons and transcript quality off, then on
                           (reasons with a model trained from the demo's scripted examples): text
                           requests per audio hour on over off (issue 40's 1.15 bound)

@@ -29,7 +29,7 @@ import { loadPhrasebook } from '../emulator/phrasebook.ts';
 import { BENCH_CACHE } from './lib/night-set.ts';
 import { startBenchStack } from './lib/bench-stack.ts';
 import {
-  addDer,
+  totalDer,
   derOf,
   diarizationError,
   dtmfPhraseSpan,
@@ -331,9 +331,8 @@ function reportSpeech(scores: { call: CorpusCall; s: SpeechScore }[], log: (line
     const set = scores.filter(({ call }) => engine === undefined || call.engine === engine);
     const u = set.reduce((n, { s }) => n + s.utterances, 0);
     const right = set.reduce((n, { s }) => n + s.right, 0);
-    const zero = { scored: 0, missed: 0, falseAlarm: 0, confusion: 0 };
-    const der = set.reduce((d, { s }) => addDer(d, s.der), zero);
-    const floor = set.reduce((d, { s }) => addDer(d, s.floor), zero);
+    const der = totalDer(set.map(({ s }) => s.der));
+    const floor = totalDer(set.map(({ s }) => s.floor));
     const worst = set.reduce((w, { s }) => Math.min(w, s.right / Math.max(1, s.utterances)), 1);
     const ms = set.reduce((n, { s }) => n + s.separationMs, 0);
     const hours = set.reduce((n, { s }) => n + s.audioSeconds, 0) / 3600;
@@ -382,11 +381,10 @@ function report(scores: { call: BenchCall; s: Score }[], log: (line: string) => 
     if (!set.length) continue;
     const u = set.reduce((n, { s }) => n + s.utterances, 0);
     const right = set.reduce((n, { s }) => n + s.right, 0);
-    const zero = { scored: 0, missed: 0, falseAlarm: 0, confusion: 0 };
-    const der = set.reduce((d, { s }) => addDer(d, s.der), zero);
-    const bare = set.reduce((d, { s }) => addDer(d, s.derNoCollar), zero);
-    const slot = set.reduce((d, { s }) => addDer(d, s.derSlot), zero);
-    const bareSlot = set.reduce((d, { s }) => addDer(d, s.derSlotNoCollar), zero);
+    const der = totalDer(set.map(({ s }) => s.der));
+    const bare = totalDer(set.map(({ s }) => s.derNoCollar));
+    const slot = totalDer(set.map(({ s }) => s.derSlot));
+    const bareSlot = totalDer(set.map(({ s }) => s.derSlotNoCollar));
     const withCue = set.filter(({ call }) => call.greeting);
     log('');
     log(`${kind}: ${set.length} calls, ${u} utterances`);

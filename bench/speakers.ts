@@ -38,7 +38,13 @@ import { analyzerFor, voicedFrames } from '../activities/speakers/voice-features
 import { analysisSteps, type SeparationResult } from '../activities/speakers/voice-separation.ts';
 import { voiceSeparator } from '../activities/speakers/speaker-separator.ts';
 import { processCpu } from './lib/cpu-meter.ts';
-import { addDer, derOf, diarizationError, utteranceMatches, type DerParts } from './lib/diarization-score.ts';
+import {
+  derOf,
+  diarizationError,
+  totalDer,
+  utteranceMatches,
+  type DerParts,
+} from './lib/diarization-score.ts';
 import { speakerCorpus, type CallKind, type CorpusCall, type Split } from './lib/speaker-corpus.ts';
 
 const TARGET_ACCURACY = 0.95;
@@ -177,13 +183,8 @@ const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 
 function summary(label: string, rows: Scored[]): { accuracy: number; der: number; cost: number } {
-  const der = rows.reduce((a, r) => addDer(a, r.der), { scored: 0, missed: 0, falseAlarm: 0, confusion: 0 });
-  const bare = rows.reduce((a, r) => addDer(a, r.derNoCollar), {
-    scored: 0,
-    missed: 0,
-    falseAlarm: 0,
-    confusion: 0,
-  });
+  const der = totalDer(rows.map((r) => r.der));
+  const bare = totalDer(rows.map((r) => r.derNoCollar));
   const utterances = rows.reduce((a, r) => a + r.utterances, 0);
   const assigned = rows.reduce((a, r) => a + r.assigned, 0);
   const correct = rows.reduce((a, r) => a + r.correct, 0);

@@ -21,12 +21,16 @@ export interface DerParts {
   confusion: number;
 }
 
-export const addDer = (a: DerParts, b: DerParts): DerParts => ({
+const addDer = (a: DerParts, b: DerParts): DerParts => ({
   scored: a.scored + b.scored,
   missed: a.missed + b.missed,
   falseAlarm: a.falseAlarm + b.falseAlarm,
   confusion: a.confusion + b.confusion,
 });
+
+/** The parts of several calls' DERs added up (their seconds, not their rates). */
+export const totalDer = (parts: readonly DerParts[]): DerParts =>
+  parts.reduce(addDer, { scored: 0, missed: 0, falseAlarm: 0, confusion: 0 });
 
 export const derOf = (p: DerParts) => (p.scored > 0 ? (p.missed + p.falseAlarm + p.confusion) / p.scored : 0);
 

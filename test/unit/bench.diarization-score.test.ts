@@ -5,6 +5,7 @@ import {
   dtmfPhraseSpan,
   onsetOffsets,
   speakerHolding,
+  totalDer,
   truthLabelledError,
 } from '../../bench/lib/diarization-score.ts';
 
@@ -88,5 +89,15 @@ describe('onsetOffsets', () => {
     expect(offsets).toHaveLength(2);
     expect(offsets[0]).toBeCloseTo(0, 9);
     expect(offsets[1]).toBeCloseTo(0.62, 9);
+  });
+});
+
+describe('totalDer', () => {
+  it('adds calls up by their seconds, so a long call weighs more than a short one', () => {
+    const long = { scored: 90, missed: 9, falseAlarm: 0, confusion: 0 };
+    const short = { scored: 10, missed: 0, falseAlarm: 1, confusion: 4 };
+    expect(totalDer([long, short])).toEqual({ scored: 100, missed: 9, falseAlarm: 1, confusion: 4 });
+    expect(derOf(totalDer([long, short]))).toBeCloseTo(0.14, 9);
+    expect(totalDer([])).toEqual({ scored: 0, missed: 0, falseAlarm: 0, confusion: 0 });
   });
 });
