@@ -1,33 +1,27 @@
 /**
  * Leases for the file requests beyond a group's own slot when the account's limit is not shared (no
- * `CALLPIPE_ASR_ACCOUNT_SESSIONS`): a count of this process's own, as large as its sessions, so that its
- * groups of pieces read no more pieces ahead than the process can send, with no round trip to the
- * session budget (no Temporal action). Asking costs nothing, so groups ask after every piece. The
- * requests themselves wait in the service client's session limiter, which the process's streams share.
+ * `CALLPIPE_ASR_ACCOUNT_SESSIONS`): the process's own sessions, handed out piece by piece rather than
+ * group by group. Every ask is granted (no Temporal action, nothing to count), so each group has a runner
+ * per waiting piece up to its `maxInFlight`; the runners' pieces then wait in {@link PieceLeases.inTurn}
+ * for one of the process's sessions, the longest waiting piece of any group first, before reading their
+ * audio (a waiting piece holds no bytes).
  *
- * Each group's own slot runs a piece beside its leases, so the process's groups can have a few more
- * pieces under way than it has sessions. Those pieces wait in {@link PieceLeases.inTurn}, in the order
- * their runners started (each group's pieces longest first), before reading their audio: the pieces that
- * wait are then the last started (a group's shortest), not whichever finished reading its audio last,
- * which could be a call's longest piece and end the call's recognition a short piece's time late.
+ * Leases held by a group until its queue ran dry let the first groups keep the sessions while a later
+ * call's long pieces waited for its own pieces to end before it could ask again, and the sessions idled in
+ * a night's tail; longest first over all waiting pieces is the LPT order the asr queue already dispatches
+ * sessions in (workflows/session-priority.ts).
  */
-import pLimit from 'p-limit';
+import PQueue from 'p-queue';
 import type { PieceLeases } from '../activities/asr/pieces-activities.ts';
 
 export function localPieceLeases(size: number): PieceLeases {
-  let free = size;
   let next = 0;
-  const turns = pLimit(size);
+  const turns = new PQueue({ concurrency: size });
   return {
-    askAfterEachPiece: true,
     async takeFree(count) {
-      const n = Math.max(0, Math.min(count, free));
-      free -= n;
-      return Array.from({ length: n }, () => `local#${++next}`);
+      return Array.from({ length: Math.max(0, count) }, () => `local#${++next}`);
     },
-    release() {
-      free += 1;
-    },
-    inTurn: (send) => turns(send),
+    release() {},
+    inTurn: (send, seconds) => turns.add(send, { priority: seconds }),
   };
 }

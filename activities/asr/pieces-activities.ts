@@ -56,13 +56,12 @@ export interface PieceLeases {
   /** Up to `count` leases from the account's free room, answered at once (none when it is full). */
   takeFree(count: number): Promise<string[]>;
   release(id: string): void;
-  /** Asking costs nothing (a count of the process's own): asked after every piece, not 1, 2, 4, 8… */
-  readonly askAfterEachPiece?: boolean;
   /**
-   * Runs a piece (its audio read and its request) when one of the process's sessions is free, in the
-   * order asked (workers/local-piece-leases.ts); without it a piece goes at once.
+   * Runs a piece of `seconds` of audio (its audio read and its request) when one of the process's
+   * sessions is free, the longest waiting piece first (workers/local-piece-leases.ts); without it a
+   * piece goes at once.
    */
-  inTurn?<T>(send: () => Promise<T>): Promise<T>;
+  inTurn?<T>(send: () => Promise<T>, seconds: number): Promise<T>;
 }
 
 export interface PiecesDeps extends Pick<AsrActivityDeps, 'service' | 'store' | 'model' | 'random'> {
@@ -210,11 +209,11 @@ function heartbeat(run: PiecesRun): void {
 
 /**
  * Every queued piece, by runners that each take the next longest: one on the activity's own slot and,
- * up to `maxInFlight`, one per lease of free room, asked for at the start and again as pieces finish
- * (free room appears as other calls end). From the account's budget, after 1, 2, 4, 8… pieces: a
- * handful of updates per group and never a wait in the budget (no timer), so a call's pieces cost no
- * more Temporal actions than its streams. The leases go back as their runners run out of pieces. The
- * first failure empties the queue: the runners stop after their piece in flight.
+ * up to `maxInFlight`, one per lease of free room, asked for at the start and again after 1, 2, 4, 8…
+ * pieces (free room appears as other calls end): from the account's budget, a handful of updates per
+ * group and never a wait in the budget (no timer), so a call's pieces cost no more Temporal actions than
+ * its streams; the process's own count grants every ask at once. The leases go back as their runners run
+ * out of pieces. The first failure empties the queue: the runners stop after their piece in flight.
  */
 async function recognizeAll(run: PiecesRun): Promise<void> {
   startRunner(run);
@@ -268,7 +267,7 @@ async function runner(run: PiecesRun): Promise<void> {
     const current = piece;
     try {
       const recognized = leases?.inTurn
-        ? await leases.inTurn(() => recognizePiece(run, current))
+        ? await leases.inTurn(() => recognizePiece(run, current), current.end - current.start)
         : await recognizePiece(run, current);
       run.done.set(piece.session, recognized);
     } catch (err) {
@@ -279,7 +278,7 @@ async function runner(run: PiecesRun): Promise<void> {
     }
     keepProgress(run);
     run.sent += 1;
-    if (leases && (leases.askAfterEachPiece || (run.sent & (run.sent - 1)) === 0)) askForLeases(run);
+    if (leases && (run.sent & (run.sent - 1)) === 0) askForLeases(run);
   }
 }
 

@@ -164,7 +164,7 @@ describe('recognizePieces: leases and pacing', () => {
     expect(leases.asks()).toBeLessThanOrEqual(5);
   });
 
-  it("with the process's own count, asks after every piece; without leases, one request at a time", async () => {
+  it("with the process's own count, no more requests at once than its sessions; without leases, one at a time", async () => {
     const many = Array.from({ length: 9 }, (_, i) => ({ session: i, start: i * 10, end: i * 10 + 8 }));
     // The process's own count is its sessions: the group's own slot waits its turn among them too.
     for (const [leases, peak] of [
@@ -179,7 +179,6 @@ describe('recognizePieces: leases and pacing', () => {
       await recognizePieces({ ...input, pieces: many });
       expect(fake.calls()).toBe(9);
       expect(fake.peak()).toBe(peak);
-      if (leases) expect(await leases.takeFree(5)).toHaveLength(2); // every lease given back
     }
   });
 });
@@ -228,8 +227,11 @@ describe("recognizePieces: the process's sessions go to the longest pieces first
       return super.getStream(...args);
     }
   }
-  /** A service with the client's session limiter of 2: the pieces' starts (seconds) in the order sent. */
-  function twoSessions() {
+  /**
+   * A service with the client's session limiter of 2: the pieces' starts (seconds) in the order sent;
+   * `onSend(n)` is told of the n-th request as it goes.
+   */
+  function twoSessions(onSend: (n: number) => void = () => {}) {
     const sessions = pLimit(2);
     const fake = fakeService();
     const sent: number[] = [];
@@ -237,6 +239,7 @@ describe("recognizePieces: the process's sessions go to the longest pieces first
       recognizeFile: (opts: { startOffsetSeconds?: number }) =>
         sessions(() => {
           sent.push(opts.startOffsetSeconds ?? 0);
+          onSend(sent.length);
           return fake.service.recognizeFile(opts as never);
         }),
     } as unknown as ServiceClient;
@@ -250,7 +253,7 @@ describe("recognizePieces: the process's sessions go to the longest pieces first
     { session: 3, start: 130, end: 138 },
   ];
 
-  it('in the order the runners took them, however long their audio takes to read', async () => {
+  it('longest first, however long their audio takes to read', async () => {
     const { service, sent } = twoSessions();
     const { recognizePieces } = createPiecesActivities(
       { service, store: new SlowReads(), model: 'x', leases: localPieceLeases(2), maxInFlight: 16 },
@@ -260,6 +263,34 @@ describe("recognizePieces: the process's sessions go to the longest pieces first
     // The two sessions went to the 58-s and 50-s pieces; the 22-s one waited its turn.
     expect(new Set(sent.slice(0, 2))).toEqual(new Set([0, 58]));
     expect(sent).toHaveLength(4);
+  });
+
+  it("a later call's long pieces go before an earlier call's short ones still waiting", async () => {
+    // Call A's group: one 58-s piece and three of 8 s; call B's group (asked while A's first two are
+    // sent): 50 and 40 s, at 1,000 s and on.
+    const short = [
+      { session: 0, start: 0, end: 58 },
+      ...[1, 2, 3].map((i) => ({ session: i, start: 50 + i * 10, end: 58 + i * 10 })),
+    ];
+    const long = [
+      { session: 0, start: 1000, end: 1050 },
+      { session: 1, start: 1100, end: 1140 },
+    ];
+    let startB: () => void = () => {};
+    const bAsked = new Promise<void>((r) => (startB = r));
+    const { service, sent } = twoSessions((n) => n === 2 && startB());
+    const { recognizePieces } = createPiecesActivities(
+      { service, store: new AudioStore(), model: 'x', leases: localPieceLeases(2), maxInFlight: 16 },
+      noWords,
+    );
+    await Promise.all([
+      recognizePieces({ ...input, pieces: short }),
+      bAsked.then(() => recognizePieces({ ...input, group: 1, resultKey: 'staging/b.json', pieces: long })),
+    ]);
+    expect(sent.slice(0, 2)).toEqual([0, 60]);
+    // A's two 8-s pieces waited while B's pieces went as sessions freed: no lease kept B's turn away.
+    expect(sent.slice(2, 4)).toEqual([1000, 1100]);
+    expect(sent).toHaveLength(6);
   });
 
   it('without turns, pieces whose audio reads ended first took the sessions before the longest', async () => {
