@@ -12,7 +12,8 @@
  * calls against their phrases' tones (and, as before 2026-11-29, against their slots, whose last silent
  * gap the recognizer never reports), role accuracy, swaps against the map without high confidence, the
  * share of calls left `mixed` or of low confidence, and the separation's CPU per audio hour. Speech calls:
- * the DER against the script's segments, and the DER of the same result utterances each labelled with its
+ * the DER against their voiced reference (bench/lib/voiced-reference.ts: each line's speech, pauses of
+ * 0.3 s or more left out; before 2026-11-29 06:00 UTC the script's whole lines), and the DER of the same result utterances each labelled with its
  * true speaker (the part of the DER no separator removes). Usage:
  *   npm run bench:speakers:pipeline -- [--speed 20] [--mono 8] [--stereo 8] [--speech 16]
  */
@@ -282,12 +283,12 @@ interface SpeechScore {
 
 /**
  * A speech call's result against its script: each result utterance's true speaker is the one holding most
- * of it; voices are matched to speakers by the best one-to-one map, and the DER taken against the script's
- * segments (0.25-s collar, overlap scored).
+ * of it in the voiced reference; voices are matched to speakers by the best one-to-one map, and the DER
+ * taken against that reference (0.25-s collar, overlap scored).
  */
 function scoreSpeech(call: CorpusCall, doc: ResultDocument): SpeechScore {
   const names = [...new Set(doc.utterances.map((u) => u.speaker))].filter((n) => n !== 'mixed');
-  const reference = call.segments.map((g) => ({ start: g.start, end: g.end, who: g.speaker }));
+  const reference = call.reference.map((g) => ({ start: g.start, end: g.end, who: g.speaker }));
   const truth = doc.utterances.map((u) => speakerHolding(u, reference, 3));
   const voiceOf = doc.utterances.map((u) => (names.includes(u.speaker) ? names.indexOf(u.speaker) : null));
   const { correct } = utteranceMatches(truth, voiceOf);

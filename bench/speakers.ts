@@ -16,7 +16,8 @@
  * segments as a recognizer would report them (overlapping ones merged, the truth being who holds most).
  *
  * Prints per call and per group: utterance accuracy (best map of voices to speakers), the diarization
- * error rate (0.25-s collar, overlap scored; and without collars), unassigned utterances, joined ones
+ * error rate against the voiced reference (bench/lib/voiced-reference.ts; 0.25-s collar, overlap scored;
+ * and without collars; and of the same spans each given its true speaker), unassigned utterances, joined ones
  * found against the truth, voice counts, the worst two-voice call, and the CPU of separateVoices per audio
  * hour and as a share of the CPU of the call's channel analysis, which writes its track, as the pipeline runs it.
  * The exit code is the test split's verdict: accuracy ≥ 95 %, DER ≤ 10 %, every two-voice call ≥ 90 %,
@@ -130,6 +131,8 @@ interface Scored {
   der: DerParts;
   /** Without collars: DTMF phrases (0.36 to 0.6 s) are mostly inside the 0.25-s collars. */
   derNoCollar: DerParts;
+  /** The DER of the same spans each given its true speaker: the part no separator removes. */
+  floor: DerParts;
   utterances: number;
   assigned: number;
   correct: number;
@@ -154,10 +157,14 @@ function score(call: CorpusCall, result: SeparationResult, mediaMs: number, fram
     call.spans.map((s) => s.speaker),
     voices,
   );
-  const reference = call.segments.map((s) => ({ start: s.start, end: s.end, who: s.speaker }));
+  const reference = call.reference.map((s) => ({ start: s.start, end: s.end, who: s.speaker }));
   const hypothesis = call.spans.map((s, i) => ({ start: s.start, end: s.end, who: voices[i] ?? null }));
   const der = diarizationError(reference, hypothesis);
   const derNoCollar = diarizationError(reference, hypothesis, 0);
+  const floor = diarizationError(
+    reference,
+    call.spans.map((s) => ({ start: s.start, end: s.end, who: s.speaker })),
+  );
   const trulyJoined = call.spans.map((s) => {
     const minority = Object.entries(s.seconds).filter(([who]) => Number(who) !== s.speaker);
     return minority.some(([, seconds]) => seconds >= JOINED_MIN_SECONDS);
@@ -168,6 +175,7 @@ function score(call: CorpusCall, result: SeparationResult, mediaMs: number, fram
     result,
     der,
     derNoCollar,
+    floor,
     utterances: call.spans.length,
     assigned,
     correct,
@@ -185,6 +193,7 @@ const pad = (s: string | number, n: number) => String(s).padStart(n);
 function summary(label: string, rows: Scored[]): { accuracy: number; der: number; cost: number } {
   const der = totalDer(rows.map((r) => r.der));
   const bare = totalDer(rows.map((r) => r.derNoCollar));
+  const floor = totalDer(rows.map((r) => r.floor));
   const utterances = rows.reduce((a, r) => a + r.utterances, 0);
   const assigned = rows.reduce((a, r) => a + r.assigned, 0);
   const correct = rows.reduce((a, r) => a + r.correct, 0);
@@ -209,6 +218,9 @@ function summary(label: string, rows: Scored[]): { accuracy: number; der: number
   );
   console.log(
     `  DER (no collar)         ${pct(derOf(bare))} = missed ${pct(bare.missed / bare.scored)} + false alarm ${pct(bare.falseAlarm / bare.scored)} + confusion ${pct(bare.confusion / bare.scored)} (of ${(bare.scored / 60).toFixed(1)} min scored)`,
+  );
+  console.log(
+    `  DER, true speakers      ${pct(derOf(floor))} = missed ${pct(floor.missed / floor.scored)} + false alarm ${pct(floor.falseAlarm / floor.scored)} + confusion ${pct(floor.confusion / floor.scored)} (the same spans each given its true speaker; collar 0.25 s)`,
   );
   console.log(
     `  joined utterances       ${joinedFound} found, ${joinedHit} of them truly joined; ${joinedTrue} truly joined (minority ≥ ${JOINED_MIN_SECONDS} s)`,

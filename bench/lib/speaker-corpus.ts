@@ -35,10 +35,11 @@ import {
   phraseSymbols,
 } from '../../schemas/synthetic-recording.ts';
 import { SPEECH_RATE, SpeechSynth, voiceText, type SynthVoice } from './speech-synth.ts';
+import { voicedReference, voicedStretches, type Stretch } from './voiced-reference.ts';
 import { wavFile } from '../../test/helpers/dtmf-audio.ts';
 
 /** Bump when the generator changes in a way its parameters do not show. */
-const GENERATOR_VERSION = 5;
+const GENERATOR_VERSION = 6;
 
 export type Split = 'dev' | 'test';
 export type CallKind = 'two-voice' | 'one-voice' | 'three-voice' | 'dtmf';
@@ -75,7 +76,14 @@ export interface CorpusCall {
   /** The mixed 8-kHz mono WAV. */
   path: string;
   durationSeconds: number;
+  /** The script's lines (a DTMF + speech line from its code's start), pauses and all. */
   segments: Segment[];
+  /**
+   * Who speaks when as a diarization reference marks it (bench/lib/voiced-reference.ts): each line's
+   * speech, a speaker's pauses under 0.3 s closed and longer ones left out; a DTMF code counts as its
+   * speaker's, as in `segments`. DTMF-only calls: their phrases' slots, as `segments`.
+   */
+  reference: Segment[];
   spans: TruthSpan[];
   /** Who speaks through what, for the report. */
   description: string;
@@ -732,6 +740,8 @@ interface Placed {
   speaker: number;
   start: number;
   audio: Float32Array;
+  /** The line's speech (its code too), in seconds from `start`. */
+  speech: Stretch[];
 }
 
 type SpeechPlan = {
@@ -759,19 +769,33 @@ async function speechCall(
 ): Promise<CorpusCall> {
   const script = plan.script;
   const gains = voices.map(() => 10 ** ((SPEECH_RMS_DBFS + between(random, -4, 2)) / 20));
-  const say = async (speaker: number, text: string, isAgent: boolean): Promise<Float32Array> => {
+  /** A line as the leg carries it, and its speech found on the synthesizer's clean output. */
+  const say = async (
+    speaker: number,
+    text: string,
+    isAgent: boolean,
+  ): Promise<{ audio: Float32Array; speech: Stretch[] }> => {
     const speech = await synth.say(spoken(random, voices[speaker]!), text);
+    const voiced = voicedStretches(speech, SPEECH_RATE);
     let energy = 0;
     for (const x of speech) energy += x * x;
     const gain = gains[speaker]! / Math.sqrt(Math.max(1e-12, energy / Math.max(1, speech.length)));
-    if (call.style === 'pure') return speech.map((x) => x * gain);
+    if (call.style === 'pure') return { audio: speech.map((x) => x * gain), speech: voiced };
     const range = isAgent ? AGENT_PHRASE_IDS : CUSTOMER_PHRASE_IDS;
     const code = dtmfCode(range.from + Math.floor(random() * (range.to - range.from + 1)));
     const gap = Math.round(CODE_GAP_SECONDS * SPEECH_RATE);
     const out = new Float32Array(code.length + gap + speech.length);
     out.set(code);
     for (let i = 0; i < speech.length; i++) out[code.length + gap + i] = speech[i]! * gain;
-    return out;
+    // The code and the gap after it stay in the reference, as in the line's segment.
+    const offset = (code.length + gap) / SPEECH_RATE;
+    return {
+      audio: out,
+      speech: [
+        { start: 0, end: offset },
+        ...voiced.map((s) => ({ start: s.start + offset, end: s.end + offset })),
+      ],
+    };
   };
   const placed: Placed[] = [];
   const seconds = (a: Float32Array) => a.length / SPEECH_RATE;
@@ -783,9 +807,9 @@ async function speechCall(
     const lines = asAgent ? script.agent : [...script.voicemail, ...script.customer];
     let t = 0.5;
     for (let i = 0; t < target; i++) {
-      const audio = await say(0, lines[i % lines.length]!, asAgent);
-      placed.push({ speaker: 0, start: t, audio });
-      t += seconds(audio) + between(random, 0.4, 1.5);
+      const line = await say(0, lines[i % lines.length]!, asAgent);
+      placed.push({ speaker: 0, start: t, ...line });
+      t += seconds(line.audio) + between(random, 0.4, 1.5);
     }
   } else {
     // Speaker 1 is the customer; the agent is 0, then 2 after a transfer half way.
@@ -801,8 +825,9 @@ async function speechCall(
           !isAgent && random() < 0.2
             ? pick(random, script.backchannels)
             : pick(random, isAgent ? script.agent : script.customer);
-        const audio = await say(speaker, line, isAgent);
-        const p = { speaker, start: t, audio };
+        const said = await say(speaker, line, isAgent);
+        const audio = said.audio;
+        const p = { speaker, start: t, ...said };
         placed.push(p);
         t = end(p);
         // The listener's backchannel: over the sentence, or in the pause after it.
@@ -815,17 +840,17 @@ async function speechCall(
             placed.push({
               speaker: listener,
               start: p.start + seconds(audio) * between(random, 0.35, 0.65),
-              audio: bc,
+              ...bc,
             });
           } else {
-            placed.push({ speaker: listener, start: t + 0.25, audio: bc });
-            gap = Math.max(gap, seconds(bc) + 0.5);
+            placed.push({ speaker: listener, start: t + 0.25, ...bc });
+            gap = Math.max(gap, seconds(bc.audio) + 0.5);
           }
         }
         if (s < sentences - 1) t += gap;
       }
       if (!transferred && t > target * (call.transferAt ?? 0.5) && speaker === 1) {
-        const p = { speaker: agent, start: t + 0.6, audio: await say(agent, script.transfer, true) };
+        const p = { speaker: agent, start: t + 0.6, ...(await say(agent, script.transfer, true)) };
         placed.push(p);
         t = end(p) + between(random, 4, 10);
         agent = 2;
@@ -891,6 +916,7 @@ async function speechCall(
     path,
     durationSeconds,
     segments,
+    reference: voicedReference(placed),
     spans: mergeSpans(segments),
     description: `${call.pairing ?? kind} ${call.style}: ${voices.map((v, i) => `${role(i)} ${voiceText(v)}`).join('; ')}; ${lines}`,
     engine: call.engine,
@@ -941,6 +967,7 @@ async function dtmfCall(
     path,
     durationSeconds,
     segments,
+    reference: segments,
     spans: mergeSpans(segments),
     description: `DTMF only: agent via ${pair[0]}, customer via ${pair[1]}`,
   };
