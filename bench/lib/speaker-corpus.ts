@@ -255,8 +255,11 @@ interface SplitPlan {
   oneVoice: { engine: Engine; sex: 'woman' | 'man'; style: Style }[];
   threeVoice: { engine: Engine; style: Style; line: Line }[];
   dtmfPairs: [string, string][];
-  /** Calls whose voices and lines are set by hand (the development split's hard cases, issue 36). */
-  hard?: HardCalls;
+  /**
+   * Calls whose voices and lines are set by hand (the development split's hard cases, issue 36), each
+   * set built after the ones before it from a seed of its own, so adding a set changes no earlier call.
+   */
+  hard?: HardCalls[];
 }
 
 type JTalk = Extract<SynthVoice, { engine: 'openjtalk' }>;
@@ -374,6 +377,24 @@ const DEV_HARD: HardCalls = {
   ],
 };
 
+/**
+ * The development split's closest pairs (2026-11-29): as close as the test split's two-5 and two-8, which
+ * are found as one voice, and no closer pair was in the development split. Two men 1 semitone and
+ * formants ×0.955 apart, pure speech on one shared GSM line; two women 3 semitones apart with the same
+ * formants, DTMF + speech on one shared line. On the split's grid.
+ */
+const DEV_CLOSEST: HardCalls = {
+  seed: 17,
+  paths: DEV_HARD_PATHS,
+  twoVoice: [
+    closePair(jt(-8, 0.88, 1.04), jt(-9, 0.84, 1.0), 'pure', ['weak-mobile'], 5),
+    closePair(jt(0, 1.02, 1.0), jt(-3, 1.02, 1.04), 'dtmf+speech', ['sip-trunk'], 3),
+  ],
+  oneVoice: [],
+  threeVoice: [],
+  dtmfPairs: [],
+};
+
 const SPLITS: Record<Split, SplitPlan> = {
   dev: {
     seed: 11,
@@ -422,7 +443,7 @@ const SPLITS: Record<Split, SplitPlan> = {
       ['headset', 'mobile-gsm'],
       ['headset', 'landline'],
     ],
-    hard: DEV_HARD,
+    hard: [DEV_HARD, DEV_CLOSEST],
   },
   test: {
     seed: 29,
@@ -536,8 +557,8 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
     }
     for (const [i, pair] of plan.dtmfPairs.entries())
       built(await dtmfCall(dir, `dtmf-${i + 1}`, i, plan, pair, options.split));
-    if (plan.hard)
-      for (const call of await hardCalls(dir, plan, plan.hard, synth, options.split)) built(call);
+    for (const hard of plan.hard ?? [])
+      for (const call of await hardCalls(dir, plan, hard, synth, options.split, calls)) built(call);
   } finally {
     synth.close();
   }
@@ -547,21 +568,25 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
   return calls;
 }
 
-/** A split's hand-made calls, numbered after its drawn ones. */
+/** A set of a split's hand-made calls, numbered after the calls `before` them (drawn and hand-made). */
 async function hardCalls(
   dir: string,
   plan: SplitPlan,
   hard: HardCalls,
   synth: SpeechSynth,
   split: Split,
+  before: readonly CorpusCall[],
 ): Promise<CorpusCall[]> {
   const random = seededRandom(hard.seed);
   const onLines = { ...plan, paths: hard.paths };
   const calls: CorpusCall[] = [];
-  const next = (prefix: string, drawn: number) =>
-    `${prefix}-${drawn + calls.filter((c) => c.id.startsWith(`${prefix}-`)).length + 1}`;
+  const counted = (prefix: string) =>
+    [...before, ...calls].filter((c) => c.id.startsWith(`${prefix}-`)).length;
+  const next = (prefix: string) => `${prefix}-${counted(prefix) + 1}`;
+  // Hand-made DTMF-only calls take script indices from HARD_DTMF_INDEX on, in the order they are built.
+  const dtmfIndex = HARD_DTMF_INDEX + counted('dtmf') - plan.dtmfPairs.length;
   for (const c of hard.twoVoice) {
-    const id = next('two', plan.twoVoice.length);
+    const id = next('two');
     calls.push(
       await speechCall(dir, id, 'two-voice', random, synth, onLines, c.voices, {
         ...c,
@@ -571,7 +596,7 @@ async function hardCalls(
     );
   }
   for (const c of hard.oneVoice) {
-    const id = next('one', plan.oneVoice.length);
+    const id = next('one');
     const lines = [c.line];
     calls.push(
       await speechCall(dir, id, 'one-voice', random, synth, onLines, [c.voice], {
@@ -584,7 +609,7 @@ async function hardCalls(
     );
   }
   for (const c of hard.threeVoice) {
-    const id = next('three', plan.threeVoice.length);
+    const id = next('three');
     calls.push(
       await speechCall(dir, id, 'three-voice', random, synth, onLines, c.voices, {
         engine: 'openjtalk',
@@ -597,8 +622,7 @@ async function hardCalls(
     );
   }
   for (const [i, pair] of hard.dtmfPairs.entries()) {
-    const id = next('dtmf', plan.dtmfPairs.length);
-    calls.push(await dtmfCall(dir, id, HARD_DTMF_INDEX + i, onLines, pair, split));
+    calls.push(await dtmfCall(dir, next('dtmf'), dtmfIndex + i, onLines, pair, split));
   }
   return calls;
 }

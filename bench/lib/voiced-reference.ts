@@ -15,7 +15,7 @@ export interface Stretch {
 }
 
 /** Pauses shorter than this stay speech; longer ones are left out of the reference (the RT convention). */
-export const MIN_PAUSE_SECONDS = 0.3;
+const MIN_PAUSE_SECONDS = 0.3;
 const FRAME_SECONDS = 0.01;
 /**
  * A 10-ms frame is speech when its power is within this of the line's mean power. On the synthesizers'
@@ -54,7 +54,7 @@ export function voicedStretches(samples: Float32Array, rate: number): Stretch[] 
 }
 
 /** One line as placed in a call: its speaker, where it starts, and its speech in seconds from there. */
-export interface PlacedSpeech {
+interface PlacedSpeech {
   speaker: number;
   start: number;
   speech: readonly Stretch[];
