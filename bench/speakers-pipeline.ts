@@ -41,7 +41,7 @@ import {
   type DerParts,
   type Labelled,
 } from './lib/diarization-score.ts';
-import { speakerCorpus, type CorpusCall } from './lib/speaker-corpus.ts';
+import { pipelineSpeechCalls, type CorpusCall } from './lib/speaker-corpus.ts';
 
 const SPEAKERS = ['agent', 'customer'] as const;
 /** A customer's answer when they pick up an outbound call (default phrasebook). */
@@ -206,17 +206,7 @@ async function main(): Promise<void> {
     if (!existsSync(path)) await renderFixture(c.script, path, { sampleRate: 8000 });
   }
   log(`${calls.length} calls rendered in ${dir}`);
-  // Speech calls: the speakers benchmark's test split (Open JTalk and espeak-ng voices), its two-voice
-  // calls of up to SPEECH_MAX_MINUTES, as they are.
-  const speech = (
-    await speakerCorpus({
-      root: join(import.meta.dirname, '..', '.callpipe', 'bench-speakers'),
-      split: 'test',
-      log,
-    })
-  )
-    .filter((c) => c.kind === 'two-voice' && c.durationSeconds <= SPEECH_MAX_MINUTES * 60)
-    .slice(0, Number(values.speech));
+  const speech = await pipelineSpeechCalls(Number(values.speech), log);
   const bench = await startBenchStack({
     label: 'speakers',
     speed: Number(values.speed),
@@ -261,9 +251,6 @@ async function main(): Promise<void> {
     await bench.close();
   }
 }
-
-/** Speech calls of the test split up to this long (the 30- and 60-minute ones stay with bench:speakers). */
-const SPEECH_MAX_MINUTES = 10;
 
 interface SpeechScore {
   utterances: number;

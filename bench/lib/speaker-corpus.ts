@@ -568,6 +568,27 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
   return calls;
 }
 
+/** Speech calls of the test split up to this long (the 30- and 60-minute ones stay with bench:speakers). */
+const PIPELINE_SPEECH_MAX_MINUTES = 10;
+
+/**
+ * The speech calls bench:speakers:pipeline submits (and bench/speakers-floor.ts reads): the test split's
+ * first `count` two-voice calls of up to PIPELINE_SPEECH_MAX_MINUTES, Open JTalk and espeak-ng, as they are.
+ */
+export async function pipelineSpeechCalls(
+  count: number,
+  log?: (line: string) => void,
+): Promise<CorpusCall[]> {
+  const calls = await speakerCorpus({
+    root: join(import.meta.dirname, '..', '..', '.callpipe', 'bench-speakers'),
+    split: 'test',
+    ...(log ? { log } : {}),
+  });
+  return calls
+    .filter((c) => c.kind === 'two-voice' && c.durationSeconds <= PIPELINE_SPEECH_MAX_MINUTES * 60)
+    .slice(0, count);
+}
+
 /** A set of a split's hand-made calls, numbered after the calls `before` them (drawn and hand-made). */
 async function hardCalls(
   dir: string,
