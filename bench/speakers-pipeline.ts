@@ -12,7 +12,8 @@
  * calls against their phrases' tones (and, as before 2026-11-29, against their slots, whose last silent
  * gap the recognizer never reports), role accuracy, swaps against the map without high confidence, the
  * share of calls left `mixed` or of low confidence, and the separation's CPU per audio hour. Speech calls:
- * the DER against the script's segments, and the DER of the same result utterances each labelled with its
+ * the DER against their voiced reference (bench/lib/voiced-reference.ts: each line's speech, pauses of
+ * 0.3 s or more left out; before 2026-11-29 06:00 UTC the script's whole lines), and the DER of the same result utterances each labelled with its
  * true speaker (the part of the DER no separator removes). Usage:
  *   npm run bench:speakers:pipeline -- [--speed 20] [--mono 8] [--stereo 8] [--speech 16]
  */
@@ -40,7 +41,7 @@ import {
   type DerParts,
   type Labelled,
 } from './lib/diarization-score.ts';
-import { speakerCorpus, type CorpusCall } from './lib/speaker-corpus.ts';
+import { pipelineSpeechCalls, type CorpusCall } from './lib/speaker-corpus.ts';
 
 const SPEAKERS = ['agent', 'customer'] as const;
 /** A customer's answer when they pick up an outbound call (default phrasebook). */
@@ -205,17 +206,7 @@ async function main(): Promise<void> {
     if (!existsSync(path)) await renderFixture(c.script, path, { sampleRate: 8000 });
   }
   log(`${calls.length} calls rendered in ${dir}`);
-  // Speech calls: the speakers benchmark's test split (Open JTalk and espeak-ng voices), its two-voice
-  // calls of up to SPEECH_MAX_MINUTES, as they are.
-  const speech = (
-    await speakerCorpus({
-      root: join(import.meta.dirname, '..', '.callpipe', 'bench-speakers'),
-      split: 'test',
-      log,
-    })
-  )
-    .filter((c) => c.kind === 'two-voice' && c.durationSeconds <= SPEECH_MAX_MINUTES * 60)
-    .slice(0, Number(values.speech));
+  const speech = await pipelineSpeechCalls(Number(values.speech), log);
   const bench = await startBenchStack({
     label: 'speakers',
     speed: Number(values.speed),
@@ -261,9 +252,6 @@ async function main(): Promise<void> {
   }
 }
 
-/** Speech calls of the test split up to this long (the 30- and 60-minute ones stay with bench:speakers). */
-const SPEECH_MAX_MINUTES = 10;
-
 interface SpeechScore {
   utterances: number;
   right: number;
@@ -282,12 +270,12 @@ interface SpeechScore {
 
 /**
  * A speech call's result against its script: each result utterance's true speaker is the one holding most
- * of it; voices are matched to speakers by the best one-to-one map, and the DER taken against the script's
- * segments (0.25-s collar, overlap scored).
+ * of it in the voiced reference; voices are matched to speakers by the best one-to-one map, and the DER
+ * taken against that reference (0.25-s collar, overlap scored).
  */
 function scoreSpeech(call: CorpusCall, doc: ResultDocument): SpeechScore {
   const names = [...new Set(doc.utterances.map((u) => u.speaker))].filter((n) => n !== 'mixed');
-  const reference = call.segments.map((g) => ({ start: g.start, end: g.end, who: g.speaker }));
+  const reference = call.reference.map((g) => ({ start: g.start, end: g.end, who: g.speaker }));
   const truth = doc.utterances.map((u) => speakerHolding(u, reference, 3));
   const voiceOf = doc.utterances.map((u) => (names.includes(u.speaker) ? names.indexOf(u.speaker) : null));
   const { correct } = utteranceMatches(truth, voiceOf);

@@ -35,10 +35,11 @@ import {
   phraseSymbols,
 } from '../../schemas/synthetic-recording.ts';
 import { SPEECH_RATE, SpeechSynth, voiceText, type SynthVoice } from './speech-synth.ts';
+import { voicedReference, voicedStretches, type Stretch } from './voiced-reference.ts';
 import { wavFile } from '../../test/helpers/dtmf-audio.ts';
 
 /** Bump when the generator changes in a way its parameters do not show. */
-const GENERATOR_VERSION = 5;
+const GENERATOR_VERSION = 6;
 
 export type Split = 'dev' | 'test';
 export type CallKind = 'two-voice' | 'one-voice' | 'three-voice' | 'dtmf';
@@ -75,7 +76,14 @@ export interface CorpusCall {
   /** The mixed 8-kHz mono WAV. */
   path: string;
   durationSeconds: number;
+  /** The script's lines (a DTMF + speech line from its code's start), pauses and all. */
   segments: Segment[];
+  /**
+   * Who speaks when as a diarization reference marks it (bench/lib/voiced-reference.ts): each line's
+   * speech, a speaker's pauses under 0.3 s closed and longer ones left out; a DTMF code counts as its
+   * speaker's, as in `segments`. DTMF-only calls: their phrases' slots, as `segments`.
+   */
+  reference: Segment[];
   spans: TruthSpan[];
   /** Who speaks through what, for the report. */
   description: string;
@@ -247,8 +255,11 @@ interface SplitPlan {
   oneVoice: { engine: Engine; sex: 'woman' | 'man'; style: Style }[];
   threeVoice: { engine: Engine; style: Style; line: Line }[];
   dtmfPairs: [string, string][];
-  /** Calls whose voices and lines are set by hand (the development split's hard cases, issue 36). */
-  hard?: HardCalls;
+  /**
+   * Calls whose voices and lines are set by hand (the development split's hard cases, issue 36), each
+   * set built after the ones before it from a seed of its own, so adding a set changes no earlier call.
+   */
+  hard?: HardCalls[];
 }
 
 type JTalk = Extract<SynthVoice, { engine: 'openjtalk' }>;
@@ -366,6 +377,24 @@ const DEV_HARD: HardCalls = {
   ],
 };
 
+/**
+ * The development split's closest pairs (2026-11-29): as close as the test split's two-5 and two-8, which
+ * are found as one voice, and no closer pair was in the development split. Two men 1 semitone and
+ * formants ×0.955 apart, pure speech on one shared GSM line; two women 3 semitones apart with the same
+ * formants, DTMF + speech on one shared line. On the split's grid.
+ */
+const DEV_CLOSEST: HardCalls = {
+  seed: 17,
+  paths: DEV_HARD_PATHS,
+  twoVoice: [
+    closePair(jt(-8, 0.88, 1.04), jt(-9, 0.84, 1.0), 'pure', ['weak-mobile'], 5),
+    closePair(jt(0, 1.02, 1.0), jt(-3, 1.02, 1.04), 'dtmf+speech', ['sip-trunk'], 3),
+  ],
+  oneVoice: [],
+  threeVoice: [],
+  dtmfPairs: [],
+};
+
 const SPLITS: Record<Split, SplitPlan> = {
   dev: {
     seed: 11,
@@ -414,7 +443,7 @@ const SPLITS: Record<Split, SplitPlan> = {
       ['headset', 'mobile-gsm'],
       ['headset', 'landline'],
     ],
-    hard: DEV_HARD,
+    hard: [DEV_HARD, DEV_CLOSEST],
   },
   test: {
     seed: 29,
@@ -528,8 +557,8 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
     }
     for (const [i, pair] of plan.dtmfPairs.entries())
       built(await dtmfCall(dir, `dtmf-${i + 1}`, i, plan, pair, options.split));
-    if (plan.hard)
-      for (const call of await hardCalls(dir, plan, plan.hard, synth, options.split)) built(call);
+    for (const hard of plan.hard ?? [])
+      for (const call of await hardCalls(dir, plan, hard, synth, options.split, calls)) built(call);
   } finally {
     synth.close();
   }
@@ -539,21 +568,46 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
   return calls;
 }
 
-/** A split's hand-made calls, numbered after its drawn ones. */
+/** Speech calls of the test split up to this long (the 30- and 60-minute ones stay with bench:speakers). */
+const PIPELINE_SPEECH_MAX_MINUTES = 10;
+
+/**
+ * The speech calls bench:speakers:pipeline submits (and bench/speakers-floor.ts reads): the test split's
+ * first `count` two-voice calls of up to PIPELINE_SPEECH_MAX_MINUTES, Open JTalk and espeak-ng, as they are.
+ */
+export async function pipelineSpeechCalls(
+  count: number,
+  log?: (line: string) => void,
+): Promise<CorpusCall[]> {
+  const calls = await speakerCorpus({
+    root: join(import.meta.dirname, '..', '..', '.callpipe', 'bench-speakers'),
+    split: 'test',
+    ...(log ? { log } : {}),
+  });
+  return calls
+    .filter((c) => c.kind === 'two-voice' && c.durationSeconds <= PIPELINE_SPEECH_MAX_MINUTES * 60)
+    .slice(0, count);
+}
+
+/** A set of a split's hand-made calls, numbered after the calls `before` them (drawn and hand-made). */
 async function hardCalls(
   dir: string,
   plan: SplitPlan,
   hard: HardCalls,
   synth: SpeechSynth,
   split: Split,
+  before: readonly CorpusCall[],
 ): Promise<CorpusCall[]> {
   const random = seededRandom(hard.seed);
   const onLines = { ...plan, paths: hard.paths };
   const calls: CorpusCall[] = [];
-  const next = (prefix: string, drawn: number) =>
-    `${prefix}-${drawn + calls.filter((c) => c.id.startsWith(`${prefix}-`)).length + 1}`;
+  const counted = (prefix: string) =>
+    [...before, ...calls].filter((c) => c.id.startsWith(`${prefix}-`)).length;
+  const next = (prefix: string) => `${prefix}-${counted(prefix) + 1}`;
+  // Hand-made DTMF-only calls take script indices from HARD_DTMF_INDEX on, in the order they are built.
+  const dtmfIndex = HARD_DTMF_INDEX + counted('dtmf') - plan.dtmfPairs.length;
   for (const c of hard.twoVoice) {
-    const id = next('two', plan.twoVoice.length);
+    const id = next('two');
     calls.push(
       await speechCall(dir, id, 'two-voice', random, synth, onLines, c.voices, {
         ...c,
@@ -563,7 +617,7 @@ async function hardCalls(
     );
   }
   for (const c of hard.oneVoice) {
-    const id = next('one', plan.oneVoice.length);
+    const id = next('one');
     const lines = [c.line];
     calls.push(
       await speechCall(dir, id, 'one-voice', random, synth, onLines, [c.voice], {
@@ -576,7 +630,7 @@ async function hardCalls(
     );
   }
   for (const c of hard.threeVoice) {
-    const id = next('three', plan.threeVoice.length);
+    const id = next('three');
     calls.push(
       await speechCall(dir, id, 'three-voice', random, synth, onLines, c.voices, {
         engine: 'openjtalk',
@@ -589,8 +643,7 @@ async function hardCalls(
     );
   }
   for (const [i, pair] of hard.dtmfPairs.entries()) {
-    const id = next('dtmf', plan.dtmfPairs.length);
-    calls.push(await dtmfCall(dir, id, HARD_DTMF_INDEX + i, onLines, pair, split));
+    calls.push(await dtmfCall(dir, next('dtmf'), dtmfIndex + i, onLines, pair, split));
   }
   return calls;
 }
@@ -732,6 +785,8 @@ interface Placed {
   speaker: number;
   start: number;
   audio: Float32Array;
+  /** The line's speech (its code too), in seconds from `start`. */
+  speech: Stretch[];
 }
 
 type SpeechPlan = {
@@ -759,19 +814,33 @@ async function speechCall(
 ): Promise<CorpusCall> {
   const script = plan.script;
   const gains = voices.map(() => 10 ** ((SPEECH_RMS_DBFS + between(random, -4, 2)) / 20));
-  const say = async (speaker: number, text: string, isAgent: boolean): Promise<Float32Array> => {
+  /** A line as the leg carries it, and its speech found on the synthesizer's clean output. */
+  const say = async (
+    speaker: number,
+    text: string,
+    isAgent: boolean,
+  ): Promise<{ audio: Float32Array; speech: Stretch[] }> => {
     const speech = await synth.say(spoken(random, voices[speaker]!), text);
+    const voiced = voicedStretches(speech, SPEECH_RATE);
     let energy = 0;
     for (const x of speech) energy += x * x;
     const gain = gains[speaker]! / Math.sqrt(Math.max(1e-12, energy / Math.max(1, speech.length)));
-    if (call.style === 'pure') return speech.map((x) => x * gain);
+    if (call.style === 'pure') return { audio: speech.map((x) => x * gain), speech: voiced };
     const range = isAgent ? AGENT_PHRASE_IDS : CUSTOMER_PHRASE_IDS;
     const code = dtmfCode(range.from + Math.floor(random() * (range.to - range.from + 1)));
     const gap = Math.round(CODE_GAP_SECONDS * SPEECH_RATE);
     const out = new Float32Array(code.length + gap + speech.length);
     out.set(code);
     for (let i = 0; i < speech.length; i++) out[code.length + gap + i] = speech[i]! * gain;
-    return out;
+    // The code and the gap after it stay in the reference, as in the line's segment.
+    const offset = (code.length + gap) / SPEECH_RATE;
+    return {
+      audio: out,
+      speech: [
+        { start: 0, end: offset },
+        ...voiced.map((s) => ({ start: s.start + offset, end: s.end + offset })),
+      ],
+    };
   };
   const placed: Placed[] = [];
   const seconds = (a: Float32Array) => a.length / SPEECH_RATE;
@@ -783,9 +852,9 @@ async function speechCall(
     const lines = asAgent ? script.agent : [...script.voicemail, ...script.customer];
     let t = 0.5;
     for (let i = 0; t < target; i++) {
-      const audio = await say(0, lines[i % lines.length]!, asAgent);
-      placed.push({ speaker: 0, start: t, audio });
-      t += seconds(audio) + between(random, 0.4, 1.5);
+      const line = await say(0, lines[i % lines.length]!, asAgent);
+      placed.push({ speaker: 0, start: t, ...line });
+      t += seconds(line.audio) + between(random, 0.4, 1.5);
     }
   } else {
     // Speaker 1 is the customer; the agent is 0, then 2 after a transfer half way.
@@ -801,8 +870,9 @@ async function speechCall(
           !isAgent && random() < 0.2
             ? pick(random, script.backchannels)
             : pick(random, isAgent ? script.agent : script.customer);
-        const audio = await say(speaker, line, isAgent);
-        const p = { speaker, start: t, audio };
+        const said = await say(speaker, line, isAgent);
+        const audio = said.audio;
+        const p = { speaker, start: t, ...said };
         placed.push(p);
         t = end(p);
         // The listener's backchannel: over the sentence, or in the pause after it.
@@ -815,17 +885,17 @@ async function speechCall(
             placed.push({
               speaker: listener,
               start: p.start + seconds(audio) * between(random, 0.35, 0.65),
-              audio: bc,
+              ...bc,
             });
           } else {
-            placed.push({ speaker: listener, start: t + 0.25, audio: bc });
-            gap = Math.max(gap, seconds(bc) + 0.5);
+            placed.push({ speaker: listener, start: t + 0.25, ...bc });
+            gap = Math.max(gap, seconds(bc.audio) + 0.5);
           }
         }
         if (s < sentences - 1) t += gap;
       }
       if (!transferred && t > target * (call.transferAt ?? 0.5) && speaker === 1) {
-        const p = { speaker: agent, start: t + 0.6, audio: await say(agent, script.transfer, true) };
+        const p = { speaker: agent, start: t + 0.6, ...(await say(agent, script.transfer, true)) };
         placed.push(p);
         t = end(p) + between(random, 4, 10);
         agent = 2;
@@ -891,6 +961,7 @@ async function speechCall(
     path,
     durationSeconds,
     segments,
+    reference: voicedReference(placed),
     spans: mergeSpans(segments),
     description: `${call.pairing ?? kind} ${call.style}: ${voices.map((v, i) => `${role(i)} ${voiceText(v)}`).join('; ')}; ${lines}`,
     engine: call.engine,
@@ -941,6 +1012,7 @@ async function dtmfCall(
     path,
     durationSeconds,
     segments,
+    reference: segments,
     spans: mergeSpans(segments),
     description: `DTMF only: agent via ${pair[0]}, customer via ${pair[1]}`,
   };
