@@ -29,17 +29,13 @@
  * (the same call's separation varied by a factor of two from pass to pass), while the least of a few
  * passes is what the work itself needs, and both sides of the ratio are measured the same way.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { analyzeChannels } from '../activities/media/channel-analysis.ts';
-import { plainInput } from '../activities/media/media-input.ts';
 import { stagedAudioReader } from '../activities/speakers/speakers-activities.ts';
 import { analyzerFor, voicedFrames } from '../activities/speakers/voice-features.ts';
 import { analysisSteps, type SeparationResult } from '../activities/speakers/voice-separation.ts';
 import { voiceSeparator } from '../activities/speakers/speaker-separator.ts';
-import { processCpu } from './lib/cpu-meter.ts';
 import {
   derOf,
   diarizationError,
@@ -48,6 +44,7 @@ import {
   type DerParts,
 } from './lib/diarization-score.ts';
 import { speakerCorpus, type CallKind, type CorpusCall, type Split } from './lib/speaker-corpus.ts';
+import { stagedTrack } from './lib/staged-track.ts';
 
 const TARGET_ACCURACY = 0.95;
 const TARGET_CALL_ACCURACY = 0.9;
@@ -79,36 +76,6 @@ const separator = voiceSeparator();
 const separateVoices: typeof separator.separate = (audio, spans, options) =>
   separator.separate(audio, spans, options);
 const passes = Math.max(1, Math.floor(Number(values.passes ?? DEFAULT_PASSES)) || DEFAULT_PASSES);
-
-/** CPU seconds of this process's reaped children so far. */
-const childCpu = () => processCpu(process.pid).children;
-
-/**
- * The call's track as the pipeline stages it, and the CPU of the call's media work as the pipeline does
- * it: the plan's channel analysis, which writes the track as it goes (ffmpeg decodes and resamples; the
- * worker conditions, measures windows and silences, and encodes the track as mu-law in Node:
- * activities/media/channel-analysis.ts `trackOutputs`), the media work the separation is measured against.
- */
-async function mediaWork(call: CorpusCall): Promise<{ bytes: Uint8Array; mediaSeconds: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'callpipe-speakers-bench-'));
-  try {
-    const path = join(dir, 'track.mulaw');
-    const before = childCpu();
-    const node = process.cpuUsage();
-    await analyzeChannels(plainInput(call.path, undefined), {
-      channels: 1,
-      noiseDb: -30,
-      minSilenceSeconds: 0.3,
-      durationSeconds: call.durationSeconds,
-      trackOutputs: [{ sourceChannels: [0], path }],
-    });
-    const { user, system } = process.cpuUsage(node);
-    const mediaSeconds = childCpu() - before + (user + system) / 1e6;
-    return { bytes: new Uint8Array(readFileSync(path)), mediaSeconds };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 function dumpEmbeddings(
   call: CorpusCall,
@@ -255,7 +222,7 @@ async function runSplit(split: Split, root: string): Promise<SplitFigures> {
 
   // A worker separates many calls: the JIT's compilation and optimization are not the steady cost.
   if (corpus[0]) {
-    const { bytes } = await mediaWork(corpus[0]);
+    const { bytes } = await stagedTrack(corpus[0]);
     for (let i = 0; i < (separator.method === 'ge2e' ? 1 : WARM_UP_SEPARATIONS); i++)
       separateVoices(stagedAudioReader([{ start: 0, bytes }]), corpus[0].spans);
   }
@@ -265,9 +232,9 @@ async function runSplit(split: Split, root: string): Promise<SplitFigures> {
   );
   for (const call of corpus) {
     // The least CPU of `passes` passes, for the media work and for the separation alike.
-    let media = await mediaWork(call);
+    let media = await stagedTrack(call);
     for (let p = 1; p < passes; p++) {
-      const again = await mediaWork(call);
+      const again = await stagedTrack(call);
       if (again.mediaSeconds < media.mediaSeconds) media = again;
     }
     const reader = stagedAudioReader([{ start: 0, bytes: media.bytes }]);
