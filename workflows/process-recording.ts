@@ -25,7 +25,7 @@ import { TEXT_STEPS_STAGE } from '../schemas/recording.ts';
 import { mediaActivityTimeoutSeconds } from '../schemas/media-time-bounds.ts';
 import { reasonOf } from './failure-reason.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attribute-keys.ts';
-import { planPriority, probePriority } from './session-priority.ts';
+import { planPriority } from './session-priority.ts';
 import {
   recognitionChoice,
   recognitionFacts,
@@ -117,10 +117,7 @@ async function isDone(call: Call): Promise<boolean> {
 async function probeStage(call: Call): Promise<ProbeResult> {
   call.stages.enter('probe');
   const probe = await call.activities.probe.probeSource.executeWithOptions(
-    {
-      summary: `probe ${call.input.source.key}`,
-      priority: probePriority(call.input.source.size, call.spec.plan.strategy === 'latency'),
-    },
+    { summary: `probe ${call.input.source.key}` },
     [{ source: call.input.source }],
   );
   call.progress.audioSeconds = probe.durationSeconds;

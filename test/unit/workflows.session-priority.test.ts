@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planPriority, probePriority, sessionPriority } from '../../workflows/session-priority.ts';
+import { planPriority, sessionPriority } from '../../workflows/session-priority.ts';
 
 describe('sessionPriority', () => {
   it('orders longer sessions first, within Temporal keys 1–5', () => {
@@ -16,22 +16,5 @@ describe('media queue priorities', () => {
     const plans = [7800, 1200, 1199, 60].map((s) => planPriority(s).priorityKey);
     expect(plans).toEqual([4, 4, 5, 5]);
     expect(Math.min(...plans)).toBeGreaterThan(3);
-  });
-});
-
-describe('probe queue priorities', () => {
-  const MB = 2 ** 20;
-  it('probes the biggest sources first, an unknown size at the default key', () => {
-    const sizes = [789 * MB, 256 * MB, 255 * MB, 64 * MB, 16 * MB, 15 * MB, 0];
-    const keys = sizes.map((b) => probePriority(b, false).priorityKey);
-    expect(keys).toEqual([2, 2, 3, 3, 4, 5, 5]);
-    for (let i = 1; i < keys.length; i += 1) expect(keys[i]!).toBeGreaterThanOrEqual(keys[i - 1]!);
-    expect(probePriority(undefined, false).priorityKey).toBe(3);
-  });
-
-  it("puts a latency-first call's probe before every other, whatever its size", () => {
-    expect(probePriority(789 * 2 ** 20, true).priorityKey).toBe(1);
-    expect(probePriority(1, true).priorityKey).toBe(1);
-    expect(probePriority(undefined, true).priorityKey).toBe(1);
   });
 });
