@@ -3,13 +3,13 @@
  * `CALLPIPE_ASR_ACCOUNT_SESSIONS`): the process's own sessions, handed out piece by piece rather than
  * group by group. Every ask is granted (no Temporal action, nothing to count), so each group has a runner
  * per waiting piece up to its `maxInFlight`; the runners' pieces then wait in {@link PieceLeases.inTurn}
- * for one of the process's sessions, the longest waiting piece of any group first, before reading their
- * audio (a waiting piece holds no bytes).
+ * for one of the process's sessions, the longest waiting piece of any group first. A piece reads its audio
+ * only when its turn comes (neighbouring pieces share one read, kept until the last of them has had it).
  *
- * Leases held by a group until its queue ran dry let the first groups keep the sessions while a later
- * call's long pieces waited for its own pieces to end before it could ask again, and the sessions idled in
- * a night's tail; longest first over all waiting pieces is the LPT order the asr queue already dispatches
- * sessions in (workflows/session-priority.ts).
+ * Why not leases per group: a group holding its leases until its queue runs dry, and asking again only as
+ * its own pieces end, leaves sessions idle while another group's pieces wait (a night's tail). Longest
+ * first over every waiting piece is the LPT order the asr queue already dispatches sessions in
+ * (workflows/session-priority.ts).
  */
 import PQueue from 'p-queue';
 import type { PieceLeases } from '../activities/asr/pieces-activities.ts';
