@@ -93,6 +93,8 @@ interface PiecesRun {
   readonly reads: Map<number, SharedRead>;
   /** The runners (the first on the activity's own slot), those running, and a lease ask under way. */
   readonly runners: Promise<void>[];
+  /** The process's runs of these activities (this one included), to hand a lease its runner is done with. */
+  readonly neighbours: Set<PiecesRun>;
   running: number;
   asking: Promise<void> | undefined;
   /** Pieces recognized by this attempt (asks for more leases go at 1, 2, 4, 8… of them). */
@@ -107,17 +109,20 @@ export function createPiecesActivities(
   deps: PiecesDeps,
   words: (key: string | undefined) => Promise<TemporaryWord[] | undefined>,
 ) {
+  const runs = new Set<PiecesRun>();
   async function recognizePieces(input: RecognizePiecesInput): Promise<RecognizePiecesOutput> {
     // Only a retried attempt can find its group's result (its predecessor wrote it and was lost): a
     // first one looks nothing up, as a stream session's does not.
     const retried = (activityContext()?.info.attempt ?? 1) > 1;
     const existing = retried ? await readResult(deps.store, input.resultKey) : undefined;
     if (existing) return outputOf(input, existing, true);
-    const run = await startRun(deps, input, await words(input.wordsKey));
+    const run = await startRun(deps, input, await words(input.wordsKey), runs);
     const beat = setInterval(() => heartbeat(run), heartbeatIntervalMs(run.ctx?.info.heartbeatTimeoutMs));
+    runs.add(run);
     try {
       await recognizeAll(run);
     } finally {
+      runs.delete(run);
       clearInterval(beat);
       await run.lastWrite;
     }
@@ -162,6 +167,7 @@ async function startRun(
   deps: PiecesDeps,
   input: RecognizePiecesInput,
   words: TemporaryWord[] | undefined,
+  neighbours: Set<PiecesRun>,
 ): Promise<PiecesRun> {
   const ctx = activityContext();
   const done = new Map<number, SessionResult>();
@@ -190,6 +196,7 @@ async function startRun(
     queue,
     reads: sharedReads(queue),
     runners: [],
+    neighbours,
     running: 0,
     asking: undefined,
     sent: 0,
@@ -212,8 +219,9 @@ function heartbeat(run: PiecesRun): void {
  * up to `maxInFlight`, one per lease of free room, asked for at the start and again after 1, 2, 4, 8…
  * pieces (free room appears as other calls end): from the account's budget, a handful of updates per
  * group and never a wait in the budget (no timer), so a call's pieces cost no more Temporal actions than
- * its streams; the process's own count grants every ask at once. The leases go back as their runners run
- * out of pieces. The first failure empties the queue: the runners stop after their piece in flight.
+ * its streams; the process's own count grants every ask at once. As its runner runs out of pieces, a
+ * lease goes to another of the process's calls with pieces waiting, else back. The first failure empties
+ * the queue: the runners stop after their piece in flight.
  */
 async function recognizeAll(run: PiecesRun): Promise<void> {
   startRunner(run);
@@ -233,12 +241,31 @@ function startRunner(run: PiecesRun, lease?: string): void {
   run.running += 1;
   const done = runner(run).finally(() => {
     run.running -= 1;
-    if (lease) leases!.release(lease);
+    if (lease) handOver(run, lease, leases!);
   });
   // The first runner's failure is the activity's; the others' are read when all have settled.
   done.catch(() => undefined);
   run.runners.push(done);
 }
+
+/**
+ * A lease whose runner ran out of pieces starts a runner of the process's run with the longest waiting
+ * piece and room for one more, else goes back: room the process holds is not given back (nor left idle
+ * until the waiting run's next ask, after 2, 4, 8… of its own pieces) while pieces of its other calls
+ * wait, and handing it over costs no update of the budget. A run whose queue is empty takes none, so no
+ * runner starts after its activity has stopped waiting for its runners.
+ */
+function handOver(from: PiecesRun, lease: string, leases: PieceLeases): void {
+  let to: PiecesRun | undefined;
+  for (const r of from.neighbours) {
+    if (r.queue.length === 0 || r.running >= maxInFlight(r)) continue;
+    if (!to || seconds(r.queue[0]!) > seconds(to.queue[0]!)) to = r;
+  }
+  if (to) startRunner(to, lease);
+  else leases.release(lease);
+}
+
+const seconds = (piece: PieceRef) => piece.end - piece.start;
 
 /** Asks the budget's free room for a runner per waiting piece (one ask at a time); each granted one starts. */
 function askForLeases(run: PiecesRun): void {
@@ -267,7 +294,7 @@ async function runner(run: PiecesRun): Promise<void> {
     const current = piece;
     try {
       const recognized = leases?.inTurn
-        ? await leases.inTurn(() => recognizePiece(run, current), current.end - current.start)
+        ? await leases.inTurn(() => recognizePiece(run, current), seconds(current))
         : await recognizePiece(run, current);
       run.done.set(piece.session, recognized);
     } catch (err) {

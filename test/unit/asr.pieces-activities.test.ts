@@ -183,6 +183,49 @@ describe('recognizePieces: leases and pacing', () => {
   });
 });
 
+describe("recognizePieces: a lease its runner is done with goes to the process's other calls", () => {
+  it("a later call's pieces take the leases an earlier call's runners ran out of, with no ask", async () => {
+    // The account had three sessions free for call A's first ask, none for any ask after it.
+    const leases = countingLeases(3);
+    let startB: () => void = () => {};
+    const bMayStart = new Promise<void>((r) => (startB = r));
+    const fake = fakeService();
+    let inFlightB = 0;
+    let peakB = 0;
+    const service = {
+      async recognizeFile(opts: { startOffsetSeconds?: number }) {
+        const isB = (opts.startOffsetSeconds ?? 0) >= 1000;
+        if (isB) peakB = Math.max(peakB, ++inFlightB);
+        try {
+          return await fake.service.recognizeFile(opts as never);
+        } finally {
+          if (isB) inFlightB -= 1;
+          else startB();
+        }
+      },
+    } as unknown as ServiceClient;
+    const { recognizePieces } = createPiecesActivities(
+      { service, store: new AudioStore(), model: 'x', leases, maxInFlight: 16 },
+      noWords,
+    );
+    const a = Array.from({ length: 4 }, (_, i) => ({ session: i, start: i * 10, end: i * 10 + 8 }));
+    const b = Array.from({ length: 12 }, (_, i) => ({
+      session: i,
+      start: 1000 + i * 10,
+      end: 1008 + i * 10,
+    }));
+    const [, outB] = await Promise.all([
+      recognizePieces({ ...input, pieces: a }),
+      bMayStart.then(() => recognizePieces({ ...input, group: 1, resultKey: 'staging/b.json', pieces: b })),
+    ]);
+    expect(outB.pieces).toHaveLength(12);
+    // B's own asks found no room; A's three leases ran its pieces beside B's own slot once A was done.
+    expect(leases.granted()).toBe(3);
+    expect(peakB).toBeGreaterThan(1);
+    expect(leases.held()).toBe(0);
+  });
+});
+
 describe('recognizePieces: the track read once per run of neighbouring pieces', () => {
   it('reads each run of neighbouring pieces once: a long silence or the read limit starts another read', async () => {
     const fake = fakeService();
