@@ -51,6 +51,9 @@ import {
   type RecognizePiecesOutput,
 } from './piece-types.ts';
 
+/** A piece's audio, in seconds. */
+const seconds = (piece: PieceRef) => piece.end - piece.start;
+
 /** Leases on the account's sessions (the asr worker's session budget; a fake in tests). */
 export interface PieceLeases {
   /** Up to `count` leases from the account's free room, answered at once (none when it is full). */
@@ -186,7 +189,7 @@ async function startRun(
   }
   const queue = input.pieces
     .filter((p) => !done.has(p.session))
-    .sort((a, b) => b.end - b.start - (a.end - a.start) || a.session - b.session);
+    .sort((a, b) => seconds(b) - seconds(a) || a.session - b.session);
   return {
     input,
     deps,
@@ -237,11 +240,10 @@ async function recognizeAll(run: PiecesRun): Promise<void> {
 const maxInFlight = (run: PiecesRun) => Math.max(1, run.deps.maxInFlight ?? 1);
 
 function startRunner(run: PiecesRun, lease?: string): void {
-  const leases = run.deps.leases;
   run.running += 1;
   const done = runner(run).finally(() => {
     run.running -= 1;
-    if (lease) handOver(run, lease, leases!);
+    if (lease) handOver(run, lease);
   });
   // The first runner's failure is the activity's; the others' are read when all have settled.
   done.catch(() => undefined);
@@ -255,17 +257,15 @@ function startRunner(run: PiecesRun, lease?: string): void {
  * wait, and handing it over costs no update of the budget. A run whose queue is empty takes none, so no
  * runner starts after its activity has stopped waiting for its runners.
  */
-function handOver(from: PiecesRun, lease: string, leases: PieceLeases): void {
+function handOver(from: PiecesRun, lease: string): void {
   let to: PiecesRun | undefined;
   for (const r of from.neighbours) {
     if (r.queue.length === 0 || r.running >= maxInFlight(r)) continue;
     if (!to || seconds(r.queue[0]!) > seconds(to.queue[0]!)) to = r;
   }
   if (to) startRunner(to, lease);
-  else leases.release(lease);
+  else from.deps.leases!.release(lease);
 }
-
-const seconds = (piece: PieceRef) => piece.end - piece.start;
 
 /** Asks the budget's free room for a runner per waiting piece (one ask at a time); each granted one starts. */
 function askForLeases(run: PiecesRun): void {
@@ -352,8 +352,8 @@ async function recognizePiece(run: PiecesRun, piece: PieceRef): Promise<SessionR
     } catch (err) {
       metrics.requestFailed('asr/file', err);
       if (isServiceError(err)) requests += err.cost?.requests ?? 1;
-      audioSent += piece.end - piece.start;
-      metrics.fileAudio(piece.end - piece.start);
+      audioSent += seconds(piece);
+      metrics.fileAudio(seconds(piece));
       await afterPieceError(run, piece, err, retries + 1);
       reasons.push(describeError(err));
     }
