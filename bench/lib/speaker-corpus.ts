@@ -37,6 +37,7 @@ import {
 import { SPEECH_RATE, SpeechSynth, voiceText, type SynthVoice } from './speech-synth.ts';
 import { voicedReference, voicedStretches, type Stretch } from './voiced-reference.ts';
 import { wavFile } from '../../test/helpers/dtmf-audio.ts';
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 /** Bump when the generator changes in a way its parameters do not show. */
 const GENERATOR_VERSION = 6;
@@ -945,7 +946,7 @@ async function speechCall(
   const path = join(dir, `${id}.wav`);
   await mixLegs(legs, path);
   const segments = placed
-    .map((p) => ({ speaker: p.speaker, start: round3(p.start), end: round3(end(p)) }))
+    .map((p) => ({ speaker: p.speaker, start: roundSecondsToMs(p.start), end: roundSecondsToMs(end(p)) }))
     .sort((a, b) => a.start - b.start);
   const role = (v: number) =>
     kind === 'one-voice' ? 'voice' : v === 1 ? 'customer' : v === 0 ? 'agent' : 'agent 2';
@@ -1000,7 +1001,7 @@ async function dtmfCall(
       channel.phrases.map((p) => ({
         speaker,
         start: p.start,
-        end: round3(p.start + phraseDurationSeconds(p.id)),
+        end: roundSecondsToMs(p.start + phraseDurationSeconds(p.id)),
       })),
     )
     .sort((a, b) => a.start - b.start);
@@ -1017,8 +1018,6 @@ async function dtmfCall(
     description: `DTMF only: agent via ${pair[0]}, customer via ${pair[1]}`,
   };
 }
-
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Segments as a recognizer reports them: overlapping ones (of any speakers) merged into one span. */
 function mergeSpans(segments: readonly Segment[]): TruthSpan[] {

@@ -7,6 +7,7 @@
  * Found on each line's own clean synthesizer output, before any telephone line, level or mix: there the
  * pauses are tens of decibels below the speech, so a level detector is exact enough.
  */
+import { roundSecondsToMs } from '../../schemas/units.ts';
 
 /** One stretch of time, in seconds. */
 export interface Stretch {
@@ -23,8 +24,6 @@ const FRAME_SECONDS = 0.01;
  * that dip lower last well under 0.3 s and are bridged.
  */
 const SPEECH_WITHIN_DB = 35;
-
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** `stretches` sorted, with every gap shorter than `minPause` closed. */
 export function bridgePauses(stretches: readonly Stretch[], minPause = MIN_PAUSE_SECONDS): Stretch[] {
@@ -50,7 +49,10 @@ export function voicedStretches(samples: Float32Array, rate: number): Stretch[] 
     for (let i = at; i < end; i++) e += samples[i]! * samples[i]!;
     if (threshold > 0 && e / (end - at) >= threshold) frames.push({ start: at / rate, end: end / rate });
   }
-  return bridgePauses(frames, FRAME_SECONDS / 2).map((s) => ({ start: round3(s.start), end: round3(s.end) }));
+  return bridgePauses(frames, FRAME_SECONDS / 2).map((s) => ({
+    start: roundSecondsToMs(s.start),
+    end: roundSecondsToMs(s.end),
+  }));
 }
 
 /** One line as placed in a call: its speaker, where it starts, and its speech in seconds from there. */
@@ -72,7 +74,7 @@ export function voicedReference(lines: readonly PlacedSpeech[]): (Stretch & { sp
         lines
           .filter((l) => l.speaker === speaker)
           .flatMap((l) => l.speech.map((s) => ({ start: l.start + s.start, end: l.start + s.end }))),
-      ).map((s) => ({ speaker, start: round3(s.start), end: round3(s.end) })),
+      ).map((s) => ({ speaker, start: roundSecondsToMs(s.start), end: roundSecondsToMs(s.end) })),
     )
     .sort((a, b) => a.start - b.start || a.speaker - b.speaker);
 }
