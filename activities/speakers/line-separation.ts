@@ -25,6 +25,7 @@
  *    is its voice.
  */
 import { seededRandom } from '../../schemas/seeded-random.ts';
+import { roundThousandths } from '../../schemas/units.ts';
 import { lowerInverse } from './triangular.ts';
 import {
   analyzerFor,
@@ -882,7 +883,11 @@ function separate(
       if (accept) tooShort++;
       accept = false;
     } else if (!accept) unclear++;
-    assignments[m.index] = { voice: accept ? best : null, confidence: round3(confidence), joined: false };
+    assignments[m.index] = {
+      voice: accept ? best : null,
+      confidence: roundThousandths(confidence),
+      joined: false,
+    };
     if (accept) voiceOf[m.index] = best;
   }
 
@@ -940,8 +945,6 @@ function separationNotes(
   if (unlike > 0) notes.push(`${unlike} unlike any voice of the call`);
   return notes;
 }
-
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /**
  * Per-voice diagonal Gaussians over the training frames, each dimension scaled by its spread over all

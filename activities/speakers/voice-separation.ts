@@ -35,6 +35,7 @@ import {
   type SeparationResult,
   type VoiceAssignment,
 } from './line-separation.ts';
+import { roundThousandths } from '../../schemas/units.ts';
 import { lowerInverse } from './triangular.ts';
 import {
   analyzerFor,
@@ -671,7 +672,7 @@ function separate(
     const confidence = k > 1 ? 1 / (1 + Math.exp(-weight * (scores[best]! - second))) : 1;
     const accept = confidence >= MIN_CONFIDENCE;
     if (!accept) unclear++;
-    assignments[u] = { voice: accept ? best : null, confidence: round3(confidence), joined: false };
+    assignments[u] = { voice: accept ? best : null, confidence: roundThousandths(confidence), joined: false };
   }
 
   let joined = 0;
@@ -686,8 +687,6 @@ function separate(
   if (unclear > 0) notes.push(`${unclear} between voices`);
   return { voices, assignments, joined, ...(notes.length ? { reason: notes.join('; ') } : {}) };
 }
-
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /**
  * Marks the utterances in which a run of frames clearly belongs to another voice than the utterance's;
