@@ -537,10 +537,7 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
         const gain = (candidate.logLikelihood - current.logLikelihood) / parentFrames;
         if (counts.some((n) => n < MIN_VOICE_UTTERANCES) || frames.some((n) => n < minFrames)) continue;
         const smaller = Math.min(counts[c]!, counts[current.k]!);
-        // The new voice takes over from any voice (a transfer: the customer's voice may hold the agents').
-        let least = 0.5;
-        for (let v = 0; v < current.k; v++)
-          least = Math.min(least, interleaving(candidate.labels, times, v, current.k));
+        const least = takeoverInterleaving(candidate.labels, times, c, current.k);
         const takeover = k > 2 && !takenOver && least <= TAKEOVER_INTERLEAVING;
         const price = k > 2 && !takeover ? CONFERENCE_GAIN : SPLIT_GAIN;
         if (gain < price + SMALL_VOICE_GAIN / smaller) continue;
@@ -555,6 +552,26 @@ function chooseVoices(units: Stats[], times: Float64Array, maxVoices: number): P
     current = best;
   }
   return current;
+}
+
+/**
+ * How nearly a split takes over from a voice: the least share of utterance pairs out of order between
+ * either half of the split voice (`split`, and `added`, the new one) and any other voice or each other. A
+ * transfer's voice takes over from another (the customer's voice may hold the agents'), and which half of
+ * the split voice gets the new index is the start's choice, so both halves are looked at.
+ */
+export function takeoverInterleaving(
+  labels: Int32Array,
+  times: ArrayLike<number>,
+  split: number,
+  added: number,
+): number {
+  let least = 0.5;
+  for (let v = 0; v < added; v++) {
+    least = Math.min(least, interleaving(labels, times, v, added));
+    if (v !== split) least = Math.min(least, interleaving(labels, times, v, split));
+  }
+  return least;
 }
 
 /**

@@ -12,6 +12,7 @@ import { stagedAudioReader } from '../../activities/speakers/speakers-activities
 import { analyzerFor, voicedFrames, VOICED_DIMS } from '../../activities/speakers/voice-features.ts';
 import {
   separateVoices,
+  takeoverInterleaving,
   type AudioReader,
   type SeparationResult,
   type UtteranceSpan,
@@ -236,6 +237,28 @@ describe("separateVoices: a line's changes and transfers", () => {
     const { samples, spans } = conversation(order, [LOW, HIGH, later], 6);
     const result = separateVoices(readerOf(samples), spans);
     expect(result.voices).toBe(2);
+  });
+});
+
+describe('takeoverInterleaving: whether a split voice takes over from another', () => {
+  // Twelve utterances a second apart: the first agent in the first half, the customer throughout.
+  const times = Float64Array.from({ length: 12 }, (_, i) => i);
+  const customer = [1, 3, 5, 7, 9, 11];
+
+  it('sees the takeover when the half that keeps the split voice is the second agent', () => {
+    // Voice 1 (the customer and the second agent) split: the customer became voice 2, the second agent kept 1.
+    const labels = Int32Array.from(times, (_, i) => (customer.includes(i) ? 2 : i < 6 ? 0 : 1));
+    expect(takeoverInterleaving(labels, times, 1, 2)).toBe(0);
+  });
+
+  it('sees the takeover when the new voice is the second agent', () => {
+    const labels = Int32Array.from(times, (_, i) => (customer.includes(i) ? 1 : i < 6 ? 0 : 2));
+    expect(takeoverInterleaving(labels, times, 1, 2)).toBe(0);
+  });
+
+  it('sees none when every voice is heard in turn with the others', () => {
+    const labels = Int32Array.from(times, (_, i) => i % 3);
+    expect(takeoverInterleaving(labels, times, 1, 2)).toBeGreaterThan(0.25);
   });
 });
 
