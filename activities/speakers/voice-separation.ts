@@ -66,7 +66,8 @@ const SMALL_VOICE_GAIN = 1.3;
  * at most TAKEOVER_INTERLEAVING of their utterances' pairs out of order, so that a few utterances of a close
  * voice put with the other, or the first agent heard once more after the second has begun, still count)
  * pays as a second voice does, once per call; the voice it takes over from may be any voice, not only the
- * one it was split from (split from the customer's, it takes over from the first agent's); one heard
+ * one it was split from (split from the customer's, it takes over from the first agent's), and it may be
+ * either half of the split voice (the customer the new one, the second agent left in the old); one heard
  * throughout the call (a conference) pays CONFERENCE_GAIN, as one voice split by its words into halves that
  * alternate through the call gains up to about 0.85 on the development split. Chosen on the development
  * split (bench/README.md, tenth round): its transfers' splits are out of order in up to 0.079 of pairs, a
