@@ -35,6 +35,7 @@ import { withFailureBoundary } from '../activities/failure-boundary.ts';
 import { withLivenessHeartbeat } from '../activities/liveness-heartbeat.ts';
 import { attemptNumber } from '../activities/nlp/context.ts';
 import { s3SocketsFor } from '../schemas/limits.ts';
+import { threadedDownload } from '../activities/storage/threaded-download.ts';
 import { digestKeyOf } from '../schemas/personal-digest.ts';
 import { callIdRuleOf } from '../activities/storage/call-id.ts';
 import { sessionBudgetAddress } from './session-budget-client.ts';
@@ -79,6 +80,8 @@ function paceEventSink(event: PaceEvent): void {
 function deps({ config, store, service }: ActivityDeps) {
   return {
     store: store ?? workerStore(config),
+    // Sources go to the worker's cache on the download thread, unless a caller brought a store of its own.
+    download: store ? undefined : threadedDownload(config.s3, { maxSockets: s3SocketsFor(config.limits) }),
     service:
       service ??
       createServiceClient(config.service, {
@@ -93,12 +96,13 @@ function deps({ config, store, service }: ActivityDeps) {
  * results and the analysis tables (CPU and object storage).
  */
 export function mediaQueueActivities(input: ActivityDeps) {
-  const { store } = deps(input);
+  const { store, download } = deps(input);
   return bounded(
     withLivenessHeartbeat({
       ...createStorageActivities({ store }),
       ...createRecordingMediaActivities({
         store,
+        download,
         staging: new S3StagingStore(store),
       }),
       ...createMergeActivities({ store }),

@@ -12,7 +12,8 @@ import type { RecordingSource } from '../../schemas/recording.ts';
 import { redactionOutputSchema, type AudioRedaction } from '../../schemas/result.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { isPermanentS3Error, s3StatusOf } from '../storage/s3-errors.ts';
-import { localCopy } from '../storage/source-cache.ts';
+import { localCopy, storeDownload } from '../storage/source-cache.ts';
+import type { HashedDownload } from '../storage/hashed-file.ts';
 import { createMediaActivities, type MediaActivities } from './media-activities.ts';
 import type { StagingStore } from './staging.ts';
 import { activityContext } from '../activity-context.ts';
@@ -26,6 +27,8 @@ import { scratchPath } from '../scratch.ts';
 
 export interface RecordingMediaDeps {
   store: ObjectStore;
+  /** How sources are downloaded to the worker's cache; default through `store`, on this thread. */
+  download?: HashedDownload;
   staging: StagingStore;
   planDefaults?: PlanOptions;
 }
@@ -146,9 +149,10 @@ export function createRecordingMediaActivities(deps: RecordingMediaDeps) {
     store: deps.staging,
     planDefaults: deps.planDefaults,
   });
+  const download = deps.download ?? storeDownload(deps.store);
   const local = async (source: RecordingSource): Promise<string> => {
     try {
-      return await localCopy(deps.store, source);
+      return await localCopy(download, source);
     } catch (err) {
       // A key the store refuses, or an object gone since submission, fails this call with a reason
       // rather than five retries and the S3 error's bare name ("Invalid Request").

@@ -17,15 +17,14 @@
  * digest is computed again only when the file changed since this process last checked it.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, lstatSync, mkdirSync, chmodSync, type Stats } from 'node:fs';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { createReadStream, lstatSync, mkdirSync, chmodSync, type Stats } from 'node:fs';
 import { chmod, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { RecordingSource } from '../../schemas/recording.ts';
 import { stackHomeOf } from '../../schemas/process-settings.ts';
 import type { ObjectStore } from './object-store.ts';
+import { writeHashedFile, type HashedDownload } from './hashed-file.ts';
 
 /** Bound of the cache: a few hours of the largest inputs (48 kHz stereo WAV is about 1.2 GB an hour). */
 const SOURCE_CACHE_MAX_BYTES = 8 * 1024 ** 3;
@@ -87,17 +86,10 @@ export function sourceCacheKey(source: RecordingSource): string {
   return `${hash}${ext?.toLowerCase() ?? ''}`;
 }
 
-/** Downloads `key` to `path`, hashing its bytes as they pass: the new copy is not read again for its digest. */
-async function downloadHashed(store: ObjectStore, key: string, path: string): Promise<string> {
-  const hash = createHash('sha256');
-  const tap = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      done(null, chunk);
-    },
-  });
-  await pipeline(await store.getStream(key), tap, createWriteStream(path));
-  return hash.digest('hex');
+/** Downloads through `store` on this thread (callers with a store of their own: tests, the CLI). */
+export function storeDownload(store: ObjectStore): HashedDownload {
+  return async ({ bucket, key }, path) =>
+    (await writeHashedFile(await store.withBucket(bucket).getStream(key), path)).sha256;
 }
 
 async function sha256Of(path: string): Promise<string> {
@@ -143,7 +135,7 @@ async function touch(path: string): Promise<void> {
 
 /** Path of a local copy of `source`, downloading it once (concurrent callers share the download). */
 export async function localCopy(
-  store: ObjectStore,
+  download: HashedDownload,
   source: RecordingSource,
   dir = sourceCacheDir(),
   maxBytes = SOURCE_CACHE_MAX_BYTES,
@@ -162,7 +154,7 @@ export async function localCopy(
       try {
         checked.delete(path);
         await rm(path + RECORD_SUFFIX, { force: true });
-        const sha256 = await downloadHashed(store.withBucket(source.bucket), source.key, partial);
+        const sha256 = await download(source, partial);
         await chmod(partial, 0o600);
         const size = (await stat(partial)).size;
         const record: CopyRecord = {

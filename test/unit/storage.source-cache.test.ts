@@ -7,15 +7,17 @@ import { join } from 'node:path';
 import {
   localCopy,
   privateCacheDir,
+  storeDownload,
   sourceCacheDir,
   sourceCacheKey,
 } from '../../activities/storage/source-cache.ts';
 import type { ObjectStore } from '../../activities/storage/object-store.ts';
+import type { HashedDownload } from '../../activities/storage/hashed-file.ts';
 import { writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 
-/** Only what localCopy uses: `withBucket(...).getStream`, counting downloads. */
-function fakeStore(downloads: string[]): ObjectStore {
+/** A store with only what a download reads (`withBucket(...).getStream`), counting downloads. */
+function fakeStore(downloads: string[]): HashedDownload {
   const store = {
     withBucket: () => store,
     getStream: async (key: string) => {
@@ -23,7 +25,7 @@ function fakeStore(downloads: string[]): ObjectStore {
       return Readable.from([Buffer.from(key.padEnd(10, '.'))]);
     },
   };
-  return store as unknown as ObjectStore;
+  return storeDownload(store as unknown as ObjectStore);
 }
 
 describe('localCopy', () => {
@@ -90,7 +92,11 @@ describe('localCopy, never trusting a copy by its name', () => {
       withBucket: () => store,
       getStream: async () => Readable.from(chunks),
     } as unknown as ObjectStore;
-    const path = await localCopy(store, { bucket: 'b', key: 'long.wav', size: 3_200_000 }, dir);
+    const path = await localCopy(
+      storeDownload(store),
+      { bucket: 'b', key: 'long.wav', size: 3_200_000 },
+      dir,
+    );
     expect(readFileSync(path).equals(Buffer.concat(chunks))).toBe(true);
     const record = JSON.parse(readFileSync(`${path}.meta`, 'utf8')) as { sha256: string };
     expect(record.sha256).toBe(createHash('sha256').update(Buffer.concat(chunks)).digest('hex'));
