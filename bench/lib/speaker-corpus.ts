@@ -450,9 +450,8 @@ const SPLITS: Record<Split, SplitPlan> = {
       ['headset', 'landline'],
     ],
     hard: [DEV_HARD, DEV_CLOSEST],
-    // Drawn transfers on one shared line (2026-11-29): the test split's three transfers on one shared line
-    // are found as two voices, its three on a line each as three; the development split held one drawn
-    // transfer on a shared line (three-1).
+    // Drawn transfers on one shared line, where the test split's missed transfers were, and of which the
+    // development split held one drawn (three-1): bench/README.md, fourteenth round.
     drawnTransfers: {
       seed: 19,
       threeVoice: [
