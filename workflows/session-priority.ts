@@ -23,7 +23,16 @@ export function sessionPriority(seconds: number): { priorityKey: number } {
   return { priorityKey: level === -1 ? BOUNDS.length + 1 : level + 1 };
 }
 
-/** A call's plan on the media queue, after the other media work: 4 from 20 minutes, 5 below. */
-export function planPriority(callSeconds: number): { priorityKey: number } {
+/**
+ * A call's plan on the media queue: for streams after the other media work, 4 from 20 minutes, 5 below.
+ * For file pieces a long call's plan (2) goes before that work: its pieces are what keeps the sessions
+ * busy, and a piece takes a session for a quarter of its audio or less, so the sessions wait for plans,
+ * not the other way round; a short call's plan (4) still goes after it.
+ */
+export function planPriority(
+  callSeconds: number,
+  recognition: 'stream' | 'file' = 'stream',
+): { priorityKey: number } {
+  if (recognition === 'file') return { priorityKey: callSeconds >= 1200 ? 2 : 4 };
   return { priorityKey: callSeconds >= 1200 ? 4 : 5 };
 }

@@ -17,4 +17,9 @@ describe('media queue priorities', () => {
     expect(plans).toEqual([4, 4, 5, 5]);
     expect(Math.min(...plans)).toBeGreaterThan(3);
   });
+
+  it("for file pieces, puts a long call's plan before the other media work and a short call's after it", () => {
+    const plans = [7800, 1200, 1199, 60].map((s) => planPriority(s, 'file').priorityKey);
+    expect(plans).toEqual([2, 2, 4, 4]);
+  });
 });
