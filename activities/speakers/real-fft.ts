@@ -222,14 +222,15 @@ export function windowedPowerSpectrum(
 }
 
 /**
- * windowedPowerSpectrum of the n mu-law codes from `from`, each read through `samples` (mulawSamples) as
- * it is loaded: the same values as decoding the codes first, with no pass that writes them out.
+ * windowedPowerSpectrum of the n mu-law codes from `from`, each read through `samples` (mulawSamples
+ * widened to doubles: no widening per sample) as it is loaded: the same values as decoding the codes
+ * first, with no pass that writes them out.
  */
 export function windowedMulawPowerSpectrum(
   f: RealFft,
   codes: Uint8Array,
   from: number,
-  samples: Readonly<Float32Array>,
+  samples: Float64Array,
   mean: number,
   window: Float64Array,
   power: Float64Array,

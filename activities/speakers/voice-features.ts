@@ -673,6 +673,14 @@ function storeLevel(
 }
 
 /**
+ * Each mu-law code's sample (mulawSamples) and its square, as doubles: the same values the Float32 table
+ * gives once widened (a square of a Float32 is exact in a double), read with no widening or product per
+ * sample.
+ */
+const CODE_SAMPLES = Float64Array.from(mulawSamples);
+const CODE_SQUARES = CODE_SAMPLES.map((v) => v * v);
+
+/**
  * samplesLevel of the `length` mu-law codes from `from`, each read through mulawSamples: the same sums in
  * the same order as decoding them first, with nothing written (the windowed load reads the codes again).
  */
@@ -684,23 +692,24 @@ function codesLevel(
   levels: Float64Array,
   i: number,
 ): number {
-  const samples = mulawSamples;
+  const samples = CODE_SAMPLES;
+  const squared = CODE_SQUARES;
   let sum = 0;
   let squares = 0;
   let sumOdd = 0;
   let squaresOdd = 0;
   for (let j = from, last = from + length - 1; j < last; j += 2) {
-    const v = samples[codes[j]!]!;
-    const u = samples[codes[j + 1]!]!;
-    sum += v;
-    squares += v * v;
-    sumOdd += u;
-    squaresOdd += u * u;
+    const c = codes[j]!;
+    const d = codes[j + 1]!;
+    sum += samples[c]!;
+    squares += squared[c]!;
+    sumOdd += samples[d]!;
+    squaresOdd += squared[d]!;
   }
   if (length % 2 === 1) {
-    const v = samples[codes[from + length - 1]!]!;
-    sum += v;
-    squares += v * v;
+    const c = codes[from + length - 1]!;
+    sum += samples[c]!;
+    squares += squared[c]!;
   }
   return storeLevel(sum + sumOdd, squares + squaresOdd, length, means, levels, i);
 }
@@ -765,7 +774,7 @@ export function voicedFrames(audio: AudioReader, span: UtteranceSpan, a: Analyze
     const base = i * length;
     const mean = means[i]!;
     if (direct) {
-      windowedMulawPowerSpectrum(a.fft, codes, starts[i]!, mulawSamples, mean, window, power);
+      windowedMulawPowerSpectrum(a.fft, codes, starts[i]!, CODE_SAMPLES, mean, window, power);
     } else if (length === a.fftSize) {
       windowedPowerSpectrum(a.fft, pool, base, mean, window, power);
     } else {

@@ -150,12 +150,35 @@ function addStats(into: Stats, s: Stats): void {
 /** `weight`: the frames each analysed frame stands for (see ANALYSED_SECONDS). */
 function statsOf(frames: Float64Array, count: number, weight: number): Stats {
   const s = emptyStats();
-  for (let f = 0; f < count; f++) {
-    const o = f * D;
-    for (let i = 0, t = 0; i < D; i++) {
-      const x = frames[o + i]!;
-      s[SUM_AT + i] = s[SUM_AT + i]! + x;
-      for (let j = i; j < D; j++, t++) s[t] = s[t]! + x * frames[o + j]!;
+  // Each sum in a local over the frames in order (the sums a frame-by-frame pass would make), four
+  // products of a row at a time so that their additions do not wait on each other.
+  const end = count * D;
+  for (let i = 0, t = 0; i < D; i++) {
+    let sum = 0;
+    for (let o = i; o < end; o += D) sum += frames[o]!;
+    s[SUM_AT + i] = sum;
+    let j = i;
+    for (; j + 3 < D; j += 4, t += 4) {
+      let a = 0;
+      let b = 0;
+      let c = 0;
+      let d = 0;
+      for (let o = 0; o < end; o += D) {
+        const x = frames[o + i]!;
+        a += x * frames[o + j]!;
+        b += x * frames[o + j + 1]!;
+        c += x * frames[o + j + 2]!;
+        d += x * frames[o + j + 3]!;
+      }
+      s[t] = a;
+      s[t + 1] = b;
+      s[t + 2] = c;
+      s[t + 3] = d;
+    }
+    for (; j < D; j++, t++) {
+      let a = 0;
+      for (let o = 0; o < end; o += D) a += frames[o + i]! * frames[o + j]!;
+      s[t] = a;
     }
   }
   for (let i = 0; i < COUNT_AT; i++) s[i] = s[i]! * weight;
@@ -176,9 +199,11 @@ interface Gaussian {
   weights: Float64Array;
 }
 
-/** Cholesky factor (lower, row-major) of a symmetric positive definite matrix; undefined if it is not. */
-function cholesky(a: Float64Array): Float64Array | undefined {
-  const l = new Float64Array(D * D);
+/**
+ * Cholesky factor (lower, row-major) of a symmetric positive definite matrix, into `l` (every entry on and
+ * below the diagonal written); undefined if it is not.
+ */
+function cholesky(a: Float64Array, l: Float64Array): Float64Array | undefined {
   for (let i = 0; i < D; i++) {
     for (let j = 0; j <= i; j++) {
       let s = a[i * D + j]!;
@@ -196,12 +221,19 @@ function cholesky(a: Float64Array): Float64Array | undefined {
 let varianceFloor = new Float64Array(D);
 const LOG_2PI = Math.log(2 * Math.PI);
 
+/** fit's matrices that no voice keeps, reused fit to fit: every entry it reads is written first. */
+const fitScratch = {
+  cov: new Float64Array(D * D),
+  factor: new Float64Array(D * D),
+  precision: new Float64Array(D * D),
+};
+
 function fit(s: Stats): Gaussian | undefined {
   const n = countOf(s);
   if (n < 2) return undefined;
   const mean = new Float64Array(D);
   for (let i = 0; i < D; i++) mean[i] = s[SUM_AT + i]! / n;
-  const cov = new Float64Array(D * D);
+  const { cov, factor, precision } = fitScratch;
   for (let i = 0; i < D; i++)
     for (let j = i; j < D; j++) {
       const c = s[triangleIndex(i, j)]! / n - mean[i]! * mean[j]!;
@@ -209,13 +241,12 @@ function fit(s: Stats): Gaussian | undefined {
       cov[j * D + i] = c;
     }
   for (let i = 0; i < D; i++) cov[i * D + i] = Math.max(cov[i * D + i]!, 0) + varianceFloor[i]!;
-  const l = cholesky(cov);
+  const l = cholesky(cov, factor);
   if (!l) return undefined;
   let logDet = 0;
   for (let i = 0; i < D; i++) logDet += 2 * Math.log(l[i * D + i]!);
   // The inverse of L, then precision = L⁻ᵀ L⁻¹.
   const inv = lowerInverse(l, D);
-  const precision = new Float64Array(D * D);
   for (let i = 0; i < D; i++)
     for (let j = i; j < D; j++) {
       let s2 = 0;
@@ -256,9 +287,25 @@ function logLikelihood(g: Gaussian, s: Stats): number {
 function frameLogLikelihood(g: Gaussian, x: Float64Array, at: number, d: Float64Array): number {
   for (let i = 0; i < D; i++) d[i] = x[at + i]! - g.mean[i]!;
   // (x - μ)ᵀ P (x - μ) = |L⁻¹ (x - μ)|², L⁻¹ lower triangular.
+  // Two rows at a time, so that their sums do not wait on each other; each row's terms in order.
   const inv = g.inverseFactor;
   let q = 0;
-  for (let i = 0; i < D; i++) {
+  let i = 0;
+  for (; i + 1 < D; i += 2) {
+    let row = 0;
+    let next = 0;
+    const r0 = i * D;
+    const r1 = r0 + D;
+    for (let j = 0; j <= i; j++) {
+      const dj = d[j]!;
+      row += inv[r0 + j]! * dj;
+      next += inv[r1 + j]! * dj;
+    }
+    next += inv[r1 + i + 1]! * d[i + 1]!;
+    q += row * row;
+    q += next * next;
+  }
+  for (; i < D; i++) {
     let row = 0;
     for (let j = 0; j <= i; j++) row += inv[i * D + j]! * d[j]!;
     q += row * row;
@@ -281,13 +328,53 @@ function pooledBy(units: Stats[], labels: Int32Array, k: number): Stats[] {
   return pooled;
 }
 
-/** The voice under which `u` is likeliest, from `label` (kept on a tie), and its log-likelihood there. */
-function likeliest(models: Gaussian[], u: Stats, label: number): { voice: number; ll: number } {
+/**
+ * logLikelihood of `s` under two voices in one pass over it (each voice's sums as logLikelihood makes
+ * them), into `out` at `at` and `at + 1`.
+ */
+function twoLogLikelihoods(g: Gaussian, h: Gaussian, s: Stats, out: Float64Array, at: number): void {
+  const w = g.weights;
+  const x = h.weights;
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let d = 0;
+  for (let i = 0; i < STATS_LENGTH - 1; i += 2) {
+    const si = s[i]!;
+    const sj = s[i + 1]!;
+    a += w[i]! * si;
+    b += w[i + 1]! * sj;
+    c += x[i]! * si;
+    d += x[i + 1]! * sj;
+  }
+  const n = s[STATS_LENGTH - 1]!;
+  out[at] = a + b + w[STATS_LENGTH - 1]! * n;
+  out[at + 1] = c + d + x[STATS_LENGTH - 1]! * n;
+}
+
+/** Each voice's logLikelihood of `s`, into `out` (two voices a pass). */
+function logLikelihoods(models: Gaussian[], s: Stats, out: Float64Array): void {
+  let v = 0;
+  for (; v + 1 < models.length; v += 2) twoLogLikelihoods(models[v]!, models[v + 1]!, s, out, v);
+  if (v < models.length) out[v] = logLikelihood(models[v]!, s);
+}
+
+/**
+ * The voice under which `u` is likeliest, from `label` (kept on a tie), and its log-likelihood there;
+ * `scores` is scratch, a slot per voice.
+ */
+function likeliest(
+  models: Gaussian[],
+  u: Stats,
+  label: number,
+  scores: Float64Array,
+): { voice: number; ll: number } {
+  logLikelihoods(models, u, scores);
   let voice = label;
-  let ll = logLikelihood(models[label]!, u);
+  let ll = scores[label]!;
   for (let v = 0; v < models.length; v++) {
     if (v === label) continue;
-    const other = logLikelihood(models[v]!, u);
+    const other = scores[v]!;
     if (other > ll) {
       ll = other;
       voice = v;
@@ -305,6 +392,7 @@ function refine(units: Stats[], initial: Int32Array, k: number): Partition | und
   const labels = initial.slice();
   let pooled = pooledBy(units, labels, k);
   let models: Gaussian[] = [];
+  const scores = new Float64Array(k);
   for (let iteration = 0; iteration <= EM_ITERATIONS; iteration++) {
     if (pooled.some((p) => countOf(p) < MIN_VOICE_FRAMES / 2)) return undefined;
     const fitted = pooled.map(fit);
@@ -316,7 +404,7 @@ function refine(units: Stats[], initial: Int32Array, k: number): Partition | und
     let total = 0;
     for (let i = 0; i < units.length; i++) {
       const u = units[i]!;
-      const { voice, ll } = likeliest(models, u, labels[i]!);
+      const { voice, ll } = likeliest(models, u, labels[i]!, scores);
       if (voice !== labels[i]) changed++;
       labels[i] = voice;
       addStats(next[voice]!, u);
