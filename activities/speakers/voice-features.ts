@@ -17,6 +17,7 @@
  */
 
 import { decodeMulawInto, mulawSamples } from '../../schemas/g711.ts';
+import { fastLog } from './fast-log.ts';
 import {
   makeRealFft,
   powerSpectrum,
@@ -821,7 +822,7 @@ function cepstraOf(a: Analyzer, out: Float64Array, at: number): void {
     segmentRise[segment] = rise;
   }
   for (let m = 0; m < MEL_BANDS; m++)
-    melEnergy[m] = Math.log(TINY + segmentRise[m]! + (segmentSum[m + 1]! - segmentRise[m + 1]!));
+    melEnergy[m] = fastLog(TINY + segmentRise[m]! + (segmentSum[m + 1]! - segmentRise[m + 1]!));
   // DCT-II row k (c_k) is symmetric about the middle band for even k and antisymmetric for odd k: each
   // takes half the bands, of the bands' pairwise sums or differences. Two cepstra at a time (an odd k and
   // the even one after it), so that their sums do not wait on each other.
