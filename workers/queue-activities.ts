@@ -80,8 +80,6 @@ function paceEventSink(event: PaceEvent): void {
 function deps({ config, store, service }: ActivityDeps) {
   return {
     store: store ?? workerStore(config),
-    // Sources go to the worker's cache on the download thread, unless a caller brought a store of its own.
-    download: store ? undefined : threadedDownload(config.s3, { maxSockets: s3SocketsFor(config.limits) }),
     service:
       service ??
       createServiceClient(config.service, {
@@ -96,7 +94,11 @@ function deps({ config, store, service }: ActivityDeps) {
  * results and the analysis tables (CPU and object storage).
  */
 export function mediaQueueActivities(input: ActivityDeps) {
-  const { store, download } = deps(input);
+  const { store } = deps(input);
+  // Sources go to the worker's cache on the download thread, unless a caller brought a store of its own.
+  const download = input.store
+    ? undefined
+    : threadedDownload(input.config.s3, { maxSockets: s3SocketsFor(input.config.limits) });
   return bounded(
     withLivenessHeartbeat({
       ...createStorageActivities({ store }),

@@ -2,7 +2,7 @@
  * Writing a downloaded object to a local file while hashing its bytes as they pass: the copy is never
  * read again for its digest. The bytes are written in batches of {@link WRITE_BATCH_BYTES} (one
  * `writev` of the chunks as they arrived, no copy), not one write per socket read: a 64-KiB write per
- * chunk cost the night's downloads twice the CPU (bench/README.md, issue 38).
+ * chunk took about twice the CPU, measured in isolation (bench/README.md, issue 38).
  */
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
@@ -35,6 +35,7 @@ export async function writeHashedFile(body: Readable, path: string): Promise<Has
     batchBytes = 0;
     await file.writev(chunks);
   };
+  // Leaving the loop by a throw (a failed write) destroys the body: for-await returns its iterator.
   try {
     for await (const piece of body) {
       const chunk = Buffer.isBuffer(piece) ? piece : Buffer.from(piece as Uint8Array);
@@ -45,9 +46,6 @@ export async function writeHashedFile(body: Readable, path: string): Promise<Has
       if (batchBytes >= WRITE_BATCH_BYTES || batch.length >= WRITE_BATCH_CHUNKS) await flush();
     }
     await flush();
-  } catch (err) {
-    body.destroy();
-    throw err;
   } finally {
     await file.close();
   }
