@@ -7,6 +7,7 @@
  *   npm run bench:speakers -- --split test    # the test split only
  *   npm run bench:speakers -- --passes 5      # each call's media work and separation measured 5 times
  *   npm run bench:speakers -- --split dev --only two-29,two-30   # some calls of a split (no verdict)
+ *   npm run bench:speakers -- --spans recognizer   # the recognizer's segments, not the script's lines
  *
  * The corpus (bench/lib/speaker-corpus.ts) has a development split, which parameters may be chosen on,
  * and a test split of other seeds, voices, lines and scripts, which chooses nothing: two-voice calls of
@@ -14,7 +15,9 @@
  * one shared line or one per leg; 1 to 60 minutes), DTMF-only calls whose legs differ by their line,
  * one-voice calls and transfers to a third voice. Each call is staged as the pipeline does (8-kHz
  * mu-law with its conditioning), read through the speakers stage's own reader, and given the script's
- * segments as a recognizer would report them (overlapping ones merged, the truth being who holds most).
+ * segments as a recognizer would report them (overlapping ones merged, the truth being who holds most);
+ * with `--spans recognizer`, the emulator's own segments of the staged track instead, as the pipeline gets
+ * them (bench/lib/recognizer-spans.ts).
  *
  * Prints per call and per group: utterance accuracy (best map of voices to speakers), the diarization
  * error rate against the voiced reference (bench/lib/voiced-reference.ts; 0.25-s collar, overlap scored;
@@ -44,6 +47,7 @@ import {
   type DerParts,
 } from './lib/diarization-score.ts';
 import { speakerCorpus, type CallKind, type CorpusCall, type Split } from './lib/speaker-corpus.ts';
+import { withRecognizerSpans } from './lib/recognizer-spans.ts';
 import { stagedTrack } from './lib/staged-track.ts';
 
 const TARGET_ACCURACY = 0.95;
@@ -67,6 +71,8 @@ const { values } = parseArgs({
     verbose: { type: 'boolean' },
     /** Only these calls of the split, by id (`two-29,two-30`): a look at a few, never the split's verdict. */
     only: { type: 'string' },
+    /** `lines` (the script's lines, the default) or `recognizer` (the emulator's segments of the track). */
+    spans: { type: 'string' },
     /** A folder: each call's utterance embeddings and truth as JSON (tuning the clustering offline). */
     dump: { type: 'string' },
   },
@@ -76,6 +82,9 @@ const separator = voiceSeparator();
 const separateVoices: typeof separator.separate = (audio, spans, options) =>
   separator.separate(audio, spans, options);
 const passes = Math.max(1, Math.floor(Number(values.passes ?? DEFAULT_PASSES)) || DEFAULT_PASSES);
+if (values.spans !== undefined && values.spans !== 'lines' && values.spans !== 'recognizer')
+  throw new Error(`--spans: lines or recognizer, not ${values.spans}`);
+const recognizerSpans = values.spans === 'recognizer';
 
 function dumpEmbeddings(
   call: CorpusCall,
@@ -230,13 +239,14 @@ async function runSplit(split: Split, root: string): Promise<SplitFigures> {
   console.log(
     `\n${'call'.padEnd(9)} ${pad('min', 5)} ${pad('utts', 5)} ${pad('voices', 6)} ${pad('acc', 7)} ${pad('DER', 7)} ${pad('null', 6)} ${pad('joined', 9)} ${pad('ms/h', 6)} ${pad('cost', 6)}  reason`,
   );
-  for (const call of corpus) {
+  for (const scripted of corpus) {
     // The least CPU of `passes` passes, for the media work and for the separation alike.
-    let media = await stagedTrack(call);
+    let media = await stagedTrack(scripted);
     for (let p = 1; p < passes; p++) {
-      const again = await stagedTrack(call);
+      const again = await stagedTrack(scripted);
       if (again.mediaSeconds < media.mediaSeconds) media = again;
     }
+    const call = recognizerSpans ? withRecognizerSpans(scripted, media.bytes) : scripted;
     const reader = stagedAudioReader([{ start: 0, bytes: media.bytes }]);
     const spans = call.spans.map((s) => ({ start: s.start, end: s.end }));
     const splits: string[] = [];
@@ -325,6 +335,9 @@ async function main(): Promise<void> {
   );
   console.log(
     `cost: the least CPU of ${passes} passes per call, for the separation and for its channel analysis and track alike`,
+  );
+  console.log(
+    `spans: ${recognizerSpans ? "the recognizer's: the emulator's segments of each staged track" : "the script's lines, overlapping ones merged"}`,
   );
   const splits: Split[] =
     values.split === 'dev' ? ['dev'] : values.split === 'test' ? ['test'] : ['dev', 'test'];
