@@ -10,13 +10,12 @@
 import { parseArgs } from 'node:util';
 import { stagedAudioReader } from '../activities/speakers/speakers-activities.ts';
 import { analyzerFor, voicedFrames, VOICED_DIMS, V_PITCH } from '../activities/speakers/voice-features.ts';
+import { BASIS_FRAMES } from '../activities/speakers/voice-separation.ts';
 import { speakerCorpus, type Split } from './lib/speaker-corpus.ts';
 import { stagedTrack } from './lib/staged-track.ts';
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, split: { type: 'string' } } });
 const OCTAVE_OFF = 0.6;
-/** Utterances with this many voiced frames or more (0.75 s: those that decide the voices). */
-const DECIDING_FRAMES = 24;
 
 interface Voice {
   medians: number[];
@@ -35,7 +34,7 @@ const meanSd = (xs: number[]) => {
 async function main(): Promise<void> {
   const split = (values.split ?? 'dev') as Split;
   const only = values.only?.split(',').map((id) => id.trim());
-  const calls = (await speakerCorpus({ root: '.callpipe/bench-speakers', split })).filter(
+  const calls = (await speakerCorpus({ split })).filter(
     (call) => call.kind !== 'dtmf' && (!only || only.includes(call.id)),
   );
   const analyzer = analyzerFor(8000);
@@ -48,7 +47,8 @@ async function main(): Promise<void> {
     for (const span of call.spans) {
       if (Object.values(span.seconds).filter((s) => s > 0.05).length !== 1) continue;
       const voiced = voicedFrames(reader, span, analyzer, 1);
-      if (voiced.count < DECIDING_FRAMES) continue;
+      // Utterances that decide the voices only (the separator's own bound).
+      if (voiced.count < BASIS_FRAMES) continue;
       const p = Array.from({ length: voiced.count }, (_, i) => voiced.features[i * VOICED_DIMS + V_PITCH]!);
       const sorted = [...p].sort((a, b) => a - b);
       const median = sorted[Math.floor(sorted.length / 2)]!;

@@ -32,6 +32,7 @@ import { parseArgs } from 'node:util';
 import { stagedAudioReader } from '../activities/speakers/speakers-activities.ts';
 import { analyzerFor, voicedFrames, VOICED_DIMS, V_PITCH } from '../activities/speakers/voice-features.ts';
 import { makeRealFft, powerSpectrum } from '../activities/speakers/real-fft.ts';
+import { BASIS_FRAMES } from '../activities/speakers/voice-separation.ts';
 import { speakerCorpus, type CorpusCall } from './lib/speaker-corpus.ts';
 import { stagedTrack } from './lib/staged-track.ts';
 
@@ -47,8 +48,6 @@ const LOW_HZ = 150;
 const HIGH_HZ = 3700;
 const ALPHAS = Array.from({ length: 21 }, (_, i) => 0.9 + i * 0.01);
 const UNWARPED = 10;
-/** Voiced frames of an utterance that decides the voices (voice-separation.ts: 0.75 s of voice). */
-const DECIDING_FRAMES = 24;
 const MIN_SET = 8;
 const MIN_SIDE = 4;
 const MIXTURE = 8;
@@ -452,7 +451,7 @@ function measure(label: string, set: Utterance[]): SetFigures {
 }
 
 function setsOf(call: CorpusCall, utterances: Utterance[]): [string, Utterance[]][] {
-  const deciding = utterances.filter((u) => u.frames >= DECIDING_FRAMES && Number.isFinite(u.pitch));
+  const deciding = utterances.filter((u) => u.frames >= BASIS_FRAMES && Number.isFinite(u.pitch));
   const sets: [string, Utterance[]][] = [];
   if (call.kind === 'two-voice') sets.push([`${call.id} both`, deciding]);
   if (call.kind === 'one-voice') sets.push([`${call.id} one`, deciding]);
@@ -490,7 +489,7 @@ function summary(figures: SetFigures[]): void {
 
 async function main(): Promise<void> {
   const only = values.only?.split(',').map((id) => id.trim());
-  const corpus = (await speakerCorpus({ root: '.callpipe/bench-speakers', split: 'dev' })).filter(
+  const corpus = (await speakerCorpus({ split: 'dev' })).filter(
     (call) => call.kind !== 'dtmf' && (!only || only.includes(call.id)),
   );
   const figures: SetFigures[] = [];

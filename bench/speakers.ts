@@ -219,10 +219,10 @@ interface SplitFigures {
   verdicts: (readonly [string, boolean])[];
 }
 
-async function runSplit(split: Split, root: string): Promise<SplitFigures> {
+async function runSplit(split: Split): Promise<SplitFigures> {
   const t0 = performance.now();
   const only = values.only?.split(',').map((id) => id.trim());
-  const corpus = (await speakerCorpus({ root, split, log: (line) => console.log(line) })).filter(
+  const corpus = (await speakerCorpus({ split, log: (line) => console.log(line) })).filter(
     (call) => !only || only.includes(call.id),
   );
   console.log(
@@ -329,7 +329,6 @@ async function runSplit(split: Split, root: string): Promise<SplitFigures> {
 }
 
 async function main(): Promise<void> {
-  const root = join(import.meta.dirname, '..', '.callpipe', 'bench-speakers');
   console.log(
     `separator: ${separator.method === 'ge2e' ? 'the GE2E speaker-embedding model' : 'the voice-feature method'}${separator.note ? ` (${separator.note})` : ''}`,
   );
@@ -343,7 +342,7 @@ async function main(): Promise<void> {
     values.split === 'dev' ? ['dev'] : values.split === 'test' ? ['test'] : ['dev', 'test'];
   let testMet = true;
   for (const split of splits) {
-    const { verdicts } = await runSplit(split, root);
+    const { verdicts } = await runSplit(split);
     // The development split is for tuning: only the test split decides.
     if (split === 'test') testMet = !values.only && verdicts.every(([, ok]) => ok);
   }

@@ -130,7 +130,7 @@ async function planStage(call: Call, probe: ProbeResult, choice: RecognitionChoi
   const plan = await call.activities.media.planSource.executeWithOptions(
     {
       summary: `plan ${Math.round(probe.durationSeconds)} s`,
-      priority: planPriority(probe.durationSeconds, choice.plan === 'file' ? 'file' : 'stream'),
+      priority: planPriority(probe.durationSeconds, choice.plan),
       // Its decode of the whole recording has a wall-clock bound that fails the call once: the
       // activity's timeout follows it, so a long recording is neither cut short nor retried.
       startToCloseTimeout: `${mediaTimeoutOf(probe)} seconds`,

@@ -14,6 +14,8 @@
  * the code").
  */
 
+import type { SessionRecognition } from '../schemas/recognition.ts';
+
 /** Lower bounds (seconds of session audio) of priority keys 1 to 4; shorter is 5. */
 const BOUNDS = [1200, 600, 240, 90] as const;
 
@@ -23,16 +25,17 @@ export function sessionPriority(seconds: number): { priorityKey: number } {
   return { priorityKey: level === -1 ? BOUNDS.length + 1 : level + 1 };
 }
 
+/** A call this long or longer is planned at the earlier of its mode's two keys. */
+const LONG_CALL_SECONDS = 1200;
+
 /**
  * A call's plan on the media queue: for streams after the other media work, 4 from 20 minutes, 5 below.
  * For file pieces a long call's plan (2) goes before that work: its pieces are what keeps the sessions
  * busy, and a piece takes a session for a quarter of its audio or less, so the sessions wait for plans,
  * not the other way round; a short call's plan (4) still goes after it.
  */
-export function planPriority(
-  callSeconds: number,
-  recognition: 'stream' | 'file' = 'stream',
-): { priorityKey: number } {
-  if (recognition === 'file') return { priorityKey: callSeconds >= 1200 ? 2 : 4 };
-  return { priorityKey: callSeconds >= 1200 ? 4 : 5 };
+export function planPriority(callSeconds: number, recognition: SessionRecognition): { priorityKey: number } {
+  const long = callSeconds >= LONG_CALL_SECONDS;
+  if (recognition === 'file') return { priorityKey: long ? 2 : 4 };
+  return { priorityKey: long ? 4 : 5 };
 }

@@ -83,7 +83,7 @@ const framesIn = (seconds: number) => Math.ceil(seconds / VOICED_HOP_SECONDS);
  * in their words are a group of their own, and split from the voice's sentences they gained as much as
  * two voices do. Chosen on the development split (bench/README.md).
  */
-const BASIS_FRAMES = framesIn(0.75);
+export const BASIS_FRAMES = framesIn(0.75);
 /** An utterance of a long call keeps at least this many analysed frames (see analysisSteps). */
 const KEPT_FRAMES = framesIn(0.5);
 /** A call whose utterances hold voices: at least this share of the audible ones has this much voice. */

@@ -157,18 +157,29 @@ export const dtmfPhraseSpan = (start: number, phraseId: number) => ({
   end: start + phraseDurationSeconds(phraseId) - DTMF_GAP_SECONDS,
 });
 
+/** Seconds of [start, end) that each speaker (0 to `speakers` − 1) holds in `reference`. */
+export function secondsHeld(
+  span: { start: number; end: number },
+  reference: readonly Labelled[],
+  speakers: number,
+): number[] {
+  return Array.from({ length: speakers }, (_, who) =>
+    reference
+      .filter((r) => r.who === who)
+      .reduce((n, r) => n + Math.max(0, Math.min(span.end, r.end) - Math.max(span.start, r.start)), 0),
+  );
+}
+
+/** The speaker holding most of `held` (secondsHeld); 0 when nobody holds any. */
+export const mostHeld = (held: readonly number[]): number => held.indexOf(Math.max(...held));
+
 /** The speaker (0 to `speakers` − 1) holding most of [start, end) in `reference`; 0 when nobody does. */
 export function speakerHolding(
   span: { start: number; end: number },
   reference: readonly Labelled[],
   speakers: number,
 ): number {
-  const held = Array.from({ length: speakers }, (_, who) =>
-    reference
-      .filter((r) => r.who === who)
-      .reduce((n, r) => n + Math.max(0, Math.min(span.end, r.end) - Math.max(span.start, r.start)), 0),
-  );
-  return held.indexOf(Math.max(...held));
+  return mostHeld(secondsHeld(span, reference, speakers));
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import { decodeMulaw } from '../../schemas/g711.ts';
 import { Segmenter } from '../../emulator/segments.ts';
-import { speakerHolding } from './diarization-score.ts';
+import { mostHeld, secondsHeld } from './diarization-score.ts';
 import type { CorpusCall } from './speaker-corpus.ts';
 
 /** Sample rate of a staged track (activities/media/channel-analysis.ts writes 8-kHz mu-law). */
@@ -27,12 +27,10 @@ export function withRecognizerSpans(call: CorpusCall, staged: Uint8Array): Corpu
   );
   const reference = call.reference.map((r) => ({ start: r.start, end: r.end, who: r.speaker }));
   const spans = segments.map((s) => {
-    const seconds: Record<number, number> = {};
-    for (const r of reference) {
-      const overlap = Math.min(s.end, r.end) - Math.max(s.start, r.start);
-      if (overlap > 0) seconds[r.who] = (seconds[r.who] ?? 0) + overlap;
-    }
-    return { ...s, speaker: speakerHolding(s, reference, call.voices), seconds };
+    const held = secondsHeld(s, reference, call.voices);
+    // Who is heard in the span, as the corpus's own spans say it (speakers absent left out).
+    const seconds = Object.fromEntries(held.flatMap((t, who) => (t > 0 ? [[who, t]] : [])));
+    return { ...s, speaker: mostHeld(held), seconds };
   });
   return { ...call, spans };
 }

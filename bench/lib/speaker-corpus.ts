@@ -519,8 +519,10 @@ const SPLITS: Record<Split, SplitPlan> = {
   },
 };
 
+/** Where the corpus is cached: `.callpipe/bench-speakers` in the checkout, whatever the working directory. */
+const SPEAKER_CORPUS_ROOT = join(import.meta.dirname, '..', '..', '.callpipe', 'bench-speakers');
+
 export interface CorpusOptions {
-  root: string;
   split: Split;
   log?: (line: string) => void;
 }
@@ -532,7 +534,7 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
     .update(JSON.stringify({ version: GENERATOR_VERSION, plan }))
     .digest('hex')
     .slice(0, 16);
-  const dir = join(options.root, `${options.split}-${hash}`);
+  const dir = join(SPEAKER_CORPUS_ROOT, `${options.split}-${hash}`);
   const manifest = join(dir, 'corpus.json');
   if (existsSync(manifest)) {
     // The WAVs beside the manifest: a cache copied from another checkout keeps that checkout's paths.
@@ -543,7 +545,7 @@ export async function speakerCorpus(options: CorpusOptions): Promise<CorpusCall[
   const log = options.log ?? (() => {});
   const calls: CorpusCall[] = [];
   const random = seededRandom(plan.seed);
-  const synth = new SpeechSynth(join(options.root, 'speech'));
+  const synth = new SpeechSynth(join(SPEAKER_CORPUS_ROOT, 'speech'));
   const built = (call: CorpusCall) => {
     calls.push(call);
     log(
@@ -611,11 +613,7 @@ export async function pipelineSpeechCalls(
   count: number,
   log?: (line: string) => void,
 ): Promise<CorpusCall[]> {
-  const calls = await speakerCorpus({
-    root: join(import.meta.dirname, '..', '..', '.callpipe', 'bench-speakers'),
-    split: 'test',
-    ...(log ? { log } : {}),
-  });
+  const calls = await speakerCorpus({ split: 'test', ...(log ? { log } : {}) });
   return calls
     .filter((c) => c.kind === 'two-voice' && c.durationSeconds <= PIPELINE_SPEECH_MAX_MINUTES * 60)
     .slice(0, count);

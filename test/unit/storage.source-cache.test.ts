@@ -16,8 +16,8 @@ import type { HashedDownload } from '../../activities/storage/hashed-file.ts';
 import { writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 
-/** A store with only what a download reads (`withBucket(...).getStream`), counting downloads. */
-function fakeStore(downloads: string[]): HashedDownload {
+/** A download through a store with only what it reads (`withBucket(...).getStream`), counting downloads. */
+function fakeDownload(downloads: string[]): HashedDownload {
   const store = {
     withBucket: () => store,
     getStream: async (key: string) => {
@@ -32,11 +32,11 @@ describe('localCopy', () => {
   it('downloads a recording version once, shared by concurrent callers', async () => {
     const dir = tempDir('callpipe-cache-');
     const downloads: string[] = [];
-    const store = fakeStore(downloads);
+    const download = fakeDownload(downloads);
     const source = { bucket: 'b', key: 'a.wav', etag: 'e1' };
-    const [p1, p2] = await Promise.all([localCopy(store, source, dir), localCopy(store, source, dir)]);
+    const [p1, p2] = await Promise.all([localCopy(download, source, dir), localCopy(download, source, dir)]);
     expect(p1).toBe(p2);
-    expect(await localCopy(store, source, dir)).toBe(p1);
+    expect(await localCopy(download, source, dir)).toBe(p1);
     expect(downloads).toEqual(['a.wav']);
     expect(readFileSync(p1, 'utf8')).toBe('a.wav.....');
     // A new version of the object is a new copy.
@@ -46,18 +46,18 @@ describe('localCopy', () => {
   it('stays within its bound by evicting the least recently used copies', async () => {
     const dir = tempDir('callpipe-cache-');
     const downloads: string[] = [];
-    const store = fakeStore(downloads);
+    const download = fakeDownload(downloads);
     const max = 25; // room for two 10-byte copies
-    const a = await localCopy(store, { bucket: 'b', key: 'a' }, dir, max);
-    const b = await localCopy(store, { bucket: 'b', key: 'b' }, dir, max);
+    const a = await localCopy(download, { bucket: 'b', key: 'a' }, dir, max);
+    const b = await localCopy(download, { bucket: 'b', key: 'b' }, dir, max);
     utimesSync(b, new Date(1000), new Date(1000)); // b is the least recently used
     utimesSync(a, new Date(2000), new Date(2000));
-    const c = await localCopy(store, { bucket: 'b', key: 'c' }, dir, max);
+    const c = await localCopy(download, { bucket: 'b', key: 'c' }, dir, max);
     expect(existsSync(a)).toBe(true);
     expect(existsSync(b)).toBe(false);
     expect(existsSync(c)).toBe(true);
     // An evicted copy comes back by downloading again.
-    await localCopy(store, { bucket: 'b', key: 'b' }, dir, max);
+    await localCopy(download, { bucket: 'b', key: 'b' }, dir, max);
     expect(downloads).toEqual(['a', 'b', 'c', 'b']);
   });
 });
@@ -66,21 +66,21 @@ describe('localCopy, never trusting a copy by its name', () => {
   it('discards a file planted at the copy name, and one changed after it was written', async () => {
     const dir = join(tempDir('callpipe-cache-'), 'sources');
     const downloads: string[] = [];
-    const store = fakeStore(downloads);
+    const download = fakeDownload(downloads);
     const source = { bucket: 'b', key: 'one.wav', etag: 'e1', size: 10 };
     // Another recording's bytes, planted where the copy of this one would be.
     mkdirSync(dir, { recursive: true });
     await writeFile(join(dir, sourceCacheKey(source)), 'another...');
-    const path = await localCopy(store, source, dir);
+    const path = await localCopy(download, source, dir);
     expect(readFileSync(path, 'utf8')).toBe('one.wav...');
     expect(downloads).toEqual(['one.wav']);
 
     // Changed in place after it was written (same size): discarded and downloaded again.
     await writeFile(path, 'two.wav...');
-    expect(readFileSync(await localCopy(store, source, dir), 'utf8')).toBe('one.wav...');
+    expect(readFileSync(await localCopy(download, source, dir), 'utf8')).toBe('one.wav...');
     expect(downloads).toEqual(['one.wav', 'one.wav']);
     // Intact: used as it is.
-    await localCopy(store, source, dir);
+    await localCopy(download, source, dir);
     expect(downloads).toHaveLength(2);
   });
 
@@ -104,7 +104,7 @@ describe('localCopy, never trusting a copy by its name', () => {
 
   it('keeps its copies private to the user', async () => {
     const dir = join(tempDir('callpipe-cache-'), 'sources');
-    const path = await localCopy(fakeStore([]), { bucket: 'b', key: 'a.wav' }, dir);
+    const path = await localCopy(fakeDownload([]), { bucket: 'b', key: 'a.wav' }, dir);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });

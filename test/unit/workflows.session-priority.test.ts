@@ -13,7 +13,7 @@ describe('sessionPriority', () => {
 
 describe('media queue priorities', () => {
   it("puts every plan after the call's other media work (default key 3), longest call first", () => {
-    const plans = [7800, 1200, 1199, 60].map((s) => planPriority(s).priorityKey);
+    const plans = [7800, 1200, 1199, 60].map((s) => planPriority(s, 'stream').priorityKey);
     expect(plans).toEqual([4, 4, 5, 5]);
     expect(Math.min(...plans)).toBeGreaterThan(3);
   });
